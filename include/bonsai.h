@@ -1,0 +1,271 @@
+/*
+** bonsai.h: the public C API of Bonsai, a behavior tree runtime.
+** A tree definition is built node by node (bonsai_def_*), compiled once into
+** an immutable blueprint shared by every agent that runs it, and ticked with
+** bonsai_agent_tick. Leaves are C functions registered by name; nothing here
+** needs Lua (the Lua binding builds on this header).
+*/
+#ifndef bonsai_h
+#define bonsai_h
+
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define BONSAI_VERSION "0.1.0"
+
+#if defined(__GNUC__) && __GNUC__ >= 4
+#define BONSAI_API __attribute__((visibility("default")))
+#else
+#define BONSAI_API
+#endif
+
+/* Node statuses. */
+enum {
+  BONSAI_IDLE = 0, /* has not run, or was reset */
+  BONSAI_RUNNING,
+  BONSAI_SUCCESS,
+  BONSAI_FAILURE,
+  BONSAI_ABORTED /* its run was cut off */
+};
+
+/* Result codes (negative, so they never collide with a status). */
+enum {
+  BONSAI_OK = 0,
+  BONSAI_ERROR = -1,  /* a leaf reports an error (see bonsai_agent_error) */
+  BONSAI_ENOMEM = -2, /* out of memory */
+  BONSAI_EDEF = -3,   /* bad tree definition */
+  BONSAI_ELEAF = -4,  /* a leaf failed during a tick or an abort */
+  BONSAI_EBUSY = -5,  /* the agent is already ticking */
+  BONSAI_EARG = -6    /* bad argument */
+};
+
+/* Node kinds, for bonsai_def_begin and bonsai_def_leaf. */
+typedef enum bonsai_kind {
+  BONSAI_ACTION,             /* leaf: returns a status */
+  BONSAI_CONDITION,          /* leaf: success or failure, never running */
+  BONSAI_WAIT,               /* leaf: running for "seconds" of agent time */
+  BONSAI_CHECK,              /* condition on a blackboard key, in C */
+  BONSAI_IS_SET,             /* condition: blackboard key is not nil */
+  BONSAI_SEQUENCE,           /* with memory */
+  BONSAI_SELECTOR,           /* with memory */
+  BONSAI_REACTIVE_SEQUENCE,  /* re-ticks from the first child */
+  BONSAI_REACTIVE_SELECTOR,  /* re-ticks from the first child */
+  BONSAI_PARALLEL,           /* "success" / "failure" policies */
+  BONSAI_FILTER,             /* conditions..., child */
+  BONSAI_MONITOR,            /* conditions..., child */
+  BONSAI_INVERT,
+  BONSAI_FORCE_SUCCESS,
+  BONSAI_FORCE_FAILURE,
+  BONSAI_REPEATER,           /* "times" (0: forever) */
+  BONSAI_RETRY,              /* "times" (0: forever) */
+  BONSAI_REPEAT_UNTIL_FAILURE,
+  BONSAI_TIMEOUT,            /* "seconds" */
+  BONSAI_TIME_LIMIT,         /* "seconds" */
+  BONSAI_LIMIT,              /* "times" */
+  BONSAI_COOLDOWN,           /* "seconds" */
+  BONSAI_RUN_ONCE,
+  BONSAI_GUARD,              /* check, child; "abort" mode */
+  BONSAI_PRIORITY,           /* priority filters..., root (hidden in paths) */
+  BONSAI_NKINDS
+} bonsai_kind;
+
+typedef struct bonsai_env bonsai_env;
+typedef struct bonsai_def bonsai_def;
+typedef struct bonsai_tree bonsai_tree;
+typedef struct bonsai_agent bonsai_agent;
+typedef struct bonsai_bb bonsai_bb;
+
+/* A tagged value (blackboard entries, check constants). */
+typedef enum bonsai_type {
+  BONSAI_TNIL,
+  BONSAI_TBOOLEAN,
+  BONSAI_TINTEGER,
+  BONSAI_TNUMBER,
+  BONSAI_TSTRING,
+  BONSAI_THANDLE /* a value owned by the host (e.g. a Lua table) */
+} bonsai_type;
+
+typedef struct bonsai_value {
+  int type; /* bonsai_type */
+  union {
+    int b;
+    long long i;
+    double n;
+    struct {
+      const char *s;
+      size_t len;
+    } str;
+    long long handle;
+  } u;
+} bonsai_value;
+
+/* Allocator, shaped like lua_Alloc: nsize == 0 frees. */
+typedef void *(*bonsai_alloc)(void *ud, void *ptr, size_t osize,
+                              size_t nsize);
+
+/* Leaf events. */
+enum {
+  BONSAI_EV_TICK,  /* return a status */
+  BONSAI_EV_ENTER, /* before the first tick of a run; return BONSAI_OK */
+  BONSAI_EV_EXIT,  /* the run ended with call->status; return BONSAI_OK */
+  BONSAI_EV_ABORT  /* the run was cut off; return BONSAI_OK */
+};
+
+/* Which events a leaf wants besides TICK (bonsai_leaf_register flags).
+** A leaf without BONSAI_LEAF_ABORT but with BONSAI_LEAF_EXIT gets EXIT with
+** status BONSAI_ABORTED when its run is cut off. */
+#define BONSAI_LEAF_ENTER 1u
+#define BONSAI_LEAF_EXIT 2u
+#define BONSAI_LEAF_ABORT 4u
+
+typedef struct bonsai_call {
+  bonsai_agent *agent; /* the agent being ticked */
+  void *owner;         /* bonsai_agent_owner(agent) */
+  void *data;          /* the data given at registration */
+  const void *args;    /* the node's static arguments, or NULL */
+  int event;           /* BONSAI_EV_* */
+  int status;          /* BONSAI_EV_EXIT: how the run ended */
+  unsigned node;       /* the node's index in its tree */
+} bonsai_call;
+
+/* A leaf returns a status for BONSAI_EV_TICK and BONSAI_OK for the other
+** events; to fail, it returns bonsai_agent_error(call->agent, ...). */
+typedef int (*bonsai_leaf_fn)(const bonsai_call *call);
+
+/*
+** Environments. An environment owns the allocator, the named-leaf registry
+** and the interned blackboard keys. Trees, agents and blackboards keep it
+** alive; bonsai_env_release drops the caller's reference. alloc may be NULL
+** (realloc/free).
+*/
+BONSAI_API bonsai_env *bonsai_env_new(bonsai_alloc alloc, void *ud);
+BONSAI_API void bonsai_env_release(bonsai_env *env);
+/* Bytes currently allocated through env. */
+BONSAI_API size_t bonsai_env_memory(const bonsai_env *env);
+
+/* Registers (or replaces) a named leaf. A replacement takes effect in every
+** tree that uses the name from the next call on. */
+BONSAI_API int bonsai_leaf_register(bonsai_env *env, const char *name,
+                                    bonsai_leaf_fn fn, void *data,
+                                    unsigned flags);
+
+/*
+** Definitions. Nodes are added in order: bonsai_def_begin opens a composite
+** or decorator whose children follow until bonsai_def_end; leaves are added
+** with bonsai_def_leaf (by registered name) or bonsai_def_cleaf (a function).
+** bonsai_def_number / bonsai_def_string set a parameter ("times", "seconds",
+** "success", "failure", "key", "op", "value", "abort") on the node added
+** last. Errors are remembered and reported by bonsai_tree_new. name may be
+** NULL: the node is then called by its kind and place, e.g. "sequence[2]".
+*/
+BONSAI_API bonsai_def *bonsai_def_new(bonsai_env *env);
+BONSAI_API void bonsai_def_free(bonsai_def *def);
+BONSAI_API int bonsai_def_begin(bonsai_def *def, int kind, const char *name);
+BONSAI_API int bonsai_def_end(bonsai_def *def);
+BONSAI_API int bonsai_def_leaf(bonsai_def *def, int kind, const char *name,
+                               const char *leaf, const void *args);
+BONSAI_API int bonsai_def_cleaf(bonsai_def *def, int kind, const char *name,
+                                bonsai_leaf_fn fn, void *data, unsigned flags,
+                                const void *args);
+BONSAI_API int bonsai_def_number(bonsai_def *def, const char *key, double v);
+BONSAI_API int bonsai_def_string(bonsai_def *def, const char *key,
+                                 const char *v);
+BONSAI_API int bonsai_def_value(bonsai_def *def, const char *key,
+                                bonsai_value v);
+/* The first error met while building, or NULL. */
+BONSAI_API const char *bonsai_def_errmsg(const bonsai_def *def);
+
+/*
+** Trees. bonsai_tree_new compiles def (which the caller still frees) into a
+** tree called name. On BONSAI_EDEF, *out is NULL and errbuf (if not NULL)
+** holds a message naming the node's path. bonsai_tree_reload compiles def
+** and, on success, makes every agent of the tree switch to it at its next
+** tick; on failure the old version keeps running.
+*/
+BONSAI_API int bonsai_tree_new(const bonsai_def *def, const char *name,
+                               bonsai_tree **out, char *errbuf,
+                               size_t errsize);
+BONSAI_API int bonsai_tree_reload(bonsai_tree *tree, const bonsai_def *def,
+                                  char *errbuf, size_t errsize);
+BONSAI_API void bonsai_tree_release(bonsai_tree *tree);
+BONSAI_API const char *bonsai_tree_name(const bonsai_tree *tree);
+BONSAI_API unsigned bonsai_tree_size(const bonsai_tree *tree);
+/* The name of node i ("" for a hidden node), or NULL out of range. */
+BONSAI_API const char *bonsai_tree_node_name(const bonsai_tree *tree,
+                                             unsigned i);
+/* Writes node i's path ("a/b/c") into buf; returns its full length. */
+BONSAI_API size_t bonsai_tree_node_path(const bonsai_tree *tree, unsigned i,
+                                        char *buf, size_t size);
+/* Writes a text picture of the tree, with agent's statuses when agent is
+** not NULL, through write. */
+BONSAI_API void bonsai_tree_dump(const bonsai_tree *tree,
+                                 const bonsai_agent *agent,
+                                 void (*write)(void *ud, const char *s,
+                                               size_t n),
+                                 void *ud);
+
+/*
+** Agents. An agent runs one tree with its own node state and blackboard.
+** bb may be NULL (the agent gets an empty blackboard of its own). owner is
+** the caller's pointer, handed to leaves as call->owner.
+*/
+BONSAI_API bonsai_agent *bonsai_agent_new(bonsai_tree *tree, bonsai_bb *bb,
+                                          void *owner);
+BONSAI_API void bonsai_agent_free(bonsai_agent *agent);
+/* One tick: dt (>= 0) is added to the agent clock first. Returns the root's
+** status, or a negative code: BONSAI_ELEAF (the running nodes were aborted;
+** see bonsai_agent_errmsg), BONSAI_EBUSY, BONSAI_EARG. */
+BONSAI_API int bonsai_agent_tick(bonsai_agent *agent, double dt);
+/* Aborts every running node, deepest first. BONSAI_ELEAF if an abort
+** callback failed (all the others still ran). */
+BONSAI_API int bonsai_agent_abort(bonsai_agent *agent);
+/* Aborts, then forgets all node state (counters, timers). */
+BONSAI_API int bonsai_agent_reset(bonsai_agent *agent);
+BONSAI_API int bonsai_agent_status(const bonsai_agent *agent);
+/* Status of node i as of the last tick. */
+BONSAI_API int bonsai_agent_node_status(const bonsai_agent *agent,
+                                        unsigned i);
+BONSAI_API double bonsai_agent_time(const bonsai_agent *agent);
+BONSAI_API void *bonsai_agent_owner(const bonsai_agent *agent);
+BONSAI_API bonsai_tree *bonsai_agent_tree(const bonsai_agent *agent);
+BONSAI_API bonsai_bb *bonsai_agent_bb(const bonsai_agent *agent);
+/* Fills nodes (up to max) with the running nodes, outermost first; returns
+** how many there are. */
+BONSAI_API unsigned bonsai_agent_running(const bonsai_agent *agent,
+                                         unsigned *nodes, unsigned max);
+/* Message of the last error ("" if none). */
+BONSAI_API const char *bonsai_agent_errmsg(const bonsai_agent *agent);
+/* For leaves: records a message and returns BONSAI_ERROR. */
+BONSAI_API int bonsai_agent_error(bonsai_agent *agent, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+/* The node whose leaf failed in the last error, or (unsigned)-1. */
+BONSAI_API unsigned bonsai_agent_errnode(const bonsai_agent *agent);
+
+/*
+** Blackboards. Values are tagged; keys are interned per environment.
+** A read that misses falls through to the parent.
+*/
+
+BONSAI_API bonsai_bb *bonsai_bb_new(bonsai_env *env, bonsai_bb *parent);
+BONSAI_API void bonsai_bb_release(bonsai_bb *bb);
+BONSAI_API bonsai_bb *bonsai_bb_parent(const bonsai_bb *bb);
+/* The interned id of a key name (created if new), or -1 on error. */
+BONSAI_API int bonsai_key(bonsai_env *env, const char *name, size_t len);
+BONSAI_API const char *bonsai_key_name(const bonsai_env *env, int key);
+/* Reads key, falling through to parents; BONSAI_TNIL when unset. The
+** string of a BONSAI_TSTRING stays valid until the key is written. */
+BONSAI_API bonsai_value bonsai_bb_get(const bonsai_bb *bb, int key);
+/* Writes key in bb itself (BONSAI_TNIL clears it). */
+BONSAI_API int bonsai_bb_set(bonsai_bb *bb, int key, bonsai_value v);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

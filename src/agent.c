@@ -1,0 +1,233 @@
+/*
+** agent.c: agents. An agent is one allocation: its header and the state
+** block (a status byte per node, then the per-node data the compiler laid
+** out). It holds references to its tree, the blueprint it runs and its
+** blackboard, so none of them goes away under it.
+*/
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "bonsai.h"
+#include "agent.h"
+#include "blackboard.h"
+#include "compile.h"
+#include "env.h"
+#include "reload.h"
+#include "vm.h"
+
+#define HEADSIZE ((sizeof(bonsai_agent) + 7) & ~(size_t)7)
+
+static uint32_t statesize(const Blueprint *bp) {
+  return bp->statsize + bp->datasize;
+}
+
+bonsai_agent *bonsai_agent_new(bonsai_tree *t, bonsai_bb *bb, void *owner) {
+  bonsai_env *env = t->env;
+  uint32_t ss = statesize(t->bp);
+  bonsai_agent *a;
+  if (bb != NULL && bb->env != env)
+    return NULL;
+  a = bs_malloc(env, HEADSIZE + ss);
+  if (a == NULL)
+    return NULL;
+  memset(a, 0, HEADSIZE + ss);
+  if (bb == NULL) {
+    if ((bb = bonsai_bb_new(env, NULL)) == NULL) {
+      bs_free(env, a, HEADSIZE + ss);
+      return NULL;
+    }
+  } else {
+    bs_bb_retain(bb);
+  }
+  a->tree = t;
+  t->refs++;
+  a->bp = t->bp;
+  a->bp->refs++;
+  a->bb = bb;
+  a->owner = owner;
+  a->current = a->errnode = BS_NONE;
+  a->state = (uint8_t *)a + HEADSIZE;
+  a->statecap = a->inlinecap = ss;
+  bs_env_retain(env);
+  return a;
+}
+
+void bonsai_agent_free(bonsai_agent *a) {
+  bonsai_env *env;
+  if (a == NULL)
+    return;
+  env = a->tree->env;
+  if (a->stateown)
+    bs_free(env, a->state, a->statecap);
+  if (a->err != NULL)
+    bs_free(env, a->err, BS_ERRSIZE);
+  bonsai_bb_release(a->bb);
+  bs_bp_release(a->bp);
+  bonsai_tree_release(a->tree);
+  bs_free(env, a, HEADSIZE + a->inlinecap);
+  bonsai_env_release(env);
+}
+
+void bs_agent_seterr(bonsai_agent *a, const char *fmt, ...) {
+  va_list ap;
+  if (a->errlock)
+    return;
+  if (a->err == NULL &&
+      (a->err = bs_malloc(a->tree->env, BS_ERRSIZE)) == NULL)
+    return;
+  va_start(ap, fmt);
+  vsnprintf(a->err, BS_ERRSIZE, fmt, ap);
+  va_end(ap);
+}
+
+int bonsai_agent_error(bonsai_agent *a, const char *fmt, ...) {
+  va_list ap;
+  if (a->errlock)
+    return BONSAI_ERROR;
+  if (a->err == NULL &&
+      (a->err = bs_malloc(a->tree->env, BS_ERRSIZE)) == NULL)
+    return BONSAI_ERROR;
+  va_start(ap, fmt);
+  vsnprintf(a->err, BS_ERRSIZE, fmt, ap);
+  va_end(ap);
+  return BONSAI_ERROR;
+}
+
+const char *bonsai_agent_errmsg(const bonsai_agent *a) {
+  return a->err != NULL ? a->err : "";
+}
+
+unsigned bonsai_agent_errnode(const bonsai_agent *a) { return a->errnode; }
+
+int bs_agent_start(bonsai_agent *a, double dt) {
+  if (a->busy) {
+    bs_agent_seterr(a, "agent is already ticking");
+    return BONSAI_EBUSY;
+  }
+  if (!(dt >= 0)) {
+    bs_agent_seterr(a, "dt must be a number >= 0");
+    return BONSAI_EARG;
+  }
+  if (a->err != NULL)
+    a->err[0] = '\0';
+  a->errnode = BS_NONE;
+  a->time += dt;
+  a->serial++;
+  a->busy = 1;
+  return BONSAI_OK;
+}
+
+void bs_agent_finish(bonsai_agent *a, int status) {
+  a->busy = 0;
+  a->last = (uint8_t)(status < 0 ? BONSAI_ABORTED : status);
+}
+
+int bs_agent_migrate(bonsai_agent *a) {
+  Blueprint *nbp = a->tree->bp;
+  uint32_t need = statesize(nbp);
+  uint8_t *ns = a->state;
+  int r;
+  if (need > a->statecap &&
+      (ns = bs_malloc(a->tree->env, need)) == NULL)
+    return BONSAI_ENOMEM;
+  r = bs_reload_state(a, nbp, ns);
+  if (ns != a->state) {
+    if (a->stateown)
+      bs_free(a->tree->env, a->state, a->statecap);
+    a->state = ns;
+    a->statecap = need;
+    a->stateown = 1;
+  }
+  bs_bp_release(a->bp);
+  a->bp = nbp;
+  nbp->refs++;
+  return r;
+}
+
+int bonsai_agent_tick(bonsai_agent *a, double dt) {
+  int s;
+  if (bs_agent_stale(a) && !a->busy) {
+    a->busy = 1;
+    a->protect = 1;
+    s = bs_agent_migrate(a);
+    a->protect = 0;
+    a->busy = 0;
+    if (s != BONSAI_OK)
+      return s;
+  }
+  if ((s = bs_agent_start(a, dt)) != BONSAI_OK)
+    return s;
+  s = bs_vm_tick(a);
+  bs_agent_finish(a, s);
+  return s;
+}
+
+int bs_agent_abort(bonsai_agent *a) {
+  int r;
+  uint8_t protect = a->protect;
+  if (a->state[0] != BONSAI_RUNNING)
+    return BONSAI_OK;
+  a->protect = 1;
+  r = bs_vm_abort(a, 0);
+  a->protect = protect;
+  a->last = BONSAI_ABORTED;
+  if (r != BONSAI_OK)
+    a->errnode = a->current;
+  return r;
+}
+
+int bonsai_agent_abort(bonsai_agent *a) {
+  int r;
+  if (a->busy) {
+    bs_agent_seterr(a, "agent is already ticking");
+    return BONSAI_EBUSY;
+  }
+  if (a->err != NULL)
+    a->err[0] = '\0';
+  a->busy = 1;
+  r = bs_agent_abort(a);
+  a->busy = 0;
+  return r;
+}
+
+int bonsai_agent_reset(bonsai_agent *a) {
+  int r = bonsai_agent_abort(a);
+  if (r == BONSAI_EBUSY)
+    return r;
+  memset(a->state, 0, statesize(a->bp));
+  a->last = BONSAI_IDLE;
+  a->resume = 0;
+  return r;
+}
+
+int bonsai_agent_status(const bonsai_agent *a) { return a->last; }
+
+int bonsai_agent_node_status(const bonsai_agent *a, unsigned i) {
+  return i < a->bp->n ? a->state[i] : BONSAI_IDLE;
+}
+
+double bonsai_agent_time(const bonsai_agent *a) { return a->time; }
+void *bonsai_agent_owner(const bonsai_agent *a) { return a->owner; }
+bonsai_tree *bonsai_agent_tree(const bonsai_agent *a) { return a->tree; }
+bonsai_bb *bonsai_agent_bb(const bonsai_agent *a) { return a->bb; }
+
+unsigned bonsai_agent_running(const bonsai_agent *a, unsigned *nodes,
+                              unsigned max) {
+  const Node *nd = a->bp->nodes;
+  uint32_t i = 0;
+  unsigned k = 0;
+  while (i < a->bp->n) {
+    if (a->state[i] != BONSAI_RUNNING) {
+      i = nd[i].next; /* skip the subtree */
+      continue;
+    }
+    if (!(nd[i].flags & NF_HIDDEN)) {
+      if (k < max)
+        nodes[k] = i;
+      k++;
+    }
+    i++;
+  }
+  return k;
+}

@@ -1,0 +1,32 @@
+/*
+** agent.h: the steps of a tick that the binding runs itself (so that it can
+** check interrupts and call Lua in between), and error recording.
+*/
+#ifndef bonsai_agent_h
+#define bonsai_agent_h
+
+#include "bstypes.h"
+
+/* Records a message (unless an abort pass keeps an earlier one). */
+BS_INTERNAL void bs_agent_seterr(bonsai_agent *a, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+
+/* Before a tick: refuses a busy agent or a bad dt, advances the clock and
+** marks the agent busy. */
+BS_INTERNAL int bs_agent_start(bonsai_agent *a, double dt);
+/* After a tick (or a failed one): the agent is free again. */
+BS_INTERNAL void bs_agent_finish(bonsai_agent *a, int status);
+
+/* True when the tree was reloaded and the agent has not switched yet. */
+#define bs_agent_stale(a) ((a)->bp != (a)->tree->bp)
+/* Switches the agent to its tree's current blueprint. */
+BS_INTERNAL int bs_agent_migrate(bonsai_agent *a);
+
+/* Aborts every running node with callbacks protected; marks the agent
+** aborted if anything ran. */
+BS_INTERNAL int bs_agent_abort(bonsai_agent *a);
+
+#endif

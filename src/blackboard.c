@@ -1,0 +1,149 @@
+/*
+** blackboard.c: tagged values by interned key id, in a small open-addressing
+** table per blackboard (no table at all until the first write). A read that
+** misses falls through to the parent chain; writes stay local. Keys are never
+** removed from a table: a cleared key keeps its slot with a nil value, so
+** probing never needs tombstones.
+*/
+#include <string.h>
+
+#include "bonsai.h"
+#include "blackboard.h"
+#include "env.h"
+
+bonsai_bb *bonsai_bb_new(bonsai_env *env, bonsai_bb *parent) {
+  bonsai_bb *bb = bs_malloc(env, sizeof *bb);
+  if (bb == NULL)
+    return NULL;
+  memset(bb, 0, sizeof *bb);
+  bb->refs = 1;
+  bb->env = env;
+  bb->parent = parent;
+  if (parent != NULL)
+    parent->refs++;
+  bs_env_retain(env);
+  return bb;
+}
+
+void bs_bb_retain(bonsai_bb *bb) { bb->refs++; }
+
+static void clearvalue(bonsai_env *env, bonsai_value *v) {
+  if (v->type == BONSAI_TSTRING)
+    bs_free(env, (char *)v->u.str.s, v->u.str.len + 1);
+  v->type = BONSAI_TNIL;
+}
+
+void bonsai_bb_release(bonsai_bb *bb) {
+  /* iterative: releasing a child may release its parent */
+  while (bb != NULL && --bb->refs == 0) {
+    bonsai_env *env = bb->env;
+    bonsai_bb *parent = bb->parent;
+    uint32_t i;
+    for (i = 0; i < bb->cap; i++)
+      if (bb->slots[i].key != BS_NONE)
+        clearvalue(env, &bb->slots[i].v);
+    bs_free(env, bb->slots, bb->cap * sizeof *bb->slots);
+    bs_free(env, bb, sizeof *bb);
+    bonsai_env_release(env);
+    bb = parent;
+  }
+}
+
+bonsai_bb *bonsai_bb_parent(const bonsai_bb *bb) { return bb->parent; }
+
+static uint32_t slothash(uint32_t key) { return key * 2654435761u; }
+
+static Slot *find(const bonsai_bb *bb, uint32_t key) {
+  uint32_t j;
+  if (bb->cap == 0)
+    return NULL;
+  for (j = slothash(key) & (bb->cap - 1); bb->slots[j].key != BS_NONE;
+       j = (j + 1) & (bb->cap - 1))
+    if (bb->slots[j].key == key)
+      return &bb->slots[j];
+  return NULL;
+}
+
+const bonsai_bb *bs_bb_owner(const bonsai_bb *bb, int key) {
+  for (; bb != NULL; bb = bb->parent) {
+    const Slot *s = find(bb, (uint32_t)key);
+    if (s != NULL && s->v.type != BONSAI_TNIL)
+      return bb;
+  }
+  return NULL;
+}
+
+bonsai_value bonsai_bb_get(const bonsai_bb *bb, int key) {
+  bonsai_value nil;
+  for (; bb != NULL; bb = bb->parent) {
+    const Slot *s = find(bb, (uint32_t)key);
+    if (s != NULL && s->v.type != BONSAI_TNIL)
+      return s->v;
+  }
+  nil.type = BONSAI_TNIL;
+  nil.u.i = 0;
+  return nil;
+}
+
+/* Doubles the table (or creates it). */
+static int grow(bonsai_bb *bb) {
+  uint32_t ncap = bb->cap ? bb->cap * 2 : 4, i, j;
+  Slot *ns = bs_malloc(bb->env, ncap * sizeof *ns);
+  if (ns == NULL)
+    return BONSAI_ENOMEM;
+  for (i = 0; i < ncap; i++)
+    ns[i].key = BS_NONE;
+  for (i = 0; i < bb->cap; i++) {
+    if (bb->slots[i].key == BS_NONE)
+      continue;
+    for (j = slothash(bb->slots[i].key) & (ncap - 1); ns[j].key != BS_NONE;
+         j = (j + 1) & (ncap - 1))
+      ;
+    ns[j] = bb->slots[i];
+  }
+  bs_free(bb->env, bb->slots, bb->cap * sizeof *bb->slots);
+  bb->slots = ns;
+  bb->cap = ncap;
+  return BONSAI_OK;
+}
+
+int bonsai_bb_set(bonsai_bb *bb, int key, bonsai_value v) {
+  Slot *s;
+  if (key < 0 || (uint32_t)key >= bb->env->keys.n || v.type < BONSAI_TNIL ||
+      v.type > BONSAI_THANDLE)
+    return BONSAI_EARG;
+  s = find(bb, (uint32_t)key);
+  if (s == NULL) {
+    uint32_t j;
+    if (v.type == BONSAI_TNIL)
+      return BONSAI_OK;
+    if ((bb->n + 1) * 4 > bb->cap * 3 && grow(bb) != BONSAI_OK)
+      return BONSAI_ENOMEM;
+    for (j = slothash((uint32_t)key) & (bb->cap - 1); bb->slots[j].key != BS_NONE;
+         j = (j + 1) & (bb->cap - 1))
+      ;
+    s = &bb->slots[j];
+    s->key = (uint32_t)key;
+    s->v.type = BONSAI_TNIL;
+    bb->n++;
+  }
+  if (v.type == BONSAI_TSTRING) {
+    char *copy = bs_strdup(bb->env, v.u.str.s, v.u.str.len);
+    if (copy == NULL)
+      return BONSAI_ENOMEM;
+    v.u.str.s = copy;
+  }
+  clearvalue(bb->env, &s->v);
+  s->v = v;
+  return BONSAI_OK;
+}
+
+int bs_bb_next(const bonsai_bb *bb, int at, int *key) {
+  uint32_t i;
+  for (i = (uint32_t)at; i < bb->cap; i++)
+    if (bb->slots[i].key != BS_NONE && bb->slots[i].v.type != BONSAI_TNIL) {
+      *key = (int)bb->slots[i].key;
+      return (int)i + 1;
+    }
+  return -1;
+}

@@ -1,0 +1,36 @@
+/*
+** bsconf.h: limits, visibility marks, the internal assert and the Lua
+** version shims, in one place (as luaconf.h and LPeg's lptypes.h do).
+*/
+#ifndef bonsai_bsconf_h
+#define bonsai_bsconf_h
+
+#include <assert.h>
+
+#if defined(__GNUC__) && __GNUC__ >= 4
+#define BS_INTERNAL __attribute__((visibility("hidden")))
+#else
+#define BS_INTERNAL
+#endif
+
+/* Internal invariants only; compiled out in release builds (NDEBUG). */
+#define bs_assert(c) assert(c)
+
+/* "No node": parent of the root, absent child. */
+#define BS_NONE 0xffffffffu
+
+/* Largest number of nodes in one tree. */
+#define BS_MAXNODES 0x7fffffffu
+
+/* Size of an agent's error message buffer. */
+#define BS_ERRSIZE 512
+
+/* Closing a coroutine: lua_closethread from 5.4.6 on, lua_resetthread on
+** Debian's 5.4.4. Used only by the binding (files that include lua.h). */
+#if defined(LUA_VERSION_RELEASE_NUM) && LUA_VERSION_RELEASE_NUM >= 50406
+#define bs_closethread(co, from) lua_closethread(co, from)
+#else
+#define bs_closethread(co, from) ((void)(from), lua_resetthread(co))
+#endif
+
+#endif

@@ -1,0 +1,131 @@
+/*
+** bstypes.h: the core's shared records. A Blueprint is the compiled,
+** immutable form of a tree: one array of Nodes in pre-order (a node's first
+** child is the next node; 'next' skips its subtree), a leaf table and a string
+** pool, all in one allocation. An agent owns only a status byte per node plus
+** a small data block per node that needs one.
+*/
+#ifndef bonsai_bstypes_h
+#define bonsai_bstypes_h
+
+#include <stdint.h>
+
+#include "bonsai.h"
+#include "bsconf.h"
+
+/* A leaf implementation: registered by name in the env, or anonymous in a
+** blueprint. */
+typedef struct Leaf {
+  bonsai_leaf_fn fn;
+  void *data;
+  unsigned flags; /* BONSAI_LEAF_* */
+} Leaf;
+
+/* Strings interned to dense ids (leaf names, blackboard keys). */
+typedef struct Strtab {
+  char **str;     /* id -> string */
+  uint32_t n, cap;
+  uint32_t *hash; /* open addressing: id + 1, 0 = empty */
+  uint32_t hcap;  /* power of 2 */
+} Strtab;
+
+struct bonsai_env {
+  int refs;
+  bonsai_alloc alloc;
+  void *ud;
+  size_t bytes;   /* currently allocated through alloc */
+  Strtab leafnames;
+  Leaf *leaves;   /* indexed like leafnames */
+  Strtab keys;
+};
+
+/* Node flags. */
+#define NF_ACTIVE 1u    /* ticked from above every tick while running */
+#define NF_HIDDEN 2u    /* left out of paths (the priority wrapper) */
+#define NF_NAMED 4u     /* leaf: 'leaf' indexes env->leaves */
+#define NF_KEYREF 8u    /* check: value is another key ("$key") */
+
+/* Check operators. */
+enum { OP_EQ, OP_NE, OP_LT, OP_LE, OP_GT, OP_GE };
+
+/* Guard abort modes. */
+enum { GUARD_NONE, GUARD_SELF, GUARD_LOWER, GUARD_BOTH };
+
+typedef struct Node {
+  uint8_t kind;     /* bonsai_kind */
+  uint8_t flags;    /* NF_* */
+  uint8_t op;       /* check: OP_* */
+  uint8_t mode;     /* guard: GUARD_* */
+  uint32_t parent;  /* BS_NONE for the root */
+  uint32_t next;    /* first index after this subtree */
+  uint32_t up;      /* nearest NF_ACTIVE ancestor, where RUNNING goes */
+  uint32_t upchild; /* the child of 'up' on the path to this node */
+  uint32_t data;    /* offset of this node's state in the data block */
+  uint32_t leaf;    /* leaves: index in bp->leaves or env->leaves */
+  uint32_t name;    /* offset of the name in the pool */
+  uint32_t depth;   /* 0 for the root */
+  uint32_t nchild;
+  uint32_t a, b;    /* times; policy counts; check key and value key */
+  double secs;      /* timers */
+  const void *args; /* leaf arguments */
+  bonsai_value val; /* check: the constant (strings point into the pool) */
+} Node;
+
+typedef struct Blueprint {
+  int refs;
+  bonsai_env *env;
+  uint32_t n;        /* nodes */
+  uint32_t nleaves;
+  uint32_t statsize; /* n rounded up to 8: status bytes */
+  uint32_t datasize; /* bytes of node data after the statuses */
+  Node *nodes;
+  Leaf *leaves;
+  char *pool;
+  size_t size;       /* of the whole allocation */
+} Blueprint;
+
+struct bonsai_tree {
+  int refs;
+  bonsai_env *env;
+  Blueprint *bp; /* current version */
+  char *name;
+};
+
+struct bonsai_agent {
+  bonsai_tree *tree;
+  Blueprint *bp;    /* the version this agent runs */
+  bonsai_bb *bb;
+  void *owner;
+  void *host;       /* the binding's context during a call */
+  double time;      /* agent clock: sum of dt */
+  uint32_t serial;  /* ticks so far */
+  uint32_t resume;  /* where the next tick starts while the root runs */
+  uint32_t current; /* node whose callback is being called */
+  uint32_t errnode; /* node of the last error */
+  uint8_t busy;     /* inside a tick or an abort */
+  uint8_t last;     /* status of the last tick */
+  uint8_t protect;  /* callbacks must not raise (abort passes) */
+  uint8_t event;    /* event being delivered to 'current' */
+  uint8_t errlock;  /* keep the message in err (an abort pass failed) */
+  uint8_t stateown; /* state was allocated apart (after a reload) */
+  uint32_t statecap; /* bytes available at state */
+  uint32_t inlinecap; /* bytes of state inside the agent's allocation */
+  uint8_t *state;   /* statsize status bytes, then datasize data bytes */
+  char *err;        /* BS_ERRSIZE bytes, allocated on first error */
+};
+
+/* Blackboard slot: key id and value. */
+typedef struct Slot {
+  uint32_t key; /* BS_NONE: empty */
+  bonsai_value v;
+} Slot;
+
+struct bonsai_bb {
+  int refs;
+  bonsai_env *env;
+  bonsai_bb *parent;
+  uint32_t n, cap; /* cap: power of 2, or 0 */
+  Slot *slots;
+};
+
+#endif

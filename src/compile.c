@@ -1,0 +1,547 @@
+/*
+** compile.c: turns a definition into a Blueprint and manages trees. The
+** compiler validates every node (errors carry the node's path), gives each
+** node a name unique among its siblings, lays out the per-agent data block,
+** and precomputes for each node where a RUNNING status goes ('up'), so the
+** VM skips ancestors that have nothing to do with it. A tree is a mutable
+** handle on its current, immutable, reference-counted Blueprint.
+*/
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "bonsai.h"
+#include "compile.h"
+#include "env.h"
+
+/* Kinds that must be ticked from above every tick while running. */
+static int isactive(int kind) {
+  switch (kind) {
+  case BONSAI_REACTIVE_SEQUENCE: case BONSAI_REACTIVE_SELECTOR:
+  case BONSAI_PARALLEL: case BONSAI_FILTER: case BONSAI_MONITOR:
+  case BONSAI_TIMEOUT: case BONSAI_TIME_LIMIT: case BONSAI_PRIORITY:
+  case BONSAI_GUARD:
+    return 1;
+  default:
+    return 0;
+  }
+}
+
+/* Bytes of per-agent data a node of this kind needs: 8 (a double or two
+** counters), 4 (a child index or a counter) or 0. */
+static uint32_t datasize(int kind) {
+  switch (kind) {
+  case BONSAI_PARALLEL: case BONSAI_REPEATER: case BONSAI_RETRY:
+  case BONSAI_TIMEOUT: case BONSAI_TIME_LIMIT: case BONSAI_COOLDOWN:
+  case BONSAI_WAIT:
+    return 8;
+  case BONSAI_SEQUENCE: case BONSAI_SELECTOR: case BONSAI_REACTIVE_SEQUENCE:
+  case BONSAI_REACTIVE_SELECTOR: case BONSAI_PRIORITY:
+  case BONSAI_REPEAT_UNTIL_FAILURE: case BONSAI_LIMIT: case BONSAI_RUN_ONCE:
+  case BONSAI_GUARD:
+    return 4;
+  default:
+    return 0;
+  }
+}
+
+static int isdecorator(int kind) {
+  return kind >= BONSAI_INVERT && kind <= BONSAI_RUN_ONCE;
+}
+
+static void seterr(char *err, size_t size, const bonsai_def *d, uint32_t i,
+                   const char *fmt, ...) {
+  va_list ap;
+  size_t len = 0;
+  if (size == 0)
+    return;
+  err[0] = '\0';
+  if (i != BS_NONE) {
+    bs_def_path(d, i, err, size);
+    len = strlen(err);
+    if (len + 2 < size) {
+      memcpy(err + len, ": ", 3);
+      len += 2;
+    }
+  }
+  va_start(ap, fmt);
+  vsnprintf(err + len, size - len, fmt, ap);
+  va_end(ap);
+}
+
+/* Checks node i's shape and parameters; returns 0 or writes err. */
+static int validate(const bonsai_def *d, uint32_t i, char *err, size_t size) {
+  const DefNode *n = &d->nodes[i];
+  const char *kn = bs_kind_names[n->kind];
+  switch (n->kind) {
+  case BONSAI_SEQUENCE: case BONSAI_SELECTOR: case BONSAI_REACTIVE_SEQUENCE:
+  case BONSAI_REACTIVE_SELECTOR: case BONSAI_PARALLEL:
+    if (n->nchild == 0)
+      return seterr(err, size, d, i, "'%s' needs children", kn), -1;
+    if (n->kind == BONSAI_PARALLEL) {
+      double s = (n->set & P_SUCCESS) ? n->success : -1;
+      double f = (n->set & P_FAILURE) ? n->failure : 1;
+      if (s > n->nchild || f > n->nchild)
+        return seterr(err, size, d, i,
+                      "'parallel' policy count is larger than its %u children",
+                      (unsigned)n->nchild), -1;
+    }
+    break;
+  case BONSAI_FILTER: case BONSAI_MONITOR:
+    if (n->nchild == 0)
+      return seterr(err, size, d, i, "'%s' needs a child", kn), -1;
+    break;
+  case BONSAI_GUARD: {
+    const DefNode *c = n->nchild > 0 ? &d->nodes[i + 1] : NULL;
+    if (n->nchild != 2 ||
+        (c->kind != BONSAI_CHECK && c->kind != BONSAI_IS_SET))
+      return seterr(err, size, d, i,
+                    "'guard' needs a check (bt.check or bt.is_set) and a "
+                    "child"), -1;
+    break;
+  }
+  case BONSAI_PRIORITY: {
+    uint32_t c, k;
+    if (n->parent != BS_NONE)
+      return seterr(err, size, d, i,
+                    "a priority section belongs at the top of a tree"), -1;
+    if (n->nchild == 0)
+      return seterr(err, size, d, i, "'priority' needs a root"), -1;
+    for (c = i + 1, k = 1; k < n->nchild; k++) {
+      if (d->nodes[c].kind != BONSAI_FILTER)
+        return seterr(err, size, d, c, "a priority branch must be a filter"),
+               -1;
+      while (++c < d->n && d->nodes[c].parent != i)
+        ; /* next sibling */
+    }
+    break;
+  }
+  case BONSAI_LIMIT:
+    if (!(n->set & P_TIMES))
+      return seterr(err, size, d, i, "'limit' needs 'times'"), -1;
+    break;
+  case BONSAI_WAIT: case BONSAI_TIMEOUT: case BONSAI_TIME_LIMIT:
+  case BONSAI_COOLDOWN:
+    if (!(n->set & P_SECONDS))
+      return seterr(err, size, d, i, "'%s' needs 'seconds'", kn), -1;
+    break;
+  case BONSAI_CHECK:
+    if ((n->set & (P_KEY | P_OP)) != (P_KEY | P_OP))
+      return seterr(err, size, d, i, "'check' needs a key and an operator"),
+             -1;
+    if (n->op >= OP_LT && n->vkey == BS_NONE &&
+        n->val.type != BONSAI_TNUMBER && n->val.type != BONSAI_TINTEGER &&
+        n->val.type != BONSAI_TSTRING)
+      return seterr(err, size, d, i,
+                    "'check' can order only numbers and strings"), -1;
+    break;
+  case BONSAI_IS_SET:
+    if (!(n->set & P_KEY))
+      return seterr(err, size, d, i, "'is_set' needs a key"), -1;
+    break;
+  case BONSAI_ACTION: case BONSAI_CONDITION:
+    if (n->leafname != BS_NONE && bs_leaf_find(d->env, d->strs + n->leafname) < 0)
+      return seterr(err, size, d, i, "no leaf registered as '%s'",
+                    d->strs + n->leafname), -1;
+    break;
+  default:
+    break;
+  }
+  if (isdecorator(n->kind) && n->nchild != 1)
+    return seterr(err, size, d, i,
+                  n->nchild == 0 ? "'%s' needs a child"
+                                 : "'%s' takes one child", kn), -1;
+  return 0;
+}
+
+/*
+** Sibling names must be unique (reload matches nodes by path): a repeated
+** name gets "#2", "#3"... Names are built in a scratch buffer; 'seen' is an
+** open-addressing set of (parent, name).
+*/
+typedef struct Names {
+  bonsai_env *env;
+  char *buf;
+  size_t n, cap;
+  uint32_t *at;   /* node -> offset in buf */
+  uint32_t *seen; /* node + 1, 0 empty */
+  uint32_t scap;
+} Names;
+
+static uint32_t namehash(uint32_t parent, const char *s) {
+  uint32_t h = 2166136261u ^ parent;
+  while (*s)
+    h = (h ^ (unsigned char)*s++) * 16777619u;
+  return h;
+}
+
+static int pushname(Names *nm, const char *s) {
+  size_t len = strlen(s) + 1;
+  if (nm->n + len > nm->cap) {
+    size_t ncap = nm->cap ? nm->cap : 1024;
+    char *nb;
+    while (nm->n + len > ncap)
+      ncap *= 2;
+    if ((nb = bs_realloc(nm->env, nm->buf, nm->cap, ncap)) == NULL)
+      return -1;
+    nm->buf = nb;
+    nm->cap = ncap;
+  }
+  memcpy(nm->buf + nm->n, s, len);
+  nm->n += len;
+  return 0;
+}
+
+/* Gives node i its unique name; returns -1 when out of memory. */
+static int name_node(Names *nm, const bonsai_def *d, uint32_t i) {
+  char tmp[48], alt[64];
+  const char *base = "";
+  uint32_t parent = d->nodes[i].parent, k;
+  if (d->nodes[i].kind != BONSAI_PRIORITY) {
+    /* the def path's last component is the base name */
+    const DefNode *n = &d->nodes[i];
+    if (n->name != BS_NONE)
+      base = d->strs + n->name;
+    else if (n->leafname != BS_NONE)
+      base = d->strs + n->leafname;
+    else if (parent == BS_NONE)
+      base = bs_kind_names[n->kind];
+    else if (d->nodes[parent].kind == BONSAI_PRIORITY &&
+             n->place == d->nodes[parent].nchild)
+      base = bs_kind_names[n->kind];
+    else if (d->nodes[parent].kind == BONSAI_PRIORITY)
+      snprintf(tmp, sizeof tmp, "priority[%u]", (unsigned)n->place), base = tmp;
+    else
+      snprintf(tmp, sizeof tmp, "%s[%u]", bs_kind_names[n->kind],
+               (unsigned)n->place), base = tmp;
+  }
+  for (k = 1;; k++) {
+    const char *cand = base;
+    uint32_t j, h;
+    int dup = 0;
+    if (k > 1) {
+      snprintf(alt, sizeof alt, "%.48s#%u", base, (unsigned)k);
+      cand = alt;
+    }
+    h = namehash(parent, cand);
+    for (j = h & (nm->scap - 1); nm->seen[j] != 0; j = (j + 1) & (nm->scap - 1)) {
+      uint32_t o = nm->seen[j] - 1;
+      if (d->nodes[o].parent == parent && strcmp(nm->buf + nm->at[o], cand) == 0) {
+        dup = 1;
+        break;
+      }
+    }
+    if (dup)
+      continue;
+    nm->at[i] = (uint32_t)nm->n;
+    if (pushname(nm, cand) != 0)
+      return -1;
+    nm->seen[j] = i + 1;
+    return 0;
+  }
+}
+
+static void names_free(Names *nm, uint32_t n) {
+  bs_free(nm->env, nm->buf, nm->cap);
+  bs_free(nm->env, nm->at, n * sizeof *nm->at);
+  bs_free(nm->env, nm->seen, nm->scap * sizeof *nm->seen);
+}
+
+static size_t align8(size_t x) { return (x + 7) & ~(size_t)7; }
+
+Blueprint *bs_compile(const bonsai_def *d, char *err, size_t errsize) {
+  bonsai_env *env = d->env;
+  Names nm;
+  Blueprint *bp;
+  uint32_t i, nleaves = 0, off8 = 0, off4;
+  size_t poolsize, size, at;
+  char *mem;
+  if (d->err[0] != '\0') {
+    snprintf(err, errsize, "%s", d->err);
+    return NULL;
+  }
+  if (d->n == 0) {
+    snprintf(err, errsize, "empty tree definition");
+    return NULL;
+  }
+  if (d->open != BS_NONE) {
+    seterr(err, errsize, d, d->open, "node not closed (bonsai_def_end)");
+    return NULL;
+  }
+  for (i = 0; i < d->n; i++) {
+    if (validate(d, i, err, errsize) != 0)
+      return NULL;
+    if ((d->nodes[i].kind == BONSAI_ACTION || d->nodes[i].kind == BONSAI_CONDITION) &&
+        d->nodes[i].leafname == BS_NONE)
+      nleaves++;
+  }
+  /* names */
+  memset(&nm, 0, sizeof nm);
+  nm.env = env;
+  for (nm.scap = 16; nm.scap < 2 * d->n; nm.scap *= 2)
+    ;
+  nm.at = bs_malloc(env, d->n * sizeof *nm.at);
+  nm.seen = bs_malloc(env, nm.scap * sizeof *nm.seen);
+  if (nm.at == NULL || nm.seen == NULL)
+    goto nomem;
+  memset(nm.seen, 0, nm.scap * sizeof *nm.seen);
+  for (i = 0; i < d->n; i++)
+    if (name_node(&nm, d, i) != 0)
+      goto nomem;
+  /* one allocation: header, nodes, leaves, pool (names, check strings) */
+  poolsize = nm.n;
+  for (i = 0; i < d->n; i++)
+    if (d->nodes[i].val.type == BONSAI_TSTRING)
+      poolsize += strlen(d->strs + d->nodes[i].val.u.str.len) + 1;
+  size = align8(sizeof *bp) + align8((size_t)d->n * sizeof(Node)) +
+         align8((size_t)nleaves * sizeof(Leaf)) + poolsize;
+  if ((mem = bs_malloc(env, size)) == NULL)
+    goto nomem;
+  memset(mem, 0, size);
+  bp = (Blueprint *)mem;
+  bp->refs = 1;
+  bp->env = env;
+  bp->n = d->n;
+  bp->size = size;
+  bp->nodes = (Node *)(mem + align8(sizeof *bp));
+  bp->leaves = (Leaf *)((char *)bp->nodes + align8((size_t)d->n * sizeof(Node)));
+  bp->pool = (char *)bp->leaves + align8((size_t)nleaves * sizeof(Leaf));
+  memcpy(bp->pool, nm.buf, nm.n);
+  at = nm.n;
+  bp->statsize = (uint32_t)align8(d->n);
+  for (i = 0; i < d->n; i++)
+    if (datasize(d->nodes[i].kind) == 8)
+      off8 += 8;
+  off4 = off8;
+  for (i = 0; i < d->n; i++) {
+    const DefNode *dn = &d->nodes[i];
+    Node *n = &bp->nodes[i];
+    uint32_t ds = datasize(dn->kind);
+    n->kind = dn->kind;
+    n->parent = dn->parent;
+    n->nchild = dn->nchild;
+    n->name = nm.at[i];
+    n->args = dn->args;
+    n->leaf = BS_NONE;
+    if (isactive(dn->kind))
+      n->flags |= NF_ACTIVE;
+    if (dn->kind == BONSAI_PRIORITY)
+      n->flags |= NF_HIDDEN;
+    if (ds == 8) {
+      n->data = bp->statsize + off8 - 8;
+      off8 -= 8;
+    } else if (ds == 4) {
+      n->data = bp->statsize + off4;
+      off4 += 4;
+    }
+    if (dn->parent == BS_NONE) {
+      n->depth = 0;
+      n->up = n->upchild = BS_NONE;
+    } else {
+      const Node *p = &bp->nodes[dn->parent];
+      n->depth = p->depth + 1;
+      if (p->flags & NF_ACTIVE) {
+        n->up = dn->parent;
+        n->upchild = i;
+      } else {
+        n->up = p->up;
+        n->upchild = p->upchild;
+      }
+    }
+    switch (dn->kind) {
+    case BONSAI_ACTION: case BONSAI_CONDITION:
+      if (dn->leafname != BS_NONE) {
+        n->leaf = (uint32_t)bs_leaf_find(env, d->strs + dn->leafname);
+        n->flags |= NF_NAMED;
+      } else {
+        n->leaf = bp->nleaves;
+        bp->leaves[bp->nleaves++] = dn->leaf;
+      }
+      break;
+    case BONSAI_REPEATER: case BONSAI_RETRY: case BONSAI_LIMIT:
+      n->a = (uint32_t)dn->times;
+      break;
+    case BONSAI_PARALLEL: {
+      double s = (dn->set & P_SUCCESS) ? dn->success : -1;
+      double f = (dn->set & P_FAILURE) ? dn->failure : 1;
+      n->a = s < 0 ? dn->nchild : (uint32_t)s;
+      n->b = f < 0 ? dn->nchild : (uint32_t)f;
+      break;
+    }
+    case BONSAI_CHECK: case BONSAI_IS_SET: {
+      int k = bonsai_key(env, d->strs + dn->key, strlen(d->strs + dn->key));
+      if (k < 0)
+        goto nomemfree;
+      n->a = (uint32_t)k;
+      n->op = dn->op;
+      n->val = dn->val;
+      if (dn->vkey != BS_NONE) {
+        const char *vk = d->strs + dn->vkey;
+        if ((k = bonsai_key(env, vk, strlen(vk))) < 0)
+          goto nomemfree;
+        n->b = (uint32_t)k;
+        n->flags |= NF_KEYREF;
+      }
+      if (dn->val.type == BONSAI_TSTRING) {
+        const char *s = d->strs + dn->val.u.str.len;
+        size_t len = strlen(s);
+        memcpy(bp->pool + at, s, len + 1);
+        n->val.u.str.s = bp->pool + at;
+        n->val.u.str.len = len;
+        at += len + 1;
+      }
+      break;
+    }
+    case BONSAI_GUARD:
+      n->mode = dn->mode;
+      break;
+    default:
+      break;
+    }
+    n->secs = dn->secs;
+  }
+  bp->datasize = (uint32_t)align8(off4);
+  /* 'next' skips the subtree: fill backwards, children before parents */
+  for (i = d->n; i-- > 0;)
+    bp->nodes[i].next = i + 1;
+  for (i = d->n; i-- > 1;) {
+    uint32_t p = bp->nodes[i].parent;
+    if (bp->nodes[i].next > bp->nodes[p].next)
+      bp->nodes[p].next = bp->nodes[i].next;
+  }
+  /* filters, monitors and guards keep the index of their last child */
+  for (i = 0; i < d->n; i++) {
+    Node *n = &bp->nodes[i];
+    if (n->kind == BONSAI_FILTER || n->kind == BONSAI_MONITOR ||
+        n->kind == BONSAI_GUARD) {
+      uint32_t c = i + 1;
+      while (bp->nodes[c].next < n->next)
+        c = bp->nodes[c].next;
+      n->b = c;
+    }
+  }
+  names_free(&nm, d->n);
+  bs_env_retain(env);
+  return bp;
+nomemfree:
+  bs_free(env, mem, size);
+nomem:
+  names_free(&nm, d->n);
+  snprintf(err, errsize, "out of memory");
+  return NULL;
+}
+
+void bs_bp_release(Blueprint *bp) {
+  bonsai_env *env;
+  if (bp == NULL || --bp->refs > 0)
+    return;
+  env = bp->env;
+  bs_free(env, bp, bp->size);
+  bonsai_env_release(env);
+}
+
+size_t bs_bp_path(const Blueprint *bp, uint32_t i, char *buf, size_t size) {
+  size_t len = 0, at;
+  uint32_t j;
+  for (j = i; j != BS_NONE; j = bp->nodes[j].parent)
+    if (!(bp->nodes[j].flags & NF_HIDDEN))
+      len += strlen(bp->pool + bp->nodes[j].name) + (len > 0);
+  if (size == 0)
+    return len;
+  at = len;
+  for (j = i; j != BS_NONE; j = bp->nodes[j].parent) {
+    const char *s = bp->pool + bp->nodes[j].name;
+    size_t k = strlen(s);
+    if (bp->nodes[j].flags & NF_HIDDEN)
+      continue;
+    if (at < len) {
+      at--;
+      if (at < size - 1)
+        buf[at] = '/';
+    }
+    at -= k;
+    for (; k > 0; k--)
+      if (at + k - 1 < size - 1)
+        buf[at + k - 1] = s[k - 1];
+  }
+  buf[len < size ? len : size - 1] = '\0';
+  return len;
+}
+
+int bonsai_tree_new(const bonsai_def *def, const char *name, bonsai_tree **out,
+                    char *errbuf, size_t errsize) {
+  char tmp[BS_ERRSIZE];
+  bonsai_env *env = def->env;
+  bonsai_tree *t;
+  Blueprint *bp = bs_compile(def, errbuf ? errbuf : tmp,
+                             errbuf ? errsize : sizeof tmp);
+  *out = NULL;
+  if (bp == NULL)
+    return BONSAI_EDEF;
+  if (name == NULL)
+    name = "tree";
+  t = bs_malloc(env, sizeof *t);
+  if (t == NULL || (t->name = bs_strdup(env, name, strlen(name))) == NULL) {
+    if (t != NULL)
+      bs_free(env, t, sizeof *t);
+    bs_bp_release(bp);
+    if (errbuf != NULL && errsize > 0)
+      snprintf(errbuf, errsize, "out of memory");
+    return BONSAI_ENOMEM;
+  }
+  t->refs = 1;
+  t->env = env;
+  t->bp = bp;
+  bs_env_retain(env);
+  *out = t;
+  return BONSAI_OK;
+}
+
+int bonsai_tree_reload(bonsai_tree *t, const bonsai_def *def, char *errbuf,
+                       size_t errsize) {
+  char tmp[BS_ERRSIZE];
+  Blueprint *bp;
+  if (def->env != t->env) {
+    if (errbuf != NULL && errsize > 0)
+      snprintf(errbuf, errsize, "definition from another environment");
+    return BONSAI_EARG;
+  }
+  bp = bs_compile(def, errbuf ? errbuf : tmp, errbuf ? errsize : sizeof tmp);
+  if (bp == NULL)
+    return BONSAI_EDEF;
+  bs_bp_release(t->bp);
+  t->bp = bp;
+  return BONSAI_OK;
+}
+
+void bonsai_tree_release(bonsai_tree *t) {
+  bonsai_env *env;
+  if (t == NULL || --t->refs > 0)
+    return;
+  env = t->env;
+  bs_bp_release(t->bp);
+  bs_strfree(env, t->name);
+  bs_free(env, t, sizeof *t);
+  bonsai_env_release(env);
+}
+
+const char *bonsai_tree_name(const bonsai_tree *t) { return t->name; }
+
+unsigned bonsai_tree_size(const bonsai_tree *t) { return t->bp->n; }
+
+const char *bonsai_tree_node_name(const bonsai_tree *t, unsigned i) {
+  if (i >= t->bp->n)
+    return NULL;
+  return (t->bp->nodes[i].flags & NF_HIDDEN) ? ""
+                                             : t->bp->pool + t->bp->nodes[i].name;
+}
+
+size_t bonsai_tree_node_path(const bonsai_tree *t, unsigned i, char *buf,
+                             size_t size) {
+  if (i >= t->bp->n) {
+    if (size > 0)
+      buf[0] = '\0';
+    return 0;
+  }
+  return bs_bp_path(t->bp, i, buf, size);
+}

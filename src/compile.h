@@ -1,0 +1,65 @@
+/*
+** compile.h: the definition records that bonsai_def_* build and that the
+** compiler turns into a Blueprint, plus the node-kind vocabulary (names,
+** arities, data sizes) shared by the compiler, the VM and the dump.
+*/
+#ifndef bonsai_compile_h
+#define bonsai_compile_h
+
+#include "bstypes.h"
+
+/* Parameters a definition node may carry (DefNode.set bits). */
+#define P_TIMES 1u
+#define P_SECONDS 2u
+#define P_SUCCESS 4u
+#define P_FAILURE 8u
+#define P_KEY 16u
+#define P_OP 32u
+#define P_VALUE 64u
+#define P_ABORT 128u
+
+typedef struct DefNode {
+  uint8_t kind;
+  uint8_t op, mode;
+  uint32_t parent;   /* BS_NONE for the root */
+  uint32_t place;    /* 1-based place among its siblings */
+  uint32_t nchild;
+  uint32_t name;     /* offset in def->strs, or BS_NONE */
+  uint32_t leafname; /* named leaf: offset in def->strs, or BS_NONE */
+  Leaf leaf;         /* anonymous leaf */
+  const void *args;
+  unsigned set;      /* P_* */
+  double times, secs;
+  double success, failure; /* counts; -1 means "all" */
+  uint32_t key, vkey;      /* offsets in def->strs */
+  bonsai_value val;        /* strings: offset in def->strs in u.str.len */
+} DefNode;
+
+struct bonsai_def {
+  bonsai_env *env;
+  DefNode *nodes;
+  uint32_t n, cap;
+  uint32_t open; /* innermost node still taking children */
+  char *strs;
+  size_t nstrs, capstrs;
+  char err[256]; /* first error; "" if none */
+};
+
+/* Kind names as the Lua API spells them ("reactive_selector"). */
+BS_INTERNAL extern const char *const bs_kind_names[BONSAI_NKINDS];
+
+/* Writes the path of definition node i into buf (like a blueprint path). */
+BS_INTERNAL size_t bs_def_path(const bonsai_def *def, uint32_t i, char *buf,
+                               size_t size);
+
+/* Compiles def into a new Blueprint (refs = 1); on error returns NULL with a
+** message in err. */
+BS_INTERNAL Blueprint *bs_compile(const bonsai_def *def, char *err,
+                                  size_t errsize);
+BS_INTERNAL void bs_bp_release(Blueprint *bp);
+
+/* Writes the path of node i ("a/b/c", hidden nodes left out) into buf. */
+BS_INTERNAL size_t bs_bp_path(const Blueprint *bp, uint32_t i, char *buf,
+                              size_t size);
+
+#endif

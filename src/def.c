@@ -1,0 +1,388 @@
+/*
+** def.c: building tree definitions node by node (bonsai_def_*). Nodes arrive
+** in pre-order, so the compiler finds them already laid out; this file only
+** records them and their parameters, remembering the first error (with the
+** node's path) for bonsai_tree_new to report.
+*/
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "bonsai.h"
+#include "compile.h"
+#include "env.h"
+
+const char *const bs_kind_names[BONSAI_NKINDS] = {
+    "action", "condition", "wait", "check", "is_set", "sequence",
+    "selector", "reactive_sequence", "reactive_selector", "parallel",
+    "filter", "monitor", "invert", "force_success", "force_failure",
+    "repeater", "retry", "repeat_until_failure", "timeout", "time_limit",
+    "limit", "cooldown", "run_once", "guard", "priority"};
+
+bonsai_def *bonsai_def_new(bonsai_env *env) {
+  bonsai_def *d = bs_malloc(env, sizeof *d);
+  if (d == NULL)
+    return NULL;
+  memset(d, 0, sizeof *d);
+  d->env = env;
+  d->open = BS_NONE;
+  bs_env_retain(env);
+  return d;
+}
+
+void bonsai_def_free(bonsai_def *d) {
+  bonsai_env *env;
+  if (d == NULL)
+    return;
+  env = d->env;
+  bs_free(env, d->nodes, d->cap * sizeof *d->nodes);
+  bs_free(env, d->strs, d->capstrs);
+  bs_free(env, d, sizeof *d);
+  bonsai_env_release(env);
+}
+
+const char *bonsai_def_errmsg(const bonsai_def *d) {
+  return d->err[0] ? d->err : NULL;
+}
+
+/* Name of definition node i as a path component, in buf. */
+static const char *defname(const bonsai_def *d, uint32_t i, char *buf,
+                           size_t size) {
+  const DefNode *n = &d->nodes[i];
+  if (n->name != BS_NONE)
+    return d->strs + n->name;
+  if (n->leafname != BS_NONE)
+    return d->strs + n->leafname;
+  if (n->parent == BS_NONE)
+    return bs_kind_names[n->kind];
+  if (d->nodes[n->parent].kind == BONSAI_PRIORITY) {
+    if (n->place == d->nodes[n->parent].nchild)
+      return bs_kind_names[n->kind]; /* the tree's own root */
+    snprintf(buf, size, "priority[%u]", (unsigned)n->place);
+    return buf;
+  }
+  snprintf(buf, size, "%s[%u]", bs_kind_names[n->kind], (unsigned)n->place);
+  return buf;
+}
+
+size_t bs_def_path(const bonsai_def *d, uint32_t i, char *buf, size_t size) {
+  /* walk up twice: once to measure, once to write from the end */
+  char tmp[48];
+  size_t len = 0, at;
+  uint32_t j;
+  for (j = i; j != BS_NONE; j = d->nodes[j].parent) {
+    if (d->nodes[j].kind == BONSAI_PRIORITY)
+      continue;
+    len += strlen(defname(d, j, tmp, sizeof tmp)) + (j != i);
+  }
+  if (size == 0)
+    return len;
+  at = len;
+  for (j = i; j != BS_NONE; j = d->nodes[j].parent) {
+    const char *s;
+    size_t k;
+    if (d->nodes[j].kind == BONSAI_PRIORITY)
+      continue;
+    s = defname(d, j, tmp, sizeof tmp);
+    if (j != i) {
+      at--;
+      if (at < size - 1)
+        buf[at] = '/';
+    }
+    k = strlen(s);
+    at -= k;
+    for (; k > 0; k--)
+      if (at + k - 1 < size - 1)
+        buf[at + k - 1] = s[k - 1];
+  }
+  buf[len < size ? len : size - 1] = '\0';
+  return len;
+}
+
+/* Records the first error, prefixed with node i's path. */
+static int deferror(bonsai_def *d, uint32_t i, const char *fmt, ...) {
+  va_list ap;
+  size_t len = 0;
+  if (d->err[0] != '\0')
+    return BONSAI_EDEF;
+  if (i != BS_NONE) {
+    bs_def_path(d, i, d->err, sizeof d->err);
+    len = strlen(d->err);
+    if (len + 2 < sizeof d->err) {
+      memcpy(d->err + len, ": ", 3);
+      len += 2;
+    }
+  }
+  va_start(ap, fmt);
+  vsnprintf(d->err + len, sizeof d->err - len, fmt, ap);
+  va_end(ap);
+  return BONSAI_EDEF;
+}
+
+/* Copies s into the definition's string buffer; returns its offset. */
+static uint32_t addstr(bonsai_def *d, const char *s) {
+  size_t len = strlen(s) + 1;
+  uint32_t at;
+  if (d->nstrs + len > d->capstrs) {
+    size_t ncap = d->capstrs ? d->capstrs : 256;
+    char *ns;
+    while (d->nstrs + len > ncap)
+      ncap *= 2;
+    ns = bs_realloc(d->env, d->strs, d->capstrs, ncap);
+    if (ns == NULL)
+      return BS_NONE;
+    d->strs = ns;
+    d->capstrs = ncap;
+  }
+  at = (uint32_t)d->nstrs;
+  memcpy(d->strs + at, s, len);
+  d->nstrs += len;
+  return at;
+}
+
+static int isleaf(int kind) { return kind <= BONSAI_IS_SET; }
+
+/* Appends a node under the open one; returns its index or BS_NONE. */
+static uint32_t addnode(bonsai_def *d, int kind, const char *name) {
+  DefNode *n;
+  if (d->err[0] != '\0')
+    return BS_NONE;
+  if (kind < 0 || kind >= BONSAI_NKINDS) {
+    deferror(d, d->open, "unknown node kind %d", kind);
+    return BS_NONE;
+  }
+  if (d->open == BS_NONE && d->n > 0) {
+    deferror(d, BS_NONE, "a tree has one root");
+    return BS_NONE;
+  }
+  if (d->n >= BS_MAXNODES) {
+    deferror(d, d->open, "too many nodes");
+    return BS_NONE;
+  }
+  if (d->n == d->cap) {
+    uint32_t ncap = d->cap ? d->cap * 2 : 16;
+    DefNode *nn = bs_realloc(d->env, d->nodes, d->cap * sizeof *nn,
+                             (size_t)ncap * sizeof *nn);
+    if (nn == NULL) {
+      deferror(d, d->open, "out of memory");
+      return BS_NONE;
+    }
+    d->nodes = nn;
+    d->cap = ncap;
+  }
+  n = &d->nodes[d->n];
+  memset(n, 0, sizeof *n);
+  n->kind = (uint8_t)kind;
+  n->parent = d->open;
+  n->place = d->open == BS_NONE ? 1 : ++d->nodes[d->open].nchild;
+  n->name = BS_NONE;
+  n->leafname = BS_NONE;
+  n->key = n->vkey = BS_NONE;
+  d->n++;
+  if (name != NULL && (n->name = addstr(d, name)) == BS_NONE) {
+    deferror(d, d->n - 1, "out of memory");
+    return BS_NONE;
+  }
+  return d->n - 1;
+}
+
+int bonsai_def_begin(bonsai_def *d, int kind, const char *name) {
+  uint32_t i;
+  if (kind >= 0 && isleaf(kind))
+    return deferror(d, d->open, "'%s' is a leaf", bs_kind_names[kind]);
+  if ((i = addnode(d, kind, name)) == BS_NONE)
+    return BONSAI_EDEF;
+  d->open = i;
+  return BONSAI_OK;
+}
+
+int bonsai_def_end(bonsai_def *d) {
+  if (d->err[0] != '\0')
+    return BONSAI_EDEF;
+  if (d->open == BS_NONE)
+    return deferror(d, BS_NONE, "bonsai_def_end without an open node");
+  d->open = d->nodes[d->open].parent;
+  return BONSAI_OK;
+}
+
+int bonsai_def_leaf(bonsai_def *d, int kind, const char *name,
+                    const char *leaf, const void *args) {
+  uint32_t i;
+  int byname = kind == BONSAI_ACTION || kind == BONSAI_CONDITION;
+  if (kind < 0 || !isleaf(kind))
+    return deferror(d, d->open, "'%s' is not a leaf",
+                    kind < 0 || kind >= BONSAI_NKINDS ? "?"
+                                                      : bs_kind_names[kind]);
+  if (byname && (leaf == NULL || *leaf == '\0'))
+    return deferror(d, d->open, "a leaf needs a registered name");
+  if ((i = addnode(d, kind, name)) == BS_NONE)
+    return BONSAI_EDEF;
+  d->nodes[i].args = args;
+  if (leaf != NULL && (d->nodes[i].leafname = addstr(d, leaf)) == BS_NONE)
+    return deferror(d, i, "out of memory");
+  return BONSAI_OK;
+}
+
+int bonsai_def_cleaf(bonsai_def *d, int kind, const char *name,
+                     bonsai_leaf_fn fn, void *data, unsigned flags,
+                     const void *args) {
+  uint32_t i;
+  if (kind != BONSAI_ACTION && kind != BONSAI_CONDITION)
+    return deferror(d, d->open, "a function leaf is an action or a condition");
+  if (fn == NULL)
+    return deferror(d, d->open, "a leaf needs a function");
+  if ((i = addnode(d, kind, name)) == BS_NONE)
+    return BONSAI_EDEF;
+  d->nodes[i].leaf.fn = fn;
+  d->nodes[i].leaf.data = data;
+  d->nodes[i].leaf.flags = flags;
+  d->nodes[i].args = args;
+  return BONSAI_OK;
+}
+
+/* Which parameters each kind takes. */
+static unsigned allowed(int kind) {
+  switch (kind) {
+  case BONSAI_REPEATER: case BONSAI_RETRY: case BONSAI_LIMIT:
+    return P_TIMES;
+  case BONSAI_WAIT: case BONSAI_TIMEOUT: case BONSAI_TIME_LIMIT:
+  case BONSAI_COOLDOWN:
+    return P_SECONDS;
+  case BONSAI_PARALLEL:
+    return P_SUCCESS | P_FAILURE;
+  case BONSAI_CHECK:
+    return P_KEY | P_OP | P_VALUE;
+  case BONSAI_IS_SET:
+    return P_KEY;
+  case BONSAI_GUARD:
+    return P_ABORT;
+  default:
+    return 0;
+  }
+}
+
+static unsigned paramof(const char *key) {
+  static const char *const names[] = {"times", "seconds", "success", "failure",
+                                      "key",   "op",      "value",   "abort"};
+  unsigned i;
+  for (i = 0; i < sizeof names / sizeof *names; i++)
+    if (strcmp(key, names[i]) == 0)
+      return 1u << i;
+  return 0;
+}
+
+/* The node a parameter applies to (the last added), after checks. */
+static DefNode *paramnode(bonsai_def *d, const char *key, unsigned *p) {
+  DefNode *n;
+  if (d->err[0] != '\0')
+    return NULL;
+  if (d->n == 0) {
+    deferror(d, BS_NONE, "parameter '%s' before any node", key);
+    return NULL;
+  }
+  n = &d->nodes[d->n - 1];
+  *p = paramof(key);
+  if ((*p & allowed(n->kind)) == 0) {
+    deferror(d, d->n - 1, "'%s' takes no argument '%s'",
+             bs_kind_names[n->kind], key);
+    return NULL;
+  }
+  n->set |= *p;
+  return n;
+}
+
+int bonsai_def_number(bonsai_def *d, const char *key, double v) {
+  bonsai_value val;
+  val.type = BONSAI_TNUMBER;
+  val.u.n = v;
+  return bonsai_def_value(d, key, val);
+}
+
+int bonsai_def_string(bonsai_def *d, const char *key, const char *v) {
+  bonsai_value val;
+  val.type = BONSAI_TSTRING;
+  val.u.str.s = v;
+  val.u.str.len = strlen(v);
+  return bonsai_def_value(d, key, val);
+}
+
+static int badvalue(bonsai_def *d, const char *key, const char *want) {
+  return deferror(d, d->n - 1, "argument '%s' must be %s", key, want);
+}
+
+int bonsai_def_value(bonsai_def *d, const char *key, bonsai_value v) {
+  static const char *const ops[] = {"==", "~=", "<", "<=", ">", ">="};
+  static const char *const modes[] = {"none", "self", "lower", "both"};
+  unsigned p, i;
+  int isnum = v.type == BONSAI_TNUMBER || v.type == BONSAI_TINTEGER;
+  double num = v.type == BONSAI_TINTEGER ? (double)v.u.i : v.u.n;
+  const char *s = v.type == BONSAI_TSTRING ? v.u.str.s : NULL;
+  DefNode *n = paramnode(d, key, &p);
+  if (n == NULL)
+    return BONSAI_EDEF;
+  switch (p) {
+  case P_TIMES:
+    if (!isnum || num < 0 || num != (double)(uint32_t)num)
+      return badvalue(d, key, "a whole number >= 0");
+    n->times = num;
+    break;
+  case P_SECONDS:
+    if (!isnum || !(num >= 0))
+      return badvalue(d, key, "a number >= 0");
+    n->secs = num;
+    break;
+  case P_SUCCESS: case P_FAILURE: {
+    double c;
+    if (s != NULL && strcmp(s, "all") == 0)
+      c = -1;
+    else if (s != NULL && strcmp(s, "one") == 0)
+      c = 1;
+    else if (isnum && num >= 1 && num == (double)(uint32_t)num)
+      c = num;
+    else
+      return badvalue(d, key, "\"all\", \"one\" or a count >= 1");
+    if (p == P_SUCCESS)
+      n->success = c;
+    else
+      n->failure = c;
+    break;
+  }
+  case P_KEY:
+    if (s == NULL || *s == '\0')
+      return badvalue(d, key, "a key name");
+    if ((n->key = addstr(d, s)) == BS_NONE)
+      return deferror(d, d->n - 1, "out of memory");
+    break;
+  case P_OP:
+    for (i = 0; s != NULL && i < 6; i++)
+      if (strcmp(s, ops[i]) == 0)
+        break;
+    if (s == NULL || i == 6)
+      return badvalue(d, key, "one of == ~= < <= > >=");
+    n->op = (uint8_t)i;
+    break;
+  case P_VALUE:
+    if (s != NULL) {
+      uint32_t at = addstr(d, s);
+      if (at == BS_NONE)
+        return deferror(d, d->n - 1, "out of memory");
+      if (s[0] == '$')
+        n->vkey = at + 1;
+      v.u.str.len = at; /* resolved against the pool when compiled */
+    } else if (v.type != BONSAI_TNUMBER && v.type != BONSAI_TINTEGER &&
+               v.type != BONSAI_TBOOLEAN && v.type != BONSAI_TNIL) {
+      return badvalue(d, key, "a number, string, boolean or nil");
+    }
+    n->val = v;
+    break;
+  case P_ABORT:
+    for (i = 0; s != NULL && i < 4; i++)
+      if (strcmp(s, modes[i]) == 0)
+        break;
+    if (s == NULL || i == 4)
+      return badvalue(d, key, "\"none\", \"self\", \"lower\" or \"both\"");
+    n->mode = (uint8_t)i;
+    break;
+  }
+  return BONSAI_OK;
+}

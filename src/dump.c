@@ -1,0 +1,73 @@
+/*
+** dump.c: a text picture of a compiled tree, one node a line, indented by
+** depth, with an agent's statuses when one is given. Iterative over the
+** pre-order array; writes through a callback, allocating nothing.
+*/
+#include <stdio.h>
+#include <string.h>
+
+#include "bonsai.h"
+#include "compile.h"
+
+static const char *const statusnames[] = {"idle", "running", "success",
+                                          "failure", "aborted"};
+
+/* The parameters worth showing, e.g. "x3" or "2s". */
+static void params(const Node *n, char *buf, size_t size) {
+  buf[0] = '\0';
+  switch (n->kind) {
+  case BONSAI_REPEATER: case BONSAI_RETRY: case BONSAI_LIMIT:
+    if (n->a)
+      snprintf(buf, size, " x%u", (unsigned)n->a);
+    else
+      snprintf(buf, size, " forever");
+    break;
+  case BONSAI_WAIT: case BONSAI_TIMEOUT: case BONSAI_TIME_LIMIT:
+  case BONSAI_COOLDOWN:
+    snprintf(buf, size, " %gs", n->secs);
+    break;
+  case BONSAI_PARALLEL:
+    snprintf(buf, size, " success>=%u failure>=%u", (unsigned)n->a,
+             (unsigned)n->b);
+    break;
+  default:
+    break;
+  }
+}
+
+void bonsai_tree_dump(const bonsai_tree *t, const bonsai_agent *a,
+                      void (*write)(void *ud, const char *s, size_t n),
+                      void *ud) {
+  const Blueprint *bp = a != NULL ? a->bp : t->bp;
+  uint32_t i;
+  for (i = 0; i < bp->n; i++) {
+    const Node *n = &bp->nodes[i];
+    const char *kind = bs_kind_names[n->kind];
+    const char *name = bp->pool + n->name;
+    char line[160], extra[48];
+    size_t k = strlen(kind);
+    uint32_t d;
+    int len;
+    for (d = 0; d < n->depth; d++)
+      write(ud, "  ", 2);
+    params(n, extra, sizeof extra);
+    if (n->flags & NF_HIDDEN)
+      len = snprintf(line, sizeof line, "%s", kind);
+    else if (strncmp(name, kind, k) == 0 && (name[k] == '\0' || name[k] == '['))
+      len = snprintf(line, sizeof line, "%.100s%s", name, extra);
+    else
+      len = snprintf(line, sizeof line, "%.100s (%s%s)", name, kind, extra);
+    if (len < 0)
+      len = 0;
+    if ((size_t)len >= sizeof line)
+      len = sizeof line - 1;
+    write(ud, line, (size_t)len);
+    if (a != NULL) {
+      const char *s = statusnames[a->state[i]];
+      write(ud, " [", 2);
+      write(ud, s, strlen(s));
+      write(ud, "]", 1);
+    }
+    write(ud, "\n", 1);
+  }
+}

@@ -1,0 +1,133 @@
+/*
+** lbonsai.c: luaopen_bonsai_core. Creates the per-state context (the
+** environment, the named-leaf table, the key cache, the interned status
+** strings), the metatables, and the module table. Every module function and
+** method gets the context as upvalue 1, so nothing here is global.
+*/
+#include <string.h>
+
+#include "bonsai.h"
+#include "env.h"
+#include "lbonsai.h"
+
+#define LB_CONTEXT_T "bonsai.context"
+
+LBonsai *lb_context(lua_State *L) {
+  return (LBonsai *)lua_touserdata(L, lua_upvalueindex(1));
+}
+
+void lb_pushstatus(lua_State *L, int status) {
+  static const char *const names[] = {"idle", "running", "success",
+                                      "failure", "aborted"};
+  lua_pushstring(L, names[status]);
+}
+
+int lb_keyid(lua_State *L, int idx, int add) {
+  LBonsai *lb = lb_context(L);
+  size_t len;
+  const char *s;
+  int id;
+  idx = lua_absindex(L, idx);
+  lua_getiuservalue(L, lua_upvalueindex(1), LB_KEYS);
+  lua_pushvalue(L, idx);
+  if (lua_rawget(L, -2) == LUA_TNUMBER) {
+    id = (int)lua_tointeger(L, -1);
+    lua_pop(L, 2);
+    return id;
+  }
+  lua_pop(L, 1);
+  s = lua_tolstring(L, idx, &len);
+  id = add ? bonsai_key(lb->env, s, len)
+           : bs_intern(lb->env, &lb->env->keys, s, len, 0);
+  if (id >= 0) {
+    lua_pushvalue(L, idx);
+    lua_pushinteger(L, id);
+    lua_rawset(L, -3);
+  } else if (add) {
+    luaL_error(L, "out of memory");
+  }
+  lua_pop(L, 1);
+  return id;
+}
+
+static int context_gc(lua_State *L) {
+  LBonsai *lb = (LBonsai *)lua_touserdata(L, 1);
+  if (lb->env != NULL) {
+    bonsai_env_release(lb->env);
+    lb->env = NULL;
+  }
+  return 0;
+}
+
+/* bt.memory(): bytes the C core has allocated (trees, agents, blackboards). */
+static int lb_memory(lua_State *L) {
+  lua_pushinteger(L, (lua_Integer)bonsai_env_memory(lb_context(L)->env));
+  return 1;
+}
+
+static const luaL_Reg bonsai_funcs[] = {
+    {"tree", lb_tree},
+    {"agent", lb_agent},
+    {"tick_all", lb_tick_all},
+    {"register", lb_register},
+    {"blackboard", lb_blackboard},
+    {"memory", lb_memory},
+    {NULL, NULL}};
+
+/* Interns s, remembers its address in *p and anchors it in the context
+** (stack: context, module); also sets module[field] = s. */
+static void status_string(lua_State *L, const char *field, const char *s,
+                          const char **p) {
+  lua_pushstring(L, s);
+  *p = lua_tostring(L, -1);
+  lua_getiuservalue(L, -3, LB_ANCHOR);
+  lua_pushvalue(L, -2);
+  lua_rawseti(L, -2, (lua_Integer)lua_rawlen(L, -2) + 1);
+  lua_pop(L, 1);
+  lua_setfield(L, -2, field);
+}
+
+BONSAI_API int luaopen_bonsai_core(lua_State *L);
+BONSAI_API int luaopen_bonsai_core(lua_State *L) {
+  LBonsai *lb;
+  void *ud;
+  lua_Alloc f;
+  luaL_checkversion(L);
+  lb = (LBonsai *)lua_newuserdatauv(L, sizeof *lb, LB_NUV);
+  lb->env = NULL;
+  if (luaL_newmetatable(L, LB_CONTEXT_T)) {
+    lua_pushcfunction(L, context_gc);
+    lua_setfield(L, -2, "__gc");
+  }
+  lua_setmetatable(L, -2);
+  f = lua_getallocf(L, &ud);
+  if ((lb->env = bonsai_env_new((bonsai_alloc)f, ud)) == NULL)
+    return luaL_error(L, "out of memory");
+  lua_newtable(L);
+  lua_setiuservalue(L, -2, LB_NAMED);
+  lua_newtable(L);
+  lua_setiuservalue(L, -2, LB_KEYS);
+  lua_newtable(L);
+  lua_setiuservalue(L, -2, LB_ANCHOR);
+  lb_open_tree(L);
+  lb_open_agent(L);
+  lb_open_blackboard(L);
+  /* stack: context */
+  lua_newtable(L);
+  lua_pushvalue(L, -2);
+  luaL_getmetatable(L, BS_STATE_T);
+  luaL_setfuncs(L, bonsai_funcs, 2);
+  lua_pushliteral(L, BONSAI_VERSION);
+  lua_setfield(L, -2, "VERSION");
+  status_string(L, "SUCCESS", "success", &lb->s_success);
+  status_string(L, "FAILURE", "failure", &lb->s_failure);
+  status_string(L, "RUNNING", "running", &lb->s_running);
+  lua_pushliteral(L, "aborted");
+  lua_setfield(L, -2, "ABORTED");
+  lua_pushliteral(L, "idle");
+  lua_setfield(L, -2, "IDLE");
+  /* keep the context alive as long as the module table */
+  lua_pushvalue(L, -2);
+  lua_setfield(L, -2, "_context");
+  return 1;
+}

@@ -1,0 +1,104 @@
+/*
+** lbonsai.h: what the binding files (l*.c) share: the per-state context,
+** the userdata layouts and their uservalue slots, the tick context that Lua
+** leaves read their stack from, and the check/push helpers.
+*/
+#ifndef bonsai_lbonsai_h
+#define bonsai_lbonsai_h
+
+#include <lua.h>
+#include <lauxlib.h>
+
+#include "bstypes.h"
+
+#define BS_TREE_T "bonsai.tree"
+#define BS_AGENT_T "bonsai.agent"
+#define BS_STATE_T "bonsai.agentstate"
+#define BS_BB_T "bonsai.blackboard"
+#define BS_DEF_T "bonsai.definition"
+
+/* One per lua_State: upvalue 1 of every module function and method (the
+** agent state metatable is upvalue 2). Its uservalues: */
+#define LB_NAMED 1 /* named Lua leaves: slot 4*id+1.. = tick, enter, exit, abort */
+#define LB_KEYS 2  /* key name -> interned id cache */
+#define LB_ANCHOR 3 /* strings whose addresses the context keeps */
+#define LB_NUV 3
+typedef struct LBonsai {
+  bonsai_env *env;
+  const char *s_success, *s_failure, *s_running; /* interned strings */
+} LBonsai;
+
+/* Tree userdata; uservalue 1: the values table of the current version
+** (leaf functions and args tables, by index). */
+typedef struct LTree {
+  bonsai_tree *t;
+} LTree;
+
+/* Agent state userdata, at [1] of the agent table. Its uservalues: */
+#define UV_VALUES 1 /* values table of the version the agent runs */
+#define UV_BB 2     /* blackboard userdata */
+#define UV_TREE 3   /* tree userdata */
+#define UV_EXTRA 4  /* nil, or { interrupts = {...}, [node+1] = coroutine } */
+#define UV_N 4
+typedef struct LAgent {
+  bonsai_agent *a;
+  int ninterrupts;
+} LAgent;
+
+/* Blackboard userdata; uservalue 1: Lua values stored as handles (by key
+** id); uservalue 2: the parent's userdata. */
+typedef struct LBB {
+  bonsai_bb *bb;
+} LBB;
+
+/* The stack a Lua leaf reads during a tick or an abort pass: base holds the
+** agent table, then the blackboard, values, named leaves, the extras table
+** (or nil) and the agent state userdata. */
+typedef struct LTick {
+  lua_State *L;
+  int base;
+  LBonsai *lb;
+} LTick;
+#define LT_AGENT 0
+#define LT_BB 1
+#define LT_VALUES 2
+#define LT_NAMED 3
+#define LT_EXTRA 4
+#define LT_STATE 5
+
+/* lbonsai.c */
+LBonsai *lb_context(lua_State *L); /* upvalue 1 */
+void lb_pushstatus(lua_State *L, int status);
+int lb_keyid(lua_State *L, int idx, int add); /* key string -> id, or -1 */
+
+/* lleaf.c: leaf trampolines; data = (slot << 1) | (1 if in the named table) */
+int lb_leaf_call(const bonsai_call *c);
+int lb_task_call(const bonsai_call *c);
+int lb_register(lua_State *L);
+/* Reads the leaf definition at idx (a function, or a table with fn, task or
+** tick/enter/exit/abort) into values[slot..slot+3]; sets fn and flags.
+** Returns NULL, or a message. */
+const char *lb_leafdef(lua_State *L, int idx, int values, int slot,
+                       bonsai_leaf_fn *fn, unsigned *flags);
+
+/* ltree.c */
+int lb_tree(lua_State *L);
+LTree *lb_checktree(lua_State *L, int idx);
+void lb_open_tree(lua_State *L);
+
+/* lagent.c */
+int lb_agent(lua_State *L);
+int lb_tick_all(lua_State *L);
+void lb_open_agent(lua_State *L);
+
+/* lblackboard.c */
+int lb_blackboard(lua_State *L);
+LBB *lb_checkbb(lua_State *L, int idx);
+/* Pushes a new, empty blackboard; parentidx is the parent's userdata or 0.
+** Needs the context as upvalue 1. */
+LBB *lb_newbb(lua_State *L, int parentidx);
+/* Copies the string-keyed fields of the table at idx into the userdata. */
+void lb_bb_fill(lua_State *L, int bbidx, int tidx);
+void lb_open_blackboard(lua_State *L);
+
+#endif

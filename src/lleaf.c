@@ -1,0 +1,276 @@
+/*
+** lleaf.c: Lua leaves. To the core a Lua leaf is a C leaf whose data says
+** where its functions sit: in the tree version's values table (anonymous
+** leaves) or in the named-leaf table (bt.register). The trampolines call
+** them unprotected during a tick (one protected call wraps the whole tick)
+** and protected during abort passes, so every abort callback runs.
+*/
+#include <stdint.h>
+
+#include "bonsai.h"
+#include "env.h"
+#include "lbonsai.h"
+
+#define SLOT(d) ((lua_Integer)((intptr_t)(d) >> 1))
+#define INNAMED(d) (((intptr_t)(d)) & 1)
+
+/* Converts the value at the top of the stack to a status and pops it;
+** -1 if it is not one. */
+static int tostatus(lua_State *L, const LBonsai *lb) {
+  int s = -1;
+  switch (lua_type(L, -1)) {
+  case LUA_TBOOLEAN:
+    s = lua_toboolean(L, -1) ? BONSAI_SUCCESS : BONSAI_FAILURE;
+    break;
+  case LUA_TNIL:
+    s = BONSAI_FAILURE;
+    break;
+  case LUA_TSTRING: {
+    const char *p = lua_tostring(L, -1);
+    if (p == lb->s_success)
+      s = BONSAI_SUCCESS;
+    else if (p == lb->s_failure)
+      s = BONSAI_FAILURE;
+    else if (p == lb->s_running)
+      s = BONSAI_RUNNING;
+    break;
+  }
+  default:
+    break;
+  }
+  if (s < 0) { /* replace the value by a description of it */
+    if (lua_type(L, -1) == LUA_TSTRING)
+      lua_pushfstring(L, "invalid status '%s'", lua_tostring(L, -1));
+    else
+      lua_pushfstring(L, "invalid status (a %s value)", luaL_typename(L, -1));
+    lua_remove(L, -2);
+    return -1;
+  }
+  lua_pop(L, 1);
+  return s;
+}
+
+/* A callback failed with the message at the top: raise it during a tick;
+** in an abort pass, record it and return BONSAI_ERROR. */
+static int failed(lua_State *L, bonsai_agent *a) {
+  int r;
+  if (!a->protect)
+    return lua_error(L);
+  r = bonsai_agent_error(a, "%s",
+                         lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1)
+                                                        : "(error object is "
+                                                          "not a string)");
+  lua_pop(L, 1);
+  return r;
+}
+
+static int nohost(bonsai_agent *a) {
+  return bonsai_agent_error(a, "a Lua leaf can only run from Lua");
+}
+
+int lb_leaf_call(const bonsai_call *c) {
+  bonsai_agent *a = c->agent;
+  LTick *t = (LTick *)a->host;
+  lua_State *L;
+  int nargs = 3, s;
+  if (t == NULL)
+    return nohost(a);
+  L = t->L;
+  lua_rawgeti(L, t->base + (INNAMED(c->data) ? LT_NAMED : LT_VALUES),
+              SLOT(c->data) + c->event);
+  lua_pushvalue(L, t->base + LT_AGENT);
+  lua_pushvalue(L, t->base + LT_BB);
+  if (c->args != NULL)
+    lua_rawgeti(L, t->base + LT_VALUES, (lua_Integer)(intptr_t)c->args);
+  else
+    lua_pushnil(L);
+  if (c->event == BONSAI_EV_EXIT) {
+    lb_pushstatus(L, c->status);
+    nargs = 4;
+  }
+  if (!a->protect)
+    lua_call(L, nargs, 1);
+  else if (lua_pcall(L, nargs, 1, 0) != LUA_OK)
+    return failed(L, a);
+  if (c->event != BONSAI_EV_TICK) {
+    lua_pop(L, 1);
+    return BONSAI_OK;
+  }
+  if ((s = tostatus(L, t->lb)) < 0)
+    return failed(L, a);
+  return s;
+}
+
+/* The agent's extras table, created on first use (pushed). */
+static void pushextra(lua_State *L, const LTick *t) {
+  if (lua_isnil(L, t->base + LT_EXTRA)) {
+    lua_newtable(L);
+    lua_pushvalue(L, -1);
+    lua_setiuservalue(L, t->base + LT_STATE, UV_EXTRA);
+    lua_pushvalue(L, -1);
+    lua_replace(L, t->base + LT_EXTRA);
+    return;
+  }
+  lua_pushvalue(L, t->base + LT_EXTRA);
+}
+
+/* Closes a task's coroutine (to-be-closed variables run). Stack: the
+** extras table on top; returns the close status, with an error message
+** pushed when it is not LUA_OK. */
+static int closetask(lua_State *L, lua_State *co, lua_Integer key) {
+  int st = bs_closethread(co, L);
+  if (st != LUA_OK)
+    lua_xmove(co, L, 1);
+  lua_pushnil(L);
+  lua_rawseti(L, st != LUA_OK ? -3 : -2, key);
+  return st;
+}
+
+int lb_task_call(const bonsai_call *c) {
+  bonsai_agent *a = c->agent;
+  LTick *t = (LTick *)a->host;
+  lua_Integer key = (lua_Integer)c->node + 1;
+  lua_State *L, *co;
+  int nargs = 0, nres, st, s;
+  if (t == NULL)
+    return nohost(a);
+  L = t->L;
+  pushextra(L, t);
+  if (c->event == BONSAI_EV_ABORT) {
+    if (lua_rawgeti(L, -1, key) == LUA_TTHREAD) {
+      co = lua_tothread(L, -1);
+      lua_pop(L, 1);
+      if (closetask(L, co, key) != LUA_OK) {
+        lua_remove(L, -2);
+        return failed(L, a);
+      }
+    } else {
+      lua_pop(L, 1);
+    }
+    lua_pop(L, 1);
+    return BONSAI_OK;
+  }
+  if (lua_rawgeti(L, -1, key) == LUA_TTHREAD) {
+    co = lua_tothread(L, -1);
+    lua_pop(L, 1);
+  } else { /* a new run: a new coroutine */
+    lua_pop(L, 1);
+    co = lua_newthread(L);
+    lua_rawseti(L, -2, key);
+    lua_rawgeti(L, t->base + (INNAMED(c->data) ? LT_NAMED : LT_VALUES),
+                SLOT(c->data));
+    lua_pushvalue(L, t->base + LT_AGENT);
+    lua_pushvalue(L, t->base + LT_BB);
+    if (c->args != NULL)
+      lua_rawgeti(L, t->base + LT_VALUES, (lua_Integer)(intptr_t)c->args);
+    else
+      lua_pushnil(L);
+    lua_xmove(L, co, 4);
+    nargs = 3;
+  }
+  st = lua_resume(co, L, nargs, &nres);
+  if (st == LUA_YIELD) {
+    lua_pop(co, nres);
+    lua_pop(L, 1);
+    return BONSAI_RUNNING;
+  }
+  if (st != LUA_OK) {
+    lua_xmove(co, L, 1); /* the error */
+    lua_insert(L, -2);
+    if (closetask(L, co, key) != LUA_OK)
+      lua_pop(L, 1); /* a second error while closing: keep the first */
+    lua_pop(L, 1);
+    return failed(L, a);
+  }
+  if (nres > 0) {
+    lua_xmove(co, L, 1);
+    lua_pop(co, nres - 1);
+  } else {
+    lua_pushnil(L);
+  }
+  lua_pushnil(L);
+  lua_rawseti(L, -3, key); /* the run is over */
+  lua_remove(L, -2);
+  if ((s = tostatus(L, t->lb)) < 0)
+    return failed(L, a);
+  if (s == BONSAI_RUNNING) {
+    lua_pushliteral(L, "a task returned running (yield to keep running)");
+    return failed(L, a);
+  }
+  return s;
+}
+
+const char *lb_leafdef(lua_State *L, int idx, int values, int slot,
+                       bonsai_leaf_fn *fn, unsigned *flags) {
+  static const char *const fields[] = {"tick", "enter", "exit", "abort"};
+  int k;
+  idx = lua_absindex(L, idx);
+  values = lua_absindex(L, values);
+  *fn = lb_leaf_call;
+  *flags = 0;
+  if (lua_isfunction(L, idx)) {
+    lua_pushvalue(L, idx);
+    lua_rawseti(L, values, slot);
+    return NULL;
+  }
+  if (!lua_istable(L, idx))
+    return lua_pushfstring(L, "a leaf is a function or a table of functions "
+                              "(got %s)", luaL_typename(L, idx));
+  if (lua_getfield(L, idx, "task") == LUA_TFUNCTION) {
+    lua_rawseti(L, values, slot);
+    *fn = lb_task_call;
+    *flags = BONSAI_LEAF_ABORT;
+    return NULL;
+  }
+  lua_pop(L, 1);
+  if (lua_getfield(L, idx, "fn") == LUA_TFUNCTION) {
+    lua_rawseti(L, values, slot);
+    return NULL;
+  }
+  lua_pop(L, 1);
+  for (k = 0; k < 4; k++) {
+    int ty = lua_getfield(L, idx, fields[k]);
+    if (ty != LUA_TNIL && ty != LUA_TFUNCTION)
+      return lua_pushfstring(L, "leaf field '%s' must be a function (got %s)",
+                             fields[k], lua_typename(L, ty));
+    if (k == 0 && ty == LUA_TNIL)
+      return "a leaf needs a function (fn, tick or task)";
+    if (k > 0 && ty == LUA_TFUNCTION)
+      *flags |= 1u << (k - 1); /* ENTER, EXIT, ABORT */
+    lua_rawseti(L, values, slot + k);
+  }
+  return NULL;
+}
+
+/* bt.register(name, leafdef) */
+int lb_register(lua_State *L) {
+  LBonsai *lb = lb_context(L);
+  const char *name = luaL_checkstring(L, 1);
+  bonsai_leaf_fn fn;
+  unsigned flags;
+  int id, k, slot;
+  const char *err;
+  luaL_argcheck(L, *name != '\0', 1, "empty leaf name");
+  luaL_argcheck(L, lua_isfunction(L, 2) || lua_istable(L, 2), 2,
+                "a function or a leaf table expected");
+  if ((id = bs_leaf_find(lb->env, name)) < 0) {
+    if (bonsai_leaf_register(lb->env, name, lb_leaf_call, NULL, 0) != BONSAI_OK)
+      return luaL_error(L, "out of memory");
+    id = bs_leaf_find(lb->env, name);
+  }
+  if (id > (INT32_MAX - 8) / 4)
+    return luaL_error(L, "too many named leaves");
+  slot = 4 * id + 1;
+  lua_getiuservalue(L, lua_upvalueindex(1), LB_NAMED);
+  for (k = 0; k < 4; k++) {
+    lua_pushnil(L);
+    lua_rawseti(L, -2, slot + k);
+  }
+  if ((err = lb_leafdef(L, 2, -1, slot, &fn, &flags)) != NULL)
+    return luaL_error(L, "bt.register '%s': %s", name, err);
+  /* the functions are in place: switch the registry entry over */
+  lb->env->leaves[id].fn = fn;
+  lb->env->leaves[id].data = (void *)(((intptr_t)slot << 1) | 1);
+  lb->env->leaves[id].flags = flags;
+  return 0;
+}

@@ -1,0 +1,412 @@
+/*
+** ltree.c: bt.tree and the tree userdata. Compiling walks the Lua node
+** tables iteratively (an explicit stack in a Lua table, so a 10,000-deep
+** tree needs no C stack), feeding bonsai_def_* and storing leaf functions
+** and args tables in a fresh values table, the Lua half of the version.
+** The definition lives in a userdata, so a Lua error during the walk
+** leaks nothing.
+*/
+#include <stdint.h>
+#include <string.h>
+
+#include "bonsai.h"
+#include "compile.h"
+#include "env.h"
+#include "lbonsai.h"
+
+typedef struct DefBox {
+  bonsai_def *def;
+} DefBox;
+
+static int defbox_gc(lua_State *L) {
+  DefBox *box = (DefBox *)lua_touserdata(L, 1);
+  bonsai_def_free(box->def);
+  box->def = NULL;
+  return 0;
+}
+
+/* Kind from a node's type string, or -1. */
+static int kindof(const char *type) {
+  int k;
+  for (k = 0; k < BONSAI_NKINDS; k++)
+    if (k != BONSAI_PRIORITY && strcmp(type, bs_kind_names[k]) == 0)
+      return k;
+  return -1;
+}
+
+/* The compile walk: indices of its stack slots and where it stands. */
+typedef struct Walk {
+  lua_State *L;
+  bonsai_def *def;
+  const char *tree; /* tree name, for messages */
+  int values;       /* values table */
+  int nvalues;      /* slots used */
+  int stack;        /* frames: 3k+1 children list, 3k+2 next index, 3k+3 node */
+  int onpath;       /* node tables currently open (cycle check) */
+  int nframes;
+} Walk;
+
+/* Raises a definition error about the node being read (child 'place' of
+** the open node). */
+static int walkerror(Walk *w, int place, const char *fmt, const char *arg) {
+  lua_State *L = w->L;
+  char path[256];
+  const char *msg = lua_pushfstring(L, fmt, arg);
+  if (w->def->open == BS_NONE)
+    return luaL_error(L, "tree '%s': %s", w->tree, msg);
+  bs_def_path(w->def, w->def->open, path, sizeof path);
+  return luaL_error(L, "tree '%s': %s: child %d: %s", w->tree,
+                    path[0] ? path : "priority", place, msg);
+}
+
+/* Raises the definition's error, if it has one. */
+static void checkdef(Walk *w) {
+  const char *e = bonsai_def_errmsg(w->def);
+  if (e != NULL)
+    luaL_error(w->L, "tree '%s': %s", w->tree, e);
+}
+
+/* Reads the parameters of the node at idx into the node just added. */
+static void params(Walk *w, int idx) {
+  static const char *const keys[] = {"times", "seconds", "success", "failure",
+                                     "key",   "op",      "value",   "abort"};
+  lua_State *L = w->L;
+  size_t k;
+  for (k = 0; k < sizeof keys / sizeof *keys; k++) {
+    bonsai_value v;
+    int ty = lua_getfield(L, idx, keys[k]);
+    v.u.i = 0;
+    switch (ty) {
+    case LUA_TNIL:
+      lua_pop(L, 1);
+      continue;
+    case LUA_TBOOLEAN:
+      v.type = BONSAI_TBOOLEAN;
+      v.u.b = lua_toboolean(L, -1);
+      break;
+    case LUA_TNUMBER:
+      if (lua_isinteger(L, -1)) {
+        v.type = BONSAI_TINTEGER;
+        v.u.i = (long long)lua_tointeger(L, -1);
+      } else {
+        v.type = BONSAI_TNUMBER;
+        v.u.n = lua_tonumber(L, -1);
+      }
+      break;
+    case LUA_TSTRING:
+      v.type = BONSAI_TSTRING;
+      v.u.str.s = lua_tolstring(L, -1, &v.u.str.len);
+      break;
+    default:
+      v.type = BONSAI_THANDLE; /* refused by bonsai_def_value */
+      break;
+    }
+    bonsai_def_value(w->def, keys[k], v);
+    lua_pop(L, 1);
+    checkdef(w);
+  }
+}
+
+/* Stores the value at the top in the values table; returns its slot. */
+static int keep(Walk *w) {
+  lua_rawseti(w->L, w->values, ++w->nvalues);
+  return w->nvalues;
+}
+
+/* Adds the leaf node at idx. */
+static void addleaf(Walk *w, int idx, int kind, const char *name, int place) {
+  lua_State *L = w->L;
+  const void *args = NULL;
+  if (lua_getfield(L, idx, "args") != LUA_TNIL)
+    args = (const void *)(intptr_t)keep(w);
+  else
+    lua_pop(L, 1);
+  if (kind != BONSAI_ACTION && kind != BONSAI_CONDITION) {
+    bonsai_def_leaf(w->def, kind, name, NULL, NULL);
+  } else if (lua_getfield(L, idx, "leaf") == LUA_TSTRING) {
+    bonsai_def_leaf(w->def, kind, name, lua_tostring(L, -1), args);
+    lua_pop(L, 1);
+  } else {
+    bonsai_leaf_fn fn;
+    unsigned flags;
+    int slot = w->nvalues + 1;
+    const char *err;
+    lua_pop(L, 1);
+    if ((err = lb_leafdef(L, idx, w->values, slot, &fn, &flags)) != NULL)
+      walkerror(w, place, "%s", err);
+    w->nvalues += fn == lb_task_call || flags == 0 ? 1 : 4;
+    bonsai_def_cleaf(w->def, kind, name, fn, (void *)((intptr_t)slot << 1),
+                     flags, args);
+  }
+  checkdef(w);
+  if (kind != BONSAI_ACTION && kind != BONSAI_CONDITION)
+    params(w, idx); /* an action's 'abort' is its callback */
+}
+
+/* Pushes a frame for the node at idx (0: none) whose children are the list
+** at the top (popped). */
+static void pushframe(Walk *w, int idx) {
+  lua_State *L = w->L;
+  lua_rawseti(L, w->stack, 3 * w->nframes + 1);
+  lua_pushinteger(L, 1);
+  lua_rawseti(L, w->stack, 3 * w->nframes + 2);
+  if (idx != 0)
+    lua_pushvalue(L, idx);
+  else
+    lua_pushnil(L);
+  lua_rawseti(L, w->stack, 3 * w->nframes + 3);
+  w->nframes++;
+}
+
+/* Pushes the children list of the node at idx: its array part, after its
+** conditions for a filter or a monitor. */
+static void pushchildren(Walk *w, int idx, int kind, int place) {
+  lua_State *L = w->L;
+  lua_Integer n, k, m = 0;
+  if (kind != BONSAI_FILTER && kind != BONSAI_MONITOR) {
+    lua_pushvalue(L, idx);
+    return;
+  }
+  lua_newtable(L);
+  switch (lua_getfield(L, idx, "conditions")) {
+  case LUA_TNIL:
+    break;
+  case LUA_TTABLE:
+    for (n = (lua_Integer)lua_rawlen(L, -1), k = 1; k <= n; k++) {
+      lua_rawgeti(L, -1, k);
+      lua_rawseti(L, -3, ++m);
+    }
+    break;
+  default:
+    walkerror(w, place, "'conditions' must be a list of conditions", NULL);
+  }
+  lua_pop(L, 1);
+  for (n = (lua_Integer)lua_rawlen(L, idx), k = 1; k <= n; k++) {
+    lua_rawgeti(L, idx, k);
+    lua_rawseti(L, -2, ++m);
+  }
+}
+
+/* Reads one node (at the top of the stack, popped). */
+static void addnode(Walk *w, int place) {
+  lua_State *L = w->L;
+  int idx = lua_gettop(L), kind;
+  const char *name = NULL, *type;
+  if (!lua_istable(L, idx))
+    walkerror(w, place, "not a node (got %s)", luaL_typename(L, idx));
+  if (lua_getfield(L, idx, "type") != LUA_TSTRING)
+    walkerror(w, place, "not a node (a table without a 'type')", NULL);
+  type = lua_tostring(L, -1);
+  if ((kind = kindof(type)) < 0)
+    walkerror(w, place, "unknown node type '%s'", type);
+  switch (lua_getfield(L, idx, "name")) {
+  case LUA_TNIL:
+    break;
+  case LUA_TSTRING:
+    name = lua_tostring(L, -1);
+    break;
+  default:
+    walkerror(w, place, "'name' must be a string", NULL);
+  }
+  if (kind <= BONSAI_IS_SET) {
+    addleaf(w, idx, kind, name, place);
+  } else {
+    lua_pushvalue(L, idx);
+    if (lua_rawget(L, w->onpath) != LUA_TNIL)
+      walkerror(w, place, "a node cannot contain itself", NULL);
+    lua_pop(L, 1);
+    bonsai_def_begin(w->def, kind, name);
+    checkdef(w);
+    params(w, idx);
+    lua_pushvalue(L, idx);
+    lua_pushboolean(L, 1);
+    lua_rawset(L, w->onpath);
+    pushchildren(w, idx, kind, place);
+    pushframe(w, idx);
+  }
+  lua_settop(L, idx - 1);
+}
+
+/* Walks the frames until the stack is empty. The first frame belongs to no
+** node (or to the priority wrapper when 'wrapped'). */
+static void walk(Walk *w, int wrapped) {
+  lua_State *L = w->L;
+  while (w->nframes > 0) {
+    lua_Integer at, f = w->nframes - 1;
+    lua_rawgeti(L, w->stack, 3 * f + 1); /* children list */
+    lua_rawgeti(L, w->stack, 3 * f + 2);
+    at = lua_tointeger(L, -1);
+    lua_pop(L, 1);
+    if (lua_rawgeti(L, -1, at) == LUA_TNIL) { /* frame done */
+      lua_pop(L, 2);
+      w->nframes--;
+      if (lua_rawgeti(L, w->stack, 3 * f + 3) != LUA_TNIL) {
+        lua_pushnil(L); /* the node is no longer on the path */
+        lua_rawset(L, w->onpath);
+      } else {
+        lua_pop(L, 1);
+      }
+      if (w->nframes > 0 || wrapped) {
+        bonsai_def_end(w->def);
+        checkdef(w);
+      }
+      continue;
+    }
+    lua_remove(L, -2);
+    lua_pushinteger(L, at + 1);
+    lua_rawseti(L, w->stack, 3 * f + 2);
+    addnode(w, (int)at);
+  }
+}
+
+/* bt.tree(root [, {name = s, priority = {filters}}]) */
+int lb_tree(lua_State *L) {
+  LBonsai *lb = lb_context(L);
+  char err[512];
+  Walk w;
+  DefBox *box;
+  LTree *lt;
+  bonsai_tree *t;
+  int wrapped = 0;
+  lua_settop(L, 2);
+  if (!lua_isnoneornil(L, 2))
+    luaL_checktype(L, 2, LUA_TTABLE);
+  memset(&w, 0, sizeof w);
+  w.L = L;
+  w.tree = "tree";
+  if (lua_istable(L, 2) && lua_getfield(L, 2, "name") == LUA_TSTRING)
+    w.tree = lua_tostring(L, -1);
+  else if (lua_istable(L, 1) && lua_getfield(L, 1, "name") == LUA_TSTRING)
+    w.tree = lua_tostring(L, -1);
+  else
+    lua_pushnil(L);
+  /* stack: root, opts, name */
+  box = (DefBox *)lua_newuserdatauv(L, sizeof *box, 0);
+  box->def = NULL;
+  if (luaL_newmetatable(L, BS_DEF_T)) {
+    lua_pushcfunction(L, defbox_gc);
+    lua_setfield(L, -2, "__gc");
+  }
+  lua_setmetatable(L, -2);
+  if ((box->def = bonsai_def_new(lb->env)) == NULL)
+    return luaL_error(L, "out of memory");
+  w.def = box->def;
+  lua_newtable(L);
+  w.values = lua_gettop(L);
+  lua_newtable(L);
+  w.stack = lua_gettop(L);
+  lua_newtable(L);
+  w.onpath = lua_gettop(L);
+  lua_newtable(L); /* the first frame's list */
+  if (lua_istable(L, 2) && lua_getfield(L, 2, "priority") != LUA_TNIL) {
+    lua_Integer n, k;
+    if (!lua_istable(L, -1))
+      return luaL_error(L, "tree '%s': 'priority' must be a list of filters",
+                        w.tree);
+    for (n = (lua_Integer)lua_rawlen(L, -1), k = 1; k <= n; k++) {
+      lua_rawgeti(L, -1, k);
+      lua_rawseti(L, -3, k);
+    }
+    lua_pop(L, 1);
+    lua_pushvalue(L, 1);
+    lua_rawseti(L, -2, n + 1);
+    bonsai_def_begin(w.def, BONSAI_PRIORITY, NULL);
+    wrapped = 1;
+  } else {
+    if (lua_istable(L, 2))
+      lua_pop(L, 1);
+    lua_pushvalue(L, 1);
+    lua_rawseti(L, -2, 1);
+  }
+  pushframe(&w, 0);
+  walk(&w, wrapped);
+  if (bonsai_tree_new(w.def, w.tree, &t, err, sizeof err) != BONSAI_OK)
+    return luaL_error(L, "tree '%s': %s", w.tree, err);
+  bonsai_def_free(box->def);
+  box->def = NULL;
+  lt = (LTree *)lua_newuserdatauv(L, sizeof *lt, 1);
+  lt->t = t;
+  luaL_setmetatable(L, BS_TREE_T);
+  lua_pushvalue(L, w.values);
+  lua_setiuservalue(L, -2, 1);
+  return 1;
+}
+
+LTree *lb_checktree(lua_State *L, int idx) {
+  LTree *lt = (LTree *)luaL_checkudata(L, idx, BS_TREE_T);
+  if (lt->t == NULL)
+    luaL_argerror(L, idx, "released tree");
+  return lt;
+}
+
+static int tree_gc(lua_State *L) {
+  LTree *lt = (LTree *)luaL_checkudata(L, 1, BS_TREE_T);
+  bonsai_tree_release(lt->t);
+  lt->t = NULL;
+  return 0;
+}
+
+static void addbuf(void *ud, const char *s, size_t n) {
+  luaL_addlstring((luaL_Buffer *)ud, s, n);
+}
+
+/* tree:dump([agent]) */
+static int tree_dump(lua_State *L) {
+  LTree *lt = lb_checktree(L, 1);
+  const bonsai_agent *a = NULL;
+  luaL_Buffer b;
+  if (!lua_isnoneornil(L, 2)) {
+    luaL_checktype(L, 2, LUA_TTABLE);
+    lua_rawgeti(L, 2, 1);
+    a = ((LAgent *)luaL_checkudata(L, -1, BS_STATE_T))->a;
+    luaL_argcheck(L, a->tree == lt->t, 2, "agent of another tree");
+  }
+  luaL_buffinit(L, &b);
+  bonsai_tree_dump(lt->t, a, addbuf, &b);
+  luaL_pushresult(&b);
+  return 1;
+}
+
+static int tree_tostring(lua_State *L) {
+  LTree *lt = lb_checktree(L, 1);
+  lua_pushfstring(L, "bonsai.tree '%s' (%d nodes)", bonsai_tree_name(lt->t),
+                  (int)bonsai_tree_size(lt->t));
+  return 1;
+}
+
+/* tree.name, tree.size, then methods */
+static int tree_index(lua_State *L) {
+  LTree *lt = lb_checktree(L, 1);
+  const char *k = luaL_checkstring(L, 2);
+  if (strcmp(k, "name") == 0) {
+    lua_pushstring(L, bonsai_tree_name(lt->t));
+    return 1;
+  }
+  if (strcmp(k, "size") == 0) {
+    lua_pushinteger(L, (lua_Integer)bonsai_tree_size(lt->t));
+    return 1;
+  }
+  lua_getmetatable(L, 1);
+  lua_getfield(L, -1, "methods");
+  lua_getfield(L, -1, k);
+  return 1;
+}
+
+static const luaL_Reg tree_methods[] = {{"dump", tree_dump}, {NULL, NULL}};
+
+static const luaL_Reg tree_meta[] = {{"__gc", tree_gc},
+                                     {"__index", tree_index},
+                                     {"__tostring", tree_tostring},
+                                     {NULL, NULL}};
+
+/* stack: context */
+void lb_open_tree(lua_State *L) {
+  luaL_newmetatable(L, BS_TREE_T);
+  lua_pushvalue(L, -2);
+  luaL_setfuncs(L, tree_meta, 1);
+  lua_newtable(L);
+  lua_pushvalue(L, -3);
+  luaL_setfuncs(L, tree_methods, 1);
+  lua_setfield(L, -2, "methods");
+  lua_pop(L, 1);
+}

@@ -1,0 +1,515 @@
+/*
+** vm.c: runs one tick of an agent over a compiled Blueprint. Iterative: a
+** tick descends from the root (or the resume point) to a leaf, then carries
+** the leaf's status up through parent links; no recursion and no frame
+** stack, because the pre-order array and the parent indices are the stack.
+** A RUNNING status jumps straight to the nearest ancestor that acts on it
+** ('up'), and the next tick resumes at the topmost such node, so a running
+** leaf under plain sequences is resumed without walking its ancestors.
+** Abort always walks the running nodes deepest-first.
+*/
+#include <string.h>
+
+#include "bonsai.h"
+#include "agent.h"
+#include "blackboard.h"
+#include "vm.h"
+
+#define RUNNING BONSAI_RUNNING
+#define SUCCESS BONSAI_SUCCESS
+#define FAILURE BONSAI_FAILURE
+
+/* A node's data: one or two 32-bit words, or a double. */
+#define W0(i) (*(uint32_t *)(a->state + nd[i].data))
+#define W1(i) (((uint32_t *)(a->state + nd[i].data))[1])
+#define F64(i) (*(double *)(a->state + nd[i].data))
+
+static const Leaf *leafof(const bonsai_agent *a, const Node *n) {
+  return (n->flags & NF_NAMED) ? &a->bp->env->leaves[n->leaf]
+                               : &a->bp->leaves[n->leaf];
+}
+
+/* Delivers event ev to leaf node i. */
+static int call(bonsai_agent *a, uint32_t i, int ev, int status) {
+  const Node *n = &a->bp->nodes[i];
+  const Leaf *l = leafof(a, n);
+  bonsai_call c;
+  c.agent = a;
+  c.owner = a->owner;
+  c.data = l->data;
+  c.args = n->args;
+  c.event = ev;
+  c.status = status;
+  c.node = i;
+  a->current = i;
+  a->event = (uint8_t)ev;
+  return l->fn(&c);
+}
+
+/* A callback's result was not BONSAI_OK: make sure a message exists. */
+static int leaffail(bonsai_agent *a, int r, const char *what) {
+  if (r != BONSAI_ERROR)
+    bs_agent_seterr(a, "%s returned %d", what, r);
+  else if (a->err == NULL || a->err[0] == '\0')
+    bs_agent_seterr(a, "%s failed", what);
+  return BONSAI_ELEAF;
+}
+
+/* One tick of an action or condition: enter, tick, and exit when done. */
+static int tick_leaf(bonsai_agent *a, uint32_t i) {
+  const Node *n = &a->bp->nodes[i];
+  int s;
+  if (n->kind == BONSAI_CONDITION) {
+    s = call(a, i, BONSAI_EV_TICK, 0);
+    if (s == SUCCESS || s == FAILURE)
+      return a->state[i] = (uint8_t)s;
+    if (s == RUNNING) {
+      bs_agent_seterr(a, "a condition cannot return running");
+      return BONSAI_ELEAF;
+    }
+    return leaffail(a, s, "condition");
+  }
+  if (a->state[i] != RUNNING) {
+    if (leafof(a, n)->flags & BONSAI_LEAF_ENTER) {
+      int r = call(a, i, BONSAI_EV_ENTER, 0);
+      if (r != BONSAI_OK)
+        return leaffail(a, r, "enter");
+    }
+    a->state[i] = RUNNING;
+  }
+  s = call(a, i, BONSAI_EV_TICK, 0);
+  if (s == RUNNING)
+    return s;
+  if (s != SUCCESS && s != FAILURE)
+    return leaffail(a, s, "tick");
+  a->state[i] = (uint8_t)s;
+  if (leafof(a, n)->flags & BONSAI_LEAF_EXIT) {
+    int r = call(a, i, BONSAI_EV_EXIT, s);
+    if (r != BONSAI_OK)
+      return leaffail(a, r, "exit");
+  }
+  return s;
+}
+
+/* Three-way comparison of two blackboard values; -2 when not ordered
+** (different types), with 'eq' telling equality for any types. */
+static int compare(bonsai_value x, bonsai_value y, int *eq) {
+  int xn = x.type == BONSAI_TNUMBER || x.type == BONSAI_TINTEGER;
+  int yn = y.type == BONSAI_TNUMBER || y.type == BONSAI_TINTEGER;
+  if (xn && yn) {
+    if (x.type == BONSAI_TINTEGER && y.type == BONSAI_TINTEGER) {
+      *eq = x.u.i == y.u.i;
+      return x.u.i < y.u.i ? -1 : x.u.i > y.u.i;
+    } else {
+      double u = x.type == BONSAI_TINTEGER ? (double)x.u.i : x.u.n;
+      double v = y.type == BONSAI_TINTEGER ? (double)y.u.i : y.u.n;
+      *eq = u == v;
+      return u < v ? -1 : u > v;
+    }
+  }
+  if (x.type == BONSAI_TSTRING && y.type == BONSAI_TSTRING) {
+    size_t m = x.u.str.len < y.u.str.len ? x.u.str.len : y.u.str.len;
+    int r = memcmp(x.u.str.s, y.u.str.s, m);
+    if (r == 0)
+      r = x.u.str.len < y.u.str.len ? -1 : x.u.str.len > y.u.str.len;
+    *eq = r == 0;
+    return r < 0 ? -1 : r > 0;
+  }
+  *eq = x.type == y.type &&
+        (x.type == BONSAI_TNIL ||
+         (x.type == BONSAI_TBOOLEAN && x.u.b == y.u.b) ||
+         (x.type == BONSAI_THANDLE && x.u.handle == y.u.handle));
+  return -2;
+}
+
+static const char *typename(int t) {
+  static const char *const names[] = {"nil",    "boolean", "integer",
+                                      "number", "string",  "value"};
+  return names[t];
+}
+
+/* bt.check and bt.is_set, evaluated in C. */
+static int check(bonsai_agent *a, uint32_t i) {
+  const Node *n = &a->bp->nodes[i];
+  bonsai_value x = bonsai_bb_get(a->bb, (int)n->a), y;
+  int eq, c;
+  a->current = i;
+  if (n->kind == BONSAI_IS_SET)
+    return x.type != BONSAI_TNIL ? SUCCESS : FAILURE;
+  y = (n->flags & NF_KEYREF) ? bonsai_bb_get(a->bb, (int)n->b) : n->val;
+  c = compare(x, y, &eq);
+  switch (n->op) {
+  case OP_EQ: return eq ? SUCCESS : FAILURE;
+  case OP_NE: return eq ? FAILURE : SUCCESS;
+  default: break;
+  }
+  if (c == -2) {
+    bs_agent_seterr(a, "cannot compare %s with %s", typename(x.type),
+                    typename(y.type));
+    return BONSAI_ELEAF;
+  }
+  switch (n->op) {
+  case OP_LT: return c < 0 ? SUCCESS : FAILURE;
+  case OP_LE: return c <= 0 ? SUCCESS : FAILURE;
+  case OP_GT: return c > 0 ? SUCCESS : FAILURE;
+  default: return c >= 0 ? SUCCESS : FAILURE;
+  }
+}
+
+/* A running child of running node i, or BS_NONE. */
+static uint32_t running_child(const bonsai_agent *a, uint32_t i) {
+  const Node *nd = a->bp->nodes;
+  uint32_t c;
+  if (nd[i].kind == BONSAI_SEQUENCE || nd[i].kind == BONSAI_SELECTOR) {
+    c = W0(i);
+    return a->state[c] == RUNNING ? c : BS_NONE;
+  }
+  for (c = i + 1; c < nd[i].next; c = nd[c].next)
+    if (a->state[c] == RUNNING)
+      return c;
+  return BS_NONE;
+}
+
+/* Cuts off node i (its children are no longer running). */
+static int abort_node(bonsai_agent *a, uint32_t i) {
+  const Node *n = &a->bp->nodes[i];
+  int r = BONSAI_OK;
+  a->state[i] = BONSAI_ABORTED;
+  if (n->kind == BONSAI_ACTION) {
+    unsigned f = leafof(a, n)->flags;
+    if (f & BONSAI_LEAF_ABORT)
+      r = call(a, i, BONSAI_EV_ABORT, 0);
+    else if (f & BONSAI_LEAF_EXIT)
+      r = call(a, i, BONSAI_EV_EXIT, BONSAI_ABORTED);
+    if (r != BONSAI_OK)
+      return leaffail(a, r, "abort");
+  }
+  return BONSAI_OK;
+}
+
+int bs_vm_abort(bonsai_agent *a, uint32_t x) {
+  const Node *nd = a->bp->nodes;
+  uint32_t i = x, errnode = BS_NONE;
+  uint8_t lock = a->errlock;
+  if (a->state[x] != RUNNING)
+    return BONSAI_OK;
+  for (;;) {
+    uint32_t c = running_child(a, i);
+    if (c != BS_NONE) {
+      i = c;
+      continue;
+    }
+    if (abort_node(a, i) != BONSAI_OK && errnode == BS_NONE) {
+      errnode = i;
+      a->errlock = 1; /* keep the first message */
+    }
+    if (i == x)
+      break;
+    i = nd[i].parent;
+  }
+  a->errlock = lock;
+  if (errnode == BS_NONE)
+    return BONSAI_OK;
+  a->current = errnode;
+  return BONSAI_ELEAF;
+}
+
+void bs_vm_recover(bonsai_agent *a, const char *msg) {
+  uint8_t protect = a->protect;
+  a->errlock = 0;
+  if (msg != NULL)
+    bs_agent_seterr(a, "%s", msg);
+  a->errnode = a->current;
+  a->errlock = 1;
+  a->protect = 1;
+  if (a->state[a->current] == RUNNING && a->event == BONSAI_EV_ENTER)
+    a->state[a->current] = BONSAI_IDLE; /* its run never started */
+  (void)bs_vm_abort(a, 0);
+  a->protect = protect;
+  a->errlock = 0;
+}
+
+/* A leaf failed inside the VM (C path): recover and report. */
+static int fail(bonsai_agent *a) {
+  bs_vm_recover(a, NULL);
+  return BONSAI_ELEAF;
+}
+
+/* First child of parallel i not yet finished in this run, from c on. */
+static uint32_t unfinished(const bonsai_agent *a, uint32_t i, uint32_t c) {
+  const Node *nd = a->bp->nodes;
+  while (c < nd[i].next &&
+         (a->state[c] == SUCCESS || a->state[c] == FAILURE))
+    c = nd[c].next;
+  return c;
+}
+
+/* Aborts every running child of i. */
+static int abort_children(bonsai_agent *a, uint32_t i) {
+  const Node *nd = a->bp->nodes;
+  uint32_t c;
+  int r = BONSAI_OK;
+  for (c = i + 1; c < nd[i].next; c = nd[c].next)
+    if (a->state[c] == RUNNING && bs_vm_abort(a, c) != BONSAI_OK)
+      r = BONSAI_ELEAF;
+  return r;
+}
+
+/* A reactive node ends its tick with status s from child c: a running child
+** after c is no longer reached, so it is aborted. */
+static int reactive_end(bonsai_agent *a, uint32_t i, uint32_t c, int s) {
+  const Node *nd = a->bp->nodes;
+  uint32_t r = W0(i);
+  if (r != BS_NONE && r != c && a->state[r] == RUNNING) {
+    W0(i) = BS_NONE;
+    if (bs_vm_abort(a, r) != BONSAI_OK)
+      return BONSAI_ELEAF;
+  }
+  W0(i) = s == RUNNING ? c : BS_NONE;
+  return BONSAI_OK;
+}
+
+int bs_vm_tick(bonsai_agent *a) {
+  const Node *nd = a->bp->nodes;
+  uint8_t *st = a->state;
+  uint32_t i = st[0] == RUNNING ? a->resume : 0, c;
+  int s;
+tick: /* node i is ticked */
+  for (;;) {
+    const Node *n = &nd[i];
+    switch (n->kind) {
+    case BONSAI_ACTION: case BONSAI_CONDITION:
+      if ((s = tick_leaf(a, i)) < 0)
+        return fail(a);
+      goto done;
+    case BONSAI_CHECK: case BONSAI_IS_SET:
+      if ((s = check(a, i)) < 0)
+        return fail(a);
+      goto done;
+    case BONSAI_WAIT:
+      if (st[i] != RUNNING) {
+        F64(i) = a->time;
+        st[i] = RUNNING;
+      }
+      s = a->time - F64(i) >= n->secs ? SUCCESS : RUNNING;
+      goto done;
+    case BONSAI_SEQUENCE: case BONSAI_SELECTOR:
+      if (st[i] != RUNNING) {
+        st[i] = RUNNING;
+        W0(i) = i + 1;
+      }
+      i = W0(i);
+      continue;
+    case BONSAI_REACTIVE_SEQUENCE: case BONSAI_REACTIVE_SELECTOR:
+    case BONSAI_PRIORITY:
+      if (st[i] != RUNNING) {
+        st[i] = RUNNING;
+        W0(i) = BS_NONE;
+      }
+      i++;
+      continue;
+    case BONSAI_PARALLEL:
+      if (st[i] != RUNNING) {
+        st[i] = RUNNING;
+        W0(i) = W1(i) = 0; /* successes, failures */
+        for (c = i + 1; c < n->next; c = nd[c].next)
+          if (st[c] != RUNNING)
+            st[c] = BONSAI_IDLE;
+      }
+      i = unfinished(a, i, i + 1);
+      continue;
+    case BONSAI_REPEATER: case BONSAI_RETRY:
+      if (st[i] != RUNNING) {
+        st[i] = RUNNING;
+        W0(i) = 0;
+      }
+      if (st[i + 1] != RUNNING)
+        W1(i) = a->serial; /* tick in which the child's run started */
+      i++;
+      continue;
+    case BONSAI_REPEAT_UNTIL_FAILURE:
+      st[i] = RUNNING;
+      if (st[i + 1] != RUNNING)
+        W0(i) = a->serial;
+      i++;
+      continue;
+    case BONSAI_TIMEOUT: case BONSAI_TIME_LIMIT:
+      if (st[i] != RUNNING) {
+        st[i] = RUNNING;
+        F64(i) = a->time;
+      }
+      if (a->time - F64(i) >= n->secs) {
+        if (bs_vm_abort(a, i + 1) != BONSAI_OK)
+          return fail(a);
+        s = n->kind == BONSAI_TIMEOUT ? FAILURE : SUCCESS;
+        goto done;
+      }
+      i++;
+      continue;
+    case BONSAI_LIMIT:
+      if (st[i] != RUNNING) {
+        if (W0(i) >= n->a) {
+          s = FAILURE;
+          goto done;
+        }
+        W0(i)++;
+        st[i] = RUNNING;
+      }
+      i++;
+      continue;
+    case BONSAI_COOLDOWN:
+      if (st[i] != RUNNING) {
+        if (a->time < F64(i)) {
+          s = FAILURE;
+          goto done;
+        }
+        st[i] = RUNNING;
+      }
+      i++;
+      continue;
+    case BONSAI_RUN_ONCE:
+      if (st[i] != RUNNING) {
+        if (W0(i) != 0) {
+          s = (int)W0(i);
+          goto done;
+        }
+        st[i] = RUNNING;
+      }
+      i++;
+      continue;
+    default: /* filter, monitor, guard, invert, force_*: tick the first child */
+      st[i] = RUNNING;
+      i++;
+      continue;
+    }
+  }
+done: /* node i finished its tick with status s; its parent takes over */
+  for (;;) {
+    const Node *n = &nd[i];
+    if (s == RUNNING) {
+      if (n->up == BS_NONE) {
+        a->resume = i;
+        return RUNNING;
+      }
+      c = n->upchild;
+      i = n->up;
+    } else {
+      st[i] = (uint8_t)s;
+      if (n->parent == BS_NONE)
+        return s;
+      c = i;
+      i = n->parent;
+    }
+    n = &nd[i];
+    switch (n->kind) {
+    case BONSAI_SEQUENCE:
+      if (s == SUCCESS && nd[c].next < n->next) {
+        i = W0(i) = nd[c].next;
+        goto tick;
+      }
+      break;
+    case BONSAI_SELECTOR:
+      if (s == FAILURE && nd[c].next < n->next) {
+        i = W0(i) = nd[c].next;
+        goto tick;
+      }
+      break;
+    case BONSAI_REACTIVE_SEQUENCE:
+      if (s == SUCCESS && nd[c].next < n->next) {
+        i = nd[c].next;
+        goto tick;
+      }
+      if (reactive_end(a, i, c, s) != BONSAI_OK)
+        return fail(a);
+      break;
+    case BONSAI_REACTIVE_SELECTOR: case BONSAI_PRIORITY:
+      if (s == FAILURE && nd[c].next < n->next) {
+        i = nd[c].next;
+        goto tick;
+      }
+      if (reactive_end(a, i, c, s) != BONSAI_OK)
+        return fail(a);
+      break;
+    case BONSAI_PARALLEL:
+      if (s == SUCCESS)
+        W0(i)++;
+      else if (s == FAILURE)
+        W1(i)++;
+      if (W0(i) >= n->a || W1(i) >= n->b) {
+        s = W0(i) >= n->a ? SUCCESS : FAILURE;
+        if (abort_children(a, i) != BONSAI_OK)
+          return fail(a);
+        break;
+      }
+      if ((c = unfinished(a, i, nd[c].next)) < n->next) {
+        i = c;
+        goto tick;
+      }
+      /* every child ticked: running ones remain, or no policy can be met */
+      s = W0(i) + W1(i) < n->nchild ? RUNNING : FAILURE;
+      break;
+    case BONSAI_FILTER: case BONSAI_MONITOR: case BONSAI_GUARD:
+      if (c != n->b) { /* a condition */
+        if (s == RUNNING) {
+          a->current = c;
+          bs_agent_seterr(a, "a condition cannot return running");
+          return fail(a);
+        }
+        if (s == SUCCESS) {
+          i = nd[c].next;
+          goto tick;
+        }
+        if (bs_vm_abort(a, n->b) != BONSAI_OK)
+          return fail(a);
+      }
+      break;
+    case BONSAI_INVERT:
+      if (s != RUNNING)
+        s = s == SUCCESS ? FAILURE : SUCCESS;
+      break;
+    case BONSAI_FORCE_SUCCESS:
+      if (s != RUNNING)
+        s = SUCCESS;
+      break;
+    case BONSAI_FORCE_FAILURE:
+      if (s != RUNNING)
+        s = FAILURE;
+      break;
+    case BONSAI_REPEATER: case BONSAI_RETRY:
+      /* the repeater goes on after a success, the retry after a failure */
+      if (s == (n->kind == BONSAI_REPEATER ? SUCCESS : FAILURE)) {
+        if (n->a != 0 && ++W0(i) >= n->a)
+          break;
+        if (n->a == 0 && W1(i) == a->serial) {
+          s = RUNNING; /* forever: one run started and ended this tick */
+          break;
+        }
+        W1(i) = a->serial;
+        i++;
+        goto tick;
+      }
+      break;
+    case BONSAI_REPEAT_UNTIL_FAILURE:
+      if (s == SUCCESS) {
+        if (W0(i) == a->serial) {
+          s = RUNNING;
+          break;
+        }
+        W0(i) = a->serial;
+        i++;
+        goto tick;
+      }
+      break;
+    case BONSAI_COOLDOWN:
+      if (s != RUNNING)
+        F64(i) = a->time + n->secs;
+      break;
+    case BONSAI_RUN_ONCE:
+      if (s != RUNNING)
+        W0(i) = (uint32_t)s;
+      break;
+    default: /* timeout, time_limit, limit: the child's status passes */
+      break;
+    }
+  }
+}

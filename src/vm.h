@@ -1,0 +1,26 @@
+/*
+** vm.h: running ticks and aborts over a Blueprint.
+*/
+#ifndef bonsai_vm_h
+#define bonsai_vm_h
+
+#include "bstypes.h"
+
+/* Status byte of node i and its data block. */
+#define bs_status(a, i) ((a)->state[i])
+
+/* One tick from the root or the resume point. Returns the root's status,
+** or BONSAI_ELEAF after aborting the running nodes (message in a->err).
+** Lua leaves may raise through it: see bs_vm_recover. */
+BS_INTERNAL int bs_vm_tick(bonsai_agent *a);
+
+/* Aborts the running nodes of the subtree at x, deepest first; every abort
+** callback runs even if one fails. Returns BONSAI_OK or BONSAI_ELEAF (the
+** first failure's message kept in a->err). */
+BS_INTERNAL int bs_vm_abort(bonsai_agent *a, uint32_t x);
+
+/* After a leaf raised out of bs_vm_tick: records msg against the node
+** being called, then aborts every running node with callbacks protected. */
+BS_INTERNAL void bs_vm_recover(bonsai_agent *a, const char *msg);
+
+#endif
