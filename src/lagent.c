@@ -15,30 +15,33 @@
 #include "lbonsai.h"
 #include "vm.h"
 
-/* Upvalues of agent methods and bt.tick_all: 1 context, 2 state metatable.
-** The functions run under lua_pcall get both as arguments instead. */
+/* Upvalues of agent methods and module functions: 1 the context, 2 the
+** string "time". The functions run under lua_pcall get them as arguments. */
 #define CONTEXT lua_upvalueindex(1)
-#define STATEMETA lua_upvalueindex(2)
+#define TIMEKEY lua_upvalueindex(2)
+/* Agent methods also get the status names as upvalues 3-7. */
+#define STATUSNAME(s) lua_upvalueindex(3 + (s))
 
-/* The state userdata of the agent table at idx, pushed; NULL if idx does
-** not hold an agent (meta: index of the state metatable). */
-static LAgent *toagentm(lua_State *L, int idx, int meta) {
+/* The state userdata of the agent table at idx (known to be a table),
+** pushed; NULL if idx does not hold an agent of this context. The state's
+** size and its 'magic' (the context's address) identify it without a
+** metatable lookup: this runs for every agent of every tick. */
+static LAgent *stateof(lua_State *L, int idx, const LBonsai *lb) {
   LAgent *la;
+  if (lua_rawgeti(L, idx, 1) != LUA_TUSERDATA ||
+      lua_rawlen(L, -1) != sizeof(LAgent))
+    return NULL;
+  la = (LAgent *)lua_touserdata(L, -1);
+  return la->magic == lb && la->a != NULL ? la : NULL;
+}
+
+static LAgent *toagent(lua_State *L, int idx) {
   if (lua_type(L, idx) != LUA_TTABLE) {
     lua_pushnil(L);
     return NULL;
   }
-  lua_rawgeti(L, idx, 1);
-  la = (LAgent *)lua_touserdata(L, -1);
-  if (la == NULL || !lua_getmetatable(L, -1))
-    return NULL;
-  if (!lua_rawequal(L, -1, meta) || la->a == NULL)
-    la = NULL;
-  lua_pop(L, 1);
-  return la;
+  return stateof(L, idx, lb_context(L));
 }
-
-#define toagent(L, idx) toagentm(L, idx, STATEMETA)
 
 static LAgent *checkagent(lua_State *L, int idx) {
   LAgent *la = toagent(L, idx);
@@ -47,22 +50,44 @@ static LAgent *checkagent(lua_State *L, int idx) {
   return la;
 }
 
-/* Pushes the leaf stack (see LTick) for the agent table at ai whose state
-** userdata is at si; ci is the context. */
-static void pushcontext(lua_State *L, LTick *t, int ai, int si, int ci) {
-  if (ci > LUA_REGISTRYINDEX)
-    ci = lua_absindex(L, ci);
-  ai = lua_absindex(L, ai);
-  si = lua_absindex(L, si);
+/* Pushes the per-call part of the leaf stack: the named-leaf table and a
+** slot for the values table (ci: the context). */
+static void pushshared(lua_State *L, LTick *t, int ci) {
   t->L = L;
   t->lb = (LBonsai *)lua_touserdata(L, ci);
-  t->base = lua_gettop(L) + 1;
-  lua_pushvalue(L, ai);
-  lua_getiuservalue(L, si, UV_BB);
-  lua_getiuservalue(L, si, UV_VALUES);
   lua_getiuservalue(L, ci, LB_NAMED);
-  lua_getiuservalue(L, si, UV_EXTRA);
-  lua_pushvalue(L, si);
+  t->named = lua_gettop(L);
+  lua_pushnil(L);
+  t->values = lua_gettop(L);
+}
+
+/* Points t at the agent table ai and its state si, with a slot for the
+** blackboard, and loads the values table of the version the agent runs
+** unless it is already there (*loaded: the blueprint whose values are). */
+static void setagent(lua_State *L, LTick *t, int ai, int si, int bbslot,
+                     const Blueprint **loaded, const Blueprint *bp) {
+  t->agent = ai;
+  t->state = si;
+  t->bb = bbslot;
+  t->bbready = 0;
+  if (*loaded != bp) {
+    lua_getiuservalue(L, si, UV_VALUES);
+    lua_replace(L, t->values);
+    *loaded = bp;
+  }
+}
+
+/* Pushes a complete leaf stack for the agent table ai (state si). */
+static void pushcontext(lua_State *L, LTick *t, int ai, int si, int ci) {
+  const Blueprint *none = NULL;
+  LAgent *la = (LAgent *)lua_touserdata(L, si);
+  ai = lua_absindex(L, ai);
+  si = lua_absindex(L, si);
+  if (ci > LUA_REGISTRYINDEX)
+    ci = lua_absindex(L, ci);
+  pushshared(L, t, ci);
+  lua_pushnil(L);
+  setagent(L, t, ai, si, lua_gettop(L), &none, la->a->bp);
 }
 
 /* Pushes "tree 't' node 'path': msg" for the agent's last error. */
@@ -75,69 +100,71 @@ static const char *pusherror(lua_State *L, bonsai_agent *a, const char *msg) {
   return lua_pushfstring(L, "tree '%s' node '%s': %s", name, path, msg);
 }
 
+/* What a tick needs besides the agent: the leaf stack, dt, the slot with
+** the key "time", and where it stands (for recovery after an error). */
 typedef struct Job {
   LTick t;
   LAgent *la;
   double dt;
+  int timekey;
   int status;
   int started; /* the tick began: a failure must be recovered */
+  const Blueprint *loaded; /* whose values table is at t.values */
 } Job;
 
 /* Switches the agent to the reloaded version of its tree: aborts in the
 ** old version run with the old values table, then the new one is in. */
 static int migrate(lua_State *L, Job *j) {
   bonsai_agent *a = j->la->a;
-  int si = j->t.base + LT_STATE, r;
+  int r;
   a->host = &j->t;
   a->busy = a->protect = 1;
   r = bs_agent_migrate(a);
   a->busy = a->protect = 0;
   a->host = NULL;
-  lua_getiuservalue(L, si, UV_TREE);
+  lua_getiuservalue(L, j->t.state, UV_TREE);
   lua_getiuservalue(L, -1, 1);
   lua_remove(L, -2);
   lua_pushvalue(L, -1);
-  lua_setiuservalue(L, si, UV_VALUES);
-  lua_replace(L, j->t.base + LT_VALUES);
+  lua_setiuservalue(L, j->t.state, UV_VALUES);
+  lua_replace(L, j->t.values);
+  j->loaded = a->bp;
   return r;
 }
 
 /* Calls the interrupts; true when one of them fired. */
-static int interrupted(lua_State *L, const LTick *t) {
+static int interrupted(lua_State *L, LTick *t) {
+  int top = lua_gettop(L), fired = 0;
   lua_Integer k;
-  if (lua_getfield(L, t->base + LT_EXTRA, "interrupts") != LUA_TTABLE) {
-    lua_pop(L, 1);
-    return 0;
-  }
-  for (k = 1; lua_rawgeti(L, -1, k) != LUA_TNIL; k++) {
-    int fired;
-    lua_pushvalue(L, t->base + LT_AGENT);
-    lua_pushvalue(L, t->base + LT_BB);
-    lua_call(L, 2, 1);
-    fired = lua_toboolean(L, -1);
-    lua_pop(L, 1);
-    if (fired) {
+  if (lua_getiuservalue(L, t->state, UV_EXTRA) == LUA_TTABLE &&
+      lua_getfield(L, -1, "interrupts") == LUA_TTABLE) {
+    lb_tick_bb(t);
+    for (k = 1; !fired && lua_rawgeti(L, -1, k) != LUA_TNIL; k++) {
+      lua_pushvalue(L, t->agent);
+      lua_pushvalue(L, t->bb);
+      lua_call(L, 2, 1);
+      fired = lua_toboolean(L, -1);
       lua_pop(L, 1);
-      return 1;
     }
   }
-  lua_pop(L, 2);
-  return 0;
+  lua_settop(L, top);
+  return fired;
 }
 
-/* One tick of the agent table at ai (state at si, context at ci); may
-** raise. */
-static int tickone(lua_State *L, Job *j, int ai, int si, int ci) {
+/* One tick of the agent table at ai, state si, with its blackboard slot
+** bbslot on top of the stack; may raise. */
+static int tickone(lua_State *L, Job *j, int ai, int si) {
   bonsai_agent *a = j->la->a;
   int s;
-  pushcontext(L, &j->t, ai, si, ci);
+  setagent(L, &j->t, ai, si, lua_gettop(L), &j->loaded, a->bp);
   if (bs_agent_stale(a) && !a->busy && migrate(L, j) != BONSAI_OK)
     return BONSAI_ELEAF;
   if ((s = bs_agent_start(a, j->dt)) != BONSAI_OK)
     return s;
   j->started = 1;
+  lua_pushvalue(L, j->timekey);
   lua_pushnumber(L, a->time);
-  lua_setfield(L, j->t.base + LT_AGENT, "time");
+  lua_rawset(L, ai);
   a->host = &j->t;
   a->current = BS_NONE;
   if (j->la->ninterrupts > 0 && interrupted(L, &j->t))
@@ -147,7 +174,6 @@ static int tickone(lua_State *L, Job *j, int ai, int si, int ci) {
   a->host = NULL;
   bs_agent_finish(a, s);
   j->started = 0;
-  lua_settop(L, j->t.base - 1);
   return s;
 }
 
@@ -158,6 +184,7 @@ static void recover(lua_State *L, Job *j, int ai, int si, int ci) {
   const char *msg = lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1)
                                                    : "(error object is not "
                                                      "a string)";
+  int top = lua_gettop(L);
   if (!j->started)
     return;
   j->started = 0;
@@ -166,15 +193,19 @@ static void recover(lua_State *L, Job *j, int ai, int si, int ci) {
   bs_vm_recover(a, msg);
   a->host = NULL;
   bs_agent_finish(a, BONSAI_ELEAF);
-  lua_settop(L, j->t.base - 1);
+  lua_settop(L, top);
   pusherror(L, a, bonsai_agent_errmsg(a));
   lua_remove(L, -2);
 }
 
-/* args: job, agent, state, context */
+/* args: job, agent, state, context, "time" */
 static int ptick(lua_State *L) {
   Job *j = (Job *)lua_touserdata(L, 1);
-  j->status = tickone(L, j, 2, 3, 4);
+  j->loaded = NULL;
+  j->timekey = 5;
+  pushshared(L, &j->t, 4);
+  lua_pushnil(L); /* blackboard slot */
+  j->status = tickone(L, j, 2, 3);
   return 0;
 }
 
@@ -194,7 +225,8 @@ static int agent_tick(lua_State *L) {
   lua_pushvalue(L, 1);
   lua_pushvalue(L, 3);
   lua_pushvalue(L, CONTEXT);
-  if (lua_pcall(L, 4, 0, 0) != LUA_OK) {
+  lua_pushvalue(L, TIMEKEY);
+  if (lua_pcall(L, 5, 0, 0) != LUA_OK) {
     recover(L, &j, 1, 3, CONTEXT);
     return lua_error(L);
   }
@@ -202,7 +234,7 @@ static int agent_tick(lua_State *L) {
     pusherror(L, la->a, bonsai_agent_errmsg(la->a));
     return lua_error(L);
   }
-  lb_pushstatus(L, j.status);
+  lua_pushvalue(L, STATUSNAME(j.status));
   return 1;
 }
 
@@ -222,28 +254,35 @@ static void adderror(lua_State *L, int list, int eidx, lua_Integer cur) {
   lua_rawseti(L, eidx, (lua_Integer)lua_rawlen(L, eidx) + 1);
 }
 
-/* Ticks list[next..n] (args: batch, list, errors, context, state
-** metatable); a Lua error leaves b->cur at the agent that raised it. */
+/* Ticks list[next..n] (args: batch, list, errors, context, "time"); a Lua
+** error leaves b->cur at the agent that raised it. */
 static int pbatch(lua_State *L) {
   Batch *b = (Batch *)lua_touserdata(L, 1);
+  int base;
+  b->j.loaded = NULL;
+  b->j.timekey = 5;
+  pushshared(L, &b->j.t, 4); /* 6: named, 7: values */
+  base = lua_gettop(L);
   while (b->next <= b->n) {
     LAgent *la;
     int s;
-    lua_settop(L, 5);
     b->cur = b->next++;
-    lua_rawgeti(L, 2, b->cur); /* 6: agent, 7: state */
     b->j.started = 0;
-    if ((la = toagentm(L, 6, 5)) == NULL) {
+    if (lua_rawgeti(L, 2, b->cur) != LUA_TTABLE || /* base+1: agent */
+        (la = stateof(L, base + 1, b->j.t.lb)) == NULL) { /* base+2: state */
+      lua_settop(L, base);
       lua_pushfstring(L, "element %d is not an agent", (int)b->cur);
       adderror(L, 2, 3, b->cur);
       continue;
     }
     b->j.la = la;
-    s = tickone(L, &b->j, 6, 7, 4);
+    lua_pushnil(L); /* base+3: blackboard slot */
+    s = tickone(L, &b->j, base + 1, base + 2);
     if (s < 0) {
       pusherror(L, la->a, bonsai_agent_errmsg(la->a));
       adderror(L, 2, 3, b->cur);
     }
+    lua_settop(L, base);
   }
   return 0;
 }
@@ -263,7 +302,7 @@ static int tick_all(lua_State *L) {
     lua_pushvalue(L, 1);
     lua_pushvalue(L, 2);
     lua_pushvalue(L, CONTEXT);
-    lua_pushvalue(L, STATEMETA);
+    lua_pushvalue(L, TIMEKEY);
     if (lua_pcall(L, 5, 0, 0) != LUA_OK) {
       lua_rawgeti(L, 1, b.cur);
       lua_rawgeti(L, -1, 1); /* stack: errors, msg, agent, state */
@@ -283,7 +322,6 @@ static int tick_all(lua_State *L) {
 static int withcontext(lua_State *L, int (*op)(bonsai_agent *)) {
   LAgent *la;
   bonsai_agent *a;
-  LTick t;
   int r;
   lua_settop(L, 1);
   la = checkagent(L, 1); /* state at 2 */
@@ -294,13 +332,17 @@ static int withcontext(lua_State *L, int (*op)(bonsai_agent *)) {
     Job j;
     j.la = la;
     pushcontext(L, &j.t, 1, 2, CONTEXT);
+    j.loaded = a->bp;
     (void)migrate(L, &j);
     lua_settop(L, 2);
   }
-  pushcontext(L, &t, 1, 2, CONTEXT);
-  a->host = &t;
-  r = op(a);
-  a->host = NULL;
+  {
+    LTick t;
+    pushcontext(L, &t, 1, 2, CONTEXT);
+    a->host = &t;
+    r = op(a);
+    a->host = NULL;
+  }
   if (r != BONSAI_OK) {
     pusherror(L, a, bonsai_agent_errmsg(a));
     return lua_error(L);
@@ -433,12 +475,13 @@ int lb_agent(lua_State *L) {
   bb = (LBB *)lua_touserdata(L, 3);
   /* 4: state userdata, created empty, then filled */
   la = (LAgent *)lua_newuserdatauv(L, sizeof *la, UV_N);
+  la->magic = NULL;
   la->a = NULL;
   la->ninterrupts = 0;
-  lua_pushvalue(L, lua_upvalueindex(2));
-  lua_setmetatable(L, -2);
+  luaL_setmetatable(L, BS_STATE_T);
   if ((la->a = bonsai_agent_new(lt->t, bb->bb, NULL)) == NULL)
     return luaL_error(L, "out of memory");
+  la->magic = lb_context(L);
   lua_getiuservalue(L, 1, 1);
   lua_setiuservalue(L, 4, UV_VALUES);
   lua_pushvalue(L, 3);
@@ -478,7 +521,7 @@ static const luaL_Reg agent_methods[] = {
     {NULL, NULL}};
 
 /* stack: context. Makes the state and agent metatables; the agent
-** functions get (context, state metatable) as upvalues. */
+** methods get (context, "time") as upvalues. */
 void lb_open_agent(lua_State *L) {
   int ctx = lua_gettop(L);
   luaL_newmetatable(L, BS_STATE_T);
@@ -489,12 +532,16 @@ void lb_open_agent(lua_State *L) {
   luaL_newmetatable(L, BS_AGENT_T); /* stack: ctx, statemeta, agentmeta */
   lua_newtable(L);
   lua_pushvalue(L, ctx);
-  lua_pushvalue(L, ctx + 1);
-  luaL_setfuncs(L, agent_methods, 2);
+  lua_pushliteral(L, "time");
+  lua_pushliteral(L, "idle");
+  lua_pushliteral(L, "running");
+  lua_pushliteral(L, "success");
+  lua_pushliteral(L, "failure");
+  lua_pushliteral(L, "aborted");
+  luaL_setfuncs(L, agent_methods, 7);
   lua_setfield(L, -2, "__index");
   lua_pushvalue(L, ctx);
-  lua_pushvalue(L, ctx + 1);
-  lua_pushcclosure(L, agent_tostring, 2);
+  lua_pushcclosure(L, agent_tostring, 1);
   lua_setfield(L, -2, "__tostring");
   lua_pop(L, 2);
 }

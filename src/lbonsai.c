@@ -115,7 +115,7 @@ BONSAI_API int luaopen_bonsai_core(lua_State *L) {
   /* stack: context */
   lua_newtable(L);
   lua_pushvalue(L, -2);
-  luaL_getmetatable(L, BS_STATE_T);
+  lua_pushliteral(L, "time");
   luaL_setfuncs(L, bonsai_funcs, 2);
   lua_pushliteral(L, BONSAI_VERSION);
   lua_setfield(L, -2, "VERSION");

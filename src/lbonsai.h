@@ -9,6 +9,8 @@
 #include <lua.h>
 #include <lauxlib.h>
 
+#include <stdint.h>
+
 #include "bstypes.h"
 
 #define BS_TREE_T "bonsai.tree"
@@ -17,8 +19,8 @@
 #define BS_BB_T "bonsai.blackboard"
 #define BS_DEF_T "bonsai.definition"
 
-/* One per lua_State: upvalue 1 of every module function and method (the
-** agent state metatable is upvalue 2). Its uservalues: */
+/* One per lua_State: upvalue 1 of every module function and method. Its
+** uservalues: */
 #define LB_NAMED 1 /* named Lua leaves: slot 4*id+1.. = tick, enter, exit, abort */
 #define LB_KEYS 2  /* key name -> interned id cache */
 #define LB_ANCHOR 3 /* strings whose addresses the context keeps */
@@ -41,6 +43,7 @@ typedef struct LTree {
 #define UV_EXTRA 4  /* nil, or { interrupts = {...}, [node+1] = coroutine } */
 #define UV_N 4
 typedef struct LAgent {
+  const LBonsai *magic; /* the context: tells an agent state apart cheaply */
   bonsai_agent *a;
   int ninterrupts;
 } LAgent;
@@ -51,20 +54,30 @@ typedef struct LBB {
   bonsai_bb *bb;
 } LBB;
 
-/* The stack a Lua leaf reads during a tick or an abort pass: base holds the
-** agent table, then the blackboard, values, named leaves, the extras table
-** (or nil) and the agent state userdata. */
+/* Where a Lua leaf finds its stack during a tick or an abort pass: stack
+** indices of the agent table, its state userdata, its blackboard (fetched
+** into its slot on first use: most leaves take only the agent), the values
+** table of the version being run and the named-leaf table. */
 typedef struct LTick {
   lua_State *L;
-  int base;
   LBonsai *lb;
+  int agent, state, bb, values, named;
+  int bbready;
 } LTick;
-#define LT_AGENT 0
-#define LT_BB 1
-#define LT_VALUES 2
-#define LT_NAMED 3
-#define LT_EXTRA 4
-#define LT_STATE 5
+
+/* Makes sure the blackboard is in its slot. */
+#define lb_tick_bb(t)                                                          \
+  ((t)->bbready ? (void)0                                                      \
+                : (lua_getiuservalue((t)->L, (t)->state, UV_BB),               \
+                   lua_replace((t)->L, (t)->bb), (void)((t)->bbready = 1)))
+
+/* A Lua leaf's data: its first slot, how many arguments its functions
+** take (0-4: agent, bb, args, status), and which table holds it. */
+#define LEAFDATA(slot, nargs, named)                                           \
+  ((void *)(((intptr_t)(slot) << 4) | ((intptr_t)(nargs) << 1) | (named)))
+#define LEAF_SLOT(d) ((lua_Integer)((intptr_t)(d) >> 4))
+#define LEAF_NARGS(d) ((int)(((intptr_t)(d) >> 1) & 7))
+#define LEAF_NAMED(d) ((int)((intptr_t)(d)&1))
 
 /* lbonsai.c */
 LBonsai *lb_context(lua_State *L); /* upvalue 1 */
@@ -79,7 +92,7 @@ int lb_register(lua_State *L);
 ** tick/enter/exit/abort) into values[slot..slot+3]; sets fn and flags.
 ** Returns NULL, or a message. */
 const char *lb_leafdef(lua_State *L, int idx, int values, int slot,
-                       bonsai_leaf_fn *fn, unsigned *flags);
+                       bonsai_leaf_fn *fn, unsigned *flags, int *nargs);
 
 /* ltree.c */
 int lb_tree(lua_State *L);

@@ -11,14 +11,11 @@
 #include "env.h"
 #include "lbonsai.h"
 
-#define SLOT(d) ((lua_Integer)((intptr_t)(d) >> 1))
-#define INNAMED(d) (((intptr_t)(d)) & 1)
-
 /* Converts the value at the top of the stack to a status and pops it;
 ** -1 if it is not one. */
 static int tostatus(lua_State *L, const LBonsai *lb) {
   int s = -1;
-  switch (lua_type(L, -1)) {
+  switch (lua_type(L, -1)) { /* booleans first: the common case */
   case LUA_TBOOLEAN:
     s = lua_toboolean(L, -1) ? BONSAI_SUCCESS : BONSAI_FAILURE;
     break;
@@ -46,7 +43,7 @@ static int tostatus(lua_State *L, const LBonsai *lb) {
     lua_remove(L, -2);
     return -1;
   }
-  lua_pop(L, 1);
+  lua_settop(L, -2);
   return s;
 }
 
@@ -68,32 +65,45 @@ static int nohost(bonsai_agent *a) {
   return bonsai_agent_error(a, "a Lua leaf can only run from Lua");
 }
 
+/* Pushes the arguments of a call (up to n of: agent, bb, args, status);
+** returns how many. */
+static int pushargs(lua_State *L, LTick *t, const bonsai_call *c, int n) {
+  if (n == 0)
+    return 0;
+  lua_pushvalue(L, t->agent);
+  if (n == 1)
+    return 1;
+  lb_tick_bb(t);
+  lua_pushvalue(L, t->bb);
+  if (n == 2)
+    return 2;
+  if (c->args != NULL)
+    lua_rawgeti(L, t->values, (lua_Integer)(intptr_t)c->args);
+  else
+    lua_pushnil(L);
+  if (n == 3 || c->event != BONSAI_EV_EXIT)
+    return 3;
+  lb_pushstatus(L, c->status);
+  return 4;
+}
+
 int lb_leaf_call(const bonsai_call *c) {
   bonsai_agent *a = c->agent;
   LTick *t = (LTick *)a->host;
   lua_State *L;
-  int nargs = 3, s;
+  int n, s;
   if (t == NULL)
     return nohost(a);
   L = t->L;
-  lua_rawgeti(L, t->base + (INNAMED(c->data) ? LT_NAMED : LT_VALUES),
-              SLOT(c->data) + c->event);
-  lua_pushvalue(L, t->base + LT_AGENT);
-  lua_pushvalue(L, t->base + LT_BB);
-  if (c->args != NULL)
-    lua_rawgeti(L, t->base + LT_VALUES, (lua_Integer)(intptr_t)c->args);
-  else
-    lua_pushnil(L);
-  if (c->event == BONSAI_EV_EXIT) {
-    lb_pushstatus(L, c->status);
-    nargs = 4;
-  }
+  lua_rawgeti(L, LEAF_NAMED(c->data) ? t->named : t->values,
+              LEAF_SLOT(c->data) + c->event);
+  n = pushargs(L, t, c, LEAF_NARGS(c->data));
   if (!a->protect)
-    lua_call(L, nargs, 1);
-  else if (lua_pcall(L, nargs, 1, 0) != LUA_OK)
+    lua_call(L, n, 1);
+  else if (lua_pcall(L, n, 1, 0) != LUA_OK)
     return failed(L, a);
   if (c->event != BONSAI_EV_TICK) {
-    lua_pop(L, 1);
+    lua_settop(L, -2);
     return BONSAI_OK;
   }
   if ((s = tostatus(L, t->lb)) < 0)
@@ -103,15 +113,12 @@ int lb_leaf_call(const bonsai_call *c) {
 
 /* The agent's extras table, created on first use (pushed). */
 static void pushextra(lua_State *L, const LTick *t) {
-  if (lua_isnil(L, t->base + LT_EXTRA)) {
+  if (lua_getiuservalue(L, t->state, UV_EXTRA) == LUA_TNIL) {
+    lua_pop(L, 1);
     lua_newtable(L);
     lua_pushvalue(L, -1);
-    lua_setiuservalue(L, t->base + LT_STATE, UV_EXTRA);
-    lua_pushvalue(L, -1);
-    lua_replace(L, t->base + LT_EXTRA);
-    return;
+    lua_setiuservalue(L, t->state, UV_EXTRA);
   }
-  lua_pushvalue(L, t->base + LT_EXTRA);
 }
 
 /* Closes a task's coroutine (to-be-closed variables run). Stack: the
@@ -157,16 +164,10 @@ int lb_task_call(const bonsai_call *c) {
     lua_pop(L, 1);
     co = lua_newthread(L);
     lua_rawseti(L, -2, key);
-    lua_rawgeti(L, t->base + (INNAMED(c->data) ? LT_NAMED : LT_VALUES),
-                SLOT(c->data));
-    lua_pushvalue(L, t->base + LT_AGENT);
-    lua_pushvalue(L, t->base + LT_BB);
-    if (c->args != NULL)
-      lua_rawgeti(L, t->base + LT_VALUES, (lua_Integer)(intptr_t)c->args);
-    else
-      lua_pushnil(L);
-    lua_xmove(L, co, 4);
-    nargs = 3;
+    lua_rawgeti(L, LEAF_NAMED(c->data) ? t->named : t->values,
+                LEAF_SLOT(c->data));
+    nargs = pushargs(L, t, c, LEAF_NARGS(c->data));
+    lua_xmove(L, co, nargs + 1);
   }
   st = lua_resume(co, L, nargs, &nres);
   if (st == LUA_YIELD) {
@@ -200,16 +201,29 @@ int lb_task_call(const bonsai_call *c) {
   return s;
 }
 
+/* How many arguments the function at the top needs (0-4): a function
+** that declares fewer parameters cannot see the others, so they are not
+** pushed. Leaves the function in place. */
+static int needs(lua_State *L) {
+  lua_Debug ar;
+  lua_pushvalue(L, -1);
+  if (!lua_getinfo(L, ">u", &ar) || ar.isvararg)
+    return 4;
+  return ar.nparams < 4 ? ar.nparams : 4;
+}
+
 const char *lb_leafdef(lua_State *L, int idx, int values, int slot,
-                       bonsai_leaf_fn *fn, unsigned *flags) {
+                       bonsai_leaf_fn *fn, unsigned *flags, int *nargs) {
   static const char *const fields[] = {"tick", "enter", "exit", "abort"};
   int k;
   idx = lua_absindex(L, idx);
   values = lua_absindex(L, values);
   *fn = lb_leaf_call;
   *flags = 0;
+  *nargs = 0;
   if (lua_isfunction(L, idx)) {
     lua_pushvalue(L, idx);
+    *nargs = needs(L);
     lua_rawseti(L, values, slot);
     return NULL;
   }
@@ -217,6 +231,7 @@ const char *lb_leafdef(lua_State *L, int idx, int values, int slot,
     return lua_pushfstring(L, "a leaf is a function or a table of functions "
                               "(got %s)", luaL_typename(L, idx));
   if (lua_getfield(L, idx, "task") == LUA_TFUNCTION) {
+    *nargs = needs(L);
     lua_rawseti(L, values, slot);
     *fn = lb_task_call;
     *flags = BONSAI_LEAF_ABORT;
@@ -224,6 +239,7 @@ const char *lb_leafdef(lua_State *L, int idx, int values, int slot,
   }
   lua_pop(L, 1);
   if (lua_getfield(L, idx, "fn") == LUA_TFUNCTION) {
+    *nargs = needs(L);
     lua_rawseti(L, values, slot);
     return NULL;
   }
@@ -235,8 +251,13 @@ const char *lb_leafdef(lua_State *L, int idx, int values, int slot,
                              fields[k], lua_typename(L, ty));
     if (k == 0 && ty == LUA_TNIL)
       return "a leaf needs a function (fn, tick or task)";
-    if (k > 0 && ty == LUA_TFUNCTION)
-      *flags |= 1u << (k - 1); /* ENTER, EXIT, ABORT */
+    if (ty == LUA_TFUNCTION) {
+      int n = needs(L);
+      if (n > *nargs)
+        *nargs = n;
+      if (k > 0)
+        *flags |= 1u << (k - 1); /* ENTER, EXIT, ABORT */
+    }
     lua_rawseti(L, values, slot + k);
   }
   return NULL;
@@ -248,7 +269,7 @@ int lb_register(lua_State *L) {
   const char *name = luaL_checkstring(L, 1);
   bonsai_leaf_fn fn;
   unsigned flags;
-  int id, k, slot;
+  int id, k, slot, nargs;
   const char *err;
   luaL_argcheck(L, *name != '\0', 1, "empty leaf name");
   luaL_argcheck(L, lua_isfunction(L, 2) || lua_istable(L, 2), 2,
@@ -266,11 +287,11 @@ int lb_register(lua_State *L) {
     lua_pushnil(L);
     lua_rawseti(L, -2, slot + k);
   }
-  if ((err = lb_leafdef(L, 2, -1, slot, &fn, &flags)) != NULL)
+  if ((err = lb_leafdef(L, 2, -1, slot, &fn, &flags, &nargs)) != NULL)
     return luaL_error(L, "bt.register '%s': %s", name, err);
   /* the functions are in place: switch the registry entry over */
   lb->env->leaves[id].fn = fn;
-  lb->env->leaves[id].data = (void *)(((intptr_t)slot << 1) | 1);
+  lb->env->leaves[id].data = LEAFDATA(slot, nargs, 1);
   lb->env->leaves[id].flags = flags;
   return 0;
 }

@@ -129,14 +129,14 @@ static void addleaf(Walk *w, int idx, int kind, const char *name, int place) {
   } else {
     bonsai_leaf_fn fn;
     unsigned flags;
-    int slot = w->nvalues + 1;
+    int slot = w->nvalues + 1, nargs;
     const char *err;
     lua_pop(L, 1);
-    if ((err = lb_leafdef(L, idx, w->values, slot, &fn, &flags)) != NULL)
+    if ((err = lb_leafdef(L, idx, w->values, slot, &fn, &flags, &nargs)))
       walkerror(w, place, "%s", err);
     w->nvalues += fn == lb_task_call || flags == 0 ? 1 : 4;
-    bonsai_def_cleaf(w->def, kind, name, fn, (void *)((intptr_t)slot << 1),
-                     flags, args);
+    bonsai_def_cleaf(w->def, kind, name, fn, LEAFDATA(slot, nargs, 0), flags,
+                     args);
   }
   checkdef(w);
   if (kind != BONSAI_ACTION && kind != BONSAI_CONDITION)

@@ -1,0 +1,469 @@
+-- scripts/bench.lua: the benchmark suite (run it through scripts/bench).
+-- Workloads W1 "guard", W2 "wide", W3 "deep" and the memory figures exactly
+-- as ../shared/bench/WORKLOADS.md defines them. Every Bonsai variant runs
+-- side by side with its hand-written floor, alternating, several
+-- repetitions, CPU time around the tick loop only, a full GC before each
+-- timed run; the table shows medians and the median of per-repetition
+-- ratios. Checksums and (in an untimed pass) leaf-call counts are checked
+-- against the floor.
+
+local bt = require "bonsai"
+local quick = arg[1] == "--quick"
+local ok_c, benchc = pcall(require, "benchc")
+if not ok_c then benchc = nil end
+
+local RUNNING, SUCCESS, FAILURE = bt.RUNNING, bt.SUCCESS, bt.FAILURE
+local clock = os.clock
+
+local function median(t)
+  local s = {}
+  for i, v in ipairs(t) do s[i] = v end
+  table.sort(s)
+  local n = #s
+  if n % 2 == 1 then return s[(n + 1) // 2] end
+  return (s[n // 2] + s[n // 2 + 1]) / 2
+end
+
+local function timed(f)
+  collectgarbage("collect")
+  collectgarbage("collect")
+  local t0 = clock()
+  f()
+  return clock() - t0
+end
+
+local function check(what, got, want)
+  if got ~= want then
+    error(string.format("%s: checksum mismatch: got %s, want %s", what,
+                        tostring(got), tostring(want)), 2)
+  end
+end
+
+------------------------------------------------------------------------
+-- W1 "guard"
+------------------------------------------------------------------------
+
+local function w1_states(n)
+  local st = {}
+  for i = 1, n do
+    st[i] = { hp = 100 - (i * 13) % 60, dist = 40, clock = 0,
+              phase = (i * 37) % 80, dmg = 1 + i % 7, act = 0, left = 0,
+              n_die = 0, n_flee = 0, n_attack = 0, n_chase = 0, n_patrol = 0 }
+  end
+  return st
+end
+
+local function w1_step(s)
+  local p = (s.clock + s.phase) % 80
+  s.clock = s.clock + 1
+  local dist = (p < 40) and (40 - p) or (p - 40)
+  s.dist = dist
+  if dist <= 8 then s.hp = s.hp - s.dmg elseif s.hp < 100 then s.hp = s.hp + 1 end
+end
+
+local function w1_sum(st)
+  local c = { act = 0, hp = 0, left = 0, n_attack = 0, n_chase = 0,
+              n_die = 0, n_flee = 0, n_patrol = 0 }
+  for _, s in ipairs(st) do
+    for k in pairs(c) do c[k] = c[k] + s[k] end
+  end
+  return string.format(
+    "act=%d hp=%d left=%d n_attack=%d n_chase=%d n_die=%d n_flee=%d n_patrol=%d",
+    c.act, c.hp, c.left, c.n_attack, c.n_chase, c.n_die, c.n_flee, c.n_patrol)
+end
+
+local W1_EXPECT = {
+  [10000] = "act=31078 hp=816143 left=19545 n_attack=100332 n_chase=218022 n_die=8660 n_flee=29731 n_patrol=73500",
+  [1000] = "act=3109 hp=81570 left=1979 n_attack=10062 n_chase=21864 n_die=874 n_flee=2875 n_patrol=7351",
+}
+
+-- Leaves over the state s (the floor's form); count = a counter table or
+-- nil (the untimed pass counts calls).
+local function w1_leaves_state(count)
+  local function action(id, dur, field, die)
+    return function(s)
+      if count then count.n = count.n + 1 end
+      if s.act ~= id then s.act = id; s.left = dur end
+      local left = s.left - 1
+      s.left = left
+      if left > 0 then return RUNNING end
+      s.act = 0; s.left = 0
+      s[field] = s[field] + 1
+      if die then s.hp = 100 end
+      return SUCCESS
+    end
+  end
+  local function cond(f)
+    if count then return function(s) count.n = count.n + 1; return f(s) end end
+    return f
+  end
+  return {
+    is_dead = cond(function(s) return s.hp <= 0 end),
+    sees_enemy = cond(function(s) return s.dist <= 30 end),
+    health_low = cond(function(s) return s.hp < 35 end),
+    in_range = cond(function(s) return s.dist <= 5 end),
+    die = action(1, 3, "n_die", true),
+    flee = action(2, 4, "n_flee"),
+    attack = action(3, 2, "n_attack"),
+    chase = action(4, 5, "n_chase"),
+    patrol = action(5, 6, "n_patrol"),
+  }
+end
+
+-- The same leaves as users write them for Bonsai: function(a) local s =
+-- a.owner ... end, no adapter closure.
+local function w1_leaves_agent(count)
+  local function action(id, dur, field, die)
+    return function(a)
+      local s = a.owner
+      if count then count.n = count.n + 1 end
+      if s.act ~= id then s.act = id; s.left = dur end
+      local left = s.left - 1
+      s.left = left
+      if left > 0 then return RUNNING end
+      s.act = 0; s.left = 0
+      s[field] = s[field] + 1
+      if die then s.hp = 100 end
+      return SUCCESS
+    end
+  end
+  local c = count
+  return {
+    is_dead = function(a) if c then c.n = c.n + 1 end return a.owner.hp <= 0 end,
+    sees_enemy = function(a) if c then c.n = c.n + 1 end return a.owner.dist <= 30 end,
+    health_low = function(a) if c then c.n = c.n + 1 end return a.owner.hp < 35 end,
+    in_range = function(a) if c then c.n = c.n + 1 end return a.owner.dist <= 5 end,
+    die = action(1, 3, "n_die", true),
+    flee = action(2, 4, "n_flee"),
+    attack = action(3, 2, "n_attack"),
+    chase = action(4, 5, "n_chase"),
+    patrol = action(5, 6, "n_patrol"),
+  }
+end
+
+local function w1_floor(L)
+  local is_dead, die, sees_enemy = L.is_dead, L.die, L.sees_enemy
+  local health_low, flee, in_range = L.health_low, L.flee, L.in_range
+  local attack, chase, patrol = L.attack, L.chase, L.patrol
+  return function(s)
+    local r
+    if is_dead(s) then r = die(s); if r ~= FAILURE then return r end end
+    if sees_enemy(s) then
+      if health_low(s) then r = flee(s); if r ~= FAILURE then return r end end
+      if in_range(s) then r = attack(s); if r ~= FAILURE then return r end end
+      r = chase(s); if r ~= FAILURE then return r end
+    end
+    return patrol(s)
+  end
+end
+
+local function w1_tree(L)
+  return bt.tree(bt.reactive_selector {
+    bt.reactive_sequence { bt.condition(L.is_dead), bt.action(L.die) },
+    bt.reactive_sequence { bt.condition(L.sees_enemy),
+      bt.reactive_selector {
+        bt.reactive_sequence { bt.condition(L.health_low), bt.action(L.flee) },
+        bt.reactive_sequence { bt.condition(L.in_range), bt.action(L.attack) },
+        bt.action(L.chase),
+      },
+    },
+    bt.action(L.patrol),
+  }, { name = "w1" })
+end
+
+-- Runs W1 once; variant: "floor", "tick", "tick_all". Returns seconds,
+-- checksum.
+local function w1_run(variant, n, ticks, count)
+  local st = w1_states(n)
+  local t
+  if variant == "floor" then
+    local f = w1_floor(w1_leaves_state(count))
+    t = timed(function()
+      for _ = 1, ticks do
+        for i = 1, n do local s = st[i]; w1_step(s); f(s) end
+      end
+    end)
+  else
+    local tree = w1_tree(w1_leaves_agent(count))
+    local agents = {}
+    for i = 1, n do agents[i] = bt.agent(tree, { owner = st[i] }) end
+    if variant == "tick" then
+      t = timed(function()
+        for _ = 1, ticks do
+          for i = 1, n do w1_step(st[i]); agents[i]:tick(1) end
+        end
+      end)
+    else
+      local tick_all = bt.tick_all
+      t = timed(function()
+        for _ = 1, ticks do
+          for i = 1, n do w1_step(st[i]) end
+          tick_all(agents, 1)
+        end
+      end)
+    end
+  end
+  return t, w1_sum(st)
+end
+
+------------------------------------------------------------------------
+-- W2 "wide"
+------------------------------------------------------------------------
+
+local function w2_leaves(agentform, count)
+  local conds, acts = {}, {}
+  for i = 1, 100 do
+    if agentform then
+      conds[i] = function(a) if count then count.n = count.n + 1 end return a.owner.sel == i end
+      acts[i] = function(a) if count then count.n = count.n + 1 end
+        local s = a.owner; s.count = s.count + i; return SUCCESS end
+    else
+      conds[i] = function(s) if count then count.n = count.n + 1 end return s.sel == i end
+      acts[i] = function(s) if count then count.n = count.n + 1 end
+        s.count = s.count + i; return SUCCESS end
+    end
+  end
+  return conds, acts
+end
+
+local function w2_run(variant, n, ticks, count)
+  local st = {}
+  for i = 1, n do st[i] = { sel = 100, count = 0 } end
+  local t
+  if variant == "floor" then
+    local c, a = w2_leaves(false, count)
+    -- 100 hand-written tests in one function, generated once; the leaves
+    -- are upvalues (locals of the enclosing chunks), as a programmer's
+    -- would be
+    local src = { "local c, a, FAILURE = ...\n" }
+    for i = 1, 100 do src[#src + 1] = string.format("local c%d = c[%d]\n", i, i) end
+    src[#src + 1] = "return (function()\n"
+    for i = 1, 100 do src[#src + 1] = string.format("local a%d = a[%d]\n", i, i) end
+    src[#src + 1] = "return function(s)\n  local r\n"
+    for i = 1, 100 do
+      src[#src + 1] = string.format(
+        "  if c%d(s) then r = a%d(s); if r ~= FAILURE then return r end end\n", i, i)
+    end
+    src[#src + 1] = "  return FAILURE\nend\nend)()\n"
+    local body = table.concat(src)
+    local f = assert(load(body, "w2floor"))(c, a, FAILURE)
+    t = timed(function()
+      for _ = 1, ticks do for i = 1, n do f(st[i]) end end
+    end)
+  else
+    local c, a = w2_leaves(true, count)
+    local kids = {}
+    for i = 1, 100 do kids[i] = bt.sequence { bt.condition(c[i]), bt.action(a[i]) } end
+    local tree = bt.tree(bt.selector(kids), { name = "w2" })
+    local agents = {}
+    for i = 1, n do agents[i] = bt.agent(tree, { owner = st[i] }) end
+    if variant == "tick" then
+      t = timed(function()
+        for _ = 1, ticks do for i = 1, n do agents[i]:tick(1) end end
+      end)
+    else
+      t = timed(function()
+        for _ = 1, ticks do bt.tick_all(agents, 1) end
+      end)
+    end
+  end
+  local sum = 0
+  for i = 1, n do sum = sum + st[i].count end
+  return t, sum
+end
+
+------------------------------------------------------------------------
+-- W3 "deep"
+------------------------------------------------------------------------
+
+local function w3_run(variant, n, ticks, depth, count)
+  local st = {}
+  for i = 1, n do st[i] = { n = 0 } end
+  local t
+  if variant == "floor" then
+    local hold = function(s) if count then count.n = count.n + 1 end
+      s.n = s.n + 1; return RUNNING end
+    t = timed(function()
+      for _ = 1, ticks do for i = 1, n do hold(st[i]) end end
+    end)
+  else
+    local hold = function(a) if count then count.n = count.n + 1 end
+      local s = a.owner; s.n = s.n + 1; return RUNNING end
+    local root = bt.action(hold)
+    for _ = 1, depth do root = bt.sequence { root } end
+    local tree = bt.tree(root, { name = "w3" })
+    local agents = {}
+    for i = 1, n do agents[i] = bt.agent(tree, { owner = st[i] }) end
+    if variant == "tick" then
+      t = timed(function()
+        for _ = 1, ticks do for i = 1, n do agents[i]:tick(1) end end
+      end)
+    else
+      t = timed(function()
+        for _ = 1, ticks do bt.tick_all(agents, 1) end
+      end)
+    end
+  end
+  local sum = 0
+  for i = 1, n do sum = sum + st[i].n end
+  return t, sum
+end
+
+------------------------------------------------------------------------
+-- Driver
+------------------------------------------------------------------------
+
+local rows = {}
+local function row(name, ns, calls, ratio, target)
+  rows[#rows + 1] = { name, ns, calls, ratio, target }
+end
+
+-- Measures variants of one workload side by side. run(variant, count) ->
+-- seconds, checksum. agentticks: agent-ticks per run.
+local function compare(wname, run, variants, agentticks, reps, expect)
+  -- untimed pass: checksum and leaf calls per agent-tick against the floor
+  local calls = {}
+  for _, v in ipairs(variants) do
+    local count = { n = 0 }
+    local _, sum = run(v.variant, count)
+    check(wname .. " " .. v.variant, sum, expect)
+    calls[v.variant] = count.n / agentticks
+  end
+  for _, v in ipairs(variants) do
+    if v.variant ~= "floor" and math.abs(calls[v.variant] - calls.floor) > 1e-9 then
+      error(string.format("%s %s: %.3f leaf calls per agent-tick, floor %.3f",
+                          wname, v.variant, calls[v.variant], calls.floor))
+    end
+  end
+  local times, ratios = {}, {}
+  for _, v in ipairs(variants) do times[v.variant] = {}; ratios[v.variant] = {} end
+  for _ = 1, reps do
+    local floor_t
+    for _, v in ipairs(variants) do
+      local t, sum = run(v.variant)
+      check(wname .. " " .. v.variant, sum, expect)
+      table.insert(times[v.variant], t)
+      if v.variant == "floor" then floor_t = t end
+    end
+    for _, v in ipairs(variants) do
+      table.insert(ratios[v.variant], times[v.variant][#times[v.variant]] / floor_t)
+    end
+  end
+  for _, v in ipairs(variants) do
+    row(wname .. " " .. v.label, median(times[v.variant]) / agentticks * 1e9,
+        calls[v.variant], v.variant == "floor" and 1 or median(ratios[v.variant]),
+        v.target)
+  end
+end
+
+local reps = quick and 3 or 7
+local W1N = quick and 1000 or 10000
+local W1T = 200
+local LUA_VARIANTS = {
+  { variant = "floor", label = "Lua floor" },
+  { variant = "tick_all", label = "bt.tick_all, Lua leaves", target = "<= 1.15" },
+  { variant = "tick", label = "a:tick loop, Lua leaves", target = "<= 1.15" },
+}
+
+io.write(string.format("Bonsai %s benchmarks (%s)\n\n", bt.VERSION,
+                       quick and "--quick" or "full"))
+
+compare("W1", function(v, count) return w1_run(v, W1N, W1T, count) end,
+        LUA_VARIANTS, W1N * W1T, reps, W1_EXPECT[W1N])
+
+if benchc then
+  -- the core alone: C leaves registered by name, C floor, all in C
+  local n = W1N
+  local expect = W1_EXPECT[n]
+  local tf, tb, rat = {}, {}, {}
+  local calls_f, sum_f = benchc.w1(n, W1T, "floor", true)
+  local calls_b, sum_b = benchc.w1(n, W1T, "bonsai", true)
+  check("W1 C floor", sum_f, expect)
+  check("W1 C leaves", sum_b, expect)
+  assert(calls_f == calls_b, "W1 C: leaf calls differ from the floor")
+  for _ = 1, reps do
+    local a = select(3, benchc.w1(n, W1T, "floor"))
+    local b = select(3, benchc.w1(n, W1T, "bonsai"))
+    tf[#tf + 1] = a; tb[#tb + 1] = b; rat[#rat + 1] = b / a
+  end
+  row("W1 C floor", median(tf) / (n * W1T) * 1e9, calls_f / (n * W1T), 1)
+  row("W1 Bonsai core, C leaves", median(tb) / (n * W1T) * 1e9,
+      calls_b / (n * W1T), median(rat), "<= 2")
+end
+
+local W2N, W2T = 1000, quick and 30 or 100
+compare("W2", function(v, count) return w2_run(v, W2N, W2T, count) end,
+        { { variant = "floor", label = "Lua floor" },
+          { variant = "tick_all", label = "bt.tick_all, Lua leaves", target = "<= 1.25" },
+          { variant = "tick", label = "a:tick loop, Lua leaves", target = "<= 1.25" } },
+        W2N * W2T, reps, W2N * W2T * 100)
+
+local W3N, W3T = 1000, quick and 200 or 1000
+compare("W3 depth 100", function(v, count) return w3_run(v, W3N, W3T, 100, count) end,
+        { { variant = "floor", label = "Lua floor" },
+          { variant = "tick_all", label = "bt.tick_all", target = "<= 2.5" },
+          { variant = "tick", label = "a:tick loop", target = "<= 2.5" } },
+        W3N * W3T, reps, W3N * W3T)
+-- depth 100 against depth 1, side by side
+do
+  local r, t100, t1 = {}, {}, {}
+  for _ = 1, reps do
+    local a = w3_run("tick_all", W3N, W3T, 1)
+    local b = w3_run("tick_all", W3N, W3T, 100)
+    t1[#t1 + 1] = a; t100[#t100 + 1] = b; r[#r + 1] = b / a
+  end
+  row("W3 depth 100 / depth 1 (tick_all)", median(t100) / (W3N * W3T) * 1e9, 1,
+      median(r), "<= 1.1")
+end
+
+io.write(string.format("%-40s %12s %12s %9s %9s\n", "variant", "ns/agent-tick",
+                       "leaves/tick", "ratio", "target"))
+for _, r in ipairs(rows) do
+  io.write(string.format("%-40s %12.1f %12.2f %9.3f %9s\n", r[1], r[2], r[3],
+                         r[4], r[5] or ""))
+end
+
+------------------------------------------------------------------------
+-- Memory: 10,000 W1 agents
+------------------------------------------------------------------------
+
+local function rss()
+  local f = io.open("/proc/self/statm")
+  if not f then return 0 end
+  local _, res = f:read("n", "n")
+  f:close()
+  return res * 4096
+end
+
+do
+  local n = 10000
+  local st = w1_states(n)
+  local tree = w1_tree(w1_leaves_agent())
+  collectgarbage("collect"); collectgarbage("collect")
+  local heap0, rss0, core0 = collectgarbage("count") * 1024, rss(), bt.memory()
+  local agents = {}
+  for i = 1, n do agents[i] = bt.agent(tree, { owner = st[i] }) end
+  collectgarbage("collect"); collectgarbage("collect")
+  local heap1, rss1, core1 = collectgarbage("count") * 1024, rss(), bt.memory()
+  for _ = 1, 100 do
+    for i = 1, n do w1_step(st[i]) end
+    bt.tick_all(agents, 1)
+  end
+  collectgarbage("collect"); collectgarbage("collect")
+  local heap2, rss2, core2 = collectgarbage("count") * 1024, rss(), bt.memory()
+  io.write(string.format("\nMemory, %d W1 agents (%d nodes), bytes per agent:\n",
+                         n, tree.size))
+  io.write(string.format("  %-34s %10s %10s\n", "", "created", "after 100 ticks"))
+  io.write(string.format("  %-34s %10.0f %10.0f\n", "Lua heap (agent table, userdata)",
+                         (heap1 - heap0) / n, (heap2 - heap0) / n))
+  io.write(string.format("  %-34s %10.0f %10.0f\n", "C core (agent state, blackboard)",
+                         (core1 - core0) / n, (core2 - core0) / n))
+  io.write(string.format("  %-34s %10.0f %10.0f\n", "process RSS", (rss1 - rss0) / n,
+                         (rss2 - rss0) / n))
+  io.write(string.format("  %-34s %10.0f\n", "total (Lua heap + C core)",
+                         (heap1 - heap0 + core1 - core0) / n))
+  if bt._state_size then
+    io.write(string.format("  tree state: %d bytes per agent (%.1f per node)\n",
+                           bt._state_size(agents[1]), bt._state_size(agents[1]) / tree.size))
+  end
+end
