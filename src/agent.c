@@ -124,20 +124,26 @@ void bs_agent_finish(bonsai_agent *a, int status) {
 }
 
 int bs_agent_migrate(bonsai_agent *a) {
+  bonsai_env *env = a->tree->env;
   Blueprint *nbp = a->tree->bp;
   uint32_t need = statesize(nbp);
-  uint8_t *ns = a->state;
+  uint8_t *ns = bs_malloc(env, need);
   int r;
-  if (need > a->statecap &&
-      (ns = bs_malloc(a->tree->env, need)) == NULL)
+  if (ns == NULL)
     return BONSAI_ENOMEM;
-  r = bs_reload_state(a, nbp, ns);
-  if (ns != a->state) {
-    if (a->stateown)
-      bs_free(a->tree->env, a->state, a->statecap);
+  r = bs_reload_state(a, nbp, ns); /* reads the old state, fills ns */
+  if (a->stateown)
+    bs_free(env, a->state, a->statecap);
+  if (need <= a->inlinecap) { /* back into the agent's own block */
+    a->state = (uint8_t *)a + HEADSIZE;
+    memcpy(a->state, ns, need);
+    bs_free(env, ns, need);
+    a->stateown = 0;
+    a->statecap = a->inlinecap;
+  } else {
     a->state = ns;
-    a->statecap = need;
     a->stateown = 1;
+    a->statecap = need;
   }
   bs_bp_release(a->bp);
   a->bp = nbp;

@@ -87,8 +87,10 @@ typedef struct Blueprint {
 struct bonsai_tree {
   int refs;
   bonsai_env *env;
-  Blueprint *bp; /* current version */
+  Blueprint *bp;      /* current version */
   char *name;
+  Blueprint *mapfrom; /* cached node map from this version to bp */
+  uint32_t *map;
 };
 
 struct bonsai_agent {

@@ -13,6 +13,7 @@
 #include "bonsai.h"
 #include "compile.h"
 #include "env.h"
+#include "reload.h"
 
 /* Kinds that must be ticked from above every tick while running. */
 static int isactive(int kind) {
@@ -29,7 +30,7 @@ static int isactive(int kind) {
 
 /* Bytes of per-agent data a node of this kind needs: 8 (a double or two
 ** counters), 4 (a child index or a counter) or 0. */
-static uint32_t datasize(int kind) {
+uint32_t bs_kind_datasize(int kind) {
   switch (kind) {
   case BONSAI_PARALLEL: case BONSAI_REPEATER: case BONSAI_RETRY:
   case BONSAI_TIMEOUT: case BONSAI_TIME_LIMIT: case BONSAI_COOLDOWN:
@@ -310,13 +311,13 @@ Blueprint *bs_compile(const bonsai_def *d, char *err, size_t errsize) {
   at = nm.n;
   bp->statsize = (uint32_t)align8(d->n);
   for (i = 0; i < d->n; i++)
-    if (datasize(d->nodes[i].kind) == 8)
+    if (bs_kind_datasize(d->nodes[i].kind) == 8)
       off8 += 8;
   off4 = off8;
   for (i = 0; i < d->n; i++) {
     const DefNode *dn = &d->nodes[i];
     Node *n = &bp->nodes[i];
-    uint32_t ds = datasize(dn->kind);
+    uint32_t ds = bs_kind_datasize(dn->kind);
     n->kind = dn->kind;
     n->parent = dn->parent;
     n->nchild = dn->nchild;
@@ -492,6 +493,8 @@ int bonsai_tree_new(const bonsai_def *def, const char *name, bonsai_tree **out,
   t->refs = 1;
   t->env = env;
   t->bp = bp;
+  t->mapfrom = NULL;
+  t->map = NULL;
   bs_env_retain(env);
   *out = t;
   return BONSAI_OK;
@@ -509,6 +512,7 @@ int bonsai_tree_reload(bonsai_tree *t, const bonsai_def *def, char *errbuf,
   bp = bs_compile(def, errbuf ? errbuf : tmp, errbuf ? errsize : sizeof tmp);
   if (bp == NULL)
     return BONSAI_EDEF;
+  bs_reload_forget(t);
   bs_bp_release(t->bp);
   t->bp = bp;
   return BONSAI_OK;
@@ -519,6 +523,7 @@ void bonsai_tree_release(bonsai_tree *t) {
   if (t == NULL || --t->refs > 0)
     return;
   env = t->env;
+  bs_reload_forget(t);
   bs_bp_release(t->bp);
   bs_strfree(env, t->name);
   bs_free(env, t, sizeof *t);

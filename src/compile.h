@@ -45,6 +45,9 @@ struct bonsai_def {
   char err[256]; /* first error; "" if none */
 };
 
+/* Bytes of per-agent data a node of this kind has (0, 4 or 8). */
+BS_INTERNAL uint32_t bs_kind_datasize(int kind);
+
 /* Kind names as the Lua API spells them ("reactive_selector"). */
 BS_INTERNAL extern const char *const bs_kind_names[BONSAI_NKINDS];
 

@@ -13,6 +13,7 @@
 #include "agent.h"
 #include "compile.h"
 #include "lbonsai.h"
+#include "reload.h"
 #include "vm.h"
 
 /* Upvalues of agent methods and module functions: 1 the context, 2 the
@@ -112,16 +113,45 @@ typedef struct Job {
   const Blueprint *loaded; /* whose values table is at t.values */
 } Job;
 
+/* After a migration: the task coroutines of kept nodes move to their new
+** node numbers (the others were closed by their aborts). */
+static void rekey(lua_State *L, int si, const uint32_t *map) {
+  if (lua_getiuservalue(L, si, UV_EXTRA) != LUA_TTABLE) {
+    lua_pop(L, 1);
+    return;
+  }
+  lua_newtable(L); /* stack: old, new */
+  lua_pushnil(L);
+  while (lua_next(L, -3) != 0) {
+    if (lua_isinteger(L, -2)) {
+      lua_Integer k = lua_tointeger(L, -2);
+      if (map == NULL || map[k - 1] == BS_NONE) {
+        lua_pop(L, 1);
+        continue;
+      }
+      lua_pushinteger(L, (lua_Integer)map[k - 1] + 1);
+    } else {
+      lua_pushvalue(L, -2);
+    }
+    lua_insert(L, -2);
+    lua_rawset(L, -4);
+  }
+  lua_setiuservalue(L, si, UV_EXTRA);
+  lua_pop(L, 1);
+}
+
 /* Switches the agent to the reloaded version of its tree: aborts in the
 ** old version run with the old values table, then the new one is in. */
 static int migrate(lua_State *L, Job *j) {
   bonsai_agent *a = j->la->a;
+  const Blueprint *old = a->bp;
   int r;
   a->host = &j->t;
   a->busy = a->protect = 1;
   r = bs_agent_migrate(a);
   a->busy = a->protect = 0;
   a->host = NULL;
+  rekey(L, j->t.state, bs_reload_map(a, old));
   lua_getiuservalue(L, j->t.state, UV_TREE);
   lua_getiuservalue(L, -1, 1);
   lua_remove(L, -2);

@@ -72,6 +72,8 @@ static const luaL_Reg bonsai_funcs[] = {
     {"register", lb_register},
     {"blackboard", lb_blackboard},
     {"memory", lb_memory},
+    {"_mtime", lb_mtime},
+    {"_dir", lb_dir},
     {NULL, NULL}};
 
 /* Interns s, remembers its address in *p and anchors it in the context

@@ -104,6 +104,10 @@ int lb_agent(lua_State *L);
 int lb_tick_all(lua_State *L);
 void lb_open_agent(lua_State *L);
 
+/* lfiles.c */
+int lb_mtime(lua_State *L);
+int lb_dir(lua_State *L);
+
 /* lblackboard.c */
 int lb_blackboard(lua_State *L);
 LBB *lb_checkbb(lua_State *L, int idx);

@@ -13,6 +13,7 @@
 #include "compile.h"
 #include "env.h"
 #include "lbonsai.h"
+#include "reload.h"
 
 typedef struct DefBox {
   bonsai_def *def;
@@ -259,28 +260,17 @@ static void walk(Walk *w, int wrapped) {
   }
 }
 
-/* bt.tree(root [, {name = s, priority = {filters}}]) */
-int lb_tree(lua_State *L) {
+/* Walks the definition of root (with options opts, 0 if none) into a new
+** definition; leaves the definition box and the values table on the
+** stack (w->values). Raises definition errors. */
+static void build(lua_State *L, Walk *w, int root, int opts,
+                  const char *name) {
   LBonsai *lb = lb_context(L);
-  char err[512];
-  Walk w;
   DefBox *box;
-  LTree *lt;
-  bonsai_tree *t;
   int wrapped = 0;
-  lua_settop(L, 2);
-  if (!lua_isnoneornil(L, 2))
-    luaL_checktype(L, 2, LUA_TTABLE);
-  memset(&w, 0, sizeof w);
-  w.L = L;
-  w.tree = "tree";
-  if (lua_istable(L, 2) && lua_getfield(L, 2, "name") == LUA_TSTRING)
-    w.tree = lua_tostring(L, -1);
-  else if (lua_istable(L, 1) && lua_getfield(L, 1, "name") == LUA_TSTRING)
-    w.tree = lua_tostring(L, -1);
-  else
-    lua_pushnil(L);
-  /* stack: root, opts, name */
+  memset(w, 0, sizeof *w);
+  w->L = L;
+  w->tree = name;
   box = (DefBox *)lua_newuserdatauv(L, sizeof *box, 0);
   box->def = NULL;
   if (luaL_newmetatable(L, BS_DEF_T)) {
@@ -289,46 +279,102 @@ int lb_tree(lua_State *L) {
   }
   lua_setmetatable(L, -2);
   if ((box->def = bonsai_def_new(lb->env)) == NULL)
-    return luaL_error(L, "out of memory");
-  w.def = box->def;
+    luaL_error(L, "out of memory");
+  w->def = box->def;
   lua_newtable(L);
-  w.values = lua_gettop(L);
+  w->values = lua_gettop(L);
   lua_newtable(L);
-  w.stack = lua_gettop(L);
+  w->stack = lua_gettop(L);
   lua_newtable(L);
-  w.onpath = lua_gettop(L);
+  w->onpath = lua_gettop(L);
   lua_newtable(L); /* the first frame's list */
-  if (lua_istable(L, 2) && lua_getfield(L, 2, "priority") != LUA_TNIL) {
+  if (opts != 0 && lua_getfield(L, opts, "priority") != LUA_TNIL) {
     lua_Integer n, k;
     if (!lua_istable(L, -1))
-      return luaL_error(L, "tree '%s': 'priority' must be a list of filters",
-                        w.tree);
+      luaL_error(L, "tree '%s': 'priority' must be a list of filters", name);
     for (n = (lua_Integer)lua_rawlen(L, -1), k = 1; k <= n; k++) {
       lua_rawgeti(L, -1, k);
       lua_rawseti(L, -3, k);
     }
     lua_pop(L, 1);
-    lua_pushvalue(L, 1);
+    lua_pushvalue(L, root);
     lua_rawseti(L, -2, n + 1);
-    bonsai_def_begin(w.def, BONSAI_PRIORITY, NULL);
+    bonsai_def_begin(w->def, BONSAI_PRIORITY, NULL);
     wrapped = 1;
   } else {
-    if (lua_istable(L, 2))
+    if (opts != 0)
       lua_pop(L, 1);
-    lua_pushvalue(L, 1);
+    lua_pushvalue(L, root);
     lua_rawseti(L, -2, 1);
   }
-  pushframe(&w, 0);
-  walk(&w, wrapped);
-  if (bonsai_tree_new(w.def, w.tree, &t, err, sizeof err) != BONSAI_OK)
-    return luaL_error(L, "tree '%s': %s", w.tree, err);
-  bonsai_def_free(box->def);
-  box->def = NULL;
+  pushframe(w, 0);
+  walk(w, wrapped);
+  lua_settop(L, w->values);
+}
+
+/* bt.tree(root [, {name = s, priority = {filters}}]) */
+int lb_tree(lua_State *L) {
+  char err[512];
+  Walk w;
+  LTree *lt;
+  bonsai_tree *t;
+  const char *name = "tree";
+  lua_settop(L, 2);
+  if (!lua_isnoneornil(L, 2))
+    luaL_checktype(L, 2, LUA_TTABLE);
+  if (lua_istable(L, 2) && lua_getfield(L, 2, "name") == LUA_TSTRING)
+    name = lua_tostring(L, -1);
+  else if (lua_istable(L, 1) && lua_getfield(L, 1, "name") == LUA_TSTRING)
+    name = lua_tostring(L, -1);
+  else
+    lua_pushnil(L);
+  /* stack: root, opts, name */
+  build(L, &w, 1, lua_istable(L, 2) ? 2 : 0, name);
+  if (bonsai_tree_new(w.def, name, &t, err, sizeof err) != BONSAI_OK)
+    return luaL_error(L, "tree '%s': %s", name, err);
   lt = (LTree *)lua_newuserdatauv(L, sizeof *lt, 1);
   lt->t = t;
   luaL_setmetatable(L, BS_TREE_T);
   lua_pushvalue(L, w.values);
   lua_setiuservalue(L, -2, 1);
+  return 1;
+}
+
+/* The body of tree:reload, run protected: (tree, root or tree, opts). */
+static int doreload(lua_State *L) {
+  LTree *lt = lb_checktree(L, 1);
+  char err[512];
+  lua_settop(L, 3);
+  if (luaL_testudata(L, 2, BS_TREE_T)) { /* take another tree's version */
+    LTree *other = lb_checktree(L, 2);
+    if (bs_tree_adopt(lt->t, other->t) != BONSAI_OK)
+      return luaL_error(L, "tree '%s': a tree of another state",
+                        bonsai_tree_name(lt->t));
+    lua_getiuservalue(L, 2, 1);
+  } else {
+    Walk w;
+    build(L, &w, 2, lua_istable(L, 3) ? 3 : 0, bonsai_tree_name(lt->t));
+    if (bonsai_tree_reload(lt->t, w.def, err, sizeof err) != BONSAI_OK)
+      return luaL_error(L, "tree '%s': %s", bonsai_tree_name(lt->t), err);
+  }
+  lua_setiuservalue(L, 1, 1); /* the new values table */
+  return 0;
+}
+
+/* tree:reload(new_root_or_tree [, opts]): true, or nil and a message (the
+** old version keeps running). Agents switch at their next tick. */
+static int tree_reload(lua_State *L) {
+  lb_checktree(L, 1);
+  lua_settop(L, 3);
+  lua_pushvalue(L, lua_upvalueindex(1));
+  lua_pushcclosure(L, doreload, 1);
+  lua_insert(L, 1);
+  if (lua_pcall(L, 3, 0, 0) != LUA_OK) {
+    luaL_pushfail(L);
+    lua_insert(L, -2);
+    return 2;
+  }
+  lua_pushboolean(L, 1);
   return 1;
 }
 
@@ -392,7 +438,8 @@ static int tree_index(lua_State *L) {
   return 1;
 }
 
-static const luaL_Reg tree_methods[] = {{"dump", tree_dump}, {NULL, NULL}};
+static const luaL_Reg tree_methods[] = {
+    {"dump", tree_dump}, {"reload", tree_reload}, {NULL, NULL}};
 
 static const luaL_Reg tree_meta[] = {{"__gc", tree_gc},
                                      {"__index", tree_index},

@@ -19,10 +19,11 @@
 #define SUCCESS BONSAI_SUCCESS
 #define FAILURE BONSAI_FAILURE
 
-/* A node's data: one or two 32-bit words, or a double. */
-#define W0(i) (*(uint32_t *)(a->state + nd[i].data))
-#define W1(i) (((uint32_t *)(a->state + nd[i].data))[1])
-#define F64(i) (*(double *)(a->state + nd[i].data))
+/* A node's data: one or two 32-bit words, or a double ('st' is the
+** agent's state block, which does not move during a tick). */
+#define W0(i) (*(uint32_t *)(st + nd[i].data))
+#define W1(i) (((uint32_t *)(st + nd[i].data))[1])
+#define F64(i) (*(double *)(st + nd[i].data))
 
 static const Leaf *leafof(const bonsai_agent *a, const Node *n) {
   return (n->flags & NF_NAMED) ? &a->bp->env->leaves[n->leaf]
@@ -32,7 +33,7 @@ static const Leaf *leafof(const bonsai_agent *a, const Node *n) {
 /* Delivers event ev to leaf node i. */
 static int call(bonsai_agent *a, uint32_t i, int ev, int status) {
   const Node *n = &a->bp->nodes[i];
-  const Leaf *l = leafof(a, n);
+  const Leaf *l = leafof(a, n); /* looked up at every call: re-registration */
   bonsai_call c;
   c.agent = a;
   c.owner = a->owner;
@@ -159,6 +160,7 @@ static int check(bonsai_agent *a, uint32_t i) {
 /* A running child of running node i, or BS_NONE. */
 static uint32_t running_child(const bonsai_agent *a, uint32_t i) {
   const Node *nd = a->bp->nodes;
+  const uint8_t *st = a->state;
   uint32_t c;
   if (nd[i].kind == BONSAI_SEQUENCE || nd[i].kind == BONSAI_SELECTOR) {
     c = W0(i);
@@ -259,6 +261,7 @@ static int abort_children(bonsai_agent *a, uint32_t i) {
 ** after c is no longer reached, so it is aborted. */
 static int reactive_end(bonsai_agent *a, uint32_t i, uint32_t c, int s) {
   const Node *nd = a->bp->nodes;
+  uint8_t *st = a->state;
   uint32_t r = W0(i);
   if (r != BS_NONE && r != c && a->state[r] == RUNNING) {
     W0(i) = BS_NONE;

@@ -1,0 +1,515 @@
+-- arena.lua: a small deterministic world where a few hundred NPCs run the
+-- guard and villager trees of the other samples, plus a handful of heroes
+-- roaming about, all ticked together with bt.tick_all at a fixed dt.
+-- Guards patrol, chase and attack the heroes, flee when hurt and die;
+-- villagers keep their daily schedule and run home when a hero comes near.
+--
+--   lua5.4 samples/arena.lua            on a terminal: an animated text map,
+--                                       then a summary; otherwise the summary
+--   lua5.4 samples/arena.lua --test     no map, no timings: checks the exact
+--                                       outcome of the default run
+-- Other flags: --no-map, --map (draw even when not on a terminal), --fast
+-- (no pause between frames), --ticks=N, --seed=N.
+--
+-- Everything random comes from a tiny generator seeded here (not
+-- math.random), and every agent is ticked in the same order, so a run with
+-- the same seed always has the same outcome.
+
+-- Find bonsai beside this file (../lua, ../build) unless LUA_PATH or
+-- LUA_CPATH say where it is, and the other samples in this directory.
+local here = debug.getinfo(1, "S").source:match("^@(.-)[^/\\]*$") or ""
+if here == "" then here = "./" end
+local function prepend(field, entry)
+  if not package[field]:find(entry, 1, true) then
+    package[field] = entry .. ";" .. package[field]
+  end
+end
+if not (os.getenv("LUA_PATH_5_4") or os.getenv("LUA_PATH")) then
+  prepend("path", here .. "../lua/?/init.lua")
+  prepend("path", here .. "../lua/?.lua")
+end
+if not (os.getenv("LUA_CPATH_5_4") or os.getenv("LUA_CPATH")) then
+  prepend("cpath", here .. "../build/src/?.so")
+end
+prepend("path", here .. "?.lua")
+
+local bt = require "bonsai"
+local guard = require "guard"
+local villager = require "villager"
+
+-- Options -------------------------------------------------------------------
+
+local opt = { ticks = 400, seed = 42, map = nil, fast = false, test = false }
+for _, a in ipairs(arg or {}) do
+  if a == "--test" then opt.test = true
+  elseif a == "--no-map" then opt.map = false
+  elseif a == "--map" then opt.map = true
+  elseif a == "--fast" then opt.fast = true
+  elseif a:match("^%-%-ticks=%d+$") then opt.ticks = tonumber(a:match("%d+"))
+  elseif a:match("^%-%-seed=%d+$") then opt.seed = tonumber(a:match("%d+"))
+  else
+    io.stderr:write("usage: arena.lua [--test] [--no-map | --map] [--fast]",
+                    " [--ticks=N] [--seed=N]\n")
+    os.exit(2)
+  end
+end
+if opt.test then -- the checked outcome is that of the default run
+  opt.ticks, opt.seed, opt.map = 400, 42, false
+end
+
+-- Is stdout a terminal? TERM says there is one; test -t 1 says it is ours.
+local function on_terminal()
+  local term = os.getenv("TERM")
+  if not term or term == "" or term == "dumb" then return false end
+  return os.execute("test -t 1") == true
+end
+local tty = not opt.test and on_terminal()
+if opt.map == nil then opt.map = tty end
+
+-- A deterministic random generator: a 64-bit linear congruential
+-- generator (Knuth's MMIX constants; Lua integers wrap around).
+local seed = opt.seed
+local function random(n) -- 1..n
+  seed = seed * 6364136223846793005 + 1442695040888963407
+  return (seed >> 33) % n + 1
+end
+local function uniform(lo, hi) -- lo <= x < hi, in steps of 1/1024
+  return lo + (random(1024) - 1) / 1024 * (hi - lo)
+end
+
+-- The world -----------------------------------------------------------------
+
+local W, H = 72, 22     -- cells; the map draws one character per cell
+local DT = 0.1          -- seconds per tick
+local HOUR = 1.6        -- seconds per hour of the clock: a day is 38.4 s
+local START_HOUR = 4    -- the run starts at 04:00, villagers asleep
+local N_GUARDS, N_VILLAGERS, N_HEROES = 200, 60, 6
+
+local world = {
+  dt = DT, w = W, h = H, time = 0,
+  players = {},                            -- the heroes: what guards see
+  bb = bt.blackboard { hour = START_HOUR }, -- parent of villagers' boards
+}
+local guards, villagers, heroes, agents = {}, {}, {}, {}
+local homes, workshops = {}, {}
+
+-- Heroes: roam from place to place and strike any guard in reach, but only
+-- for 2 seconds at a time, then break away (hit and run); a hero that goes
+-- down comes back a few seconds later. Their tree is defined here.
+local hero_stats = { hp = 50, max_hp = 50, reach = 1.5, damage = 4,
+                     swing = 0.25, speed = 3 }
+
+local function count(a, what)
+  local did = a.owner.did
+  did[what] = (did[what] or 0) + 1
+end
+
+local function edge_point()
+  if random(2) == 1 then
+    return uniform(1, W - 2), random(2) == 1 and 0.5 or H - 1.5
+  end
+  return random(2) == 1 and 0.5 or W - 1.5, uniform(1, H - 2)
+end
+
+local guard_in_reach = bt.named("guard_in_reach", bt.condition(
+  function(a, bb)
+    local me, best, best_d = a.owner, nil, bb.reach
+    for _, g in ipairs(guards) do
+      if guard.alive(g) then
+        local d = guard.dist(me, g)
+        if d <= best_d then best, best_d = g, d end
+      end
+    end
+    bb.foe = best
+    return best ~= nil
+  end))
+
+local strike = bt.action {
+  name = "strike",
+  enter = function(a, bb) bb.next_swing = a.time end,
+  tick = function(a, bb)
+    if a.time >= bb.next_swing then
+      guard.hit(bb.foe, bb.damage)
+      count(a, "strike")
+      if not guard.alive(bb.foe) then count(a, "slay") end
+      bb.next_swing = a.time + bb.swing
+    end
+    return bt.RUNNING -- until no guard is left in reach
+  end,
+}
+
+local roam = bt.action {
+  name = "roam",
+  enter = function(a, bb)
+    bb.goal_x, bb.goal_y = uniform(1, W - 2), uniform(1, H - 2)
+  end,
+  tick = function(a, bb)
+    if guard.step_toward(a.owner, bb.goal_x, bb.goal_y, bb.speed) then
+      count(a, "roam")
+      return bt.SUCCESS
+    end
+    return bt.RUNNING
+  end,
+}
+
+local respawn = bt.task(function(a, bb)
+  a.owner.state = "*"
+  count(a, "down")
+  local back = a.time + 3
+  while a.time < back do coroutine.yield() end
+  a.owner.x, a.owner.y = edge_point()
+  a.owner.state = "@"
+  bb.hp = bb.max_hp
+  return true
+end)
+
+local hero_tree = bt.tree(
+  bt.reactive_selector { name = "hero",
+    bt.filter { name = "fight", conditions = { guard_in_reach },
+      bt.cooldown { name = "break_away", seconds = 2,
+        bt.time_limit { seconds = 2, strike } } },
+    roam,
+  },
+  { name = "hero",
+    priority = { -- reuses the guard's condition: bt.check("hp", "<=", 0)
+      bt.filter { name = "down", conditions = { guard.leaves.dead },
+                  bt.named("respawn", respawn) },
+    } })
+
+-- Setting up ----------------------------------------------------------------
+
+local function setup()
+  -- The village: homes on the left, workshops a short walk away.
+  for i = 1, N_VILLAGERS do
+    local home = { x = random(9) + 0.5, y = random(H - 2) + 0.5 }
+    local work = { x = random(6) + 10.5, y = random(H - 2) + 0.5 }
+    homes[#homes + 1], workshops[#workshops + 1] = home, work
+    villagers[i] = villager.spawn(world, home, work, {
+      walk_speed = 3, run_speed = 5, meal_time = uniform(1, 2.6),
+    })
+  end
+  -- Guards posted all over the rest of the map.
+  for i = 1, N_GUARDS do
+    guards[i] = guard.spawn(world, random(W - 22) + 18.5, random(H - 4) + 1.5,
+                            { leg = random(4) })
+  end
+  for i = 1, N_HEROES do
+    local h = { world = world, kind = "hero", state = "@", did = {} }
+    h.x, h.y = edge_point()
+    local bb = {}
+    for k, v in pairs(hero_stats) do bb[k] = v end
+    h.agent = bt.agent(hero_tree, { owner = h, blackboard = bb })
+    heroes[i], world.players[i] = h, h
+  end
+  for _, list in ipairs { guards, villagers, heroes } do
+    for _, npc in ipairs(list) do agents[#agents + 1] = npc.agent end
+  end
+end
+
+-- Villagers are told of danger by the world: a hero within 6 cells.
+local function sense_danger()
+  for _, v in ipairs(villagers) do
+    local near = false
+    for _, h in ipairs(heroes) do
+      if guard.alive(h) and guard.dist(v, h) < 6 then
+        near = true
+        break
+      end
+    end
+    if near ~= v.scared then
+      v.scared = near
+      v.agent.bb.danger = near or nil
+    end
+  end
+end
+
+-- One tick of the world: the clock, the senses, then every agent.
+local tick_seconds = 0 -- os.clock time spent in bt.tick_all
+local step_seconds = 0 -- and in whole steps
+local function step(n)
+  local start = os.clock()
+  world.time = n * DT
+  world.bb.hour = (START_HOUR + world.time / HOUR) % 24
+  sense_danger()
+  local t0 = os.clock()
+  local errors = bt.tick_all(agents, DT)
+  tick_seconds = tick_seconds + (os.clock() - t0)
+  step_seconds = step_seconds + (os.clock() - start)
+  if errors then
+    for _, e in ipairs(errors) do io.stderr:write(e.error, "\n") end
+    error(#errors .. " agent(s) failed at tick " .. n)
+  end
+end
+
+-- The map -------------------------------------------------------------------
+
+-- When several NPCs share a cell, the one with the highest rank shows.
+local rank = { ["@"] = 9, A = 8, C = 7, F = 6, r = 5, h = 5, R = 4, ["*"] = 3,
+               P = 2, X = 1 }
+local colour = {
+  P = "32", C = "33", A = "1;31", F = "36", R = "34", X = "90",
+  ["@"] = "1;35", ["*"] = "35", r = "1;37", h = "1;37",
+  ["#"] = "2;33", ["="] = "2;32",
+}
+
+local function clock_text()
+  local hours = START_HOUR + world.time / HOUR
+  local h = math.floor(hours)
+  return string.format("day %d %02d:%02d", h // 24 + 1, h % 24,
+                       math.floor((hours - h) * 60))
+end
+
+local function draw(n)
+  local grid, level = {}, {}
+  for y = 1, H do
+    grid[y], level[y] = {}, {}
+    for x = 1, W do grid[y][x], level[y][x] = " ", -1 end
+  end
+  local function put(x, y, ch, r)
+    local cx = math.max(1, math.min(W, math.floor(x) + 1))
+    local cy = math.max(1, math.min(H, math.floor(y) + 1))
+    if r > level[cy][cx] then grid[cy][cx], level[cy][cx] = ch, r end
+  end
+  for _, p in ipairs(homes) do put(p.x, p.y, "#", -0.5) end
+  for _, p in ipairs(workshops) do put(p.x, p.y, "=", -0.5) end
+  for _, list in ipairs { guards, villagers, heroes } do
+    for _, npc in ipairs(list) do put(npc.x, npc.y, npc.state,
+                                      rank[npc.state] or 0) end
+  end
+  local out = { tty and "\27[H" or "",
+                string.format("Bonsai arena   tick %d/%d   %s   %d agents\n",
+                              n, opt.ticks, clock_text(), #agents),
+                "+" .. string.rep("-", W) .. "+\n" }
+  for y = 1, H do
+    out[#out + 1] = "|"
+    for x = 1, W do
+      local ch = grid[y][x]
+      local c = tty and colour[ch]
+      out[#out + 1] = c and ("\27[" .. c .. "m" .. ch .. "\27[0m") or ch
+    end
+    out[#out + 1] = "|\n"
+  end
+  out[#out + 1] = "+" .. string.rep("-", W) .. "+\n"
+  out[#out + 1] = "guards    P patrol  C chase  A attack  F flee  R rest  "
+                  .. "X dead\n"
+  out[#out + 1] = "villagers z sleep  u get up  e eat  i idle  g walk  w work  "
+                  .. "b break\n"
+  out[#out + 1] = "          r run home  h hide  # home  = workshop     "
+                  .. "heroes @  * down\n"
+  io.write(table.concat(out))
+  io.flush()
+end
+
+-- The summary ---------------------------------------------------------------
+
+-- What a run did, per kind of NPC: the sum of the did tables, the number
+-- of NPCs per state letter, and the number of agents per final status of
+-- their tree (a:status()).
+local PARTS = { "did", "states", "statuses" }
+
+local function tally(list)
+  local t = { did = {}, states = {}, statuses = {} }
+  for _, npc in ipairs(list) do
+    for k, n in pairs(npc.did) do t.did[k] = (t.did[k] or 0) + n end
+    t.states[npc.state] = (t.states[npc.state] or 0) + 1
+    local status = npc.agent:status()
+    t.statuses[status] = (t.statuses[status] or 0) + 1
+  end
+  return t
+end
+
+local function sorted_keys(t)
+  local keys = {}
+  for k in pairs(t) do keys[#keys + 1] = k end
+  table.sort(keys)
+  return keys
+end
+
+local function line(t)
+  local parts = {}
+  for _, k in ipairs(sorted_keys(t)) do
+    parts[#parts + 1] = string.format("%s %d", k, t[k])
+  end
+  return table.concat(parts, ", ")
+end
+
+-- Wraps a long line at 78 columns under a 12-column label.
+local function wrapped(label, text)
+  local out, cur = {}, string.format("  %-10s", label)
+  for word in text:gmatch("[^,]+,?") do
+    word = word:gsub("^ ", "")
+    if #cur + 1 + #word > 78 then
+      out[#out + 1] = cur
+      cur = string.rep(" ", 12) .. word
+    else
+      cur = cur .. (cur:match("%S$") and " " or "") .. word
+    end
+  end
+  out[#out + 1] = cur
+  return table.concat(out, "\n")
+end
+
+local function summary()
+  local kinds = { { "guards", guards }, { "villagers", villagers },
+                  { "heroes", heroes } }
+  local result = {}
+  print(string.format("\nBonsai arena: %d agents (%d guards, %d villagers, "
+                      .. "%d heroes)\n%d ticks of %g s (seed %d): day 1 "
+                      .. "%02d:00 to %s", #agents, #guards, #villagers,
+                      #heroes, opt.ticks, DT, opt.seed, START_HOUR,
+                      clock_text()))
+  print("What they did (times each action ran or happened, all NPCs):")
+  for _, k in ipairs(kinds) do
+    result[k[1]] = tally(k[2])
+    print(wrapped(k[1], line(result[k[1]].did)))
+  end
+  print("How they ended (NPCs per state letter on the map):")
+  for _, k in ipairs(kinds) do
+    print(wrapped(k[1], line(result[k[1]].states)))
+  end
+  print("Final status of their trees:")
+  for _, k in ipairs(kinds) do
+    print(wrapped(k[1], line(result[k[1]].statuses)))
+  end
+  return result
+end
+
+-- The outcome of the default run (seed 42, 400 ticks), checked by --test.
+local expected = {
+  guards = {
+    did = { attack = 582, chase = 642, die = 22, escape = 206, flee = 217,
+      healed = 100, hit = 553, kill = 10, ["patrol interrupted"] = 280,
+      ["patrol leg"] = 3431, rest = 237 },
+    states = { A = 21, C = 18, F = 3, P = 113, R = 23, X = 22 },
+    statuses = { running = 197, success = 3 },
+  },
+  villagers = {
+    did = { ["break"] = 73, ["come out"] = 47, eat = 46, ["get up"] = 56,
+      hide = 67, idle = 77, ["meal cut short"] = 61, ["reach home"] = 248,
+      ["reach work"] = 94, sleep = 121, work = 135 },
+    states = { h = 20, z = 40 },
+    statuses = { running = 60 },
+  },
+  heroes = {
+    did = { down = 10, roam = 5, slay = 22, strike = 356 },
+    states = { ["*"] = 2, ["@"] = 4 },
+    statuses = { running = 6 },
+  },
+}
+
+-- Everything that must have happened at least once.
+local required = {
+  guards = { "patrol leg", "patrol interrupted", "chase", "attack", "hit",
+             "kill", "flee", "escape", "rest", "healed", "die" },
+  villagers = { "sleep", "get up", "eat", "meal cut short", "idle",
+                "reach work", "work", "break", "reach home", "hide",
+                "come out" },
+  heroes = { "roam", "strike", "slay", "down" },
+}
+
+local keywords = { ["and"] = true, ["break"] = true, ["do"] = true,
+                   ["end"] = true, ["for"] = true, ["if"] = true,
+                   ["in"] = true, ["not"] = true, ["or"] = true,
+                   ["repeat"] = true, ["until"] = true, ["while"] = true }
+
+-- The result as a Lua table constructor, to paste into 'expected'.
+local function as_lua(result)
+  local out = { "local expected = {" }
+  for _, kind in ipairs { "guards", "villagers", "heroes" } do
+    out[#out + 1] = "  " .. kind .. " = {"
+    for _, part in ipairs(PARTS) do
+      local items = {}
+      for _, k in ipairs(sorted_keys(result[kind][part])) do
+        local key = (k:match("^[%a_][%w_]*$") and not keywords[k]) and k
+                    or string.format("[%q]", k)
+        items[#items + 1] = key .. " = " .. result[kind][part][k]
+      end
+      local cur = "    " .. part .. " = {"
+      for i, item in ipairs(items) do
+        item = item .. (i < #items and "," or " },")
+        if #cur + 1 + #item > 78 then
+          out[#out + 1] = cur
+          cur = "      " .. item
+        else
+          cur = cur .. " " .. item
+        end
+      end
+      out[#out + 1] = cur
+    end
+    out[#out + 1] = "  },"
+  end
+  out[#out + 1] = "}"
+  return table.concat(out, "\n")
+end
+
+local function check(result)
+  local failures = {}
+  local function fail(...) failures[#failures + 1] = string.format(...) end
+  for _, kind in ipairs(sorted_keys(required)) do
+    for _, k in ipairs(required[kind]) do
+      if not result[kind].did[k] then fail("%s never did %q", kind, k) end
+    end
+  end
+  for _, kind in ipairs(sorted_keys(expected)) do
+    for _, part in ipairs(PARTS) do
+      local want, got = expected[kind][part] or {}, result[kind][part]
+      for _, k in ipairs(sorted_keys(want)) do
+        if got[k] ~= want[k] then
+          fail("%s %s[%q]: expected %d, got %s", kind, part, k, want[k],
+               got[k])
+        end
+      end
+      for _, k in ipairs(sorted_keys(got)) do
+        if not want[k] then fail("%s %s[%q] = %d unexpected", kind, part,
+                                 k, got[k]) end
+      end
+    end
+  end
+  if #failures > 0 then
+    io.stderr:write("arena: the outcome changed:\n  ",
+                    table.concat(failures, "\n  "), "\n",
+                    "If the change is intended, the new outcome is:\n",
+                    as_lua(result), "\n")
+    os.exit(1)
+  end
+  print("arena: ok")
+end
+
+-- Run -----------------------------------------------------------------------
+
+local every, pause = 4, 0.04 -- draw every 4th tick, then wait a little
+
+local function run()
+  for n = 1, opt.ticks do
+    step(n)
+    if opt.map and (n % every == 0 or n == opt.ticks) then
+      draw(n)
+      if tty and not opt.fast and n < opt.ticks then
+        local _, how = os.execute("sleep " .. pause)
+        if how == "signal" then error("interrupted", 0) end -- Ctrl-C
+      end
+    end
+  end
+end
+
+setup()
+if opt.map and tty then io.write("\27[2J\27[?25l") end -- clear, hide cursor
+local ok, err = pcall(run)
+if opt.map and tty then io.write("\27[?25h") end -- show the cursor again
+if not ok then
+  io.stderr:write("arena: ", tostring(err), "\n")
+  os.exit(1)
+end
+
+local result = summary()
+if opt.test then
+  check(result)
+else
+  local agent_ticks = #agents * opt.ticks
+  print(string.format("Speed (os.clock): bt.tick_all took %.3f s for %d "
+                      .. "ticks: %.0f ticks/s,\n  %.0f ns per agent-tick "
+                      .. "(%.0f with the clock and senses)", tick_seconds,
+                      opt.ticks, opt.ticks / tick_seconds,
+                      tick_seconds / agent_ticks * 1e9,
+                      step_seconds / agent_ticks * 1e9))
+end

@@ -1,0 +1,217 @@
+/*
+** benchc.c: the C half of scripts/bench. W1 "guard" with C leaves: the same
+** decisions hand-written in C (the floor) and as a Bonsai tree whose leaves
+** are C functions registered by name and ticked through the public C API,
+** with no Lua in the loop. Loaded by scripts/bench.lua as the module
+** "benchc"; it links its own copy of the core.
+*/
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include <lauxlib.h>
+#include <lua.h>
+
+#include "bonsai.h"
+
+typedef struct State {
+  long hp, dist, clock, phase, dmg, act, left;
+  long n_die, n_flee, n_attack, n_chase, n_patrol;
+} State;
+
+enum { RUNNING = BONSAI_RUNNING, SUCCESS = BONSAI_SUCCESS,
+       FAILURE = BONSAI_FAILURE };
+
+static long calls;   /* leaf calls, when counting */
+static int counting;
+
+static void step(State *s) {
+  long p = (s->clock + s->phase) % 80;
+  s->clock++;
+  s->dist = p < 40 ? 40 - p : p - 40;
+  if (s->dist <= 8)
+    s->hp -= s->dmg;
+  else if (s->hp < 100)
+    s->hp++;
+}
+
+static int is_dead(State *s) { calls += counting; return s->hp <= 0; }
+static int sees_enemy(State *s) { calls += counting; return s->dist <= 30; }
+static int health_low(State *s) { calls += counting; return s->hp < 35; }
+static int in_range(State *s) { calls += counting; return s->dist <= 5; }
+
+static int act(State *s, long id, long dur, long *counter, int die) {
+  calls += counting;
+  if (s->act != id) {
+    s->act = id;
+    s->left = dur;
+  }
+  if (--s->left > 0)
+    return RUNNING;
+  s->act = 0;
+  s->left = 0;
+  (*counter)++;
+  if (die)
+    s->hp = 100;
+  return SUCCESS;
+}
+
+static int die(State *s) { return act(s, 1, 3, &s->n_die, 1); }
+static int flee(State *s) { return act(s, 2, 4, &s->n_flee, 0); }
+static int attack(State *s) { return act(s, 3, 2, &s->n_attack, 0); }
+static int chase(State *s) { return act(s, 4, 5, &s->n_chase, 0); }
+static int patrol(State *s) { return act(s, 5, 6, &s->n_patrol, 0); }
+
+/* The floor: W1's decisions written by hand. */
+static int floor_tick(State *s) {
+  int r;
+  if (is_dead(s) && (r = die(s)) != FAILURE)
+    return r;
+  if (sees_enemy(s)) {
+    if (health_low(s) && (r = flee(s)) != FAILURE)
+      return r;
+    if (in_range(s) && (r = attack(s)) != FAILURE)
+      return r;
+    if ((r = chase(s)) != FAILURE)
+      return r;
+  }
+  return patrol(s);
+}
+
+/* The same leaves as registered C leaves. */
+#define COND(name)                                                             \
+  static int l_##name(const bonsai_call *c) {                                  \
+    return name((State *)c->owner) ? SUCCESS : FAILURE;                        \
+  }
+#define ACT(name)                                                              \
+  static int l_##name(const bonsai_call *c) { return name((State *)c->owner); }
+COND(is_dead)
+COND(sees_enemy)
+COND(health_low)
+COND(in_range)
+ACT(die)
+ACT(flee)
+ACT(attack)
+ACT(chase)
+ACT(patrol)
+
+static bonsai_tree *w1_tree(bonsai_env *env) {
+  bonsai_def *d = bonsai_def_new(env);
+  bonsai_tree *t = NULL;
+  bonsai_leaf_register(env, "is_dead", l_is_dead, NULL, 0);
+  bonsai_leaf_register(env, "sees_enemy", l_sees_enemy, NULL, 0);
+  bonsai_leaf_register(env, "health_low", l_health_low, NULL, 0);
+  bonsai_leaf_register(env, "in_range", l_in_range, NULL, 0);
+  bonsai_leaf_register(env, "die", l_die, NULL, 0);
+  bonsai_leaf_register(env, "flee", l_flee, NULL, 0);
+  bonsai_leaf_register(env, "attack", l_attack, NULL, 0);
+  bonsai_leaf_register(env, "chase", l_chase, NULL, 0);
+  bonsai_leaf_register(env, "patrol", l_patrol, NULL, 0);
+  bonsai_def_begin(d, BONSAI_REACTIVE_SELECTOR, NULL);
+  bonsai_def_begin(d, BONSAI_REACTIVE_SEQUENCE, NULL);
+  bonsai_def_leaf(d, BONSAI_CONDITION, NULL, "is_dead", NULL);
+  bonsai_def_leaf(d, BONSAI_ACTION, NULL, "die", NULL);
+  bonsai_def_end(d);
+  bonsai_def_begin(d, BONSAI_REACTIVE_SEQUENCE, NULL);
+  bonsai_def_leaf(d, BONSAI_CONDITION, NULL, "sees_enemy", NULL);
+  bonsai_def_begin(d, BONSAI_REACTIVE_SELECTOR, NULL);
+  bonsai_def_begin(d, BONSAI_REACTIVE_SEQUENCE, NULL);
+  bonsai_def_leaf(d, BONSAI_CONDITION, NULL, "health_low", NULL);
+  bonsai_def_leaf(d, BONSAI_ACTION, NULL, "flee", NULL);
+  bonsai_def_end(d);
+  bonsai_def_begin(d, BONSAI_REACTIVE_SEQUENCE, NULL);
+  bonsai_def_leaf(d, BONSAI_CONDITION, NULL, "in_range", NULL);
+  bonsai_def_leaf(d, BONSAI_ACTION, NULL, "attack", NULL);
+  bonsai_def_end(d);
+  bonsai_def_leaf(d, BONSAI_ACTION, NULL, "chase", NULL);
+  bonsai_def_end(d);
+  bonsai_def_end(d);
+  bonsai_def_leaf(d, BONSAI_ACTION, NULL, "patrol", NULL);
+  bonsai_def_end(d);
+  bonsai_tree_new(d, "w1c", &t, NULL, 0);
+  bonsai_def_free(d);
+  return t;
+}
+
+/* benchc.w1(n, ticks, "floor" | "bonsai" [, count]) -> leaf calls,
+** checksum, seconds */
+static int b_w1(lua_State *L) {
+  long n = (long)luaL_checkinteger(L, 1), ticks = (long)luaL_checkinteger(L, 2);
+  int bonsai = strcmp(luaL_checkstring(L, 3), "bonsai") == 0;
+  State *st;
+  bonsai_env *env = NULL;
+  bonsai_tree *tree = NULL;
+  bonsai_agent **agents = NULL;
+  long i, t;
+  clock_t c0;
+  double secs;
+  State sum;
+  char buf[256];
+  counting = lua_toboolean(L, 4);
+  calls = 0;
+  st = (State *)lua_newuserdatauv(L, (size_t)n * sizeof *st, 0);
+  memset(st, 0, (size_t)n * sizeof *st);
+  for (i = 0; i < n; i++) {
+    long k = i + 1;
+    st[i].hp = 100 - (k * 13) % 60;
+    st[i].dist = 40;
+    st[i].phase = (k * 37) % 80;
+    st[i].dmg = 1 + k % 7;
+  }
+  if (bonsai) {
+    env = bonsai_env_new(NULL, NULL);
+    tree = w1_tree(env);
+    agents = (bonsai_agent **)lua_newuserdatauv(L, (size_t)n * sizeof *agents, 0);
+    for (i = 0; i < n; i++)
+      agents[i] = bonsai_agent_new(tree, NULL, &st[i]);
+  }
+  c0 = clock();
+  if (bonsai) {
+    for (t = 0; t < ticks; t++)
+      for (i = 0; i < n; i++) {
+        step(&st[i]);
+        bonsai_agent_tick(agents[i], 1);
+      }
+  } else {
+    for (t = 0; t < ticks; t++)
+      for (i = 0; i < n; i++) {
+        step(&st[i]);
+        floor_tick(&st[i]);
+      }
+  }
+  secs = (double)(clock() - c0) / CLOCKS_PER_SEC;
+  if (bonsai) {
+    for (i = 0; i < n; i++)
+      bonsai_agent_free(agents[i]);
+    bonsai_tree_release(tree);
+    bonsai_env_release(env);
+  }
+  memset(&sum, 0, sizeof sum);
+  for (i = 0; i < n; i++) {
+    sum.act += st[i].act;
+    sum.hp += st[i].hp;
+    sum.left += st[i].left;
+    sum.n_attack += st[i].n_attack;
+    sum.n_chase += st[i].n_chase;
+    sum.n_die += st[i].n_die;
+    sum.n_flee += st[i].n_flee;
+    sum.n_patrol += st[i].n_patrol;
+  }
+  snprintf(buf, sizeof buf,
+           "act=%ld hp=%ld left=%ld n_attack=%ld n_chase=%ld n_die=%ld "
+           "n_flee=%ld n_patrol=%ld",
+           sum.act, sum.hp, sum.left, sum.n_attack, sum.n_chase, sum.n_die,
+           sum.n_flee, sum.n_patrol);
+  lua_pushinteger(L, (lua_Integer)calls);
+  lua_pushstring(L, buf);
+  lua_pushnumber(L, secs);
+  return 3;
+}
+
+BONSAI_API int luaopen_benchc(lua_State *L);
+BONSAI_API int luaopen_benchc(lua_State *L) {
+  lua_newtable(L);
+  lua_pushcfunction(L, b_w1);
+  lua_setfield(L, -2, "w1");
+  return 1;
+}

@@ -1,0 +1,371 @@
+-- decorators_spec: invert, force_success/failure, repeater, retry,
+-- repeat_until_failure, timeout, time_limit, limit, cooldown, run_once and
+-- decorator names, tick by tick with dt, through the trace helper.
+local bt = require "bonsai"
+local trace = require "helpers.trace"
+
+local t
+before_each(function() t = trace.new() end)
+
+local function agent_of(root)
+  return bt.agent(bt.tree(root, { name = "T" }))
+end
+
+describe("invert", function()
+  it("turns success into failure and failure into success", function()
+    local a = agent_of(bt.invert(t:action("A", "SF")))
+    assert.equal("failure | enter A; tick A; exit A success", t:step(a, 1))
+    assert.equal("success | enter A; tick A; exit A failure", t:step(a, 1))
+  end)
+
+  it("passes running", function()
+    local a = agent_of(bt.invert(t:action("A", "RS")))
+    assert.equal("running | enter A; tick A", t:step(a, 1))
+    assert.equal("failure | tick A; exit A success", t:step(a, 1))
+  end)
+
+  it("has the alias bt.inverter", function()
+    assert.equal(bt.invert, bt.inverter)
+    local a = agent_of(bt.inverter { t:action("A", "F") })
+    assert.equal("success | enter A; tick A; exit A failure", t:step(a, 1))
+  end)
+end)
+
+describe("force_success and force_failure", function()
+  it("force_success turns a finished child into success", function()
+    local a = agent_of(bt.force_success(t:action("A", "FRS")))
+    assert.equal("success | enter A; tick A; exit A failure", t:step(a, 1))
+    assert.equal("running | enter A; tick A", t:step(a, 1))
+    assert.equal("success | tick A; exit A success", t:step(a, 1))
+  end)
+
+  it("force_failure turns a finished child into failure", function()
+    local a = agent_of(bt.force_failure(t:action("A", "SRF")))
+    assert.equal("failure | enter A; tick A; exit A success", t:step(a, 1))
+    assert.equal("running | enter A; tick A", t:step(a, 1))
+    assert.equal("failure | tick A; exit A failure", t:step(a, 1))
+  end)
+end)
+
+describe("repeater", function()
+  it("re-ticks a child that finishes at once within the same tick",
+     function()
+    local a = agent_of(bt.repeater { times = 3, t:action("A", "S") })
+    assert.equal("success | enter A; tick A; exit A success; "
+                 .. "enter A; tick A; exit A success; "
+                 .. "enter A; tick A; exit A success", t:step(a, 1))
+    assert.equal(3, t:count("A"))
+  end)
+
+  it("counts the successes of a running child", function()
+    local a = agent_of(bt.repeater { times = 3, t:action("A", "RSRSRS") })
+    assert.equal("running | enter A; tick A", t:step(a, 1))
+    assert.equal("running | tick A; exit A success; enter A; tick A",
+                 t:step(a, 1))
+    assert.equal("running | tick A; exit A success; enter A; tick A",
+                 t:step(a, 1))
+    assert.equal("success | tick A; exit A success", t:step(a, 1))
+  end)
+
+  it("fails when its child fails", function()
+    local a = agent_of(bt.repeater { times = 3, t:action("A", "SF") })
+    assert.equal("failure | enter A; tick A; exit A success; "
+                 .. "enter A; tick A; exit A failure", t:step(a, 1))
+  end)
+
+  it("counts again from zero in each run", function()
+    local a = agent_of(bt.repeater { times = 2, t:action("A", "SFS") })
+    assert.equal("failure | enter A; tick A; exit A success; "
+                 .. "enter A; tick A; exit A failure", t:step(a, 1))
+    assert.equal("success | enter A; tick A; exit A success; "
+                 .. "enter A; tick A; exit A success", t:step(a, 1))
+  end)
+
+  it("forever runs a child that finishes at once once per tick", function()
+    local a = agent_of(bt.repeater { t:action("A", "S") })
+    for _ = 1, 3 do
+      assert.equal("running | enter A; tick A; exit A success", t:step(a, 1))
+    end
+    assert.same({ "repeater" }, a:running())
+  end)
+
+  it("with times = 0 repeats forever", function()
+    local a = agent_of(bt.repeater { times = 0, t:action("A", "S") })
+    for _ = 1, 3 do
+      assert.equal("running | enter A; tick A; exit A success", t:step(a, 1))
+    end
+  end)
+
+  it("forever starts the next run at once when a running child ends",
+     function()
+    local a = agent_of(bt.repeater { t:action("A", "RSRSS") })
+    assert.equal("running | enter A; tick A", t:step(a, 1))
+    assert.equal("running | tick A; exit A success; enter A; tick A",
+                 t:step(a, 1))
+    -- the run started in the last tick ends; the next one ends at once too
+    assert.equal("running | tick A; exit A success; "
+                 .. "enter A; tick A; exit A success", t:step(a, 1))
+    assert.equal("running | enter A; tick A; exit A success", t:step(a, 1))
+  end)
+
+  it("forever fails when its child fails", function()
+    local a = agent_of(bt.repeater { t:action("A", "SRF") })
+    assert.equal("running | enter A; tick A; exit A success", t:step(a, 1))
+    assert.equal("running | enter A; tick A", t:step(a, 1))
+    assert.equal("failure | tick A; exit A failure", t:step(a, 1))
+  end)
+
+  it("aborts its running child when aborted", function()
+    local a = agent_of(bt.repeater { times = 2, t:action("A", "SR") })
+    assert.equal("running | enter A; tick A; exit A success; enter A; tick A",
+                 t:step(a, 1))
+    a:abort()
+    assert.equal("abort A", t:take())
+    assert.equal("aborted", trace.statuses(a).repeater)
+  end)
+end)
+
+describe("retry", function()
+  it("tries again at once until the child succeeds", function()
+    local a = agent_of(bt.retry { times = 3, t:action("A", "FFS") })
+    assert.equal("success | enter A; tick A; exit A failure; "
+                 .. "enter A; tick A; exit A failure; "
+                 .. "enter A; tick A; exit A success", t:step(a, 1))
+  end)
+
+  it("fails after n failed tries", function()
+    local a = agent_of(bt.retry { times = 2, t:action("A", "F") })
+    assert.equal("failure | enter A; tick A; exit A failure; "
+                 .. "enter A; tick A; exit A failure", t:step(a, 1))
+  end)
+
+  it("succeeds when its child succeeds the first time", function()
+    local a = agent_of(bt.retry { times = 2, t:action("A", "S") })
+    assert.equal("success | enter A; tick A; exit A success", t:step(a, 1))
+  end)
+
+  it("counts the failures of a running child", function()
+    local a = agent_of(bt.retry { times = 2, t:action("A", "RFRF") })
+    assert.equal("running | enter A; tick A", t:step(a, 1))
+    assert.equal("running | tick A; exit A failure; enter A; tick A",
+                 t:step(a, 1))
+    assert.equal("failure | tick A; exit A failure", t:step(a, 1))
+  end)
+
+  it("forever runs a child that fails at once once per tick", function()
+    local a = agent_of(bt.retry { t:action("A", "FFS") })
+    assert.equal("running | enter A; tick A; exit A failure", t:step(a, 1))
+    assert.equal("running | enter A; tick A; exit A failure", t:step(a, 1))
+    assert.equal("success | enter A; tick A; exit A success", t:step(a, 1))
+  end)
+end)
+
+describe("repeat_until_failure", function()
+  it("runs its child again and again, once per tick, until it fails",
+     function()
+    local a = agent_of(bt.repeat_until_failure(t:action("A", "SSF")))
+    assert.equal("running | enter A; tick A; exit A success", t:step(a, 1))
+    assert.equal("running | enter A; tick A; exit A success", t:step(a, 1))
+    assert.equal("failure | enter A; tick A; exit A failure", t:step(a, 1))
+  end)
+
+  it("starts the next run at once when a running child succeeds", function()
+    local a = agent_of(bt.repeat_until_failure(t:action("A", "RSRF")))
+    assert.equal("running | enter A; tick A", t:step(a, 1))
+    assert.equal("running | tick A; exit A success; enter A; tick A",
+                 t:step(a, 1))
+    assert.equal("failure | tick A; exit A failure", t:step(a, 1))
+  end)
+end)
+
+describe("timeout", function()
+  it("aborts its child and fails when its time is up", function()
+    local a = agent_of(bt.timeout { seconds = 2, t:action("A", "R") })
+    assert.equal("running | enter A; tick A", t:step(a, 1))   -- starts at 1
+    assert.equal("running | tick A", t:step(a, 1))            -- 1 passed
+    assert.equal("failure | abort A", t:step(a, 1))           -- 2 passed
+    assert.equal("aborted", trace.statuses(a).A)
+    assert.equal("running | enter A; tick A", t:step(a, 1))   -- a new run
+  end)
+
+  it("is checked at the start of each tick with the agent time", function()
+    local a = agent_of(bt.timeout { seconds = 2, t:action("A", "R") })
+    assert.equal("running | enter A; tick A", t:step(a, 0.5)) -- starts at 0.5
+    assert.equal("running | tick A", t:step(a, 1.25))         -- 1.25 passed
+    assert.equal("failure | abort A", t:step(a, 0.75))        -- 2 passed
+  end)
+
+  it("passes the status of a child that finishes in time", function()
+    local a = agent_of(bt.timeout { seconds = 2, t:action("A", "RSRF") })
+    assert.equal("running | enter A; tick A", t:step(a, 1))
+    assert.equal("success | tick A; exit A success", t:step(a, 1))
+    assert.equal("running | enter A; tick A", t:step(a, 1)) -- timer restarts
+    assert.equal("failure | tick A; exit A failure", t:step(a, 1))
+  end)
+
+  it("of zero seconds fails without ticking its child", function()
+    local a = agent_of(bt.timeout { seconds = 0, t:action("A", "S") })
+    assert.equal("failure |", t:step(a, 1))
+  end)
+end)
+
+describe("time_limit", function()
+  it("aborts its child and succeeds when its time is up", function()
+    local a = agent_of(bt.time_limit { seconds = 1.5, t:action("A", "R") })
+    assert.equal("running | enter A; tick A", t:step(a, 1))
+    assert.equal("running | tick A", t:step(a, 1))
+    assert.equal("success | abort A", t:step(a, 1))
+  end)
+
+  it("passes the status of a child that finishes in time", function()
+    local a = agent_of(bt.time_limit { seconds = 5, t:action("A", "RF") })
+    assert.equal("running | enter A; tick A", t:step(a, 1))
+    assert.equal("failure | tick A; exit A failure", t:step(a, 1))
+  end)
+end)
+
+describe("limit", function()
+  it("lets its child run n times, then fails without ticking it", function()
+    local a = agent_of(bt.limit { times = 2, t:action("A", "SF") })
+    assert.equal("success | enter A; tick A; exit A success", t:step(a, 1))
+    assert.equal("failure | enter A; tick A; exit A failure", t:step(a, 1))
+    assert.equal("failure |", t:step(a, 1))
+    assert.equal("failure |", t:step(a, 1))
+  end)
+
+  it("counts runs started, not ticks", function()
+    local a = agent_of(bt.limit { times = 1, t:action("A", "RRS") })
+    assert.equal("running | enter A; tick A", t:step(a, 1))
+    assert.equal("running | tick A", t:step(a, 1))
+    assert.equal("success | tick A; exit A success", t:step(a, 1))
+    assert.equal("failure |", t:step(a, 1))
+  end)
+
+  it("counts an aborted run", function()
+    local a = agent_of(bt.limit { times = 1, t:action("A", "R") })
+    assert.equal("running | enter A; tick A", t:step(a, 1))
+    a:abort()
+    assert.equal("abort A", t:take())
+    assert.equal("failure |", t:step(a, 1))
+  end)
+
+  it("counts for each agent apart", function()
+    local tree = bt.tree(bt.limit { times = 1, t:action("A", "S") })
+    local a, b = bt.agent(tree), bt.agent(tree)
+    assert.equal("success", a:tick(1))
+    assert.equal("failure", a:tick(1))
+    assert.equal("success", b:tick(1))
+  end)
+
+  it("with times = 0 never runs its child", function()
+    local a = agent_of(bt.limit { times = 0, t:action("A", "S") })
+    assert.equal("failure |", t:step(a, 1))
+  end)
+end)
+
+describe("cooldown", function()
+  it("fails without ticking its child for s seconds after it finished",
+     function()
+    local a = agent_of(bt.cooldown { seconds = 2, t:action("A", "S") })
+    assert.equal("success | enter A; tick A; exit A success", t:step(a, 1))
+    assert.equal("failure |", t:step(a, 1))   -- 1 second later
+    assert.equal("success | enter A; tick A; exit A success", t:step(a, 1))
+    assert.equal("failure |", t:step(a, 1.5))
+    assert.equal("success | enter A; tick A; exit A success", t:step(a, 0.5))
+  end)
+
+  it("starts when the child finishes, not when it starts", function()
+    local a = agent_of(bt.cooldown { seconds = 2, t:action("A", "RRS") })
+    assert.equal("running | enter A; tick A", t:step(a, 1))   -- time 1
+    assert.equal("running | tick A", t:step(a, 1))            -- time 2
+    assert.equal("success | tick A; exit A success", t:step(a, 1)) -- 3
+    assert.equal("failure |", t:step(a, 1))                   -- time 4
+    assert.equal("success | enter A; tick A; exit A success", t:step(a, 1))
+  end)
+
+  it("starts after a failure too", function()
+    local a = agent_of(bt.cooldown { seconds = 1, t:action("A", "F") })
+    assert.equal("failure | enter A; tick A; exit A failure", t:step(a, 0.5))
+    assert.equal("failure |", t:step(a, 0.5))
+    assert.equal("failure | enter A; tick A; exit A failure", t:step(a, 0.5))
+  end)
+
+  it("does not start when its child is aborted", function()
+    local a = agent_of(bt.cooldown { seconds = 10, t:action("A", "R") })
+    assert.equal("running | enter A; tick A", t:step(a, 1))
+    a:abort()
+    assert.equal("abort A", t:take())
+    assert.equal("running | enter A; tick A", t:step(a, 1))
+  end)
+end)
+
+describe("run_once", function()
+  it("returns its child's final status afterwards without ticking it",
+     function()
+    local a = agent_of(bt.run_once(t:action("A", "RS")))
+    assert.equal("running | enter A; tick A", t:step(a, 1))
+    assert.equal("success | tick A; exit A success", t:step(a, 1))
+    assert.equal("success |", t:step(a, 1))
+    assert.equal("success |", t:step(a, 1))
+  end)
+
+  it("keeps a failure", function()
+    local a = agent_of(bt.run_once(t:action("A", "FS")))
+    assert.equal("failure | enter A; tick A; exit A failure", t:step(a, 1))
+    assert.equal("failure |", t:step(a, 1))
+  end)
+
+  it("runs its child again when its run was aborted", function()
+    local a = agent_of(bt.run_once(t:action("A", "RS")))
+    assert.equal("running | enter A; tick A", t:step(a, 1))
+    a:abort()
+    assert.equal("abort A", t:take())
+    assert.equal("success | enter A; tick A; exit A success", t:step(a, 1))
+    assert.equal("success |", t:step(a, 1))
+  end)
+end)
+
+describe("decorator names", function()
+  it("come from name = in the table form", function()
+    local a = agent_of(bt.sequence {
+      bt.invert { name = "not_done", t:action("A", "R") },
+      bt.repeater { name = "thrice", times = 3, t:action("B", "S") },
+    })
+    assert.equal("running | enter A; tick A", t:step(a, 1))
+    assert.same({ "sequence", "not_done", "A" }, a:running())
+  end)
+
+  it("come from bt.named", function()
+    local n = bt.named("guarded", bt.timeout { seconds = 5, t:action("A", "R") })
+    assert.equal("guarded", n.name)
+    local a = agent_of(bt.sequence { bt.named("once", bt.run_once(n)) })
+    a:tick(1)
+    assert.same({ "sequence", "once", "guarded", "A" }, a:running())
+  end)
+
+  it("default to the type and the place", function()
+    local a = agent_of(bt.sequence {
+      t:action("X", "S"),
+      bt.force_success(bt.cooldown { seconds = 1,
+        bt.action(function() return bt.RUNNING end) }),
+    })
+    a:tick(1)
+    assert.same({ "sequence", "force_success[2]", "cooldown[1]", "action[1]" },
+                a:running())
+  end)
+
+  it("name the root by its type", function()
+    local a = agent_of(bt.time_limit { seconds = 3, t:action("A", "R") })
+    a:tick(1)
+    assert.same({ "time_limit", "A" }, a:running())
+  end)
+
+  it("show in errors", function()
+    local a = agent_of(bt.sequence {
+      bt.invert { name = "inv", bt.action(function() error("oops", 0) end) },
+    })
+    local ok, msg = pcall(a.tick, a, 1)
+    assert.is_false(ok)
+    assert.equal("tree 'T' node 'sequence/inv/action[1]': oops", msg)
+  end)
+end)
