@@ -101,6 +101,7 @@ const char *bonsai_agent_errmsg(const bonsai_agent *a) {
 unsigned bonsai_agent_errnode(const bonsai_agent *a) { return a->errnode; }
 
 int bs_agent_start(bonsai_agent *a, double dt) {
+  a->errnode = BS_NONE;
   if (a->busy) {
     bs_agent_seterr(a, "agent is already ticking");
     return BONSAI_EBUSY;
@@ -111,7 +112,6 @@ int bs_agent_start(bonsai_agent *a, double dt) {
   }
   if (a->err != NULL)
     a->err[0] = '\0';
-  a->errnode = BS_NONE;
   a->time += dt;
   a->serial++;
   a->busy = 1;

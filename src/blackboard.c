@@ -107,12 +107,53 @@ static int grow(bonsai_bb *bb) {
   return BONSAI_OK;
 }
 
+int bs_value_compare(bonsai_value x, bonsai_value y, int *eq) {
+  int xn = x.type == BONSAI_TNUMBER || x.type == BONSAI_TINTEGER;
+  int yn = y.type == BONSAI_TNUMBER || y.type == BONSAI_TINTEGER;
+  if (xn && yn) {
+    if (x.type == BONSAI_TINTEGER && y.type == BONSAI_TINTEGER) {
+      *eq = x.u.i == y.u.i;
+      return x.u.i < y.u.i ? -1 : x.u.i > y.u.i;
+    } else {
+      double u = x.type == BONSAI_TINTEGER ? (double)x.u.i : x.u.n;
+      double w = y.type == BONSAI_TINTEGER ? (double)y.u.i : y.u.n;
+      *eq = u == w;
+      return u < w ? -1 : u > w;
+    }
+  }
+  if (x.type == BONSAI_TSTRING && y.type == BONSAI_TSTRING) {
+    size_t m = x.u.str.len < y.u.str.len ? x.u.str.len : y.u.str.len;
+    int r = memcmp(x.u.str.s, y.u.str.s, m);
+    if (r == 0)
+      r = x.u.str.len < y.u.str.len ? -1 : x.u.str.len > y.u.str.len;
+    *eq = r == 0;
+    return r < 0 ? -1 : r > 0;
+  }
+  *eq = x.type == y.type &&
+        (x.type == BONSAI_TNIL ||
+         (x.type == BONSAI_TBOOLEAN && !x.u.b == !y.u.b) ||
+         (x.type == BONSAI_THANDLE && x.u.handle == y.u.handle));
+  return -2;
+}
+
 int bonsai_bb_set(bonsai_bb *bb, int key, bonsai_value v) {
+  return bs_bb_set(bb, key, v, NULL);
+}
+
+int bs_bb_set(bonsai_bb *bb, int key, bonsai_value v, int *changed) {
   Slot *s;
+  int eq;
+  if (changed != NULL)
+    *changed = 0;
   if (key < 0 || (uint32_t)key >= bb->env->keys.n || v.type < BONSAI_TNIL ||
       v.type > BONSAI_THANDLE)
     return BONSAI_EARG;
   s = find(bb, (uint32_t)key);
+  if (s != NULL && v.type != BONSAI_THANDLE) {
+    bs_value_compare(s->v, v, &eq);
+    if (eq)
+      return BONSAI_OK; /* the same value again is not a change */
+  }
   if (s == NULL) {
     uint32_t j;
     if (v.type == BONSAI_TNIL)
@@ -135,7 +176,28 @@ int bonsai_bb_set(bonsai_bb *bb, int key, bonsai_value v) {
   }
   clearvalue(bb->env, &s->v);
   s->v = v;
+  bb->serial = ++bb->env->bbserial;
+  s->serial = (uint32_t)bb->serial;
+  if (changed != NULL)
+    *changed = 1;
   return BONSAI_OK;
+}
+
+uint32_t bs_bb_stamp(const bonsai_bb *bb, int key) {
+  uint32_t sum = 0;
+  for (; bb != NULL; bb = bb->parent) {
+    const Slot *s = find(bb, (uint32_t)key);
+    if (s != NULL)
+      sum += s->serial;
+  }
+  return sum;
+}
+
+int bs_bb_changed(const bonsai_bb *bb, uint64_t since) {
+  for (; bb != NULL; bb = bb->parent)
+    if (bb->serial > since)
+      return 1;
+  return 0;
 }
 
 int bs_bb_next(const bonsai_bb *bb, int at, int *key) {

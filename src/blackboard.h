@@ -8,6 +8,21 @@
 
 BS_INTERNAL void bs_bb_retain(bonsai_bb *bb);
 
+/* Writes key; *changed (if not NULL) tells whether the value changed
+** (writing the same value again is not a change; handles always are). */
+BS_INTERNAL int bs_bb_set(bonsai_bb *bb, int key, bonsai_value v,
+                          int *changed);
+
+/* Three-way comparison (-1, 0, 1) of numbers with numbers and strings with
+** strings; -2 for other pairs. *eq tells equality for any types. */
+BS_INTERNAL int bs_value_compare(bonsai_value x, bonsai_value y, int *eq);
+
+/* A stamp that changes whenever key changes in bb or an ancestor. */
+BS_INTERNAL uint32_t bs_bb_stamp(const bonsai_bb *bb, int key);
+
+/* True if bb or an ancestor changed after stamp 'since'. */
+BS_INTERNAL int bs_bb_changed(const bonsai_bb *bb, uint64_t since);
+
 /* The blackboard (bb or an ancestor) that holds key, or NULL. */
 BS_INTERNAL const bonsai_bb *bs_bb_owner(const bonsai_bb *bb, int key);
 

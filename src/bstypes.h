@@ -37,6 +37,7 @@ struct bonsai_env {
   Strtab leafnames;
   Leaf *leaves;   /* indexed like leafnames */
   Strtab keys;
+  uint64_t bbserial; /* stamps blackboard changes, env-wide, increasing */
 };
 
 /* Node flags. */
@@ -82,6 +83,14 @@ typedef struct Blueprint {
   Leaf *leaves;
   char *pool;
   size_t size;       /* of the whole allocation */
+  /* Keys watched by guards: watchkey[k], the guards watching it are
+  ** watchguard[watchfirst[k] .. watchfirst[k+1]), and each agent keeps the
+  ** key's last seen change stamp at data offset watchdata + 4k. */
+  uint32_t nwatch;
+  uint32_t watchdata;
+  uint32_t *watchkey;
+  uint32_t *watchfirst;
+  uint32_t *watchguard;
 } Blueprint;
 
 struct bonsai_tree {
@@ -104,6 +113,7 @@ struct bonsai_agent {
   uint32_t resume;  /* where the next tick starts while the root runs */
   uint32_t current; /* node whose callback is being called */
   uint32_t errnode; /* node of the last error */
+  uint64_t seen;    /* blackboard change stamp last looked at (guards) */
   uint8_t busy;     /* inside a tick or an abort */
   uint8_t last;     /* status of the last tick */
   uint8_t protect;  /* callbacks must not raise (abort passes) */
@@ -116,9 +126,10 @@ struct bonsai_agent {
   char *err;        /* BS_ERRSIZE bytes, allocated on first error */
 };
 
-/* Blackboard slot: key id and value. */
+/* Blackboard slot: key id, value, and the stamp of its last change. */
 typedef struct Slot {
-  uint32_t key; /* BS_NONE: empty */
+  uint32_t key;    /* BS_NONE: empty */
+  uint32_t serial; /* low bits of the change stamp */
   bonsai_value v;
 } Slot;
 
@@ -127,6 +138,7 @@ struct bonsai_bb {
   bonsai_env *env;
   bonsai_bb *parent;
   uint32_t n, cap; /* cap: power of 2, or 0 */
+  uint64_t serial; /* stamp of the last change of any key */
   Slot *slots;
 };
 

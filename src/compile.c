@@ -21,7 +21,6 @@ static int isactive(int kind) {
   case BONSAI_REACTIVE_SEQUENCE: case BONSAI_REACTIVE_SELECTOR:
   case BONSAI_PARALLEL: case BONSAI_FILTER: case BONSAI_MONITOR:
   case BONSAI_TIMEOUT: case BONSAI_TIME_LIMIT: case BONSAI_PRIORITY:
-  case BONSAI_GUARD:
     return 1;
   default:
     return 0;
@@ -39,7 +38,7 @@ uint32_t bs_kind_datasize(int kind) {
   case BONSAI_SEQUENCE: case BONSAI_SELECTOR: case BONSAI_REACTIVE_SEQUENCE:
   case BONSAI_REACTIVE_SELECTOR: case BONSAI_PRIORITY:
   case BONSAI_REPEAT_UNTIL_FAILURE: case BONSAI_LIMIT: case BONSAI_RUN_ONCE:
-  case BONSAI_GUARD:
+  case BONSAI_FILTER: case BONSAI_MONITOR:
     return 4;
   default:
     return 0;
@@ -250,6 +249,67 @@ static void names_free(Names *nm, uint32_t n) {
 
 static size_t align8(size_t x) { return (x + 7) & ~(size_t)7; }
 
+/* Adds key to the watch list (keys[0..*n)) unless there; returns its place. */
+static uint32_t addkey(uint32_t *keys, uint32_t *n, uint32_t key) {
+  uint32_t k;
+  for (k = 0; k < *n; k++)
+    if (keys[k] == key)
+      return k;
+  keys[*n] = key;
+  return (*n)++;
+}
+
+/*
+** The keys watched by guards (the check's key, and the key its value names)
+** and, for each, the guards watching it: one allocation, three arrays.
+** Each agent keeps a change stamp per watched key after its node data.
+*/
+static int watchlist(bonsai_env *env, Blueprint *bp) {
+  uint32_t i, nguards = 0, nk = 0, k, at = 0, *mem;
+  for (i = 0; i < bp->n; i++)
+    nguards += bp->nodes[i].kind == BONSAI_GUARD;
+  if (nguards == 0)
+    return 0;
+  /* keys (<= 2 per guard), firsts (keys + 1), guard lists (<= 2 per guard) */
+  mem = bs_malloc(env, (2 * nguards + 2 * nguards + 1 + 2 * nguards) *
+                           sizeof *mem);
+  if (mem == NULL)
+    return -1;
+  bp->watchkey = mem;
+  for (i = 0; i < bp->n; i++) {
+    const Node *c = &bp->nodes[i + 1];
+    if (bp->nodes[i].kind != BONSAI_GUARD)
+      continue;
+    addkey(bp->watchkey, &nk, c->a);
+    if (c->flags & NF_KEYREF)
+      addkey(bp->watchkey, &nk, c->b);
+  }
+  bp->nwatch = nk;
+  bp->watchfirst = mem + 2 * nguards;
+  bp->watchguard = bp->watchfirst + 2 * nguards + 1;
+  for (k = 0; k < nk; k++) {
+    bp->watchfirst[k] = at;
+    for (i = 0; i < bp->n; i++) {
+      const Node *c = &bp->nodes[i + 1];
+      if (bp->nodes[i].kind == BONSAI_GUARD &&
+          (c->a == bp->watchkey[k] ||
+           ((c->flags & NF_KEYREF) && c->b == bp->watchkey[k])))
+        bp->watchguard[at++] = i;
+    }
+  }
+  bp->watchfirst[nk] = at;
+  bp->watchdata = bp->statsize + bp->datasize;
+  bp->datasize += (uint32_t)align8(4 * nk);
+  return 0;
+}
+
+static size_t watchsize(const Blueprint *bp) {
+  uint32_t i, nguards = 0;
+  for (i = 0; i < bp->n; i++)
+    nguards += bp->nodes[i].kind == BONSAI_GUARD;
+  return (6 * (size_t)nguards + 1) * sizeof(uint32_t);
+}
+
 Blueprint *bs_compile(const bonsai_def *d, char *err, size_t errsize) {
   bonsai_env *env = d->env;
   Names nm;
@@ -421,6 +481,12 @@ Blueprint *bs_compile(const bonsai_def *d, char *err, size_t errsize) {
       n->b = c;
     }
   }
+  if (watchlist(env, bp) != 0) {
+    names_free(&nm, d->n);
+    bs_free(env, mem, size);
+    snprintf(err, errsize, "out of memory");
+    return NULL;
+  }
   names_free(&nm, d->n);
   bs_env_retain(env);
   return bp;
@@ -437,6 +503,8 @@ void bs_bp_release(Blueprint *bp) {
   if (bp == NULL || --bp->refs > 0)
     return;
   env = bp->env;
+  if (bp->watchkey != NULL)
+    bs_free(env, bp->watchkey, watchsize(bp));
   bs_free(env, bp, bp->size);
   bonsai_env_release(env);
 }
@@ -448,6 +516,8 @@ size_t bs_bp_path(const Blueprint *bp, uint32_t i, char *buf, size_t size) {
     if (!(bp->nodes[j].flags & NF_HIDDEN))
       len += strlen(bp->pool + bp->nodes[j].name) + (len > 0);
   if (size == 0)
+    return len;
+  if (buf == NULL)
     return len;
   at = len;
   for (j = i; j != BS_NONE; j = bp->nodes[j].parent) {

@@ -75,7 +75,7 @@ size_t bs_def_path(const bonsai_def *d, uint32_t i, char *buf, size_t size) {
       continue;
     len += strlen(defname(d, j, tmp, sizeof tmp)) + (j != i);
   }
-  if (size == 0)
+  if (size == 0 || buf == NULL)
     return len;
   at = len;
   for (j = i; j != BS_NONE; j = d->nodes[j].parent) {

@@ -94,11 +94,17 @@ static void pushcontext(lua_State *L, LTick *t, int ai, int si, int ci) {
 /* Pushes "tree 't' node 'path': msg" for the agent's last error. */
 static const char *pusherror(lua_State *L, bonsai_agent *a, const char *msg) {
   const char *name = bonsai_tree_name(a->tree);
-  char path[256];
+  luaL_Buffer b;
+  size_t len;
   if (a->errnode == BS_NONE || a->errnode >= a->bp->n)
     return lua_pushfstring(L, "tree '%s': %s", name, msg);
-  bs_bp_path(a->bp, a->errnode, path, sizeof path);
-  return lua_pushfstring(L, "tree '%s' node '%s': %s", name, path, msg);
+  len = bs_bp_path(a->bp, a->errnode, NULL, 0);
+  bs_bp_path(a->bp, a->errnode, luaL_buffinitsize(L, &b, len + 1), len + 1);
+  luaL_pushresultsize(&b, len);
+  lua_pushfstring(L, "tree '%s' node '%s': %s", name, lua_tostring(L, -1),
+                  msg);
+  lua_remove(L, -2);
+  return lua_tostring(L, -1);
 }
 
 /* What a tick needs besides the agent: the leaf stack, dt, the slot with
@@ -491,10 +497,12 @@ int lb_agent(lua_State *L) {
     luaL_checktype(L, 2, LUA_TTABLE);
   /* 3: blackboard userdata */
   if (lua_istable(L, 2) && lua_getfield(L, 2, "blackboard") != LUA_TNIL) {
-    if (lua_istable(L, 3)) {
-      lb_newbb(L, 0);
-      lb_bb_fill(L, 4, 3);
+    if (lua_istable(L, 3)) { /* initial values, and maybe a parent */
+      int parent = lua_getfield(L, 3, "parent") != LUA_TNIL ? 4 : 0;
+      lb_newbb(L, parent);
+      lb_bb_fill(L, -1, 3);
       lua_replace(L, 3);
+      lua_settop(L, 3);
     } else {
       lb_checkbb(L, 3);
     }

@@ -133,42 +133,50 @@ static int closetask(lua_State *L, lua_State *co, lua_Integer key) {
   return st;
 }
 
+/* Creates the coroutine of a new run, with its function and arguments on
+** its stack, in extras[key]. Stack: the extras table on top. */
+static lua_State *newtask(lua_State *L, LTick *t, const bonsai_call *c,
+                          lua_Integer key) {
+  lua_State *co = lua_newthread(L);
+  lua_rawseti(L, -2, key);
+  lua_rawgeti(L, LEAF_NAMED(c->data) ? t->named : t->values,
+              LEAF_SLOT(c->data));
+  lua_xmove(L, co, 1 + pushargs(L, t, c, LEAF_NARGS(c->data)));
+  return co;
+}
+
+/*
+** A bt.task: enter creates the run's coroutine (closing a stale one, e.g.
+** of a run cut off while the leaf was re-registered as a plain function),
+** tick resumes it, abort closes it.
+*/
 int lb_task_call(const bonsai_call *c) {
   bonsai_agent *a = c->agent;
   LTick *t = (LTick *)a->host;
   lua_Integer key = (lua_Integer)c->node + 1;
-  lua_State *L, *co;
+  lua_State *L, *co = NULL;
   int nargs = 0, nres, st, s;
   if (t == NULL)
     return nohost(a);
   L = t->L;
   pushextra(L, t);
-  if (c->event == BONSAI_EV_ABORT) {
-    if (lua_rawgeti(L, -1, key) == LUA_TTHREAD) {
-      co = lua_tothread(L, -1);
-      lua_pop(L, 1);
-      if (closetask(L, co, key) != LUA_OK) {
-        lua_remove(L, -2);
-        return failed(L, a);
-      }
-    } else {
-      lua_pop(L, 1);
+  if (lua_rawgeti(L, -1, key) == LUA_TTHREAD)
+    co = lua_tothread(L, -1);
+  lua_pop(L, 1);
+  if (c->event == BONSAI_EV_ABORT || c->event == BONSAI_EV_ENTER) {
+    if (co != NULL && closetask(L, co, key) != LUA_OK) {
+      lua_remove(L, -2);
+      return failed(L, a);
     }
+    if (c->event == BONSAI_EV_ENTER)
+      newtask(L, t, c, key);
     lua_pop(L, 1);
     return BONSAI_OK;
   }
-  if (lua_rawgeti(L, -1, key) == LUA_TTHREAD) {
-    co = lua_tothread(L, -1);
-    lua_pop(L, 1);
-  } else { /* a new run: a new coroutine */
-    lua_pop(L, 1);
-    co = lua_newthread(L);
-    lua_rawseti(L, -2, key);
-    lua_rawgeti(L, LEAF_NAMED(c->data) ? t->named : t->values,
-                LEAF_SLOT(c->data));
-    nargs = pushargs(L, t, c, LEAF_NARGS(c->data));
-    lua_xmove(L, co, nargs + 1);
-  }
+  if (co == NULL) /* re-registered as a task while running */
+    co = newtask(L, t, c, key);
+  if (lua_status(co) == LUA_OK)
+    nargs = lua_gettop(co) - 1; /* a new run: its arguments */
   st = lua_resume(co, L, nargs, &nres);
   if (st == LUA_YIELD) {
     lua_pop(co, nres);
@@ -234,7 +242,7 @@ const char *lb_leafdef(lua_State *L, int idx, int values, int slot,
     *nargs = needs(L);
     lua_rawseti(L, values, slot);
     *fn = lb_task_call;
-    *flags = BONSAI_LEAF_ABORT;
+    *flags = BONSAI_LEAF_ENTER | BONSAI_LEAF_ABORT;
     return NULL;
   }
   lua_pop(L, 1);

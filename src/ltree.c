@@ -47,17 +47,24 @@ typedef struct Walk {
   int nframes;
 } Walk;
 
-/* Raises a definition error about the node being read (child 'place' of
-** the open node). */
+/* Raises a definition error about the node being read: child 'place' of
+** the open node, or the open node itself when place is 0. */
 static int walkerror(Walk *w, int place, const char *fmt, const char *arg) {
   lua_State *L = w->L;
-  char path[256];
-  const char *msg = lua_pushfstring(L, fmt, arg);
+  const char *msg = lua_pushfstring(L, fmt, arg), *path;
+  luaL_Buffer b;
+  size_t len;
   if (w->def->open == BS_NONE)
     return luaL_error(L, "tree '%s': %s", w->tree, msg);
-  bs_def_path(w->def, w->def->open, path, sizeof path);
-  return luaL_error(L, "tree '%s': %s: child %d: %s", w->tree,
-                    path[0] ? path : "priority", place, msg);
+  len = bs_def_path(w->def, w->def->open, NULL, 0);
+  bs_def_path(w->def, w->def->open, luaL_buffinitsize(L, &b, len + 1),
+              len + 1);
+  luaL_pushresultsize(&b, len);
+  path = len > 0 ? lua_tostring(L, -1) : "priority";
+  if (place == 0)
+    return luaL_error(L, "tree '%s': %s: %s", w->tree, path, msg);
+  return luaL_error(L, "tree '%s': %s: child %d: %s", w->tree, path, place,
+                    msg);
 }
 
 /* Raises the definition's error, if it has one. */
@@ -135,7 +142,7 @@ static void addleaf(Walk *w, int idx, int kind, const char *name, int place) {
     lua_pop(L, 1);
     if ((err = lb_leafdef(L, idx, w->values, slot, &fn, &flags, &nargs)))
       walkerror(w, place, "%s", err);
-    w->nvalues += fn == lb_task_call || flags == 0 ? 1 : 4;
+    w->nvalues += fn == lb_task_call || flags == 0 ? 1 : 4; /* task: 1 */
     bonsai_def_cleaf(w->def, kind, name, fn, LEAFDATA(slot, nargs, 0), flags,
                      args);
   }
@@ -179,7 +186,8 @@ static void pushchildren(Walk *w, int idx, int kind, int place) {
     }
     break;
   default:
-    walkerror(w, place, "'conditions' must be a list of conditions", NULL);
+    (void)place;
+    walkerror(w, 0, "'conditions' must be a list of conditions", NULL);
   }
   lua_pop(L, 1);
   for (n = (lua_Integer)lua_rawlen(L, idx), k = 1; k <= n; k++) {

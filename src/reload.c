@@ -187,7 +187,7 @@ int bs_reload_state(bonsai_agent *a, const Blueprint *nb, uint8_t *ns) {
       break;
     }
     case BONSAI_REACTIVE_SEQUENCE: case BONSAI_REACTIVE_SELECTOR:
-    case BONSAI_PRIORITY: case BONSAI_GUARD: {
+    case BONSAI_PRIORITY: {
       uint32_t c = *(uint32_t *)(os + on[i].data);
       *(uint32_t *)(ns + nn->data) =
           c < ob->n && map[c] != BS_NONE ? map[c] : BS_NONE;

@@ -92,37 +92,6 @@ static int tick_leaf(bonsai_agent *a, uint32_t i) {
   return s;
 }
 
-/* Three-way comparison of two blackboard values; -2 when not ordered
-** (different types), with 'eq' telling equality for any types. */
-static int compare(bonsai_value x, bonsai_value y, int *eq) {
-  int xn = x.type == BONSAI_TNUMBER || x.type == BONSAI_TINTEGER;
-  int yn = y.type == BONSAI_TNUMBER || y.type == BONSAI_TINTEGER;
-  if (xn && yn) {
-    if (x.type == BONSAI_TINTEGER && y.type == BONSAI_TINTEGER) {
-      *eq = x.u.i == y.u.i;
-      return x.u.i < y.u.i ? -1 : x.u.i > y.u.i;
-    } else {
-      double u = x.type == BONSAI_TINTEGER ? (double)x.u.i : x.u.n;
-      double v = y.type == BONSAI_TINTEGER ? (double)y.u.i : y.u.n;
-      *eq = u == v;
-      return u < v ? -1 : u > v;
-    }
-  }
-  if (x.type == BONSAI_TSTRING && y.type == BONSAI_TSTRING) {
-    size_t m = x.u.str.len < y.u.str.len ? x.u.str.len : y.u.str.len;
-    int r = memcmp(x.u.str.s, y.u.str.s, m);
-    if (r == 0)
-      r = x.u.str.len < y.u.str.len ? -1 : x.u.str.len > y.u.str.len;
-    *eq = r == 0;
-    return r < 0 ? -1 : r > 0;
-  }
-  *eq = x.type == y.type &&
-        (x.type == BONSAI_TNIL ||
-         (x.type == BONSAI_TBOOLEAN && x.u.b == y.u.b) ||
-         (x.type == BONSAI_THANDLE && x.u.handle == y.u.handle));
-  return -2;
-}
-
 static const char *typename(int t) {
   static const char *const names[] = {"nil",    "boolean", "integer",
                                       "number", "string",  "value"};
@@ -138,7 +107,7 @@ static int check(bonsai_agent *a, uint32_t i) {
   if (n->kind == BONSAI_IS_SET)
     return x.type != BONSAI_TNIL ? SUCCESS : FAILURE;
   y = (n->flags & NF_KEYREF) ? bonsai_bb_get(a->bb, (int)n->b) : n->val;
-  c = compare(x, y, &eq);
+  c = bs_value_compare(x, y, &eq);
   switch (n->op) {
   case OP_EQ: return eq ? SUCCESS : FAILURE;
   case OP_NE: return eq ? FAILURE : SUCCESS;
@@ -224,7 +193,8 @@ void bs_vm_recover(bonsai_agent *a, const char *msg) {
   a->errnode = a->current;
   a->errlock = 1;
   a->protect = 1;
-  if (a->state[a->current] == RUNNING && a->event == BONSAI_EV_ENTER)
+  if (a->current != BS_NONE && a->state[a->current] == RUNNING &&
+      a->event == BONSAI_EV_ENTER)
     a->state[a->current] = BONSAI_IDLE; /* its run never started */
   (void)bs_vm_abort(a, 0);
   a->protect = protect;
@@ -272,11 +242,79 @@ static int reactive_end(bonsai_agent *a, uint32_t i, uint32_t c, int s) {
   return BONSAI_OK;
 }
 
+/*
+** Observer aborts. A guard in mode "self" (or "both") whose running child's
+** condition turned false aborts that child; one in mode "lower" (or
+** "both") whose condition turned true, under a running selector, aborts the
+** running lower-priority sibling so the selector comes back to the guard.
+** Returns 1 if the tick must start from the root, 0 if not, or
+** BONSAI_ELEAF.
+*/
+static int wakeguard(bonsai_agent *a, uint32_t g) {
+  const Node *nd = a->bp->nodes;
+  uint8_t *st = a->state;
+  uint32_t p = nd[g].parent, r;
+  int mode = nd[g].mode, c;
+  if (mode == GUARD_NONE)
+    return 0;
+  if ((c = check(a, g + 1)) < 0)
+    return BONSAI_ELEAF;
+  if (c == FAILURE && st[g] == RUNNING &&
+      (mode == GUARD_SELF || mode == GUARD_BOTH)) {
+    if (bs_vm_abort(a, g) != BONSAI_OK)
+      return BONSAI_ELEAF;
+    return 1;
+  }
+  if (c != SUCCESS || st[g] == RUNNING || p == BS_NONE ||
+      st[p] != RUNNING || (mode != GUARD_LOWER && mode != GUARD_BOTH))
+    return 0;
+  if (nd[p].kind != BONSAI_SELECTOR && nd[p].kind != BONSAI_REACTIVE_SELECTOR &&
+      nd[p].kind != BONSAI_PRIORITY)
+    return 0;
+  for (r = nd[g].next; r < nd[p].next; r = nd[r].next)
+    if (st[r] == RUNNING)
+      break;
+  if (r >= nd[p].next)
+    return 0;
+  if (bs_vm_abort(a, r) != BONSAI_OK)
+    return BONSAI_ELEAF;
+  W0(p) = nd[p].kind == BONSAI_SELECTOR ? g : BS_NONE;
+  return 1;
+}
+
+/* Wakes the guards whose keys changed since the last tick. */
+static int wakeguards(bonsai_agent *a) {
+  const Blueprint *bp = a->bp;
+  uint8_t *st = a->state;
+  uint32_t k, j;
+  int restart = 0, r;
+  a->seen = bp->env->bbserial;
+  for (k = 0; k < bp->nwatch; k++) {
+    uint32_t *seen = (uint32_t *)(st + bp->watchdata) + k;
+    uint32_t now = bs_bb_stamp(a->bb, (int)bp->watchkey[k]);
+    if (now == *seen)
+      continue;
+    *seen = now;
+    for (j = bp->watchfirst[k]; j < bp->watchfirst[k + 1]; j++) {
+      if ((r = wakeguard(a, bp->watchguard[j])) < 0)
+        return r;
+      restart |= r;
+    }
+  }
+  return restart;
+}
+
 int bs_vm_tick(bonsai_agent *a) {
   const Node *nd = a->bp->nodes;
   uint8_t *st = a->state;
   uint32_t i = st[0] == RUNNING ? a->resume : 0, c;
   int s;
+  if (a->bp->nwatch != 0 && bs_bb_changed(a->bb, a->seen)) {
+    if ((s = wakeguards(a)) < 0)
+      return fail(a);
+    if (s > 0)
+      i = 0; /* the root's running path changed */
+  }
 tick: /* node i is ticked */
   for (;;) {
     const Node *n = &nd[i];
@@ -380,7 +418,24 @@ tick: /* node i is ticked */
       }
       i++;
       continue;
-    default: /* filter, monitor, guard, invert, force_*: tick the first child */
+    case BONSAI_GUARD: /* decides whether its child starts */
+      if (st[i] != RUNNING) {
+        if ((s = check(a, i + 1)) < 0)
+          return fail(a);
+        st[i + 1] = (uint8_t)s;
+        if (s == FAILURE)
+          goto done;
+        st[i] = RUNNING;
+      }
+      i = n->b;
+      continue;
+    case BONSAI_FILTER: case BONSAI_MONITOR:
+      st[i] = RUNNING;
+      if (n->b == i + 1)
+        W0(i) = a->serial; /* no conditions: the child runs this tick */
+      i++;
+      continue;
+    default: /* invert, force_*: tick the only child */
       st[i] = RUNNING;
       i++;
       continue;
@@ -425,8 +480,20 @@ done: /* node i finished its tick with status s; its parent takes over */
       if (reactive_end(a, i, c, s) != BONSAI_OK)
         return fail(a);
       break;
-    case BONSAI_REACTIVE_SELECTOR: case BONSAI_PRIORITY:
+    case BONSAI_REACTIVE_SELECTOR:
       if (s == FAILURE && nd[c].next < n->next) {
+        i = nd[c].next;
+        goto tick;
+      }
+      if (reactive_end(a, i, c, s) != BONSAI_OK)
+        return fail(a);
+      break;
+    case BONSAI_PRIORITY:
+      /* a branch whose conditions failed gives way to the next one; one
+      ** whose conditions passed ran instead of the root, whatever its
+      ** child returned */
+      if (s == FAILURE && nd[c].next < n->next &&
+          (nd[c].kind != BONSAI_FILTER || W0(c) != a->serial)) {
         i = nd[c].next;
         goto tick;
       }
@@ -451,7 +518,7 @@ done: /* node i finished its tick with status s; its parent takes over */
       /* every child ticked: running ones remain, or no policy can be met */
       s = W0(i) + W1(i) < n->nchild ? RUNNING : FAILURE;
       break;
-    case BONSAI_FILTER: case BONSAI_MONITOR: case BONSAI_GUARD:
+    case BONSAI_FILTER: case BONSAI_MONITOR:
       if (c != n->b) { /* a condition */
         if (s == RUNNING) {
           a->current = c;
@@ -459,6 +526,8 @@ done: /* node i finished its tick with status s; its parent takes over */
           return fail(a);
         }
         if (s == SUCCESS) {
+          if (nd[c].next == n->b)
+            W0(i) = a->serial; /* the child runs this tick */
           i = nd[c].next;
           goto tick;
         }

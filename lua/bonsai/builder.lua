@@ -8,9 +8,10 @@
 --     :build{ name = "guard" }
 --
 -- A composite stays open until :back(). A decorator closes itself once its
--- child is complete; a filter or monitor takes its conditions in its
--- argument table ({ conditions = {...} }) and then one child; a guard takes
--- its check as argument. :build(opts) closes everything and returns
+-- child is complete; so do a filter or monitor, which take their conditions
+-- in the argument table ({ conditions = {...} }) and then one child, and a
+-- guard, which takes its check as argument. :name(s) names the node added
+-- or opened last. :build(opts) closes everything and returns
 -- bt.tree(root, opts); :node() returns the root node without compiling.
 
 local Builder = {}
@@ -32,12 +33,13 @@ local number_param = { repeater = "times", retry = "times", limit = "times",
                        timeout = "seconds", time_limit = "seconds",
                        cooldown = "seconds" }
 
-local single = {}  -- kinds that take exactly one child
+local single = { filter = true, monitor = true } -- one child, then closed
 for _, k in ipairs(decorators) do single[k] = true end
 
 -- Adds a finished node to the open one (or makes it the root), then closes
 -- decorators that now have their child.
-function Builder:_add(n)
+function Builder:_add(n, closing)
+  if not closing then self.last = n end
   local top = self.stack[#self.stack]
   if top then
     top[#top + 1] = n
@@ -58,7 +60,7 @@ function Builder:_settle()
     local need = single[top.type] and 1 or (top.type == "guard" and 2) or nil
     if not need or #top < need then return end
     self.stack[#self.stack] = nil
-    self:_add(top)
+    self:_add(top, true)
     return
   end
 end
@@ -75,6 +77,7 @@ function Builder:_open(kind, opts)
   n.type = kind
   setmetatable(n, self.bt.Node)
   self.stack[#self.stack + 1] = n
+  self.last = n
   return self
 end
 
@@ -108,11 +111,8 @@ Builder.subtree = Builder.leaf
 
 -- Names the node added or opened last.
 function Builder:name(name)
-  local top = self.stack[#self.stack]
-  local last = top and top[#top] or self.root
-  if top and #top == 0 then last = top end
-  assert(last, "bonsai.builder: :name() before any node")
-  last.name = name
+  if not self.last then error("bonsai.builder: :name() before any node", 2) end
+  self.last.name = name
   return self
 end
 
@@ -121,7 +121,7 @@ function Builder:back()
   local top = self.stack[#self.stack]
   if not top then error("bonsai.builder: :back() with nothing open", 2) end
   self.stack[#self.stack] = nil
-  return self:_add(top)
+  return self:_add(top, true)
 end
 Builder["end"] = Builder.back
 

@@ -114,13 +114,7 @@ function bt.named(name, n)
 end
 
 -- Named leaves: bt.register("name", fn | {enter, tick, exit, abort} |
--- bt.task(fn) | bt.action(fn))
-function bt.register(name, def)
-  if isnode(def) then
-    if def.leaf then error("bt.register: cannot register a leaf by name", 2) end
-  end
-  core.register(name, def)
-end
+-- bt.task(fn) | bt.action(fn)) is core.register, copied above.
 
 -- Hot reload -------------------------------------------------------------
 
