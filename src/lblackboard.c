@@ -1,9 +1,13 @@
 /*
 ** lblackboard.c: the blackboard userdata. Values live in the C blackboard
 ** (nil, booleans, integers, numbers, strings); any other Lua value is kept
-** in the userdata's handles table under its key id and stored in C as a
+** in the userdata's side table under its key id and stored in C as a
 ** handle, so the garbage collector sees it. Key strings map to interned ids
-** through the context's cache.
+** through the context's cache. Observers are Lua functions called after a
+** write through Lua changes a key; a blackboard whose key changes also
+** notifies the observers of descendants that read the key through it.
+** Writes on blackboards without observers (or observing descendants) pay
+** one test for them.
 */
 #include <string.h>
 
@@ -11,8 +15,12 @@
 #include "blackboard.h"
 #include "lbonsai.h"
 
-#define UV_HANDLES 1 /* key id -> Lua value, for BONSAI_THANDLE slots */
-#define UV_PARENT 2  /* the parent's userdata */
+/* Uservalues of a blackboard userdata. */
+#define UV_SIDE 1   /* nil, or { [key id + 1] = handle value, obs =, kids = } */
+#define UV_PARENT 2 /* the parent's userdata */
+
+/* The side table's observer part: obs[key id + 1] = { handle... } in
+** registration order, obs.fn[handle] = function, obs.key[handle] = key. */
 
 LBB *lb_checkbb(lua_State *L, int idx) {
   LBB *b = (LBB *)luaL_checkudata(L, idx, BS_BB_T);
@@ -31,6 +39,8 @@ LBB *lb_newbb(lua_State *L, int parentidx) {
   }
   b = (LBB *)lua_newuserdatauv(L, sizeof *b, 2);
   b->bb = NULL;
+  b->nobs = 0;
+  b->watched = 0;
   luaL_setmetatable(L, BS_BB_T);
   if ((b->bb = bonsai_bb_new(lb->env, parent)) == NULL)
     luaL_error(L, "out of memory");
@@ -39,6 +49,18 @@ LBB *lb_newbb(lua_State *L, int parentidx) {
     lua_setiuservalue(L, -2, UV_PARENT);
   }
   return b;
+}
+
+/* Pushes the side table of the userdata at idx, created if 'make'; pushes
+** nil if there is none. */
+static int pushside(lua_State *L, int idx, int make) {
+  if (lua_getiuservalue(L, idx, UV_SIDE) == LUA_TTABLE || !make)
+    return lua_istable(L, -1);
+  lua_pop(L, 1);
+  lua_newtable(L);
+  lua_pushvalue(L, -1);
+  lua_setiuservalue(L, idx, UV_SIDE);
+  return 1;
 }
 
 /* Pushes the value of key (found in bb or a parent) for the userdata at
@@ -52,15 +74,15 @@ static void pushvalue(lua_State *L, int idx, int key) {
   case BONSAI_TINTEGER: lua_pushinteger(L, (lua_Integer)v.u.i); break;
   case BONSAI_TNUMBER: lua_pushnumber(L, v.u.n); break;
   case BONSAI_TSTRING: lua_pushlstring(L, v.u.str.s, v.u.str.len); break;
-  default: { /* a handle: in the handles of the blackboard that holds it */
+  default: { /* a handle: in the side table of the blackboard holding it */
     const bonsai_bb *owner = bs_bb_owner(b->bb, key);
     lua_pushvalue(L, idx);
     while (((LBB *)lua_touserdata(L, -1))->bb != owner) {
       lua_getiuservalue(L, -1, UV_PARENT);
       lua_remove(L, -2);
     }
-    if (lua_getiuservalue(L, -1, UV_HANDLES) == LUA_TTABLE)
-      lua_rawgeti(L, -1, key);
+    if (pushside(L, -1, 0))
+      lua_rawgeti(L, -1, (lua_Integer)key + 1);
     else
       lua_pushnil(L);
     lua_replace(L, -3);
@@ -69,12 +91,83 @@ static void pushvalue(lua_State *L, int idx, int key) {
   }
 }
 
-/* Writes the value at vidx under key in the userdata at idx. */
-static void setvalue(lua_State *L, int idx, int key, int vidx) {
+/* Calls the observers of key on the userdata at idx with (bb, name, new,
+** old); new and old are at nv and ov. They are gathered first, so an
+** observer may add or remove observers; one removed before its turn is
+** not called. */
+static void callobservers(lua_State *L, int idx, int key, int name, int nv,
+                          int ov) {
+  lua_Integer k, n;
+  int top = lua_gettop(L), obs, first;
+  if (!pushside(L, idx, 0) || lua_getfield(L, -1, "obs") != LUA_TTABLE ||
+      lua_rawgeti(L, -1, (lua_Integer)key + 1) != LUA_TTABLE) {
+    lua_settop(L, top);
+    return;
+  }
+  obs = top + 2;
+  n = (lua_Integer)lua_rawlen(L, -1);
+  luaL_checkstack(L, (int)n + 8, "too many observers");
+  first = lua_gettop(L) + 1;
+  for (k = 1; k <= n; k++) /* the handles, in order */
+    lua_rawgeti(L, first - 1, k);
+  lua_getfield(L, obs, "fn");
+  for (k = 0; k < n; k++) {
+    if (lua_rawgeti(L, -1, lua_tointeger(L, first + (int)k)) != LUA_TFUNCTION) {
+      lua_pop(L, 1); /* removed meanwhile */
+      continue;
+    }
+    lua_pushvalue(L, idx);
+    lua_pushvalue(L, name);
+    lua_pushvalue(L, nv);
+    lua_pushvalue(L, ov);
+    lua_call(L, 4, 0);
+  }
+  lua_settop(L, top);
+}
+
+/* After key changed in the userdata at idx: notifies its observers, then
+** those of the descendants that see the change (they do not hold the key
+** themselves, nor does any blackboard between them and this one). */
+static void notify(lua_State *L, int idx, int key, int name, int nv, int ov) {
   LBB *b = (LBB *)lua_touserdata(L, idx);
+  int top = lua_gettop(L), first, k;
+  if (b->nobs > 0)
+    callobservers(L, idx, key, name, nv, ov);
+  if (!b->watched || !pushside(L, idx, 0) ||
+      lua_getfield(L, -1, "kids") != LUA_TTABLE) {
+    lua_settop(L, top);
+    return;
+  }
+  /* gather the descendants first: observers may change the set */
+  first = lua_gettop(L) + 1;
+  lua_pushnil(L);
+  while (lua_next(L, first - 1) != 0) {
+    lua_pop(L, 1);
+    luaL_checkstack(L, 2, "too many observing blackboards");
+    lua_pushvalue(L, -1);
+    lua_insert(L, -2);
+  }
+  for (k = first; k <= lua_gettop(L); k++) {
+    LBB *kid = (LBB *)lua_touserdata(L, k);
+    const bonsai_bb *p;
+    for (p = kid->bb; p != NULL && p != b->bb; p = p->parent)
+      if (bs_bb_owner(p, key) == p) /* shadowed below us */
+        break;
+    if (p == b->bb && kid->nobs > 0)
+      callobservers(L, k, key, name, nv, ov);
+  }
+  lua_settop(L, top);
+}
+
+/* Writes the value at vidx under key (named by the string at nidx) in the
+** userdata at idx, then notifies observers if the value changed. */
+static void setvalue(lua_State *L, int idx, int key, int nidx, int vidx) {
+  LBB *b = (LBB *)lua_touserdata(L, idx);
+  int watch = b->nobs > 0 || b->watched, changed, old = 0;
   bonsai_value v;
-  int handle = 0;
+  idx = lua_absindex(L, idx);
   vidx = lua_absindex(L, vidx);
+  nidx = lua_absindex(L, nidx);
   v.u.i = 0;
   switch (lua_type(L, vidx)) {
   case LUA_TNIL: v.type = BONSAI_TNIL; break;
@@ -98,26 +191,31 @@ static void setvalue(lua_State *L, int idx, int key, int vidx) {
   default:
     v.type = BONSAI_THANDLE;
     v.u.handle = key;
-    handle = 1;
     break;
   }
-  /* keep (or drop) the Lua side of a handle */
-  if (lua_getiuservalue(L, idx, UV_HANDLES) != LUA_TTABLE && handle) {
-    lua_pop(L, 1);
-    lua_newtable(L);
-    lua_pushvalue(L, -1);
-    lua_setiuservalue(L, idx, UV_HANDLES);
+  if (watch || v.type == BONSAI_THANDLE) { /* the old value, seen from here */
+    pushvalue(L, idx, key);
+    old = lua_gettop(L);
+    if (v.type == BONSAI_THANDLE && lua_rawequal(L, old, vidx)) {
+      lua_settop(L, old - 1); /* the same value is not a change */
+      return;
+    }
   }
-  if (lua_istable(L, -1)) {
-    if (handle)
+  /* keep (or drop) the Lua side of a handle */
+  if (pushside(L, idx, v.type == BONSAI_THANDLE)) {
+    if (v.type == BONSAI_THANDLE)
       lua_pushvalue(L, vidx);
     else
       lua_pushnil(L);
-    lua_rawseti(L, -2, key);
+    lua_rawseti(L, -2, (lua_Integer)key + 1);
   }
   lua_pop(L, 1);
-  if (bonsai_bb_set(b->bb, key, v) != BONSAI_OK)
+  if (bs_bb_set(b->bb, key, v, &changed) != BONSAI_OK)
     luaL_error(L, "out of memory");
+  if (watch && changed)
+    notify(L, idx, key, nidx, vidx, old);
+  if (old != 0)
+    lua_settop(L, old - 1);
 }
 
 static int checkkey(lua_State *L, int idx, int add) {
@@ -126,6 +224,7 @@ static int checkkey(lua_State *L, int idx, int add) {
   return lb_keyid(L, idx, add);
 }
 
+/* bb:get(key, default) */
 static int bb_get(lua_State *L) {
   int key;
   lua_settop(L, 3);
@@ -140,18 +239,165 @@ static int bb_get(lua_State *L) {
   return 1;
 }
 
+/* bb:set(key, value) */
 static int bb_set(lua_State *L) {
   lb_checkbb(L, 1);
   lua_settop(L, 3);
-  setvalue(L, 1, checkkey(L, 2, 1), 3);
+  setvalue(L, 1, checkkey(L, 2, 1), 2, 3);
   return 0;
 }
 
+/* bb:has(key) */
 static int bb_has(lua_State *L) {
   int key;
   LBB *b = lb_checkbb(L, 1);
   key = checkkey(L, 2, 0);
   lua_pushboolean(L, key >= 0 && bs_bb_owner(b->bb, key) != NULL);
+  return 1;
+}
+
+/* bb:observe(key, fn): calls fn(bb, key, new, old) after each change of
+** key; returns a handle for bb:unobserve. */
+static int bb_observe(lua_State *L) {
+  LBB *b = lb_checkbb(L, 1);
+  int key = checkkey(L, 2, 1);
+  lua_Integer h;
+  luaL_checktype(L, 3, LUA_TFUNCTION);
+  lua_settop(L, 3);
+  pushside(L, 1, 1); /* 4 */
+  if (lua_getfield(L, 4, "obs") != LUA_TTABLE) { /* 5 */
+    lua_pop(L, 1);
+    lua_createtable(L, 0, 3);
+    lua_newtable(L);
+    lua_setfield(L, -2, "fn");
+    lua_newtable(L);
+    lua_setfield(L, -2, "key");
+    lua_pushvalue(L, -1);
+    lua_setfield(L, 4, "obs");
+  }
+  lua_getfield(L, 5, "last");
+  h = lua_tointeger(L, -1) + 1;
+  lua_pushinteger(L, h);
+  lua_setfield(L, 5, "last");
+  lua_getfield(L, 5, "fn");
+  lua_pushvalue(L, 3);
+  lua_rawseti(L, -2, h);
+  lua_getfield(L, 5, "key");
+  lua_pushinteger(L, key);
+  lua_rawseti(L, -2, h);
+  if (lua_rawgeti(L, 5, (lua_Integer)key + 1) != LUA_TTABLE) {
+    lua_pop(L, 1);
+    lua_newtable(L);
+    lua_pushvalue(L, -1);
+    lua_rawseti(L, 5, (lua_Integer)key + 1);
+  }
+  lua_pushinteger(L, h);
+  lua_rawseti(L, -2, (lua_Integer)lua_rawlen(L, -2) + 1);
+  if (b->nobs++ == 0) { /* ancestors now have an observing descendant */
+    lua_settop(L, 3);
+    lua_pushvalue(L, 1);
+    while (lua_getiuservalue(L, -1, UV_PARENT) == LUA_TUSERDATA) {
+      LBB *p = (LBB *)lua_touserdata(L, -1);
+      int pidx = lua_gettop(L);
+      p->watched = 1;
+      pushside(L, pidx, 1);
+      if (lua_getfield(L, -1, "kids") != LUA_TTABLE) {
+        lua_pop(L, 1);
+        lua_newtable(L);
+        lua_createtable(L, 0, 1);
+        lua_pushliteral(L, "k");
+        lua_setfield(L, -2, "__mode");
+        lua_setmetatable(L, -2);
+        lua_pushvalue(L, -1);
+        lua_setfield(L, -3, "kids");
+      }
+      lua_pushvalue(L, 1);
+      lua_pushboolean(L, 1);
+      lua_rawset(L, -3);
+      lua_settop(L, pidx);
+    }
+  }
+  lua_pushinteger(L, h);
+  return 1;
+}
+
+/* bb:unobserve(handle): true if it was observing */
+static int bb_unobserve(lua_State *L) {
+  LBB *b = lb_checkbb(L, 1);
+  lua_Integer h = luaL_checkinteger(L, 2), k, n;
+  lua_settop(L, 2);
+  if (!pushside(L, 1, 0) || lua_getfield(L, 3, "obs") != LUA_TTABLE)
+    return lua_pushboolean(L, 0), 1;
+  lua_getfield(L, 4, "key");
+  if (lua_rawgeti(L, -1, h) != LUA_TNUMBER) /* 6: key id */
+    return lua_pushboolean(L, 0), 1;
+  lua_pushnil(L);
+  lua_rawseti(L, 5, h);
+  lua_getfield(L, 4, "fn");
+  lua_pushnil(L);
+  lua_rawseti(L, -2, h);
+  lua_rawgeti(L, 4, lua_tointeger(L, 6) + 1); /* the key's handles */
+  n = (lua_Integer)lua_rawlen(L, -1);
+  for (k = 1; k <= n; k++) {
+    lua_rawgeti(L, -1, k);
+    if (lua_tointeger(L, -1) == h) {
+      lua_pop(L, 1);
+      for (; k < n; k++) {
+        lua_rawgeti(L, -1, k + 1);
+        lua_rawseti(L, -2, k);
+      }
+      lua_pushnil(L);
+      lua_rawseti(L, -2, n);
+      break;
+    }
+    lua_pop(L, 1);
+  }
+  b->nobs--;
+  lua_pushboolean(L, 1);
+  return 1;
+}
+
+/*
+** Iteration over every key visible from the blackboard: its own keys, then
+** its parents' keys that it does not hold itself. The iterator's upvalues
+** are the userdata and the blackboard being walked (its depth in the chain)
+** and the slot reached.
+*/
+static int bb_iter(lua_State *L) {
+  LBB *b = (LBB *)lua_touserdata(L, lua_upvalueindex(1));
+  int depth = (int)lua_tointeger(L, lua_upvalueindex(2));
+  int at = (int)lua_tointeger(L, lua_upvalueindex(3)), key, d;
+  const bonsai_bb *cur;
+  for (;;) {
+    for (cur = b->bb, d = 0; cur != NULL && d < depth; d++)
+      cur = cur->parent;
+    if (cur == NULL)
+      return 0;
+    at = bs_bb_next(cur, at, &key);
+    if (at < 0) { /* next blackboard up the chain */
+      lua_pushinteger(L, depth + 1);
+      lua_replace(L, lua_upvalueindex(2));
+      depth++;
+      at = 0;
+      continue;
+    }
+    if (bs_bb_owner(b->bb, key) != cur)
+      continue; /* shadowed by a nearer blackboard */
+    lua_pushinteger(L, at);
+    lua_replace(L, lua_upvalueindex(3));
+    lua_pushstring(L, bonsai_key_name(b->bb->env, key));
+    pushvalue(L, lua_upvalueindex(1), key);
+    return 2;
+  }
+}
+
+/* bb:pairs() and pairs(bb) */
+static int bb_pairs(lua_State *L) {
+  lb_checkbb(L, 1);
+  lua_settop(L, 1);
+  lua_pushinteger(L, 0);
+  lua_pushinteger(L, 0);
+  lua_pushcclosure(L, bb_iter, 3);
   return 1;
 }
 
@@ -173,7 +419,7 @@ static int bb_index(lua_State *L) {
 
 static int bb_newindex(lua_State *L) {
   lb_checkbb(L, 1);
-  setvalue(L, 1, checkkey(L, 2, 1), 3);
+  setvalue(L, 1, checkkey(L, 2, 1), 2, 3);
   return 0;
 }
 
@@ -196,7 +442,7 @@ void lb_bb_fill(lua_State *L, int bbidx, int tidx) {
   lua_pushnil(L);
   while (lua_next(L, tidx) != 0) {
     if (lua_type(L, -2) == LUA_TSTRING && strcmp(lua_tostring(L, -2), "parent"))
-      setvalue(L, bbidx, lb_keyid(L, -2, 1), -1);
+      setvalue(L, bbidx, lb_keyid(L, -2, 1), -2, -1);
     lua_pop(L, 1);
   }
 }
@@ -220,11 +466,15 @@ int lb_blackboard(lua_State *L) {
 
 static const luaL_Reg bb_meta[] = {{"__gc", bb_gc},
                                    {"__newindex", bb_newindex},
+                                   {"__pairs", bb_pairs},
                                    {"__tostring", bb_tostring},
                                    {NULL, NULL}};
 
 static const luaL_Reg bb_methods[] = {
-    {"get", bb_get}, {"set", bb_set}, {"has", bb_has}, {NULL, NULL}};
+    {"get", bb_get},         {"set", bb_set},
+    {"has", bb_has},         {"observe", bb_observe},
+    {"unobserve", bb_unobserve}, {"pairs", bb_pairs},
+    {NULL, NULL}};
 
 /* stack: context */
 void lb_open_blackboard(lua_State *L) {

@@ -48,10 +48,11 @@ typedef struct LAgent {
   int ninterrupts;
 } LAgent;
 
-/* Blackboard userdata; uservalue 1: Lua values stored as handles (by key
-** id); uservalue 2: the parent's userdata. */
+/* Blackboard userdata (see lblackboard.c for its uservalues). */
 typedef struct LBB {
   bonsai_bb *bb;
+  int nobs;    /* observers registered on it */
+  int watched; /* some descendant has observers */
 } LBB;
 
 /* Where a Lua leaf finds its stack during a tick or an abort pass: stack
