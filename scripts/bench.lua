@@ -8,7 +8,8 @@
 -- against the floor.
 
 local bt = require "bonsai"
-local quick = arg[1] == "--quick"
+local quick = arg[1] == "--quick" or arg[2] == "--quick"
+local memory_only = arg[1] == "--memory"
 local ok_c, benchc = pcall(require, "benchc")
 if not ok_c then benchc = nil end
 
@@ -365,6 +366,7 @@ local LUA_VARIANTS = {
   { variant = "tick", label = "a:tick loop, Lua leaves", target = "<= 1.15" },
 }
 
+if not memory_only then
 io.write(string.format("Bonsai %s benchmarks (%s)\n\n", bt.VERSION,
                        quick and "--quick" or "full"))
 
@@ -416,12 +418,127 @@ do
       median(r), "<= 1.1")
 end
 
+------------------------------------------------------------------------
+-- G: event-driven guards. A memory selector whose two guarded branches
+-- watch keys that do not change, over a running patrol, against the same
+-- tree with plain conditions instead of guards; then the cost of a write to
+-- a watched key (the guard re-checks in C at the next tick) for a small and
+-- a large tree.
+------------------------------------------------------------------------
+
+local function g_tree(guarded, filler)
+  local patrol = bt.action(function() return RUNNING end)
+  local kids = {}
+  if guarded then
+    kids[1] = bt.guard { bt.is_set("enemy"), abort = "lower",
+                         bt.action(function() return RUNNING end) }
+    kids[2] = bt.guard { bt.check("hp", "<", 20), abort = "lower",
+                         bt.action(function() return RUNNING end) }
+  else
+    kids[1] = bt.sequence { bt.is_set("enemy"), bt.action(function() return RUNNING end) }
+    kids[2] = bt.sequence { bt.check("hp", "<", 20), bt.action(function() return RUNNING end) }
+  end
+  for i = 1, filler or 0 do  -- more branches, never reached while patrolling
+    kids[#kids + 1] = bt.sequence { bt.check("never" .. i, "==", true),
+                                    bt.action(function() return RUNNING end) }
+  end
+  kids[#kids + 1] = patrol
+  return bt.tree(bt.selector(kids))
+end
+
+local function g_agents(tree, n)
+  local agents = {}
+  for i = 1, n do agents[i] = bt.agent(tree, { blackboard = { hp = 100 } }) end
+  bt.tick_all(agents, 1)
+  return agents
+end
+
+do
+  local n, ticks = quick and 2000 or 10000, quick and 50 or 100
+  local plain, guarded = g_agents(g_tree(false), n), g_agents(g_tree(true), n)
+  local tp, tg, r = {}, {}, {}
+  for _ = 1, reps do
+    local a = timed(function() for _ = 1, ticks do bt.tick_all(plain, 1) end end)
+    local b = timed(function() for _ = 1, ticks do bt.tick_all(guarded, 1) end end)
+    tp[#tp + 1] = a; tg[#tg + 1] = b; r[#r + 1] = b / a
+  end
+  row("G unchanged keys, no guards", median(tp) / (n * ticks) * 1e9, 1, 1)
+  row("G unchanged keys, 2 guards watching", median(tg) / (n * ticks) * 1e9, 1,
+      median(r), "~ 1")
+  -- a write to a watched key that keeps the condition false, then a tick,
+  -- in a tree of 8 and of 2,000 nodes: a constant, not a tree walk
+  local function writes(tree)
+    local agents = g_agents(tree, n)
+    return timed(function()
+      for t = 1, ticks do
+        for i = 1, n do agents[i].bb.hp = 100 - t % 2 end
+        bt.tick_all(agents, 1)
+      end
+    end)
+  end
+  local small, large = {}, {}
+  local ts = timed(function() end)
+  for _ = 1, reps do
+    small[#small + 1] = writes(g_tree(true))
+    large[#large + 1] = writes(g_tree(true, 500))
+  end
+  local base = median(tg)
+  row("G write watched key + tick, 8 nodes", median(small) / (n * ticks) * 1e9, 1,
+      median(small) / base)
+  row("G write watched key + tick, 2008 nodes", median(large) / (n * ticks) * 1e9, 1,
+      median(large) / base, "~ 8-node")
+  local _ = ts
+end
+
+------------------------------------------------------------------------
+-- R: hot reload of a 200-node tree with 10,000 running agents, against
+-- one full tick of those agents.
+------------------------------------------------------------------------
+
+do
+  local n = quick and 2000 or 10000
+  local function root(tag)
+    local kids = {}
+    for i = 1, 50 do
+      kids[i] = bt.sequence { name = "b" .. i,
+        bt.condition(function() return i == 50 end),
+        bt.action(function() return SUCCESS end),
+        bt.action { name = "hold", tick = function() return RUNNING end,
+                    abort = function() end } }
+    end
+    kids[50].name = tag and "b50" or "b50"
+    return bt.selector(kids)
+  end
+  local tree = bt.tree(root(), { name = "r" })
+  local agents = {}
+  for i = 1, n do agents[i] = bt.agent(tree) end
+  bt.tick_all(agents, 1)
+  local tick_t, reload_t, first_t = {}, {}, {}
+  for _ = 1, reps do
+    tick_t[#tick_t + 1] = timed(function() bt.tick_all(agents, 1) end)
+    local newroot = root(true)
+    reload_t[#reload_t + 1] = timed(function() assert(tree:reload(newroot)) end)
+    first_t[#first_t + 1] = timed(function() bt.tick_all(agents, 1) end)
+  end
+  for _, a in ipairs(agents) do
+    assert(a:status() == "running", "agents keep running across reloads")
+  end
+  local tk, rl, ft = median(tick_t), median(reload_t), median(first_t)
+  io.write(string.format(
+    "\nReload, %d-node tree, %d running agents: compile %.2f ms; first tick "
+    .. "after it %.2f ms (migration included) against %.2f ms for a plain "
+    .. "tick:\n  reload cost = %.2f full ticks (compile + migration - tick)\n",
+    tree.size, n, rl * 1e3, ft * 1e3, tk * 1e3, (rl + ft - tk) / tk))
+end
+
 io.write(string.format("%-40s %12s %12s %9s %9s\n", "variant", "ns/agent-tick",
                        "leaves/tick", "ratio", "target"))
 for _, r in ipairs(rows) do
   io.write(string.format("%-40s %12.1f %12.2f %9.3f %9s\n", r[1], r[2], r[3],
                          r[4], r[5] or ""))
 end
+
+end -- not memory_only
 
 ------------------------------------------------------------------------
 -- Memory: 10,000 W1 agents
@@ -435,7 +552,9 @@ local function rss()
   return res * 4096
 end
 
-do
+-- Measured in a process of its own (scripts/bench runs "--memory" first),
+-- so the heap has no free space left over from other runs.
+if memory_only then
   local n = 10000
   local st = w1_states(n)
   local tree = w1_tree(w1_leaves_agent())

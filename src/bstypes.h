@@ -98,8 +98,9 @@ struct bonsai_tree {
   bonsai_env *env;
   Blueprint *bp;      /* current version */
   char *name;
-  Blueprint *mapfrom; /* cached node map from this version to bp */
+  Blueprint *mapfrom; /* cached migration plan from this version to bp */
   uint32_t *map;
+  size_t mapsize;
 };
 
 struct bonsai_agent {

@@ -6,8 +6,10 @@
 ** one running child, that child is kept too; it then goes on with its state
 ** (running child, counters, timers) and is not entered again. The running
 ** nodes that are not kept are aborted, deepest first, while the old
-** version is still in place. State of matched idle nodes (limits,
-** cooldowns, run_once) carries over too.
+** version is still in place. The data of matched idle nodes (limits,
+** cooldowns, run_once) carries over too; their last statuses do not. Per
+** agent the work follows the running nodes and the nodes with data, not
+** the whole tree.
 */
 #include <string.h>
 
@@ -87,26 +89,42 @@ done:
 
 void bs_reload_forget(bonsai_tree *t) {
   if (t->map != NULL) {
-    bs_free(t->env, t->map, t->mapfrom->n * sizeof *t->map);
+    bs_free(t->env, t->map, t->mapsize);
     bs_bp_release(t->mapfrom);
   }
   t->map = NULL;
   t->mapfrom = NULL;
 }
 
-/* The map from ob to the tree's current version (cached). */
+/*
+** The migration plan from ob to the tree's current version, cached in the
+** tree: map[old node] = new node or BS_NONE, then the number of matched
+** nodes with data, then for each the old node and the new one (their data
+** are carried over by every migrating agent).
+*/
 static const uint32_t *mapfor(bonsai_tree *t, Blueprint *ob) {
-  uint32_t *map;
+  const Blueprint *nb = t->bp;
+  uint32_t *map, i, ncarry = 0, *carry;
+  size_t size = ((size_t)ob->n + 1 + 2 * (size_t)ob->n) * sizeof *map;
   if (t->mapfrom == ob)
     return t->map;
-  if ((map = bs_malloc(t->env, ob->n * sizeof *map)) == NULL)
+  if ((map = bs_malloc(t->env, size)) == NULL)
     return NULL;
-  if (computemap(t->env, ob, t->bp, map) != 0) {
-    bs_free(t->env, map, ob->n * sizeof *map);
+  if (computemap(t->env, ob, nb, map) != 0) {
+    bs_free(t->env, map, size);
     return NULL;
   }
+  carry = map + ob->n + 1;
+  for (i = 0; i < ob->n; i++)
+    if (map[i] != BS_NONE && bs_kind_datasize(ob->nodes[i].kind) != 0) {
+      carry[2 * ncarry] = i;
+      carry[2 * ncarry + 1] = map[i];
+      ncarry++;
+    }
+  map[ob->n] = ncarry;
   bs_reload_forget(t);
   t->map = map;
+  t->mapsize = size;
   t->mapfrom = ob;
   ob->refs++;
   return map;
@@ -114,12 +132,28 @@ static const uint32_t *mapfor(bonsai_tree *t, Blueprint *ob) {
 
 static int isparallel(const Node *n) { return n->kind == BONSAI_PARALLEL; }
 
+/* Does running old node c's loss take its parent p down too? A parallel
+** survives as long as another of its running children is kept. */
+static int survives(const Blueprint *ob, const uint8_t *os, const uint32_t *map,
+                    const uint8_t *ns, uint32_t p, uint32_t lost) {
+  uint32_t c;
+  if (!isparallel(&ob->nodes[p]))
+    return 0;
+  for (c = p + 1; c < ob->nodes[p].next; c = ob->nodes[c].next)
+    if (c != lost && os[c] == BONSAI_RUNNING && map[c] != BS_NONE &&
+        ns[map[c]] == BONSAI_RUNNING)
+      return 1;
+  return 0;
+}
+
+#define KEPT(i) (map[i] != BS_NONE && ns[map[i]] == BONSAI_RUNNING)
+
 int bs_reload_state(bonsai_agent *a, const Blueprint *nb, uint8_t *ns) {
   Blueprint *ob = a->bp;
-  const Node *on = ob->nodes;
-  const uint32_t *map = mapfor(a->tree, ob);
+  const Node *on = ob->nodes, *nn = nb->nodes;
+  const uint32_t *map = mapfor(a->tree, ob), *carry;
   uint8_t *os = a->state;
-  uint32_t i;
+  uint32_t i, k;
   int r = BONSAI_OK;
   memset(ns, 0, nb->statsize + nb->datasize);
   if (map == NULL) { /* out of memory: restart from the root */
@@ -127,91 +161,79 @@ int bs_reload_state(bonsai_agent *a, const Blueprint *nb, uint8_t *ns) {
     a->resume = 0;
     return r == BONSAI_OK ? BONSAI_ENOMEM : r;
   }
-  /* 1. which running nodes are kept: top-down, then bottom-up for nodes
-  ** whose single running child is lost (in reverse pre-order children
-  ** come first). 'keep' is marked in the new status block for now. */
-  for (i = 0; i < ob->n; i++) {
-    uint32_t p = on[i].parent;
-    if (os[i] != BONSAI_RUNNING)
-      continue;
-    if (map[i] != BS_NONE &&
-        (p == BS_NONE || ns[map[p]] == BONSAI_RUNNING))
+  /* 1. keep the running nodes that are matched and whose parent is kept
+  ** (walking only the running nodes: idle subtrees are skipped) */
+  for (i = 0; i < ob->n; i = os[i] == BONSAI_RUNNING ? i + 1 : on[i].next)
+    if (os[i] == BONSAI_RUNNING && map[i] != BS_NONE &&
+        (on[i].parent == BS_NONE || KEPT(on[i].parent)))
       ns[map[i]] = BONSAI_RUNNING;
-  }
-  for (i = ob->n; i-- > 0;) {
-    uint32_t c, lost = 0, kept = 0;
-    if (os[i] != BONSAI_RUNNING || map[i] == BS_NONE ||
-        ns[map[i]] != BONSAI_RUNNING || on[i].nchild == 0)
+  /* 2. a kept node that lost its running child restarts (and so on up),
+  ** unless it is a parallel with another child still running */
+  for (i = 0; i < ob->n; i = os[i] == BONSAI_RUNNING ? i + 1 : on[i].next) {
+    uint32_t c = i, p;
+    if (os[i] != BONSAI_RUNNING || KEPT(i))
       continue;
-    for (c = i + 1; c < on[i].next; c = on[c].next)
-      if (os[c] == BONSAI_RUNNING) {
-        if (map[c] != BS_NONE && ns[map[c]] == BONSAI_RUNNING)
-          kept++;
-        else
-          lost++;
-      }
-    if (lost > 0 && (kept == 0 || !isparallel(&on[i])))
-      ns[map[i]] = BONSAI_IDLE; /* restarts: its running child is gone */
+    for (p = on[c].parent; p != BS_NONE && KEPT(p); c = p, p = on[p].parent) {
+      if (survives(ob, os, map, ns, p, c))
+        break;
+      ns[map[p]] = BONSAI_IDLE;
+    }
   }
-  /* 2. abort what is not kept, deepest first, in the old version */
-  for (i = ob->n; i-- > 0;) {
-    uint32_t p = on[i].parent;
-    if (os[i] != BONSAI_RUNNING ||
-        (map[i] != BS_NONE && ns[map[i]] == BONSAI_RUNNING))
+  /* 3. abort what is not kept, deepest first, in the old version */
+  for (i = 0; i < ob->n;) {
+    if (os[i] != BONSAI_RUNNING) {
+      i = on[i].next;
       continue;
-    /* abort whole subtrees: only where the parent is kept (or the root) */
-    if (p == BS_NONE || (map[p] != BS_NONE && ns[map[p]] == BONSAI_RUNNING &&
-                         os[p] == BONSAI_RUNNING))
+    }
+    if (!KEPT(i)) {
       if (bs_vm_abort(a, i) != BONSAI_OK && r == BONSAI_OK)
         r = BONSAI_ELEAF;
+      i = on[i].next;
+      continue;
+    }
+    i++;
   }
-  /* 3. carry statuses and data of matched nodes over */
-  for (i = 0; i < ob->n; i++) {
-    uint32_t j = map[i], len;
-    const Node *nn;
-    if (j == BS_NONE)
-      continue;
-    nn = &nb->nodes[j];
-    if (os[i] != BONSAI_RUNNING)
-      ns[j] = os[i];
-    else if (ns[j] != BONSAI_RUNNING)
-      ns[j] = BONSAI_ABORTED;
-    if ((len = bs_kind_datasize(nn->kind)) == 0)
-      continue;
-    memcpy(ns + nn->data, os + on[i].data, len);
-    switch (nn->kind) { /* child indices move with the children */
-    case BONSAI_SEQUENCE: case BONSAI_SELECTOR: {
-      uint32_t c = *(uint32_t *)(os + on[i].data);
-      *(uint32_t *)(ns + nn->data) =
-          c < ob->n && map[c] != BS_NONE ? map[c] : j + 1;
+  /* 4. carry the data of matched nodes over; child indices move */
+  carry = map + ob->n + 1;
+  for (k = 0; k < map[ob->n]; k++) {
+    uint32_t o = carry[2 * k], j = carry[2 * k + 1], c;
+    uint8_t *d = ns + nn[j].data;
+    memcpy(d, os + on[o].data, bs_kind_datasize(nn[j].kind));
+    switch (nn[j].kind) {
+    case BONSAI_SEQUENCE: case BONSAI_SELECTOR:
+      c = *(uint32_t *)d;
+      *(uint32_t *)d = c < ob->n && map[c] != BS_NONE ? map[c] : j + 1;
       break;
-    }
     case BONSAI_REACTIVE_SEQUENCE: case BONSAI_REACTIVE_SELECTOR:
-    case BONSAI_PRIORITY: {
-      uint32_t c = *(uint32_t *)(os + on[i].data);
-      *(uint32_t *)(ns + nn->data) =
-          c < ob->n && map[c] != BS_NONE ? map[c] : BS_NONE;
+    case BONSAI_PRIORITY:
+      c = *(uint32_t *)d;
+      *(uint32_t *)d = c < ob->n && map[c] != BS_NONE ? map[c] : BS_NONE;
       break;
-    }
     default:
       break;
     }
   }
-  /* 4. parallels recount their finished children */
-  for (i = 0; i < nb->n; i++) {
+  /* 5. statuses of finished children of kept parallels; their counts */
+  for (i = 0; i < nb->n; i = ns[i] == BONSAI_RUNNING ? i + 1 : nn[i].next) {
     uint32_t c, succ = 0, fail = 0;
-    if (!isparallel(&nb->nodes[i]) || ns[i] != BONSAI_RUNNING)
+    if (ns[i] != BONSAI_RUNNING || !isparallel(&nn[i]))
       continue;
-    for (c = i + 1; c < nb->nodes[i].next; c = nb->nodes[c].next) {
+    for (k = 0; k < ob->n; k++) /* the old parallel */
+      if (map[k] == i)
+        break;
+    for (c = k + 1; k < ob->n && c < on[k].next; c = on[c].next)
+      if (map[c] != BS_NONE &&
+          (os[c] == BONSAI_SUCCESS || os[c] == BONSAI_FAILURE))
+        ns[map[c]] = os[c];
+    for (c = i + 1; c < nn[i].next; c = nn[c].next) {
       succ += ns[c] == BONSAI_SUCCESS;
       fail += ns[c] == BONSAI_FAILURE;
     }
-    ((uint32_t *)(ns + nb->nodes[i].data))[0] = succ;
-    ((uint32_t *)(ns + nb->nodes[i].data))[1] = fail;
+    ((uint32_t *)(ns + nn[i].data))[0] = succ;
+    ((uint32_t *)(ns + nn[i].data))[1] = fail;
   }
-  /* 5. where the next tick resumes */
-  if (ns[0] == BONSAI_RUNNING && a->resume < ob->n && map[a->resume] != BS_NONE &&
-      ns[map[a->resume]] == BONSAI_RUNNING)
+  /* 6. where the next tick resumes */
+  if (ns[0] == BONSAI_RUNNING && a->resume < ob->n && KEPT(a->resume))
     a->resume = map[a->resume];
   else {
     if (ns[0] == BONSAI_RUNNING)
