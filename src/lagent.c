@@ -492,6 +492,7 @@ int lb_agent(lua_State *L) {
   LTree *lt = lb_checktree(L, 1);
   LBB *bb;
   LAgent *la;
+  void *owner = NULL;
   lua_settop(L, 2);
   if (!lua_isnil(L, 2))
     luaL_checktype(L, 2, LUA_TTABLE);
@@ -511,13 +512,18 @@ int lb_agent(lua_State *L) {
     lb_newbb(L, 0);
   }
   bb = (LBB *)lua_touserdata(L, 3);
+  if (lua_istable(L, 2)) { /* a userdata owner is call->owner for C leaves */
+    lua_getfield(L, 2, "owner");
+    owner = lua_touserdata(L, -1);
+    lua_pop(L, 1);
+  }
   /* 4: state userdata, created empty, then filled */
   la = (LAgent *)lua_newuserdatauv(L, sizeof *la, UV_N);
   la->magic = NULL;
   la->a = NULL;
   la->ninterrupts = 0;
   luaL_setmetatable(L, BS_STATE_T);
-  if ((la->a = bonsai_agent_new(lt->t, bb->bb, NULL)) == NULL)
+  if ((la->a = bonsai_agent_new(lt->t, bb->bb, owner)) == NULL)
     return luaL_error(L, "out of memory");
   la->magic = lb_context(L);
   lua_getiuservalue(L, 1, 1);

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "bonsai.h"
+#include "bonsai_lua.h"
 #include "env.h"
 #include "lbonsai.h"
 
@@ -89,28 +90,46 @@ static void status_string(lua_State *L, const char *field, const char *s,
   lua_setfield(L, -2, field);
 }
 
-BONSAI_API int luaopen_bonsai_core(lua_State *L);
-BONSAI_API int luaopen_bonsai_core(lua_State *L) {
+bonsai_env *bonsai_lua_env(lua_State *L) {
+  LBonsai *lb;
+  lua_getfield(L, LUA_REGISTRYINDEX, LB_CONTEXT_T);
+  lb = (LBonsai *)lua_touserdata(L, -1);
+  lua_pop(L, 1);
+  return lb != NULL ? lb->env : NULL;
+}
+
+/* Pushes the state's context, made on the first call. */
+static LBonsai *context(lua_State *L) {
   LBonsai *lb;
   void *ud;
   lua_Alloc f;
-  luaL_checkversion(L);
+  if (lua_getfield(L, LUA_REGISTRYINDEX, LB_CONTEXT_T) == LUA_TUSERDATA)
+    return (LBonsai *)lua_touserdata(L, -1);
+  lua_pop(L, 1);
   lb = (LBonsai *)lua_newuserdatauv(L, sizeof *lb, LB_NUV);
   lb->env = NULL;
-  if (luaL_newmetatable(L, LB_CONTEXT_T)) {
-    lua_pushcfunction(L, context_gc);
-    lua_setfield(L, -2, "__gc");
-  }
+  lua_createtable(L, 0, 1);
+  lua_pushcfunction(L, context_gc);
+  lua_setfield(L, -2, "__gc");
   lua_setmetatable(L, -2);
   f = lua_getallocf(L, &ud);
   if ((lb->env = bonsai_env_new((bonsai_alloc)f, ud)) == NULL)
-    return luaL_error(L, "out of memory");
+    luaL_error(L, "out of memory");
   lua_newtable(L);
   lua_setiuservalue(L, -2, LB_NAMED);
   lua_newtable(L);
   lua_setiuservalue(L, -2, LB_KEYS);
   lua_newtable(L);
   lua_setiuservalue(L, -2, LB_ANCHOR);
+  lua_pushvalue(L, -1);
+  lua_setfield(L, LUA_REGISTRYINDEX, LB_CONTEXT_T);
+  return lb;
+}
+
+int luaopen_bonsai_core(lua_State *L) {
+  LBonsai *lb;
+  luaL_checkversion(L);
+  lb = context(L);
   lb_open_tree(L);
   lb_open_agent(L);
   lb_open_blackboard(L);
