@@ -107,19 +107,39 @@ static int grow(bonsai_bb *bb) {
   return BONSAI_OK;
 }
 
+/* Exact comparison of an integer with a float, as Lua does: -1, 0, 1, or
+** 2 when f is NaN (unordered). */
+static int intflt(long long i, double f) {
+  long long t;
+  if (f != f)
+    return 2;
+  if (f >= 9223372036854775808.0)
+    return -1;
+  if (f < -9223372036854775808.0)
+    return 1;
+  t = (long long)f; /* f truncated; floor(f) is t or t - 1 */
+  if ((double)t > f)
+    t--;
+  if (i != t)
+    return i < t ? -1 : 1;
+  return (double)t == f ? 0 : -1; /* i == floor(f) < f when f has a fraction */
+}
+
 int bs_value_compare(bonsai_value x, bonsai_value y, int *eq) {
   int xn = x.type == BONSAI_TNUMBER || x.type == BONSAI_TINTEGER;
   int yn = y.type == BONSAI_TNUMBER || y.type == BONSAI_TINTEGER;
   if (xn && yn) {
-    if (x.type == BONSAI_TINTEGER && y.type == BONSAI_TINTEGER) {
-      *eq = x.u.i == y.u.i;
-      return x.u.i < y.u.i ? -1 : x.u.i > y.u.i;
-    } else {
-      double u = x.type == BONSAI_TINTEGER ? (double)x.u.i : x.u.n;
-      double w = y.type == BONSAI_TINTEGER ? (double)y.u.i : y.u.n;
-      *eq = u == w;
-      return u < w ? -1 : u > w;
-    }
+    int c;
+    if (x.type == BONSAI_TINTEGER && y.type == BONSAI_TINTEGER)
+      c = x.u.i < y.u.i ? -1 : x.u.i > y.u.i;
+    else if (x.type == BONSAI_TNUMBER && y.type == BONSAI_TNUMBER)
+      c = x.u.n < y.u.n ? -1 : x.u.n > y.u.n ? 1 : x.u.n == y.u.n ? 0 : 2;
+    else if (x.type == BONSAI_TINTEGER)
+      c = intflt(x.u.i, y.u.n);
+    else if ((c = intflt(y.u.i, x.u.n)) != 2)
+      c = -c; /* float against integer: the other way round */
+    *eq = c == 0;
+    return c == 2 ? -3 : c; /* -3: NaN, ordered comparisons all fail */
   }
   if (x.type == BONSAI_TSTRING && y.type == BONSAI_TSTRING) {
     size_t m = x.u.str.len < y.u.str.len ? x.u.str.len : y.u.str.len;
@@ -149,7 +169,7 @@ int bs_bb_set(bonsai_bb *bb, int key, bonsai_value v, int *changed) {
       v.type > BONSAI_THANDLE)
     return BONSAI_EARG;
   s = find(bb, (uint32_t)key);
-  if (s != NULL && v.type != BONSAI_THANDLE) {
+  if (s != NULL && v.type != BONSAI_THANDLE && s->v.type == v.type) {
     bs_value_compare(s->v, v, &eq);
     if (eq)
       return BONSAI_OK; /* the same value again is not a change */

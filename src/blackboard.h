@@ -13,8 +13,9 @@ BS_INTERNAL void bs_bb_retain(bonsai_bb *bb);
 BS_INTERNAL int bs_bb_set(bonsai_bb *bb, int key, bonsai_value v,
                           int *changed);
 
-/* Three-way comparison (-1, 0, 1) of numbers with numbers and strings with
-** strings; -2 for other pairs. *eq tells equality for any types. */
+/* Three-way comparison (-1, 0, 1) of numbers with numbers (exactly, as
+** Lua compares integers with floats) and strings with strings; -2 for other
+** pairs, -3 when a NaN is involved. *eq tells equality for any types. */
 BS_INTERNAL int bs_value_compare(bonsai_value x, bonsai_value y, int *eq);
 
 /* A stamp that changes whenever key changes in bb or an ancestor. */

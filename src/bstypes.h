@@ -36,6 +36,7 @@ struct bonsai_env {
   size_t bytes;   /* currently allocated through alloc */
   Strtab leafnames;
   Leaf *leaves;   /* indexed like leafnames */
+  uint32_t leafcap;
   Strtab keys;
   uint64_t bbserial; /* stamps blackboard changes, env-wide, increasing */
 };

@@ -38,7 +38,7 @@ uint32_t bs_kind_datasize(int kind) {
   case BONSAI_SEQUENCE: case BONSAI_SELECTOR: case BONSAI_REACTIVE_SEQUENCE:
   case BONSAI_REACTIVE_SELECTOR: case BONSAI_PRIORITY:
   case BONSAI_REPEAT_UNTIL_FAILURE: case BONSAI_LIMIT: case BONSAI_RUN_ONCE:
-  case BONSAI_FILTER: case BONSAI_MONITOR:
+  case BONSAI_FILTER: case BONSAI_MONITOR: case BONSAI_GUARD:
     return 4;
   default:
     return 0;
@@ -57,9 +57,9 @@ static void seterr(char *err, size_t size, const bonsai_def *d, uint32_t i,
     return;
   err[0] = '\0';
   if (i != BS_NONE) {
-    bs_def_path(d, i, err, size);
+    bs_def_pathtail(d, i, err, size / 2);
     len = strlen(err);
-    if (len + 2 < size) {
+    if (len > 0 && len + 2 < size) {
       memcpy(err + len, ": ", 3);
       len += 2;
     }
@@ -164,6 +164,7 @@ typedef struct Names {
   char *buf;
   size_t n, cap;
   uint32_t *at;   /* node -> offset in buf */
+  uint32_t *dups; /* node -> siblings that repeated its name so far */
   uint32_t *seen; /* node + 1, 0 empty */
   uint32_t scap;
 } Names;
@@ -196,7 +197,7 @@ static int pushname(Names *nm, const char *s) {
 static int name_node(Names *nm, const bonsai_def *d, uint32_t i) {
   char tmp[48], alt[64];
   const char *base = "";
-  uint32_t parent = d->nodes[i].parent, k;
+  uint32_t parent = d->nodes[i].parent, k, owner;
   if (d->nodes[i].kind != BONSAI_PRIORITY) {
     /* the def path's last component is the base name */
     const DefNode *n = &d->nodes[i];
@@ -215,28 +216,36 @@ static int name_node(Names *nm, const bonsai_def *d, uint32_t i) {
       snprintf(tmp, sizeof tmp, "%s[%u]", bs_kind_names[n->kind],
                (unsigned)n->place), base = tmp;
   }
-  for (k = 1;; k++) {
+  /* the first try is the base name; a repeat continues numbering from
+  ** the sibling that holds the base name, so n repeats cost n tries */
+  for (k = 1, owner = BS_NONE;; k++) {
     const char *cand = base;
-    uint32_t j, h;
-    int dup = 0;
+    uint32_t j, h, o = BS_NONE;
     if (k > 1) {
       snprintf(alt, sizeof alt, "%.48s#%u", base, (unsigned)k);
       cand = alt;
     }
     h = namehash(parent, cand);
     for (j = h & (nm->scap - 1); nm->seen[j] != 0; j = (j + 1) & (nm->scap - 1)) {
-      uint32_t o = nm->seen[j] - 1;
-      if (d->nodes[o].parent == parent && strcmp(nm->buf + nm->at[o], cand) == 0) {
-        dup = 1;
+      o = nm->seen[j] - 1;
+      if (d->nodes[o].parent == parent && strcmp(nm->buf + nm->at[o], cand) == 0)
         break;
-      }
+      o = BS_NONE;
     }
-    if (dup)
+    if (o != BS_NONE) { /* taken */
+      if (owner == BS_NONE) {
+        owner = o;
+        k = ++nm->dups[o]; /* the next number to try, minus one */
+      }
       continue;
+    }
     nm->at[i] = (uint32_t)nm->n;
     if (pushname(nm, cand) != 0)
       return -1;
     nm->seen[j] = i + 1;
+    nm->dups[i] = 0;
+    if (owner != BS_NONE)
+      nm->dups[owner] = k - 1;
     return 0;
   }
 }
@@ -244,6 +253,7 @@ static int name_node(Names *nm, const bonsai_def *d, uint32_t i) {
 static void names_free(Names *nm, uint32_t n) {
   bs_free(nm->env, nm->buf, nm->cap);
   bs_free(nm->env, nm->at, n * sizeof *nm->at);
+  bs_free(nm->env, nm->dups, n * sizeof *nm->dups);
   bs_free(nm->env, nm->seen, nm->scap * sizeof *nm->seen);
 }
 
@@ -310,15 +320,19 @@ static size_t watchsize(const Blueprint *bp) {
   return (6 * (size_t)nguards + 1) * sizeof(uint32_t);
 }
 
-Blueprint *bs_compile(const bonsai_def *d, char *err, size_t errsize) {
+Blueprint *bs_compile(const bonsai_def *d, char *err, size_t errsize,
+                      int *code) {
   bonsai_env *env = d->env;
   Names nm;
   Blueprint *bp;
   uint32_t i, nleaves = 0, off8 = 0, off4;
   size_t poolsize, size, at;
   char *mem;
+  *code = BONSAI_EDEF;
   if (d->err[0] != '\0') {
     snprintf(err, errsize, "%s", d->err);
+    if (d->nomem)
+      *code = BONSAI_ENOMEM;
     return NULL;
   }
   if (d->n == 0) {
@@ -342,8 +356,9 @@ Blueprint *bs_compile(const bonsai_def *d, char *err, size_t errsize) {
   for (nm.scap = 16; nm.scap < 2 * d->n; nm.scap *= 2)
     ;
   nm.at = bs_malloc(env, d->n * sizeof *nm.at);
+  nm.dups = bs_malloc(env, d->n * sizeof *nm.dups);
   nm.seen = bs_malloc(env, nm.scap * sizeof *nm.seen);
-  if (nm.at == NULL || nm.seen == NULL)
+  if (nm.at == NULL || nm.dups == NULL || nm.seen == NULL)
     goto nomem;
   memset(nm.seen, 0, nm.scap * sizeof *nm.seen);
   for (i = 0; i < d->n; i++)
@@ -485,6 +500,7 @@ Blueprint *bs_compile(const bonsai_def *d, char *err, size_t errsize) {
     names_free(&nm, d->n);
     bs_free(env, mem, size);
     snprintf(err, errsize, "out of memory");
+    *code = BONSAI_ENOMEM;
     return NULL;
   }
   names_free(&nm, d->n);
@@ -495,6 +511,7 @@ nomemfree:
 nomem:
   names_free(&nm, d->n);
   snprintf(err, errsize, "out of memory");
+  *code = BONSAI_ENOMEM;
   return NULL;
 }
 
@@ -544,11 +561,12 @@ int bonsai_tree_new(const bonsai_def *def, const char *name, bonsai_tree **out,
   char tmp[BS_ERRSIZE];
   bonsai_env *env = def->env;
   bonsai_tree *t;
+  int code;
   Blueprint *bp = bs_compile(def, errbuf ? errbuf : tmp,
-                             errbuf ? errsize : sizeof tmp);
+                             errbuf ? errsize : sizeof tmp, &code);
   *out = NULL;
   if (bp == NULL)
-    return BONSAI_EDEF;
+    return code;
   if (name == NULL)
     name = "tree";
   t = bs_malloc(env, sizeof *t);
@@ -579,9 +597,11 @@ int bonsai_tree_reload(bonsai_tree *t, const bonsai_def *def, char *errbuf,
       snprintf(errbuf, errsize, "definition from another environment");
     return BONSAI_EARG;
   }
-  bp = bs_compile(def, errbuf ? errbuf : tmp, errbuf ? errsize : sizeof tmp);
+  int code;
+  bp = bs_compile(def, errbuf ? errbuf : tmp, errbuf ? errsize : sizeof tmp,
+                  &code);
   if (bp == NULL)
-    return BONSAI_EDEF;
+    return code;
   bs_reload_forget(t);
   bs_bp_release(t->bp);
   t->bp = bp;

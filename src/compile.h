@@ -43,6 +43,7 @@ struct bonsai_def {
   char *strs;
   size_t nstrs, capstrs;
   char err[256]; /* first error; "" if none */
+  int nomem;     /* that error was running out of memory */
 };
 
 /* Bytes of per-agent data a node of this kind has (0, 4 or 8). */
@@ -51,14 +52,18 @@ BS_INTERNAL uint32_t bs_kind_datasize(int kind);
 /* Kind names as the Lua API spells them ("reactive_selector"). */
 BS_INTERNAL extern const char *const bs_kind_names[BONSAI_NKINDS];
 
-/* Writes the path of definition node i into buf (like a blueprint path). */
+/* Writes the path of definition node i into buf (like a blueprint path);
+** returns its full length (buf may be NULL to measure). */
 BS_INTERNAL size_t bs_def_path(const bonsai_def *def, uint32_t i, char *buf,
                                size_t size);
+/* The same, but a path too long for buf keeps its end, after "...". */
+BS_INTERNAL size_t bs_def_pathtail(const bonsai_def *def, uint32_t i,
+                                   char *buf, size_t size);
 
 /* Compiles def into a new Blueprint (refs = 1); on error returns NULL with a
-** message in err. */
+** message in err and *code BONSAI_EDEF or BONSAI_ENOMEM. */
 BS_INTERNAL Blueprint *bs_compile(const bonsai_def *def, char *err,
-                                  size_t errsize);
+                                  size_t errsize, int *code);
 BS_INTERNAL void bs_bp_release(Blueprint *bp);
 
 /* Writes the path of node i ("a/b/c", hidden nodes left out) into buf. */

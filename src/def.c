@@ -65,38 +65,55 @@ static const char *defname(const bonsai_def *d, uint32_t i, char *buf,
   return buf;
 }
 
-size_t bs_def_path(const bonsai_def *d, uint32_t i, char *buf, size_t size) {
-  /* walk up twice: once to measure, once to write from the end */
+/* Writes node i's path into buf, dropping its first 'skip' characters and
+** writing the rest from buf[at] (at most size - 1 - at of them); returns
+** the full length. Walks up twice: to measure, then to write from the
+** end, the priority wrapper left out. */
+static size_t writepath(const bonsai_def *d, uint32_t i, char *buf,
+                        size_t size, size_t skip, size_t at) {
   char tmp[48];
-  size_t len = 0, at;
+  size_t len = 0, end;
   uint32_t j;
-  for (j = i; j != BS_NONE; j = d->nodes[j].parent) {
-    if (d->nodes[j].kind == BONSAI_PRIORITY)
-      continue;
-    len += strlen(defname(d, j, tmp, sizeof tmp)) + (j != i);
-  }
-  if (size == 0 || buf == NULL)
+  for (j = i; j != BS_NONE; j = d->nodes[j].parent)
+    if (d->nodes[j].kind != BONSAI_PRIORITY)
+      len += strlen(defname(d, j, tmp, sizeof tmp)) + (len > 0);
+  if (buf == NULL || size == 0)
     return len;
-  at = len;
+  end = len;
   for (j = i; j != BS_NONE; j = d->nodes[j].parent) {
     const char *s;
     size_t k;
     if (d->nodes[j].kind == BONSAI_PRIORITY)
       continue;
     s = defname(d, j, tmp, sizeof tmp);
-    if (j != i) {
-      at--;
-      if (at < size - 1)
-        buf[at] = '/';
+    if (end < len) { /* a separator before what was written */
+      end--;
+      if (end >= skip && at + end - skip < size - 1)
+        buf[at + end - skip] = '/';
     }
     k = strlen(s);
-    at -= k;
+    end -= k;
     for (; k > 0; k--)
-      if (at + k - 1 < size - 1)
-        buf[at + k - 1] = s[k - 1];
+      if (end + k - 1 >= skip && at + end + k - 1 - skip < size - 1)
+        buf[at + end + k - 1 - skip] = s[k - 1];
   }
-  buf[len < size ? len : size - 1] = '\0';
-  return len;
+  len -= skip;
+  buf[at + len < size - 1 ? at + len : size - 1] = '\0';
+  return len + skip;
+}
+
+size_t bs_def_path(const bonsai_def *d, uint32_t i, char *buf, size_t size) {
+  return writepath(d, i, buf, size, 0, 0);
+}
+
+size_t bs_def_pathtail(const bonsai_def *d, uint32_t i, char *buf,
+                       size_t size) {
+  size_t len = writepath(d, i, NULL, 0, 0, 0);
+  if (len < size || size < 8)
+    return writepath(d, i, buf, size, 0, 0);
+  memcpy(buf, "...", 3); /* keep the end: the failing node */
+  writepath(d, i, buf, size, len - (size - 4), 3);
+  return size - 1;
 }
 
 /* Records the first error, prefixed with node i's path. */
@@ -106,9 +123,9 @@ static int deferror(bonsai_def *d, uint32_t i, const char *fmt, ...) {
   if (d->err[0] != '\0')
     return BONSAI_EDEF;
   if (i != BS_NONE) {
-    bs_def_path(d, i, d->err, sizeof d->err);
+    bs_def_pathtail(d, i, d->err, sizeof d->err / 2);
     len = strlen(d->err);
-    if (len + 2 < sizeof d->err) {
+    if (len > 0 && len + 2 < sizeof d->err) {
       memcpy(d->err + len, ": ", 3);
       len += 2;
     }
@@ -164,7 +181,7 @@ static uint32_t addnode(bonsai_def *d, int kind, const char *name) {
     DefNode *nn = bs_realloc(d->env, d->nodes, d->cap * sizeof *nn,
                              (size_t)ncap * sizeof *nn);
     if (nn == NULL) {
-      deferror(d, d->open, "out of memory");
+      (d->nomem = 1, deferror(d, d->open, "out of memory"));
       return BS_NONE;
     }
     d->nodes = nn;
@@ -180,7 +197,7 @@ static uint32_t addnode(bonsai_def *d, int kind, const char *name) {
   n->key = n->vkey = BS_NONE;
   d->n++;
   if (name != NULL && (n->name = addstr(d, name)) == BS_NONE) {
-    deferror(d, d->n - 1, "out of memory");
+    (d->nomem = 1, deferror(d, d->n - 1, "out of memory"));
     return BS_NONE;
   }
   return d->n - 1;
@@ -219,7 +236,7 @@ int bonsai_def_leaf(bonsai_def *d, int kind, const char *name,
     return BONSAI_EDEF;
   d->nodes[i].args = args;
   if (leaf != NULL && (d->nodes[i].leafname = addstr(d, leaf)) == BS_NONE)
-    return deferror(d, i, "out of memory");
+    return d->nomem = 1, deferror(d, i, "out of memory");
   return BONSAI_OK;
 }
 
@@ -351,7 +368,7 @@ int bonsai_def_value(bonsai_def *d, const char *key, bonsai_value v) {
     if (s == NULL || *s == '\0')
       return badvalue(d, key, "a key name");
     if ((n->key = addstr(d, s)) == BS_NONE)
-      return deferror(d, d->n - 1, "out of memory");
+      return (d->nomem = 1, deferror(d, d->n - 1, "out of memory"));
     break;
   case P_OP:
     for (i = 0; s != NULL && i < 6; i++)
@@ -365,7 +382,7 @@ int bonsai_def_value(bonsai_def *d, const char *key, bonsai_value v) {
     if (s != NULL) {
       uint32_t at = addstr(d, s);
       if (at == BS_NONE)
-        return deferror(d, d->n - 1, "out of memory");
+        return (d->nomem = 1, deferror(d, d->n - 1, "out of memory"));
       if (s[0] == '$')
         n->vkey = at + 1;
       v.u.str.len = at; /* resolved against the pool when compiled */

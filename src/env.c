@@ -73,7 +73,7 @@ static void strtab_free(bonsai_env *env, Strtab *t) {
 void bonsai_env_release(bonsai_env *env) {
   if (env == NULL || --env->refs > 0)
     return;
-  bs_free(env, env->leaves, env->leafnames.cap * sizeof *env->leaves);
+  bs_free(env, env->leaves, env->leafcap * sizeof *env->leaves);
   strtab_free(env, &env->leafnames);
   strtab_free(env, &env->keys);
   env->alloc(env->ud, env, sizeof *env, 0);
@@ -122,19 +122,12 @@ int bs_intern(bonsai_env *env, Strtab *t, const char *s, size_t len,
   }
   if (!add || t->n >= 0x7fffffff)
     return -1;
-  if (t->n == t->cap) { /* grow the id array (and the leaf table with it) */
+  if (t->n == t->cap) { /* grow the id array */
     uint32_t ncap = t->cap ? t->cap * 2 : 16;
     char **ns = bs_realloc(env, t->str, t->cap * sizeof *ns, ncap * sizeof *ns);
     if (ns == NULL)
       return -1;
     t->str = ns;
-    if (t == &env->leafnames) {
-      Leaf *nl = bs_realloc(env, env->leaves, t->cap * sizeof *nl,
-                            ncap * sizeof *nl);
-      if (nl == NULL)
-        return -1; /* the larger str array is harmless */
-      env->leaves = nl;
-    }
     t->cap = ncap;
   }
   if ((t->n + 1) * 2 > t->hcap && rehash(env, t) != 0)
@@ -154,6 +147,15 @@ int bonsai_leaf_register(bonsai_env *env, const char *name, bonsai_leaf_fn fn,
   int id;
   if (name == NULL || fn == NULL || *name == '\0')
     return BONSAI_EARG;
+  if (env->leafcap == env->leafnames.n) { /* room for one more leaf first */
+    uint32_t ncap = env->leafcap ? env->leafcap * 2 : 16;
+    Leaf *nl = bs_realloc(env, env->leaves, env->leafcap * sizeof *nl,
+                          ncap * sizeof *nl);
+    if (nl == NULL)
+      return BONSAI_ENOMEM;
+    env->leaves = nl;
+    env->leafcap = ncap;
+  }
   id = bs_intern(env, &env->leafnames, name, strlen(name), 1);
   if (id < 0)
     return BONSAI_ENOMEM;
@@ -168,6 +170,8 @@ int bs_leaf_find(bonsai_env *env, const char *name) {
 }
 
 int bonsai_key(bonsai_env *env, const char *name, size_t len) {
+  if (memchr(name, '\0', len) != NULL)
+    return -1; /* names are C strings */
   return bs_intern(env, &env->keys, name, len, 1);
 }
 

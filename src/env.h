@@ -16,7 +16,8 @@ BS_INTERNAL void bs_strfree(bonsai_env *env, char *s);
 
 BS_INTERNAL void bs_env_retain(bonsai_env *env);
 
-/* Id of s in t, or -1 when absent (add == 0) or out of memory. */
+/* Id of s (len bytes, no NUL among them) in t, or -1 when absent (add ==
+** 0) or out of memory. */
 BS_INTERNAL int bs_intern(bonsai_env *env, Strtab *t, const char *s,
                           size_t len, int add);
 

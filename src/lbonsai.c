@@ -38,6 +38,12 @@ int lb_keyid(lua_State *L, int idx, int add) {
   }
   lua_pop(L, 1);
   s = lua_tolstring(L, idx, &len);
+  if (memchr(s, '\0', len) != NULL) {
+    if (add)
+      luaL_error(L, "a blackboard key cannot contain a NUL byte");
+    lua_pop(L, 1);
+    return -1;
+  }
   id = add ? bonsai_key(lb->env, s, len)
            : bs_intern(lb->env, &lb->env->keys, s, len, 0);
   if (id >= 0) {

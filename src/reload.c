@@ -232,7 +232,13 @@ int bs_reload_state(bonsai_agent *a, const Blueprint *nb, uint8_t *ns) {
     ((uint32_t *)(ns + nn[i].data))[0] = succ;
     ((uint32_t *)(ns + nn[i].data))[1] = fail;
   }
-  /* 6. where the next tick resumes */
+  /* 6. guards' change stamps of keys both versions watch */
+  for (k = 0; k < nb->nwatch; k++)
+    for (i = 0; i < ob->nwatch; i++)
+      if (ob->watchkey[i] == nb->watchkey[k])
+        ((uint32_t *)(ns + nb->watchdata))[k] =
+            ((const uint32_t *)(os + ob->watchdata))[i];
+  /* 7. where the next tick resumes */
   if (ns[0] == BONSAI_RUNNING && a->resume < ob->n && KEPT(a->resume))
     a->resume = map[a->resume];
   else {

@@ -113,6 +113,8 @@ static int check(bonsai_agent *a, uint32_t i) {
   case OP_NE: return eq ? FAILURE : SUCCESS;
   default: break;
   }
+  if (c == -3)
+    return FAILURE; /* NaN: every ordering is false, as in Lua */
   if (c == -2) {
     bs_agent_seterr(a, "cannot compare %s with %s", typename(x.type),
                     typename(y.type));
@@ -126,16 +128,18 @@ static int check(bonsai_agent *a, uint32_t i) {
   }
 }
 
-/* A running child of running node i, or BS_NONE. */
-static uint32_t running_child(const bonsai_agent *a, uint32_t i) {
+/* A running child of running node i at or after child 'from' (i + 1 for
+** the first), or BS_NONE. */
+static uint32_t running_child(const bonsai_agent *a, uint32_t i,
+                              uint32_t from) {
   const Node *nd = a->bp->nodes;
   const uint8_t *st = a->state;
   uint32_t c;
   if (nd[i].kind == BONSAI_SEQUENCE || nd[i].kind == BONSAI_SELECTOR) {
     c = W0(i);
-    return a->state[c] == RUNNING ? c : BS_NONE;
+    return c >= from && a->state[c] == RUNNING ? c : BS_NONE;
   }
-  for (c = i + 1; c < nd[i].next; c = nd[c].next)
+  for (c = from; c < nd[i].next; c = nd[c].next)
     if (a->state[c] == RUNNING)
       return c;
   return BS_NONE;
@@ -160,14 +164,16 @@ static int abort_node(bonsai_agent *a, uint32_t i) {
 
 int bs_vm_abort(bonsai_agent *a, uint32_t x) {
   const Node *nd = a->bp->nodes;
-  uint32_t i = x, errnode = BS_NONE;
+  uint32_t i = x, from = x + 1, errnode = BS_NONE;
   uint8_t lock = a->errlock;
   if (a->state[x] != RUNNING)
     return BONSAI_OK;
   for (;;) {
-    uint32_t c = running_child(a, i);
+    /* siblings before 'from' are done: a wide parallel stays linear */
+    uint32_t c = running_child(a, i, from);
     if (c != BS_NONE) {
       i = c;
+      from = c + 1;
       continue;
     }
     if (abort_node(a, i) != BONSAI_OK && errnode == BS_NONE) {
@@ -176,6 +182,7 @@ int bs_vm_abort(bonsai_agent *a, uint32_t x) {
     }
     if (i == x)
       break;
+    from = nd[i].next;
     i = nd[i].parent;
   }
   a->errlock = lock;
@@ -244,29 +251,32 @@ static int reactive_end(bonsai_agent *a, uint32_t i, uint32_t c, int s) {
 
 /*
 ** Observer aborts. A guard in mode "self" (or "both") whose running child's
-** condition turned false aborts that child; one in mode "lower" (or
-** "both") whose condition turned true, under a running selector, aborts the
-** running lower-priority sibling so the selector comes back to the guard.
+** condition is now false aborts that child; one in mode "lower" (or
+** "both") whose condition turned from false to true, under a running
+** selector, aborts the running lower-priority sibling so the selector comes
+** back to the guard. A guard remembers the last result of its check (W0).
 ** Returns 1 if the tick must start from the root, 0 if not, or
 ** BONSAI_ELEAF.
 */
 static int wakeguard(bonsai_agent *a, uint32_t g) {
   const Node *nd = a->bp->nodes;
   uint8_t *st = a->state;
-  uint32_t p = nd[g].parent, r;
+  uint32_t p = nd[g].parent, r, before = W0(g);
   int mode = nd[g].mode, c;
   if (mode == GUARD_NONE)
     return 0;
   if ((c = check(a, g + 1)) < 0)
     return BONSAI_ELEAF;
+  W0(g) = (uint32_t)c;
   if (c == FAILURE && st[g] == RUNNING &&
       (mode == GUARD_SELF || mode == GUARD_BOTH)) {
     if (bs_vm_abort(a, g) != BONSAI_OK)
       return BONSAI_ELEAF;
     return 1;
   }
-  if (c != SUCCESS || st[g] == RUNNING || p == BS_NONE ||
-      st[p] != RUNNING || (mode != GUARD_LOWER && mode != GUARD_BOTH))
+  if (c != SUCCESS || before != FAILURE || st[g] == RUNNING ||
+      p == BS_NONE || st[p] != RUNNING ||
+      (mode != GUARD_LOWER && mode != GUARD_BOTH))
     return 0;
   if (nd[p].kind != BONSAI_SELECTOR && nd[p].kind != BONSAI_REACTIVE_SELECTOR &&
       nd[p].kind != BONSAI_PRIORITY)
@@ -423,6 +433,7 @@ tick: /* node i is ticked */
         if ((s = check(a, i + 1)) < 0)
           return fail(a);
         st[i + 1] = (uint8_t)s;
+        W0(i) = (uint32_t)s;
         if (s == FAILURE)
           goto done;
         st[i] = RUNNING;
