@@ -3,6 +3,10 @@
 -- roaming about, all ticked together with bt.tick_all at a fixed dt.
 -- Guards patrol, chase and attack the heroes, flee when hurt and die;
 -- villagers keep their daily schedule and run home when a hero comes near.
+-- One world blackboard is the parent of every NPC's blackboard: it holds
+-- the hour, which the villagers' schedule checks in C (bt.check reads it
+-- through), and the alarm, rung for a few seconds whenever a guard falls:
+-- a bt.guard on it sends every patrolling guard to its post at once.
 --
 --   lua5.4 samples/arena.lua            on a terminal: an animated text map,
 --                                       then a summary; otherwise the summary
@@ -84,11 +88,16 @@ local DT = 0.1          -- seconds per tick
 local HOUR = 1.6        -- seconds per hour of the clock: a day is 38.4 s
 local START_HOUR = 4    -- the run starts at 04:00, villagers asleep
 local N_GUARDS, N_VILLAGERS, N_HEROES = 200, 60, 6
+local ALARM = 2         -- seconds the alarm rings after a guard falls
 
 local world = {
   dt = DT, w = W, h = H, time = 0,
-  players = {},                            -- the heroes: what guards see
-  bb = bt.blackboard { hour = START_HOUR }, -- parent of villagers' boards
+  players = {},          -- the heroes: what guards see
+  -- The world blackboard, parent of every NPC's blackboard: hour (the
+  -- villagers' schedule) and alarm (set while it rings: guards hold their
+  -- posts). A key an NPC does not hold itself is read from here.
+  bb = bt.blackboard { hour = START_HOUR },
+  alarm_ends = 0,        -- world.time when the alarm stops
 }
 local guards, villagers, heroes, agents = {}, {}, {}, {}
 local homes, workshops = {}, {}
@@ -196,13 +205,24 @@ local function setup()
   for i = 1, N_HEROES do
     local h = { world = world, kind = "hero", state = "@", did = {} }
     h.x, h.y = edge_point()
-    local bb = {}
+    local bb = { parent = world.bb }
     for k, v in pairs(hero_stats) do bb[k] = v end
     h.agent = bt.agent(hero_tree, { owner = h, blackboard = bb })
     heroes[i], world.players[i] = h, h
   end
   for _, list in ipairs { guards, villagers, heroes } do
     for _, npc in ipairs(list) do agents[#agents + 1] = npc.agent end
+  end
+  -- A guard that falls rings the alarm: an observer of its hit points
+  -- (called after each change) sets the world's key, and every guard's
+  -- alert guard sees it through its parent at its next tick.
+  for _, g in ipairs(guards) do
+    g.agent.bb:observe("hp", function(bb, key, new, old)
+      if new <= 0 and old > 0 then
+        world.bb.alarm = true
+        world.alarm_ends = world.time + ALARM
+      end
+    end)
   end
 end
 
@@ -223,14 +243,26 @@ local function sense_danger()
   end
 end
 
--- One tick of the world: the clock, the senses, then every agent.
+-- Guards see the nearest hero in sight (they write bb.enemy on change).
+local function sense_heroes()
+  for _, g in ipairs(guards) do
+    if guard.alive(g) then guard.sense(g) end
+  end
+end
+
+-- One tick of the world: the clock, the alarm, the senses, then every
+-- agent.
 local tick_seconds = 0 -- os.clock time spent in bt.tick_all
 local step_seconds = 0 -- and in whole steps
 local function step(n)
   local start = os.clock()
   world.time = n * DT
   world.bb.hour = (START_HOUR + world.time / HOUR) % 24
+  if world.bb.alarm and world.time >= world.alarm_ends then
+    world.bb.alarm = nil -- all clear: guards go back to their patrols
+  end
   sense_danger()
+  sense_heroes()
   local t0 = os.clock()
   local errors = bt.tick_all(agents, DT)
   tick_seconds = tick_seconds + (os.clock() - t0)
@@ -244,10 +276,11 @@ end
 -- The map -------------------------------------------------------------------
 
 -- When several NPCs share a cell, the one with the highest rank shows.
-local rank = { ["@"] = 9, A = 8, C = 7, F = 6, r = 5, h = 5, R = 4, ["*"] = 3,
-               P = 2, X = 1 }
+local rank = { ["@"] = 9, A = 8, C = 7, F = 6, r = 5, h = 5, ["!"] = 5,
+               R = 4, ["*"] = 3, P = 2, X = 1 }
 local colour = {
   P = "32", C = "33", A = "1;31", F = "36", R = "34", X = "90",
+  ["!"] = "1;33",
   ["@"] = "1;35", ["*"] = "35", r = "1;37", h = "1;37",
   ["#"] = "2;33", ["="] = "2;32",
 }
@@ -277,8 +310,9 @@ local function draw(n)
                                       rank[npc.state] or 0) end
   end
   local out = { tty and "\27[H" or "",
-                string.format("Bonsai arena   tick %d/%d   %s   %d agents\n",
-                              n, opt.ticks, clock_text(), #agents),
+                string.format("Bonsai arena   tick %d/%d   %s   %d agents"
+                              .. "   %-7s\n", n, opt.ticks, clock_text(),
+                              #agents, world.bb.alarm and "ALARM!" or ""),
                 "+" .. string.rep("-", W) .. "+\n" }
   for y = 1, H do
     out[#out + 1] = "|"
@@ -291,7 +325,7 @@ local function draw(n)
   end
   out[#out + 1] = "+" .. string.rep("-", W) .. "+\n"
   out[#out + 1] = "guards    P patrol  C chase  A attack  F flee  R rest  "
-                  .. "X dead\n"
+                  .. "! alarm: at post  X dead\n"
   out[#out + 1] = "villagers z sleep  u get up  e eat  i idle  g walk  w work  "
                   .. "b break\n"
   out[#out + 1] = "          r run home  h hide  # home  = workshop     "
@@ -377,30 +411,31 @@ end
 -- The outcome of the default run (seed 42, 400 ticks), checked by --test.
 local expected = {
   guards = {
-    did = { attack = 582, chase = 642, die = 22, escape = 206, flee = 217,
-      healed = 100, hit = 553, kill = 10, ["patrol interrupted"] = 280,
-      ["patrol leg"] = 3431, rest = 237 },
-    states = { A = 21, C = 18, F = 3, P = 113, R = 23, X = 22 },
-    statuses = { running = 197, success = 3 },
+    did = { alert = 1040, attack = 614, chase = 652, die = 15, escape = 172,
+      flee = 191, healed = 94, hit = 522, kill = 10, patrol = 2799,
+      ["patrol interrupted"] = 1022, ["patrol leg"] = 1777, rest = 216 },
+    states = { ["!"] = 147, A = 10, C = 6, F = 11, R = 11, X = 15 },
+    statuses = { running = 200 },
   },
   villagers = {
-    did = { ["break"] = 73, ["come out"] = 47, eat = 46, ["get up"] = 56,
-      hide = 67, idle = 77, ["meal cut short"] = 61, ["reach home"] = 248,
-      ["reach work"] = 94, sleep = 121, work = 135 },
-    states = { h = 20, z = 40 },
+    did = { ["break"] = 55, ["come out"] = 163, eat = 45, ["get up"] = 56,
+      hide = 192, idle = 79, ["meal cut short"] = 61, ["reach home"] = 412,
+      ["reach work"] = 62, sleep = 158, work = 90 },
+    states = { h = 29, z = 31 },
     statuses = { running = 60 },
   },
   heroes = {
-    did = { down = 10, roam = 5, slay = 22, strike = 356 },
-    states = { ["*"] = 2, ["@"] = 4 },
+    did = { down = 10, roam = 7, slay = 15, strike = 286 },
+    states = { ["@"] = 6 },
     statuses = { running = 6 },
   },
 }
 
 -- Everything that must have happened at least once.
 local required = {
-  guards = { "patrol leg", "patrol interrupted", "chase", "attack", "hit",
-             "kill", "flee", "escape", "rest", "healed", "die" },
+  guards = { "patrol", "patrol leg", "patrol interrupted", "chase", "attack",
+             "hit", "kill", "flee", "escape", "rest", "healed", "alert",
+             "die" },
   villagers = { "sleep", "get up", "eat", "meal cut short", "idle",
                 "reach work", "work", "break", "reach home", "hide",
                 "come out" },
