@@ -69,27 +69,27 @@ void bonsai_agent_free(bonsai_agent *a) {
   bonsai_env_release(env);
 }
 
-void bs_agent_seterr(bonsai_agent *a, const char *fmt, ...) {
-  va_list ap;
+/* Formats the agent's error message, unless an abort pass keeps one. */
+static void verror(bonsai_agent *a, const char *fmt, va_list ap) {
   if (a->errlock)
     return;
   if (a->err == NULL &&
       (a->err = bs_malloc(a->tree->env, BS_ERRSIZE)) == NULL)
     return;
-  va_start(ap, fmt);
   vsnprintf(a->err, BS_ERRSIZE, fmt, ap);
+}
+
+void bs_agent_seterr(bonsai_agent *a, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  verror(a, fmt, ap);
   va_end(ap);
 }
 
 int bonsai_agent_error(bonsai_agent *a, const char *fmt, ...) {
   va_list ap;
-  if (a->errlock)
-    return BONSAI_ERROR;
-  if (a->err == NULL &&
-      (a->err = bs_malloc(a->tree->env, BS_ERRSIZE)) == NULL)
-    return BONSAI_ERROR;
   va_start(ap, fmt);
-  vsnprintf(a->err, BS_ERRSIZE, fmt, ap);
+  verror(a, fmt, ap);
   va_end(ap);
   return BONSAI_ERROR;
 }

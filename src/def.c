@@ -379,6 +379,8 @@ int bonsai_def_value(bonsai_def *d, const char *key, bonsai_value v) {
     n->op = (uint8_t)i;
     break;
   case P_VALUE:
+    if (s != NULL && memchr(s, '\0', v.u.str.len) != NULL)
+      return badvalue(d, key, "a string without NUL bytes");
     if (s != NULL) {
       uint32_t at = addstr(d, s);
       if (at == BS_NONE)

@@ -150,7 +150,7 @@ static void rekey(lua_State *L, int si, const uint32_t *map) {
 ** old version run with the old values table, then the new one is in. */
 static int migrate(lua_State *L, Job *j) {
   bonsai_agent *a = j->la->a;
-  const Blueprint *old = a->bp;
+  const Blueprint *old = a->bp; /* kept alive by the tree's plan */
   int r;
   a->host = &j->t;
   a->busy = a->protect = 1;
@@ -165,6 +165,17 @@ static int migrate(lua_State *L, Job *j) {
   lua_setiuservalue(L, j->t.state, UV_VALUES);
   lua_replace(L, j->t.values);
   j->loaded = a->bp;
+  if (r != BONSAI_OK && a->current < old->n &&
+      bs_reload_map(a, old) != NULL) { /* an abort callback failed */
+    luaL_Buffer b;
+    size_t len = bs_bp_path(old, a->current, NULL, 0);
+    bs_bp_path(old, a->current, luaL_buffinitsize(L, &b, len + 1), len + 1);
+    luaL_pushresultsize(&b, len);
+    lua_pushfstring(L, "tree '%s' node '%s': %s", bonsai_tree_name(a->tree),
+                    lua_tostring(L, -1), bonsai_agent_errmsg(a));
+    lua_remove(L, -2);
+    lua_error(L); /* the agent runs the new version already */
+  }
   return r;
 }
 
@@ -324,7 +335,7 @@ static int pbatch(lua_State *L) {
 }
 
 /* bt.tick_all(list, dt): returns nil, or a list of { agent =, error = } */
-static int tick_all(lua_State *L) {
+int lb_tick_all(lua_State *L) {
   Batch b;
   luaL_checktype(L, 1, LUA_TTABLE);
   b.j.dt = luaL_optnumber(L, 2, 0.0);
@@ -548,10 +559,6 @@ int lb_agent(lua_State *L) {
   lua_setfield(L, 5, "time");
   luaL_setmetatable(L, BS_AGENT_T);
   return 1;
-}
-
-int lb_tick_all(lua_State *L) {
-  return tick_all(L);
 }
 
 static const luaL_Reg agent_methods[] = {

@@ -159,6 +159,25 @@ static void notify(lua_State *L, int idx, int key, int name, int nv, int ov) {
   lua_settop(L, top);
 }
 
+/* The id of the Lua value at idx as a handle (a weak map in the context),
+** so that bt.check's "==" sees the same table in two keys as equal. */
+static long long handleid(lua_State *L, int idx) {
+  LBonsai *lb = lb_context(L);
+  long long id;
+  lua_getiuservalue(L, lua_upvalueindex(1), LB_IDS);
+  lua_pushvalue(L, idx);
+  if (lua_rawget(L, -2) == LUA_TNUMBER) {
+    id = (long long)lua_tointeger(L, -1);
+  } else {
+    id = ++lb->nextid;
+    lua_pushvalue(L, idx);
+    lua_pushinteger(L, (lua_Integer)id);
+    lua_rawset(L, -4);
+  }
+  lua_pop(L, 2);
+  return id;
+}
+
 /* Writes the value at vidx under key (named by the string at nidx) in the
 ** userdata at idx, then notifies observers if the value changed. */
 static void setvalue(lua_State *L, int idx, int key, int nidx, int vidx) {
@@ -188,9 +207,9 @@ static void setvalue(lua_State *L, int idx, int key, int nidx, int vidx) {
     v.type = BONSAI_TSTRING;
     v.u.str.s = lua_tolstring(L, vidx, &v.u.str.len);
     break;
-  default:
+  default: /* a handle: the same Lua value always gets the same id */
     v.type = BONSAI_THANDLE;
-    v.u.handle = key;
+    v.u.handle = handleid(L, vidx);
     break;
   }
   if (watch || v.type == BONSAI_THANDLE) { /* the old value, seen from here */

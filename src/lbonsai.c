@@ -127,6 +127,13 @@ static LBonsai *context(lua_State *L) {
   lua_setiuservalue(L, -2, LB_KEYS);
   lua_newtable(L);
   lua_setiuservalue(L, -2, LB_ANCHOR);
+  lua_newtable(L);
+  lua_createtable(L, 0, 1);
+  lua_pushliteral(L, "k");
+  lua_setfield(L, -2, "__mode");
+  lua_setmetatable(L, -2);
+  lua_setiuservalue(L, -2, LB_IDS);
+  lb->nextid = 0;
   lua_pushvalue(L, -1);
   lua_setfield(L, LUA_REGISTRYINDEX, LB_CONTEXT_T);
   return lb;

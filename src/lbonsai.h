@@ -24,9 +24,11 @@
 #define LB_NAMED 1 /* named Lua leaves: slot 4*id+1.. = tick, enter, exit, abort */
 #define LB_KEYS 2  /* key name -> interned id cache */
 #define LB_ANCHOR 3 /* strings whose addresses the context keeps */
-#define LB_NUV 3
+#define LB_IDS 4    /* weak: Lua value kept as a blackboard handle -> its id */
+#define LB_NUV 4
 typedef struct LBonsai {
   bonsai_env *env;
+  long long nextid; /* last handle id given */
   const char *s_success, *s_failure, *s_running; /* interned strings */
 } LBonsai;
 

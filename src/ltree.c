@@ -38,6 +38,7 @@ static int kindof(const char *type) {
 /* The compile walk: indices of its stack slots and where it stands. */
 typedef struct Walk {
   lua_State *L;
+  DefBox *box;      /* owns def until the walk is over */
   bonsai_def *def;
   const char *tree; /* tree name, for messages */
   int values;       /* values table */
@@ -288,6 +289,7 @@ static void build(lua_State *L, Walk *w, int root, int opts,
   lua_setmetatable(L, -2);
   if ((box->def = bonsai_def_new(lb->env)) == NULL)
     luaL_error(L, "out of memory");
+  w->box = box;
   w->def = box->def;
   lua_newtable(L);
   w->values = lua_gettop(L);
@@ -340,6 +342,8 @@ int lb_tree(lua_State *L) {
   build(L, &w, 1, lua_istable(L, 2) ? 2 : 0, name);
   if (bonsai_tree_new(w.def, name, &t, err, sizeof err) != BONSAI_OK)
     return luaL_error(L, "tree '%s': %s", name, err);
+  bonsai_def_free(w.def);
+  w.box->def = NULL;
   lt = (LTree *)lua_newuserdatauv(L, sizeof *lt, 1);
   lt->t = t;
   luaL_setmetatable(L, BS_TREE_T);
@@ -364,6 +368,8 @@ static int doreload(lua_State *L) {
     build(L, &w, 2, lua_istable(L, 3) ? 3 : 0, bonsai_tree_name(lt->t));
     if (bonsai_tree_reload(lt->t, w.def, err, sizeof err) != BONSAI_OK)
       return luaL_error(L, "tree '%s': %s", bonsai_tree_name(lt->t), err);
+    bonsai_def_free(w.def);
+    w.box->def = NULL;
   }
   lua_setiuservalue(L, 1, 1); /* the new values table */
   return 0;

@@ -26,11 +26,19 @@ static uint32_t mix(uint32_t h, const char *s) {
   return h;
 }
 
+/* The parent of node i in paths: the hidden priority wrapper is left out,
+** so adding or removing a priority section keeps the root's nodes. */
+static uint32_t pathparent(const Blueprint *bp, uint32_t i) {
+  uint32_t p = bp->nodes[i].parent;
+  return p != BS_NONE && (bp->nodes[p].flags & NF_HIDDEN) ? bp->nodes[p].parent
+                                                         : p;
+}
+
 /* Path hashes of every node (parents come first in pre-order). */
 static void pathhashes(const Blueprint *bp, uint32_t *h) {
   uint32_t i;
   for (i = 0; i < bp->n; i++) {
-    uint32_t p = bp->nodes[i].parent;
+    uint32_t p = pathparent(bp, i);
     h[i] = mix(p == BS_NONE ? 2166136261u : h[p], bp->pool + bp->nodes[i].name);
   }
 }
@@ -41,8 +49,8 @@ static int samepath(const Blueprint *x, uint32_t i, const Blueprint *y,
   while (i != BS_NONE && j != BS_NONE) {
     if (strcmp(x->pool + x->nodes[i].name, y->pool + y->nodes[j].name) != 0)
       return 0;
-    i = x->nodes[i].parent;
-    j = y->nodes[j].parent;
+    i = pathparent(x, i);
+    j = pathparent(y, j);
   }
   return i == BS_NONE && j == BS_NONE;
 }
@@ -163,17 +171,20 @@ int bs_reload_state(bonsai_agent *a, const Blueprint *nb, uint8_t *ns) {
   }
   /* 1. keep the running nodes that are matched and whose parent is kept
   ** (walking only the running nodes: idle subtrees are skipped) */
-  for (i = 0; i < ob->n; i = os[i] == BONSAI_RUNNING ? i + 1 : on[i].next)
+  for (i = 0; i < ob->n; i = os[i] == BONSAI_RUNNING ? i + 1 : on[i].next) {
+    uint32_t p = pathparent(ob, i);
     if (os[i] == BONSAI_RUNNING && map[i] != BS_NONE &&
-        (on[i].parent == BS_NONE || KEPT(on[i].parent)))
+        (p == BS_NONE || KEPT(p)))
       ns[map[i]] = BONSAI_RUNNING;
+  }
   /* 2. a kept node that lost its running child restarts (and so on up),
   ** unless it is a parallel with another child still running */
   for (i = 0; i < ob->n; i = os[i] == BONSAI_RUNNING ? i + 1 : on[i].next) {
     uint32_t c = i, p;
     if (os[i] != BONSAI_RUNNING || KEPT(i))
       continue;
-    for (p = on[c].parent; p != BS_NONE && KEPT(p); c = p, p = on[p].parent) {
+    for (p = pathparent(ob, c); p != BS_NONE && KEPT(p);
+         c = p, p = pathparent(ob, p)) {
       if (survives(ob, os, map, ns, p, c))
         break;
       ns[map[p]] = BONSAI_IDLE;
@@ -185,7 +196,7 @@ int bs_reload_state(bonsai_agent *a, const Blueprint *nb, uint8_t *ns) {
       i = on[i].next;
       continue;
     }
-    if (!KEPT(i)) {
+    if (!KEPT(i) && !(on[i].flags & NF_HIDDEN)) { /* the wrapper: look in */
       if (bs_vm_abort(a, i) != BONSAI_OK && r == BONSAI_OK)
         r = BONSAI_ELEAF;
       i = on[i].next;
@@ -239,13 +250,14 @@ int bs_reload_state(bonsai_agent *a, const Blueprint *nb, uint8_t *ns) {
         ((uint32_t *)(ns + nb->watchdata))[k] =
             ((const uint32_t *)(os + ob->watchdata))[i];
   /* 7. where the next tick resumes */
+  /* (from the root, which passes down to its running children, when the
+  ** resume node is gone: e.g. the priority wrapper was removed) */
   if (ns[0] == BONSAI_RUNNING && a->resume < ob->n && KEPT(a->resume))
     a->resume = map[a->resume];
-  else {
-    if (ns[0] == BONSAI_RUNNING)
-      ns[0] = BONSAI_ABORTED;
+  else
     a->resume = 0;
-  }
+  if (ns[0] != BONSAI_RUNNING && a->last == BONSAI_RUNNING)
+    a->last = BONSAI_ABORTED; /* nothing carried over */
   return r;
 }
 

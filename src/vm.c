@@ -252,9 +252,10 @@ static int reactive_end(bonsai_agent *a, uint32_t i, uint32_t c, int s) {
 /*
 ** Observer aborts. A guard in mode "self" (or "both") whose running child's
 ** condition is now false aborts that child; one in mode "lower" (or
-** "both") whose condition turned from false to true, under a running
-** selector, aborts the running lower-priority sibling so the selector comes
-** back to the guard. A guard remembers the last result of its check (W0).
+** "both") whose condition turned true (it was false, or not checked yet,
+** e.g. a guard added by a reload), under a running selector, aborts the
+** running lower-priority sibling so the selector comes back to the guard.
+** A guard remembers the last result of its check (W0).
 ** Returns 1 if the tick must start from the root, 0 if not, or
 ** BONSAI_ELEAF.
 */
@@ -274,7 +275,7 @@ static int wakeguard(bonsai_agent *a, uint32_t g) {
       return BONSAI_ELEAF;
     return 1;
   }
-  if (c != SUCCESS || before != FAILURE || st[g] == RUNNING ||
+  if (c != SUCCESS || before == SUCCESS || st[g] == RUNNING ||
       p == BS_NONE || st[p] != RUNNING ||
       (mode != GUARD_LOWER && mode != GUARD_BOTH))
     return 0;

@@ -137,9 +137,11 @@ local function basename(path)
   return (path:match("([^/]+)$") or path):gsub("%.lua$", "")
 end
 
+-- "mtime:size" of a file, or nil and a message.
 local function stamp(path)
   local m, size = core._mtime(path)
-  return m and (string.format("%.9f", m) .. ":" .. size) or nil
+  if not m then return nil, size end
+  return string.format("%.9f", m) .. ":" .. size
 end
 
 -- bt.load(path): runs a file that returns a node (named after the file)
@@ -162,7 +164,7 @@ function bt.load(path)
            type(res) .. ")"
   end
   loaded[path] = tree
-  watched[path] = watched[path] and stamp(path) or watched[path]
+  if watched[path] ~= nil then watched[path] = stamp(path) end -- seen now
   return tree
 end
 
@@ -180,6 +182,7 @@ function bt.reload(path)
   end
   local good, err = tree:reload(res, opts)
   if not good then return nil, err end
+  if watched[path] ~= nil then watched[path] = stamp(path) end -- seen now
   return tree
 end
 

@@ -51,10 +51,10 @@ describe("agent fields", function()
     local a = bt.agent(bt.tree(bt.wait { seconds = 1 }),
                        { blackboard = { parent = world, hp = 1 } })
     assert.equal(1, a.bb.hp)
-    trace.known_bug(pending, "bt.agent{blackboard = {parent = bb, ...}} "
-                    .. "silently drops the parent", function()
-      assert.is_true(a.bb.alarm)
-    end)
+    assert.is_true(a.bb.alarm)
+    assert.is_true(a.bb:has("alarm"))
+    world.alarm = false
+    assert.is_false(a.bb.alarm)
   end)
 
   it("keeps its clock in a.time, the sum of dt", function()
@@ -353,15 +353,38 @@ describe("interrupts", function()
     assert.has_error(function() a:add_interrupt(true) end)
   end)
 
-  it("raising an error makes the tick raise", function()
-    pending("BUG: an error raised by an interrupt crashes the process "
-            .. "(bs_vm_recover reads a->state[a->current] with current = "
-            .. "BS_NONE)")
-    local a = bt.agent(bt.tree(t:action("A", "R"), { name = "I" }))
-    a:add_interrupt(function() error("alarm", 0) end)
+  it("raising an error makes the tick raise, after aborting every "
+     .. "running node", function()
+    local fail = false
+    local function alarm() if fail then error("alarm", 0) end end
+    local a = bt.agent(bt.tree(bt.parallel {
+      bt.sequence { t:action("A", "S"), t:action("B", "R") },
+      t:action("C", "R"),
+    }, { name = "I" }))
+    a:add_interrupt(alarm)
+    assert.equal("running | enter A; tick A; exit A success; enter B; tick B; "
+                 .. "enter C; tick C", t:step(a, 1))
+    fail = true
     local ok, msg = pcall(a.tick, a, 1)
     assert.is_false(ok)
-    assert.matches("alarm", msg)
+    assert.equal("tree 'I': alarm", msg)
+    assert.equal("abort B; abort C", t:take())
+    assert.equal("aborted", a:status())
+    assert.same({}, a:running())
+    assert.equal(2, a.time)
+    -- the agent can be ticked again, from the root
+    assert.is_true(a:remove_interrupt(alarm))
+    assert.equal("running | enter A; tick A; exit A success; enter B; tick B; "
+                 .. "enter C; tick C", t:step(a, 1))
+  end)
+
+  it("raising a non-string error makes the tick raise too", function()
+    local a = bt.agent(bt.tree(t:action("A", "R"), { name = "I" }))
+    a:add_interrupt(function() error({ code = 1 }) end)
+    local ok, msg = pcall(a.tick, a, 1)
+    assert.is_false(ok)
+    assert.matches("^tree 'I': ", msg)
+    assert.equal("", t:take())
   end)
 end)
 
@@ -437,14 +460,14 @@ describe("the priority section", function()
     t:step(a, 1)
     t:set("D", "S")
     t:set("Flee", "F")
-    local got = t:step(a, 1)
-    trace.known_bug(pending, "API.md: 'the first [filter] whose conditions "
-                    .. "pass aborts the root and runs instead'; when the "
-                    .. "filter's child fails at once, the runtime falls "
-                    .. "through to the root, which keeps running", function()
-      assert.equal("failure | tick D; enter Flee; tick Flee; "
-                   .. "exit Flee failure; abort B", got)
-    end)
+    assert.equal("failure | tick D; enter Flee; tick Flee; "
+                 .. "exit Flee failure; abort B", t:step(a, 1))
+    assert.equal("failure", a:status())
+    assert.same({}, a:running())
+    -- the root starts over once the filter's conditions fail again
+    t:set("D", "F")
+    assert.equal("running | tick D; tick H; enter A; tick A; exit A success; "
+                 .. "enter B; tick B", t:step(a, 1))
   end)
 
   it("is left out of node paths", function()

@@ -172,13 +172,15 @@ describe("bt.builder", function()
         :action(f):name("first")
         :selector():name("pick")
           :action(f)
-        :back():name("pick2")
+        :back():name("last")   -- :back() opens nothing: names the action
+        :action(f)
       :build()
     assert.equal(table.concat({
       "root (sequence)",
       "  first (action)",
-      "  pick2 (selector)",
-      "    action[1]",
+      "  pick (selector)",
+      "    last (action)",
+      "  action[3]",
       "",
     }, "\n"), tree:dump())
   end)
@@ -186,12 +188,18 @@ describe("bt.builder", function()
   it("names the leaf added last under a decorator", function()
     local f = function() return true end
     local n = bt.builder():sequence():repeater(3):action(f):name("a"):node()
-    trace.known_bug(pending, ":name() after a decorator's child names the "
-                    .. "decorator (closed by that child) instead of the "
-                    .. "child", function()
-      assert.equal("a", n[1][1].name)
-      assert.is_nil(n[1].name)
-    end)
+    assert.equal("repeater", n[1].type)
+    assert.equal("a", n[1][1].name)
+    assert.is_nil(n[1].name)
+    -- nested decorators closed by one leaf: the leaf is still the last
+    n = bt.builder():sequence():invert():retry(2):action(f):name("b"):node()
+    assert.equal("b", n[1][1][1].name)
+    assert.is_nil(n[1][1].name)
+    assert.is_nil(n[1].name)
+    -- a decorator is named when it is opened
+    n = bt.builder():sequence():repeater(3):name("rep"):action(f):node()
+    assert.equal("rep", n[1].name)
+    assert.is_nil(n[1][1].name)
   end)
 
   it("adds any DSL node with :leaf() and :subtree()", function()
@@ -235,25 +243,32 @@ describe("bt.builder", function()
     assert.equal("failure | tick C; abort A", t:step(a, 1))
   end)
 
-  it("closes a filter after its one child", function()
+  it("closes a filter or a monitor after its one child", function()
     local f = function() return true end
-    local ok, n = pcall(function()
-      return bt.builder()
-        :sequence()
-          :filter { conditions = { bt.condition(f) } }:action(f)
-          :action(f)
-        :node()
-    end)
-    trace.known_bug(pending, "a filter (or monitor) stays open after its "
-                    .. "child, so the next node becomes its second child "
-                    .. "and the first child is taken as a condition",
-                    function()
-      assert.is_true(ok)
-      assert.equal(2, #n)
-      assert.equal("filter", n[1].type)
+    for _, kind in ipairs { "filter", "monitor" } do
+      local b = bt.builder():sequence()
+      b = b[kind](b, { conditions = { bt.condition(f) } })
+      local n = b:action(f):action(f):node()
+      assert.equal(2, #n, kind)
+      assert.equal(kind, n[1].type)
       assert.equal(1, #n[1])
+      assert.equal("action", n[1][1].type)
+      assert.equal(1, #n[1].conditions)
       assert.equal("action", n[2].type)
-    end)
+    end
+  end)
+
+  it("runs a monitor built with its conditions", function()
+    local tree = bt.builder()
+      :sequence()
+        :monitor { conditions = { t:condition("C", "SSF") } }
+          :action(t:leafdef("A", "R"))
+        :action(t:leafdef("B", "S"))
+      :build()
+    local a = bt.agent(tree)
+    assert.equal("running | tick C; enter A; tick A", t:step(a, 1))
+    assert.equal("running | tick C; tick A", t:step(a, 1))
+    assert.equal("failure | tick C; abort A", t:step(a, 1))
   end)
 
   it("passes :build options to bt.tree", function()

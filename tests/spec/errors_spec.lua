@@ -243,11 +243,10 @@ describe("the agent after an error", function()
 
   it("reports a later dt error without the old node", function()
     local a = agent_of(t:action("A", "E"))
-    tick_error(a)
-    trace.known_bug(pending, "a:tick(-1) after a leaf error names the node "
-                    .. "of the previous error", function()
-      assert.equal("tree 'T': dt must be a number >= 0", tick_error(a, -1))
-    end)
+    assert.equal("tree 'T' node 'A': A failed on purpose", tick_error(a))
+    assert.equal("tree 'T': dt must be a number >= 0", tick_error(a, -1))
+    assert.equal("tree 'T': dt must be a number >= 0", tick_error(a, -1))
+    assert.equal("tree 'T' node 'A': A failed on purpose", tick_error(a))
   end)
 end)
 
@@ -398,12 +397,12 @@ describe("a definition error", function()
     local msg = tree_error(bt.sequence {
       bt.filter { conditions = 3, bt.wait(1) },
     }, { name = "x" })
-    trace.known_bug(pending, "the error for a filter's 'conditions' adds "
-                    .. "'child 1' (the filter's own place) after the "
-                    .. "filter's path", function()
-      assert.equal("tree 'x': sequence/filter[1]: 'conditions' must be a "
-                   .. "list of conditions", msg)
-    end)
+    assert.equal("tree 'x': sequence/filter[1]: 'conditions' must be a "
+                 .. "list of conditions", msg)
+    assert.equal("tree 'x': sequence/monitor[2]: 'conditions' must be a "
+                 .. "list of conditions", tree_error(bt.sequence {
+      bt.wait(1), bt.monitor { conditions = "c", bt.wait(1) },
+    }, { name = "x" }))
   end)
 
   it("a node that contains itself", function()
@@ -505,11 +504,9 @@ describe("big trees", function()
     local node = bt.action(function() error("deep down", 0) end)
     for _ = 1, 100 do node = bt.sequence { node } end
     local a = bt.agent(bt.tree(node, { name = "deep" }))
-    local msg = tick_error(a)
-    trace.known_bug(pending, "a long node path is cut at 255 characters, "
-                    .. "losing the failing node's own name", function()
-      assert.matches("/action%[1%]': deep down$", msg)
-    end)
+    assert.equal("tree 'deep' node '" .. ("sequence/")
+                 .. ("sequence[1]/"):rep(99) .. "action[1]': deep down",
+                 tick_error(a))
   end)
 
   it("aborts 10,000 nested nodes deepest first", function()

@@ -235,7 +235,7 @@ describe("lifecycle leaves", function()
     assert.equal("running | enter A; tick A", t:step(a, 1))
     a:abort()
     assert.equal("exit A aborted", t:take())
-    assert.equal(bt.ABORTED, "aborted")
+    assert.equal(bt.ABORTED, a:status())
   end)
 
   it("call nothing on abort for a leaf with neither abort nor exit",
@@ -565,13 +565,37 @@ describe("named leaves", function()
     bt.register("leaves.swap", bt.task(function()
       steps[#steps + 1] = "new start"
       coroutine.yield()
+      steps[#steps + 1] = "new end"
       return true
     end))
-    trace.known_bug(pending, "a task run resumes the coroutine left behind when a "
-                    .. "running task was replaced by a function", function()
-      assert.equal("running", a:tick(1))
-      assert.same({ "old start", "fn", "new start" }, steps)
-    end)
+    assert.equal("running", a:tick(1))
+    assert.same({ "old start", "fn", "new start" }, steps)
+    assert.equal("success", a:tick(1))
+    assert.same({ "old start", "fn", "new start", "new end" }, steps)
+  end)
+
+  it("close the stale coroutine of a replaced task when the task starts "
+     .. "again", function()
+    local log = {}
+    bt.register("leaves.stale", bt.task(function()
+      local guard <close> = setmetatable({}, {
+        __close = function() log[#log + 1] = "closed old" end,
+      })
+      log[#log + 1] = "old start"
+      coroutine.yield()
+      log[#log + 1] = "old end"
+      return true
+    end))
+    local a = agent_of(bt.action "leaves.stale")
+    assert.equal("running", a:tick(1))
+    bt.register("leaves.stale", function() return true end)
+    assert.equal("success", a:tick(1))
+    bt.register("leaves.stale", bt.task(function()
+      log[#log + 1] = "new start"
+      return true
+    end))
+    assert.equal("success", a:tick(1))
+    assert.same({ "old start", "closed old", "new start" }, log)
   end)
 
   it("may be registered after the leaf's previous tree was built",
@@ -592,10 +616,13 @@ describe("named leaves", function()
       .. "%(got number%)")
     assert.error_matches(function()
       bt.register("leaves.bad", { enter = print })
-    end, "bt.register 'leaves.bad': a leaf needs a function")
+    end, "bt.register 'leaves.bad': a leaf needs a function (fn, tick or "
+      .. "task)", 1, true)
     assert.error_matches(function()
       bt.register("leaves.bad", bt.action "leaves.hit")
-    end, "bt.register: cannot register a leaf by name")
+    end, "bt.register 'leaves.bad': a leaf needs a function (fn, tick or "
+      .. "task)", 1, true)
+    assert.equal(require "bonsai.core".register, bt.register)
   end)
 end)
 

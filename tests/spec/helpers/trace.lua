@@ -5,13 +5,13 @@
 -- by tick:
 --
 --   local t = trace.new()
---   local a = bt.agent(bt.tree(bt.sequence { t:action("A", "SR") }))
+--   local a = bt.agent(bt.tree(bt.sequence { t:action("A", "RS") }))
 --   assert.equal("running | enter A; tick A", t:step(a, 1))
 --
 -- A script is a string of letters, one per tick: S success, F failure,
 -- R running, E raise an error ("A failed on purpose"); or a list of values
--- returned as they are (true, nil, 42...). t:set(name, script) gives a leaf
--- a new script and restarts it.
+-- returned as they are (true, 42, "done"..., trace.ERROR to raise; no nil).
+-- t:set(name, script) gives a leaf a new script and restarts it.
 local bt = require "bonsai"
 
 local M = {}
