@@ -2,11 +2,12 @@
 ** reload.c: moving agents to a reloaded version of their tree. Nodes of the
 ** two versions are matched by their path of names and their kind (the map
 ** is computed once per pair of versions and cached in the tree). A running
-** node is kept when it is matched, its parent is kept and, for a node with
-** one running child, that child is kept too; it then goes on with its state
-** (running child, counters, timers) and is not entered again. The running
-** nodes that are not kept are aborted, deepest first, while the old
-** version is still in place. The data of matched idle nodes (limits,
+** node is kept when it is matched and its parent is kept; it then goes on
+** with its state (running child, counters, timers) and is not entered
+** again. A kept node whose running child is gone stays running: a sequence
+** or selector starts again from its first child, a decorator enters its new
+** child. The running nodes that are not kept are aborted, deepest first,
+** while the old version is still in place. The data of matched idle nodes (limits,
 ** cooldowns, run_once) carries over too; their last statuses do not. Per
 ** agent the work follows the running nodes and the nodes with data, not
 ** the whole tree.
@@ -140,20 +141,6 @@ static const uint32_t *mapfor(bonsai_tree *t, Blueprint *ob) {
 
 static int isparallel(const Node *n) { return n->kind == BONSAI_PARALLEL; }
 
-/* Does running old node c's loss take its parent p down too? A parallel
-** survives as long as another of its running children is kept. */
-static int survives(const Blueprint *ob, const uint8_t *os, const uint32_t *map,
-                    const uint8_t *ns, uint32_t p, uint32_t lost) {
-  uint32_t c;
-  if (!isparallel(&ob->nodes[p]))
-    return 0;
-  for (c = p + 1; c < ob->nodes[p].next; c = ob->nodes[c].next)
-    if (c != lost && os[c] == BONSAI_RUNNING && map[c] != BS_NONE &&
-        ns[map[c]] == BONSAI_RUNNING)
-      return 1;
-  return 0;
-}
-
 #define KEPT(i) (map[i] != BS_NONE && ns[map[i]] == BONSAI_RUNNING)
 
 int bs_reload_state(bonsai_agent *a, const Blueprint *nb, uint8_t *ns) {
@@ -176,19 +163,6 @@ int bs_reload_state(bonsai_agent *a, const Blueprint *nb, uint8_t *ns) {
     if (os[i] == BONSAI_RUNNING && map[i] != BS_NONE &&
         (p == BS_NONE || KEPT(p)))
       ns[map[i]] = BONSAI_RUNNING;
-  }
-  /* 2. a kept node that lost its running child restarts (and so on up),
-  ** unless it is a parallel with another child still running */
-  for (i = 0; i < ob->n; i = os[i] == BONSAI_RUNNING ? i + 1 : on[i].next) {
-    uint32_t c = i, p;
-    if (os[i] != BONSAI_RUNNING || KEPT(i))
-      continue;
-    for (p = pathparent(ob, c); p != BS_NONE && KEPT(p);
-         c = p, p = pathparent(ob, p)) {
-      if (survives(ob, os, map, ns, p, c))
-        break;
-      ns[map[p]] = BONSAI_IDLE;
-    }
   }
   /* 3. abort what is not kept, deepest first, in the old version */
   for (i = 0; i < ob->n;) {

@@ -501,12 +501,11 @@ describe("a running node that is gone", function()
     assert.is_true(tree:reload(bt.sequence { t:action("B", "R") }))
     local msg = tick_error(a)
     assert.equal("abort A", t:take())
-    assert.same({}, a:running())
-    local status = a:status()
-    -- the agent goes on with the new version
+    -- the sequence still exists: it keeps running, from its first child
+    assert.same({ "sequence" }, a:running())
+    assert.equal("running", a:status())
     assert.equal("running | enter B; tick B", t:step(a, 1))
     assert.equal("tree 'T' node 'sequence/A': A abort failed", msg)
-    assert.equal("aborted", status)
   end)
 
   it("is aborted by a:abort() before the next tick too", function()
@@ -1138,5 +1137,27 @@ describe("bt.watch and bt.poll", function()
     local ok, msg = bt.watch(base .. "/none.lua")
     assert.is_nil(ok)
     assert.matches("none%.lua: No such file or directory", msg)
+  end)
+end)
+
+describe("ancestors of a running node that is gone", function()
+  local t = require("helpers.trace").new()
+  it("keep running with their state: timers and limits go on", function()
+    local function def(last)
+      return bt.limit { times = 2, name = "lim",
+        bt.timeout { seconds = 3, name = "to",
+          bt.sequence { name = "seq", t:action("A", "S"), t:action(last, "R") } } }
+    end
+    local tree = bt.tree(def("B"), { name = "T" })
+    local a = bt.agent(tree)
+    assert.equal("running | enter A; tick A; exit A success; enter B; tick B",
+                 t:step(a, 1))
+    assert.is_true(tree:reload(def("C")))
+    -- B is gone: aborted; the sequence starts again from its first child,
+    -- the timeout keeps its start time (t = 1) and the limit its count
+    assert.equal("running | abort B; enter A; tick A; exit A success; "
+                 .. "enter C; tick C", t:step(a, 1))
+    assert.equal("running | tick C", t:step(a, 1))
+    assert.equal("failure | abort C", t:step(a, 1)) -- 3 s since t = 1
   end)
 end)
