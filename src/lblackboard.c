@@ -231,8 +231,11 @@ static void setvalue(lua_State *L, int idx, int key, int nidx, int vidx) {
   lua_pop(L, 1);
   if (bs_bb_set(b->bb, key, v, &changed) != BONSAI_OK)
     luaL_error(L, "out of memory");
-  if (watch && changed)
-    notify(L, idx, key, nidx, vidx, old);
+  if (watch && changed) { /* the new value as read now (nil may uncover a
+                            parent's value) */
+    pushvalue(L, idx, key);
+    notify(L, idx, key, nidx, lua_gettop(L), old);
+  }
   if (old != 0)
     lua_settop(L, old - 1);
 }
