@@ -14,35 +14,9 @@
 #include <cmocka.h>
 
 #include "bonsai.h"
-#include "trace_leaf.h"
+#include "fixture.h"
 
 #define R BONSAI_RUNNING
-#define S BONSAI_SUCCESS
-#define F BONSAI_FAILURE
-
-static Trace trace;
-static bonsai_env *env;
-static AllocStats mem;
-
-static int setup(void **state) {
-  (void)state;
-  memset(&mem, 0, sizeof mem);
-  env = bonsai_env_new(trace_alloc, &mem);
-  trace_clear(&trace);
-  return env == NULL;
-}
-
-/* Every byte comes back, and every free was given the right size. */
-static int teardown(void **state) {
-  (void)state;
-  bonsai_env_release(env);
-  if (mem.blocks != 0 || mem.bad_osize != 0) {
-    fprintf(stderr, "leaked %ld blocks; %ld wrong sizes\n", mem.blocks,
-            mem.bad_osize);
-    return -1;
-  }
-  return 0;
-}
 
 static int key(const char *name) { return bonsai_key(env, name, strlen(name)); }
 

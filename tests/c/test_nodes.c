@@ -15,53 +15,8 @@
 #include <cmocka.h>
 
 #include "bonsai.h"
-#include "trace_leaf.h"
+#include "fixture.h"
 
-#define R BONSAI_RUNNING
-#define S BONSAI_SUCCESS
-#define F BONSAI_FAILURE
-#define A BONSAI_ABORTED
-#define ALL (BONSAI_LEAF_ENTER | BONSAI_LEAF_EXIT | BONSAI_LEAF_ABORT)
-
-static Trace trace;
-static bonsai_env *env;
-static AllocStats mem;
-static Script pool[32];
-static int npool;
-
-static int setup(void **state) {
-  (void)state;
-  memset(&mem, 0, sizeof mem);
-  env = bonsai_env_new(trace_alloc, &mem);
-  trace_clear(&trace);
-  npool = 0;
-  return env == NULL;
-}
-
-/* Every byte comes back, and every free was given the right size. */
-static int teardown(void **state) {
-  (void)state;
-  bonsai_env_release(env);
-  if (mem.blocks != 0 || mem.bad_osize != 0) {
-    fprintf(stderr, "leaked %ld blocks; %ld wrong sizes\n", mem.blocks,
-            mem.bad_osize);
-    return -1;
-  }
-  return 0;
-}
-
-/* A traced leaf registered under name, with the given script and flags. */
-static Script *leaf_flags(const char *name, const char *codes,
-                          unsigned flags) {
-  Script *s = &pool[npool++];
-  trace_script(s, name, &trace, codes);
-  trace_register_flags(env, s, flags);
-  return s;
-}
-
-static Script *leaf(const char *name, const char *codes) {
-  return leaf_flags(name, codes, ALL);
-}
 
 /* An agent running the tree spec (the agent holds the only reference). */
 static bonsai_agent *start(const char *spec) {

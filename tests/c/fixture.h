@@ -1,0 +1,31 @@
+/*
+** fixture.h: the per-test setting shared by the core tests: an environment
+** whose allocator checks every byte comes back with the right size, a trace,
+** and a pool of traced leaves registered by name.
+*/
+#ifndef bonsai_fixture_h
+#define bonsai_fixture_h
+
+#include "trace_leaf.h"
+
+#define R BONSAI_RUNNING
+#define S BONSAI_SUCCESS
+#define F BONSAI_FAILURE
+#define A BONSAI_ABORTED
+#define ALL (BONSAI_LEAF_ENTER | BONSAI_LEAF_EXIT | BONSAI_LEAF_ABORT)
+
+extern Trace trace;
+extern bonsai_env *env;
+extern AllocStats mem;
+
+/* cmocka setup and teardown: a fresh environment; teardown fails on a
+** leaked block or a free given the wrong size. */
+int setup(void **state);
+int teardown(void **state);
+
+/* A traced leaf registered under name, with the given script and flags
+** (leaf: every lifecycle event). */
+Script *leaf_flags(const char *name, const char *codes, unsigned flags);
+Script *leaf(const char *name, const char *codes);
+
+#endif
