@@ -39,6 +39,7 @@ struct bonsai_env {
   uint32_t leafcap;
   Strtab keys;
   uint64_t bbserial; /* stamps blackboard changes, env-wide, increasing */
+  uint64_t bpserial; /* last blueprint id given */
 };
 
 /* Node flags. */
@@ -76,6 +77,7 @@ typedef struct Node {
 typedef struct Blueprint {
   int refs;
   bonsai_env *env;
+  uint64_t id;       /* unique in the env: addresses may be reused */
   uint32_t n;        /* nodes */
   uint32_t nleaves;
   uint32_t statsize; /* n rounded up to 8: status bytes */

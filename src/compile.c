@@ -377,6 +377,7 @@ Blueprint *bs_compile(const bonsai_def *d, char *err, size_t errsize,
   bp = (Blueprint *)mem;
   bp->refs = 1;
   bp->env = env;
+  bp->id = ++env->bpserial;
   bp->n = d->n;
   bp->size = size;
   bp->nodes = (Node *)(mem + align8(sizeof *bp));

@@ -64,23 +64,24 @@ static void pushshared(lua_State *L, LTick *t, int ci) {
 
 /* Points t at the agent table ai and its state si, with a slot for the
 ** blackboard, and loads the values table of the version the agent runs
-** unless it is already there (*loaded: the blueprint whose values are). */
+** unless it is already there (*loaded: the id of the blueprint whose
+** values are; 0 for none). */
 static void setagent(lua_State *L, LTick *t, int ai, int si, int bbslot,
-                     const Blueprint **loaded, const Blueprint *bp) {
+                     uint64_t *loaded, const Blueprint *bp) {
   t->agent = ai;
   t->state = si;
   t->bb = bbslot;
   t->bbready = 0;
-  if (*loaded != bp) {
+  if (*loaded != bp->id) {
     lua_getiuservalue(L, si, UV_VALUES);
     lua_replace(L, t->values);
-    *loaded = bp;
+    *loaded = bp->id;
   }
 }
 
 /* Pushes a complete leaf stack for the agent table ai (state si). */
 static void pushcontext(lua_State *L, LTick *t, int ai, int si, int ci) {
-  const Blueprint *none = NULL;
+  uint64_t none = 0;
   LAgent *la = (LAgent *)lua_touserdata(L, si);
   ai = lua_absindex(L, ai);
   si = lua_absindex(L, si);
@@ -116,7 +117,7 @@ typedef struct Job {
   int timekey;
   int status;
   int started; /* the tick began: a failure must be recovered */
-  const Blueprint *loaded; /* whose values table is at t.values */
+  uint64_t loaded; /* id of the blueprint whose values are at t.values */
 } Job;
 
 /* After a migration: the task coroutines of kept nodes move to their new
@@ -164,7 +165,7 @@ static int migrate(lua_State *L, Job *j) {
   lua_pushvalue(L, -1);
   lua_setiuservalue(L, j->t.state, UV_VALUES);
   lua_replace(L, j->t.values);
-  j->loaded = a->bp;
+  j->loaded = a->bp->id;
   if (r != BONSAI_OK && a->current < old->n &&
       bs_reload_map(a, old) != NULL) { /* an abort callback failed */
     luaL_Buffer b;
@@ -248,7 +249,7 @@ static void recover(lua_State *L, Job *j, int ai, int si, int ci) {
 /* args: job, agent, state, context, "time" */
 static int ptick(lua_State *L) {
   Job *j = (Job *)lua_touserdata(L, 1);
-  j->loaded = NULL;
+  j->loaded = 0;
   j->timekey = 5;
   pushshared(L, &j->t, 4);
   lua_pushnil(L); /* blackboard slot */
@@ -306,7 +307,7 @@ static void adderror(lua_State *L, int list, int eidx, lua_Integer cur) {
 static int pbatch(lua_State *L) {
   Batch *b = (Batch *)lua_touserdata(L, 1);
   int base;
-  b->j.loaded = NULL;
+  b->j.loaded = 0;
   b->j.timekey = 5;
   pushshared(L, &b->j.t, 4); /* 6: named, 7: values */
   base = lua_gettop(L);
@@ -379,7 +380,7 @@ static int withcontext(lua_State *L, int (*op)(bonsai_agent *)) {
     Job j;
     j.la = la;
     pushcontext(L, &j.t, 1, 2, CONTEXT);
-    j.loaded = a->bp;
+    j.loaded = a->bp->id;
     (void)migrate(L, &j);
     lua_settop(L, 2);
   }
