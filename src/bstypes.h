@@ -47,6 +47,8 @@ struct bonsai_env {
 #define NF_HIDDEN 2u    /* left out of paths (the priority wrapper) */
 #define NF_NAMED 4u     /* leaf: 'leaf' indexes env->leaves */
 #define NF_KEYREF 8u    /* check: value is another key ("$key") */
+#define NF_MEMORY 16u   /* sequence, selector: resumes its running child */
+#define NF_REACTIVE 32u /* reactive_sequence/_selector, priority */
 
 /* Check operators. */
 enum { OP_EQ, OP_NE, OP_LT, OP_LE, OP_GT, OP_GE };
@@ -59,6 +61,8 @@ typedef struct Node {
   uint8_t flags;    /* NF_* */
   uint8_t op;       /* check: OP_* */
   uint8_t mode;     /* guard: GUARD_* */
+  uint8_t cont;     /* sequence-like nodes: the status on which they go on
+                    ** to the next child (SUCCESS or FAILURE), else 0 */
   uint32_t parent;  /* BS_NONE for the root */
   uint32_t next;    /* first index after this subtree */
   uint32_t up;      /* nearest NF_ACTIVE ancestor, where RUNNING goes */

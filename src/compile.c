@@ -402,6 +402,26 @@ Blueprint *bs_compile(const bonsai_def *d, char *err, size_t errsize,
     n->leaf = BS_NONE;
     if (isactive(dn->kind))
       n->flags |= NF_ACTIVE;
+    switch (dn->kind) { /* the VM's fast paths */
+    case BONSAI_SEQUENCE:
+      n->flags |= NF_MEMORY;
+      n->cont = BONSAI_SUCCESS;
+      break;
+    case BONSAI_SELECTOR:
+      n->flags |= NF_MEMORY;
+      n->cont = BONSAI_FAILURE;
+      break;
+    case BONSAI_REACTIVE_SEQUENCE:
+      n->flags |= NF_REACTIVE;
+      n->cont = BONSAI_SUCCESS;
+      break;
+    case BONSAI_REACTIVE_SELECTOR: case BONSAI_PRIORITY:
+      n->flags |= NF_REACTIVE;
+      n->cont = BONSAI_FAILURE;
+      break;
+    default:
+      break;
+    }
     if (dn->kind == BONSAI_PRIORITY)
       n->flags |= NF_HIDDEN;
     if (ds == 8) {

@@ -326,14 +326,31 @@ int bs_vm_tick(bonsai_agent *a) {
     if (s > 0)
       i = 0; /* the root's running path changed */
   }
-tick: /* node i is ticked */
+tick: /* node i is ticked; the common kinds first, without a switch */
   for (;;) {
     const Node *n = &nd[i];
-    switch (n->kind) {
-    case BONSAI_ACTION: case BONSAI_CONDITION:
+    if (n->kind <= BONSAI_CONDITION) { /* action, condition */
       if ((s = tick_leaf(a, i)) < 0)
         return fail(a);
       goto done;
+    }
+    if (n->flags & NF_MEMORY) { /* sequence, selector */
+      if (st[i] != RUNNING) {
+        st[i] = RUNNING;
+        W0(i) = i + 1;
+      }
+      i = W0(i);
+      continue;
+    }
+    if (n->flags & NF_REACTIVE) { /* reactive_*, priority */
+      if (st[i] != RUNNING) {
+        st[i] = RUNNING;
+        W0(i) = BS_NONE;
+      }
+      i++;
+      continue;
+    }
+    switch (n->kind) {
     case BONSAI_CHECK: case BONSAI_IS_SET:
       if ((s = check(a, i)) < 0)
         return fail(a);
@@ -345,21 +362,6 @@ tick: /* node i is ticked */
       }
       s = a->time - F64(i) >= n->secs ? SUCCESS : RUNNING;
       goto done;
-    case BONSAI_SEQUENCE: case BONSAI_SELECTOR:
-      if (st[i] != RUNNING) {
-        st[i] = RUNNING;
-        W0(i) = i + 1;
-      }
-      i = W0(i);
-      continue;
-    case BONSAI_REACTIVE_SEQUENCE: case BONSAI_REACTIVE_SELECTOR:
-    case BONSAI_PRIORITY:
-      if (st[i] != RUNNING) {
-        st[i] = RUNNING;
-        W0(i) = BS_NONE;
-      }
-      i++;
-      continue;
     case BONSAI_PARALLEL:
       if (st[i] != RUNNING) {
         st[i] = RUNNING;
@@ -471,47 +473,23 @@ done: /* node i finished its tick with status s; its parent takes over */
       i = n->parent;
     }
     n = &nd[i];
+    if (n->cont != 0) { /* sequence-like: on to the next child, or done */
+      /* (the priority section: a branch whose conditions passed ran
+      ** instead of the root, whatever its child returned) */
+      if (s == n->cont && nd[c].next < n->next &&
+          (n->kind != BONSAI_PRIORITY || nd[c].kind != BONSAI_FILTER ||
+           W0(c) != a->serial)) {
+        c = nd[c].next;
+        if (n->flags & NF_MEMORY)
+          W0(i) = c;
+        i = c;
+        goto tick;
+      }
+      if ((n->flags & NF_REACTIVE) && reactive_end(a, i, c, s) != BONSAI_OK)
+        return fail(a);
+      continue;
+    }
     switch (n->kind) {
-    case BONSAI_SEQUENCE:
-      if (s == SUCCESS && nd[c].next < n->next) {
-        i = W0(i) = nd[c].next;
-        goto tick;
-      }
-      break;
-    case BONSAI_SELECTOR:
-      if (s == FAILURE && nd[c].next < n->next) {
-        i = W0(i) = nd[c].next;
-        goto tick;
-      }
-      break;
-    case BONSAI_REACTIVE_SEQUENCE:
-      if (s == SUCCESS && nd[c].next < n->next) {
-        i = nd[c].next;
-        goto tick;
-      }
-      if (reactive_end(a, i, c, s) != BONSAI_OK)
-        return fail(a);
-      break;
-    case BONSAI_REACTIVE_SELECTOR:
-      if (s == FAILURE && nd[c].next < n->next) {
-        i = nd[c].next;
-        goto tick;
-      }
-      if (reactive_end(a, i, c, s) != BONSAI_OK)
-        return fail(a);
-      break;
-    case BONSAI_PRIORITY:
-      /* a branch whose conditions failed gives way to the next one; one
-      ** whose conditions passed ran instead of the root, whatever its
-      ** child returned */
-      if (s == FAILURE && nd[c].next < n->next &&
-          (nd[c].kind != BONSAI_FILTER || W0(c) != a->serial)) {
-        i = nd[c].next;
-        goto tick;
-      }
-      if (reactive_end(a, i, c, s) != BONSAI_OK)
-        return fail(a);
-      break;
     case BONSAI_PARALLEL:
       if (s == SUCCESS)
         W0(i)++;
