@@ -64,6 +64,11 @@ static Slot *find(const bonsai_bb *bb, uint32_t key) {
   return NULL;
 }
 
+int bs_bb_owntype(const bonsai_bb *bb, int key) {
+  const Slot *s = find(bb, (uint32_t)key);
+  return s != NULL ? s->v.type : BONSAI_TNIL;
+}
+
 const bonsai_bb *bs_bb_owner(const bonsai_bb *bb, int key) {
   for (; bb != NULL; bb = bb->parent) {
     const Slot *s = find(bb, (uint32_t)key);

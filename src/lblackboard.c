@@ -221,14 +221,15 @@ static void setvalue(lua_State *L, int idx, int key, int nidx, int vidx) {
     }
   }
   /* keep (or drop) the Lua side of a handle */
-  if (pushside(L, idx, v.type == BONSAI_THANDLE)) {
+  if ((v.type == BONSAI_THANDLE || bs_bb_owntype(b->bb, key) == BONSAI_THANDLE)
+      && pushside(L, idx, v.type == BONSAI_THANDLE)) {
     if (v.type == BONSAI_THANDLE)
       lua_pushvalue(L, vidx);
     else
       lua_pushnil(L);
     lua_rawseti(L, -2, (lua_Integer)key + 1);
+    lua_pop(L, 1);
   }
-  lua_pop(L, 1);
   if (bs_bb_set(b->bb, key, v, &changed) != BONSAI_OK)
     luaL_error(L, "out of memory");
   if (watch && changed) { /* the new value as read now (nil may uncover a
@@ -240,10 +241,15 @@ static void setvalue(lua_State *L, int idx, int key, int nidx, int vidx) {
     lua_settop(L, old - 1);
 }
 
+/* Upvalues of the blackboard functions: 1 the context, 2 the context's key
+** cache (a read of a known key is one table lookup), 3 (__index only) the
+** methods. */
+#define KEYCACHE lua_upvalueindex(2)
+
 static int checkkey(lua_State *L, int idx, int add) {
   luaL_argcheck(L, lua_type(L, idx) == LUA_TSTRING, idx,
                 "a blackboard key is a string");
-  return lb_keyid(L, idx, add);
+  return lb_keyid_in(L, idx, add, KEYCACHE);
 }
 
 /* bb:get(key, default) */
@@ -423,16 +429,16 @@ static int bb_pairs(lua_State *L) {
   return 1;
 }
 
-/* bb.key: methods first, then the blackboard */
+/* bb.key: methods first, then the blackboard. As a metamethod it only
+** ever sees blackboards (the metatable is protected), so no type check. */
 static int bb_index(lua_State *L) {
   int key;
-  lb_checkbb(L, 1);
   if (lua_type(L, 2) != LUA_TSTRING)
     return lua_pushnil(L), 1;
   lua_pushvalue(L, 2);
-  if (lua_rawget(L, lua_upvalueindex(2)) != LUA_TNIL)
+  if (lua_rawget(L, lua_upvalueindex(3)) != LUA_TNIL)
     return 1;
-  key = lb_keyid(L, 2, 0);
+  key = lb_keyid_in(L, 2, 0, KEYCACHE);
   if (key < 0)
     return lua_pushnil(L), 1;
   pushvalue(L, 1, key);
@@ -440,7 +446,6 @@ static int bb_index(lua_State *L) {
 }
 
 static int bb_newindex(lua_State *L) {
-  lb_checkbb(L, 1);
   setvalue(L, 1, checkkey(L, 2, 1), 2, 3);
   return 0;
 }
@@ -500,18 +505,25 @@ static const luaL_Reg bb_methods[] = {
 
 /* stack: context */
 void lb_open_blackboard(lua_State *L) {
-  int ctx = lua_gettop(L);
+  int ctx = lua_gettop(L), keys;
+  lua_getiuservalue(L, ctx, LB_KEYS);
+  keys = lua_gettop(L);
   luaL_newmetatable(L, BS_BB_T);
+  lua_pushliteral(L, BS_BB_T);
+  lua_setfield(L, -2, "__metatable"); /* metamethods see blackboards only */
   lua_pushvalue(L, ctx);
-  luaL_setfuncs(L, bb_meta, 1);
+  lua_pushvalue(L, keys);
+  luaL_setfuncs(L, bb_meta, 2);
   lua_newtable(L); /* methods */
   lua_pushvalue(L, ctx);
-  luaL_setfuncs(L, bb_methods, 1);
+  lua_pushvalue(L, keys);
+  luaL_setfuncs(L, bb_methods, 2);
   lua_pushvalue(L, -1);
   lua_setfield(L, -3, "methods");
-  lua_pushvalue(L, ctx);
-  lua_insert(L, -2);
-  lua_pushcclosure(L, bb_index, 2);
+  lua_pushvalue(L, ctx); /* __index: context, keys, methods */
+  lua_pushvalue(L, keys);
+  lua_rotate(L, -3, 2);
+  lua_pushcclosure(L, bb_index, 3);
   lua_setfield(L, -2, "__index");
-  lua_pop(L, 1);
+  lua_pop(L, 2);
 }

@@ -23,17 +23,15 @@ void lb_pushstatus(lua_State *L, int status) {
   lua_pushstring(L, names[status]);
 }
 
-int lb_keyid(lua_State *L, int idx, int add) {
+int lb_keyid_in(lua_State *L, int idx, int add, int cache) {
   LBonsai *lb = lb_context(L);
   size_t len;
   const char *s;
   int id;
-  idx = lua_absindex(L, idx);
-  lua_getiuservalue(L, lua_upvalueindex(1), LB_KEYS);
   lua_pushvalue(L, idx);
-  if (lua_rawget(L, -2) == LUA_TNUMBER) {
+  if (lua_rawget(L, cache) == LUA_TNUMBER) { /* the usual case */
     id = (int)lua_tointeger(L, -1);
-    lua_pop(L, 2);
+    lua_pop(L, 1);
     return id;
   }
   lua_pop(L, 1);
@@ -41,7 +39,6 @@ int lb_keyid(lua_State *L, int idx, int add) {
   if (memchr(s, '\0', len) != NULL) {
     if (add)
       luaL_error(L, "a blackboard key cannot contain a NUL byte");
-    lua_pop(L, 1);
     return -1;
   }
   id = add ? bonsai_key(lb->env, s, len)
@@ -49,10 +46,18 @@ int lb_keyid(lua_State *L, int idx, int add) {
   if (id >= 0) {
     lua_pushvalue(L, idx);
     lua_pushinteger(L, id);
-    lua_rawset(L, -3);
+    lua_rawset(L, cache);
   } else if (add) {
     luaL_error(L, "out of memory");
   }
+  return id;
+}
+
+int lb_keyid(lua_State *L, int idx, int add) {
+  int id;
+  idx = lua_absindex(L, idx);
+  lua_getiuservalue(L, lua_upvalueindex(1), LB_KEYS);
+  id = lb_keyid_in(L, idx, add, lua_gettop(L));
   lua_pop(L, 1);
   return id;
 }

@@ -85,7 +85,10 @@ typedef struct LTick {
 /* lbonsai.c */
 LBonsai *lb_context(lua_State *L); /* upvalue 1 */
 void lb_pushstatus(lua_State *L, int status);
-int lb_keyid(lua_State *L, int idx, int add); /* key string -> id, or -1 */
+/* Key string at idx -> interned id (created if add), or -1; the cache of
+** ids is the context's (lb_keyid) or the table at stack index cache. */
+int lb_keyid(lua_State *L, int idx, int add);
+int lb_keyid_in(lua_State *L, int idx, int add, int cache);
 
 /* lleaf.c: leaf trampolines; data = (slot << 1) | (1 if in the named table) */
 int lb_leaf_call(const bonsai_call *c);
