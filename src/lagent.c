@@ -122,7 +122,7 @@ typedef struct Job {
 
 /* After a migration: the task coroutines of kept nodes move to their new
 ** node numbers (the others were closed by their aborts). */
-static void rekey(lua_State *L, int si, const uint32_t *map) {
+static void rekey(lua_State *L, int si, const uint32_t *map, uint32_t n) {
   if (lua_getiuservalue(L, si, UV_EXTRA) != LUA_TTABLE) {
     lua_pop(L, 1);
     return;
@@ -132,7 +132,7 @@ static void rekey(lua_State *L, int si, const uint32_t *map) {
   while (lua_next(L, -3) != 0) {
     if (lua_isinteger(L, -2)) {
       lua_Integer k = lua_tointeger(L, -2);
-      if (map == NULL || map[k - 1] == BS_NONE) {
+      if (map == NULL || k < 1 || k > (lua_Integer)n || map[k - 1] == BS_NONE) {
         lua_pop(L, 1);
         continue;
       }
@@ -158,7 +158,7 @@ static int migrate(lua_State *L, Job *j) {
   r = bs_agent_migrate(a);
   a->busy = a->protect = 0;
   a->host = NULL;
-  rekey(L, j->t.state, bs_reload_map(a, old));
+  rekey(L, j->t.state, bs_reload_map(a, old), old->n);
   lua_getiuservalue(L, j->t.state, UV_TREE);
   lua_getiuservalue(L, -1, 1);
   lua_remove(L, -2);
@@ -177,6 +177,7 @@ static int migrate(lua_State *L, Job *j) {
     lua_remove(L, -2);
     lua_error(L); /* the agent runs the new version already */
   }
+  a->errnode = BS_NONE; /* out of memory: no node to name */
   return r;
 }
 
