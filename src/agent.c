@@ -22,21 +22,20 @@ static uint32_t statesize(const Blueprint *bp) {
   return bp->statsize + bp->datasize;
 }
 
-bonsai_agent *bonsai_agent_new(bonsai_tree *t, bonsai_bb *bb, void *owner) {
+size_t bs_agent_size(const bonsai_tree *t) {
+  return HEADSIZE + statesize(t->bp);
+}
+
+int bs_agent_init(bonsai_agent *a, bonsai_tree *t, bonsai_bb *bb,
+                  void *owner) {
   bonsai_env *env = t->env;
   uint32_t ss = statesize(t->bp);
-  bonsai_agent *a;
   if (bb != NULL && bb->env != env)
-    return NULL;
-  a = bs_malloc(env, HEADSIZE + ss);
-  if (a == NULL)
-    return NULL;
+    return BONSAI_EARG;
   memset(a, 0, HEADSIZE + ss);
   if (bb == NULL) {
-    if ((bb = bonsai_bb_new(env, NULL)) == NULL) {
-      bs_free(env, a, HEADSIZE + ss);
-      return NULL;
-    }
+    if ((bb = bonsai_bb_new(env, NULL)) == NULL)
+      return BONSAI_ENOMEM;
   } else {
     bs_bb_retain(bb);
   }
@@ -50,14 +49,11 @@ bonsai_agent *bonsai_agent_new(bonsai_tree *t, bonsai_bb *bb, void *owner) {
   a->state = (uint8_t *)a + HEADSIZE;
   a->statecap = a->inlinecap = ss;
   bs_env_retain(env);
-  return a;
+  return BONSAI_OK;
 }
 
-void bonsai_agent_free(bonsai_agent *a) {
-  bonsai_env *env;
-  if (a == NULL)
-    return;
-  env = a->tree->env;
+void bs_agent_done(bonsai_agent *a) {
+  bonsai_env *env = a->tree->env;
   if (a->stateown)
     bs_free(env, a->state, a->statecap);
   if (a->err != NULL)
@@ -65,7 +61,31 @@ void bonsai_agent_free(bonsai_agent *a) {
   bonsai_bb_release(a->bb);
   bs_bp_release(a->bp);
   bonsai_tree_release(a->tree);
-  bs_free(env, a, HEADSIZE + a->inlinecap);
+  bonsai_env_release(env); /* last: the env may go with it */
+}
+
+bonsai_agent *bonsai_agent_new(bonsai_tree *t, bonsai_bb *bb, void *owner) {
+  size_t size = bs_agent_size(t);
+  bonsai_agent *a = bs_malloc(t->env, size);
+  if (a == NULL)
+    return NULL;
+  if (bs_agent_init(a, t, bb, owner) != BONSAI_OK) {
+    bs_free(t->env, a, size);
+    return NULL;
+  }
+  return a;
+}
+
+void bonsai_agent_free(bonsai_agent *a) {
+  bonsai_env *env;
+  size_t size;
+  if (a == NULL)
+    return;
+  env = a->tree->env;
+  size = HEADSIZE + a->inlinecap;
+  bs_env_retain(env); /* alive until the agent's own block is freed */
+  bs_agent_done(a);
+  bs_free(env, a, size);
   bonsai_env_release(env);
 }
 

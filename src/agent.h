@@ -14,6 +14,14 @@ BS_INTERNAL void bs_agent_seterr(bonsai_agent *a, const char *fmt, ...)
 #endif
     ;
 
+/* An agent in memory the caller provides (the Lua binding puts it inside
+** a userdata): bs_agent_size bytes, 8-aligned. bs_agent_done releases what
+** it holds but not its memory. */
+BS_INTERNAL size_t bs_agent_size(const bonsai_tree *t);
+BS_INTERNAL int bs_agent_init(bonsai_agent *a, bonsai_tree *t, bonsai_bb *bb,
+                              void *owner);
+BS_INTERNAL void bs_agent_done(bonsai_agent *a);
+
 /* Before a tick: refuses a busy agent or a bad dt, advances the clock and
 ** marks the agent busy. */
 BS_INTERNAL int bs_agent_start(bonsai_agent *a, double dt);

@@ -24,13 +24,13 @@
 #define STATUSNAME(s) lua_upvalueindex(3 + (s))
 
 /* The state userdata of the agent table at idx (known to be a table),
-** pushed; NULL if idx does not hold an agent of this context. The state's
-** size and its 'magic' (the context's address) identify it without a
-** metatable lookup: this runs for every agent of every tick. */
+** pushed; NULL if idx does not hold an agent of this context. Its 'magic'
+** (the context's address) identifies it without a metatable lookup: this
+** runs for every agent of every tick. */
 static LAgent *stateof(lua_State *L, int idx, const LBonsai *lb) {
   LAgent *la;
   if (lua_rawgeti(L, idx, 1) != LUA_TUSERDATA ||
-      lua_rawlen(L, -1) != sizeof(LAgent))
+      lua_rawlen(L, -1) < sizeof(LAgent))
     return NULL;
   la = (LAgent *)lua_touserdata(L, -1);
   return la->magic == lb && la->a != NULL ? la : NULL;
@@ -56,6 +56,7 @@ static LAgent *checkagent(lua_State *L, int idx) {
 static void pushshared(lua_State *L, LTick *t, int ci) {
   t->L = L;
   t->lb = (LBonsai *)lua_touserdata(L, ci);
+  t->ctx = ci;
   lua_getiuservalue(L, ci, LB_NAMED);
   t->named = lua_gettop(L);
   lua_pushnil(L);
@@ -122,8 +123,10 @@ typedef struct Job {
 
 /* After a migration: the task coroutines of kept nodes move to their new
 ** node numbers (the others were closed by their aborts). */
-static void rekey(lua_State *L, int si, const uint32_t *map, uint32_t n) {
-  if (lua_getiuservalue(L, si, UV_EXTRA) != LUA_TTABLE) {
+static void rekey(lua_State *L, int si, int ci, const uint32_t *map,
+                  uint32_t n) {
+  lb_extra(L, si, ci, 0);
+  if (!lua_istable(L, -1)) {
     lua_pop(L, 1);
     return;
   }
@@ -143,7 +146,7 @@ static void rekey(lua_State *L, int si, const uint32_t *map, uint32_t n) {
     lua_insert(L, -2);
     lua_rawset(L, -4);
   }
-  lua_setiuservalue(L, si, UV_EXTRA);
+  lb_setextra(L, si, ci);
   lua_pop(L, 1);
 }
 
@@ -158,7 +161,7 @@ static int migrate(lua_State *L, Job *j) {
   r = bs_agent_migrate(a);
   a->busy = a->protect = 0;
   a->host = NULL;
-  rekey(L, j->t.state, bs_reload_map(a, old), old->n);
+  rekey(L, j->t.state, j->t.ctx, bs_reload_map(a, old), old->n);
   lua_getiuservalue(L, j->t.state, UV_TREE);
   lua_getiuservalue(L, -1, 1);
   lua_remove(L, -2);
@@ -185,7 +188,8 @@ static int migrate(lua_State *L, Job *j) {
 static int interrupted(lua_State *L, LTick *t) {
   int top = lua_gettop(L), fired = 0;
   lua_Integer k;
-  if (lua_getiuservalue(L, t->state, UV_EXTRA) == LUA_TTABLE &&
+  lb_extra(L, t->state, t->ctx, 0);
+  if (lua_istable(L, -1) &&
       lua_getfield(L, -1, "interrupts") == LUA_TTABLE) {
     lb_tick_bb(t);
     for (k = 1; !fired && lua_rawgeti(L, -1, k) != LUA_TNIL; k++) {
@@ -426,23 +430,13 @@ static int agent_running(lua_State *L) {
   return 1;
 }
 
-/* The extras table of the state at si, created if needed (pushed). */
-static void getextra(lua_State *L, int si) {
-  if (lua_getiuservalue(L, si, UV_EXTRA) == LUA_TNIL) {
-    lua_pop(L, 1);
-    lua_newtable(L);
-    lua_pushvalue(L, -1);
-    lua_setiuservalue(L, si, UV_EXTRA);
-  }
-}
-
 /* a:add_interrupt(fn) */
 static int agent_add_interrupt(lua_State *L) {
   LAgent *la;
   lua_settop(L, 2);
   la = checkagent(L, 1); /* state at 3 */
   luaL_checktype(L, 2, LUA_TFUNCTION);
-  getextra(L, 3);
+  lb_extra(L, 3, CONTEXT, 1);
   if (lua_getfield(L, -1, "interrupts") == LUA_TNIL) {
     lua_pop(L, 1);
     lua_newtable(L);
@@ -461,7 +455,7 @@ static int agent_remove_interrupt(lua_State *L) {
   lua_Integer k, n;
   lua_settop(L, 2);
   la = checkagent(L, 1); /* state at 3 */
-  getextra(L, 3);
+  lb_extra(L, 3, CONTEXT, 1);
   if (lua_getfield(L, -1, "interrupts") != LUA_TTABLE)
     return lua_pushboolean(L, 0), 1;
   n = (lua_Integer)lua_rawlen(L, -1);
@@ -495,7 +489,8 @@ static int agent_tostring(lua_State *L) {
 
 static int state_gc(lua_State *L) {
   LAgent *la = (LAgent *)lua_touserdata(L, 1);
-  bonsai_agent_free(la->a);
+  if (la->a != NULL)
+    bs_agent_done(la->a);
   la->a = NULL;
   return 0;
 }
@@ -530,14 +525,17 @@ int lb_agent(lua_State *L) {
     owner = lua_touserdata(L, -1);
     lua_pop(L, 1);
   }
-  /* 4: state userdata, created empty, then filled */
-  la = (LAgent *)lua_newuserdatauv(L, sizeof *la, UV_N);
+  /* 4: state userdata holding the C agent, created empty, then filled */
+  la = (LAgent *)lua_newuserdatauv(L, sizeof *la + bs_agent_size(lt->t),
+                                   UV_N);
   la->magic = NULL;
   la->a = NULL;
   la->ninterrupts = 0;
   luaL_setmetatable(L, BS_STATE_T);
-  if ((la->a = bonsai_agent_new(lt->t, bb->bb, owner)) == NULL)
+  if (bs_agent_init((bonsai_agent *)(la + 1), lt->t, bb->bb, owner) !=
+      BONSAI_OK)
     return luaL_error(L, "out of memory");
+  la->a = (bonsai_agent *)(la + 1);
   la->magic = lb_context(L);
   lua_getiuservalue(L, 1, 1);
   lua_setiuservalue(L, 4, UV_VALUES);

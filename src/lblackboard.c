@@ -17,7 +17,7 @@
 
 /* Uservalues of a blackboard userdata. */
 #define UV_SIDE 1   /* nil, or { [key id + 1] = handle value, obs =, kids = } */
-#define UV_PARENT 2 /* the parent's userdata */
+#define UV_PARENT 2 /* the parent's userdata (only blackboards with one) */
 
 /* The side table's observer part: obs[key id + 1] = { handle... } in
 ** registration order, obs.fn[handle] = function, obs.key[handle] = key. */
@@ -37,7 +37,7 @@ LBB *lb_newbb(lua_State *L, int parentidx) {
     parentidx = lua_absindex(L, parentidx);
     parent = lb_checkbb(L, parentidx)->bb;
   }
-  b = (LBB *)lua_newuserdatauv(L, sizeof *b, 2);
+  b = (LBB *)lua_newuserdatauv(L, sizeof *b, parentidx != 0 ? 2 : 1);
   b->bb = NULL;
   b->nobs = 0;
   b->watched = 0;

@@ -62,6 +62,29 @@ int lb_keyid(lua_State *L, int idx, int add) {
   return id;
 }
 
+void lb_extra(lua_State *L, int si, int ci, int make) {
+  si = lua_absindex(L, si);
+  lua_getiuservalue(L, ci, LB_EXTRAS);
+  lua_pushvalue(L, si);
+  if (lua_rawget(L, -2) == LUA_TNIL && make) {
+    lua_pop(L, 1);
+    lua_newtable(L);
+    lua_pushvalue(L, si);
+    lua_pushvalue(L, -2);
+    lua_rawset(L, -4);
+  }
+  lua_remove(L, -2);
+}
+
+void lb_setextra(lua_State *L, int si, int ci) {
+  si = lua_absindex(L, si);
+  lua_getiuservalue(L, ci, LB_EXTRAS);
+  lua_pushvalue(L, si);
+  lua_pushvalue(L, -3);
+  lua_rawset(L, -3);
+  lua_pop(L, 2);
+}
+
 static int context_gc(lua_State *L) {
   LBonsai *lb = (LBonsai *)lua_touserdata(L, 1);
   if (lb->env != NULL) {
@@ -138,6 +161,12 @@ static LBonsai *context(lua_State *L) {
   lua_setfield(L, -2, "__mode");
   lua_setmetatable(L, -2);
   lua_setiuservalue(L, -2, LB_IDS);
+  lua_newtable(L);
+  lua_createtable(L, 0, 1);
+  lua_pushliteral(L, "k");
+  lua_setfield(L, -2, "__mode");
+  lua_setmetatable(L, -2);
+  lua_setiuservalue(L, -2, LB_EXTRAS);
   lb->nextid = 0;
   lua_pushvalue(L, -1);
   lua_setfield(L, LUA_REGISTRYINDEX, LB_CONTEXT_T);

@@ -25,7 +25,9 @@
 #define LB_KEYS 2  /* key name -> interned id cache */
 #define LB_ANCHOR 3 /* strings whose addresses the context keeps */
 #define LB_IDS 4    /* weak: Lua value kept as a blackboard handle -> its id */
-#define LB_NUV 4
+#define LB_EXTRAS 5 /* weak: agent state -> { interrupts = {...},
+                    ** [node + 1] = task coroutine }, for the few that have */
+#define LB_NUV 5
 typedef struct LBonsai {
   bonsai_env *env;
   long long nextid; /* last handle id given */
@@ -42,11 +44,10 @@ typedef struct LTree {
 #define UV_VALUES 1 /* values table of the version the agent runs */
 #define UV_BB 2     /* blackboard userdata */
 #define UV_TREE 3   /* tree userdata */
-#define UV_EXTRA 4  /* nil, or { interrupts = {...}, [node+1] = coroutine } */
-#define UV_N 4
+#define UV_N 3
 typedef struct LAgent {
   const LBonsai *magic; /* the context: tells an agent state apart cheaply */
-  bonsai_agent *a;
+  bonsai_agent *a;      /* the C agent, right after this header */
   int ninterrupts;
 } LAgent;
 
@@ -64,6 +65,7 @@ typedef struct LBB {
 typedef struct LTick {
   lua_State *L;
   LBonsai *lb;
+  int ctx; /* the context (a stack or upvalue index) */
   int agent, state, bb, values, named;
   int bbready;
 } LTick;
@@ -84,6 +86,11 @@ typedef struct LTick {
 
 /* lbonsai.c */
 LBonsai *lb_context(lua_State *L); /* upvalue 1 */
+/* Pushes the extras table of the agent state at si (ci: the context);
+** creates it if make, else pushes nil when there is none. */
+void lb_extra(lua_State *L, int si, int ci, int make);
+/* Makes the table at the top (popped) the extras of the state at si. */
+void lb_setextra(lua_State *L, int si, int ci);
 void lb_pushstatus(lua_State *L, int status);
 /* Key string at idx -> interned id (created if add), or -1; the cache of
 ** ids is the context's (lb_keyid) or the table at stack index cache. */

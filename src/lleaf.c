@@ -113,12 +113,7 @@ int lb_leaf_call(const bonsai_call *c) {
 
 /* The agent's extras table, created on first use (pushed). */
 static void pushextra(lua_State *L, const LTick *t) {
-  if (lua_getiuservalue(L, t->state, UV_EXTRA) == LUA_TNIL) {
-    lua_pop(L, 1);
-    lua_newtable(L);
-    lua_pushvalue(L, -1);
-    lua_setiuservalue(L, t->state, UV_EXTRA);
-  }
+  lb_extra(L, t->state, t->ctx, 1);
 }
 
 /* Closes a task's coroutine (to-be-closed variables run). Stack: the
