@@ -207,6 +207,21 @@ local function w1_run(variant, n, ticks, count)
   return t, w1_sum(st)
 end
 
+-- Times ticks of one agent per state (owner = the state), with a:tick in
+-- a Lua loop or with bt.tick_all.
+local function tick_agents(tree, st, ticks, variant)
+  local agents, n = {}, #st
+  for i = 1, n do agents[i] = bt.agent(tree, { owner = st[i] }) end
+  if variant == "tick" then
+    return timed(function()
+      for _ = 1, ticks do for i = 1, n do agents[i]:tick(1) end end
+    end)
+  end
+  return timed(function()
+    for _ = 1, ticks do bt.tick_all(agents, 1) end
+  end)
+end
+
 ------------------------------------------------------------------------
 -- W2 "wide"
 ------------------------------------------------------------------------
@@ -256,17 +271,7 @@ local function w2_run(variant, n, ticks, count)
     local kids = {}
     for i = 1, 100 do kids[i] = bt.sequence { bt.condition(c[i]), bt.action(a[i]) } end
     local tree = bt.tree(bt.selector(kids), { name = "w2" })
-    local agents = {}
-    for i = 1, n do agents[i] = bt.agent(tree, { owner = st[i] }) end
-    if variant == "tick" then
-      t = timed(function()
-        for _ = 1, ticks do for i = 1, n do agents[i]:tick(1) end end
-      end)
-    else
-      t = timed(function()
-        for _ = 1, ticks do bt.tick_all(agents, 1) end
-      end)
-    end
+    t = tick_agents(tree, st, ticks, variant)
   end
   local sum = 0
   for i = 1, n do sum = sum + st[i].count end
@@ -293,17 +298,7 @@ local function w3_run(variant, n, ticks, depth, count)
     local root = bt.action(hold)
     for _ = 1, depth do root = bt.sequence { root } end
     local tree = bt.tree(root, { name = "w3" })
-    local agents = {}
-    for i = 1, n do agents[i] = bt.agent(tree, { owner = st[i] }) end
-    if variant == "tick" then
-      t = timed(function()
-        for _ = 1, ticks do for i = 1, n do agents[i]:tick(1) end end
-      end)
-    else
-      t = timed(function()
-        for _ = 1, ticks do bt.tick_all(agents, 1) end
-      end)
-    end
+    t = tick_agents(tree, st, ticks, variant)
   end
   local sum = 0
   for i = 1, n do sum = sum + st[i].n end
