@@ -166,6 +166,7 @@ int bs_vm_abort(bonsai_agent *a, uint32_t x) {
   const Node *nd = a->bp->nodes;
   uint32_t i = x, from = x + 1, errnode = BS_NONE;
   uint8_t lock = a->errlock;
+  bs_assert(x < a->bp->n);
   if (a->state[x] != RUNNING)
     return BONSAI_OK;
   for (;;) {
@@ -370,7 +371,9 @@ tick: /* node i is ticked; the common kinds first, without a switch */
           if (st[c] != RUNNING)
             st[c] = BONSAI_IDLE;
       }
-      i = unfinished(a, i, i + 1);
+      c = unfinished(a, i, i + 1);
+      bs_assert(c < n->next); /* a running parallel has a child to tick */
+      i = c;
       continue;
     case BONSAI_REPEATER: case BONSAI_RETRY:
       if (st[i] != RUNNING) {
