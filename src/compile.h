@@ -49,6 +49,9 @@ struct bonsai_def {
 /* Bytes of per-agent data a node of this kind has (0, 4 or 8). */
 BS_INTERNAL uint32_t bs_kind_datasize(int kind);
 
+/* Parameter names, NULL-terminated, in the order of the P_* bits. */
+BS_INTERNAL extern const char *const bs_param_names[];
+
 /* Kind names as the Lua API spells them ("reactive_selector"). */
 BS_INTERNAL extern const char *const bs_kind_names[BONSAI_NKINDS];
 

@@ -278,12 +278,15 @@ static unsigned allowed(int kind) {
   }
 }
 
+const char *const bs_param_names[] = {"times", "seconds", "success",
+                                      "failure", "key",   "op",
+                                      "value",   "abort", NULL};
+
+/* The P_* bit of a parameter name (in the order of bs_param_names). */
 static unsigned paramof(const char *key) {
-  static const char *const names[] = {"times", "seconds", "success", "failure",
-                                      "key",   "op",      "value",   "abort"};
   unsigned i;
-  for (i = 0; i < sizeof names / sizeof *names; i++)
-    if (strcmp(key, names[i]) == 0)
+  for (i = 0; bs_param_names[i] != NULL; i++)
+    if (strcmp(key, bs_param_names[i]) == 0)
       return 1u << i;
   return 0;
 }

@@ -93,21 +93,27 @@ static void pushcontext(lua_State *L, LTick *t, int ai, int si, int ci) {
   setagent(L, t, ai, si, lua_gettop(L), &none, la->a->bp);
 }
 
-/* Pushes "tree 't' node 'path': msg" for the agent's last error. */
-static const char *pusherror(lua_State *L, bonsai_agent *a, const char *msg) {
+/* Pushes "tree 't' node 'path': msg", naming node i of version bp (or
+** "tree 't': msg" when i is no node). */
+static const char *pushnodeerror(lua_State *L, bonsai_agent *a,
+                                 const Blueprint *bp, uint32_t i,
+                                 const char *msg) {
   const char *name = bonsai_tree_name(a->tree);
   luaL_Buffer b;
   size_t len;
-  if (a->errnode == BS_NONE || a->errnode >= a->bp->n)
+  if (i == BS_NONE || i >= bp->n)
     return lua_pushfstring(L, "tree '%s': %s", name, msg);
-  len = bs_bp_path(a->bp, a->errnode, NULL, 0);
-  bs_bp_path(a->bp, a->errnode, luaL_buffinitsize(L, &b, len + 1), len + 1);
+  len = bs_bp_path(bp, i, NULL, 0);
+  bs_bp_path(bp, i, luaL_buffinitsize(L, &b, len + 1), len + 1);
   luaL_pushresultsize(&b, len);
   lua_pushfstring(L, "tree '%s' node '%s': %s", name, lua_tostring(L, -1),
                   msg);
   lua_remove(L, -2);
   return lua_tostring(L, -1);
 }
+
+/* The message of the agent's last error, naming its node. */
+#define pusherror(L, a, msg) pushnodeerror(L, a, (a)->bp, (a)->errnode, msg)
 
 /* What a tick needs besides the agent: the leaf stack, dt, the slot with
 ** the key "time", and where it stands (for recovery after an error). */
@@ -171,13 +177,7 @@ static int migrate(lua_State *L, Job *j) {
   j->loaded = a->bp->id;
   if (r != BONSAI_OK && a->current < old->n &&
       bs_reload_map(a, old) != NULL) { /* an abort callback failed */
-    luaL_Buffer b;
-    size_t len = bs_bp_path(old, a->current, NULL, 0);
-    bs_bp_path(old, a->current, luaL_buffinitsize(L, &b, len + 1), len + 1);
-    luaL_pushresultsize(&b, len);
-    lua_pushfstring(L, "tree '%s' node '%s': %s", bonsai_tree_name(a->tree),
-                    lua_tostring(L, -1), bonsai_agent_errmsg(a));
-    lua_remove(L, -2);
+    pushnodeerror(L, a, old, a->current, bonsai_agent_errmsg(a));
     lua_error(L); /* the agent runs the new version already */
   }
   a->errnode = BS_NONE; /* out of memory: no node to name */

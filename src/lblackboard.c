@@ -187,31 +187,8 @@ static void setvalue(lua_State *L, int idx, int key, int nidx, int vidx) {
   idx = lua_absindex(L, idx);
   vidx = lua_absindex(L, vidx);
   nidx = lua_absindex(L, nidx);
-  v.u.i = 0;
-  switch (lua_type(L, vidx)) {
-  case LUA_TNIL: v.type = BONSAI_TNIL; break;
-  case LUA_TBOOLEAN:
-    v.type = BONSAI_TBOOLEAN;
-    v.u.b = lua_toboolean(L, vidx);
-    break;
-  case LUA_TNUMBER:
-    if (lua_isinteger(L, vidx)) {
-      v.type = BONSAI_TINTEGER;
-      v.u.i = (long long)lua_tointeger(L, vidx);
-    } else {
-      v.type = BONSAI_TNUMBER;
-      v.u.n = lua_tonumber(L, vidx);
-    }
-    break;
-  case LUA_TSTRING:
-    v.type = BONSAI_TSTRING;
-    v.u.str.s = lua_tolstring(L, vidx, &v.u.str.len);
-    break;
-  default: /* a handle: the same Lua value always gets the same id */
-    v.type = BONSAI_THANDLE;
+  if (!lb_tovalue(L, vidx, &v)) /* the same Lua value, the same handle */
     v.u.handle = handleid(L, vidx);
-    break;
-  }
   if (watch || v.type == BONSAI_THANDLE) { /* the old value, seen from here */
     pushvalue(L, idx, key);
     old = lua_gettop(L);
@@ -331,11 +308,7 @@ static int bb_observe(lua_State *L) {
       pushside(L, pidx, 1);
       if (lua_getfield(L, -1, "kids") != LUA_TTABLE) {
         lua_pop(L, 1);
-        lua_newtable(L);
-        lua_createtable(L, 0, 1);
-        lua_pushliteral(L, "k");
-        lua_setfield(L, -2, "__mode");
-        lua_setmetatable(L, -2);
+        lb_newweak(L);
         lua_pushvalue(L, -1);
         lua_setfield(L, -3, "kids");
       }

@@ -17,6 +17,35 @@ LBonsai *lb_context(lua_State *L) {
   return (LBonsai *)lua_touserdata(L, lua_upvalueindex(1));
 }
 
+int lb_tovalue(lua_State *L, int idx, bonsai_value *v) {
+  v->u.i = 0;
+  switch (lua_type(L, idx)) {
+  case LUA_TNIL:
+    v->type = BONSAI_TNIL;
+    return 1;
+  case LUA_TBOOLEAN:
+    v->type = BONSAI_TBOOLEAN;
+    v->u.b = lua_toboolean(L, idx);
+    return 1;
+  case LUA_TNUMBER:
+    if (lua_isinteger(L, idx)) {
+      v->type = BONSAI_TINTEGER;
+      v->u.i = (long long)lua_tointeger(L, idx);
+    } else {
+      v->type = BONSAI_TNUMBER;
+      v->u.n = lua_tonumber(L, idx);
+    }
+    return 1;
+  case LUA_TSTRING:
+    v->type = BONSAI_TSTRING;
+    v->u.str.s = lua_tolstring(L, idx, &v->u.str.len);
+    return 1;
+  default:
+    v->type = BONSAI_THANDLE;
+    return 0;
+  }
+}
+
 void lb_pushstatus(lua_State *L, int status) {
   static const char *const names[] = {"idle", "running", "success",
                                       "failure", "aborted"};
@@ -60,6 +89,14 @@ int lb_keyid(lua_State *L, int idx, int add) {
   id = lb_keyid_in(L, idx, add, lua_gettop(L));
   lua_pop(L, 1);
   return id;
+}
+
+void lb_newweak(lua_State *L) {
+  lua_newtable(L);
+  lua_createtable(L, 0, 1);
+  lua_pushliteral(L, "k");
+  lua_setfield(L, -2, "__mode");
+  lua_setmetatable(L, -2);
 }
 
 void lb_extra(lua_State *L, int si, int ci, int make) {
@@ -155,17 +192,9 @@ static LBonsai *context(lua_State *L) {
   lua_setiuservalue(L, -2, LB_KEYS);
   lua_newtable(L);
   lua_setiuservalue(L, -2, LB_ANCHOR);
-  lua_newtable(L);
-  lua_createtable(L, 0, 1);
-  lua_pushliteral(L, "k");
-  lua_setfield(L, -2, "__mode");
-  lua_setmetatable(L, -2);
+  lb_newweak(L);
   lua_setiuservalue(L, -2, LB_IDS);
-  lua_newtable(L);
-  lua_createtable(L, 0, 1);
-  lua_pushliteral(L, "k");
-  lua_setfield(L, -2, "__mode");
-  lua_setmetatable(L, -2);
+  lb_newweak(L);
   lua_setiuservalue(L, -2, LB_EXTRAS);
   lb->nextid = 0;
   lua_pushvalue(L, -1);

@@ -86,12 +86,17 @@ typedef struct LTick {
 
 /* lbonsai.c */
 LBonsai *lb_context(lua_State *L); /* upvalue 1 */
+/* Pushes a new table with weak keys. */
+void lb_newweak(lua_State *L);
 /* Pushes the extras table of the agent state at si (ci: the context);
 ** creates it if make, else pushes nil when there is none. */
 void lb_extra(lua_State *L, int si, int ci, int make);
 /* Makes the table at the top (popped) the extras of the state at si. */
 void lb_setextra(lua_State *L, int si, int ci);
 void lb_pushstatus(lua_State *L, int status);
+/* The Lua value at idx as a C value; 0 (and BONSAI_THANDLE) for values C
+** cannot hold (tables, functions...). Strings point into Lua. */
+int lb_tovalue(lua_State *L, int idx, bonsai_value *v);
 /* Key string at idx -> interned id (created if add), or -1; the cache of
 ** ids is the context's (lb_keyid) or the table at stack index cache. */
 int lb_keyid(lua_State *L, int idx, int add);

@@ -75,44 +75,19 @@ static void checkdef(Walk *w) {
     luaL_error(w->L, "tree '%s': %s", w->tree, e);
 }
 
-/* Reads the parameters of the node at idx into the node just added. */
+/* Reads the parameters of the node at idx into the node just added; the
+** definition refuses values C cannot hold. */
 static void params(Walk *w, int idx) {
-  static const char *const keys[] = {"times", "seconds", "success", "failure",
-                                     "key",   "op",      "value",   "abort"};
   lua_State *L = w->L;
-  size_t k;
-  for (k = 0; k < sizeof keys / sizeof *keys; k++) {
+  const char *const *k;
+  for (k = bs_param_names; *k != NULL; k++) {
     bonsai_value v;
-    int ty = lua_getfield(L, idx, keys[k]);
-    v.u.i = 0;
-    switch (ty) {
-    case LUA_TNIL:
-      lua_pop(L, 1);
-      continue;
-    case LUA_TBOOLEAN:
-      v.type = BONSAI_TBOOLEAN;
-      v.u.b = lua_toboolean(L, -1);
-      break;
-    case LUA_TNUMBER:
-      if (lua_isinteger(L, -1)) {
-        v.type = BONSAI_TINTEGER;
-        v.u.i = (long long)lua_tointeger(L, -1);
-      } else {
-        v.type = BONSAI_TNUMBER;
-        v.u.n = lua_tonumber(L, -1);
-      }
-      break;
-    case LUA_TSTRING:
-      v.type = BONSAI_TSTRING;
-      v.u.str.s = lua_tolstring(L, -1, &v.u.str.len);
-      break;
-    default:
-      v.type = BONSAI_THANDLE; /* refused by bonsai_def_value */
-      break;
+    if (lua_getfield(L, idx, *k) != LUA_TNIL) {
+      lb_tovalue(L, -1, &v);
+      bonsai_def_value(w->def, *k, v);
+      checkdef(w);
     }
-    bonsai_def_value(w->def, keys[k], v);
     lua_pop(L, 1);
-    checkdef(w);
   }
 }
 

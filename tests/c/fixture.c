@@ -1,8 +1,14 @@
 /*
 ** fixture.c: the shared per-test setting of the core tests (fixture.h).
 */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+
+#include <cmocka.h>
 
 #include "fixture.h"
 
@@ -41,4 +47,33 @@ Script *leaf_flags(const char *name, const char *codes, unsigned flags) {
 
 Script *leaf(const char *name, const char *codes) {
   return leaf_flags(name, codes, ALL);
+}
+
+bonsai_tree *build(const char *spec) {
+  bonsai_def *d = bonsai_def_new(env);
+  bonsai_tree *t = NULL;
+  char err[256];
+  if (trace_def(d, spec) != 0)
+    fail_msg("syntax error in %s", spec);
+  if (bonsai_tree_new(d, "t", &t, err, sizeof err) != BONSAI_OK)
+    fail_msg("compile %s: %s", spec, err);
+  bonsai_def_free(d);
+  return t;
+}
+
+bonsai_agent *start(const char *spec) {
+  bonsai_tree *t = build(spec);
+  bonsai_agent *ag = bonsai_agent_new(t, NULL, NULL);
+  bonsai_tree_release(t);
+  assert_non_null(ag);
+  return ag;
+}
+
+const char *states(const bonsai_agent *ag) {
+  static char buf[128];
+  unsigned i, n = bonsai_tree_size(bonsai_agent_tree(ag));
+  for (i = 0; i < n && i + 1 < sizeof buf; i++)
+    buf[i] = ".RSFA"[bonsai_agent_node_status(ag, i)];
+  buf[i] = '\0';
+  return buf;
 }

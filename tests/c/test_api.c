@@ -21,36 +21,6 @@
 
 #define NONODE ((unsigned)-1)
 
-static bonsai_tree *build(const char *spec) {
-  bonsai_def *d = bonsai_def_new(env);
-  bonsai_tree *t = NULL;
-  char err[256];
-  if (trace_def(d, spec) != 0)
-    fail_msg("syntax error in %s", spec);
-  if (bonsai_tree_new(d, "t", &t, err, sizeof err) != BONSAI_OK)
-    fail_msg("compile %s: %s", spec, err);
-  bonsai_def_free(d);
-  return t;
-}
-
-/* An agent running the tree spec (the agent holds the only reference). */
-static bonsai_agent *start(const char *spec) {
-  bonsai_tree *t = build(spec);
-  bonsai_agent *ag = bonsai_agent_new(t, NULL, NULL);
-  bonsai_tree_release(t);
-  assert_non_null(ag);
-  return ag;
-}
-
-static const char *states(const bonsai_agent *ag) {
-  static char buf[128];
-  unsigned i, n = bonsai_tree_size(bonsai_agent_tree(ag));
-  for (i = 0; i < n && i + 1 < sizeof buf; i++)
-    buf[i] = ".RSFA"[bonsai_agent_node_status(ag, i)];
-  buf[i] = '\0';
-  return buf;
-}
-
 /* Path of node i (or "-" for no node). */
 static const char *path(const bonsai_tree *t, unsigned i) {
   static char buf[256];
@@ -436,6 +406,60 @@ static void tree_release_while_agents_run(void **state) {
   assert_string_equal(trace_take(&trace), "abort A");
   bonsai_agent_free(a2);
   assert_int_equal(bonsai_env_memory(env), m0);
+}
+
+/* Reloads a tree from a spec; returns bonsai_tree_reload's result. */
+static int reload(bonsai_tree *t, const char *spec, char *err, size_t size) {
+  bonsai_def *d = bonsai_def_new(env);
+  int r;
+  if (trace_def(d, spec) != 0)
+    fail_msg("syntax error in %s", spec);
+  r = bonsai_tree_reload(t, d, err, size);
+  bonsai_def_free(d);
+  return r;
+}
+
+/* Hot reload through the C API: agents switch at their next tick; a kept
+** running node is not entered again; a removed one is aborted; a bad
+** definition leaves the old version running. */
+static void reload_from_c(void **state) {
+  bonsai_tree *t;
+  bonsai_agent *ag;
+  bonsai_env *env2;
+  bonsai_def *d;
+  char err[256];
+  (void)state;
+  leaf("A", "S");
+  leaf("B", "R");
+  leaf("C", "R");
+  t = build("sequence:root(A, B)");
+  ag = bonsai_agent_new(t, NULL, NULL);
+  STEP(ag, 1, R, "enter A; tick A; exit A success; enter B; tick B");
+  /* B is kept, found by name although a sibling came before it */
+  assert_int_equal(reload(t, "sequence:root(C, A, B)", err, sizeof err),
+                   BONSAI_OK);
+  STEP(ag, 1, R, "tick B");
+  /* a definition error: the old version keeps running */
+  assert_int_equal(reload(t, "sequence:root(retry)", err, sizeof err),
+                   BONSAI_EDEF);
+  assert_non_null(strstr(err, "'retry' needs a child"));
+  STEP(ag, 1, R, "tick B");
+  /* B is gone: aborted, and the sequence starts again from its first child */
+  assert_int_equal(reload(t, "sequence:root(A, C)", err, sizeof err),
+                   BONSAI_OK);
+  STEP(ag, 1, R,
+       "abort B; enter A; tick A; exit A success; enter C; tick C");
+  /* a definition from another environment is refused */
+  env2 = bonsai_env_new(NULL, NULL);
+  d = bonsai_def_new(env2);
+  bonsai_def_begin(d, BONSAI_SEQUENCE, NULL);
+  bonsai_def_end(d);
+  assert_int_equal(bonsai_tree_reload(t, d, err, sizeof err), BONSAI_EARG);
+  bonsai_def_free(d);
+  bonsai_env_release(env2);
+  STEP(ag, 1, R, "tick C");
+  bonsai_agent_free(ag);
+  bonsai_tree_release(t);
 }
 
 /* The environment lives as long as anything made from it. */
@@ -1382,6 +1406,7 @@ int main(void) {
       T(reentrant_tick_is_busy),
       T(leaf_ticks_other_agent),
       T(bad_dt),
+      T(reload_from_c),
       T(tree_release_while_agents_run),
       T(env_released_first),
       T(reregister_leaf),

@@ -92,17 +92,10 @@ static bonsai_agent *check(const char *op, bonsai_value v, bonsai_bb *bb) {
   return ag;
 }
 
-static bonsai_agent *start(const char *spec, bonsai_bb *bb) {
-  bonsai_def *d = bonsai_def_new(env);
-  bonsai_tree *t;
-  bonsai_agent *ag;
-  char err[256];
-  if (trace_def(d, spec) != 0)
-    fail_msg("syntax error in %s", spec);
-  if (bonsai_tree_new(d, "t", &t, err, sizeof err) != BONSAI_OK)
-    fail_msg("compile %s: %s", spec, err);
-  bonsai_def_free(d);
-  ag = bonsai_agent_new(t, bb, NULL);
+/* An agent running the tree spec with blackboard bb. */
+static bonsai_agent *start_bb(const char *spec, bonsai_bb *bb) {
+  bonsai_tree *t = build(spec);
+  bonsai_agent *ag = bonsai_agent_new(t, bb, NULL);
   bonsai_tree_release(t);
   assert_non_null(ag);
   return ag;
@@ -354,10 +347,10 @@ static void parent_fallback(void **state) {
 static void agent_blackboards(void **state) {
   bonsai_bb *shared = bonsai_bb_new(env, NULL);
   bonsai_bb *child = bonsai_bb_new(env, shared);
-  bonsai_agent *a1 = start("is_set{key=x}", NULL);
-  bonsai_agent *a2 = start("is_set{key=x}", NULL);
-  bonsai_agent *b1 = start("is_set{key=x}", shared);
-  bonsai_agent *b2 = start("is_set{key=x}", child);
+  bonsai_agent *a1 = start_bb("is_set{key=x}", NULL);
+  bonsai_agent *a2 = start_bb("is_set{key=x}", NULL);
+  bonsai_agent *b1 = start_bb("is_set{key=x}", shared);
+  bonsai_agent *b2 = start_bb("is_set{key=x}", child);
   bonsai_env *other = bonsai_env_new(NULL, NULL);
   bonsai_bb *foreign = bonsai_bb_new(other, NULL);
   (void)state;
@@ -518,7 +511,7 @@ static void check_equality_any_type(void **state) {
 
 /* A check with no value compares with nil. */
 static void check_without_value(void **state) {
-  bonsai_agent *ag = start("check{key=x, op='=='}", NULL);
+  bonsai_agent *ag = start_bb("check{key=x, op='=='}", NULL);
   (void)state;
   assert_int_equal(bonsai_agent_tick(ag, 0), S);
   assert_int_equal(eval(ag, number(0)), F);
@@ -533,7 +526,7 @@ static void check_type_mismatch(void **state) {
   (void)state;
   trace_script(&a, "A", &trace, "R");
   trace_register(env, &a);
-  ag = start("parallel(A, check{key=x, op='<', value=10})", NULL);
+  ag = start_bb("parallel(A, check{key=x, op='<', value=10})", NULL);
   set(bonsai_agent_bb(ag), "x", string("abc"));
   assert_int_equal(bonsai_agent_tick(ag, 1), BONSAI_ELEAF);
   assert_string_equal(trace_take(&trace), "enter A; tick A; abort A");
@@ -561,7 +554,7 @@ static void check_type_mismatch(void **state) {
   assert_int_equal(bonsai_agent_tick(ag, 1), R);
   bonsai_agent_free(ag);
   /* a referenced key of another type */
-  ag = start("check{key=x, op='>=', value='$y'}", NULL);
+  ag = start_bb("check{key=x, op='>=', value='$y'}", NULL);
   set(bonsai_agent_bb(ag), "x", number(1));
   set(bonsai_agent_bb(ag), "y", string("1"));
   assert_int_equal(bonsai_agent_tick(ag, 1), BONSAI_ELEAF);
@@ -574,7 +567,7 @@ static void check_type_mismatch(void **state) {
 static void check_reads_parents(void **state) {
   bonsai_bb *p = bonsai_bb_new(env, NULL);
   bonsai_bb *c = bonsai_bb_new(env, p);
-  bonsai_agent *ag = start("check{key=hp, op='<=', value='$max'}", c);
+  bonsai_agent *ag = start_bb("check{key=hp, op='<=', value='$max'}", c);
   (void)state;
   set(p, "max", number(100));
   set(p, "hp", number(100));
@@ -591,7 +584,7 @@ static void check_reads_parents(void **state) {
 static void is_set_node(void **state) {
   bonsai_bb *p = bonsai_bb_new(env, NULL);
   bonsai_bb *c = bonsai_bb_new(env, p);
-  bonsai_agent *ag = start("is_set{key=target}", c);
+  bonsai_agent *ag = start_bb("is_set{key=target}", c);
   (void)state;
   assert_int_equal(bonsai_agent_tick(ag, 0), F);
   set(c, "target", boolean(0)); /* false is a value */

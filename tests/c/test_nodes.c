@@ -17,34 +17,6 @@
 #include "bonsai.h"
 #include "fixture.h"
 
-
-/* An agent running the tree spec (the agent holds the only reference). */
-static bonsai_agent *start(const char *spec) {
-  bonsai_def *d = bonsai_def_new(env);
-  bonsai_tree *t = NULL;
-  bonsai_agent *ag;
-  char err[256];
-  if (trace_def(d, spec) != 0)
-    fail_msg("syntax error in %s", spec);
-  if (bonsai_tree_new(d, "t", &t, err, sizeof err) != BONSAI_OK)
-    fail_msg("compile %s: %s", spec, err);
-  bonsai_def_free(d);
-  ag = bonsai_agent_new(t, NULL, NULL);
-  bonsai_tree_release(t);
-  assert_non_null(ag);
-  return ag;
-}
-
-/* Node statuses in pre-order, one letter each: . R S F A. */
-static const char *states(const bonsai_agent *ag) {
-  static char buf[128];
-  unsigned i, n = bonsai_tree_size(bonsai_agent_tree(ag));
-  for (i = 0; i < n && i + 1 < sizeof buf; i++)
-    buf[i] = ".RSFA"[bonsai_agent_node_status(ag, i)];
-  buf[i] = '\0';
-  return buf;
-}
-
 /* Paths of the running nodes, outermost first, joined by ", ". */
 static const char *running(const bonsai_agent *ag) {
   static char buf[512];
