@@ -306,6 +306,31 @@ local function w3_run(variant, n, ticks, depth, count)
 end
 
 ------------------------------------------------------------------------
+-- --profile W VARIANT [agents] [ticks]: one untimed run of one variant,
+-- nothing else, for callgrind or perf (W: w1, w2, w3; VARIANT: floor,
+-- tick_all, tick, and for w1 also cfloor, cbonsai).
+------------------------------------------------------------------------
+
+if arg[1] == "--profile" then
+  local w, variant = arg[2], arg[3]
+  local n, ticks = tonumber(arg[4]) or 1000, tonumber(arg[5]) or 100
+  local _, sum
+  if w == "w1" and (variant == "cfloor" or variant == "cbonsai") then
+    local _
+    _, sum = benchc.w1(n, ticks, variant == "cfloor" and "floor" or "bonsai")
+  elseif w == "w1" then
+    _, sum = w1_run(variant, n, ticks)
+  elseif w == "w2" then
+    _, sum = w2_run(variant, n, ticks)
+  else
+    _, sum = w3_run(variant, n, ticks, 100)
+  end
+  io.write(string.format("%s %s %d agents x %d ticks: %s\n", w, variant, n,
+                         ticks, tostring(sum)))
+  os.exit(0)
+end
+
+------------------------------------------------------------------------
 -- Driver
 ------------------------------------------------------------------------
 

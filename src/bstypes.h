@@ -67,6 +67,13 @@ typedef struct Node {
   uint32_t next;    /* first index after this subtree */
   uint32_t up;      /* nearest NF_ACTIVE ancestor, where RUNNING goes */
   uint32_t upchild; /* the child of 'up' on the path to this node */
+  /* Jump table: when this node ends with SUCCESS (0) or FAILURE (1), its
+  ** 'fin' nearest ancestors, all sequences or selectors of any flavour,
+  ** end with it; then control goes to 'to': the next sibling of the last
+  ** of them, or its parent when that parent must decide (BS_NONE: the
+  ** root ended). */
+  uint32_t to[2];
+  uint32_t fin[2];
   uint32_t data;    /* offset of this node's state in the data block */
   uint32_t leaf;    /* leaves: index in bp->leaves or env->leaves */
   uint32_t name;    /* offset of the name in the pool */

@@ -320,6 +320,34 @@ static size_t watchsize(const Blueprint *bp) {
   return (6 * (size_t)nguards + 1) * sizeof(uint32_t);
 }
 
+/* Fills the jump table (Node.to, Node.fin) in pre-order, parents first:
+** a node that ends a sequence-like parent (the last child, or a status on
+** which the parent stops) ends with it and jumps where the parent does. The
+** priority section is left to the VM: its filter rule needs a look. */
+static void jumps(Blueprint *bp) {
+  uint32_t i, k;
+  for (i = 0; i < bp->n; i++) {
+    Node *n = &bp->nodes[i];
+    for (k = 0; k < 2; k++) {
+      int s = k == 0 ? BONSAI_SUCCESS : BONSAI_FAILURE;
+      const Node *p;
+      n->fin[k] = 0;
+      n->to[k] = n->parent;
+      if (n->parent == BS_NONE)
+        continue;
+      p = &bp->nodes[n->parent];
+      if (p->cont == 0 || p->kind == BONSAI_PRIORITY)
+        continue; /* the parent decides */
+      if (s == p->cont && n->next < p->next) {
+        n->to[k] = n->next;
+      } else {
+        n->fin[k] = p->fin[k] + 1;
+        n->to[k] = p->to[k];
+      }
+    }
+  }
+}
+
 Blueprint *bs_compile(const bonsai_def *d, char *err, size_t errsize,
                       int *code) {
   bonsai_env *env = d->env;
@@ -506,6 +534,7 @@ Blueprint *bs_compile(const bonsai_def *d, char *err, size_t errsize,
     if (bp->nodes[i].next > bp->nodes[p].next)
       bp->nodes[p].next = bp->nodes[i].next;
   }
+  jumps(bp);
   /* filters, monitors and guards keep the index of their last child */
   for (i = 0; i < d->n; i++) {
     Node *n = &bp->nodes[i];

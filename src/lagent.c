@@ -16,12 +16,11 @@
 #include "reload.h"
 #include "vm.h"
 
-/* Upvalues of agent methods and module functions: 1 the context, 2 the
-** string "time". The functions run under lua_pcall get them as arguments. */
+/* Upvalue 1 of agent methods and module functions: the context (the
+** functions run under lua_pcall get it as an argument). */
 #define CONTEXT lua_upvalueindex(1)
-#define TIMEKEY lua_upvalueindex(2)
-/* Agent methods also get the status names as upvalues 3-7. */
-#define STATUSNAME(s) lua_upvalueindex(3 + (s))
+/* Agent methods also get the status names as upvalues 2-6. */
+#define STATUSNAME(s) lua_upvalueindex(2 + (s))
 
 /* The state userdata of the agent table at idx (known to be a table),
 ** pushed; NULL if idx does not hold an agent of this context. Its 'magic'
@@ -33,7 +32,7 @@ static LAgent *stateof(lua_State *L, int idx, const LBonsai *lb) {
       lua_rawlen(L, -1) < sizeof(LAgent))
     return NULL;
   la = (LAgent *)lua_touserdata(L, -1);
-  return la->magic == lb && la->a != NULL ? la : NULL;
+  return la->magic == lb ? la : NULL;
 }
 
 static LAgent *toagent(lua_State *L, int idx) {
@@ -73,6 +72,7 @@ static void setagent(lua_State *L, LTick *t, int ai, int si, int bbslot,
   t->state = si;
   t->bb = bbslot;
   t->bbready = 0;
+  t->pending = 0;
   if (*loaded != bp->id) {
     lua_getiuservalue(L, si, UV_VALUES);
     lua_replace(L, t->values);
@@ -90,7 +90,7 @@ static void pushcontext(lua_State *L, LTick *t, int ai, int si, int ci) {
     ci = lua_absindex(L, ci);
   pushshared(L, t, ci);
   lua_pushnil(L);
-  setagent(L, t, ai, si, lua_gettop(L), &none, la->a->bp);
+  setagent(L, t, ai, si, lua_gettop(L), &none, agentof(la)->bp);
 }
 
 /* Pushes "tree 't' node 'path': msg", naming node i of version bp (or
@@ -115,13 +115,12 @@ static const char *pushnodeerror(lua_State *L, bonsai_agent *a,
 /* The message of the agent's last error, naming its node. */
 #define pusherror(L, a, msg) pushnodeerror(L, a, (a)->bp, (a)->errnode, msg)
 
-/* What a tick needs besides the agent: the leaf stack, dt, the slot with
-** the key "time", and where it stands (for recovery after an error). */
+/* What a tick needs besides the agent: the leaf stack, dt, and where it
+** stands (for recovery after an error). */
 typedef struct Job {
   LTick t;
   LAgent *la;
   double dt;
-  int timekey;
   int status;
   int started; /* the tick began: a failure must be recovered */
   uint64_t loaded; /* id of the blueprint whose values are at t.values */
@@ -159,7 +158,7 @@ static void rekey(lua_State *L, int si, int ci, const uint32_t *map,
 /* Switches the agent to the reloaded version of its tree: aborts in the
 ** old version run with the old values table, then the new one is in. */
 static int migrate(lua_State *L, Job *j) {
-  bonsai_agent *a = j->la->a;
+  bonsai_agent *a = agentof(j->la);
   const Blueprint *old = a->bp; /* kept alive by the tree's plan */
   int r;
   a->host = &j->t;
@@ -207,7 +206,7 @@ static int interrupted(lua_State *L, LTick *t) {
 /* One tick of the agent table at ai, state si, with its blackboard slot
 ** bbslot on top of the stack; may raise. */
 static int tickone(lua_State *L, Job *j, int ai, int si) {
-  bonsai_agent *a = j->la->a;
+  bonsai_agent *a = agentof(j->la);
   int s;
   setagent(L, &j->t, ai, si, lua_gettop(L), &j->loaded, a->bp);
   if (bs_agent_stale(a) && !a->busy && migrate(L, j) != BONSAI_OK)
@@ -215,9 +214,6 @@ static int tickone(lua_State *L, Job *j, int ai, int si) {
   if ((s = bs_agent_start(a, j->dt)) != BONSAI_OK)
     return s;
   j->started = 1;
-  lua_pushvalue(L, j->timekey);
-  lua_pushnumber(L, a->time);
-  lua_rawset(L, ai);
   a->host = &j->t;
   a->current = BS_NONE;
   if (j->la->ninterrupts > 0 && interrupted(L, &j->t))
@@ -233,7 +229,7 @@ static int tickone(lua_State *L, Job *j, int ai, int si) {
 /* After a Lua error escaped a tick (message at the top): clean the agent
 ** up and replace the message by one that names the tree and node. */
 static void recover(lua_State *L, Job *j, int ai, int si, int ci) {
-  bonsai_agent *a = j->la->a;
+  bonsai_agent *a = agentof(j->la);
   const char *msg = lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1)
                                                    : "(error object is not "
                                                      "a string)";
@@ -251,12 +247,12 @@ static void recover(lua_State *L, Job *j, int ai, int si, int ci) {
   lua_remove(L, -2);
 }
 
-/* args: job, agent, state, context, "time" */
+/* args: job, agent, state, context */
 static int ptick(lua_State *L) {
   Job *j = (Job *)lua_touserdata(L, 1);
   j->loaded = 0;
-  j->timekey = 5;
   pushshared(L, &j->t, 4);
+  lb_tick_room(L);
   lua_pushnil(L); /* blackboard slot */
   j->status = tickone(L, j, 2, 3);
   return 0;
@@ -271,20 +267,19 @@ static int agent_tick(lua_State *L) {
   j.dt = luaL_optnumber(L, 2, 0.0);
   j.la = la;
   j.started = 0;
-  if (la->a->busy)
+  if (agentof(la)->busy)
     return luaL_error(L, "agent is already ticking");
   lua_pushcfunction(L, ptick);
   lua_pushlightuserdata(L, &j);
   lua_pushvalue(L, 1);
   lua_pushvalue(L, 3);
   lua_pushvalue(L, CONTEXT);
-  lua_pushvalue(L, TIMEKEY);
-  if (lua_pcall(L, 5, 0, 0) != LUA_OK) {
+  if (lua_pcall(L, 4, 0, 0) != LUA_OK) {
     recover(L, &j, 1, 3, CONTEXT);
     return lua_error(L);
   }
   if (j.status < 0) {
-    pusherror(L, la->a, bonsai_agent_errmsg(la->a));
+    pusherror(L, agentof(la), bonsai_agent_errmsg(agentof(la)));
     return lua_error(L);
   }
   lua_pushvalue(L, STATUSNAME(j.status));
@@ -307,14 +302,14 @@ static void adderror(lua_State *L, int list, int eidx, lua_Integer cur) {
   lua_rawseti(L, eidx, (lua_Integer)lua_rawlen(L, eidx) + 1);
 }
 
-/* Ticks list[next..n] (args: batch, list, errors, context, "time"); a Lua
+/* Ticks list[next..n] (args: batch, list, errors, context); a Lua
 ** error leaves b->cur at the agent that raised it. */
 static int pbatch(lua_State *L) {
   Batch *b = (Batch *)lua_touserdata(L, 1);
   int base;
   b->j.loaded = 0;
-  b->j.timekey = 5;
   pushshared(L, &b->j.t, 4); /* 6: named, 7: values */
+  lb_tick_room(L);
   base = lua_gettop(L);
   while (b->next <= b->n) {
     LAgent *la;
@@ -332,7 +327,7 @@ static int pbatch(lua_State *L) {
     lua_pushnil(L); /* base+3: blackboard slot */
     s = tickone(L, &b->j, base + 1, base + 2);
     if (s < 0) {
-      pusherror(L, la->a, bonsai_agent_errmsg(la->a));
+      pusherror(L, agentof(la), bonsai_agent_errmsg(agentof(la)));
       adderror(L, 2, 3, b->cur);
     }
     lua_settop(L, base);
@@ -355,8 +350,7 @@ int lb_tick_all(lua_State *L) {
     lua_pushvalue(L, 1);
     lua_pushvalue(L, 2);
     lua_pushvalue(L, CONTEXT);
-    lua_pushvalue(L, TIMEKEY);
-    if (lua_pcall(L, 5, 0, 0) != LUA_OK) {
+    if (lua_pcall(L, 4, 0, 0) != LUA_OK) {
       lua_rawgeti(L, 1, b.cur);
       lua_rawgeti(L, -1, 1); /* stack: errors, msg, agent, state */
       lua_rotate(L, -3, 2);  /* errors, agent, state, msg */
@@ -378,7 +372,7 @@ static int withcontext(lua_State *L, int (*op)(bonsai_agent *)) {
   int r;
   lua_settop(L, 1);
   la = checkagent(L, 1); /* state at 2 */
-  a = la->a;
+  a = agentof(la);
   if (a->busy)
     return luaL_error(L, "agent is already ticking");
   if (bs_agent_stale(a)) { /* aborts belong to the version that runs */
@@ -412,13 +406,13 @@ static int agent_reset(lua_State *L) {
 }
 
 static int agent_status(lua_State *L) {
-  lb_pushstatus(L, bonsai_agent_status(checkagent(L, 1)->a));
+  lb_pushstatus(L, bonsai_agent_status(agentof(checkagent(L, 1))));
   return 1;
 }
 
 /* a:running(): names of the running nodes, outermost first */
 static int agent_running(lua_State *L) {
-  bonsai_agent *a = checkagent(L, 1)->a;
+  bonsai_agent *a = agentof(checkagent(L, 1));
   unsigned n = bonsai_agent_running(a, NULL, 0), k;
   unsigned *nodes = (unsigned *)lua_newuserdatauv(L, n * sizeof *nodes + 1, 0);
   bonsai_agent_running(a, nodes, n);
@@ -481,17 +475,17 @@ static int agent_tostring(lua_State *L) {
   LAgent *la = toagent(L, 1);
   if (la == NULL)
     return lua_pushliteral(L, "bonsai.agent (broken)"), 1;
-  lb_pushstatus(L, la->a->last);
+  lb_pushstatus(L, agentof(la)->last);
   lua_pushfstring(L, "bonsai.agent of '%s' (%s)",
-                  bonsai_tree_name(la->a->tree), lua_tostring(L, -1));
+                  bonsai_tree_name(agentof(la)->tree), lua_tostring(L, -1));
   return 1;
 }
 
 static int state_gc(lua_State *L) {
   LAgent *la = (LAgent *)lua_touserdata(L, 1);
-  if (la->a != NULL)
-    bs_agent_done(la->a);
-  la->a = NULL;
+  if (la->magic != NULL)
+    bs_agent_done(agentof(la));
+  la->magic = NULL;
   return 0;
 }
 
@@ -529,13 +523,10 @@ int lb_agent(lua_State *L) {
   la = (LAgent *)lua_newuserdatauv(L, sizeof *la + bs_agent_size(lt->t),
                                    UV_N);
   la->magic = NULL;
-  la->a = NULL;
   la->ninterrupts = 0;
   luaL_setmetatable(L, BS_STATE_T);
-  if (bs_agent_init((bonsai_agent *)(la + 1), lt->t, bb->bb, owner) !=
-      BONSAI_OK)
+  if (bs_agent_init(agentof(la), lt->t, bb->bb, owner) != BONSAI_OK)
     return luaL_error(L, "out of memory");
-  la->a = (bonsai_agent *)(la + 1);
   la->magic = lb_context(L);
   lua_getiuservalue(L, 1, 1);
   lua_setiuservalue(L, 4, UV_VALUES);
@@ -543,8 +534,9 @@ int lb_agent(lua_State *L) {
   lua_setiuservalue(L, 4, UV_BB);
   lua_pushvalue(L, 1);
   lua_setiuservalue(L, 4, UV_TREE);
-  /* 5: the agent table */
-  lua_createtable(L, 1, 4);
+  /* 5: the agent table: a.owner and a.bb are plain fields; a.tree and
+  ** a.time come from __index */
+  lua_createtable(L, 1, 2);
   lua_pushvalue(L, 4);
   lua_rawseti(L, 5, 1);
   if (lua_istable(L, 2)) {
@@ -553,10 +545,6 @@ int lb_agent(lua_State *L) {
   }
   lua_pushvalue(L, 3);
   lua_setfield(L, 5, "bb");
-  lua_pushvalue(L, 1);
-  lua_setfield(L, 5, "tree");
-  lua_pushnumber(L, 0.0);
-  lua_setfield(L, 5, "time");
   luaL_setmetatable(L, BS_AGENT_T);
   return 1;
 }
@@ -571,8 +559,27 @@ static const luaL_Reg agent_methods[] = {
     {"remove_interrupt", agent_remove_interrupt},
     {NULL, NULL}};
 
+/* a.tree, a.time and the methods: what an agent table does not hold
+** (upvalues: the context, the methods, "tree", "time"). Reading a.time
+** costs a call, but no tick has to write it. */
+static int agent_index(lua_State *L) {
+  LAgent *la;
+  lua_settop(L, 2);
+  lua_pushvalue(L, 2);
+  if (lua_rawget(L, lua_upvalueindex(2)) != LUA_TNIL)
+    return 1;
+  if (lua_rawequal(L, 2, lua_upvalueindex(4)) &&
+      (la = toagent(L, 1)) != NULL)
+    lua_pushnumber(L, agentof(la)->time);
+  else if (lua_rawequal(L, 2, lua_upvalueindex(3)) && toagent(L, 1) != NULL)
+    lua_getiuservalue(L, -1, UV_TREE);
+  else
+    lua_pushnil(L);
+  return 1;
+}
+
 /* stack: context. Makes the state and agent metatables; the agent
-** methods get (context, "time") as upvalues. */
+** methods get the context and the status names as upvalues. */
 void lb_open_agent(lua_State *L) {
   int ctx = lua_gettop(L);
   luaL_newmetatable(L, BS_STATE_T);
@@ -583,13 +590,17 @@ void lb_open_agent(lua_State *L) {
   luaL_newmetatable(L, BS_AGENT_T); /* stack: ctx, statemeta, agentmeta */
   lua_newtable(L);
   lua_pushvalue(L, ctx);
-  lua_pushliteral(L, "time");
   lua_pushliteral(L, "idle");
   lua_pushliteral(L, "running");
   lua_pushliteral(L, "success");
   lua_pushliteral(L, "failure");
   lua_pushliteral(L, "aborted");
-  luaL_setfuncs(L, agent_methods, 7);
+  luaL_setfuncs(L, agent_methods, 6);
+  lua_pushvalue(L, ctx);
+  lua_insert(L, -2);
+  lua_pushliteral(L, "tree");
+  lua_pushliteral(L, "time");
+  lua_pushcclosure(L, agent_index, 4);
   lua_setfield(L, -2, "__index");
   lua_pushvalue(L, ctx);
   lua_pushcclosure(L, agent_tostring, 1);

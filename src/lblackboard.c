@@ -15,9 +15,10 @@
 #include "blackboard.h"
 #include "lbonsai.h"
 
-/* Uservalues of a blackboard userdata. */
-#define UV_SIDE 1   /* nil, or { [key id + 1] = handle value, obs =, kids = } */
-#define UV_PARENT 2 /* the parent's userdata (only blackboards with one) */
+/* A blackboard userdata has one uservalue, its parent's userdata, when it
+** has a parent. Its side table { [key id + 1] = handle value, obs =, kids = }
+** is its entry in the context's extras, made when first needed. */
+#define UV_PARENT 1
 
 /* The side table's observer part: obs[key id + 1] = { handle... } in
 ** registration order, obs.fn[handle] = function, obs.key[handle] = key. */
@@ -37,7 +38,7 @@ LBB *lb_newbb(lua_State *L, int parentidx) {
     parentidx = lua_absindex(L, parentidx);
     parent = lb_checkbb(L, parentidx)->bb;
   }
-  b = (LBB *)lua_newuserdatauv(L, sizeof *b, parentidx != 0 ? 2 : 1);
+  b = (LBB *)lua_newuserdatauv(L, sizeof *b, parentidx != 0 ? 1 : 0);
   b->bb = NULL;
   b->nobs = 0;
   b->watched = 0;
@@ -54,13 +55,8 @@ LBB *lb_newbb(lua_State *L, int parentidx) {
 /* Pushes the side table of the userdata at idx, created if 'make'; pushes
 ** nil if there is none. */
 static int pushside(lua_State *L, int idx, int make) {
-  if (lua_getiuservalue(L, idx, UV_SIDE) == LUA_TTABLE || !make)
-    return lua_istable(L, -1);
-  lua_pop(L, 1);
-  lua_newtable(L);
-  lua_pushvalue(L, -1);
-  lua_setiuservalue(L, idx, UV_SIDE);
-  return 1;
+  lb_extra(L, idx, lua_upvalueindex(1), make);
+  return lua_istable(L, -1);
 }
 
 /* Pushes the value of key (found in bb or a parent) for the userdata at

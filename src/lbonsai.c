@@ -212,8 +212,7 @@ int luaopen_bonsai_core(lua_State *L) {
   /* stack: context */
   lua_newtable(L);
   lua_pushvalue(L, -2);
-  lua_pushliteral(L, "time");
-  luaL_setfuncs(L, bonsai_funcs, 2);
+  luaL_setfuncs(L, bonsai_funcs, 1);
   lua_pushliteral(L, BONSAI_VERSION);
   lua_setfield(L, -2, "VERSION");
   status_string(L, "SUCCESS", "success", &lb->s_success);

@@ -26,7 +26,8 @@
 #define LB_ANCHOR 3 /* strings whose addresses the context keeps */
 #define LB_IDS 4    /* weak: Lua value kept as a blackboard handle -> its id */
 #define LB_EXTRAS 5 /* weak: agent state -> { interrupts = {...},
-                    ** [node + 1] = task coroutine }, for the few that have */
+                    ** [node + 1] = task coroutine }, blackboard -> its side
+                    ** table; for the few that have one */
 #define LB_NUV 5
 typedef struct LBonsai {
   bonsai_env *env;
@@ -46,10 +47,13 @@ typedef struct LTree {
 #define UV_TREE 3   /* tree userdata */
 #define UV_N 3
 typedef struct LAgent {
-  const LBonsai *magic; /* the context: tells an agent state apart cheaply */
-  bonsai_agent *a;      /* the C agent, right after this header */
+  const LBonsai *magic; /* the context: tells an agent state apart cheaply;
+                        ** NULL until the agent lives and once collected */
   int ninterrupts;
 } LAgent;
+
+/* The C agent, right after the header. */
+#define agentof(la) ((bonsai_agent *)((la) + 1))
 
 /* Blackboard userdata (see lblackboard.c for its uservalues). */
 typedef struct LBB {
@@ -68,7 +72,13 @@ typedef struct LTick {
   int ctx; /* the context (a stack or upvalue index) */
   int agent, state, bb, values, named;
   int bbready;
+  int pending; /* results of leaf calls left on the stack */
 } LTick;
+
+/* Results a tick may leave on the stack before they are dropped; whoever
+** ticks makes room for them (lb_tick_room). */
+#define LB_PENDING 8
+#define lb_tick_room(L) luaL_checkstack(L, LB_PENDING + 16, "tick")
 
 /* Makes sure the blackboard is in its slot. */
 #define lb_tick_bb(t)                                                          \

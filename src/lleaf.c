@@ -11,40 +11,27 @@
 #include "env.h"
 #include "lbonsai.h"
 
-/* Converts the value at the top of the stack to a status and pops it;
-** -1 if it is not one. */
+/* Converts the value at the top of the stack to a status and leaves it
+** there; -1 if it is not one, with a description of it pushed. */
 static int tostatus(lua_State *L, const LBonsai *lb) {
-  int s = -1;
-  switch (lua_type(L, -1)) { /* booleans first: the common case */
-  case LUA_TBOOLEAN:
-    s = lua_toboolean(L, -1) ? BONSAI_SUCCESS : BONSAI_FAILURE;
-    break;
-  case LUA_TNIL:
-    s = BONSAI_FAILURE;
-    break;
-  case LUA_TSTRING: {
+  int t = lua_type(L, -1);
+  if (t == LUA_TBOOLEAN) /* the common case */
+    return lua_toboolean(L, -1) ? BONSAI_SUCCESS : BONSAI_FAILURE;
+  if (t == LUA_TNIL)
+    return BONSAI_FAILURE;
+  if (t == LUA_TSTRING) {
     const char *p = lua_tostring(L, -1);
     if (p == lb->s_success)
-      s = BONSAI_SUCCESS;
-    else if (p == lb->s_failure)
-      s = BONSAI_FAILURE;
-    else if (p == lb->s_running)
-      s = BONSAI_RUNNING;
-    break;
+      return BONSAI_SUCCESS;
+    if (p == lb->s_failure)
+      return BONSAI_FAILURE;
+    if (p == lb->s_running)
+      return BONSAI_RUNNING;
+    lua_pushfstring(L, "invalid status '%s'", p);
+  } else {
+    lua_pushfstring(L, "invalid status (a %s value)", luaL_typename(L, -1));
   }
-  default:
-    break;
-  }
-  if (s < 0) { /* replace the value by a description of it */
-    if (lua_type(L, -1) == LUA_TSTRING)
-      lua_pushfstring(L, "invalid status '%s'", lua_tostring(L, -1));
-    else
-      lua_pushfstring(L, "invalid status (a %s value)", luaL_typename(L, -1));
-    lua_remove(L, -2);
-    return -1;
-  }
-  lua_settop(L, -2);
-  return s;
+  return -1;
 }
 
 /* A callback failed with the message at the top: raise it during a tick;
@@ -87,6 +74,11 @@ static int pushargs(lua_State *L, LTick *t, const bonsai_call *c, int n) {
   return 4;
 }
 
+/*
+** During a tick the results of calls are not popped one by one: they stay
+** on the stack (the caller made room for LB_PENDING of them) and are
+** dropped together, which saves a lua_settop per leaf.
+*/
 int lb_leaf_call(const bonsai_call *c) {
   bonsai_agent *a = c->agent;
   LTick *t = (LTick *)a->host;
@@ -102,12 +94,18 @@ int lb_leaf_call(const bonsai_call *c) {
     lua_call(L, n, 1);
   else if (lua_pcall(L, n, 1, 0) != LUA_OK)
     return failed(L, a);
-  if (c->event != BONSAI_EV_TICK) {
-    lua_settop(L, -2);
-    return BONSAI_OK;
-  }
-  if ((s = tostatus(L, t->lb)) < 0)
+  if (c->event != BONSAI_EV_TICK)
+    s = BONSAI_OK;
+  else if ((s = tostatus(L, t->lb)) < 0) {
+    lua_remove(L, -2);
     return failed(L, a);
+  }
+  if (a->protect)
+    lua_settop(L, -2);
+  else if (++t->pending == LB_PENDING) {
+    lua_settop(L, -1 - LB_PENDING);
+    t->pending = 0;
+  }
   return s;
 }
 
@@ -195,8 +193,11 @@ int lb_task_call(const bonsai_call *c) {
   lua_pushnil(L);
   lua_rawseti(L, -3, key); /* the run is over */
   lua_remove(L, -2);
-  if ((s = tostatus(L, t->lb)) < 0)
+  if ((s = tostatus(L, t->lb)) < 0) {
+    lua_remove(L, -2);
     return failed(L, a);
+  }
+  lua_settop(L, -2);
   if (s == BONSAI_RUNNING) {
     lua_pushliteral(L, "a task returned running (yield to keep running)");
     return failed(L, a);

@@ -389,11 +389,14 @@ static void addbuf(void *ud, const char *s, size_t n) {
 static int tree_dump(lua_State *L) {
   LTree *lt = lb_checktree(L, 1);
   const bonsai_agent *a = NULL;
+  const LAgent *la;
   luaL_Buffer b;
   if (!lua_isnoneornil(L, 2)) {
     luaL_checktype(L, 2, LUA_TTABLE);
     lua_rawgeti(L, 2, 1);
-    a = ((LAgent *)luaL_checkudata(L, -1, BS_STATE_T))->a;
+    la = (LAgent *)luaL_checkudata(L, -1, BS_STATE_T);
+    luaL_argcheck(L, la->magic != NULL, 2, "collected agent");
+    a = agentof(la);
     luaL_argcheck(L, a->tree == lt->t, 2, "agent of another tree");
   }
   luaL_buffinit(L, &b);

@@ -30,22 +30,6 @@ static const Leaf *leafof(const bonsai_agent *a, const Node *n) {
                                : &a->bp->leaves[n->leaf];
 }
 
-/* Delivers event ev to leaf node i. */
-static int call(bonsai_agent *a, uint32_t i, int ev, int status) {
-  const Node *n = &a->bp->nodes[i];
-  const Leaf *l = leafof(a, n); /* looked up at every call: re-registration */
-  bonsai_call c;
-  c.agent = a;
-  c.owner = a->owner;
-  c.data = l->data;
-  c.args = n->args;
-  c.event = ev;
-  c.status = status;
-  c.node = i;
-  a->current = i;
-  a->event = (uint8_t)ev;
-  return l->fn(&c);
-}
 
 /* A callback's result was not BONSAI_OK: make sure a message exists. */
 static int leaffail(bonsai_agent *a, int r, const char *what) {
@@ -56,36 +40,53 @@ static int leaffail(bonsai_agent *a, int r, const char *what) {
   return BONSAI_ELEAF;
 }
 
+/* Delivers event ev to the leaf at node i through the call record of the
+** tick (agent and owner set). The leaf is looked up at every call: a
+** callback may re-register it. */
+static int fire(bonsai_agent *a, const Node *n, uint32_t i, int ev,
+                int status, bonsai_call *c) {
+  const Leaf *l = leafof(a, n);
+  c->data = l->data;
+  c->args = n->args;
+  c->event = ev;
+  c->status = status;
+  c->node = i;
+  a->current = i;
+  a->event = (uint8_t)ev;
+  return l->fn(c);
+}
+
 /* One tick of an action or condition: enter, tick, and exit when done. */
-static int tick_leaf(bonsai_agent *a, uint32_t i) {
+static int tick_leaf(bonsai_agent *a, uint32_t i, bonsai_call *c) {
   const Node *n = &a->bp->nodes[i];
+  uint8_t *st = a->state;
   int s;
   if (n->kind == BONSAI_CONDITION) {
-    s = call(a, i, BONSAI_EV_TICK, 0);
+    s = fire(a, n, i, BONSAI_EV_TICK, 0, c);
     if (s == SUCCESS || s == FAILURE)
-      return a->state[i] = (uint8_t)s;
+      return st[i] = (uint8_t)s;
     if (s == RUNNING) {
       bs_agent_seterr(a, "a condition cannot return running");
       return BONSAI_ELEAF;
     }
     return leaffail(a, s, "condition");
   }
-  if (a->state[i] != RUNNING) {
+  if (st[i] != RUNNING) {
     if (leafof(a, n)->flags & BONSAI_LEAF_ENTER) {
-      int r = call(a, i, BONSAI_EV_ENTER, 0);
+      int r = fire(a, n, i, BONSAI_EV_ENTER, 0, c);
       if (r != BONSAI_OK)
         return leaffail(a, r, "enter");
     }
-    a->state[i] = RUNNING;
+    st[i] = RUNNING;
   }
-  s = call(a, i, BONSAI_EV_TICK, 0);
+  s = fire(a, n, i, BONSAI_EV_TICK, 0, c);
   if (s == RUNNING)
     return s;
   if (s != SUCCESS && s != FAILURE)
     return leaffail(a, s, "tick");
-  a->state[i] = (uint8_t)s;
+  st[i] = (uint8_t)s;
   if (leafof(a, n)->flags & BONSAI_LEAF_EXIT) {
-    int r = call(a, i, BONSAI_EV_EXIT, s);
+    int r = fire(a, n, i, BONSAI_EV_EXIT, s, c);
     if (r != BONSAI_OK)
       return leaffail(a, r, "exit");
   }
@@ -152,10 +153,13 @@ static int abort_node(bonsai_agent *a, uint32_t i) {
   a->state[i] = BONSAI_ABORTED;
   if (n->kind == BONSAI_ACTION) {
     unsigned f = leafof(a, n)->flags;
+    bonsai_call c;
+    c.agent = a;
+    c.owner = a->owner;
     if (f & BONSAI_LEAF_ABORT)
-      r = call(a, i, BONSAI_EV_ABORT, 0);
+      r = fire(a, n, i, BONSAI_EV_ABORT, 0, &c);
     else if (f & BONSAI_LEAF_EXIT)
-      r = call(a, i, BONSAI_EV_EXIT, BONSAI_ABORTED);
+      r = fire(a, n, i, BONSAI_EV_EXIT, BONSAI_ABORTED, &c);
     if (r != BONSAI_OK)
       return leaffail(a, r, "abort");
   }
@@ -321,6 +325,9 @@ int bs_vm_tick(bonsai_agent *a) {
   uint8_t *st = a->state;
   uint32_t i = st[0] == RUNNING ? a->resume : 0, c;
   int s;
+  bonsai_call cl;
+  cl.agent = a;
+  cl.owner = a->owner;
   if (a->bp->nwatch != 0 && bs_bb_changed(a->bb, a->seen)) {
     if ((s = wakeguards(a)) < 0)
       return fail(a);
@@ -331,7 +338,7 @@ tick: /* node i is ticked; the common kinds first, without a switch */
   for (;;) {
     const Node *n = &nd[i];
     if (n->kind <= BONSAI_CONDITION) { /* action, condition */
-      if ((s = tick_leaf(a, i)) < 0)
+      if ((s = tick_leaf(a, i, &cl)) < 0)
         return fail(a);
       goto done;
     }
@@ -458,7 +465,7 @@ tick: /* node i is ticked; the common kinds first, without a switch */
       continue;
     }
   }
-done: /* node i finished its tick with status s; its parent takes over */
+done: /* node i finished its tick with status s; control moves on */
   for (;;) {
     const Node *n = &nd[i];
     if (s == RUNNING) {
@@ -468,17 +475,31 @@ done: /* node i finished its tick with status s; its parent takes over */
       }
       c = n->upchild;
       i = n->up;
-    } else {
+    } else { /* the jump table: ancestors that end too, then where to go */
+      uint32_t k = (uint32_t)(s - SUCCESS), f = n->fin[k], to = n->to[k];
       st[i] = (uint8_t)s;
-      if (n->parent == BS_NONE)
+      for (c = i; f > 0; f--) {
+        uint32_t p = nd[c].parent;
+        if ((nd[p].flags & NF_REACTIVE) && reactive_end(a, p, c, s) != BONSAI_OK)
+          return fail(a);
+        st[p] = (uint8_t)s;
+        c = p;
+      }
+      if (to == BS_NONE)
         return s;
-      c = i;
-      i = n->parent;
+      if (to != nd[c].parent) { /* the next sibling of c */
+        if (nd[nd[c].parent].flags & NF_MEMORY)
+          W0(nd[c].parent) = to;
+        i = to;
+        goto tick;
+      }
+      i = to; /* the parent decides */
     }
     n = &nd[i];
     if (n->cont != 0) { /* sequence-like: on to the next child, or done */
-      /* (the priority section: a branch whose conditions passed ran
-      ** instead of the root, whatever its child returned) */
+      /* (only the priority section comes here on a status other than
+      ** running: a branch whose conditions passed ran instead of the root,
+      ** whatever its child returned) */
       if (s == n->cont && nd[c].next < n->next &&
           (n->kind != BONSAI_PRIORITY || nd[c].kind != BONSAI_FILTER ||
            W0(c) != a->serial)) {
