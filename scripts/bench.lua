@@ -172,7 +172,8 @@ local function w1_tree(L)
   }, { name = "w1" })
 end
 
--- Runs W1 once; variant: "floor", "tick", "tick_all". Returns seconds,
+-- Runs W1 once; variant: "floor", "cloop" (hard-coded C calling the
+-- Lua leaves), "tick", "tick_all". Returns seconds,
 -- checksum.
 local function w1_run(variant, n, ticks, count)
   local st = w1_states(n)
@@ -182,6 +183,15 @@ local function w1_run(variant, n, ticks, count)
     t = timed(function()
       for _ = 1, ticks do
         for i = 1, n do local s = st[i]; w1_step(s); f(s) end
+      end
+    end)
+  elseif variant == "cloop" then
+    local leaves, agents, loop = w1_leaves_agent(count), {}, benchc.w1_loop
+    for i = 1, n do agents[i] = { owner = st[i] } end
+    t = timed(function()
+      for _ = 1, ticks do
+        for i = 1, n do w1_step(st[i]) end
+        loop(agents, leaves, FAILURE)
       end
     end)
   else
@@ -390,8 +400,13 @@ if not memory_only then
 io.write(string.format("Bonsai %s benchmarks (%s)\n\n", bt.VERSION,
                        quick and "--quick" or "full"))
 
+local W1_VARIANTS = { table.unpack(LUA_VARIANTS) }
+if benchc then
+  table.insert(W1_VARIANTS, 2, { variant = "cloop",
+    label = "C loop, Lua leaves (the limit)" })
+end
 compare("W1", function(v, count) return w1_run(v, W1N, W1T, count) end,
-        LUA_VARIANTS, W1N * W1T, reps, W1_EXPECT[W1N])
+        W1_VARIANTS, W1N * W1T, reps, W1_EXPECT[W1N])
 
 if benchc then
   -- the core alone: C leaves registered by name, C floor, all in C

@@ -93,6 +93,7 @@ void bonsai_agent_free(bonsai_agent *a) {
 static void verror(bonsai_agent *a, const char *fmt, va_list ap) {
   if (a->errlock)
     return;
+  a->failed = 1;
   if (a->err == NULL &&
       (a->err = bs_malloc(a->tree->env, BS_ERRSIZE)) == NULL)
     return;
@@ -121,7 +122,12 @@ const char *bonsai_agent_errmsg(const bonsai_agent *a) {
 unsigned bonsai_agent_errnode(const bonsai_agent *a) { return a->errnode; }
 
 int bs_agent_start(bonsai_agent *a, double dt) {
-  a->errnode = BS_NONE;
+  if (a->failed) { /* the last error is forgotten */
+    a->failed = 0;
+    a->errnode = BS_NONE;
+    if (a->err != NULL)
+      a->err[0] = '\0';
+  }
   if (a->busy) {
     bs_agent_seterr(a, "agent is already ticking");
     return BONSAI_EBUSY;
@@ -130,8 +136,6 @@ int bs_agent_start(bonsai_agent *a, double dt) {
     bs_agent_seterr(a, "dt must be a number >= 0");
     return BONSAI_EARG;
   }
-  if (a->err != NULL)
-    a->err[0] = '\0';
   a->time += dt;
   a->serial++;
   a->busy = 1;
@@ -198,8 +202,10 @@ int bs_agent_abort(bonsai_agent *a) {
   r = bs_vm_abort(a, 0);
   a->protect = protect;
   a->last = BONSAI_ABORTED;
-  if (r != BONSAI_OK)
+  if (r != BONSAI_OK) {
     a->errnode = a->current;
+    a->failed = 1;
+  }
   return r;
 }
 

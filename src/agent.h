@@ -28,8 +28,9 @@ BS_INTERNAL int bs_agent_start(bonsai_agent *a, double dt);
 /* After a tick (or a failed one): the agent is free again. */
 BS_INTERNAL void bs_agent_finish(bonsai_agent *a, int status);
 
-/* True when the tree was reloaded and the agent has not switched yet. */
-#define bs_agent_stale(a) ((a)->bp != (a)->tree->bp)
+/* True when the tree was reloaded and the agent has not switched yet (a
+** tick reads only its own blueprint until then). */
+#define bs_agent_stale(a) ((a)->bp->replaced && (a)->bp != (a)->tree->bp)
 /* Switches the agent to its tree's current blueprint. */
 BS_INTERNAL int bs_agent_migrate(bonsai_agent *a);
 

@@ -89,6 +89,8 @@ typedef struct Blueprint {
   int refs;
   bonsai_env *env;
   uint64_t id;       /* unique in the env: addresses may be reused */
+  int replaced;      /* a tree moved on from this version (the one field
+                     ** written after compiling: agents check it) */
   uint32_t n;        /* nodes */
   uint32_t nleaves;
   uint32_t statsize; /* n rounded up to 8: status bytes */
@@ -118,26 +120,29 @@ struct bonsai_tree {
 };
 
 struct bonsai_agent {
-  bonsai_tree *tree;
+  /* what every tick reads and writes, together */
   Blueprint *bp;    /* the version this agent runs */
-  bonsai_bb *bb;
+  uint8_t *state;   /* statsize status bytes, then datasize data bytes */
   void *owner;
   void *host;       /* the binding's context during a call */
   double time;      /* agent clock: sum of dt */
   uint32_t serial;  /* ticks so far */
   uint32_t resume;  /* where the next tick starts while the root runs */
   uint32_t current; /* node whose callback is being called */
-  uint32_t errnode; /* node of the last error */
-  uint64_t seen;    /* blackboard change stamp last looked at (guards) */
   uint8_t busy;     /* inside a tick or an abort */
   uint8_t last;     /* status of the last tick */
   uint8_t protect;  /* callbacks must not raise (abort passes) */
   uint8_t event;    /* event being delivered to 'current' */
+  uint8_t failed;   /* err or errnode tell of an error: cleared next tick */
   uint8_t errlock;  /* keep the message in err (an abort pass failed) */
   uint8_t stateown; /* state was allocated apart (after a reload) */
+  /* the rest */
+  uint32_t errnode; /* node of the last error */
   uint32_t statecap; /* bytes available at state */
   uint32_t inlinecap; /* bytes of state inside the agent's allocation */
-  uint8_t *state;   /* statsize status bytes, then datasize data bytes */
+  bonsai_tree *tree;
+  bonsai_bb *bb;
+  uint64_t seen;    /* blackboard change stamp last looked at (guards) */
   char *err;        /* BS_ERRSIZE bytes, allocated on first error */
 };
 

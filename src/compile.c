@@ -653,6 +653,7 @@ int bonsai_tree_reload(bonsai_tree *t, const bonsai_def *def, char *errbuf,
   if (bp == NULL)
     return code;
   bs_reload_forget(t);
+  t->bp->replaced = 1;
   bs_bp_release(t->bp);
   t->bp = bp;
   return BONSAI_OK;

@@ -246,6 +246,7 @@ int bs_tree_adopt(bonsai_tree *t, bonsai_tree *other) {
     return BONSAI_OK;
   other->bp->refs++;
   bs_reload_forget(t);
+  t->bp->replaced = 1;
   bs_bp_release(t->bp);
   t->bp = other->bp;
   return BONSAI_OK;

@@ -203,6 +203,7 @@ void bs_vm_recover(bonsai_agent *a, const char *msg) {
   if (msg != NULL)
     bs_agent_seterr(a, "%s", msg);
   a->errnode = a->current;
+  a->failed = 1;
   a->errlock = 1;
   a->protect = 1;
   if (a->current != BS_NONE && a->state[a->current] == RUNNING &&

@@ -2,7 +2,8 @@
 ** benchc.c: the C half of scripts/bench. W1 "guard" with C leaves: the same
 ** decisions hand-written in C (the floor) and as a Bonsai tree whose leaves
 ** are C functions registered by name and ticked through the public C API,
-** with no Lua in the loop. Loaded by scripts/bench.lua as the module
+** with no Lua in the loop; and W1's decisions hard-coded in C calling
+** Lua leaves (the limit for Lua leaves). Loaded by scripts/bench.lua as the module
 ** "benchc"; it links its own copy of the core.
 */
 #include <stdio.h>
@@ -208,10 +209,71 @@ static int b_w1(lua_State *L) {
   return 3;
 }
 
+/*
+** benchc.w1_loop(agents, leaves, FAILURE): one tick of every agent, W1's
+** decisions hard-coded in C calling the same Lua leaves as Bonsai does
+** (function(a) local s = a.owner ... end). No runtime can call Lua leaves
+** for less: this is the limit the Lua-leaf ratios are measured against.
+*/
+enum { L_IS_DEAD = 4, L_SEES_ENEMY, L_HEALTH_LOW, L_IN_RANGE, L_DIE, L_FLEE,
+       L_ATTACK, L_CHASE, L_PATROL, L_FAILURE, L_AGENT };
+
+static int lcond(lua_State *L, int f) {
+  int r;
+  lua_pushvalue(L, f);
+  lua_pushvalue(L, L_AGENT);
+  lua_call(L, 1, 1);
+  r = lua_toboolean(L, -1);
+  lua_pop(L, 1);
+  return r;
+}
+
+/* An action: 1 unless it failed. */
+static int lact(lua_State *L, int f) {
+  int r;
+  lua_pushvalue(L, f);
+  lua_pushvalue(L, L_AGENT);
+  lua_call(L, 1, 1);
+  r = !lua_rawequal(L, -1, L_FAILURE);
+  lua_pop(L, 1);
+  return r;
+}
+
+static int b_w1_loop(lua_State *L) {
+  static const char *const names[] = {"is_dead", "sees_enemy", "health_low",
+                                      "in_range", "die", "flee", "attack",
+                                      "chase", "patrol"};
+  lua_Integer i, n = luaL_len(L, 1);
+  int k;
+  lua_settop(L, 3);
+  for (k = 0; k < 9; k++)
+    lua_getfield(L, 2, names[k]);
+  lua_pushvalue(L, 3); /* L_FAILURE */
+  for (i = 1; i <= n; i++) {
+    lua_rawgeti(L, 1, i); /* L_AGENT */
+    if (lcond(L, L_IS_DEAD) && lact(L, L_DIE))
+      goto next;
+    if (lcond(L, L_SEES_ENEMY)) {
+      if (lcond(L, L_HEALTH_LOW) && lact(L, L_FLEE))
+        goto next;
+      if (lcond(L, L_IN_RANGE) && lact(L, L_ATTACK))
+        goto next;
+      if (lact(L, L_CHASE))
+        goto next;
+    }
+    lact(L, L_PATROL);
+  next:
+    lua_pop(L, 1);
+  }
+  return 0;
+}
+
 BONSAI_API int luaopen_benchc(lua_State *L);
 BONSAI_API int luaopen_benchc(lua_State *L) {
   lua_newtable(L);
   lua_pushcfunction(L, b_w1);
   lua_setfield(L, -2, "w1");
+  lua_pushcfunction(L, b_w1_loop);
+  lua_setfield(L, -2, "w1_loop");
   return 1;
 }
