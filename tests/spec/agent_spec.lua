@@ -67,6 +67,34 @@ describe("agent fields", function()
     assert.equal(2.75, a.time)
   end)
 
+  it("holds owner, bb and its state; a.time and a.tree come from __index",
+     function()
+    local tree = bt.tree(bt.wait { seconds = 5 })
+    local npc = {}
+    local a = bt.agent(tree, { owner = npc })
+    a:tick(2)
+    local keys = {}
+    for k in pairs(a) do keys[#keys + 1] = tostring(k) end
+    table.sort(keys)
+    assert.same({ "1", "bb", "owner" }, keys)
+    assert.is_nil(rawget(a, "time"))
+    assert.is_nil(rawget(a, "tree"))
+    assert.equal(2, a.time)
+    assert.equal(tree, a.tree)
+    assert.is_nil(a.no_such_field)
+    assert.equal("function", type(a.tick))
+  end)
+
+  it("lets a field set on the agent table shadow time and tree", function()
+    local tree = bt.tree(bt.wait { seconds = 5 })
+    local a = bt.agent(tree)
+    a.time = "mine"
+    a:tick(1)
+    assert.equal("mine", a.time) -- a plain field now: the clock goes on
+    a.time = nil
+    assert.equal(1, a.time)
+  end)
+
   it("adds dt to the clock before the tree runs", function()
     local seen = {}
     local a = bt.agent(bt.tree(bt.action(function(agent)

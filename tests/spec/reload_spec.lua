@@ -156,6 +156,23 @@ describe("tree:reload", function()
     assert.equal("T", tree.name)
   end)
 
+  it("leaves alone the agents of a tree that shares the replaced version",
+     function()
+    -- tree takes other's version; then other is reloaded: the version
+    -- tree runs is replaced in other only, so tree's agents stay on it
+    local other = bt.tree(bt.sequence { t:action("A", "R") }, { name = "O" })
+    local tree = bt.tree(bt.sequence { t:action("X", "R") }, { name = "T" })
+    assert.is_true(tree:reload(other))
+    local a, b = bt.agent(tree), bt.agent(other)
+    t:step(a, 1)
+    t:step(b, 1)
+    t:take()
+    assert.is_true(other:reload(bt.sequence { t:action("B", "R") }))
+    assert.equal("running | tick A", t:step(a, 1))
+    assert.equal("running | abort A; enter B; tick B", t:step(b, 1))
+    assert.equal("sequence\n  A (action)\n", tree:dump())
+  end)
+
   it("does not migrate an agent in the middle of its tick", function()
     local tree
     local a = agent_of(bt.sequence {

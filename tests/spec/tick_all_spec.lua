@@ -170,6 +170,79 @@ describe("bt.tick_all", function()
     assert.equal("aborted", list[2]:status())
   end)
 
+  -- Leaf results stay on the stack during a tick and are dropped in
+  -- groups: ticks with many leaves, errors among them and nested ticks
+  -- must still see every status right and leave the stack balanced.
+  it("keeps statuses right across many leaf calls in one tick", function()
+    local calls = 0
+    local kids = {}
+    for k = 1, 60 do
+      kids[k] = bt.sequence {
+        bt.condition(function() calls = calls + 1; return k % 7 == 0 end),
+        bt.action(function() calls = calls + 1
+          return k == 56 and bt.SUCCESS or bt.FAILURE end),
+      }
+    end
+    local tree = bt.tree(bt.selector(kids))
+    local list = {}
+    for k = 1, 30 do list[k] = bt.agent(tree) end
+    for _ = 1, 3 do assert.is_nil(bt.tick_all(list, 1)) end
+    for _, a in ipairs(list) do assert.equal("success", a:status()) end
+    assert.equal(3 * 30 * (56 + 8), calls) -- 56 conditions, 8 actions
+    assert.equal("success", list[1]:tick(1))
+  end)
+
+  it("recovers from an error raised after many leaf calls", function()
+    local kids = {}
+    for k = 1, 40 do
+      kids[k] = bt.condition { name = "c" .. k, fn = function(a)
+        if k == 33 and a.bb.boom then error("boom at 33", 0) end
+        return false
+      end }
+    end
+    kids[41] = bt.action { name = "hold", fn = function() return bt.RUNNING end }
+    local tree = bt.tree(bt.reactive_selector(kids), { name = "many" })
+    local list = { bt.agent(tree), bt.agent(tree), bt.agent(tree) }
+    assert.is_nil(bt.tick_all(list, 1))
+    list[2].bb.boom = true
+    local errs = bt.tick_all(list, 1)
+    assert.equal(1, #errs)
+    assert.equal(list[2], errs[1].agent)
+    assert.equal("tree 'many' node 'reactive_selector/c33': boom at 33", errs[1].error)
+    assert.equal("aborted", list[2]:status())
+    assert.equal("running", list[1]:status())
+    assert.equal("running", list[3]:status())
+    list[2].bb.boom = nil
+    assert.is_nil(bt.tick_all(list, 1))
+    assert.equal("running", list[2]:status())
+  end)
+
+  it("lets a leaf tick other agents in the middle of a tick", function()
+    local inner = bt.tree(bt.sequence {
+      bt.condition(function() return true end),
+      bt.condition(function() return true end),
+      bt.action(function() return bt.SUCCESS end),
+    })
+    local others = {}
+    for k = 1, 5 do others[k] = bt.agent(inner) end
+    local kids = {}
+    for k = 1, 20 do
+      kids[k] = bt.condition(function()
+        if k == 10 then
+          assert.is_nil(bt.tick_all(others, 1))
+          assert.equal("success", others[1]:tick(1))
+        end
+        return k == 20
+      end)
+    end
+    local outer = bt.tree(bt.selector(kids))
+    local list = { bt.agent(outer), bt.agent(outer) }
+    for _ = 1, 2 do assert.is_nil(bt.tick_all(list, 1)) end
+    assert.equal("success", list[1]:status())
+    assert.equal(8, others[1].time)
+    assert.equal(4, others[2].time)
+  end)
+
   it("ticks many agents", function()
     local tree = bt.tree(bt.sequence {
       bt.action(function(_, bb) bb.n = (bb.n or 0) + 1; return true end),
