@@ -14,11 +14,11 @@
 /* Converts the value at the top of the stack to a status and leaves it
 ** there; -1 if it is not one, with a description of it pushed. */
 static int tostatus(lua_State *L, const LBonsai *lb) {
-  int t = lua_type(L, -1);
-  if (t == LUA_TBOOLEAN) /* the common case */
-    return lua_toboolean(L, -1) ? BONSAI_SUCCESS : BONSAI_FAILURE;
-  if (t == LUA_TNIL)
+  int t;
+  if (!lua_toboolean(L, -1)) /* false or nil: one call for most conditions */
     return BONSAI_FAILURE;
+  if ((t = lua_type(L, -1)) == LUA_TBOOLEAN)
+    return BONSAI_SUCCESS;
   if (t == LUA_TSTRING) {
     const char *p = lua_tostring(L, -1);
     if (p == lb->s_success)
