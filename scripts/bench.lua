@@ -512,7 +512,6 @@ do
     end)
   end
   local small, large = {}, {}
-  local ts = timed(function() end)
   for _ = 1, reps do
     small[#small + 1] = writes(g_tree(true))
     large[#large + 1] = writes(g_tree(true, 500))
@@ -522,7 +521,6 @@ do
       median(small) / base)
   row("G write watched key + tick, 2008 nodes", median(large) / (n * ticks) * 1e9, 1,
       median(large) / base, "~ 8-node")
-  local _ = ts
 end
 
 ------------------------------------------------------------------------
