@@ -50,6 +50,14 @@ struct bonsai_env {
 #define NF_MEMORY 16u   /* sequence, selector: resumes its running child */
 #define NF_REACTIVE 32u /* reactive_sequence/_selector, priority */
 
+/* Where a node's jump goes (Node.how). */
+enum {
+  JUMP_ROOT,    /* the root ended */
+  JUMP_NEXT,    /* on to 'to', the next sibling */
+  JUMP_NEXTMEM, /* the same, and the parent (with memory) remembers it */
+  JUMP_PARENT   /* 'to' is the parent, which decides */
+};
+
 /* Check operators. */
 enum { OP_EQ, OP_NE, OP_LT, OP_LE, OP_GT, OP_GE };
 
@@ -63,15 +71,14 @@ typedef struct Node {
   uint8_t mode;     /* guard: GUARD_* */
   uint8_t cont;     /* sequence-like nodes: the status on which they go on
                     ** to the next child (SUCCESS or FAILURE), else 0 */
+  uint8_t how[2];   /* jump table: what 'to' is (JUMP_*) */
   uint32_t parent;  /* BS_NONE for the root */
   uint32_t next;    /* first index after this subtree */
   uint32_t up;      /* nearest NF_ACTIVE ancestor, where RUNNING goes */
   uint32_t upchild; /* the child of 'up' on the path to this node */
   /* Jump table: when this node ends with SUCCESS (0) or FAILURE (1), its
   ** 'fin' nearest ancestors, all sequences or selectors of any flavour,
-  ** end with it; then control goes to 'to': the next sibling of the last
-  ** of them, or its parent when that parent must decide (BS_NONE: the
-  ** root ended). */
+  ** end with it; then control goes to 'to', as 'how' says. */
   uint32_t to[2];
   uint32_t fin[2];
   uint32_t data;    /* offset of this node's state in the data block */

@@ -320,7 +320,7 @@ static size_t watchsize(const Blueprint *bp) {
   return (6 * (size_t)nguards + 1) * sizeof(uint32_t);
 }
 
-/* Fills the jump table (Node.to, Node.fin) in pre-order, parents first:
+/* Fills the jump table (Node.to, fin, how) in pre-order, parents first:
 ** a node that ends a sequence-like parent (the last child, or a status on
 ** which the parent stops) ends with it and jumps where the parent does. The
 ** priority section is left to the VM: its filter rule needs a look. */
@@ -333,6 +333,7 @@ static void jumps(Blueprint *bp) {
       const Node *p;
       n->fin[k] = 0;
       n->to[k] = n->parent;
+      n->how[k] = n->parent == BS_NONE ? JUMP_ROOT : JUMP_PARENT;
       if (n->parent == BS_NONE)
         continue;
       p = &bp->nodes[n->parent];
@@ -340,9 +341,11 @@ static void jumps(Blueprint *bp) {
         continue; /* the parent decides */
       if (s == p->cont && n->next < p->next) {
         n->to[k] = n->next;
+        n->how[k] = (p->flags & NF_MEMORY) ? JUMP_NEXTMEM : JUMP_NEXT;
       } else {
         n->fin[k] = p->fin[k] + 1;
         n->to[k] = p->to[k];
+        n->how[k] = p->how[k];
       }
     }
   }

@@ -61,10 +61,10 @@ static int tick_leaf(bonsai_agent *a, uint32_t i, bonsai_call *c) {
   const Node *n = &a->bp->nodes[i];
   uint8_t *st = a->state;
   int s;
-  if (n->kind == BONSAI_CONDITION) {
+  if (n->kind == BONSAI_CONDITION) { /* its status is stored by the caller */
     s = fire(a, n, i, BONSAI_EV_TICK, 0, c);
     if (s == SUCCESS || s == FAILURE)
-      return st[i] = (uint8_t)s;
+      return s;
     if (s == RUNNING) {
       bs_agent_seterr(a, "a condition cannot return running");
       return BONSAI_ELEAF;
@@ -242,11 +242,10 @@ static int abort_children(bonsai_agent *a, uint32_t i) {
 
 /* A reactive node ends its tick with status s from child c: a running child
 ** after c is no longer reached, so it is aborted. */
-static int reactive_end(bonsai_agent *a, uint32_t i, uint32_t c, int s) {
-  const Node *nd = a->bp->nodes;
-  uint8_t *st = a->state;
+static int reactive_end(bonsai_agent *a, const Node *nd, uint8_t *st,
+                        uint32_t i, uint32_t c, int s) {
   uint32_t r = W0(i);
-  if (r != BS_NONE && r != c && a->state[r] == RUNNING) {
+  if (r != BS_NONE && r != c && st[r] == RUNNING) {
     W0(i) = BS_NONE;
     if (bs_vm_abort(a, r) != BONSAI_OK)
       return BONSAI_ELEAF;
@@ -481,20 +480,24 @@ done: /* node i finished its tick with status s; control moves on */
       st[i] = (uint8_t)s;
       for (c = i; f > 0; f--) {
         uint32_t p = nd[c].parent;
-        if ((nd[p].flags & NF_REACTIVE) && reactive_end(a, p, c, s) != BONSAI_OK)
+        if ((nd[p].flags & NF_REACTIVE) && reactive_end(a, nd, st, p, c, s) != BONSAI_OK)
           return fail(a);
         st[p] = (uint8_t)s;
         c = p;
       }
-      if (to == BS_NONE)
+      switch (n->how[k]) {
+      case JUMP_ROOT:
         return s;
-      if (to != nd[c].parent) { /* the next sibling of c */
-        if (nd[nd[c].parent].flags & NF_MEMORY)
-          W0(nd[c].parent) = to;
+      case JUMP_NEXTMEM:
+        W0(nd[c].parent) = to;
+        /* FALLTHROUGH */
+      case JUMP_NEXT:
         i = to;
         goto tick;
+      default: /* the parent decides */
+        i = to;
+        break;
       }
-      i = to; /* the parent decides */
     }
     n = &nd[i];
     if (n->cont != 0) { /* sequence-like: on to the next child, or done */
@@ -510,7 +513,7 @@ done: /* node i finished its tick with status s; control moves on */
         i = c;
         goto tick;
       }
-      if ((n->flags & NF_REACTIVE) && reactive_end(a, i, c, s) != BONSAI_OK)
+      if ((n->flags & NF_REACTIVE) && reactive_end(a, nd, st, i, c, s) != BONSAI_OK)
         return fail(a);
       continue;
     }
