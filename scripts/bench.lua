@@ -318,7 +318,7 @@ end
 ------------------------------------------------------------------------
 -- --profile W VARIANT [agents] [ticks]: one untimed run of one variant,
 -- nothing else, for callgrind or perf (W: w1, w2, w3; VARIANT: floor,
--- tick_all, tick, and for w1 also cfloor, cbonsai).
+-- tick_all, tick, and for w1 also cloop, cfloor, cbonsai).
 ------------------------------------------------------------------------
 
 if arg[1] == "--profile" then
