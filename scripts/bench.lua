@@ -387,7 +387,7 @@ local function compare(wname, run, variants, agentticks, reps, expect)
   end
 end
 
-local reps = quick and 3 or 7
+local reps = quick and 5 or 9
 local W1N = quick and 1000 or 10000
 local W1T = 200
 local LUA_VARIANTS = {
