@@ -1,8 +1,10 @@
 /*
 ** vm.c: runs one tick of an agent over a compiled Blueprint. Iterative: a
-** tick descends from the root (or the resume point) to a leaf, then carries
-** the leaf's status up through parent links; no recursion and no frame
-** stack, because the pre-order array and the parent indices are the stack.
+** tick descends from the root (or the resume point) to a leaf, then moves
+** on by the jump table: the nodes that end with it and where control goes
+** next were precomputed, so success and failure move leaf to leaf through
+** plain sequences and selectors; other nodes decide through parent links.
+** No recursion and no frame stack: the pre-order array is the stack.
 ** A RUNNING status jumps straight to the nearest ancestor that acts on it
 ** ('up'), and the next tick resumes at the topmost such node, so a running
 ** leaf under plain sequences is resumed without walking its ancestors.
@@ -29,7 +31,6 @@ static const Leaf *leafof(const bonsai_agent *a, const Node *n) {
   return (n->flags & NF_NAMED) ? &a->bp->env->leaves[n->leaf]
                                : &a->bp->leaves[n->leaf];
 }
-
 
 /* A callback's result was not BONSAI_OK: make sure a message exists. */
 static int leaffail(bonsai_agent *a, int r, const char *what) {
@@ -480,7 +481,8 @@ done: /* node i finished its tick with status s; control moves on */
       st[i] = (uint8_t)s;
       for (c = i; f > 0; f--) {
         uint32_t p = nd[c].parent;
-        if ((nd[p].flags & NF_REACTIVE) && reactive_end(a, nd, st, p, c, s) != BONSAI_OK)
+        if ((nd[p].flags & NF_REACTIVE) &&
+            reactive_end(a, nd, st, p, c, s) != BONSAI_OK)
           return fail(a);
         st[p] = (uint8_t)s;
         c = p;
@@ -513,7 +515,8 @@ done: /* node i finished its tick with status s; control moves on */
         i = c;
         goto tick;
       }
-      if ((n->flags & NF_REACTIVE) && reactive_end(a, nd, st, i, c, s) != BONSAI_OK)
+      if ((n->flags & NF_REACTIVE) &&
+          reactive_end(a, nd, st, i, c, s) != BONSAI_OK)
         return fail(a);
       continue;
     }

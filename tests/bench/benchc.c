@@ -3,8 +3,8 @@
 ** decisions hand-written in C (the floor) and as a Bonsai tree whose leaves
 ** are C functions registered by name and ticked through the public C API,
 ** with no Lua in the loop; and W1's decisions hard-coded in C calling
-** Lua leaves (the limit for Lua leaves). Loaded by scripts/bench.lua as the module
-** "benchc"; it links its own copy of the core.
+** Lua leaves (the limit for Lua leaves). Loaded by scripts/bench.lua as
+** the module "benchc"; it links its own copy of the core.
 */
 #include <stdio.h>
 #include <string.h>
