@@ -134,7 +134,7 @@ struct bonsai_agent {
   void *host;       /* the binding's context during a call */
   double time;      /* agent clock: sum of dt */
   uint32_t serial;  /* ticks so far */
-  uint32_t resume;  /* where the next tick starts while the root runs */
+  uint32_t resume;  /* where the next tick starts (0 unless the root runs) */
   uint32_t current; /* node whose callback is being called */
   uint8_t busy;     /* inside a tick or an abort */
   uint8_t last;     /* status of the last tick */
@@ -143,14 +143,14 @@ struct bonsai_agent {
   uint8_t failed;   /* err or errnode tell of an error: cleared next tick */
   uint8_t errlock;  /* keep the message in err (an abort pass failed) */
   uint8_t stateown; /* state was allocated apart (after a reload) */
+  uint32_t errnode; /* node of the last error */
   bonsai_bb *bb;    /* then what a tick of a tree with guards reads */
   uint64_t seen;    /* blackboard change stamp last looked at (guards) */
   /* the rest */
   bonsai_tree *tree;
-  uint32_t errnode; /* node of the last error */
+  char *err;        /* BS_ERRSIZE bytes, allocated on first error */
   uint32_t statecap; /* bytes available at state */
   uint32_t inlinecap; /* bytes of state inside the agent's allocation */
-  char *err;        /* BS_ERRSIZE bytes, allocated on first error */
 };
 
 /* Blackboard slot: key id, value, and the stamp of its last change. */

@@ -174,6 +174,8 @@ int bs_vm_abort(bonsai_agent *a, uint32_t x) {
   bs_assert(x < a->bp->n);
   if (a->state[x] != RUNNING)
     return BONSAI_OK;
+  if (x == 0)
+    a->resume = 0; /* the root stops running */
   for (;;) {
     /* siblings before 'from' are done: a wide parallel stays linear */
     uint32_t c = running_child(a, i, from);
@@ -324,9 +326,10 @@ static int wakeguards(bonsai_agent *a) {
 int bs_vm_tick(bonsai_agent *a) {
   const Node *nd = a->bp->nodes;
   uint8_t *st = a->state;
-  uint32_t i = st[0] == RUNNING ? a->resume : 0, c;
+  uint32_t i = a->resume, c; /* 0 unless the root is running */
   int s;
   bonsai_call cl;
+  bs_assert(i == 0 || st[0] == RUNNING);
   cl.agent = a;
   cl.owner = a->owner;
   if (a->bp->nwatch != 0 && bs_bb_changed(a->bb, a->seen)) {
@@ -489,6 +492,7 @@ done: /* node i finished its tick with status s; control moves on */
       }
       switch (n->how[k]) {
       case JUMP_ROOT:
+        a->resume = 0;
         return s;
       case JUMP_NEXTMEM:
         W0(nd[c].parent) = to;
