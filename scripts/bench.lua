@@ -316,9 +316,10 @@ local function w3_run(variant, n, ticks, depth, count)
 end
 
 ------------------------------------------------------------------------
--- --profile W VARIANT [agents] [ticks]: one untimed run of one variant,
--- nothing else, for callgrind or perf (W: w1, w2, w3; VARIANT: floor,
--- tick_all, tick, and for w1 also cloop, cfloor, cbonsai).
+-- --profile W VARIANT [agents] [ticks] [depth]: one untimed run of one
+-- variant, nothing else, for callgrind or perf (W: w1, w2, w3; VARIANT:
+-- floor, tick_all, tick, and for w1 also cloop, cfloor, cbonsai; depth:
+-- W3's, 100 by default).
 ------------------------------------------------------------------------
 
 if arg[1] == "--profile" then
@@ -333,7 +334,7 @@ if arg[1] == "--profile" then
   elseif w == "w2" then
     _, sum = w2_run(variant, n, ticks)
   else
-    _, sum = w3_run(variant, n, ticks, 100)
+    _, sum = w3_run(variant, n, ticks, tonumber(arg[6]) or 100)
   end
   io.write(string.format("%s %s %d agents x %d ticks: %s\n", w, variant, n,
                          ticks, tostring(sum)))
