@@ -27,9 +27,9 @@
 #define W1(i) (((uint32_t *)(st + nd[i].data))[1])
 #define F64(i) (*(double *)(st + nd[i].data))
 
-static const Leaf *leafof(const bonsai_agent *a, const Node *n) {
-  return (n->flags & NF_NAMED) ? &a->bp->env->leaves[n->leaf]
-                               : &a->bp->leaves[n->leaf];
+static const Leaf *leafof(const Blueprint *bp, const Node *n) {
+  return (n->flags & NF_NAMED) ? &bp->env->leaves[n->leaf]
+                               : &bp->leaves[n->leaf];
 }
 
 /* A callback's result was not BONSAI_OK: make sure a message exists. */
@@ -46,7 +46,7 @@ static int leaffail(bonsai_agent *a, int r, const char *what) {
 ** callback may re-register it. */
 static int fire(bonsai_agent *a, const Node *n, uint32_t i, int ev,
                 int status, bonsai_call *c) {
-  const Leaf *l = leafof(a, n);
+  const Leaf *l = leafof(a->bp, n);
   c->data = l->data;
   c->args = n->args;
   c->event = ev;
@@ -57,10 +57,10 @@ static int fire(bonsai_agent *a, const Node *n, uint32_t i, int ev,
   return l->fn(c);
 }
 
-/* One tick of an action or condition: enter, tick, and exit when done. */
-static int tick_leaf(bonsai_agent *a, uint32_t i, bonsai_call *c) {
-  const Node *n = &a->bp->nodes[i];
-  uint8_t *st = a->state;
+/* One tick of the action or condition n (node i): enter, tick, and exit
+** when done. */
+static int tick_leaf(bonsai_agent *a, const Node *n, uint32_t i, uint8_t *st,
+                     bonsai_call *c) {
   int s;
   if (n->kind == BONSAI_CONDITION) { /* its status is stored by the caller */
     s = fire(a, n, i, BONSAI_EV_TICK, 0, c);
@@ -73,7 +73,7 @@ static int tick_leaf(bonsai_agent *a, uint32_t i, bonsai_call *c) {
     return leaffail(a, s, "condition");
   }
   if (st[i] != RUNNING) {
-    if (leafof(a, n)->flags & BONSAI_LEAF_ENTER) {
+    if (leafof(a->bp, n)->flags & BONSAI_LEAF_ENTER) {
       int r = fire(a, n, i, BONSAI_EV_ENTER, 0, c);
       if (r != BONSAI_OK)
         return leaffail(a, r, "enter");
@@ -86,7 +86,7 @@ static int tick_leaf(bonsai_agent *a, uint32_t i, bonsai_call *c) {
   if (s != SUCCESS && s != FAILURE)
     return leaffail(a, s, "tick");
   st[i] = (uint8_t)s;
-  if (leafof(a, n)->flags & BONSAI_LEAF_EXIT) {
+  if (leafof(a->bp, n)->flags & BONSAI_LEAF_EXIT) {
     int r = fire(a, n, i, BONSAI_EV_EXIT, s, c);
     if (r != BONSAI_OK)
       return leaffail(a, r, "exit");
@@ -153,7 +153,7 @@ static int abort_node(bonsai_agent *a, uint32_t i) {
   int r = BONSAI_OK;
   a->state[i] = BONSAI_ABORTED;
   if (n->kind == BONSAI_ACTION) {
-    unsigned f = leafof(a, n)->flags;
+    unsigned f = leafof(a->bp, n)->flags;
     bonsai_call c;
     c.agent = a;
     c.owner = a->owner;
@@ -342,7 +342,7 @@ tick: /* node i is ticked; the common kinds first, without a switch */
   for (;;) {
     const Node *n = &nd[i];
     if (n->kind <= BONSAI_CONDITION) { /* action, condition */
-      if ((s = tick_leaf(a, i, &cl)) < 0)
+      if ((s = tick_leaf(a, n, i, st, &cl)) < 0)
         return fail(a);
       goto done;
     }
