@@ -64,6 +64,8 @@ enum { OP_EQ, OP_NE, OP_LT, OP_LE, OP_GT, OP_GE };
 /* Guard abort modes. */
 enum { GUARD_NONE, GUARD_SELF, GUARD_LOWER, GUARD_BOTH };
 
+/* A node: what a tick reads comes first (64 bytes); 128 bytes in all, so
+** that a node's address is one shift away. */
 typedef struct Node {
   uint8_t kind;     /* bonsai_kind */
   uint8_t flags;    /* NF_* */
@@ -83,13 +85,15 @@ typedef struct Node {
   uint32_t fin[2];
   uint32_t data;    /* offset of this node's state in the data block */
   uint32_t leaf;    /* leaves: index in bp->leaves or env->leaves */
+  const void *args; /* leaf arguments */
+  uint32_t a, b;    /* times; policy counts; check key and value key */
+  /* the rest */
   uint32_t name;    /* offset of the name in the pool */
   uint32_t depth;   /* 0 for the root */
   uint32_t nchild;
-  uint32_t a, b;    /* times; policy counts; check key and value key */
   double secs;      /* timers */
-  const void *args; /* leaf arguments */
   bonsai_value val; /* check: the constant (strings point into the pool) */
+  char spare[16];
 } Node;
 
 typedef struct Blueprint {

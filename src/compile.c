@@ -320,6 +320,9 @@ static size_t watchsize(const Blueprint *bp) {
   return (6 * (size_t)nguards + 1) * sizeof(uint32_t);
 }
 
+/* The VM counts on it (see Node). */
+typedef char node_is_128_bytes[sizeof(Node) == 128 ? 1 : -1];
+
 /* Fills the jump table (Node.to, fin, how) in pre-order, parents first:
 ** a node that ends a sequence-like parent (the last child, or a status on
 ** which the parent stops) ends with it and jumps where the parent does. The
@@ -400,7 +403,7 @@ Blueprint *bs_compile(const bonsai_def *d, char *err, size_t errsize,
   for (i = 0; i < d->n; i++)
     if (d->nodes[i].val.type == BONSAI_TSTRING)
       poolsize += strlen(d->strs + d->nodes[i].val.u.str.len) + 1;
-  size = align8(sizeof *bp) + align8((size_t)d->n * sizeof(Node)) +
+  size = sizeof *bp + 63 + (size_t)d->n * sizeof(Node) +
          align8((size_t)nleaves * sizeof(Leaf)) + poolsize;
   if ((mem = bs_malloc(env, size)) == NULL)
     goto nomem;
@@ -411,8 +414,9 @@ Blueprint *bs_compile(const bonsai_def *d, char *err, size_t errsize,
   bp->id = ++env->bpserial;
   bp->n = d->n;
   bp->size = size;
-  bp->nodes = (Node *)(mem + align8(sizeof *bp));
-  bp->leaves = (Leaf *)((char *)bp->nodes + align8((size_t)d->n * sizeof(Node)));
+  /* nodes on a cache line: a node's first half is one line */
+  bp->nodes = (Node *)(((uintptr_t)(mem + sizeof *bp) + 63) & ~(uintptr_t)63);
+  bp->leaves = (Leaf *)((char *)bp->nodes + (size_t)d->n * sizeof(Node));
   bp->pool = (char *)bp->leaves + align8((size_t)nleaves * sizeof(Leaf));
   memcpy(bp->pool, nm.buf, nm.n);
   at = nm.n;
