@@ -13,7 +13,7 @@
 
 /* Converts the value at the top of the stack to a status and leaves it
 ** there; -1 if it is not one, with a description of it pushed. */
-static int tostatus(lua_State *L, const LBonsai *lb) {
+static inline int tostatus(lua_State *L, const LBonsai *lb) {
   int t;
   if (!lua_toboolean(L, -1)) /* false or nil: one call for most conditions */
     return BONSAI_FAILURE;
