@@ -1,11 +1,11 @@
 -- scripts/bench.lua: the benchmark suite (run it through scripts/bench).
 -- Workloads W1 "guard", W2 "wide", W3 "deep" and the memory figures exactly
 -- as ../shared/bench/WORKLOADS.md defines them. Every Bonsai variant runs
--- side by side with its hand-written floor, alternating, several
--- repetitions, CPU time around the tick loop only, a full GC before each
--- timed run; the table shows medians and the median of per-repetition
--- ratios. Checksums and (in an untimed pass) leaf-call counts are checked
--- against the floor.
+-- side by side with its hand-written floor: several repetitions, in each
+-- the variants alternate in chunks of ticks, CPU time around the tick loop
+-- only, a full GC before each chunk; the table shows medians and the
+-- median of per-repetition ratios. Checksums and (in an untimed pass)
+-- leaf-call counts are checked against the floor.
 
 local bt = require "bonsai"
 local quick = arg[1] == "--quick" or arg[2] == "--quick"
@@ -172,64 +172,73 @@ local function w1_tree(L)
   }, { name = "w1" })
 end
 
--- Runs W1 once; variant: "floor", "cloop" (hard-coded C calling the
--- Lua leaves), "tick", "tick_all". Returns seconds,
--- checksum.
-local function w1_run(variant, n, ticks, count)
+-- A run is the state of one variant over n agents: run.step(k) ticks every
+-- agent k times (the world step included where the workload has one) and
+-- run.sum() is the checksum. count: a counter table for the untimed pass.
+
+-- W1; variant: "floor", "cloop" (hard-coded C calling the Lua leaves),
+-- "tick", "tick_all", "cfloor" and "cbonsai" (all in C).
+local function w1_run(variant, n, count)
+  if variant == "cfloor" or variant == "cbonsai" then
+    local r = benchc.w1(n, variant == "cfloor" and "floor" or "bonsai", count)
+    return { step = function(k) r:step(k); if count then count.n = r:calls() end end,
+             sum = function() return r:sum() end }
+  end
   local st = w1_states(n)
-  local t
+  local step
   if variant == "floor" then
     local f = w1_floor(w1_leaves_state(count))
-    t = timed(function()
-      for _ = 1, ticks do
+    step = function(k)
+      for _ = 1, k do
         for i = 1, n do local s = st[i]; w1_step(s); f(s) end
       end
-    end)
+    end
   elseif variant == "cloop" then
     local leaves, agents, loop = w1_leaves_agent(count), {}, benchc.w1_loop
     for i = 1, n do agents[i] = { owner = st[i] } end
-    t = timed(function()
-      for _ = 1, ticks do
+    step = function(k)
+      for _ = 1, k do
         for i = 1, n do w1_step(st[i]) end
         loop(agents, leaves, FAILURE)
       end
-    end)
+    end
   else
     local tree = w1_tree(w1_leaves_agent(count))
     local agents = {}
     for i = 1, n do agents[i] = bt.agent(tree, { owner = st[i] }) end
     if variant == "tick" then
-      t = timed(function()
-        for _ = 1, ticks do
+      step = function(k)
+        for _ = 1, k do
           for i = 1, n do w1_step(st[i]); agents[i]:tick(1) end
         end
-      end)
+      end
     else
       local tick_all = bt.tick_all
-      t = timed(function()
-        for _ = 1, ticks do
+      step = function(k)
+        for _ = 1, k do
           for i = 1, n do w1_step(st[i]) end
           tick_all(agents, 1)
         end
-      end)
+      end
     end
   end
-  return t, w1_sum(st)
+  return { step = step, sum = function() return w1_sum(st) end }
 end
 
--- Times ticks of one agent per state (owner = the state), with a:tick in
--- a Lua loop or with bt.tick_all.
-local function tick_agents(tree, st, ticks, variant)
+-- Ticks one agent per state (owner = the state), with a:tick in a Lua
+-- loop or with bt.tick_all.
+local function agents_step(tree, st, variant)
   local agents, n = {}, #st
   for i = 1, n do agents[i] = bt.agent(tree, { owner = st[i] }) end
   if variant == "tick" then
-    return timed(function()
-      for _ = 1, ticks do for i = 1, n do agents[i]:tick(1) end end
-    end)
+    return function(k)
+      for _ = 1, k do for i = 1, n do agents[i]:tick(1) end end
+    end
   end
-  return timed(function()
-    for _ = 1, ticks do bt.tick_all(agents, 1) end
-  end)
+  local tick_all = bt.tick_all
+  return function(k)
+    for _ = 1, k do tick_all(agents, 1) end
+  end
 end
 
 ------------------------------------------------------------------------
@@ -252,10 +261,10 @@ local function w2_leaves(agentform, count)
   return conds, acts
 end
 
-local function w2_run(variant, n, ticks, count)
+local function w2_run(variant, n, count)
   local st = {}
   for i = 1, n do st[i] = { sel = 100, count = 0 } end
-  local t
+  local step
   if variant == "floor" then
     local c, a = w2_leaves(false, count)
     -- 100 hand-written tests in one function, generated once; the leaves
@@ -273,46 +282,48 @@ local function w2_run(variant, n, ticks, count)
     src[#src + 1] = "  return FAILURE\nend\nend)()\n"
     local body = table.concat(src)
     local f = assert(load(body, "w2floor"))(c, a, FAILURE)
-    t = timed(function()
-      for _ = 1, ticks do for i = 1, n do f(st[i]) end end
-    end)
+    step = function(k)
+      for _ = 1, k do for i = 1, n do f(st[i]) end end
+    end
   else
     local c, a = w2_leaves(true, count)
     local kids = {}
     for i = 1, 100 do kids[i] = bt.sequence { bt.condition(c[i]), bt.action(a[i]) } end
-    local tree = bt.tree(bt.selector(kids), { name = "w2" })
-    t = tick_agents(tree, st, ticks, variant)
+    step = agents_step(bt.tree(bt.selector(kids), { name = "w2" }), st, variant)
   end
-  local sum = 0
-  for i = 1, n do sum = sum + st[i].count end
-  return t, sum
+  return { step = step, sum = function()
+    local sum = 0
+    for i = 1, n do sum = sum + st[i].count end
+    return sum
+  end }
 end
 
 ------------------------------------------------------------------------
 -- W3 "deep"
 ------------------------------------------------------------------------
 
-local function w3_run(variant, n, ticks, depth, count)
+local function w3_run(variant, n, depth, count)
   local st = {}
   for i = 1, n do st[i] = { n = 0 } end
-  local t
+  local step
   if variant == "floor" then
     local hold = function(s) if count then count.n = count.n + 1 end
       s.n = s.n + 1; return RUNNING end
-    t = timed(function()
-      for _ = 1, ticks do for i = 1, n do hold(st[i]) end end
-    end)
+    step = function(k)
+      for _ = 1, k do for i = 1, n do hold(st[i]) end end
+    end
   else
     local hold = function(a) if count then count.n = count.n + 1 end
       local s = a.owner; s.n = s.n + 1; return RUNNING end
     local root = bt.action(hold)
     for _ = 1, depth do root = bt.sequence { root } end
-    local tree = bt.tree(root, { name = "w3" })
-    t = tick_agents(tree, st, ticks, variant)
+    step = agents_step(bt.tree(root, { name = "w3" }), st, variant)
   end
-  local sum = 0
-  for i = 1, n do sum = sum + st[i].n end
-  return t, sum
+  return { step = step, sum = function()
+    local sum = 0
+    for i = 1, n do sum = sum + st[i].n end
+    return sum
+  end }
 end
 
 ------------------------------------------------------------------------
@@ -325,19 +336,17 @@ end
 if arg[1] == "--profile" then
   local w, variant = arg[2], arg[3]
   local n, ticks = tonumber(arg[4]) or 1000, tonumber(arg[5]) or 100
-  local _, sum
-  if w == "w1" and (variant == "cfloor" or variant == "cbonsai") then
-    local _
-    _, sum = benchc.w1(n, ticks, variant == "cfloor" and "floor" or "bonsai")
-  elseif w == "w1" then
-    _, sum = w1_run(variant, n, ticks)
+  local r
+  if w == "w1" then
+    r = w1_run(variant, n)
   elseif w == "w2" then
-    _, sum = w2_run(variant, n, ticks)
+    r = w2_run(variant, n)
   else
-    _, sum = w3_run(variant, n, ticks, tonumber(arg[6]) or 100)
+    r = w3_run(variant, n, tonumber(arg[6]) or 100)
   end
+  r.step(ticks)
   io.write(string.format("%s %s %d agents x %d ticks: %s\n", w, variant, n,
-                         ticks, tostring(sum)))
+                         ticks, tostring(r.sum())))
   os.exit(0)
 end
 
@@ -350,109 +359,105 @@ local function row(name, ns, calls, ratio, target)
   rows[#rows + 1] = { name, ns, calls, ratio, target }
 end
 
--- Measures variants of one workload side by side. run(variant, count) ->
--- seconds, checksum. agentticks: agent-ticks per run.
-local function compare(wname, run, variants, agentticks, reps, expect)
-  -- untimed pass: checksum and leaf calls per agent-tick against the floor
-  local calls = {}
+-- Measures variants of one workload side by side. Each variant is
+-- { label =, target =, floor = true for the one the others are compared
+-- to, make = function(count) -> run }. An untimed pass checks checksums
+-- and leaf calls per agent-tick against the floor. Then, in each
+-- repetition, every variant gets a fresh run and the runs alternate in
+-- chunks of 'chunk' ticks, a full GC before each, CPU time around each
+-- chunk: slow drifts of a shared machine fall on every variant alike. The
+-- table shows the median time and the median of per-repetition ratios.
+local function compare(wname, variants, ticks, agents, reps, expect, chunk)
+  local floor
   for _, v in ipairs(variants) do
     local count = { n = 0 }
-    local _, sum = run(v.variant, count)
-    check(wname .. " " .. v.variant, sum, expect)
-    calls[v.variant] = count.n / agentticks
+    local r = v.make(count)
+    r.step(ticks)
+    check(wname .. " " .. v.label, r.sum(), expect)
+    v.calls = count.n / (ticks * agents)
+    v.times, v.ratios = {}, {}
+    if v.floor then floor = v end
   end
   for _, v in ipairs(variants) do
-    if v.variant ~= "floor" and math.abs(calls[v.variant] - calls.floor) > 1e-9 then
+    if math.abs(v.calls - floor.calls) > 1e-9 then
       error(string.format("%s %s: %.3f leaf calls per agent-tick, floor %.3f",
-                          wname, v.variant, calls[v.variant], calls.floor))
+                          wname, v.label, v.calls, floor.calls))
     end
   end
-  local times, ratios = {}, {}
-  for _, v in ipairs(variants) do times[v.variant] = {}; ratios[v.variant] = {} end
   for _ = 1, reps do
-    local floor_t
-    for _, v in ipairs(variants) do
-      local t, sum = run(v.variant)
-      check(wname .. " " .. v.variant, sum, expect)
-      table.insert(times[v.variant], t)
-      if v.variant == "floor" then floor_t = t end
+    local runs, t = {}, {}
+    for k, v in ipairs(variants) do runs[k] = v.make(); t[k] = 0 end
+    for done = 0, ticks - 1, chunk do
+      local n = math.min(chunk, ticks - done)
+      for k in ipairs(variants) do
+        collectgarbage("collect")
+        local t0 = clock()
+        runs[k].step(n)
+        t[k] = t[k] + clock() - t0
+      end
     end
-    for _, v in ipairs(variants) do
-      table.insert(ratios[v.variant], times[v.variant][#times[v.variant]] / floor_t)
+    local tf
+    for k, v in ipairs(variants) do
+      check(wname .. " " .. v.label, runs[k].sum(), expect)
+      table.insert(v.times, t[k])
+      if v.floor then tf = t[k] end
     end
+    for k, v in ipairs(variants) do table.insert(v.ratios, t[k] / tf) end
+    runs = nil
   end
   for _, v in ipairs(variants) do
-    row(wname .. " " .. v.label, median(times[v.variant]) / agentticks * 1e9,
-        calls[v.variant], v.variant == "floor" and 1 or median(ratios[v.variant]),
-        v.target)
+    row(wname .. " " .. v.label, median(v.times) / (ticks * agents) * 1e9,
+        v.calls, v.floor and 1 or median(v.ratios), v.target)
   end
 end
 
 local reps = quick and 5 or 9
 local W1N = quick and 1000 or 10000
 local W1T = 200
-local LUA_VARIANTS = {
-  { variant = "floor", label = "Lua floor" },
-  { variant = "tick_all", label = "bt.tick_all, Lua leaves", target = "<= 1.15" },
-  { variant = "tick", label = "a:tick loop, Lua leaves", target = "<= 1.15" },
-}
+
+-- One variant of compare(): the floor when 'floor' is true.
+local function variant(label, make, target, floor)
+  return { label = label, make = make, target = target, floor = floor }
+end
 
 if not memory_only then
 io.write(string.format("Bonsai %s benchmarks (%s)\n\n", bt.VERSION,
                        quick and "--quick" or "full"))
 
-local W1_VARIANTS = { table.unpack(LUA_VARIANTS) }
+local function w1(v) return function(count) return w1_run(v, W1N, count) end end
+local w1v = { variant("Lua floor", w1("floor"), nil, true) }
 if benchc then
-  table.insert(W1_VARIANTS, 2, { variant = "cloop",
-    label = "C loop, Lua leaves (the limit)" })
+  w1v[#w1v + 1] = variant("C loop, Lua leaves (the limit)", w1("cloop"))
 end
-compare("W1", function(v, count) return w1_run(v, W1N, W1T, count) end,
-        W1_VARIANTS, W1N * W1T, reps, W1_EXPECT[W1N])
-
-if benchc then
-  -- the core alone: C leaves registered by name, C floor, all in C
-  local n = W1N
-  local expect = W1_EXPECT[n]
-  local tf, tb, rat = {}, {}, {}
-  local calls_f, sum_f = benchc.w1(n, W1T, "floor", true)
-  local calls_b, sum_b = benchc.w1(n, W1T, "bonsai", true)
-  check("W1 C floor", sum_f, expect)
-  check("W1 C leaves", sum_b, expect)
-  assert(calls_f == calls_b, "W1 C: leaf calls differ from the floor")
-  for _ = 1, reps do
-    local a = select(3, benchc.w1(n, W1T, "floor"))
-    local b = select(3, benchc.w1(n, W1T, "bonsai"))
-    tf[#tf + 1] = a; tb[#tb + 1] = b; rat[#rat + 1] = b / a
-  end
-  row("W1 C floor", median(tf) / (n * W1T) * 1e9, calls_f / (n * W1T), 1)
-  row("W1 Bonsai core, C leaves", median(tb) / (n * W1T) * 1e9,
-      calls_b / (n * W1T), median(rat), "<= 2")
+w1v[#w1v + 1] = variant("bt.tick_all, Lua leaves", w1("tick_all"), "<= 1.15")
+w1v[#w1v + 1] = variant("a:tick loop, Lua leaves", w1("tick"), "<= 1.15")
+compare("W1", w1v, W1T, W1N, reps, W1_EXPECT[W1N], 20)
+if benchc then -- the core alone: C leaves registered by name against C
+  compare("W1", { variant("C floor", w1("cfloor"), nil, true),
+                  variant("Bonsai core, C leaves", w1("cbonsai"), "<= 2") },
+          W1T, W1N, reps, W1_EXPECT[W1N], 20)
 end
 
 local W2N, W2T = 1000, quick and 30 or 100
-compare("W2", function(v, count) return w2_run(v, W2N, W2T, count) end,
-        { { variant = "floor", label = "Lua floor" },
-          { variant = "tick_all", label = "bt.tick_all, Lua leaves", target = "<= 1.25" },
-          { variant = "tick", label = "a:tick loop, Lua leaves", target = "<= 1.25" } },
-        W2N * W2T, reps, W2N * W2T * 100)
+local function w2(v) return function(count) return w2_run(v, W2N, count) end end
+compare("W2", { variant("Lua floor", w2("floor"), nil, true),
+                variant("bt.tick_all, Lua leaves", w2("tick_all"), "<= 1.25"),
+                variant("a:tick loop, Lua leaves", w2("tick"), "<= 1.25") },
+        W2T, W2N, reps, W2N * W2T * 100, 10)
 
 local W3N, W3T = 1000, quick and 200 or 1000
-compare("W3 depth 100", function(v, count) return w3_run(v, W3N, W3T, 100, count) end,
-        { { variant = "floor", label = "Lua floor" },
-          { variant = "tick_all", label = "bt.tick_all", target = "<= 2.5" },
-          { variant = "tick", label = "a:tick loop", target = "<= 2.5" } },
-        W3N * W3T, reps, W3N * W3T)
--- depth 100 against depth 1, side by side
-do
-  local r, t100, t1 = {}, {}, {}
-  for _ = 1, reps do
-    local a = w3_run("tick_all", W3N, W3T, 1)
-    local b = w3_run("tick_all", W3N, W3T, 100)
-    t1[#t1 + 1] = a; t100[#t100 + 1] = b; r[#r + 1] = b / a
-  end
-  row("W3 depth 100 / depth 1 (tick_all)", median(t100) / (W3N * W3T) * 1e9, 1,
-      median(r), "<= 1.1")
+local function w3(v, depth)
+  return function(count) return w3_run(v, W3N, depth, count) end
 end
+compare("W3 depth 100", { variant("Lua floor", w3("floor"), nil, true),
+                          variant("bt.tick_all", w3("tick_all", 100), "<= 2.5"),
+                          variant("a:tick loop", w3("tick", 100), "<= 2.5") },
+        W3T, W3N, reps, W3N * W3T, 100)
+-- a running leaf resumed under 100 sequences against under none
+compare("W3 tick_all", { variant("depth 1", w3("tick_all", 1), nil, true),
+                         variant("depth 100 / depth 1", w3("tick_all", 100),
+                                 "<= 1.1") },
+        W3T, W3N, reps, W3N * W3T, 100)
 
 ------------------------------------------------------------------------
 -- G: event-driven guards. A memory selector whose two guarded branches

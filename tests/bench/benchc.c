@@ -6,9 +6,8 @@
 ** Lua leaves (the limit for Lua leaves). Loaded by scripts/bench.lua as
 ** the module "benchc"; it links its own copy of the core.
 */
-#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include <lauxlib.h>
 #include <lua.h>
@@ -134,79 +133,130 @@ static bonsai_tree *w1_tree(bonsai_env *env) {
   return t;
 }
 
-/* benchc.w1(n, ticks, "floor" | "bonsai" [, count]) -> leaf calls,
-** checksum, seconds */
-static int b_w1(lua_State *L) {
-  long n = (long)luaL_checkinteger(L, 1), ticks = (long)luaL_checkinteger(L, 2);
-  int bonsai = strcmp(luaL_checkstring(L, 3), "bonsai") == 0;
+/*
+** benchc.w1(n, "floor" | "bonsai" [, count]) -> a run of W1 over n agents:
+** run:step(k) ticks every agent k times, run:sum() is the checksum and
+** run:calls() the leaf calls made (when count is true). scripts/bench
+** alternates the steps of a floor run and a Bonsai run.
+*/
+typedef struct Run {
+  long n, calls;
+  int bonsai, counting;
   State *st;
-  bonsai_env *env = NULL;
-  bonsai_tree *tree = NULL;
-  bonsai_agent **agents = NULL;
-  long i, t;
-  clock_t c0;
-  double secs;
-  State sum;
-  char buf[256];
-  counting = lua_toboolean(L, 4);
+  bonsai_env *env;
+  bonsai_tree *tree;
+  bonsai_agent **agents;
+} Run;
+
+#define RUN_T "benchc.run"
+
+static int run_gc(lua_State *L) {
+  Run *r = (Run *)luaL_checkudata(L, 1, RUN_T);
+  long i;
+  if (r->agents != NULL) {
+    for (i = 0; i < r->n; i++)
+      bonsai_agent_free(r->agents[i]);
+    free(r->agents);
+  }
+  bonsai_tree_release(r->tree);
+  if (r->env != NULL)
+    bonsai_env_release(r->env);
+  r->agents = NULL;
+  r->tree = NULL;
+  r->env = NULL;
+  return 0;
+}
+
+static int run_step(lua_State *L) {
+  Run *r = (Run *)luaL_checkudata(L, 1, RUN_T);
+  long k = (long)luaL_checkinteger(L, 2), t, i, n = r->n;
+  State *st = r->st;
   calls = 0;
-  st = (State *)lua_newuserdatauv(L, (size_t)n * sizeof *st, 0);
-  memset(st, 0, (size_t)n * sizeof *st);
-  for (i = 0; i < n; i++) {
-    long k = i + 1;
-    st[i].hp = 100 - (k * 13) % 60;
-    st[i].dist = 40;
-    st[i].phase = (k * 37) % 80;
-    st[i].dmg = 1 + k % 7;
-  }
-  if (bonsai) {
-    env = bonsai_env_new(NULL, NULL);
-    tree = w1_tree(env);
-    agents = (bonsai_agent **)lua_newuserdatauv(L, (size_t)n * sizeof *agents, 0);
-    for (i = 0; i < n; i++)
-      agents[i] = bonsai_agent_new(tree, NULL, &st[i]);
-  }
-  c0 = clock();
-  if (bonsai) {
-    for (t = 0; t < ticks; t++)
+  counting = r->counting;
+  if (r->bonsai) {
+    for (t = 0; t < k; t++)
       for (i = 0; i < n; i++) {
         step(&st[i]);
-        bonsai_agent_tick(agents[i], 1);
+        bonsai_agent_tick(r->agents[i], 1);
       }
   } else {
-    for (t = 0; t < ticks; t++)
+    for (t = 0; t < k; t++)
       for (i = 0; i < n; i++) {
         step(&st[i]);
         floor_tick(&st[i]);
       }
   }
-  secs = (double)(clock() - c0) / CLOCKS_PER_SEC;
-  if (bonsai) {
-    for (i = 0; i < n; i++)
-      bonsai_agent_free(agents[i]);
-    bonsai_tree_release(tree);
-    bonsai_env_release(env);
-  }
+  r->calls += calls;
+  return 0;
+}
+
+static int run_sum(lua_State *L) {
+  Run *r = (Run *)luaL_checkudata(L, 1, RUN_T);
+  State sum;
+  long i;
   memset(&sum, 0, sizeof sum);
-  for (i = 0; i < n; i++) {
-    sum.act += st[i].act;
-    sum.hp += st[i].hp;
-    sum.left += st[i].left;
-    sum.n_attack += st[i].n_attack;
-    sum.n_chase += st[i].n_chase;
-    sum.n_die += st[i].n_die;
-    sum.n_flee += st[i].n_flee;
-    sum.n_patrol += st[i].n_patrol;
+  for (i = 0; i < r->n; i++) {
+    sum.act += r->st[i].act;
+    sum.hp += r->st[i].hp;
+    sum.left += r->st[i].left;
+    sum.n_attack += r->st[i].n_attack;
+    sum.n_chase += r->st[i].n_chase;
+    sum.n_die += r->st[i].n_die;
+    sum.n_flee += r->st[i].n_flee;
+    sum.n_patrol += r->st[i].n_patrol;
   }
-  snprintf(buf, sizeof buf,
-           "act=%ld hp=%ld left=%ld n_attack=%ld n_chase=%ld n_die=%ld "
-           "n_flee=%ld n_patrol=%ld",
-           sum.act, sum.hp, sum.left, sum.n_attack, sum.n_chase, sum.n_die,
-           sum.n_flee, sum.n_patrol);
-  lua_pushinteger(L, (lua_Integer)calls);
-  lua_pushstring(L, buf);
-  lua_pushnumber(L, secs);
-  return 3;
+  lua_pushfstring(L, "act=%I hp=%I left=%I n_attack=%I n_chase=%I n_die=%I "
+                     "n_flee=%I n_patrol=%I",
+                  (lua_Integer)sum.act, (lua_Integer)sum.hp,
+                  (lua_Integer)sum.left, (lua_Integer)sum.n_attack,
+                  (lua_Integer)sum.n_chase, (lua_Integer)sum.n_die,
+                  (lua_Integer)sum.n_flee, (lua_Integer)sum.n_patrol);
+  return 1;
+}
+
+static int run_calls(lua_State *L) {
+  lua_pushinteger(L, ((Run *)luaL_checkudata(L, 1, RUN_T))->calls);
+  return 1;
+}
+
+static int b_w1(lua_State *L) {
+  long n = (long)luaL_checkinteger(L, 1), i;
+  Run *r = (Run *)lua_newuserdatauv(L, sizeof *r, 1);
+  memset(r, 0, sizeof *r);
+  r->n = n;
+  r->bonsai = strcmp(luaL_checkstring(L, 2), "bonsai") == 0;
+  r->counting = lua_toboolean(L, 3);
+  if (luaL_newmetatable(L, RUN_T)) {
+    static const luaL_Reg methods[] = {{"step", run_step}, {"sum", run_sum},
+                                       {"calls", run_calls}, {NULL, NULL}};
+    luaL_newlib(L, methods);
+    lua_setfield(L, -2, "__index");
+    lua_pushcfunction(L, run_gc);
+    lua_setfield(L, -2, "__gc");
+  }
+  lua_setmetatable(L, -2);
+  /* the states live in a userdata kept as the run's uservalue */
+  r->st = (State *)lua_newuserdatauv(L, (size_t)n * sizeof *r->st, 0);
+  lua_setiuservalue(L, -2, 1);
+  memset(r->st, 0, (size_t)n * sizeof *r->st);
+  for (i = 0; i < n; i++) {
+    long k = i + 1;
+    r->st[i].hp = 100 - (k * 13) % 60;
+    r->st[i].dist = 40;
+    r->st[i].phase = (k * 37) % 80;
+    r->st[i].dmg = 1 + k % 7;
+  }
+  if (r->bonsai) {
+    if ((r->env = bonsai_env_new(NULL, NULL)) == NULL ||
+        (r->tree = w1_tree(r->env)) == NULL ||
+        (r->agents = (bonsai_agent **)calloc((size_t)n, sizeof *r->agents)) ==
+            NULL)
+      return luaL_error(L, "out of memory");
+    for (i = 0; i < n; i++)
+      if ((r->agents[i] = bonsai_agent_new(r->tree, NULL, &r->st[i])) == NULL)
+        return luaL_error(L, "out of memory");
+  }
+  return 1;
 }
 
 /*
