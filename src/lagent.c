@@ -291,9 +291,14 @@ typedef struct Batch {
   lua_Integer next, n, cur;
 } Batch;
 
-/* Appends { agent = list[cur], error = msg } to the errors list at eidx;
-** msg is at the top (popped). */
+/* Appends { agent = list[cur], error = msg } to the errors list at eidx,
+** made at the first error (the slot holds nil until then); msg is at the
+** top (popped). */
 static void adderror(lua_State *L, int list, int eidx, lua_Integer cur) {
+  if (lua_isnil(L, eidx)) {
+    lua_newtable(L);
+    lua_replace(L, eidx);
+  }
   lua_createtable(L, 0, 2);
   lua_insert(L, -2);
   lua_setfield(L, -2, "error");
@@ -302,13 +307,15 @@ static void adderror(lua_State *L, int list, int eidx, lua_Integer cur) {
   lua_rawseti(L, eidx, (lua_Integer)lua_rawlen(L, eidx) + 1);
 }
 
-/* Ticks list[next..n] (args: batch, list, errors, context); a Lua
-** error leaves b->cur at the agent that raised it. */
+/* Ticks list[next..n] (args: batch, list, context). Returns nothing when
+** done, or the message of the first agent that failed or is no agent
+** (b->cur), for bt.tick_all to record before it goes on; a Lua error
+** leaves b->cur at the agent that raised it. */
 static int pbatch(lua_State *L) {
   Batch *b = (Batch *)lua_touserdata(L, 1);
   int base;
   b->j.loaded = 0;
-  pushshared(L, &b->j.t, 4); /* 6: named, 7: values */
+  pushshared(L, &b->j.t, 3); /* 4: named, 5: values */
   lb_tick_room(L);
   base = lua_gettop(L);
   while (b->next <= b->n) {
@@ -318,24 +325,23 @@ static int pbatch(lua_State *L) {
     b->j.started = 0;
     if (lua_rawgeti(L, 2, b->cur) != LUA_TTABLE || /* base+1: agent */
         (la = stateof(L, base + 1, b->j.t.lb)) == NULL) { /* base+2: state */
-      lua_settop(L, base);
       lua_pushfstring(L, "element %d is not an agent", (int)b->cur);
-      adderror(L, 2, 3, b->cur);
-      continue;
+      return 1;
     }
     b->j.la = la;
     lua_pushnil(L); /* base+3: blackboard slot */
     s = tickone(L, &b->j, base + 1, base + 2);
     if (s < 0) {
       pusherror(L, agentof(la), bonsai_agent_errmsg(agentof(la)));
-      adderror(L, 2, 3, b->cur);
+      return 1;
     }
     lua_settop(L, base);
   }
   return 0;
 }
 
-/* bt.tick_all(list, dt): returns nil, or a list of { agent =, error = } */
+/* bt.tick_all(list, dt): returns nil, or a list of { agent =, error = };
+** nothing is allocated unless an agent fails. */
 int lb_tick_all(lua_State *L) {
   Batch b;
   luaL_checktype(L, 1, LUA_TTABLE);
@@ -343,24 +349,23 @@ int lb_tick_all(lua_State *L) {
   b.next = 1;
   b.n = (lua_Integer)lua_rawlen(L, 1);
   lua_settop(L, 1);
-  lua_newtable(L); /* errors: 2 */
+  lua_pushnil(L); /* errors: 2 */
   while (b.next <= b.n) {
     lua_pushcfunction(L, pbatch);
     lua_pushlightuserdata(L, &b);
     lua_pushvalue(L, 1);
-    lua_pushvalue(L, 2);
     lua_pushvalue(L, CONTEXT);
-    if (lua_pcall(L, 4, 0, 0) != LUA_OK) {
+    if (lua_pcall(L, 3, LUA_MULTRET, 0) != LUA_OK) {
       lua_rawgeti(L, 1, b.cur);
-      lua_rawgeti(L, -1, 1); /* stack: errors, msg, agent, state */
-      lua_rotate(L, -3, 2);  /* errors, agent, state, msg */
+      lua_rawgeti(L, -1, 1); /* stack: list, errors, msg, agent, state */
+      lua_rotate(L, -3, 2);  /* list, errors, agent, state, msg */
       recover(L, &b.j, -3, -2, CONTEXT);
       adderror(L, 1, 2, b.cur);
-      lua_settop(L, 2);
+    } else if (lua_gettop(L) > 2) {
+      adderror(L, 1, 2, b.cur);
     }
+    lua_settop(L, 2);
   }
-  if (lua_rawlen(L, 2) == 0)
-    lua_pushnil(L);
   return 1;
 }
 

@@ -243,6 +243,25 @@ describe("bt.tick_all", function()
     assert.equal(4, others[2].time)
   end)
 
+  it("allocates nothing while no agent fails", function()
+    local tree = bt.tree(bt.reactive_selector {
+      bt.condition(function(a) return a.owner.x > 1 end),
+      bt.action(function() return bt.RUNNING end),
+    })
+    local list = {}
+    for k = 1, 50 do list[k] = bt.agent(tree, { owner = { x = k % 3 } }) end
+    bt.tick_all(list, 1)
+    collectgarbage("collect")
+    collectgarbage("stop")
+    local tick_all, errs = bt.tick_all, nil
+    local before = collectgarbage("count")
+    for _ = 1, 200 do errs = errs or tick_all(list, 1) end
+    local after = collectgarbage("count")
+    collectgarbage("restart")
+    assert.is_nil(errs)
+    assert.equal(before, after)
+  end)
+
   it("ticks many agents", function()
     local tree = bt.tree(bt.sequence {
       bt.action(function(_, bb) bb.n = (bb.n or 0) + 1; return true end),
