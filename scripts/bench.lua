@@ -484,13 +484,17 @@ compare("W3 tick_all", { variant("depth 1", w3("tick_all", 1), nil, true),
 ------------------------------------------------------------------------
 -- G: event-driven guards. A memory selector whose two guarded branches
 -- watch keys that do not change, over a running patrol, against the same
--- tree with plain conditions instead of guards; then the cost of a write to
--- a watched key (the guard re-checks in C at the next tick) for a small and
--- a large tree.
+-- tree with plain conditions instead of guards; then a write to a watched
+-- key before each tick (the guard re-checks in C at the next tick) in a
+-- small and a large tree. Same instructions for both sizes; what differs
+-- is how much memory an agent's state spans.
 ------------------------------------------------------------------------
 
-local function g_tree(guarded, filler)
-  local patrol = bt.action(function() return RUNNING end)
+local function g_tree(guarded, filler, count)
+  local patrol = bt.action(function()
+    if count then count.n = count.n + 1 end
+    return RUNNING
+  end)
   local kids = {}
   if guarded then
     kids[1] = bt.guard { bt.is_set("enemy"), abort = "lower",
@@ -509,46 +513,41 @@ local function g_tree(guarded, filler)
   return bt.tree(bt.selector(kids))
 end
 
-local function g_agents(tree, n)
-  local agents = {}
-  for i = 1, n do agents[i] = bt.agent(tree, { blackboard = { hp = 100 } }) end
-  bt.tick_all(agents, 1)
-  return agents
+-- n agents patrolling; 'write' writes a watched key of each agent before
+-- each tick (a value that keeps the guard's condition false).
+local function g_run(n, guarded, filler, write)
+  return function(count)
+    local agents = {}
+    local tree = g_tree(guarded, filler, count)
+    for i = 1, n do agents[i] = bt.agent(tree, { blackboard = { hp = 100 } }) end
+    local t = 0
+    return {
+      step = function(k)
+        for _ = 1, k do
+          t = t + 1
+          if write then
+            for i = 1, n do agents[i].bb.hp = 100 - t % 2 end
+          end
+          bt.tick_all(agents, 1)
+        end
+      end,
+      sum = function() return agents[n]:status() end,
+    }
+  end
 end
 
 do
   local n, ticks = quick and 2000 or 10000, quick and 50 or 100
-  local plain, guarded = g_agents(g_tree(false), n), g_agents(g_tree(true), n)
-  local tp, tg, r = {}, {}, {}
-  for _ = 1, reps do
-    local a = timed(function() for _ = 1, ticks do bt.tick_all(plain, 1) end end)
-    local b = timed(function() for _ = 1, ticks do bt.tick_all(guarded, 1) end end)
-    tp[#tp + 1] = a; tg[#tg + 1] = b; r[#r + 1] = b / a
-  end
-  row("G unchanged keys, no guards", median(tp) / (n * ticks) * 1e9, 1, 1)
-  row("G unchanged keys, 2 guards watching", median(tg) / (n * ticks) * 1e9, 1,
-      median(r), "~ 1")
-  -- a write to a watched key that keeps the condition false, then a tick,
-  -- in a tree of 8 and of 2,000 nodes: a constant, not a tree walk
-  local function writes(tree)
-    local agents = g_agents(tree, n)
-    return timed(function()
-      for t = 1, ticks do
-        for i = 1, n do agents[i].bb.hp = 100 - t % 2 end
-        bt.tick_all(agents, 1)
-      end
-    end)
-  end
-  local small, large = {}, {}
-  for _ = 1, reps do
-    small[#small + 1] = writes(g_tree(true))
-    large[#large + 1] = writes(g_tree(true, 500))
-  end
-  local base = median(tg)
-  row("G write watched key + tick, 8 nodes", median(small) / (n * ticks) * 1e9, 1,
-      median(small) / base)
-  row("G write watched key + tick, 2008 nodes", median(large) / (n * ticks) * 1e9, 1,
-      median(large) / base, "~ 8-node")
+  compare("G unchanged keys,",
+          { variant("no guards", g_run(n, false), nil, true),
+            variant("2 guards watching", g_run(n, true), "~ 1") },
+          ticks, n, reps, "running", 10)
+  -- a write to a watched key, then a tick, in a tree of 8 and of 2,008
+  -- nodes: the guard re-checks in C, a constant, not a tree walk
+  compare("G write watched key + tick,",
+          { variant("8 nodes", g_run(n, true, 0, true), nil, true),
+            variant("2008 nodes", g_run(n, true, 500, true), "~ 1") },
+          ticks, n, reps, "running", 10)
 end
 
 ------------------------------------------------------------------------
