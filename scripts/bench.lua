@@ -176,23 +176,10 @@ end
 -- agent k times (the world step included where the workload has one) and
 -- run.sum() is the checksum. count: a counter table for the untimed pass.
 
--- The world step runs for each agent just before its tick. Where agents
--- are ticked by a batch (bt.tick_all, the C loop), they go in blocks of
--- W1_BLOCK: the block's world steps, then the block's ticks, so an agent's
--- state is still in the cache when its leaves read it, as in the floor.
-local W1_BLOCK = 128
-local function w1_blocks(st, agent)
-  local blocks = {}
-  for i = 1, #st do
-    local b = (i - 1) // W1_BLOCK + 1
-    blocks[b] = blocks[b] or {}
-    table.insert(blocks[b], agent(st[i]))
-  end
-  return blocks
-end
-
 -- W1; variant: "floor", "cloop" (hard-coded C calling the Lua leaves),
--- "tick", "tick_all", "cfloor" and "cbonsai" (all in C).
+-- "tick", "tick_all", "cfloor" and "cbonsai" (all in C). The batch
+-- variants (tick_all, cloop) step the world for every agent, then tick
+-- every agent: each agent still sees its own step before its tick.
 local function w1_run(variant, n, count)
   if variant == "cfloor" or variant == "cbonsai" then
     local r = benchc.w1(n, variant == "cfloor" and "floor" or "bonsai", count)
@@ -209,37 +196,30 @@ local function w1_run(variant, n, count)
       end
     end
   elseif variant == "cloop" then
-    local leaves, loop = w1_leaves_agent(count), benchc.w1_loop
-    local blocks = w1_blocks(st, function(s) return { owner = s } end)
+    local leaves, agents, loop = w1_leaves_agent(count), {}, benchc.w1_loop
+    for i = 1, n do agents[i] = { owner = st[i] } end
     step = function(k)
       for _ = 1, k do
-        for b = 1, #blocks do
-          local block = blocks[b]
-          for i = 1, #block do w1_step(block[i].owner) end
-          loop(block, leaves, FAILURE)
-        end
+        for i = 1, n do w1_step(st[i]) end
+        loop(agents, leaves, FAILURE)
       end
     end
   else
     local tree = w1_tree(w1_leaves_agent(count))
-    local function agent(s) return bt.agent(tree, { owner = s }) end
+    local agents = {}
+    for i = 1, n do agents[i] = bt.agent(tree, { owner = st[i] }) end
     if variant == "tick" then
-      local agents = {}
-      for i = 1, n do agents[i] = agent(st[i]) end
       step = function(k)
         for _ = 1, k do
           for i = 1, n do w1_step(st[i]); agents[i]:tick(1) end
         end
       end
     else
-      local tick_all, blocks = bt.tick_all, w1_blocks(st, agent)
+      local tick_all = bt.tick_all
       step = function(k)
         for _ = 1, k do
-          for b = 1, #blocks do
-            local block = blocks[b]
-            for i = 1, #block do w1_step(block[i].owner) end
-            tick_all(block, 1)
-          end
+          for i = 1, n do w1_step(st[i]) end
+          tick_all(agents, 1)
         end
       end
     end
@@ -366,6 +346,7 @@ if arg[1] == "--profile" then
   else
     r = w3_run(variant, n, tonumber(arg[6]) or 100)
   end
+  collectgarbage("collect") -- no debt from the setup
   r.step(ticks)
   io.write(string.format("%s %s %d agents x %d ticks: %s\n", w, variant, n,
                          ticks, tostring(r.sum())))
