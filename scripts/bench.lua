@@ -44,13 +44,18 @@ end
 -- W1 "guard"
 ------------------------------------------------------------------------
 
+-- Sets the fields of state st[i] to their start (made if absent).
+local function w1_init(st, i)
+  local s = st[i] or {}
+  s.hp, s.dist, s.clock, s.phase = 100 - (i * 13) % 60, 40, 0, (i * 37) % 80
+  s.dmg, s.act, s.left = 1 + i % 7, 0, 0
+  s.n_die, s.n_flee, s.n_attack, s.n_chase, s.n_patrol = 0, 0, 0, 0, 0
+  st[i] = s
+end
+
 local function w1_states(n)
   local st = {}
-  for i = 1, n do
-    st[i] = { hp = 100 - (i * 13) % 60, dist = 40, clock = 0,
-              phase = (i * 37) % 80, dmg = 1 + i % 7, act = 0, left = 0,
-              n_die = 0, n_flee = 0, n_attack = 0, n_chase = 0, n_patrol = 0 }
-  end
+  for i = 1, n do w1_init(st, i) end
   return st
 end
 
@@ -173,8 +178,14 @@ local function w1_tree(L)
 end
 
 -- A run is the state of one variant over n agents: run.step(k) ticks every
--- agent k times (the world step included where the workload has one) and
--- run.sum() is the checksum. count: a counter table for the untimed pass.
+-- agent k times (the world step included where the workload has one),
+-- run.sum() is the checksum and run.reset() puts states and agents back
+-- to their start, in place. count: a counter table for the untimed pass.
+
+-- Resets every agent of a list.
+local function reset_all(agents)
+  for i = 1, #agents do agents[i]:reset() end
+end
 
 -- W1; variant: "floor", "cloop" (hard-coded C calling the Lua leaves),
 -- "tick", "tick_all", "cfloor" and "cbonsai" (all in C). The batch
@@ -184,10 +195,11 @@ local function w1_run(variant, n, count)
   if variant == "cfloor" or variant == "cbonsai" then
     local r = benchc.w1(n, variant == "cfloor" and "floor" or "bonsai", count)
     return { step = function(k) r:step(k); if count then count.n = r:calls() end end,
-             sum = function() return r:sum() end }
+             sum = function() return r:sum() end,
+             reset = function() r:reset() end }
   end
   local st = w1_states(n)
-  local step
+  local step, agents
   if variant == "floor" then
     local f = w1_floor(w1_leaves_state(count))
     step = function(k)
@@ -196,17 +208,17 @@ local function w1_run(variant, n, count)
       end
     end
   elseif variant == "cloop" then
-    local leaves, agents, loop = w1_leaves_agent(count), {}, benchc.w1_loop
-    for i = 1, n do agents[i] = { owner = st[i] } end
+    local leaves, list, loop = w1_leaves_agent(count), {}, benchc.w1_loop
+    for i = 1, n do list[i] = { owner = st[i] } end
     step = function(k)
       for _ = 1, k do
         for i = 1, n do w1_step(st[i]) end
-        loop(agents, leaves, FAILURE)
+        loop(list, leaves, FAILURE)
       end
     end
   else
     local tree = w1_tree(w1_leaves_agent(count))
-    local agents = {}
+    agents = {}
     for i = 1, n do agents[i] = bt.agent(tree, { owner = st[i] }) end
     if variant == "tick" then
       step = function(k)
@@ -224,23 +236,27 @@ local function w1_run(variant, n, count)
       end
     end
   end
-  return { step = step, sum = function() return w1_sum(st) end }
+  return { step = step, sum = function() return w1_sum(st) end,
+           reset = function()
+             for i = 1, n do w1_init(st, i) end
+             if agents then reset_all(agents) end
+           end }
 end
 
 -- Ticks one agent per state (owner = the state), with a:tick in a Lua
--- loop or with bt.tick_all.
+-- loop or with bt.tick_all; returns the step function and the agents.
 local function agents_step(tree, st, variant)
   local agents, n = {}, #st
   for i = 1, n do agents[i] = bt.agent(tree, { owner = st[i] }) end
   if variant == "tick" then
     return function(k)
       for _ = 1, k do for i = 1, n do agents[i]:tick(1) end end
-    end
+    end, agents
   end
   local tick_all = bt.tick_all
   return function(k)
     for _ = 1, k do tick_all(agents, 1) end
-  end
+  end, agents
 end
 
 ------------------------------------------------------------------------
@@ -266,7 +282,7 @@ end
 local function w2_run(variant, n, count)
   local st = {}
   for i = 1, n do st[i] = { sel = 100, count = 0 } end
-  local step
+  local step, agents
   if variant == "floor" then
     local c, a = w2_leaves(false, count)
     -- 100 hand-written tests in one function, generated once; the leaves
@@ -291,12 +307,16 @@ local function w2_run(variant, n, count)
     local c, a = w2_leaves(true, count)
     local kids = {}
     for i = 1, 100 do kids[i] = bt.sequence { bt.condition(c[i]), bt.action(a[i]) } end
-    step = agents_step(bt.tree(bt.selector(kids), { name = "w2" }), st, variant)
+    step, agents = agents_step(bt.tree(bt.selector(kids), { name = "w2" }),
+                               st, variant)
   end
   return { step = step, sum = function()
     local sum = 0
     for i = 1, n do sum = sum + st[i].count end
     return sum
+  end, reset = function()
+    for i = 1, n do st[i].count = 0 end
+    if agents then reset_all(agents) end
   end }
 end
 
@@ -307,7 +327,7 @@ end
 local function w3_run(variant, n, depth, count)
   local st = {}
   for i = 1, n do st[i] = { n = 0 } end
-  local step
+  local step, agents
   if variant == "floor" then
     local hold = function(s) if count then count.n = count.n + 1 end
       s.n = s.n + 1; return RUNNING end
@@ -319,12 +339,15 @@ local function w3_run(variant, n, depth, count)
       local s = a.owner; s.n = s.n + 1; return RUNNING end
     local root = bt.action(hold)
     for _ = 1, depth do root = bt.sequence { root } end
-    step = agents_step(bt.tree(root, { name = "w3" }), st, variant)
+    step, agents = agents_step(bt.tree(root, { name = "w3" }), st, variant)
   end
   return { step = step, sum = function()
     local sum = 0
     for i = 1, n do sum = sum + st[i].n end
     return sum
+  end, reset = function()
+    for i = 1, n do st[i].n = 0 end
+    if agents then reset_all(agents) end
   end }
 end
 
@@ -364,32 +387,26 @@ end
 
 -- Measures variants of one workload side by side. Each variant is
 -- { label =, target =, floor = true for the one the others are compared
--- to, make = function(count) -> run }. An untimed pass checks checksums
--- and leaf calls per agent-tick against the floor. Then, in each
--- repetition, every variant gets a fresh run and the runs alternate in
+-- to, listed first, make = function(count) -> run }. Each variant gets
+-- one run, made once on a collected heap (objects laid out as a program
+-- would lay them: with 10,000 agents the layout weighs heavily) and reset
+-- in place before each repetition; in a repetition the runs alternate in
 -- chunks of 'chunk' ticks, a full GC before each, CPU time around each
--- chunk: slow drifts of a shared machine fall on every variant alike. The
--- table shows the median time and the median of per-repetition ratios.
+-- chunk: slow drifts of a shared machine fall on every variant alike.
+-- Checksums are checked after every repetition; then an untimed pass
+-- counts leaf calls per agent-tick against the floor. The table shows the
+-- median time and the median of per-repetition ratios.
 local function compare(wname, variants, ticks, agents, reps, expect, chunk)
-  local floor
-  for _, v in ipairs(variants) do
-    local count = { n = 0 }
-    local r = v.make(count)
-    r.step(ticks)
-    check(wname .. " " .. v.label, r.sum(), expect)
-    v.calls = count.n / (ticks * agents)
+  local floor, runs = nil, {}
+  collectgarbage("collect")
+  for k, v in ipairs(variants) do
+    runs[k] = v.make()
     v.times, v.ratios = {}, {}
     if v.floor then floor = v end
   end
-  for _, v in ipairs(variants) do
-    if math.abs(v.calls - floor.calls) > 1e-9 then
-      error(string.format("%s %s: %.3f leaf calls per agent-tick, floor %.3f",
-                          wname, v.label, v.calls, floor.calls))
-    end
-  end
   for _ = 1, reps do
-    local runs, t = {}, {}
-    for k, v in ipairs(variants) do runs[k] = v.make(); t[k] = 0 end
+    local t = {}
+    for k in ipairs(variants) do runs[k].reset(); t[k] = 0 end
     for done = 0, ticks - 1, chunk do
       local n = math.min(chunk, ticks - done)
       for k in ipairs(variants) do
@@ -399,14 +416,26 @@ local function compare(wname, variants, ticks, agents, reps, expect, chunk)
         t[k] = t[k] + clock() - t0
       end
     end
-    local tf
     for k, v in ipairs(variants) do
       check(wname .. " " .. v.label, runs[k].sum(), expect)
       table.insert(v.times, t[k])
-      if v.floor then tf = t[k] end
     end
-    for k, v in ipairs(variants) do table.insert(v.ratios, t[k] / tf) end
-    runs = nil
+    for k, v in ipairs(variants) do table.insert(v.ratios, t[k] / t[1]) end
+  end
+  runs = nil
+  -- untimed: leaf calls per agent-tick, against the floor
+  for _, v in ipairs(variants) do
+    local count = { n = 0 }
+    local r = v.make(count)
+    r.step(ticks)
+    check(wname .. " " .. v.label, r.sum(), expect)
+    v.calls = count.n / (ticks * agents)
+  end
+  for _, v in ipairs(variants) do
+    if math.abs(v.calls - floor.calls) > 1e-9 then
+      error(string.format("%s %s: %.3f leaf calls per agent-tick, floor %.3f",
+                          wname, v.label, v.calls, floor.calls))
+    end
   end
   for _, v in ipairs(variants) do
     row(wname .. " " .. v.label, median(v.times) / (ticks * agents) * 1e9,
@@ -513,6 +542,7 @@ local function g_run(n, guarded, filler, write)
         end
       end,
       sum = function() return agents[n]:status() end,
+      reset = function() t = 0; reset_all(agents) end,
     }
   end
 end

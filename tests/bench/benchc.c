@@ -135,9 +135,10 @@ static bonsai_tree *w1_tree(bonsai_env *env) {
 
 /*
 ** benchc.w1(n, "floor" | "bonsai" [, count]) -> a run of W1 over n agents:
-** run:step(k) ticks every agent k times, run:sum() is the checksum and
-** run:calls() the leaf calls made (when count is true). scripts/bench
-** alternates the steps of a floor run and a Bonsai run.
+** run:step(k) ticks every agent k times, run:sum() is the checksum,
+** run:calls() the leaf calls made (when count is true) and run:reset()
+** puts states and agents back to their start. scripts/bench alternates
+** the steps of a floor run and a Bonsai run.
 */
 typedef struct Run {
   long n, calls;
@@ -164,6 +165,26 @@ static int run_gc(lua_State *L) {
   r->agents = NULL;
   r->tree = NULL;
   r->env = NULL;
+  return 0;
+}
+
+/* Puts the states and agents of a run back to their start. */
+static void run_init(Run *r) {
+  long i;
+  memset(r->st, 0, (size_t)r->n * sizeof *r->st);
+  for (i = 0; i < r->n; i++) {
+    long k = i + 1;
+    r->st[i].hp = 100 - (k * 13) % 60;
+    r->st[i].dist = 40;
+    r->st[i].phase = (k * 37) % 80;
+    r->st[i].dmg = 1 + k % 7;
+    if (r->agents != NULL)
+      bonsai_agent_reset(r->agents[i]);
+  }
+}
+
+static int run_reset(lua_State *L) {
+  run_init((Run *)luaL_checkudata(L, 1, RUN_T));
   return 0;
 }
 
@@ -228,7 +249,8 @@ static int b_w1(lua_State *L) {
   r->counting = lua_toboolean(L, 3);
   if (luaL_newmetatable(L, RUN_T)) {
     static const luaL_Reg methods[] = {{"step", run_step}, {"sum", run_sum},
-                                       {"calls", run_calls}, {NULL, NULL}};
+                                       {"calls", run_calls},
+                                       {"reset", run_reset}, {NULL, NULL}};
     luaL_newlib(L, methods);
     lua_setfield(L, -2, "__index");
     lua_pushcfunction(L, run_gc);
@@ -238,14 +260,7 @@ static int b_w1(lua_State *L) {
   /* the states live in a userdata kept as the run's uservalue */
   r->st = (State *)lua_newuserdatauv(L, (size_t)n * sizeof *r->st, 0);
   lua_setiuservalue(L, -2, 1);
-  memset(r->st, 0, (size_t)n * sizeof *r->st);
-  for (i = 0; i < n; i++) {
-    long k = i + 1;
-    r->st[i].hp = 100 - (k * 13) % 60;
-    r->st[i].dist = 40;
-    r->st[i].phase = (k * 37) % 80;
-    r->st[i].dmg = 1 + k % 7;
-  }
+  run_init(r);
   if (r->bonsai) {
     if ((r->env = bonsai_env_new(NULL, NULL)) == NULL ||
         (r->tree = w1_tree(r->env)) == NULL ||
