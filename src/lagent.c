@@ -494,7 +494,9 @@ static int state_gc(lua_State *L) {
   return 0;
 }
 
-/* bt.agent(tree [, {owner = x, blackboard = bb_or_table}]) */
+/* bt.agent(tree [, {owner = x, blackboard = bb_or_table}]). The agent
+** table and its state are made first, next to each other: every tick
+** reads both; the blackboard comes after them. */
 int lb_agent(lua_State *L) {
   LTree *lt = lb_checktree(L, 1);
   LBB *bb;
@@ -503,53 +505,54 @@ int lb_agent(lua_State *L) {
   lua_settop(L, 2);
   if (!lua_isnil(L, 2))
     luaL_checktype(L, 2, LUA_TTABLE);
-  /* 3: blackboard userdata */
-  if (lua_istable(L, 2) && lua_getfield(L, 2, "blackboard") != LUA_TNIL) {
-    if (lua_istable(L, 3)) { /* initial values, and maybe a parent */
-      int parent = lua_getfield(L, 3, "parent") != LUA_TNIL ? 4 : 0;
-      lb_newbb(L, parent);
-      lb_bb_fill(L, -1, 3);
-      lua_replace(L, 3);
-      lua_settop(L, 3);
-    } else {
-      lb_checkbb(L, 3);
-    }
-  } else {
-    lua_settop(L, 2);
-    lb_newbb(L, 0);
-  }
-  bb = (LBB *)lua_touserdata(L, 3);
-  if (lua_istable(L, 2)) { /* a userdata owner is call->owner for C leaves */
-    lua_getfield(L, 2, "owner");
-    owner = lua_touserdata(L, -1);
-    lua_pop(L, 1);
-  }
+  /* 3: the agent table: a.owner and a.bb are plain fields; a.tree and
+  ** a.time come from __index */
+  lua_createtable(L, 1, 2);
   /* 4: state userdata holding the C agent, created empty, then filled */
   la = (LAgent *)lua_newuserdatauv(L, sizeof *la + bs_agent_size(lt->t),
                                    UV_N);
   la->magic = NULL;
   la->ninterrupts = 0;
   luaL_setmetatable(L, BS_STATE_T);
+  /* 5: blackboard userdata */
+  if (lua_istable(L, 2) && lua_getfield(L, 2, "blackboard") != LUA_TNIL) {
+    if (lua_istable(L, 5)) { /* initial values, and maybe a parent */
+      int parent = lua_getfield(L, 5, "parent") != LUA_TNIL ? 6 : 0;
+      lb_newbb(L, parent);
+      lb_bb_fill(L, -1, 5);
+      lua_replace(L, 5);
+      lua_settop(L, 5);
+    } else {
+      lb_checkbb(L, 5);
+    }
+  } else {
+    lua_settop(L, 4);
+    lb_newbb(L, 0);
+  }
+  bb = (LBB *)lua_touserdata(L, 5);
+  if (lua_istable(L, 2)) { /* a userdata owner is call->owner for C leaves */
+    lua_getfield(L, 2, "owner");
+    owner = lua_touserdata(L, -1);
+    lua_pop(L, 1);
+  }
   if (bs_agent_init(agentof(la), lt->t, bb->bb, owner) != BONSAI_OK)
     return luaL_error(L, "out of memory");
   la->magic = lb_context(L);
   lua_getiuservalue(L, 1, 1);
   lua_setiuservalue(L, 4, UV_VALUES);
-  lua_pushvalue(L, 3);
+  lua_pushvalue(L, 5);
   lua_setiuservalue(L, 4, UV_BB);
   lua_pushvalue(L, 1);
   lua_setiuservalue(L, 4, UV_TREE);
-  /* 5: the agent table: a.owner and a.bb are plain fields; a.tree and
-  ** a.time come from __index */
-  lua_createtable(L, 1, 2);
   lua_pushvalue(L, 4);
-  lua_rawseti(L, 5, 1);
+  lua_rawseti(L, 3, 1);
   if (lua_istable(L, 2)) {
     lua_getfield(L, 2, "owner");
-    lua_setfield(L, 5, "owner");
+    lua_setfield(L, 3, "owner");
   }
+  lua_pushvalue(L, 5);
+  lua_setfield(L, 3, "bb");
   lua_pushvalue(L, 3);
-  lua_setfield(L, 5, "bb");
   luaL_setmetatable(L, BS_AGENT_T);
   return 1;
 }
