@@ -1,15 +1,22 @@
 -- scripts/bench.lua: the benchmark suite (run it through scripts/bench).
 -- Workloads W1 "guard", W2 "wide", W3 "deep" and the memory figures exactly
--- as ../shared/bench/WORKLOADS.md defines them. Every Bonsai variant runs
--- side by side with its hand-written floor: several repetitions, in each
--- the variants alternate in chunks of ticks, CPU time around the tick loop
--- only, a full GC before each chunk; the table shows medians and the
--- median of per-repetition ratios. Checksums and (in an untimed pass)
--- leaf-call counts are checked against the floor.
+-- as ../shared/bench/WORKLOADS.md defines them. Each section runs in a
+-- process of its own; in it every Bonsai variant runs side by side with
+-- its hand-written floor: several repetitions, in each the variants
+-- alternate in chunks of ticks, CPU time around the tick loop only, a full
+-- GC before each chunk; the table shows medians and the median of
+-- per-repetition ratios. Checksums and (in an untimed pass) leaf-call
+-- counts are checked against the floor.
 
 local bt = require "bonsai"
-local quick = arg[1] == "--quick" or arg[2] == "--quick"
-local memory_only = arg[1] == "--memory"
+-- Flags: --quick, --memory (the memory figures), --section NAME (one
+-- section, rows printed for the driver), --profile (see below).
+local quick, section, memory_only = false, nil, false
+for i = 1, #arg do
+  if arg[i] == "--quick" then quick = true end
+  if arg[i] == "--memory" then memory_only = true end
+  if arg[i] == "--section" then section = arg[i + 1] end
+end
 local ok_c, benchc = pcall(require, "benchc")
 if not ok_c then benchc = nil end
 
@@ -380,9 +387,10 @@ end
 -- Driver
 ------------------------------------------------------------------------
 
-local rows = {}
+-- A row of the table, printed for the driver (see the end of the file).
 local function row(name, ns, calls, ratio, target)
-  rows[#rows + 1] = { name, ns, calls, ratio, target }
+  io.write(string.format("ROW\t%s\t%.17g\t%.17g\t%.17g\t%s\n", name, ns,
+                         calls, ratio, target or ""))
 end
 
 -- Measures variants of one workload side by side. Each variant is
@@ -452,11 +460,13 @@ local function variant(label, make, target, floor)
   return { label = label, make = make, target = target, floor = floor }
 end
 
-if not memory_only then
-io.write(string.format("Bonsai %s benchmarks (%s)\n\n", bt.VERSION,
-                       quick and "--quick" or "full"))
+-- The sections, each run by the driver in a process of its own: a fresh
+-- heap, laid out as a program lays out its agents (with 10,000 agents the
+-- layout weighs on the figures), and no section inherits another's garbage.
+local sections = {}
 
 local function w1(v) return function(count) return w1_run(v, W1N, count) end end
+function sections.w1()
 local w1v = { variant("Lua floor", w1("floor"), nil, true) }
 if benchc then
   w1v[#w1v + 1] = variant("C loop, Lua leaves (the limit)", w1("cloop"))
@@ -464,7 +474,10 @@ end
 w1v[#w1v + 1] = variant("bt.tick_all, Lua leaves", w1("tick_all"), "<= 1.15")
 w1v[#w1v + 1] = variant("a:tick loop, Lua leaves", w1("tick"), "<= 1.15")
 compare("W1", w1v, W1T, W1N, reps, W1_EXPECT[W1N], 20)
-if benchc then -- the core alone: C leaves registered by name against C
+end
+
+function sections.w1c() -- the core alone: C leaves registered by name
+  if not benchc then return end
   compare("W1", { variant("C floor", w1("cfloor"), nil, true),
                   variant("Bonsai core, C leaves", w1("cbonsai"), "<= 2") },
           W1T, W1N, reps, W1_EXPECT[W1N], 20)
@@ -472,24 +485,31 @@ end
 
 local W2N, W2T = 1000, quick and 30 or 100
 local function w2(v) return function(count) return w2_run(v, W2N, count) end end
+function sections.w2()
 compare("W2", { variant("Lua floor", w2("floor"), nil, true),
                 variant("bt.tick_all, Lua leaves", w2("tick_all"), "<= 1.25"),
                 variant("a:tick loop, Lua leaves", w2("tick"), "<= 1.25") },
         W2T, W2N, reps, W2N * W2T * 100, 10)
+end
 
 local W3N, W3T = 1000, quick and 200 or 1000
 local function w3(v, depth)
   return function(count) return w3_run(v, W3N, depth, count) end
 end
+function sections.w3()
 compare("W3 depth 100", { variant("Lua floor", w3("floor"), nil, true),
                           variant("bt.tick_all", w3("tick_all", 100), "<= 2.5"),
                           variant("a:tick loop", w3("tick", 100), "<= 2.5") },
         W3T, W3N, reps, W3N * W3T, 100)
+end
+
 -- a running leaf resumed under 100 sequences against under none
+function sections.w3depth()
 compare("W3 tick_all", { variant("depth 1", w3("tick_all", 1), nil, true),
                          variant("depth 100 / depth 1", w3("tick_all", 100),
                                  "<= 1.1") },
         W3T, W3N, reps, W3N * W3T, 100)
+end
 
 ------------------------------------------------------------------------
 -- G: event-driven guards. A memory selector whose two guarded branches
@@ -547,7 +567,7 @@ local function g_run(n, guarded, filler, write)
   end
 end
 
-do
+function sections.g()
   local n, ticks = quick and 2000 or 10000, quick and 50 or 100
   compare("G unchanged keys,",
           { variant("no guards", g_run(n, false), nil, true),
@@ -566,7 +586,7 @@ end
 -- one full tick of those agents.
 ------------------------------------------------------------------------
 
-do
+function sections.r()
   local n = quick and 2000 or 10000
   local function root(tag)
     local kids = {}
@@ -602,14 +622,38 @@ do
     tree.size, n, rl * 1e3, ft * 1e3, tk * 1e3, (rl + ft - tk) / tk))
 end
 
-io.write(string.format("%-40s %12s %12s %9s %9s\n", "variant", "ns/agent-tick",
-                       "leaves/tick", "ratio", "target"))
-for _, r in ipairs(rows) do
-  io.write(string.format("%-40s %12.1f %12.2f %9.3f %9s\n", r[1], r[2], r[3],
-                         r[4], r[5] or ""))
+-- The driver: every section in a process of its own, then the table.
+local ORDER = { "w1", "w1c", "w2", "w3", "w3depth", "g", "r" }
+if section then
+  assert(sections[section], "no section " .. section)()
+  os.exit(0)
+elseif not memory_only then
+  io.write(string.format("Bonsai %s benchmarks (%s)\n\n", bt.VERSION,
+                         quick and "--quick" or "full"))
+  local rows = {}
+  for _, name in ipairs(ORDER) do
+    local cmd = string.format("%s %s --section %s%s", arg[-1], arg[0], name,
+                              quick and " --quick" or "")
+    local p = assert(io.popen(cmd))
+    for line in p:lines() do
+      if line:sub(1, 4) == "ROW\t" then
+        local f = {}
+        for field in line:gmatch("\t([^\t]*)") do f[#f + 1] = field end
+        rows[#rows + 1] = f
+      else
+        io.write(line, "\n")
+      end
+    end
+    assert(p:close(), "section " .. name .. " failed")
+  end
+  io.write(string.format("%-40s %12s %12s %9s %9s\n", "variant",
+                         "ns/agent-tick", "leaves/tick", "ratio", "target"))
+  for _, r in ipairs(rows) do
+    io.write(string.format("%-40s %12.1f %12.2f %9.3f %9s\n", r[1],
+                           tonumber(r[2]), tonumber(r[3]), tonumber(r[4]),
+                           r[5]))
+  end
 end
-
-end -- not memory_only
 
 ------------------------------------------------------------------------
 -- Memory: 10,000 W1 agents
