@@ -151,17 +151,20 @@ int bs_agent_migrate(bonsai_agent *a) {
   bonsai_env *env = a->tree->env;
   Blueprint *nbp = a->tree->bp;
   uint32_t need = statesize(nbp);
-  uint8_t *ns = bs_malloc(env, need);
-  int r;
+  uint64_t buf[128]; /* a state that goes back inline is built here */
+  int back = need <= a->inlinecap, r;
+  uint8_t *ns = back && need <= sizeof buf ? (uint8_t *)buf
+                                           : bs_malloc(env, need);
   if (ns == NULL)
     return BONSAI_ENOMEM;
   r = bs_reload_state(a, nbp, ns); /* reads the old state, fills ns */
   if (a->stateown)
     bs_free(env, a->state, a->statecap);
-  if (need <= a->inlinecap) { /* back into the agent's own block */
+  if (back) { /* into the agent's own block */
     a->state = (uint8_t *)a + HEADSIZE;
     memcpy(a->state, ns, need);
-    bs_free(env, ns, need);
+    if (ns != (uint8_t *)buf)
+      bs_free(env, ns, need);
     a->stateown = 0;
     a->statecap = a->inlinecap;
   } else {

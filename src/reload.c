@@ -7,10 +7,10 @@
 ** again. A kept node whose running child is gone stays running: a sequence
 ** or selector starts again from its first child, a decorator enters its new
 ** child. The running nodes that are not kept are aborted, deepest first,
-** while the old version is still in place. The data of matched idle nodes (limits,
-** cooldowns, run_once) carries over too; their last statuses do not. Per
-** agent the work follows the running nodes and the nodes with data, not
-** the whole tree.
+** while the old version is still in place. The data of matched nodes that
+** lasts while they are idle (limits, cooldowns, run_once, guards' last
+** checks) carries over too; their last statuses do not. Per agent the work
+** follows the running nodes and those lasting data, not the whole tree.
 */
 #include <string.h>
 
@@ -105,11 +105,18 @@ void bs_reload_forget(bonsai_tree *t) {
   t->mapfrom = NULL;
 }
 
+/* Kinds whose data lasts while the node is idle; the others' data is
+** set again when they start. */
+static int lasting(int kind) {
+  return kind == BONSAI_LIMIT || kind == BONSAI_COOLDOWN ||
+         kind == BONSAI_RUN_ONCE || kind == BONSAI_GUARD;
+}
+
 /*
 ** The migration plan from ob to the tree's current version, cached in the
 ** tree: map[old node] = new node or BS_NONE, then the number of matched
-** nodes with data, then for each the old node and the new one (their data
-** are carried over by every migrating agent).
+** nodes with lasting data, then for each the old node and the new one
+** (their data are carried over by every migrating agent, running or not).
 */
 static const uint32_t *mapfor(bonsai_tree *t, Blueprint *ob) {
   const Blueprint *nb = t->bp;
@@ -125,7 +132,7 @@ static const uint32_t *mapfor(bonsai_tree *t, Blueprint *ob) {
   }
   carry = map + ob->n + 1;
   for (i = 0; i < ob->n; i++)
-    if (map[i] != BS_NONE && bs_kind_datasize(ob->nodes[i].kind) != 0) {
+    if (map[i] != BS_NONE && lasting(ob->nodes[i].kind)) {
       carry[2 * ncarry] = i;
       carry[2 * ncarry + 1] = map[i];
       ncarry++;
@@ -141,7 +148,53 @@ static const uint32_t *mapfor(bonsai_tree *t, Blueprint *ob) {
 
 static int isparallel(const Node *n) { return n->kind == BONSAI_PARALLEL; }
 
+/* Copies the data of old node o (state os) to new node j (state ns); the
+** child indices that composites keep move to the new numbering. */
+static void carrydata(const Blueprint *ob, const Blueprint *nb,
+                      const uint32_t *map, const uint8_t *os, uint8_t *ns,
+                      uint32_t o, uint32_t j) {
+  uint8_t *d = ns + nb->nodes[j].data;
+  uint32_t c;
+  memcpy(d, os + ob->nodes[o].data, bs_kind_datasize(nb->nodes[j].kind));
+  switch (nb->nodes[j].kind) {
+  case BONSAI_SEQUENCE: case BONSAI_SELECTOR:
+    c = *(uint32_t *)d;
+    *(uint32_t *)d = c < ob->n && map[c] != BS_NONE ? map[c] : j + 1;
+    break;
+  case BONSAI_REACTIVE_SEQUENCE: case BONSAI_REACTIVE_SELECTOR:
+  case BONSAI_PRIORITY:
+    c = *(uint32_t *)d;
+    *(uint32_t *)d = c < ob->n && map[c] != BS_NONE ? map[c] : BS_NONE;
+    break;
+  default:
+    break;
+  }
+}
+
 #define KEPT(i) (map[i] != BS_NONE && ns[map[i]] == BONSAI_RUNNING)
+
+/* Walking the running nodes of state st in pre-order, parents first, idle
+** subtrees skipped (and the idle children of sequences and selectors not
+** even looked at): the first, the one after i's subtree, the next. */
+#define firstrunning(st) ((st)[0] == BONSAI_RUNNING ? 0 : BS_NONE)
+
+static uint32_t skiprunning(const Blueprint *bp, const uint8_t *st,
+                            uint32_t i) {
+  for (;;) {
+    uint32_t p = bp->nodes[i].parent, c;
+    if (p == BS_NONE)
+      return BS_NONE;
+    if ((c = bs_vm_running_child(bp, st, p, bp->nodes[i].next)) != BS_NONE)
+      return c;
+    i = p;
+  }
+}
+
+static uint32_t nextrunning(const Blueprint *bp, const uint8_t *st,
+                            uint32_t i) {
+  uint32_t c = bs_vm_running_child(bp, st, i, i + 1);
+  return c != BS_NONE ? c : skiprunning(bp, st, i);
+}
 
 int bs_reload_state(bonsai_agent *a, const Blueprint *nb, uint8_t *ns) {
   Blueprint *ob = a->bp;
@@ -156,52 +209,34 @@ int bs_reload_state(bonsai_agent *a, const Blueprint *nb, uint8_t *ns) {
     a->resume = 0;
     return r == BONSAI_OK ? BONSAI_ENOMEM : r;
   }
-  /* 1. keep the running nodes that are matched and whose parent is kept
-  ** (walking only the running nodes: idle subtrees are skipped) */
-  for (i = 0; i < ob->n; i = os[i] == BONSAI_RUNNING ? i + 1 : on[i].next) {
+  /* 1. keep the running nodes that are matched and whose parent is kept */
+  for (i = firstrunning(os); i != BS_NONE; i = nextrunning(ob, os, i)) {
     uint32_t p = pathparent(ob, i);
-    if (os[i] == BONSAI_RUNNING && map[i] != BS_NONE &&
-        (p == BS_NONE || KEPT(p)))
+    if (map[i] != BS_NONE && (p == BS_NONE || KEPT(p)))
       ns[map[i]] = BONSAI_RUNNING;
   }
   /* 3. abort what is not kept, deepest first, in the old version */
-  for (i = 0; i < ob->n;) {
-    if (os[i] != BONSAI_RUNNING) {
-      i = on[i].next;
-      continue;
-    }
+  for (i = firstrunning(os); i != BS_NONE;) {
     if (!KEPT(i) && !(on[i].flags & NF_HIDDEN)) { /* the wrapper: look in */
       if (bs_vm_abort(a, i) != BONSAI_OK && r == BONSAI_OK)
         r = BONSAI_ELEAF;
-      i = on[i].next;
-      continue;
+      i = skiprunning(ob, os, i);
+    } else {
+      i = nextrunning(ob, os, i);
     }
-    i++;
   }
-  /* 4. carry the data of matched nodes over; child indices move */
+  /* 4. carry data over: the lasting data of matched nodes (the plan
+  ** lists them), then the data of the kept running nodes */
   carry = map + ob->n + 1;
-  for (k = 0; k < map[ob->n]; k++) {
-    uint32_t o = carry[2 * k], j = carry[2 * k + 1], c;
-    uint8_t *d = ns + nn[j].data;
-    memcpy(d, os + on[o].data, bs_kind_datasize(nn[j].kind));
-    switch (nn[j].kind) {
-    case BONSAI_SEQUENCE: case BONSAI_SELECTOR:
-      c = *(uint32_t *)d;
-      *(uint32_t *)d = c < ob->n && map[c] != BS_NONE ? map[c] : j + 1;
-      break;
-    case BONSAI_REACTIVE_SEQUENCE: case BONSAI_REACTIVE_SELECTOR:
-    case BONSAI_PRIORITY:
-      c = *(uint32_t *)d;
-      *(uint32_t *)d = c < ob->n && map[c] != BS_NONE ? map[c] : BS_NONE;
-      break;
-    default:
-      break;
-    }
-  }
+  for (k = 0; k < map[ob->n]; k++)
+    carrydata(ob, nb, map, os, ns, carry[2 * k], carry[2 * k + 1]);
+  for (i = firstrunning(os); i != BS_NONE; i = nextrunning(ob, os, i))
+    if (KEPT(i) && !lasting(on[i].kind) && bs_kind_datasize(on[i].kind) != 0)
+      carrydata(ob, nb, map, os, ns, i, map[i]);
   /* 5. statuses of finished children of kept parallels; their counts */
-  for (i = 0; i < nb->n; i = ns[i] == BONSAI_RUNNING ? i + 1 : nn[i].next) {
+  for (i = firstrunning(ns); i != BS_NONE; i = nextrunning(nb, ns, i)) {
     uint32_t c, succ = 0, fail = 0;
-    if (ns[i] != BONSAI_RUNNING || !isparallel(&nn[i]))
+    if (!isparallel(&nn[i]))
       continue;
     for (k = 0; k < ob->n; k++) /* the old parallel */
       if (map[k] == i)

@@ -130,19 +130,16 @@ static int check(bonsai_agent *a, uint32_t i) {
   }
 }
 
-/* A running child of running node i at or after child 'from' (i + 1 for
-** the first), or BS_NONE. */
-static uint32_t running_child(const bonsai_agent *a, uint32_t i,
-                              uint32_t from) {
-  const Node *nd = a->bp->nodes;
-  const uint8_t *st = a->state;
+uint32_t bs_vm_running_child(const Blueprint *bp, const uint8_t *st,
+                             uint32_t i, uint32_t from) {
+  const Node *nd = bp->nodes;
   uint32_t c;
-  if (nd[i].kind == BONSAI_SEQUENCE || nd[i].kind == BONSAI_SELECTOR) {
+  if (nd[i].flags & NF_MEMORY) { /* the current child, even mid-tick */
     c = W0(i);
-    return c >= from && a->state[c] == RUNNING ? c : BS_NONE;
+    return c >= from && st[c] == RUNNING ? c : BS_NONE;
   }
   for (c = from; c < nd[i].next; c = nd[c].next)
-    if (a->state[c] == RUNNING)
+    if (st[c] == RUNNING)
       return c;
   return BS_NONE;
 }
@@ -178,7 +175,7 @@ int bs_vm_abort(bonsai_agent *a, uint32_t x) {
     a->resume = 0; /* the root stops running */
   for (;;) {
     /* siblings before 'from' are done: a wide parallel stays linear */
-    uint32_t c = running_child(a, i, from);
+    uint32_t c = bs_vm_running_child(a->bp, a->state, i, from);
     if (c != BS_NONE) {
       i = c;
       from = c + 1;

@@ -19,6 +19,13 @@ BS_INTERNAL int bs_vm_tick(bonsai_agent *a);
 ** first failure's message kept in a->err). */
 BS_INTERNAL int bs_vm_abort(bonsai_agent *a, uint32_t x);
 
+/* The running child of running node i at or after child 'from' (i + 1
+** for the first) in state st, or BS_NONE: sequences and selectors know
+** theirs, the others' children are looked at. */
+BS_INTERNAL uint32_t bs_vm_running_child(const Blueprint *bp,
+                                         const uint8_t *st, uint32_t i,
+                                         uint32_t from);
+
 /* After a leaf raised out of bs_vm_tick: records msg against the node
 ** being called, then aborts every running node with callbacks protected. */
 BS_INTERNAL void bs_vm_recover(bonsai_agent *a, const char *msg);

@@ -424,6 +424,26 @@ describe("a running node that still exists", function()
     assert.equal("success | enter L; tick L; exit L success", t:step(a, 1))
     assert.equal("failure |", t:step(a, 1))
   end)
+
+  it("idle with data: a cooldown keeps its time, under a running sibling",
+     function()
+    local function def()
+      return bt.reactive_selector {
+        bt.cooldown { name = "cd", seconds = 5, t:action("C", "S") },
+        t:action("W", "R"),
+      }
+    end
+    local tree = bt.tree(def(), { name = "T" })
+    local a = bt.agent(tree)
+    assert.equal("success | enter C; tick C; exit C success", t:step(a, 1))
+    assert.equal("running | enter W; tick W", t:step(a, 1))
+    assert.is_true(tree:reload(def()))
+    -- the cooldown (idle, its time carried) still refuses; W goes on
+    assert.equal("running | tick W", t:step(a, 1))
+    assert.equal("running | tick W", t:step(a, 2))
+    assert.equal("success | enter C; tick C; exit C success; abort W",
+                 t:step(a, 1))
+  end)
 end)
 
 describe("a running node that is gone", function()
