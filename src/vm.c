@@ -57,6 +57,23 @@ static int fire(bonsai_agent *a, const Node *n, uint32_t i, int ev,
   return l->fn(c);
 }
 
+/* The tick of the running action n (node i), and its exit when done. */
+static int tick_action(bonsai_agent *a, const Node *n, uint32_t i,
+                       uint8_t *st, bonsai_call *c) {
+  int s = fire(a, n, i, BONSAI_EV_TICK, 0, c);
+  if (s == RUNNING)
+    return s;
+  if (s != SUCCESS && s != FAILURE)
+    return leaffail(a, s, "tick");
+  st[i] = (uint8_t)s;
+  if (leafof(a->bp, n)->flags & BONSAI_LEAF_EXIT) {
+    int r = fire(a, n, i, BONSAI_EV_EXIT, s, c);
+    if (r != BONSAI_OK)
+      return leaffail(a, r, "exit");
+  }
+  return s;
+}
+
 /* One tick of the action or condition n (node i): enter, tick, and exit
 ** when done. */
 static int tick_leaf(bonsai_agent *a, const Node *n, uint32_t i, uint8_t *st,
@@ -80,18 +97,7 @@ static int tick_leaf(bonsai_agent *a, const Node *n, uint32_t i, uint8_t *st,
     }
     st[i] = RUNNING;
   }
-  s = fire(a, n, i, BONSAI_EV_TICK, 0, c);
-  if (s == RUNNING)
-    return s;
-  if (s != SUCCESS && s != FAILURE)
-    return leaffail(a, s, "tick");
-  st[i] = (uint8_t)s;
-  if (leafof(a->bp, n)->flags & BONSAI_LEAF_EXIT) {
-    int r = fire(a, n, i, BONSAI_EV_EXIT, s, c);
-    if (r != BONSAI_OK)
-      return leaffail(a, r, "exit");
-  }
-  return s;
+  return tick_action(a, n, i, st, c);
 }
 
 static const char *typename(int t) {
@@ -334,6 +340,14 @@ int bs_vm_tick(bonsai_agent *a) {
       return fail(a);
     if (s > 0)
       i = 0; /* the root's running path changed */
+  }
+  if (i != 0 && nd[i].kind == BONSAI_ACTION) {
+    /* resumed at a running action: its status byte need not be read (in a
+    ** large tree it lies away from what the tick touches) */
+    bs_assert(st[i] == RUNNING);
+    if ((s = tick_action(a, &nd[i], i, st, &cl)) < 0)
+      return fail(a);
+    goto done;
   }
 tick: /* node i is ticked; the common kinds first, without a switch */
   for (;;) {
