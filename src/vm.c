@@ -58,8 +58,8 @@ static int fire(bonsai_agent *a, const Node *n, uint32_t i, int ev,
 }
 
 /* The tick of the running action n (node i), and its exit when done. */
-static int tick_action(bonsai_agent *a, const Node *n, uint32_t i,
-                       uint8_t *st, bonsai_call *c) {
+static inline int tick_action(bonsai_agent *a, const Node *n, uint32_t i,
+                              uint8_t *st, bonsai_call *c) {
   int s = fire(a, n, i, BONSAI_EV_TICK, 0, c);
   if (s == RUNNING)
     return s;
