@@ -115,6 +115,16 @@ static const char *pushnodeerror(lua_State *L, bonsai_agent *a,
 /* The message of the agent's last error, naming its node. */
 #define pusherror(L, a, msg) pushnodeerror(L, a, (a)->bp, (a)->errnode, msg)
 
+/* dt at idx: a number >= 0 is checked by the core; none or nil is 0. (One
+** call where luaL_optnumber makes three: this runs for every a:tick.) */
+static lua_Number checkdt(lua_State *L, int idx) {
+  int isnum;
+  lua_Number dt = lua_tonumberx(L, idx, &isnum);
+  if (!isnum && !lua_isnoneornil(L, idx))
+    luaL_typeerror(L, idx, "number");
+  return dt; /* 0 when not a number */
+}
+
 /* What a tick needs besides the agent: the leaf stack, dt, and where it
 ** stands (for recovery after an error). */
 typedef struct Job {
@@ -264,7 +274,7 @@ static int agent_tick(lua_State *L) {
   Job j;
   lua_settop(L, 2);
   la = checkagent(L, 1); /* state at 3 */
-  j.dt = luaL_optnumber(L, 2, 0.0);
+  j.dt = checkdt(L, 2);
   j.la = la;
   j.started = 0;
   if (agentof(la)->busy)
@@ -345,7 +355,7 @@ static int pbatch(lua_State *L) {
 int lb_tick_all(lua_State *L) {
   Batch b;
   luaL_checktype(L, 1, LUA_TTABLE);
-  b.j.dt = luaL_optnumber(L, 2, 0.0);
+  b.j.dt = checkdt(L, 2);
   b.next = 1;
   b.n = (lua_Integer)lua_rawlen(L, 1);
   lua_settop(L, 1);
