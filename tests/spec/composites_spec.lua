@@ -7,9 +7,7 @@ local trace = require "helpers.trace"
 local t
 before_each(function() t = trace.new() end)
 
-local function agent_of(root)
-  return bt.agent(bt.tree(root, { name = "T" }))
-end
+local agent_of = trace.agent_of
 
 describe("sequence", function()
   it("ticks its children in order and succeeds when all succeed", function()

@@ -7,9 +7,7 @@ local trace = require "helpers.trace"
 local t
 before_each(function() t = trace.new() end)
 
-local function agent_of(root)
-  return bt.agent(bt.tree(root, { name = "T" }))
-end
+local agent_of = trace.agent_of
 
 describe("invert", function()
   it("turns success into failure and failure into success", function()

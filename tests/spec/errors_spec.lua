@@ -8,23 +8,8 @@ local trace = require "helpers.trace"
 local t
 before_each(function() t = trace.new() end)
 
-local function agent_of(root, name)
-  return bt.agent(bt.tree(root, { name = name or "T" }))
-end
-
--- The message of a:tick(dt), which must raise.
-local function tick_error(a, dt)
-  local ok, msg = pcall(a.tick, a, dt or 1)
-  assert.is_false(ok, "the tick was expected to raise")
-  return msg
-end
-
--- The message of bt.tree(root, opts), which must raise.
-local function tree_error(root, opts)
-  local ok, msg = pcall(bt.tree, root, opts)
-  assert.is_false(ok, "bt.tree was expected to raise")
-  return msg
-end
+local agent_of, tick_error = trace.agent_of, trace.tick_error
+local tree_error = trace.tree_error
 
 describe("a Lua error in a leaf", function()
   it("in tick raises naming the tree and node, after aborting the "
@@ -186,7 +171,7 @@ describe("a Lua error in a leaf", function()
       name = "root",
       bt.sequence { name = "combat",
         bt.retry { times = 2, bt.action(function() error("x", 0) end) } },
-    }, "guard")
+    }, nil, "guard")
     assert.equal("tree 'guard' node 'root/combat/retry[1]/action[1]': x",
                  tick_error(a))
   end)
@@ -268,10 +253,10 @@ describe("re-entrant calls", function()
   end)
 
   it("ticking another agent from a leaf is allowed", function()
-    local inner = agent_of(t:action("I", "RS"), "inner")
+    local inner = agent_of(t:action("I", "RS"), nil, "inner")
     local a = agent_of(bt.action(function()
       return inner:tick(0.5)
-    end), "outer")
+    end), nil, "outer")
     assert.equal("running", a:tick(1))
     assert.equal("success", a:tick(1))
     assert.equal(1, inner.time)

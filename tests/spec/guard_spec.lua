@@ -15,21 +15,14 @@ local t
 before_each(function() t = trace.new() end)
 
 local function agent_of(root, bb)
-  return bt.agent(bt.tree(root, { name = "T" }), { blackboard = bb or {} })
+  return trace.agent_of(root, { blackboard = bb or {} })
 end
 
--- The message of a:tick(dt), which must raise.
-local function tick_error(a, dt)
-  local ok, msg = pcall(a.tick, a, dt or 1)
-  assert.is_false(ok, "the tick was expected to raise")
-  return msg
-end
+local tick_error = trace.tick_error
 
 -- The message of bt.tree(root), which must raise.
 local function tree_error(root)
-  local ok, msg = pcall(bt.tree, root, { name = "x" })
-  assert.is_false(ok, "bt.tree was expected to raise")
-  return msg
+  return trace.tree_error(root, { name = "x" })
 end
 
 -- The status of one tick of a tree made of bt.check(key, op, value) alone,

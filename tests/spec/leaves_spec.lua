@@ -4,10 +4,7 @@
 local bt = require "bonsai"
 local trace = require "helpers.trace"
 
--- One agent on a tree of a single leaf.
-local function agent_of(node, opts)
-  return bt.agent(bt.tree(node, { name = "T" }), opts)
-end
+local agent_of, tick_error = trace.agent_of, trace.tick_error
 
 -- The status of one tick of a tree whose leaf returns v.
 local function action_status(v)
@@ -18,12 +15,6 @@ local function condition_status(v)
   return agent_of(bt.condition(function() return v end)):tick(1)
 end
 
--- The error message of a:tick(dt), which must fail.
-local function tick_error(a, dt)
-  local ok, msg = pcall(a.tick, a, dt or 1)
-  assert.is_false(ok, "the tick was expected to raise")
-  return msg
-end
 
 describe("leaf return values", function()
   it("true and bt.SUCCESS are success", function()
@@ -277,26 +268,20 @@ describe("lifecycle leaves", function()
 end)
 
 describe("tasks", function()
-  local log
-  local function add(s) log[#log + 1] = s end
-  local function take()
-    local s = table.concat(log, "; ")
-    log = {}
-    return s
-  end
-  before_each(function() log = {} end)
+  local jobs -- what the tasks did, apart from the trace leaves
+  before_each(function() jobs = trace.new() end)
 
   -- A task that logs its steps and holds a to-be-closed variable.
   local function stepper(result)
     return bt.task(function(agent, bb, args)
-      add("start " .. tostring(args and args.id))
+      jobs:add("start " .. tostring(args and args.id))
       local guard <close> = setmetatable({}, {
-        __close = function(_, err) add("closed " .. tostring(err)) end,
+        __close = function(_, err) jobs:add("closed " .. tostring(err)) end,
       })
       coroutine.yield()
-      add("step 1")
+      jobs:add("step 1")
       coroutine.yield()
-      add("step 2")
+      jobs:add("step 2")
       return result
     end, { id = 7 })
   end
@@ -304,11 +289,11 @@ describe("tasks", function()
   it("yield means running and the return value is the status", function()
     local a = agent_of(stepper(true))
     assert.equal("running", a:tick(1))
-    assert.equal("start 7", take())
+    assert.equal("start 7", jobs:take())
     assert.equal("running", a:tick(1))
-    assert.equal("step 1", take())
+    assert.equal("step 1", jobs:take())
     assert.equal("success", a:tick(1))
-    assert.equal("step 2; closed nil", take())
+    assert.equal("step 2; closed nil", jobs:take())
   end)
 
   it("maps its return value like a leaf's", function()
@@ -365,7 +350,7 @@ describe("tasks", function()
       assert.equal("failure", a:tick(1))
     end
     assert.equal("start 7; step 1; step 2; closed nil; "
-                 .. "start 7; step 1; step 2; closed nil", take())
+                 .. "start 7; step 1; step 2; closed nil", jobs:take())
   end)
 
   it("closes its coroutine on abort, so <close> variables are closed",
@@ -373,13 +358,13 @@ describe("tasks", function()
     local a = agent_of(stepper(true))
     assert.equal("running", a:tick(1))
     assert.equal("running", a:tick(1))
-    assert.equal("start 7; step 1", take())
+    assert.equal("start 7; step 1", jobs:take())
     a:abort()
-    assert.equal("closed nil", take())
+    assert.equal("closed nil", jobs:take())
     assert.equal("aborted", a:status())
     -- the next tick starts the task over
     assert.equal("running", a:tick(1))
-    assert.equal("start 7", take())
+    assert.equal("start 7", jobs:take())
   end)
 
   it("is closed when a reactive node aborts it", function()
@@ -389,10 +374,10 @@ describe("tasks", function()
       stepper(true),
     })
     assert.equal("running", a:tick(1))
-    assert.equal("start 7", take())
+    assert.equal("start 7", jobs:take())
     go = true
     assert.equal("success", a:tick(1))
-    assert.equal("closed nil", take())
+    assert.equal("closed nil", jobs:take())
   end)
 
   it("raises its error, naming the node, after closing the coroutine",
@@ -400,7 +385,7 @@ describe("tasks", function()
     local a = bt.agent(bt.tree(bt.sequence {
       bt.task(function()
         local guard <close> = setmetatable({}, {
-          __close = function(_, err) add("closed " .. tostring(err)) end,
+          __close = function(_, err) jobs:add("closed " .. tostring(err)) end,
         })
         coroutine.yield()
         error("bad task", 0)
@@ -409,7 +394,7 @@ describe("tasks", function()
     assert.equal("running", a:tick(1))
     assert.equal("tree 'T' node 'sequence/action[1]': bad task",
                  tick_error(a))
-    assert.equal("closed bad task", take())
+    assert.equal("closed bad task", jobs:take())
     assert.equal("aborted", a:status())
     -- the agent runs again, with a new coroutine
     assert.equal("running", a:tick(1))
@@ -430,9 +415,9 @@ describe("tasks", function()
 
   it("runs one coroutine per agent", function()
     local tree = bt.tree(bt.task(function(agent)
-      add("start " .. agent.owner)
+      jobs:add("start " .. agent.owner)
       coroutine.yield()
-      add("end " .. agent.owner)
+      jobs:add("end " .. agent.owner)
       return true
     end))
     local a = bt.agent(tree, { owner = "a" })
@@ -441,7 +426,7 @@ describe("tasks", function()
     assert.equal("running", b:tick(1))
     assert.equal("success", a:tick(1))
     assert.equal("success", b:tick(1))
-    assert.equal("start a; start b; end a; end b", take())
+    assert.equal("start a; start b; end a; end b", jobs:take())
   end)
 end)
 

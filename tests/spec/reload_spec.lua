@@ -12,16 +12,7 @@ local trace = require "helpers.trace"
 local t
 before_each(function() t = trace.new() end)
 
-local function agent_of(root, opts)
-  return bt.agent(bt.tree(root, { name = "T" }), opts)
-end
-
--- The message of a:tick(dt), which must raise.
-local function tick_error(a, dt)
-  local ok, msg = pcall(a.tick, a, dt or 1)
-  assert.is_false(ok, "the tick was expected to raise")
-  return msg
-end
+local agent_of, tick_error = trace.agent_of, trace.tick_error
 
 -- Files -------------------------------------------------------------------
 
@@ -557,27 +548,21 @@ describe("a running node that is gone", function()
 end)
 
 describe("tasks across a reload", function()
-  local log
-  local function add(s) log[#log + 1] = s end
-  local function take()
-    local s = table.concat(log, "; ")
-    log = {}
-    return s
-  end
-  before_each(function() log = {} end)
+  local jobs -- what the tasks did, apart from the trace leaves
+  before_each(function() jobs = trace.new() end)
 
   -- A task named 'name' that logs its steps (tagged) and holds a
   -- to-be-closed variable.
   local function job(name, tag)
     return bt.named(name, bt.task(function()
       local guard <close> = setmetatable({}, {
-        __close = function() add(tag .. " closed") end,
+        __close = function() jobs:add(tag .. " closed") end,
       })
-      add(tag .. " start")
+      jobs:add(tag .. " start")
       coroutine.yield()
-      add(tag .. " step")
+      jobs:add(tag .. " step")
       coroutine.yield()
-      add(tag .. " end")
+      jobs:add(tag .. " end")
       return true
     end))
   end
@@ -587,17 +572,17 @@ describe("tasks across a reload", function()
                          { name = "T" })
     local a = bt.agent(tree)
     assert.equal("running", a:tick(1))
-    assert.equal("v1 start", take())
+    assert.equal("v1 start", jobs:take())
     assert.is_true(tree:reload(bt.sequence {
       t:action("X", "S"), t:action("A", "S"), job("job", "v2"),
     }))
     assert.equal("running", a:tick(1))
-    assert.equal("v1 step", take())
+    assert.equal("v1 step", jobs:take())
     assert.equal("success", a:tick(1))
-    assert.equal("v1 end; v1 closed", take())
+    assert.equal("v1 end; v1 closed", jobs:take())
     -- the next run is the new version's
     assert.equal("running", a:tick(1))
-    assert.equal("v2 start", take())
+    assert.equal("v2 start", jobs:take())
   end)
 
   it("are closed at the next tick when their path is gone, <close> "
@@ -606,14 +591,14 @@ describe("tasks across a reload", function()
     local a = bt.agent(tree)
     a:tick(1)
     a:tick(1)
-    assert.equal("v1 start; v1 step", take())
+    assert.equal("v1 start; v1 step", jobs:take())
     assert.is_true(tree:reload(bt.sequence { bt.action(function()
-      add("other")
+      jobs:add("other")
       return bt.RUNNING
     end) }))
-    assert.equal("", take())
+    assert.equal("", jobs:take())
     assert.equal("running", a:tick(1))
-    assert.equal("v1 closed; other", take())
+    assert.equal("v1 closed; other", jobs:take())
   end)
 
   it("are closed when renamed, and the renamed task starts over", function()
@@ -622,7 +607,7 @@ describe("tasks across a reload", function()
     a:tick(1)
     assert.is_true(tree:reload(bt.sequence { job("job2", "v2") }))
     assert.equal("running", a:tick(1))
-    assert.equal("v1 start; v1 closed; v2 start", take())
+    assert.equal("v1 start; v1 closed; v2 start", jobs:take())
   end)
 
   it("may reload their own tree from inside the coroutine", function()
@@ -630,12 +615,12 @@ describe("tasks across a reload", function()
     local function selfreloading(tag, newdef)
       return bt.named("job", bt.task(function()
         local guard <close> = setmetatable({}, {
-          __close = function() add(tag .. " closed") end,
+          __close = function() jobs:add(tag .. " closed") end,
         })
-        add(tag .. " start")
+        jobs:add(tag .. " start")
         assert(tree:reload(newdef()))
         coroutine.yield()
-        add(tag .. " step")
+        jobs:add(tag .. " step")
         return true
       end))
     end
@@ -645,9 +630,9 @@ describe("tasks across a reload", function()
     end) }, { name = "T" })
     local a = bt.agent(tree)
     assert.equal("running", a:tick(1))
-    assert.equal("v1 start", take())
+    assert.equal("v1 start", jobs:take())
     assert.equal("success", a:tick(1))
-    assert.equal("v1 step; v1 closed", take())
+    assert.equal("v1 step; v1 closed", jobs:take())
     assert.equal("", t:take())
     -- the task's path is gone: the coroutine is closed at the next tick
     tree = bt.tree(bt.sequence { selfreloading("w1", function()
@@ -655,9 +640,9 @@ describe("tasks across a reload", function()
     end) }, { name = "T" })
     a = bt.agent(tree)
     assert.equal("running", a:tick(1))
-    assert.equal("w1 start", take())
+    assert.equal("w1 start", jobs:take())
     assert.equal("running", a:tick(1))
-    assert.equal("w1 closed", take())
+    assert.equal("w1 closed", jobs:take())
     assert.equal("enter X; tick X", t:take())
   end)
 
@@ -667,12 +652,12 @@ describe("tasks across a reload", function()
     a:tick(1)
     a:tick(1)
     b:tick(1)
-    assert.equal("v1 start; v1 step; v1 start", take())
+    assert.equal("v1 start; v1 step; v1 start", jobs:take())
     assert.is_true(tree:reload(bt.sequence { t:action("X", "S"),
                                              job("job", "v2") }))
     assert.equal("success", a:tick(1))
     assert.equal("running", b:tick(1))
-    assert.equal("v1 end; v1 closed; v1 step", take())
+    assert.equal("v1 end; v1 closed; v1 step", jobs:take())
   end)
 end)
 

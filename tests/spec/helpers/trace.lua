@@ -19,6 +19,25 @@ local M = {}
 local letters = { S = bt.SUCCESS, F = bt.FAILURE, R = bt.RUNNING }
 M.ERROR = setmetatable({}, { __name = "trace.ERROR" }) -- raise in a list
 
+-- One agent (bt.agent options opts) on a tree of root named name or "T".
+function M.agent_of(root, opts, name)
+  return bt.agent(bt.tree(root, { name = name or "T" }), opts)
+end
+
+-- The message of a:tick(dt), which must raise.
+function M.tick_error(a, dt)
+  local ok, msg = pcall(a.tick, a, dt or 1)
+  assert(not ok, "the tick was expected to raise")
+  return msg
+end
+
+-- The message of bt.tree(root, opts), which must raise.
+function M.tree_error(root, opts)
+  local ok, msg = pcall(bt.tree, root, opts)
+  assert(not ok, "bt.tree was expected to raise")
+  return msg
+end
+
 local Trace = {}
 Trace.__index = Trace
 
