@@ -461,29 +461,15 @@ static int agent_add_interrupt(lua_State *L) {
 /* a:remove_interrupt(fn): true if it was there */
 static int agent_remove_interrupt(lua_State *L) {
   LAgent *la;
-  lua_Integer k, n;
   lua_settop(L, 2);
   la = checkagent(L, 1); /* state at 3 */
   lb_extra(L, 3, CONTEXT, 1);
   if (lua_getfield(L, -1, "interrupts") != LUA_TTABLE)
     return lua_pushboolean(L, 0), 1;
-  n = (lua_Integer)lua_rawlen(L, -1);
-  for (k = 1; k <= n; k++) {
-    lua_rawgeti(L, -1, k);
-    if (lua_rawequal(L, -1, 2)) {
-      lua_pop(L, 1);
-      for (; k < n; k++) {
-        lua_rawgeti(L, -1, k + 1);
-        lua_rawseti(L, -2, k);
-      }
-      lua_pushnil(L);
-      lua_rawseti(L, -2, n);
-      la->ninterrupts--;
-      return lua_pushboolean(L, 1), 1;
-    }
-    lua_pop(L, 1);
-  }
-  return lua_pushboolean(L, 0), 1;
+  if (!lb_list_remove(L, 2))
+    return lua_pushboolean(L, 0), 1;
+  la->ninterrupts--;
+  return lua_pushboolean(L, 1), 1;
 }
 
 static int agent_tostring(lua_State *L) {

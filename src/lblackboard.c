@@ -321,7 +321,7 @@ static int bb_observe(lua_State *L) {
 /* bb:unobserve(handle): true if it was observing */
 static int bb_unobserve(lua_State *L) {
   LBB *b = lb_checkbb(L, 1);
-  lua_Integer h = luaL_checkinteger(L, 2), k, n;
+  lua_Integer h = luaL_checkinteger(L, 2);
   lua_settop(L, 2);
   if (!pushside(L, 1, 0) || lua_getfield(L, 3, "obs") != LUA_TTABLE)
     return lua_pushboolean(L, 0), 1;
@@ -334,21 +334,9 @@ static int bb_unobserve(lua_State *L) {
   lua_pushnil(L);
   lua_rawseti(L, -2, h);
   lua_rawgeti(L, 4, lua_tointeger(L, 6) + 1); /* the key's handles */
-  n = (lua_Integer)lua_rawlen(L, -1);
-  for (k = 1; k <= n; k++) {
-    lua_rawgeti(L, -1, k);
-    if (lua_tointeger(L, -1) == h) {
-      lua_pop(L, 1);
-      for (; k < n; k++) {
-        lua_rawgeti(L, -1, k + 1);
-        lua_rawseti(L, -2, k);
-      }
-      lua_pushnil(L);
-      lua_rawseti(L, -2, n);
-      break;
-    }
-    lua_pop(L, 1);
-  }
+  lua_pushinteger(L, h);
+  lua_insert(L, -2);
+  lb_list_remove(L, -2);
   b->nobs--;
   lua_pushboolean(L, 1);
   return 1;

@@ -91,6 +91,25 @@ int lb_keyid(lua_State *L, int idx, int add) {
   return id;
 }
 
+int lb_list_remove(lua_State *L, int v) {
+  lua_Integer n = (lua_Integer)lua_rawlen(L, -1), k;
+  v = lua_absindex(L, v);
+  for (k = 1; k <= n; k++) {
+    int found = (lua_rawgeti(L, -1, k), lua_rawequal(L, -1, v));
+    lua_pop(L, 1);
+    if (found) {
+      for (; k < n; k++) {
+        lua_rawgeti(L, -1, k + 1);
+        lua_rawseti(L, -2, k);
+      }
+      lua_pushnil(L);
+      lua_rawseti(L, -2, n);
+      return 1;
+    }
+  }
+  return 0;
+}
+
 void lb_newweak(lua_State *L) {
   lua_newtable(L);
   lua_createtable(L, 0, 1);

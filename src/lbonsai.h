@@ -96,6 +96,9 @@ typedef struct LTick {
 
 /* lbonsai.c */
 LBonsai *lb_context(lua_State *L); /* upvalue 1 */
+/* Removes the first element raw-equal to the value at v from the list at
+** the top, moving the later ones down; 1 if there was one. */
+int lb_list_remove(lua_State *L, int v);
 /* Pushes a new table with weak keys. */
 void lb_newweak(lua_State *L);
 /* Pushes the extras table of the agent state at si (ci: the context);

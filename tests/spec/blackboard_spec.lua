@@ -113,6 +113,21 @@ describe("blackboard observers", function()
     assert.same({ "one", "two", "two" }, log)
   end)
 
+  it("keep their order when one in the middle is removed", function()
+    local bb = bt.blackboard()
+    local log, h = {}, {}
+    for k = 1, 4 do
+      h[k] = bb:observe("k", function() log[#log + 1] = k end)
+    end
+    assert.is_true(bb:unobserve(h[2]))
+    bb.k = 1
+    assert.same({ 1, 3, 4 }, log)
+    assert.is_true(bb:unobserve(h[4]))
+    assert.is_true(bb:unobserve(h[1]))
+    bb.k = 2
+    assert.same({ 1, 3, 4, 3 }, log)
+  end)
+
   it("see nested changes made by observers at once", function()
     local bb = bt.blackboard { a = 0, b = 0 }
     local log = {}
