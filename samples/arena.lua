@@ -19,23 +19,10 @@
 -- math.random), and every agent is ticked in the same order, so a run with
 -- the same seed always has the same outcome.
 
--- Find bonsai beside this file (../lua, ../build) unless LUA_PATH or
--- LUA_CPATH say where it is, and the other samples in this directory.
-local here = debug.getinfo(1, "S").source:match("^@(.-)[^/\\]*$") or ""
-if here == "" then here = "./" end
-local function prepend(field, entry)
-  if not package[field]:find(entry, 1, true) then
-    package[field] = entry .. ";" .. package[field]
-  end
-end
-if not (os.getenv("LUA_PATH_5_4") or os.getenv("LUA_PATH")) then
-  prepend("path", here .. "../lua/?/init.lua")
-  prepend("path", here .. "../lua/?.lua")
-end
-if not (os.getenv("LUA_CPATH_5_4") or os.getenv("LUA_CPATH")) then
-  prepend("cpath", here .. "../build/src/?.so")
-end
-prepend("path", here .. "?.lua")
+-- Find bonsai and the other samples (setup.lua).
+local here = debug.getinfo(1, "S").source:match("^@(.-)[^/\\]*$")
+if here == nil or here == "" then here = "./" end
+local sample = assert(loadfile(here .. "setup.lua"))(here)
 
 local bt = require "bonsai"
 local guard = require "guard"
@@ -61,12 +48,7 @@ if opt.test then -- the checked outcome is that of the default run
   opt.ticks, opt.seed, opt.map = 400, 42, false
 end
 
--- Is stdout a terminal? TERM says there is one; test -t 1 says it is ours.
-local function on_terminal()
-  local term = os.getenv("TERM")
-  if not term or term == "" or term == "dumb" then return false end
-  return os.execute("test -t 1") == true
-end
+local on_terminal = sample.on_terminal
 local tty = not opt.test and on_terminal()
 if opt.map == nil then opt.map = tty end
 

@@ -22,23 +22,10 @@
 -- creature (player or NPC) is a table with x, y and agent; its hit points
 -- are agent.bb.hp.
 
--- Find bonsai beside this file (../lua, ../build) unless LUA_PATH or
--- LUA_CPATH say where it is, and the other samples in this directory.
-local here = debug.getinfo(1, "S").source:match("^@(.-)[^/\\]*$") or ""
-if here == "" then here = "./" end
-local function prepend(field, entry)
-  if not package[field]:find(entry, 1, true) then
-    package[field] = entry .. ";" .. package[field]
-  end
-end
-if not (os.getenv("LUA_PATH_5_4") or os.getenv("LUA_PATH")) then
-  prepend("path", here .. "../lua/?/init.lua")
-  prepend("path", here .. "../lua/?.lua")
-end
-if not (os.getenv("LUA_CPATH_5_4") or os.getenv("LUA_CPATH")) then
-  prepend("cpath", here .. "../build/src/?.so")
-end
-prepend("path", here .. "?.lua")
+-- Find bonsai and the other samples (setup.lua).
+local here = debug.getinfo(1, "S").source:match("^@(.-)[^/\\]*$")
+if here == nil or here == "" then here = "./" end
+local sample = assert(loadfile(here .. "setup.lua"))(here)
 
 local bt = require "bonsai"
 
@@ -308,9 +295,7 @@ local function say(...)
   if not quiet then print(...) end
 end
 
-local function check(cond, ...)
-  if not cond then error(string.format(...), 2) end
-end
+local check = sample.check
 
 local world = { dt = 0.1, w = 40, h = 20, players = {},
                 bb = bt.blackboard {} } -- the world's keys: alarm

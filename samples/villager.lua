@@ -15,23 +15,10 @@
 -- The world is a plain table: { dt = seconds per tick, bb = a blackboard
 -- holding hour (0 <= hour < 24) }.
 
--- Find bonsai beside this file (../lua, ../build) unless LUA_PATH or
--- LUA_CPATH say where it is, and the other samples in this directory.
-local here = debug.getinfo(1, "S").source:match("^@(.-)[^/\\]*$") or ""
-if here == "" then here = "./" end
-local function prepend(field, entry)
-  if not package[field]:find(entry, 1, true) then
-    package[field] = entry .. ";" .. package[field]
-  end
-end
-if not (os.getenv("LUA_PATH_5_4") or os.getenv("LUA_PATH")) then
-  prepend("path", here .. "../lua/?/init.lua")
-  prepend("path", here .. "../lua/?.lua")
-end
-if not (os.getenv("LUA_CPATH_5_4") or os.getenv("LUA_CPATH")) then
-  prepend("cpath", here .. "../build/src/?.so")
-end
-prepend("path", here .. "?.lua")
+-- Find bonsai and the other samples (setup.lua).
+local here = debug.getinfo(1, "S").source:match("^@(.-)[^/\\]*$")
+if here == nil or here == "" then here = "./" end
+local sample = assert(loadfile(here .. "setup.lua"))(here)
 
 local bt = require "bonsai"
 
@@ -262,9 +249,7 @@ local function say(...)
   if not quiet then print(...) end
 end
 
-local function check(cond, ...)
-  if not cond then error(string.format(...), 2) end
-end
+local check = sample.check
 
 local world = { dt = 0.1, bb = bt.blackboard { hour = 5 } }
 -- Ann eats quickly; Bob's meals take longer than the 2 s timeout.
