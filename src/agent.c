@@ -17,6 +17,9 @@
 #include "vm.h"
 
 #define HEADSIZE ((sizeof(bonsai_agent) + 7) & ~(size_t)7)
+/* The state block inside the agent's own allocation; after a reload to a
+** larger version the state may live in a block of its own. */
+#define INLINE(a) ((uint8_t *)(a) + HEADSIZE)
 
 static uint32_t statesize(const Blueprint *bp) {
   return bp->statsize + bp->datasize;
@@ -46,7 +49,7 @@ int bs_agent_init(bonsai_agent *a, bonsai_tree *t, bonsai_bb *bb,
   a->bb = bb;
   a->owner = owner;
   a->current = a->errnode = BS_NONE;
-  a->state = (uint8_t *)a + HEADSIZE;
+  a->state = INLINE(a);
   a->statecap = a->inlinecap = ss;
   bs_env_retain(env);
   return BONSAI_OK;
@@ -54,7 +57,7 @@ int bs_agent_init(bonsai_agent *a, bonsai_tree *t, bonsai_bb *bb,
 
 void bs_agent_done(bonsai_agent *a) {
   bonsai_env *env = a->tree->env;
-  if (a->stateown)
+  if (a->state != INLINE(a))
     bs_free(env, a->state, a->statecap);
   if (a->err != NULL)
     bs_free(env, a->err, BS_ERRSIZE);
@@ -158,18 +161,16 @@ int bs_agent_migrate(bonsai_agent *a) {
   if (ns == NULL)
     return BONSAI_ENOMEM;
   r = bs_reload_state(a, nbp, ns); /* reads the old state, fills ns */
-  if (a->stateown)
+  if (a->state != INLINE(a))
     bs_free(env, a->state, a->statecap);
   if (back) { /* into the agent's own block */
-    a->state = (uint8_t *)a + HEADSIZE;
+    a->state = INLINE(a);
     memcpy(a->state, ns, need);
     if (ns != (uint8_t *)buf)
       bs_free(env, ns, need);
-    a->stateown = 0;
     a->statecap = a->inlinecap;
   } else {
     a->state = ns;
-    a->stateown = 1;
     a->statecap = need;
   }
   bs_bp_release(a->bp);

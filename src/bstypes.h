@@ -146,14 +146,14 @@ struct bonsai_agent {
   uint8_t event;    /* event being delivered to 'current' */
   uint8_t failed;   /* err or errnode tell of an error: cleared next tick */
   uint8_t errlock;  /* keep the message in err (an abort pass failed) */
-  uint8_t stateown; /* state was allocated apart (after a reload) */
   uint32_t errnode; /* node of the last error */
   bonsai_bb *bb;    /* then what a tick of a tree with guards reads */
   uint64_t seen;    /* blackboard change stamp last looked at (guards) */
   /* the rest */
   bonsai_tree *tree;
   char *err;        /* BS_ERRSIZE bytes, allocated on first error */
-  uint32_t statecap; /* bytes available at state */
+  uint32_t statecap; /* bytes available at state (a block of its own
+                     ** after a reload to a larger version) */
   uint32_t inlinecap; /* bytes of state inside the agent's allocation */
 };
 
