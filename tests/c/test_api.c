@@ -82,6 +82,34 @@ static void tick_error_recovers(void **state) {
   bonsai_agent_free(ag);
 }
 
+/* Under plain sequences a tick starts at the running action itself (the
+** resume point): its bad status and its failing exit are recovered the
+** same way as anywhere else. */
+static void resumed_action_errors(void **state) {
+  bonsai_agent *ag;
+  Script *b;
+  (void)state;
+  leaf("A", "RX");
+  ag = start("sequence(sequence(A))");
+  STEP(ag, 1, R, "enter A; tick A");
+  STEP(ag, 1, BONSAI_ELEAF, "tick A; abort A");
+  assert_string_equal(bonsai_agent_errmsg(ag), "tick returned 42");
+  assert_string_equal(errpath(ag), "sequence/sequence[1]/A");
+  assert_string_equal(states(ag), "AAA");
+  bonsai_agent_free(ag);
+  b = leaf("B", "RS");
+  ag = start("sequence(sequence(B))");
+  STEP(ag, 1, R, "enter B; tick B");
+  b->fail_event = BONSAI_EV_EXIT + 1;
+  STEP(ag, 1, BONSAI_ELEAF, "tick B; exit B success");
+  assert_string_equal(bonsai_agent_errmsg(ag), "B failed on purpose");
+  assert_string_equal(errpath(ag), "sequence/sequence[1]/B");
+  assert_int_equal(bonsai_agent_status(ag), A);
+  b->fail_event = 0;
+  STEP(ag, 1, S, "enter B; tick B; exit B success"); /* from the root */
+  bonsai_agent_free(ag);
+}
+
 /* A leaf whose enter failed never started its run: it is not aborted. */
 static void enter_error(void **state) {
   bonsai_agent *ag;
@@ -1394,6 +1422,7 @@ static void compile_out_of_memory(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       T(tick_error_recovers),
+      T(resumed_action_errors),
       T(enter_error),
       T(exit_error),
       T(abort_error_in_agent_abort),

@@ -130,9 +130,28 @@ describe("bt.tick_all", function()
     assert.equal("", t:take())
   end)
 
+  it("lists errors of every kind in one call in the order of the list",
+     function()
+    local list = agents(owner_tree(), "a:R", "b:RE", "c:R")
+    local bad = bt.agent(bt.tree(bt.action(function() return 12 end),
+                                 { name = "B" }))
+    assert.is_nil(bt.tick_all(list, 1))
+    t:take()
+    local errs = bt.tick_all({ list[1], 7, list[2], bad, list[3] }, 1)
+    assert.equal("tick a; tick b; abort b; tick c", t:take())
+    assert.equal(3, #errs)
+    assert.same({ agent = 7, error = "element 2 is not an agent" }, errs[1])
+    assert.equal(list[2], errs[2].agent) -- raised
+    assert.equal("tree 'TA' node 'action': b failed on purpose", errs[2].error)
+    assert.equal(bad, errs[3].agent) -- returned a bad status
+    assert.equal("tree 'B' node 'action': invalid status (a number value)",
+                 errs[3].error)
+  end)
+
   it("checks its arguments", function()
     assert.has_error(function() bt.tick_all(nil, 1) end)
     assert.has_error(function() bt.tick_all({}, "x") end)
+    assert.is_nil(bt.tick_all({}, "0.5")) -- a numeric string is a number
   end)
 
   it("reports a leaf that ticks its own agent", function()
