@@ -69,6 +69,7 @@ typedef enum bonsai_kind {
   BONSAI_RUN_ONCE,
   BONSAI_GUARD,              /* check, child; "abort" mode */
   BONSAI_PRIORITY,           /* priority filters..., root (hidden in paths) */
+  BONSAI_DELAY,              /* "seconds" before its child is ticked */
   BONSAI_NKINDS
 } bonsai_kind;
 

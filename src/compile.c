@@ -33,7 +33,7 @@ uint32_t bs_kind_datasize(int kind) {
   switch (kind) {
   case BONSAI_PARALLEL: case BONSAI_REPEATER: case BONSAI_RETRY:
   case BONSAI_TIMEOUT: case BONSAI_TIME_LIMIT: case BONSAI_COOLDOWN:
-  case BONSAI_WAIT:
+  case BONSAI_WAIT: case BONSAI_DELAY:
     return 8;
   case BONSAI_SEQUENCE: case BONSAI_SELECTOR: case BONSAI_REACTIVE_SEQUENCE:
   case BONSAI_REACTIVE_SELECTOR: case BONSAI_PRIORITY:
@@ -46,7 +46,8 @@ uint32_t bs_kind_datasize(int kind) {
 }
 
 static int isdecorator(int kind) {
-  return kind >= BONSAI_INVERT && kind <= BONSAI_RUN_ONCE;
+  return (kind >= BONSAI_INVERT && kind <= BONSAI_RUN_ONCE) ||
+         kind == BONSAI_DELAY;
 }
 
 static void seterr(char *err, size_t size, const bonsai_def *d, uint32_t i,
@@ -121,7 +122,7 @@ static int validate(const bonsai_def *d, uint32_t i, char *err, size_t size) {
       return seterr(err, size, d, i, "'limit' needs 'times'"), -1;
     break;
   case BONSAI_WAIT: case BONSAI_TIMEOUT: case BONSAI_TIME_LIMIT:
-  case BONSAI_COOLDOWN:
+  case BONSAI_COOLDOWN: case BONSAI_DELAY:
     if (!(n->set & P_SECONDS))
       return seterr(err, size, d, i, "'%s' needs 'seconds'", kn), -1;
     break;

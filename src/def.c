@@ -17,7 +17,7 @@ const char *const bs_kind_names[BONSAI_NKINDS] = {
     "selector", "reactive_sequence", "reactive_selector", "parallel",
     "filter", "monitor", "invert", "force_success", "force_failure",
     "repeater", "retry", "repeat_until_failure", "timeout", "time_limit",
-    "limit", "cooldown", "run_once", "guard", "priority"};
+    "limit", "cooldown", "run_once", "guard", "priority", "delay"};
 
 bonsai_def *bonsai_def_new(bonsai_env *env) {
   bonsai_def *d = bs_malloc(env, sizeof *d);
@@ -263,7 +263,7 @@ static unsigned allowed(int kind) {
   case BONSAI_REPEATER: case BONSAI_RETRY: case BONSAI_LIMIT:
     return P_TIMES;
   case BONSAI_WAIT: case BONSAI_TIMEOUT: case BONSAI_TIME_LIMIT:
-  case BONSAI_COOLDOWN:
+  case BONSAI_COOLDOWN: case BONSAI_DELAY:
     return P_SECONDS;
   case BONSAI_PARALLEL:
     return P_SUCCESS | P_FAILURE;

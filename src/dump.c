@@ -23,7 +23,7 @@ static void params(const Node *n, char *buf, size_t size) {
       snprintf(buf, size, " forever");
     break;
   case BONSAI_WAIT: case BONSAI_TIMEOUT: case BONSAI_TIME_LIMIT:
-  case BONSAI_COOLDOWN:
+  case BONSAI_COOLDOWN: case BONSAI_DELAY:
     snprintf(buf, size, " %gs", n->secs);
     break;
   case BONSAI_PARALLEL:

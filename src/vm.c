@@ -456,6 +456,17 @@ tick: /* node i is ticked; the common kinds first, without a switch */
       }
       i++;
       continue;
+    case BONSAI_DELAY: /* running, without its child, for n->secs */
+      if (st[i] != RUNNING) {
+        st[i] = RUNNING;
+        F64(i) = a->time;
+      }
+      if (st[i + 1] != RUNNING && a->time - F64(i) < n->secs) {
+        s = RUNNING;
+        goto done;
+      }
+      i++;
+      continue;
     case BONSAI_GUARD: /* decides whether its child starts */
       if (st[i] != RUNNING) {
         if ((s = check(a, i + 1)) < 0)
@@ -616,7 +627,7 @@ done: /* node i finished its tick with status s; control moves on */
       if (s != RUNNING)
         W0(i) = (uint32_t)s;
       break;
-    default: /* timeout, time_limit, limit: the child's status passes */
+    default: /* timeout, time_limit, limit, delay: the child's status passes */
       break;
     }
   }

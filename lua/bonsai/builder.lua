@@ -27,11 +27,11 @@ local composites = { "sequence", "selector", "reactive_sequence",
                      "reactive_selector", "parallel", "filter", "monitor" }
 local decorators = { "invert", "force_success", "force_failure", "repeater",
                      "retry", "repeat_until_failure", "timeout", "time_limit",
-                     "limit", "cooldown", "run_once" }
+                     "limit", "cooldown", "run_once", "delay" }
 -- the parameter a bare number means, for :timeout(2) or :repeater(3)
 local number_param = { repeater = "times", retry = "times", limit = "times",
                        timeout = "seconds", time_limit = "seconds",
-                       cooldown = "seconds" }
+                       cooldown = "seconds", delay = "seconds" }
 
 local single = { filter = true, monitor = true } -- one child, then closed
 for _, k in ipairs(decorators) do single[k] = true end

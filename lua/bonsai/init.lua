@@ -100,7 +100,7 @@ for _, k in ipairs { "sequence", "selector", "reactive_sequence",
 end
 for _, k in ipairs { "invert", "force_success", "force_failure", "repeater",
                      "retry", "repeat_until_failure", "timeout", "time_limit",
-                     "limit", "cooldown", "run_once" } do
+                     "limit", "cooldown", "run_once", "delay" } do
   bt[k] = decorator(k)
 end
 

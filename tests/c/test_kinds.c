@@ -1,0 +1,141 @@
+/*
+** test_kinds.c: the node kinds added in the second round (delay, parallel
+** with wait, utility selector, subtree) through the public C API, tick by
+** tick: statuses and the exact order of enter/tick/exit/abort events,
+** including every way a running node can be cut off.
+*/
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "bonsai.h"
+#include "fixture.h"
+
+/* One tick of dt: the trace it produced, then the status it returned. */
+#define STEP(ag, dt, status, expected)                                       \
+  do {                                                                       \
+    int st_ = bonsai_agent_tick((ag), (dt));                                 \
+    assert_string_equal(trace_take(&trace), (expected));                     \
+    assert_int_equal(st_, (status));                                         \
+  } while (0)
+
+/* {====== delay */
+
+/* Running for 'seconds' of agent time without its child, then the child's
+** status; a new run waits again. */
+static void delay_waits(void **state) {
+  bonsai_agent *ag;
+  (void)state;
+  leaf("A", "RSF");
+  ag = start("delay{seconds=2}(A)");
+  STEP(ag, 1, R, ""); /* starts at time 1 */
+  assert_string_equal(states(ag), "R.");
+  STEP(ag, 1, R, "");
+  STEP(ag, 1, R, "enter A; tick A"); /* time 3: 2 seconds passed */
+  assert_string_equal(states(ag), "RR");
+  STEP(ag, 1, S, "tick A; exit A success");
+  assert_string_equal(states(ag), "SS");
+  STEP(ag, 1, R, ""); /* a new run waits again */
+  STEP(ag, 1, R, "");
+  STEP(ag, 1, F, "enter A; tick A; exit A failure");
+  bonsai_agent_free(ag);
+}
+
+static void delay_zero_and_uneven_dt(void **state) {
+  bonsai_agent *ag;
+  (void)state;
+  leaf("A", "S");
+  ag = start("delay{seconds=0}(A)");
+  STEP(ag, 0, S, "enter A; tick A; exit A success");
+  bonsai_agent_free(ag);
+  ag = start("sequence(delay{seconds=1}(A), A)");
+  STEP(ag, 0.5, R, ""); /* starts at time 0.5 */
+  STEP(ag, 0.25, R, "");
+  STEP(ag, 0.5, R, ""); /* 0.75 s since it started */
+  STEP(ag, 0.25, S,
+       "enter A; tick A; exit A success; enter A; tick A; exit A success");
+  bonsai_agent_free(ag);
+}
+
+/* An abort while waiting aborts nothing below; an abort while the child
+** runs aborts the child; either way the next run waits again. */
+static void delay_aborts(void **state) {
+  bonsai_agent *ag;
+  (void)state;
+  leaf("A", "R");
+  ag = start("delay{seconds=1}(A)");
+  STEP(ag, 1, R, "");
+  assert_int_equal(bonsai_agent_abort(ag), BONSAI_OK);
+  assert_string_equal(trace_take(&trace), "");
+  assert_string_equal(states(ag), "A.");
+  STEP(ag, 1, R, ""); /* waits again from time 2 */
+  STEP(ag, 1, R, "enter A; tick A");
+  assert_int_equal(bonsai_agent_abort(ag), BONSAI_OK);
+  assert_string_equal(trace_take(&trace), "abort A");
+  assert_string_equal(states(ag), "AA");
+  STEP(ag, 1, R, "");
+  bonsai_agent_free(ag);
+}
+
+/* Under a reactive selector: a higher child that runs cuts the waiting
+** delay off (no call below it), and later the running child. */
+static void delay_under_reactive(void **state) {
+  bonsai_agent *ag;
+  (void)state;
+  leaf("C", "FFSFFFS");
+  leaf("A", "R");
+  ag = start("reactive_selector(?C, delay{seconds=1}(A))");
+  STEP(ag, 1, R, "tick C");
+  STEP(ag, 1, R, "tick C; enter A; tick A");
+  STEP(ag, 1, S, "tick C; abort A");
+  assert_string_equal(states(ag), "SSAA");
+  STEP(ag, 1, R, "tick C");
+  STEP(ag, 1, R, "tick C; enter A; tick A");
+  STEP(ag, 1, R, "tick C; tick A");
+  STEP(ag, 1, S, "tick C; abort A");
+  bonsai_agent_free(ag);
+  leaf("C", "FS");
+  ag = start("reactive_selector(?C, delay{seconds=5}(A))");
+  STEP(ag, 1, R, "tick C");
+  STEP(ag, 1, S, "tick C"); /* the waiting delay is aborted, A untouched */
+  assert_string_equal(states(ag), "SSA.");
+  bonsai_agent_free(ag);
+}
+
+static void delay_definition_errors(void **state) {
+  char err[256];
+  bonsai_def *d;
+  bonsai_tree *t;
+  (void)state;
+  leaf("A", "S");
+  d = bonsai_def_new(env);
+  assert_int_equal(trace_def(d, "delay(A)"), 0);
+  assert_int_equal(bonsai_tree_new(d, "t", &t, err, sizeof err), BONSAI_EDEF);
+  assert_string_equal(err, "delay: 'delay' needs 'seconds'");
+  bonsai_def_free(d);
+  d = bonsai_def_new(env);
+  assert_int_equal(trace_def(d, "delay{seconds=1}"), 0);
+  assert_int_equal(bonsai_tree_new(d, "t", &t, err, sizeof err), BONSAI_EDEF);
+  assert_string_equal(err, "delay: 'delay' needs a child");
+  bonsai_def_free(d);
+}
+
+/* }====== */
+
+#define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      T(delay_waits),
+      T(delay_zero_and_uneven_dt),
+      T(delay_aborts),
+      T(delay_under_reactive),
+      T(delay_definition_errors),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
