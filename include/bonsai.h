@@ -53,7 +53,7 @@ typedef enum bonsai_kind {
   BONSAI_SELECTOR,           /* with memory */
   BONSAI_REACTIVE_SEQUENCE,  /* re-ticks from the first child */
   BONSAI_REACTIVE_SELECTOR,  /* re-ticks from the first child */
-  BONSAI_PARALLEL,           /* "success" / "failure" policies */
+  BONSAI_PARALLEL,           /* "success" / "failure" policies; "wait" */
   BONSAI_FILTER,             /* conditions..., child */
   BONSAI_MONITOR,            /* conditions..., child */
   BONSAI_INVERT,
@@ -157,9 +157,9 @@ BONSAI_API int bonsai_leaf_register(bonsai_env *env, const char *name,
 ** Definitions. Nodes are added in order: bonsai_def_begin opens a composite
 ** or decorator whose children follow until bonsai_def_end; leaves are added
 ** with bonsai_def_leaf (by registered name) or bonsai_def_cleaf (a function).
-** bonsai_def_number / bonsai_def_string set a parameter ("times", "seconds",
-** "success", "failure", "key", "op", "value", "abort") on the node added
-** last. Errors are remembered and reported by bonsai_tree_new. name may be
+** bonsai_def_number / bonsai_def_string / bonsai_def_value set a parameter
+** ("times", "seconds", "success", "failure", "key", "op", "value", "abort",
+** "wait": a boolean) on the node added last. Errors are remembered and reported by bonsai_tree_new. name may be
 ** NULL: the node is then called by its kind and place, e.g. "sequence[2]".
 */
 BONSAI_API bonsai_def *bonsai_def_new(bonsai_env *env);

@@ -70,7 +70,7 @@ typedef struct Node {
   uint8_t kind;     /* bonsai_kind */
   uint8_t flags;    /* NF_* */
   uint8_t op;       /* check: OP_* */
-  uint8_t mode;     /* guard: GUARD_* */
+  uint8_t mode;     /* guard: GUARD_*; parallel: 1 with "wait" */
   uint8_t cont;     /* sequence-like nodes: the status on which they go on
                     ** to the next child (SUCCESS or FAILURE), else 0 */
   uint8_t how[2];   /* jump table: what 'to' is (JUMP_*) */

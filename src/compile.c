@@ -499,6 +499,7 @@ Blueprint *bs_compile(const bonsai_def *d, char *err, size_t errsize,
       double f = (dn->set & P_FAILURE) ? dn->failure : 1;
       n->a = s < 0 ? dn->nchild : (uint32_t)s;
       n->b = f < 0 ? dn->nchild : (uint32_t)f;
+      n->mode = dn->mode; /* "wait" */
       break;
     }
     case BONSAI_CHECK: case BONSAI_IS_SET: {

@@ -17,10 +17,11 @@
 #define P_OP 32u
 #define P_VALUE 64u
 #define P_ABORT 128u
+#define P_WAIT 256u
 
 typedef struct DefNode {
   uint8_t kind;
-  uint8_t op, mode;
+  uint8_t op, mode; /* mode: guard: GUARD_*; parallel: 1 with "wait" */
   uint32_t parent;   /* BS_NONE for the root */
   uint32_t place;    /* 1-based place among its siblings */
   uint32_t nchild;

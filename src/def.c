@@ -266,7 +266,7 @@ static unsigned allowed(int kind) {
   case BONSAI_COOLDOWN: case BONSAI_DELAY:
     return P_SECONDS;
   case BONSAI_PARALLEL:
-    return P_SUCCESS | P_FAILURE;
+    return P_SUCCESS | P_FAILURE | P_WAIT;
   case BONSAI_CHECK:
     return P_KEY | P_OP | P_VALUE;
   case BONSAI_IS_SET:
@@ -280,7 +280,8 @@ static unsigned allowed(int kind) {
 
 const char *const bs_param_names[] = {"times", "seconds", "success",
                                       "failure", "key",   "op",
-                                      "value",   "abort", NULL};
+                                      "value",   "abort", "wait",
+                                      NULL};
 
 /* The P_* bit of a parameter name (in the order of bs_param_names). */
 static unsigned paramof(const char *key) {
@@ -404,6 +405,11 @@ int bonsai_def_value(bonsai_def *d, const char *key, bonsai_value v) {
     if (s == NULL || i == 4)
       return badvalue(d, key, "\"none\", \"self\", \"lower\" or \"both\"");
     n->mode = (uint8_t)i;
+    break;
+  case P_WAIT:
+    if (v.type != BONSAI_TBOOLEAN)
+      return badvalue(d, key, "a boolean");
+    n->mode = v.u.b != 0;
     break;
   }
   return BONSAI_OK;

@@ -27,8 +27,8 @@ static void params(const Node *n, char *buf, size_t size) {
     snprintf(buf, size, " %gs", n->secs);
     break;
   case BONSAI_PARALLEL:
-    snprintf(buf, size, " success>=%u failure>=%u", (unsigned)n->a,
-             (unsigned)n->b);
+    snprintf(buf, size, " success>=%u failure>=%u%s", (unsigned)n->a,
+             (unsigned)n->b, n->mode ? " wait" : "");
     break;
   default:
     break;

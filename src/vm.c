@@ -552,7 +552,7 @@ done: /* node i finished its tick with status s; control moves on */
         W0(i)++;
       else if (s == FAILURE)
         W1(i)++;
-      if (W0(i) >= n->a || W1(i) >= n->b) {
+      if ((W0(i) >= n->a || W1(i) >= n->b) && !n->mode) { /* no "wait" */
         s = W0(i) >= n->a ? SUCCESS : FAILURE;
         if (abort_children(a, i) != BONSAI_OK)
           return fail(a);
@@ -562,8 +562,12 @@ done: /* node i finished its tick with status s; control moves on */
         i = c;
         goto tick;
       }
-      /* every child ticked: running ones remain, or no policy can be met */
-      s = W0(i) + W1(i) < n->nchild ? RUNNING : FAILURE;
+      /* every child ticked: running ones remain, or all have finished
+      ** (then, with "wait", the policies decide, success first; without,
+      ** no policy was met) */
+      s = W0(i) + W1(i) < n->nchild ? RUNNING
+          : W0(i) >= n->a           ? SUCCESS
+                                    : FAILURE;
       break;
     case BONSAI_FILTER: case BONSAI_MONITOR:
       if (c != n->b) { /* a condition */

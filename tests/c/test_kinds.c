@@ -127,6 +127,105 @@ static void delay_definition_errors(void **state) {
 
 /* }====== */
 
+/* {====== parallel with wait */
+
+/* The failure policy is met at once, but every child runs to its end; then
+** the policies decide (success first). */
+static void parallel_wait_finishes_all(void **state) {
+  bonsai_agent *ag;
+  (void)state;
+  leaf("A", "RS");
+  leaf("B", "F");
+  leaf("C", "RRS");
+  ag = start("parallel{wait=true}(A, B, C)");
+  STEP(ag, 1, R,
+       "enter A; tick A; enter B; tick B; exit B failure; enter C; tick C");
+  assert_string_equal(states(ag), "RRFR");
+  STEP(ag, 1, R, "tick A; exit A success; tick C");
+  STEP(ag, 1, F, "tick C; exit C success"); /* 2 of 3 successes */
+  assert_string_equal(states(ag), "FSFS");
+  /* a new run ticks every child again (scripts repeat their last status) */
+  STEP(ag, 1, F, "enter A; tick A; exit A success; enter B; tick B; "
+                 "exit B failure; enter C; tick C; exit C success");
+  bonsai_agent_free(ag);
+}
+
+static void parallel_wait_policies(void **state) {
+  bonsai_agent *ag;
+  (void)state;
+  leaf("A", "S");
+  leaf("B", "RRF");
+  ag = start("parallel{success=one,wait=true}(A, B)");
+  STEP(ag, 1, R, "enter A; tick A; exit A success; enter B; tick B");
+  STEP(ag, 1, R, "tick B");
+  STEP(ag, 1, S, "tick B; exit B failure");
+  bonsai_agent_free(ag);
+  /* both policies met: success is checked first */
+  leaf("A", "F");
+  leaf("B", "S");
+  ag = start("parallel{success=one,failure=one,wait=true}(A, B)");
+  STEP(ag, 1, S, "enter A; tick A; exit A failure; enter B; tick B; "
+                 "exit B success");
+  bonsai_agent_free(ag);
+  /* neither met */
+  ag = start("parallel{success=all,failure=all,wait=true}(A, B)");
+  STEP(ag, 1, F, "enter A; tick A; exit A failure; enter B; tick B; "
+                 "exit B success");
+  bonsai_agent_free(ag);
+  /* all succeed */
+  leaf("A", "RS");
+  ag = start("parallel{wait=true}(A, B)");
+  STEP(ag, 1, R, "enter A; tick A; enter B; tick B; exit B success");
+  STEP(ag, 1, S, "tick A; exit A success");
+  bonsai_agent_free(ag);
+  /* wait=false is the plain parallel */
+  leaf("A", "R");
+  leaf("B", "F");
+  ag = start("parallel{wait=false}(A, B)");
+  STEP(ag, 1, F, "enter A; tick A; enter B; tick B; exit B failure; "
+                 "abort A");
+  bonsai_agent_free(ag);
+}
+
+/* A waiting parallel cut off from above aborts its running children, in
+** child order, each deepest first. */
+static void parallel_wait_aborted(void **state) {
+  bonsai_agent *ag;
+  (void)state;
+  leaf("A", "R");
+  leaf("B", "F");
+  leaf("C", "R");
+  leaf("D", "FFS");
+  ag = start("reactive_selector(?D, parallel{wait=true}(A, B, "
+             "sequence(C)))");
+  STEP(ag, 1, R, "tick D; enter A; tick A; enter B; tick B; "
+                 "exit B failure; enter C; tick C");
+  STEP(ag, 1, R, "tick D; tick A; tick C");
+  STEP(ag, 1, S, "tick D; abort A; abort C");
+  assert_string_equal(states(ag), "SSAAFAA");
+  bonsai_agent_free(ag);
+}
+
+static void parallel_wait_errors(void **state) {
+  char err[256];
+  bonsai_def *d;
+  bonsai_tree *t;
+  (void)state;
+  leaf("A", "S");
+  d = bonsai_def_new(env);
+  assert_int_equal(trace_def(d, "parallel{wait=1}(A)"), 0);
+  assert_int_equal(bonsai_tree_new(d, "t", &t, err, sizeof err), BONSAI_EDEF);
+  assert_string_equal(err, "parallel: argument 'wait' must be a boolean");
+  bonsai_def_free(d);
+  d = bonsai_def_new(env);
+  assert_int_equal(trace_def(d, "sequence{wait=true}(A)"), 0);
+  assert_int_equal(bonsai_tree_new(d, "t", &t, err, sizeof err), BONSAI_EDEF);
+  assert_string_equal(err, "sequence: 'sequence' takes no argument 'wait'");
+  bonsai_def_free(d);
+}
+
+/* }====== */
+
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
 
 int main(void) {
@@ -136,6 +235,10 @@ int main(void) {
       T(delay_aborts),
       T(delay_under_reactive),
       T(delay_definition_errors),
+      T(parallel_wait_finishes_all),
+      T(parallel_wait_policies),
+      T(parallel_wait_aborted),
+      T(parallel_wait_errors),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -175,7 +175,12 @@ static int params(Reader *r) {
       return -1;
     quoted = value(r, val, sizeof val);
     num = strtod(val, &end);
-    if (!quoted && val[0] != '\0' && *end == '\0')
+    if (!quoted && (strcmp(val, "true") == 0 || strcmp(val, "false") == 0)) {
+      bonsai_value b;
+      b.type = BONSAI_TBOOLEAN;
+      b.u.b = val[0] == 't';
+      bonsai_def_value(r->d, key, b);
+    } else if (!quoted && val[0] != '\0' && *end == '\0')
       bonsai_def_number(r->d, key, num);
     else
       bonsai_def_string(r->d, key, val);

@@ -95,3 +95,80 @@ describe("delay", function()
     assert.equal("running | tick A", t:step(a, 1))
   end)
 end)
+
+describe("parallel with wait = true", function()
+  it("aborts no child when a policy is met and finishes when all have "
+     .. "finished", function()
+    local a = agent_of(bt.parallel { wait = true,
+      t:action("A", "RS"), t:action("B", "F"), t:action("C", "RRS") })
+    assert.equal("running | enter A; tick A; enter B; tick B; "
+                 .. "exit B failure; enter C; tick C", t:step(a, 1))
+    assert.same({ "parallel", "A", "C" }, a:running())
+    assert.equal("running | tick A; exit A success; tick C", t:step(a, 1))
+    assert.equal("failure | tick C; exit C success", t:step(a, 1))
+  end)
+
+  it("checks the success policy first once all have finished", function()
+    local a = agent_of(bt.parallel { wait = true, success = "one",
+                                     failure = "one",
+      t:action("A", "F"), t:action("B", "RS") })
+    assert.equal("running | enter A; tick A; exit A failure; enter B; tick B",
+                 t:step(a, 1))
+    assert.equal("success | tick B; exit B success", t:step(a, 1))
+  end)
+
+  it("fails when all have finished and neither policy is met", function()
+    local a = agent_of(bt.parallel { wait = true, success = 2,
+                                     failure = "all",
+      t:action("A", "F"), t:action("B", "S"), t:action("C", "F") })
+    assert.equal("failure | enter A; tick A; exit A failure; enter B; "
+                 .. "tick B; exit B success; enter C; tick C; exit C failure",
+                 t:step(a, 1))
+  end)
+
+  it("aborts its running children when cut off from above", function()
+    local a = agent_of(bt.reactive_selector {
+      t:condition("C", "FS"),
+      bt.parallel { wait = true, t:action("A", "R"), t:action("B", "F"),
+                    t:action("D", "R") },
+    })
+    assert.equal("running | tick C; enter A; tick A; enter B; tick B; "
+                 .. "exit B failure; enter D; tick D", t:step(a, 1))
+    assert.equal("success | tick C; abort A; abort D", t:step(a, 1))
+  end)
+
+  it("wants a boolean", function()
+    assert.matches("argument 'wait' must be a boolean",
+                   tree_error(bt.parallel { wait = 1, t:action("A", "S") }))
+    assert.matches("'sequence' takes no argument 'wait'",
+                   tree_error(bt.sequence { wait = true, t:action("A", "S") }))
+  end)
+
+  it("shows wait in the dump and works from the builder", function()
+    local tree = bt.builder():parallel { wait = true, success = "one" }
+      :action(t:leafdef("A", "S")):action(t:leafdef("B", "RF"))
+      :build { name = "T" }
+    assert.equal("parallel success>=1 failure>=1 wait\n"
+                 .. "  action[1]\n  action[2]\n", tree:dump())
+    local a = bt.agent(tree)
+    assert.equal("running | enter A; tick A; exit A success; enter B; tick B",
+                 t:step(a, 1))
+    assert.equal("success | tick B; exit B failure", t:step(a, 1))
+  end)
+
+  it("keeps its finished children's results across a reload", function()
+    local function root(bscript, extra)
+      return bt.parallel { name = "p", wait = true, success = "all",
+        t:action("A", "S"), t:action("B", bscript), extra }
+    end
+    local tree = bt.tree(root("R"), { name = "T" })
+    local a = bt.agent(tree)
+    assert.equal("running | enter A; tick A; exit A success; enter B; tick B",
+                 t:step(a, 1))
+    assert.is_true(tree:reload(root("RS", t:action("C", "S"))))
+    -- A is not ticked again; the new C starts
+    assert.equal("running | tick B; enter C; tick C; exit C success",
+                 t:step(a, 1))
+    assert.equal("success | tick B; exit B success", t:step(a, 1))
+  end)
+end)
