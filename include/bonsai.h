@@ -70,6 +70,7 @@ typedef enum bonsai_kind {
   BONSAI_GUARD,              /* check, child; "abort" mode */
   BONSAI_PRIORITY,           /* priority filters..., root (hidden in paths) */
   BONSAI_DELAY,              /* "seconds" before its child is ticked */
+  BONSAI_UTILITY_SELECTOR,   /* children by utility, highest first; reactive */
   BONSAI_NKINDS
 } bonsai_kind;
 
@@ -112,7 +113,9 @@ enum {
   BONSAI_EV_TICK,  /* return a status */
   BONSAI_EV_ENTER, /* before the first tick of a run; return BONSAI_OK */
   BONSAI_EV_EXIT,  /* the run ended with call->status; return BONSAI_OK */
-  BONSAI_EV_ABORT  /* the run was cut off; return BONSAI_OK */
+  BONSAI_EV_ABORT, /* the run was cut off; return BONSAI_OK */
+  BONSAI_EV_UTILITY /* a utility function (bonsai_def_utility): write the
+                    ** node's utility to *call->utility; return BONSAI_OK */
 };
 
 /* Which events a leaf wants besides TICK (bonsai_leaf_register flags).
@@ -130,6 +133,7 @@ typedef struct bonsai_call {
   int event;           /* BONSAI_EV_* */
   int status;          /* BONSAI_EV_EXIT: how the run ended */
   unsigned node;       /* the node's index in its tree */
+  double *utility;     /* BONSAI_EV_UTILITY only: where the number goes */
 } bonsai_call;
 
 /* A leaf returns a status for BONSAI_EV_TICK and BONSAI_OK for the other
@@ -176,6 +180,13 @@ BONSAI_API int bonsai_def_string(bonsai_def *def, const char *key,
                                  const char *v);
 BONSAI_API int bonsai_def_value(bonsai_def *def, const char *key,
                                 bonsai_value v);
+/* Gives the node added last a utility function, for its parent, a
+** BONSAI_UTILITY_SELECTOR: fn is called with BONSAI_EV_UTILITY (call->node
+** is that node, call->data is data, call->args NULL) at every tick of the
+** selector, and writes a number (not NaN) to *call->utility. A child
+** without one has utility 0. */
+BONSAI_API int bonsai_def_utility(bonsai_def *def, bonsai_leaf_fn fn,
+                                  void *data);
 /* The first error met while building, or NULL. */
 BONSAI_API const char *bonsai_def_errmsg(const bonsai_def *def);
 

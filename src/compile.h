@@ -28,6 +28,7 @@ typedef struct DefNode {
   uint32_t name;     /* offset in def->strs, or BS_NONE */
   uint32_t leafname; /* named leaf: offset in def->strs, or BS_NONE */
   Leaf leaf;         /* anonymous leaf */
+  Leaf util;         /* utility for a utility_selector parent (fn or NULL) */
   const void *args;
   unsigned set;      /* P_* */
   double times, secs;

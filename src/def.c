@@ -17,7 +17,8 @@ const char *const bs_kind_names[BONSAI_NKINDS] = {
     "selector", "reactive_sequence", "reactive_selector", "parallel",
     "filter", "monitor", "invert", "force_success", "force_failure",
     "repeater", "retry", "repeat_until_failure", "timeout", "time_limit",
-    "limit", "cooldown", "run_once", "guard", "priority", "delay"};
+    "limit", "cooldown", "run_once", "guard", "priority", "delay",
+    "utility_selector"};
 
 bonsai_def *bonsai_def_new(bonsai_env *env) {
   bonsai_def *d = bs_malloc(env, sizeof *d);
@@ -254,6 +255,18 @@ int bonsai_def_cleaf(bonsai_def *d, int kind, const char *name,
   d->nodes[i].leaf.data = data;
   d->nodes[i].leaf.flags = flags;
   d->nodes[i].args = args;
+  return BONSAI_OK;
+}
+
+int bonsai_def_utility(bonsai_def *d, bonsai_leaf_fn fn, void *data) {
+  if (d->err[0] != '\0')
+    return BONSAI_EDEF;
+  if (d->n == 0)
+    return deferror(d, BS_NONE, "a utility before any node");
+  if (fn == NULL)
+    return deferror(d, d->n - 1, "a utility needs a function");
+  d->nodes[d->n - 1].util.fn = fn;
+  d->nodes[d->n - 1].util.data = data;
   return BONSAI_OK;
 }
 

@@ -119,6 +119,10 @@ int lb_keyid_in(lua_State *L, int idx, int add, int cache);
 int lb_leaf_call(const bonsai_call *c);
 int lb_task_call(const bonsai_call *c);
 int lb_register(lua_State *L);
+/* A utility function: lb_utility_call with the data lb_utilitydef returns
+** for the function at the top (popped, stored in values[slot]). */
+int lb_utility_call(const bonsai_call *c);
+void *lb_utilitydef(lua_State *L, int values, int slot);
 /* Reads the leaf definition at idx (a function, or a table with fn, task or
 ** tick/enter/exit/abort) into values[slot..slot+3]; sets fn and flags.
 ** Returns NULL, or a message. */

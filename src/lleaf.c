@@ -216,6 +216,42 @@ static int needs(lua_State *L) {
   return ar.nparams < 4 ? ar.nparams : 4;
 }
 
+/*
+** A utility function of a utility selector's child: fn(agent, bb) must
+** return a number. Called during ticks only (unprotected, like a leaf's
+** tick): an error propagates to the tick's protected call.
+*/
+int lb_utility_call(const bonsai_call *c) {
+  bonsai_agent *a = c->agent;
+  LTick *t = (LTick *)a->host;
+  lua_State *L;
+  int n;
+  if (t == NULL)
+    return nohost(a);
+  L = t->L;
+  lua_rawgeti(L, t->values, LEAF_SLOT(c->data));
+  n = pushargs(L, t, c, LEAF_NARGS(c->data));
+  if (!a->protect)
+    lua_call(L, n, 1);
+  else if (lua_pcall(L, n, 1, 0) != LUA_OK)
+    return failed(L, a);
+  if (lua_type(L, -1) != LUA_TNUMBER) {
+    lua_pushfstring(L, "utility returned %s (a number expected)",
+                    luaL_typename(L, -1));
+    lua_remove(L, -2);
+    return failed(L, a);
+  }
+  *c->utility = (double)lua_tonumber(L, -1);
+  lua_pop(L, 1);
+  return BONSAI_OK;
+}
+
+void *lb_utilitydef(lua_State *L, int values, int slot) {
+  int n = needs(L);
+  lua_rawseti(L, values, slot);
+  return LEAFDATA(slot, n < 2 ? n : 2, 0);
+}
+
 const char *lb_leafdef(lua_State *L, int idx, int values, int slot,
                        bonsai_leaf_fn *fn, unsigned *flags, int *nargs) {
   static const char *const fields[] = {"tick", "enter", "exit", "abort"};

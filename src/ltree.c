@@ -127,6 +127,23 @@ static void addleaf(Walk *w, int idx, int kind, const char *name, int place) {
     params(w, idx); /* an action's 'abort' is its callback */
 }
 
+/* Gives the node just added the utility function of the node table at idx
+** (its field 'utility'), if it has one. */
+static void utility(Walk *w, int idx, int place) {
+  lua_State *L = w->L;
+  int ty = lua_getfield(L, idx, "utility");
+  if (ty == LUA_TNIL) {
+    lua_pop(L, 1);
+    return;
+  }
+  if (ty != LUA_TFUNCTION)
+    walkerror(w, place, "'utility' must be a function (got %s)",
+              lua_typename(L, ty));
+  bonsai_def_utility(w->def, lb_utility_call,
+                     lb_utilitydef(L, w->values, ++w->nvalues));
+  checkdef(w);
+}
+
 /* Pushes a frame for the node at idx (0: none) whose children are the list
 ** at the top (popped). */
 static void pushframe(Walk *w, int idx) {
@@ -195,6 +212,7 @@ static void addnode(Walk *w, int place) {
   }
   if (kind <= BONSAI_IS_SET) {
     addleaf(w, idx, kind, name, place);
+    utility(w, idx, place);
   } else {
     lua_pushvalue(L, idx);
     if (lua_rawget(L, w->onpath) != LUA_TNIL)
@@ -203,6 +221,7 @@ static void addnode(Walk *w, int place) {
     bonsai_def_begin(w->def, kind, name);
     checkdef(w);
     params(w, idx);
+    utility(w, idx, 0);
     lua_pushvalue(L, idx);
     lua_pushboolean(L, 1);
     lua_rawset(L, w->onpath);

@@ -246,6 +246,58 @@ static int abort_children(bonsai_agent *a, uint32_t i) {
   return r;
 }
 
+/*
+** A utility selector's data: W0 its running child (as for a reactive
+** node), W1 the place reached in this tick's order, then its children's
+** utilities (doubles) and the order (child indices, highest utility first).
+*/
+#define UTILS(i) ((double *)(st + nd[i].data + 8))
+#define ORDER(i) ((uint32_t *)(UTILS(i) + nd[i].nchild))
+
+/* Asks utility selector i for its children's utilities (0 without a
+** function) and sorts them, highest first, ties in child order; returns
+** BONSAI_OK or BONSAI_ELEAF, naming the child whose utility failed. */
+static int rank(bonsai_agent *a, uint32_t i, bonsai_call *c) {
+  const Node *nd = a->bp->nodes;
+  uint8_t *st = a->state;
+  double *u = UTILS(i);
+  uint32_t *ord = ORDER(i), k, j, ch;
+  for (k = 0, ch = i + 1; k < nd[i].nchild; k++, ch = nd[ch].next) {
+    const Leaf *l = &a->bp->leaves[nd[i].leaf + k];
+    u[k] = 0;
+    if (l->fn != NULL) {
+      int r;
+      c->data = l->data;
+      c->args = NULL;
+      c->event = BONSAI_EV_UTILITY;
+      c->status = 0;
+      c->node = ch;
+      c->utility = &u[k];
+      a->current = ch;
+      a->event = BONSAI_EV_UTILITY;
+      if ((r = l->fn(c)) != BONSAI_OK)
+        return leaffail(a, r, "utility");
+      if (u[k] != u[k]) {
+        bs_agent_seterr(a, "utility is NaN");
+        return BONSAI_ELEAF;
+      }
+    }
+    ord[k] = ch;
+  }
+  /* insertion sort, stable: a child moves before those of lower utility */
+  for (k = 1; k < nd[i].nchild; k++) {
+    uint32_t x = ord[k];
+    double ux = u[k];
+    for (j = k; j > 0 && u[j - 1] < ux; j--) {
+      ord[j] = ord[j - 1];
+      u[j] = u[j - 1];
+    }
+    ord[j] = x;
+    u[j] = ux;
+  }
+  return BONSAI_OK;
+}
+
 /* A reactive node ends its tick with status s from child c: a running child
 ** after c is no longer reached, so it is aborted. */
 static int reactive_end(bonsai_agent *a, const Node *nd, uint8_t *st,
@@ -467,6 +519,16 @@ tick: /* node i is ticked; the common kinds first, without a switch */
       }
       i++;
       continue;
+    case BONSAI_UTILITY_SELECTOR: /* every tick: children by utility */
+      if (st[i] != RUNNING) {
+        st[i] = RUNNING;
+        W0(i) = BS_NONE;
+      }
+      if (rank(a, i, &cl) != BONSAI_OK)
+        return fail(a);
+      W1(i) = 0;
+      i = ORDER(i)[0];
+      continue;
     case BONSAI_GUARD: /* decides whether its child starts */
       if (st[i] != RUNNING) {
         if ((s = check(a, i + 1)) < 0)
@@ -585,6 +647,14 @@ done: /* node i finished its tick with status s; control moves on */
         if (bs_vm_abort(a, n->b) != BONSAI_OK)
           return fail(a);
       }
+      break;
+    case BONSAI_UTILITY_SELECTOR: /* a reactive selector over the order */
+      if (s == FAILURE && ++W1(i) < n->nchild) {
+        i = ORDER(i)[W1(i)];
+        goto tick;
+      }
+      if (reactive_end(a, nd, st, i, c, s) != BONSAI_OK)
+        return fail(a);
       break;
     case BONSAI_INVERT:
       if (s != RUNNING)

@@ -24,7 +24,8 @@ function M.new(bt)
 end
 
 local composites = { "sequence", "selector", "reactive_sequence",
-                     "reactive_selector", "parallel", "filter", "monitor" }
+                     "reactive_selector", "parallel", "filter", "monitor",
+                     "utility_selector" }
 local decorators = { "invert", "force_success", "force_failure", "repeater",
                      "retry", "repeat_until_failure", "timeout", "time_limit",
                      "limit", "cooldown", "run_once", "delay" }
@@ -113,6 +114,13 @@ Builder.subtree = Builder.leaf
 function Builder:name(name)
   if not self.last then error("bonsai.builder: :name() before any node", 2) end
   self.last.name = name
+  return self
+end
+
+-- Gives the node added or opened last a utility (for a utility_selector).
+function Builder:utility(fn)
+  if not self.last then error("bonsai.builder: :utility() before any node", 2) end
+  self.last.utility = fn
   return self
 end
 

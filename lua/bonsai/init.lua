@@ -95,7 +95,7 @@ end
 
 for _, k in ipairs { "sequence", "selector", "reactive_sequence",
                      "reactive_selector", "parallel", "filter", "monitor",
-                     "guard" } do
+                     "guard", "utility_selector" } do
   bt[k] = composite(k)
 end
 for _, k in ipairs { "invert", "force_success", "force_failure", "repeater",
@@ -110,6 +110,12 @@ bt.inverter = bt.invert                  -- alias
 
 function bt.named(name, n)
   n.name = name
+  return n
+end
+
+-- bt.utility(fn, node): node with utility = fn, for a utility_selector
+function bt.utility(fn, n)
+  n.utility = fn
   return n
 end
 

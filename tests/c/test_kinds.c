@@ -4,6 +4,7 @@
 ** tick: statuses and the exact order of enter/tick/exit/abort events,
 ** including every way a running node can be cut off.
 */
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -226,6 +227,175 @@ static void parallel_wait_errors(void **state) {
 
 /* }====== */
 
+/* {====== utility selector */
+
+/* A utility function: the number at data, or an error when it is 1e9. */
+static int calls;
+static int util(const bonsai_call *c) {
+  const double *v = c->data;
+  assert_int_equal(c->event, BONSAI_EV_UTILITY);
+  assert_null(c->args);
+  calls++;
+  if (*v == 1e9)
+    return bonsai_agent_error(c->agent, "no utility for node %u", c->node);
+  *c->utility = *v;
+  return BONSAI_OK;
+}
+
+/* A utility selector over the registered leaves names[0..n), each with the
+** utility at u[k] (none when u[k] is NULL); the child of names[k] == "SEQ"
+** is a sequence of one leaf "S1". */
+static bonsai_agent *utility_agent(const char *const *names, double **u,
+                                   int n) {
+  bonsai_def *d = bonsai_def_new(env);
+  bonsai_tree *t;
+  bonsai_agent *ag;
+  char err[256];
+  int k;
+  bonsai_def_begin(d, BONSAI_UTILITY_SELECTOR, "u");
+  for (k = 0; k < n; k++) {
+    if (strcmp(names[k], "SEQ") == 0) {
+      bonsai_def_begin(d, BONSAI_SEQUENCE, "seq");
+      if (u[k] != NULL)
+        bonsai_def_utility(d, util, u[k]);
+      bonsai_def_leaf(d, BONSAI_ACTION, NULL, "S1", NULL);
+      bonsai_def_end(d);
+      continue;
+    }
+    bonsai_def_leaf(d, BONSAI_ACTION, NULL, names[k], NULL);
+    if (u[k] != NULL)
+      bonsai_def_utility(d, util, u[k]);
+  }
+  bonsai_def_end(d);
+  if (bonsai_tree_new(d, "t", &t, err, sizeof err) != BONSAI_OK)
+    fail_msg("%s", err);
+  bonsai_def_free(d);
+  ag = bonsai_agent_new(t, NULL, NULL);
+  bonsai_tree_release(t);
+  return ag;
+}
+
+/* Children are tried highest utility first; ties keep child order; no
+** utility is 0. */
+static void utility_order(void **state) {
+  static const char *const names[] = {"A", "B", "C", "D"};
+  double ua = 1, ub = 3, uc = 1, *u[4];
+  bonsai_agent *ag;
+  (void)state;
+  u[0] = &ua, u[1] = &ub, u[2] = &uc, u[3] = NULL;
+  leaf("A", "F");
+  leaf("B", "F");
+  leaf("C", "F");
+  leaf("D", "S");
+  ag = utility_agent(names, u, 4);
+  calls = 0;
+  STEP(ag, 1, S, "enter B; tick B; exit B failure; enter A; tick A; "
+                 "exit A failure; enter C; tick C; exit C failure; "
+                 "enter D; tick D; exit D success");
+  assert_int_equal(calls, 3); /* D has none */
+  ua = -1; /* now below D's 0 */
+  STEP(ag, 1, S, "enter B; tick B; exit B failure; enter C; tick C; "
+                 "exit C failure; enter D; tick D; exit D success");
+  ub = -2, uc = -2;
+  leaf("D", "F");
+  STEP(ag, 1, F, "enter D; tick D; exit D failure; enter A; tick A; "
+                 "exit A failure; enter B; tick B; exit B failure; "
+                 "enter C; tick C; exit C failure");
+  assert_string_equal(states(ag), "FFFFF");
+  bonsai_agent_free(ag);
+}
+
+/* A running child is aborted (after the other was ticked) when a child of
+** higher utility succeeds or runs; it goes on when it is reached. */
+static void utility_reactive(void **state) {
+  static const char *const names[] = {"A", "SEQ", "C"};
+  double ua = 1, us = 2, uc = 0, *u[3];
+  bonsai_agent *ag;
+  (void)state;
+  u[0] = &ua, u[1] = &us, u[2] = &uc;
+  leaf("A", "R");
+  leaf("S1", "R");
+  leaf("C", "FFS");
+  ag = utility_agent(names, u, 3);
+  STEP(ag, 1, R, "enter S1; tick S1");
+  assert_string_equal(states(ag), "R.RR.");
+  STEP(ag, 1, R, "tick S1"); /* still the highest */
+  ua = 5;
+  STEP(ag, 1, R, "enter A; tick A; abort S1");
+  assert_string_equal(states(ag), "RRAA.");
+  ua = 1;
+  STEP(ag, 1, R, "enter S1; tick S1; abort A");
+  /* a higher child that fails does not cut the running one off */
+  uc = 9;
+  STEP(ag, 1, R, "enter C; tick C; exit C failure; tick S1");
+  STEP(ag, 1, R, "enter C; tick C; exit C failure; tick S1");
+  STEP(ag, 1, S, "enter C; tick C; exit C success; abort S1");
+  assert_string_equal(states(ag), "SAAAS");
+  /* an abort from outside reaches the running child */
+  uc = -1;
+  STEP(ag, 1, R, "enter S1; tick S1");
+  assert_int_equal(bonsai_agent_abort(ag), BONSAI_OK);
+  assert_string_equal(trace_take(&trace), "abort S1");
+  bonsai_agent_free(ag);
+}
+
+/* A utility that fails is an error naming its node: the running nodes are
+** aborted, deepest first, before the tick returns. */
+static void utility_errors(void **state) {
+  static const char *const names[] = {"A", "SEQ"};
+  double ua = 0, us = 1, *u[2];
+  bonsai_agent *ag;
+  char path[64];
+  (void)state;
+  u[0] = &ua, u[1] = &us;
+  leaf("A", "R");
+  leaf("S1", "R");
+  ag = utility_agent(names, u, 2);
+  STEP(ag, 1, R, "enter S1; tick S1");
+  ua = 1e9;
+  STEP(ag, 1, BONSAI_ELEAF, "abort S1");
+  assert_string_equal(bonsai_agent_errmsg(ag), "no utility for node 1");
+  bonsai_tree_node_path(bonsai_agent_tree(ag), bonsai_agent_errnode(ag), path,
+                        sizeof path);
+  assert_string_equal(path, "u/A");
+  assert_string_equal(states(ag), "A.AA");
+  ua = NAN;
+  STEP(ag, 1, BONSAI_ELEAF, "");
+  assert_string_equal(bonsai_agent_errmsg(ag), "utility is NaN");
+  ua = 0;
+  STEP(ag, 1, R, "enter S1; tick S1");
+  bonsai_agent_free(ag);
+}
+
+static void utility_definition_errors(void **state) {
+  char err[256];
+  bonsai_def *d;
+  bonsai_tree *t;
+  double v = 1;
+  (void)state;
+  leaf("A", "S");
+  d = bonsai_def_new(env);
+  bonsai_def_begin(d, BONSAI_SEQUENCE, NULL);
+  bonsai_def_leaf(d, BONSAI_ACTION, NULL, "A", NULL);
+  bonsai_def_utility(d, util, &v);
+  bonsai_def_end(d);
+  assert_int_equal(bonsai_tree_new(d, "t", &t, err, sizeof err), BONSAI_EDEF);
+  assert_string_equal(err, "sequence/A: a utility applies only to a child of "
+                           "a 'utility_selector'");
+  bonsai_def_free(d);
+  d = bonsai_def_new(env);
+  assert_int_equal(trace_def(d, "utility_selector"), 0);
+  assert_int_equal(bonsai_tree_new(d, "t", &t, err, sizeof err), BONSAI_EDEF);
+  assert_string_equal(err, "utility_selector: 'utility_selector' needs "
+                           "children");
+  bonsai_def_free(d);
+  d = bonsai_def_new(env);
+  assert_int_equal(bonsai_def_utility(d, util, &v), BONSAI_EDEF);
+  bonsai_def_free(d);
+}
+
+/* }====== */
+
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
 
 int main(void) {
@@ -239,6 +409,10 @@ int main(void) {
       T(parallel_wait_policies),
       T(parallel_wait_aborted),
       T(parallel_wait_errors),
+      T(utility_order),
+      T(utility_reactive),
+      T(utility_errors),
+      T(utility_definition_errors),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

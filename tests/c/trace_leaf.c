@@ -106,7 +106,8 @@ static const char *const kindnames[BONSAI_NKINDS] = {
     "selector", "reactive_sequence", "reactive_selector", "parallel",
     "filter", "monitor", "invert", "force_success", "force_failure",
     "repeater", "retry", "repeat_until_failure", "timeout", "time_limit",
-    "limit", "cooldown", "run_once", "guard", "priority", "delay"};
+    "limit", "cooldown", "run_once", "guard", "priority", "delay",
+    "utility_selector"};
 
 typedef struct Reader {
   bonsai_def *d;

@@ -172,3 +172,133 @@ describe("parallel with wait = true", function()
     assert.equal("success | tick B; exit B success", t:step(a, 1))
   end)
 end)
+
+describe("utility_selector", function()
+  -- a utility function reading u[name], logging its call
+  local u
+  before_each(function() u = {} end)
+  local function util(name)
+    return function(agent, bb)
+      assert.is_table(agent)
+      assert.is_not_nil(bb)
+      t:add("utility " .. name)
+      return u[name]
+    end
+  end
+
+  it("tries its children highest utility first (ties: child order; none: "
+     .. "0), asking for every utility first", function()
+    u.A, u.B, u.C = 1, 3, 1
+    local a = agent_of(bt.utility_selector {
+      bt.utility(util "A", t:action("A", "F")),
+      bt.utility(util "B", t:action("B", "F")),
+      bt.utility(util "C", t:action("C", "F")),
+      t:action("D", "S"),
+    })
+    assert.equal("success | utility A; utility B; utility C; enter B; tick B; "
+                 .. "exit B failure; enter A; tick A; exit A failure; "
+                 .. "enter C; tick C; exit C failure; enter D; tick D; "
+                 .. "exit D success", t:step(a, 1))
+    u.A, u.B, u.C = -1, -0.5, 0.5
+    assert.equal("success | utility A; utility B; utility C; enter C; tick C; "
+                 .. "exit C failure; enter D; tick D; exit D success",
+                 t:step(a, 1))
+  end)
+
+  it("aborts a running child when a child of higher utility runs or "
+     .. "succeeds, after ticking it", function()
+    u.A, u.B, u.C = 1, 2, 0
+    local root = bt.utility_selector {
+      bt.utility(util "A", t:action("A", "R")),
+      bt.sequence { name = "S", utility = util "B", t:action("B", "R") },
+      bt.utility(util "C", t:action("C", "FFS")),
+    }
+    local a = agent_of(root)
+    assert.equal("running | utility A; utility B; utility C; enter B; tick B",
+                 t:step(a, 1))
+    assert.same({ "utility_selector", "S", "B" }, a:running())
+    u.A = 5
+    assert.equal("running | utility A; utility B; utility C; enter A; tick A; "
+                 .. "abort B", t:step(a, 1))
+    u.A = 1
+    assert.equal("running | utility A; utility B; utility C; enter B; tick B; "
+                 .. "abort A", t:step(a, 1))
+    u.C = 9 -- higher, but fails: B goes on
+    assert.equal("running | utility A; utility B; utility C; enter C; tick C; "
+                 .. "exit C failure; tick B", t:step(a, 1))
+    assert.equal("running | utility A; utility B; utility C; enter C; tick C; "
+                 .. "exit C failure; tick B", t:step(a, 1))
+    assert.equal("success | utility A; utility B; utility C; enter C; tick C; "
+                 .. "exit C success; abort B", t:step(a, 1))
+  end)
+
+  it("reports a utility that raises or returns a non-number, naming the "
+     .. "child, after aborting the running nodes deepest first", function()
+    u.A, u.B = 0, 1
+    local a = agent_of(bt.utility_selector {
+      bt.utility(util "A", t:action("A", "R")),
+      bt.sequence { name = "S", utility = util "B",
+                    bt.parallel { t:action("B", "R"), t:action("C", "R") } },
+    })
+    assert.equal("running | utility A; utility B; enter B; tick B; enter C; "
+                 .. "tick C", t:step(a, 1))
+    u.A = "high"
+    assert.equal("tree 'T' node 'utility_selector/A': utility returned "
+                 .. "string (a number expected)", tick_error(a))
+    assert.equal("utility A; abort B; abort C", t:take())
+    assert.equal("aborted", a:status())
+    assert.same({}, a:running())
+    u.A = 0
+    assert.equal("running | utility A; utility B; enter B; tick B; enter C; "
+                 .. "tick C", t:step(a, 1))
+    u.B = nil
+    assert.equal("tree 'T' node 'utility_selector/S': utility returned nil "
+                 .. "(a number expected)", tick_error(a))
+    assert.equal("utility A; utility B; abort B; abort C", t:take())
+    u.B = 0 / 0
+    assert.equal("tree 'T' node 'utility_selector/S': utility is NaN",
+                 tick_error(a))
+    t:take()
+    local b = agent_of(bt.utility_selector {
+      bt.utility(function() error("no idea", 0) end, t:action("A", "S")),
+    })
+    assert.equal("tree 'T' node 'utility_selector/A': no idea", tick_error(b))
+  end)
+
+  it("refuses utilities elsewhere and non-functions", function()
+    assert.matches("sequence/A: a utility applies only to a child of a "
+                   .. "'utility_selector'",
+                   tree_error(bt.sequence { bt.utility(util "A",
+                                                       t:action("A", "S")) }))
+    assert.matches("child 1: 'utility' must be a function %(got number%)",
+                   tree_error(bt.utility_selector {
+                     bt.utility(3, t:action("A", "S")) }))
+    assert.matches("'utility_selector' needs children",
+                   tree_error(bt.utility_selector {}))
+  end)
+
+  it("works from the builder, in dumps and across reloads", function()
+    u.A, u.B = 1, 2
+    local tree = bt.builder():utility_selector { name = "pick" }
+      :action(t:leafdef("A", "R")):name("A"):utility(util "A")
+      :action(t:leafdef("B", "R")):name("B"):utility(util "B")
+      :build { name = "T" }
+    assert.equal("pick (utility_selector)\n  A (action)\n  B (action)\n",
+                 tree:dump())
+    local a = bt.agent(tree)
+    assert.equal("running | utility A; utility B; enter B; tick B",
+                 t:step(a, 1))
+    -- reloaded with a child inserted before: B keeps running, and is
+    -- aborted when the new child runs with a higher utility
+    u.N = 0
+    assert.is_true(tree:reload(bt.utility_selector { name = "pick",
+      bt.utility(util "N", t:action("N", "R")),
+      bt.utility(util "A", t:action("A", "R")),
+      bt.utility(util "B", t:action("B", "R")) }))
+    assert.equal("running | utility N; utility A; utility B; tick B",
+                 t:step(a, 1))
+    u.N = 3
+    assert.equal("running | utility N; utility A; utility B; enter N; tick N; "
+                 .. "abort B", t:step(a, 1))
+  end)
+end)
