@@ -71,6 +71,7 @@ typedef enum bonsai_kind {
   BONSAI_PRIORITY,           /* priority filters..., root (hidden in paths) */
   BONSAI_DELAY,              /* "seconds" before its child is ticked */
   BONSAI_UTILITY_SELECTOR,   /* children by utility, highest first; reactive */
+  BONSAI_SUBTREE,            /* another tree's root, inlined: passes its status */
   BONSAI_NKINDS
 } bonsai_kind;
 

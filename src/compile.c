@@ -59,7 +59,7 @@ static uint32_t nodesize(const DefNode *dn) {
 
 static int isdecorator(int kind) {
   return (kind >= BONSAI_INVERT && kind <= BONSAI_RUN_ONCE) ||
-         kind == BONSAI_DELAY;
+         kind == BONSAI_DELAY || kind == BONSAI_SUBTREE;
 }
 
 static void seterr(char *err, size_t size, const bonsai_def *d, uint32_t i,
@@ -689,11 +689,15 @@ int bonsai_tree_reload(bonsai_tree *t, const bonsai_def *def, char *errbuf,
                   &code);
   if (bp == NULL)
     return code;
+  bs_tree_replace(t, bp);
+  return BONSAI_OK;
+}
+
+void bs_tree_replace(bonsai_tree *t, Blueprint *bp) {
   bs_reload_forget(t);
   t->bp->replaced = 1;
   bs_bp_release(t->bp);
   t->bp = bp;
-  return BONSAI_OK;
 }
 
 void bonsai_tree_release(bonsai_tree *t) {

@@ -70,6 +70,9 @@ BS_INTERNAL size_t bs_def_pathtail(const bonsai_def *def, uint32_t i,
 BS_INTERNAL Blueprint *bs_compile(const bonsai_def *def, char *err,
                                   size_t errsize, int *code);
 BS_INTERNAL void bs_bp_release(Blueprint *bp);
+/* Makes bp (whose reference the tree takes) the tree's current version, as
+** bonsai_tree_reload does after compiling. */
+BS_INTERNAL void bs_tree_replace(bonsai_tree *t, Blueprint *bp);
 
 /* Writes the path of node i ("a/b/c", hidden nodes left out) into buf. */
 BS_INTERNAL size_t bs_bp_path(const Blueprint *bp, uint32_t i, char *buf,

@@ -18,7 +18,7 @@ const char *const bs_kind_names[BONSAI_NKINDS] = {
     "filter", "monitor", "invert", "force_success", "force_failure",
     "repeater", "retry", "repeat_until_failure", "timeout", "time_limit",
     "limit", "cooldown", "run_once", "guard", "priority", "delay",
-    "utility_selector"};
+    "utility_selector", "subtree"};
 
 bonsai_def *bonsai_def_new(bonsai_env *env) {
   bonsai_def *d = bs_malloc(env, sizeof *d);

@@ -156,6 +156,14 @@ static int lb_memory(lua_State *L) {
   return 1;
 }
 
+/* core._view(fn): the maker of remapping blackboard views (init.lua). */
+static int lb_setview(lua_State *L) {
+  luaL_checktype(L, 1, LUA_TFUNCTION);
+  lua_settop(L, 1);
+  lua_setiuservalue(L, lua_upvalueindex(1), LB_VIEW);
+  return 0;
+}
+
 static const luaL_Reg bonsai_funcs[] = {
     {"tree", lb_tree},
     {"agent", lb_agent},
@@ -165,6 +173,7 @@ static const luaL_Reg bonsai_funcs[] = {
     {"memory", lb_memory},
     {"_mtime", lb_mtime},
     {"_dir", lb_dir},
+    {"_view", lb_setview},
     {NULL, NULL}};
 
 /* Interns s, remembers its address in *p and anchors it in the context
@@ -215,6 +224,12 @@ static LBonsai *context(lua_State *L) {
   lua_setiuservalue(L, -2, LB_IDS);
   lb_newweak(L);
   lua_setiuservalue(L, -2, LB_EXTRAS);
+  lua_newtable(L);
+  lua_createtable(L, 0, 1);
+  lua_pushliteral(L, "v");
+  lua_setfield(L, -2, "__mode");
+  lua_setmetatable(L, -2);
+  lua_setiuservalue(L, -2, LB_TREES);
   lb->nextid = 0;
   lua_pushvalue(L, -1);
   lua_setfield(L, LUA_REGISTRYINDEX, LB_CONTEXT_T);

@@ -28,15 +28,23 @@
 #define LB_EXTRAS 5 /* weak: agent state -> { interrupts = {...},
                     ** [node + 1] = task coroutine }, blackboard -> its side
                     ** table; for the few that have one */
-#define LB_NUV 5
+#define LB_TREES 6  /* weak values: tree name -> tree (bt.subtree by name) */
+#define LB_VIEW 7   /* view(bb, map): a remapping view (init.lua) */
+#define LB_NUV 7
 typedef struct LBonsai {
   bonsai_env *env;
   long long nextid; /* last handle id given */
   const char *s_success, *s_failure, *s_running; /* interned strings */
 } LBonsai;
 
-/* Tree userdata; uservalue 1: the values table of the current version
-** (leaf functions and args tables, by index). */
+/* Tree userdata. Its uservalues: */
+#define TV_VALUES 1 /* the values table of the current version (leaf
+                    ** functions and args tables, by index) */
+#define TV_SOURCE 2 /* { root, opts }: the Lua definition (subtrees inline
+                    ** it; reloads of the trees it uses walk it again) */
+#define TV_USERS 3  /* weak keys: trees whose definition inlines this one */
+#define TV_USES 4   /* the trees this one inlines (as keys) */
+#define TV_N 4
 typedef struct LTree {
   bonsai_tree *t;
 } LTree;
@@ -122,6 +130,9 @@ int lb_register(lua_State *L);
 /* A utility function: lb_utility_call with the data lb_utilitydef returns
 ** for the function at the top (popped, stored in values[slot]). */
 int lb_utility_call(const bonsai_call *c);
+/* A Lua leaf inside a remapping subtree (ltree.c's 'remapped'): called
+** with a view of the blackboard that renames keys. */
+int lb_remap_call(const bonsai_call *c);
 void *lb_utilitydef(lua_State *L, int values, int slot);
 /* Reads the leaf definition at idx (a function, or a table with fn, task or
 ** tick/enter/exit/abort) into values[slot..slot+3]; sets fn and flags.

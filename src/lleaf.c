@@ -246,6 +246,84 @@ int lb_utility_call(const bonsai_call *c) {
   return BONSAI_OK;
 }
 
+/* Puts in the leaf stack's blackboard slot the agent's view of its
+** blackboard through the map at the top (popped): made by the view maker
+** of init.lua on first use, then kept in the agent's extras (views, weak
+** by map). The slot is fetched again by the next leaf. */
+static void setview(lua_State *L, LTick *t) {
+  int map = lua_gettop(L);
+  luaL_checkstack(L, 8, "remapped leaf");
+  lb_tick_bb(t);
+  lb_extra(L, t->state, t->ctx, 1);
+  if (lua_getfield(L, -1, "views") != LUA_TTABLE) {
+    lua_pop(L, 1);
+    lb_newweak(L);
+    lua_pushvalue(L, -1);
+    lua_setfield(L, -3, "views");
+  }
+  lua_pushvalue(L, map);
+  if (lua_rawget(L, -2) == LUA_TNIL) {
+    lua_pop(L, 1);
+    lua_getiuservalue(L, t->ctx, LB_VIEW);
+    lua_pushvalue(L, t->bb);
+    lua_pushvalue(L, map);
+    lua_call(L, 2, 1);
+    lua_pushvalue(L, map);
+    lua_pushvalue(L, -2);
+    lua_rawset(L, -4);
+  }
+  lua_replace(L, t->bb);
+  lua_settop(L, map - 1);
+}
+
+int lb_remap_call(const bonsai_call *c) {
+  bonsai_agent *a = c->agent;
+  LTick *t = (LTick *)a->host;
+  bonsai_call in = *c;
+  bonsai_leaf_fn fn;
+  lua_Integer how, at, nargs;
+  lua_State *L;
+  int r;
+  if (t == NULL)
+    return nohost(a);
+  L = t->L;
+  lua_rawgeti(L, t->values, LEAF_SLOT(c->data)); /* { map, how, at, nargs } */
+  lua_rawgeti(L, -1, 2);
+  lua_rawgeti(L, -2, 3);
+  lua_rawgeti(L, -3, 4);
+  how = lua_tointeger(L, -3);
+  at = lua_tointeger(L, -2);
+  nargs = lua_tointeger(L, -1);
+  lua_pop(L, 3);
+  lua_rawgeti(L, -1, 1);
+  lua_remove(L, -2);
+  setview(L, t);
+  if (how == 2) { /* a registered leaf: its events as it was registered */
+    const Leaf *l = &a->bp->env->leaves[at];
+    unsigned f = l->flags;
+    fn = l->fn;
+    in.data = l->data;
+    if ((c->event == BONSAI_EV_ENTER && !(f & BONSAI_LEAF_ENTER)) ||
+        (c->event == BONSAI_EV_EXIT && !(f & BONSAI_LEAF_EXIT)) ||
+        (c->event == BONSAI_EV_ABORT &&
+         !(f & (BONSAI_LEAF_ABORT | BONSAI_LEAF_EXIT)))) {
+      t->bbready = 0;
+      return BONSAI_OK;
+    }
+    if (c->event == BONSAI_EV_ABORT && !(f & BONSAI_LEAF_ABORT)) {
+      in.event = BONSAI_EV_EXIT;
+      in.status = BONSAI_ABORTED;
+    }
+  } else {
+    fn = how == 1 ? lb_task_call : lb_leaf_call;
+    in.data = LEAFDATA(at, nargs, 0);
+  }
+  t->bbready = 1; /* the view, for this call */
+  r = fn(&in);
+  t->bbready = 0;
+  return r;
+}
+
 void *lb_utilitydef(lua_State *L, int values, int slot) {
   int n = needs(L);
   lua_rawseti(L, values, slot);

@@ -547,7 +547,7 @@ tick: /* node i is ticked; the common kinds first, without a switch */
         W0(i) = a->serial; /* no conditions: the child runs this tick */
       i++;
       continue;
-    default: /* invert, force_*: tick the only child */
+    default: /* invert, force_*, subtree: tick the only child */
       st[i] = RUNNING;
       i++;
       continue;
@@ -701,7 +701,8 @@ done: /* node i finished its tick with status s; control moves on */
       if (s != RUNNING)
         W0(i) = (uint32_t)s;
       break;
-    default: /* timeout, time_limit, limit, delay: the child's status passes */
+    default: /* timeout, time_limit, limit, delay, subtree: the status
+             ** passes */
       break;
     }
   }

@@ -108,7 +108,12 @@ function Builder:check(key, op, value) return self:_add(self.bt.check(key, op, v
 function Builder:is_set(key) return self:_add(self.bt.is_set(key)) end
 -- :leaf(node) adds any node built with the DSL
 function Builder:leaf(n) return self:_add(n) end
-Builder.subtree = Builder.leaf
+-- :subtree(tree_or_name, opts) adds bt.subtree(...); given a node, it adds
+-- that node (as :leaf does)
+function Builder:subtree(t, opts)
+  if getmetatable(t) == self.bt.Node then return self:_add(t) end
+  return self:_add(self.bt.subtree(t, opts))
+end
 
 -- Names the node added or opened last.
 function Builder:name(name)

@@ -119,6 +119,62 @@ function bt.utility(fn, n)
   return n
 end
 
+-- Subtrees ------------------------------------------------------------------
+
+-- bt.subtree(tree_or_name, { name =, args =, remap = { inner = "outer" } }):
+-- the tree's root, inlined as a child when bt.tree compiles (a name is
+-- looked up among the trees bt.tree and bt.load made).
+function bt.subtree(tree, opts)
+  local n = { type = "subtree", tree = tree }
+  for k, v in pairs(opts or {}) do
+    if k ~= "type" and k ~= "tree" then n[k] = v end
+  end
+  return node(n)
+end
+
+-- The blackboard a Lua leaf inside a remapping subtree receives: bb seen
+-- through map (inner key -> caller's key). Reads and writes go to bb under
+-- the caller's key; the methods take inner keys; observers get bb and the
+-- caller's key; pairs lists inner names (a caller's key hidden by a remap
+-- is left out). Made by the C core once per agent and map.
+local function view(bb, map)
+  local inv = {}
+  for inner, outer in pairs(map) do inv[outer] = inner end
+  local function key(k) return map[k] or k end
+  local methods = {
+    get = function(_, k, default) return bb:get(key(k), default) end,
+    set = function(_, k, v) return bb:set(key(k), v) end,
+    has = function(_, k) return bb:has(key(k)) end,
+    observe = function(_, k, fn) return bb:observe(key(k), fn) end,
+    unobserve = function(_, h) return bb:unobserve(h) end,
+  }
+  local function iter()
+    local it = bb:pairs()
+    return function()
+      while true do
+        local k, v = it()
+        if k == nil then return nil end
+        local inner = inv[k]
+        if inner then return inner, v end
+        if map[k] == nil then return k, v end -- else hidden by a remap
+      end
+    end
+  end
+  methods.pairs = function() return iter() end
+  return setmetatable({}, {
+    __name = "bonsai.blackboard view",
+    __index = function(_, k)
+      local m = methods[k]
+      if m then return m end
+      return bb[key(k)]
+    end,
+    __newindex = function(_, k, v) bb[key(k)] = v end,
+    __pairs = function() return iter() end,
+    blackboard = bb, -- the blackboard seen
+  })
+end
+core._view(view)
+
 -- Named leaves: bt.register("name", fn | {enter, tick, exit, abort} |
 -- bt.task(fn) | bt.action(fn)) is core.register, copied above.
 

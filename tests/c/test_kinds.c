@@ -396,6 +396,41 @@ static void utility_definition_errors(void **state) {
 
 /* }====== */
 
+/* {====== subtree */
+
+/* In C a subtree node marks an inlined tree: it passes its child's status
+** both ways, is part of paths, and needs one child. */
+static void subtree_passes_through(void **state) {
+  bonsai_agent *ag;
+  unsigned nodes[8];
+  char path[64];
+  char err[256];
+  bonsai_def *d;
+  bonsai_tree *t;
+  (void)state;
+  leaf("A", "RFR");
+  leaf("B", "S");
+  ag = start("selector(subtree:patrol(sequence(A)), B)");
+  STEP(ag, 1, R, "enter A; tick A");
+  assert_int_equal(bonsai_agent_running(ag, nodes, 8), 4);
+  bonsai_tree_node_path(bonsai_agent_tree(ag), nodes[3], path, sizeof path);
+  assert_string_equal(path, "selector/patrol/sequence[1]/A");
+  STEP(ag, 1, S, "tick A; exit A failure; enter B; tick B; exit B success");
+  assert_string_equal(states(ag), "SFFFS");
+  STEP(ag, 1, R, "enter A; tick A");
+  assert_int_equal(bonsai_agent_abort(ag), BONSAI_OK);
+  assert_string_equal(trace_take(&trace), "abort A");
+  assert_string_equal(states(ag), "AAAAS"); /* B keeps its last status */
+  bonsai_agent_free(ag);
+  d = bonsai_def_new(env);
+  assert_int_equal(trace_def(d, "subtree"), 0);
+  assert_int_equal(bonsai_tree_new(d, "t", &t, err, sizeof err), BONSAI_EDEF);
+  assert_string_equal(err, "subtree: 'subtree' needs a child");
+  bonsai_def_free(d);
+}
+
+/* }====== */
+
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
 
 int main(void) {
@@ -413,6 +448,7 @@ int main(void) {
       T(utility_reactive),
       T(utility_errors),
       T(utility_definition_errors),
+      T(subtree_passes_through),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -107,7 +107,7 @@ static const char *const kindnames[BONSAI_NKINDS] = {
     "filter", "monitor", "invert", "force_success", "force_failure",
     "repeater", "retry", "repeat_until_failure", "timeout", "time_limit",
     "limit", "cooldown", "run_once", "guard", "priority", "delay",
-    "utility_selector"};
+    "utility_selector", "subtree"};
 
 typedef struct Reader {
   bonsai_def *d;
