@@ -256,8 +256,9 @@ static int abort_children(bonsai_agent *a, uint32_t i) {
 
 /* Asks utility selector i for its children's utilities (0 without a
 ** function) and sorts them, highest first, ties in child order; returns
-** BONSAI_OK or BONSAI_ELEAF, naming the child whose utility failed. */
-static int rank(bonsai_agent *a, uint32_t i, bonsai_call *c) {
+** BONSAI_OK or BONSAI_ELEAF, naming the child whose utility failed. Out
+** of line: inlined, it would cost the tick loop registers. */
+BS_NOINLINE static int rank(bonsai_agent *a, uint32_t i, bonsai_call *c) {
   const Node *nd = a->bp->nodes;
   uint8_t *st = a->state;
   double *u = UTILS(i);
