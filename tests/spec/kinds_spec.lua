@@ -283,11 +283,16 @@ describe("utility_selector", function()
       :action(t:leafdef("A", "R")):name("A"):utility(util "A")
       :action(t:leafdef("B", "R")):name("B"):utility(util "B")
       :build { name = "T" }
-    assert.equal("pick (utility_selector)\n  A (action)\n  B (action)\n",
-                 tree:dump())
+    assert.equal("pick (utility_selector)\n  A (action) utility\n"
+                 .. "  B (action) utility\n", tree:dump())
     local a = bt.agent(tree)
+    assert.equal("pick (utility_selector) [idle]\n  A (action) utility [idle]\n"
+                 .. "  B (action) utility [idle]\n", tree:dump(a))
     assert.equal("running | utility A; utility B; enter B; tick B",
                  t:step(a, 1))
+    assert.equal("pick (utility_selector) [running]\n"
+                 .. "  A (action) utility=1 [idle]\n"
+                 .. "  B (action) utility=2 [running]\n", tree:dump(a))
     -- reloaded with a child inserted before: B keeps running, and is
     -- aborted when the new child runs with a higher utility
     u.N = 0
