@@ -226,6 +226,21 @@ BONSAI_API int bonsai_agent_tick(bonsai_agent *agent, double dt);
 BONSAI_API int bonsai_agent_abort(bonsai_agent *agent);
 /* Aborts, then forgets all node state (counters, timers). */
 BONSAI_API int bonsai_agent_reset(bonsai_agent *agent);
+
+/*
+** Sleeping agents. A leaf puts its agent to sleep for some seconds of agent
+** time (typically while it returns BONSAI_RUNNING); a loop over many agents
+** then skips it cheaply: bonsai_agent_asleep advances a sleeping agent's
+** clock by dt and returns 1 while it sleeps, or wakes it and returns 0 when
+** its time is up or a key one of its guards watches changed (then tick it
+** with the same dt). Any tick of the tree wakes the agent (a leaf sleeps
+** again by asking again); so do aborts, resets and bonsai_agent_wake.
+*/
+BONSAI_API void bonsai_agent_sleep(bonsai_agent *agent, double seconds);
+BONSAI_API void bonsai_agent_wake(bonsai_agent *agent);
+/* Seconds of sleep left, or -1 when awake. */
+BONSAI_API double bonsai_agent_sleeping(const bonsai_agent *agent);
+BONSAI_API int bonsai_agent_asleep(bonsai_agent *agent, double dt);
 BONSAI_API int bonsai_agent_status(const bonsai_agent *agent);
 /* Status of node i as of the last tick. */
 BONSAI_API int bonsai_agent_node_status(const bonsai_agent *agent,

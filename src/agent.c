@@ -153,7 +153,8 @@ size_t bonsai_agent_errpath(const bonsai_agent *a, char *buf, size_t size) {
 int bs_agent_start(bonsai_agent *a, double dt) {
   if (a->busy) /* refused: the running operation's error stays */
     return BONSAI_EBUSY;
-  bs_agent_clearerr(a);
+  if (a->failed)
+    bs_agent_clearerr(a);
   if (!(dt >= 0)) {
     bs_agent_fail(a, BS_NONE, "dt must be a number >= 0");
     return BONSAI_EARG;
@@ -254,6 +255,7 @@ int bs_agent_abort(bonsai_agent *a) {
   r = bs_vm_abort(a, 0);
   a->protect = protect;
   a->last = BONSAI_ABORTED;
+  a->wake = 0; /* nothing runs to sleep on */
   return r;
 }
 
@@ -270,6 +272,27 @@ int bonsai_agent_abort(bonsai_agent *a) {
   return r;
 }
 
+void bonsai_agent_sleep(bonsai_agent *a, double seconds) {
+  a->wake = seconds > 0 ? a->time + seconds : 0;
+}
+
+void bonsai_agent_wake(bonsai_agent *a) { a->wake = 0; }
+
+double bonsai_agent_sleeping(const bonsai_agent *a) {
+  return a->wake > 0 ? a->wake - a->time : -1;
+}
+
+int bonsai_agent_asleep(bonsai_agent *a, double dt) {
+  if (a->wake <= 0 || a->busy || !(dt >= 0))
+    return 0;
+  if (a->time + dt < a->wake && !bs_vm_watched_changed(a)) {
+    a->time += dt;
+    return 1;
+  }
+  a->wake = 0;
+  return 0;
+}
+
 int bonsai_agent_reset(bonsai_agent *a) {
   int r = bonsai_agent_abort(a);
   if (r == BONSAI_EBUSY)
@@ -277,6 +300,7 @@ int bonsai_agent_reset(bonsai_agent *a) {
   memset(a->state, 0, statesize(a->bp));
   a->last = BONSAI_IDLE;
   a->resume = 0;
+  a->wake = 0;
   return r;
 }
 

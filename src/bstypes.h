@@ -135,6 +135,7 @@ struct bonsai_agent {
   void *owner;
   void *host;       /* the binding's context during a call */
   double time;      /* agent clock: sum of dt */
+  double wake;      /* asleep until this time (0: awake) */
   uint32_t serial;  /* ticks so far */
   uint32_t resume;  /* where the next tick starts (0 unless the root runs) */
   uint32_t current; /* node whose callback is being called */
@@ -144,10 +145,10 @@ struct bonsai_agent {
   uint8_t event;    /* event being delivered to 'current' */
   uint8_t failed;   /* an error is recorded (err, errnode, errbp): the
                     ** first of an operation; cleared by the next one */
-  uint32_t errnode; /* node of the error, in errbp */
   bonsai_bb *bb;    /* then what a tick of a tree with guards reads */
   uint64_t seen;    /* blackboard change stamp last looked at (guards) */
   /* the rest */
+  uint32_t errnode; /* node of the error, in errbp */
   bonsai_tree *tree;
   char *err;        /* BS_ERRSIZE bytes, allocated on first error */
   Blueprint *errbp; /* the version errnode belongs to (held), or NULL */

@@ -70,6 +70,7 @@ static void setagent(lua_State *L, LTick *t, int ai, int si, int bbslot,
                      uint64_t *loaded, const Blueprint *bp) {
   t->agent = ai;
   t->state = si;
+  t->a = agentof((LAgent *)lua_touserdata(L, si));
   t->bb = bbslot;
   t->bbready = 0;
   t->pending = 0;
@@ -134,6 +135,8 @@ typedef struct Job {
   double dt;
   int status;
   int started; /* the tick began: a failure must be recovered */
+  int doze;    /* asleep: its interrupts are asked, its tree is not ticked */
+  LTick *outer; /* the tick that was under way before this one */
   uint64_t loaded; /* id of the blueprint whose values are at t.values */
 } Job;
 
@@ -260,13 +263,20 @@ static int tickone(lua_State *L, Job *j, int ai, int si) {
   if ((s = bs_agent_start(a, j->dt)) != BONSAI_OK)
     return s;
   j->started = 1;
+  j->outer = j->t.lb->ticking;
+  j->t.lb->ticking = &j->t;
   a->host = &j->t;
   a->current = BS_NONE;
-  if (j->la->ninterrupts > 0 && interrupted(L, &j->t))
+  if (j->la->ninterrupts > 0 && interrupted(L, &j->t)) {
     s = bs_agent_abort(a) == BONSAI_OK ? BONSAI_ABORTED : BONSAI_ELEAF;
-  else
+  } else if (j->doze) { /* no interrupt fired: it sleeps on */
+    a->serial--; /* not a tick of its tree */
+    s = a->last;
+  } else {
     s = bs_vm_tick(a);
+  }
   a->host = NULL;
+  j->t.lb->ticking = j->outer;
   bs_agent_finish(a, s);
   j->started = 0;
   return s;
@@ -283,6 +293,7 @@ static void recover(lua_State *L, Job *j, int ai, int si, int ci) {
   if (!j->started)
     return;
   j->started = 0;
+  j->t.lb->ticking = j->outer;
   if (lua_touserdata(L, si) == j->la) { /* else its table was tampered with:
                                         ** its Lua leaves cannot run */
     pushcontext(L, &j->t, ai, si, ci);
@@ -315,7 +326,7 @@ static int agent_tick(lua_State *L) {
   la = checkagent(L, 1); /* state at 3 */
   j.dt = checkdt(L, 2);
   j.la = la;
-  j.started = 0;
+  j.started = j.doze = 0;
   if (agentof(la)->busy)
     return luaL_error(L, "agent is already ticking");
   lua_pushcfunction(L, ptick);
@@ -337,8 +348,14 @@ static int agent_tick(lua_State *L) {
 
 typedef struct Batch {
   Job j;
-  lua_Integer next, n, cur;
+  double dt;        /* of this call */
+  lua_Integer next, n, cur; /* visits: next to make, how many; the entry */
   lua_Integer slot; /* of the agent being ticked in the context's list */
+  /* with a budget: at most 'budget' awake agents ticked, from entry
+  ** 'start' on, around the list; 'total' is the list's clock (the sum of
+  ** the dt of its calls) */
+  lua_Integer budget, start, ticked;
+  double total;
 } Batch;
 
 /* Appends { agent = the agent at ai, error = msg } to the errors list at
@@ -358,32 +375,63 @@ static void adderror(lua_State *L, int eidx, int ai) {
   lua_rawseti(L, eidx, (lua_Integer)lua_rawlen(L, eidx) + 1);
 }
 
+/* With a budget: the dt the agent at ai has missed on this list (the
+** list's clock less the clock at its last tick here, kept in the table at
+** 'last'), which it is now given. */
+static double owed(lua_State *L, Batch *b, int ai, int last) {
+  double since;
+  lua_pushvalue(L, ai);
+  since = lua_rawget(L, last) == LUA_TNUMBER ? lua_tonumber(L, -1) : 0;
+  lua_pop(L, 1);
+  lua_pushvalue(L, ai);
+  lua_pushnumber(L, b->total);
+  lua_rawset(L, last);
+  return b->total - since;
+}
+
 /*
-** Ticks list[next..n] (args: batch, list, context, ticking). Each entry is
-** read when it is reached (a leaf may edit the list). The agent being
-** ticked is also kept in ticking[b->slot], so that after a Lua error the
-** error and the recovery belong to it, whatever the list holds by then.
-** Returns nothing when done, or the message of the first agent that
-** failed or is no agent (b->cur), for bt.tick_all to record before it goes
-** on.
+** Ticks the entries of the list (args: batch, list, context, ticking,
+** last), reading each when it is reached (a leaf may edit the list). The
+** agent being ticked is also kept in ticking[b->slot], so that after a Lua
+** error the error and the recovery belong to it, whatever the list holds
+** by then. A sleeping agent is skipped (its clock still moves). Returns
+** nothing when done, or the message of the first agent that failed or is
+** no agent (entry b->cur), for bt.tick_all to record before it goes on.
 */
 static int pbatch(lua_State *L) {
   Batch *b = (Batch *)lua_touserdata(L, 1);
   int base;
   b->j.loaded = 0;
-  pushshared(L, &b->j.t, 3); /* 5: named, 6: values */
+  pushshared(L, &b->j.t, 3); /* 6: named, 7: values */
   lb_tick_room(L);
   base = lua_gettop(L);
-  while (b->next <= b->n) {
+  while (b->next <= b->n && (b->budget == 0 || b->ticked < b->budget)) {
     LAgent *la;
+    bonsai_agent *a;
     int s;
-    b->cur = b->next++;
+    b->cur = b->budget == 0 ? b->next : (b->start + b->next - 2) % b->n + 1;
+    b->next++;
     b->j.started = 0;
     if (lua_rawgeti(L, 2, b->cur) != LUA_TTABLE || /* base+1: agent */
         (la = stateof(L, base + 1, b->j.t.lb)) == NULL) { /* base+2: state */
       lua_pushfstring(L, "element %d is not an agent", (int)b->cur);
       return 1;
     }
+    a = agentof(la);
+    b->j.dt = b->budget == 0 ? b->dt : owed(L, b, base + 1, 5);
+    b->j.doze = 0;
+    if (bonsai_agent_sleeping(a) >= 0) { /* asleep (or its time is up) */
+      if (la->ninterrupts == 0) {
+        if (bonsai_agent_asleep(a, b->j.dt)) {
+          lua_settop(L, base);
+          continue;
+        }
+      } else { /* its interrupts are still asked */
+        b->j.doze = bonsai_agent_asleep(a, 0) &&
+                    bonsai_agent_sleeping(a) > b->j.dt;
+      }
+    }
+    b->ticked += !b->j.doze;
     lua_pushvalue(L, base + 1);
     lua_rawseti(L, 4, b->slot);
     b->j.la = la;
@@ -402,40 +450,101 @@ static int pbatch(lua_State *L) {
   return 0;
 }
 
-/* bt.tick_all(list, dt): returns nil, or a list of { agent =, error = };
-** nothing is allocated unless an agent fails. */
+/* The budget state of the list at 1 (its entry in the context's extras,
+** made on first use), pushed: { cursor =, total =, last = weak table }. */
+static void budgetstate(lua_State *L) {
+  lb_extra(L, 1, CONTEXT, 1);
+  if (lua_getfield(L, -1, "last") != LUA_TTABLE) {
+    lua_pop(L, 1);
+    lb_newweak(L);
+    lua_setfield(L, -2, "last");
+  } else {
+    lua_pop(L, 1);
+  }
+}
+
+/* bt.tick_all(list, dt [, { budget = n }]): returns nil, or a list of
+** { agent =, error = }; nothing is allocated unless an agent fails (or a
+** budget is given). */
 int lb_tick_all(lua_State *L) {
   Batch b;
   luaL_checktype(L, 1, LUA_TTABLE);
-  b.j.dt = checkdt(L, 2);
+  b.dt = checkdt(L, 2);
   b.next = 1;
   b.n = (lua_Integer)lua_rawlen(L, 1);
+  b.budget = b.ticked = 0;
+  b.start = 1;
+  b.total = 0;
+  if (!lua_isnoneornil(L, 3)) {
+    luaL_checktype(L, 3, LUA_TTABLE);
+    lua_getfield(L, 3, "budget");
+    b.budget = lua_isinteger(L, -1) ? lua_tointeger(L, -1) : -1;
+    luaL_argcheck(L, b.budget >= 0 || lua_isnil(L, -1), 3,
+                  "budget must be a whole number >= 0");
+    if (b.budget < 0)
+      b.budget = 0;
+    luaL_argcheck(L, b.dt >= 0, 2, "dt must be a number >= 0");
+  }
   lua_settop(L, 1);
   lua_pushnil(L); /* 2: errors */
   lua_getiuservalue(L, CONTEXT, LB_TICKING); /* 3: agents being ticked */
   b.slot = (lua_Integer)lua_rawlen(L, 3) + 1; /* nested calls stack up */
-  while (b.next <= b.n) {
+  if (b.budget > 0) { /* 4: the list's budget state, 5: its 'last' */
+    budgetstate(L);
+    lua_getfield(L, 4, "last");
+    lua_getfield(L, 4, "cursor");
+    b.start = lua_isinteger(L, -1) ? lua_tointeger(L, -1) : 1;
+    if (b.start < 1 || b.start > b.n)
+      b.start = 1;
+    lua_getfield(L, 4, "total");
+    b.total = lua_tonumber(L, -1) + b.dt;
+    lua_pop(L, 2);
+    lua_pushnumber(L, b.total);
+    lua_setfield(L, 4, "total");
+  } else {
+    lua_pushnil(L);
+    lua_pushnil(L);
+  }
+  while (b.next <= b.n && (b.budget == 0 || b.ticked < b.budget)) {
     lua_pushcfunction(L, pbatch);
     lua_pushlightuserdata(L, &b);
     lua_pushvalue(L, 1);
     lua_pushvalue(L, CONTEXT);
     lua_pushvalue(L, 3);
-    if (lua_pcall(L, 4, LUA_MULTRET, 0) != LUA_OK) {
+    lua_pushvalue(L, 5);
+    if (lua_pcall(L, 5, LUA_MULTRET, 0) != LUA_OK) {
       lua_rawgeti(L, 3, b.slot);
       lua_rawgeti(L, -1, 1); /* stack: ..., msg, agent, state */
       lua_rotate(L, -3, 2);  /* ..., agent, state, msg */
       recover(L, &b.j, -3, -2, CONTEXT);
       adderror(L, 2, -3);
-    } else if (lua_gettop(L) > 3) {
+    } else if (lua_gettop(L) > 5) {
       lua_rawgeti(L, 1, b.cur);
       lua_insert(L, -2);
       adderror(L, 2, -2);
     }
-    lua_settop(L, 3);
+    lua_settop(L, 5);
   }
   lua_pushnil(L);
   lua_rawseti(L, 3, b.slot);
+  if (b.budget > 0) { /* the next call takes up after the last entry seen */
+    lua_pushinteger(L, b.n > 0 ? (b.start + b.next - 2) % b.n + 1 : 1);
+    lua_setfield(L, 4, "cursor");
+  }
   lua_settop(L, 2);
+  return 1;
+}
+
+/* bt.sleep(seconds): from a leaf's tick or a task's yield, puts the agent
+** being ticked to sleep for that much of its time; returns bt.RUNNING. */
+int lb_sleep(lua_State *L) {
+  LBonsai *lb = lb_context(L);
+  lua_Number s = luaL_checknumber(L, 1);
+  luaL_argcheck(L, s >= 0, 1, "seconds must be a number >= 0");
+  if (lb->ticking == NULL)
+    return luaL_error(L, "bt.sleep: no agent is ticking");
+  bonsai_agent_sleep(lb->ticking->a, s);
+  lua_pushstring(L, lb->s_running);
   return 1;
 }
 
@@ -484,6 +593,22 @@ static int agent_abort(lua_State *L) {
 
 static int agent_reset(lua_State *L) {
   return withcontext(L, bonsai_agent_reset);
+}
+
+/* a:wake() */
+static int agent_wake(lua_State *L) {
+  bonsai_agent_wake(agentof(checkagent(L, 1)));
+  return 0;
+}
+
+/* a:sleeping(): seconds of sleep left, or nil */
+static int agent_sleeping(lua_State *L) {
+  double left = bonsai_agent_sleeping(agentof(checkagent(L, 1)));
+  if (left < 0)
+    lua_pushnil(L);
+  else
+    lua_pushnumber(L, left);
+  return 1;
 }
 
 static int agent_status(lua_State *L) {
@@ -624,6 +749,8 @@ static const luaL_Reg agent_methods[] = {
     {"abort", agent_abort},
     {"reset", agent_reset},
     {"status", agent_status},
+    {"wake", agent_wake},
+    {"sleeping", agent_sleeping},
     {"running", agent_running},
     {"add_interrupt", agent_add_interrupt},
     {"remove_interrupt", agent_remove_interrupt},

@@ -209,6 +209,7 @@ void bs_vm_recover(bonsai_agent *a, const char *msg) {
     a->state[a->current] = BONSAI_IDLE; /* its run never started */
   (void)bs_vm_abort(a, 0);
   a->protect = protect;
+  a->wake = 0; /* nothing runs to sleep on */
 }
 
 /* A leaf failed inside the VM (C path): recover and report. */
@@ -317,6 +318,18 @@ static int wakeguards(bonsai_agent *a) {
   return restart;
 }
 
+int bs_vm_watched_changed(const bonsai_agent *a) {
+  const Blueprint *bp = a->bp;
+  uint32_t k;
+  if (bp->nwatch == 0 || !bs_bb_changed(a->bb, a->seen))
+    return 0;
+  for (k = 0; k < bp->nwatch; k++)
+    if (bs_bb_stamp(a->bb, (int)bp->watchkey[k]) !=
+        ((const uint32_t *)(a->state + bp->watchdata))[k])
+      return 1;
+  return 0;
+}
+
 int bs_vm_tick(bonsai_agent *a) {
   const Node *nd = a->bp->nodes;
   uint8_t *st = a->state;
@@ -324,6 +337,7 @@ int bs_vm_tick(bonsai_agent *a) {
   int s;
   bonsai_call cl;
   bs_assert(i == 0 || st[0] == RUNNING);
+  a->wake = 0; /* the tree runs: a leaf sleeps again if it wants */
   cl.agent = a;
   cl.owner = a->owner;
   if (a->bp->nwatch != 0 && bs_bb_changed(a->bb, a->seen)) {
