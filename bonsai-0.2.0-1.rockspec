@@ -52,5 +52,6 @@ build = {
     },
     ["bonsai"] = "lua/bonsai/init.lua",
     ["bonsai.builder"] = "lua/bonsai/builder.lua",
+    ["bonsai.meta"] = "lua/bonsai/meta.lua", -- annotations for editors
   },
 }

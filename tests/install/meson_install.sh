@@ -16,7 +16,8 @@ meson install -C "$build" --no-rebuild --quiet --destdir "$root" \
 for f in "$includedir/bonsai.h" "$includedir/bonsai_lua.h" \
          "$libdir/libbonsai.a" "$libdir/libbonsai.so" \
          "$libdir/pkgconfig/bonsai.pc" "$cmod/bonsai/core.so" \
-         "$lmod/bonsai/init.lua" "$lmod/bonsai/builder.lua"; do
+         "$lmod/bonsai/init.lua" "$lmod/bonsai/builder.lua" \
+         "$lmod/bonsai/meta.lua"; do
   [ -e "$root$f" ] || fail "not installed: $f"
 done
 no_liblua "$root$cmod/bonsai/core.so"
