@@ -12,10 +12,10 @@
 ---@alias bonsai.Result boolean|nil|"success"|"failure"|"running"
 
 ---A leaf callback: `fn(agent, bb, args)`.
----@alias bonsai.LeafFn fun(agent: bonsai.Agent, bb: bonsai.Blackboard, args: table?): bonsai.Result
+---@alias bonsai.LeafFn fun(a: bonsai.Agent, bb: bonsai.Blackboard, args: table?): bonsai.Result
 
 ---`utility = fn(agent, bb)` of a child of bt.utility_selector.
----@alias bonsai.UtilityFn fun(agent: bonsai.Agent, bb: bonsai.Blackboard): number
+---@alias bonsai.UtilityFn fun(a: bonsai.Agent, bb: bonsai.Blackboard): number
 
 ---How many children a parallel policy needs: "all", "one" or a count.
 ---@alias bonsai.Policy "all"|"one"|integer
