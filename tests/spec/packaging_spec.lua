@@ -13,9 +13,10 @@ local function read(path)
   return s
 end
 
--- Lines of a shell command's output.
+-- Lines of a shell command's output (run without the sanitizer runtime
+-- that the ASan build preloads into lua5.4).
 local function lines(cmd)
-  local out, p = {}, assert(io.popen(cmd))
+  local out, p = {}, assert(io.popen("env -u LD_PRELOAD " .. cmd))
   for l in p:lines() do out[#out + 1] = l end
   p:close()
   return out
@@ -23,7 +24,7 @@ end
 
 -- The one rockspec at the top: its file name and its fields.
 local function rockspec()
-  local found = lines("ls bonsai-*.rockspec 2>/dev/null")
+  local found = lines("sh -c 'ls bonsai-*.rockspec 2>/dev/null'")
   assert.are.equal(1, #found, "want one bonsai-*.rockspec at the top")
   local env = {}
   assert(load(read(found[1]), "@" .. found[1], "t", env))()
@@ -101,7 +102,7 @@ describe("the rockspec", function()
 
   it("installs every Lua file of lua/bonsai/ under its module name", function()
     local want = {}
-    for _, path in ipairs(lines("find lua/bonsai -name '*.lua' | sort")) do
+    for _, path in ipairs(lines("sh -c \"find lua/bonsai -name '*.lua'\"")) do
       local name = path:gsub("^lua/", ""):gsub("%.lua$", "")
                        :gsub("/init$", ""):gsub("/", ".")
       want[name] = path
