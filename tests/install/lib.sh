@@ -29,7 +29,8 @@ checkout() {
   mkdir -p "$1"
   if git -C "$src" rev-parse --is-inside-work-tree >/dev/null 2>&1; then
     (cd "$src" && git ls-files -z -co --exclude-standard |
-      xargs -0 tar -cf - 2>/dev/null) | tar -xf - -C "$1"
+      tar --null -T - --ignore-failed-read -cf - 2>/dev/null) |
+      tar -xf - -C "$1"
   else
     (cd "$src" && tar -cf - --exclude='./build*' .) | tar -xf - -C "$1"
   fi
