@@ -2,7 +2,8 @@
 -- the module itself: every public name of `require "bonsai"` (functions and
 -- values), every agent, tree, blackboard and builder method, and the
 -- functions of bt.debug must be annotated, and every annotated name must
--- exist, except the names in PENDING below.
+-- exist, except the names in PENDING below; every name API.md uses must be
+-- annotated.
 
 local bt = require "bonsai"
 
@@ -128,6 +129,32 @@ describe("meta.lua", function()
       end
     end
     assert.are.same({}, stale, table.concat(stale, ", "))
+  end)
+
+  it("annotates every name of the contract (../shared/API.md)", function()
+    local f = io.open("../shared/API.md")
+    if not f then
+      return pending("../shared/API.md is not beside the checkout")
+    end
+    local missing, seen = {}, {}
+    local patterns = { ["bt."] = "bt%.([%a_][%w_]*)",
+                       ["Agent:"] = "%f[%w]a:([%a_][%w_]*)",
+                       ["Tree:"] = "tree:([%a_][%w_]*)",
+                       ["Blackboard:"] = "bb:([%a_][%w_]*)" }
+    for line in f:lines() do
+      for pre, pattern in pairs(patterns) do
+        for k in line:gmatch(pattern) do
+          if not meta[pre .. k] and not seen[pre .. k] then
+            missing[#missing + 1] = pre .. k
+          end
+          seen[pre .. k] = true
+        end
+      end
+    end
+    f:close()
+    table.sort(missing)
+    assert.are.same({}, missing, "in API.md, not annotated in meta.lua: " ..
+      table.concat(missing, ", "))
   end)
 
   it("is valid Lua that never runs the module", function()
