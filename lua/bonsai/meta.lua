@@ -152,7 +152,7 @@ function Tree:dump(a) end
 ---Compiles a new version; agents switch at their next tick.
 ---@param root bonsai.Node|bonsai.Tree
 ---@param opts? bonsai.TreeOpts
----@return bonsai.Tree|nil tree
+---@return true|nil ok
 ---@return string? message when the old version keeps running
 function Tree:reload(root, opts) end
 
