@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# rockspec.sh B_SANITIZE: `luarocks make` of the rockspec at the top, from a
-# copy of the checkout into a temporary tree, with a configuration of its
-# own (Lua 5.4, no servers: nothing is fetched); then require "bonsai" and
-# the samples with only that tree's paths. The user's luarocks setup is not
-# read.
+# rockspec.sh B_SANITIZE: luarocks lint, then `luarocks make` of the
+# rockspec at the top, from a copy of the checkout into a temporary tree,
+# with a configuration of its own (Lua 5.4, no servers: nothing is fetched;
+# the user's luarocks setup is not read); then require "bonsai" and the
+# samples with only that tree's paths.
 . "$(dirname "$0")/lib.sh"
 skip_sanitized "${1:-none}"
 
@@ -25,6 +25,7 @@ variables = {
 }
 CONFIG
 export LUAROCKS_CONFIG="$tmp/config.lua" HOME="$tmp/home"
+luarocks --lua-version 5.4 lint "$rockspec" || fail "luarocks lint"
 (cd "$tmp/src" && luarocks --lua-version 5.4 make --tree "$tree" \
    "$(basename "$rockspec")") >"$tmp/make.log" 2>&1 ||
   { cat "$tmp/make.log" >&2; fail "luarocks make"; }
