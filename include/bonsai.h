@@ -217,7 +217,9 @@ BONSAI_API bonsai_agent *bonsai_agent_new(bonsai_tree *tree, bonsai_bb *bb,
 BONSAI_API void bonsai_agent_free(bonsai_agent *agent);
 /* One tick: dt (>= 0) is added to the agent clock first. Returns the root's
 ** status, or a negative code: BONSAI_ELEAF (the running nodes were aborted;
-** see bonsai_agent_errmsg), BONSAI_EBUSY, BONSAI_EARG. */
+** see bonsai_agent_errmsg), BONSAI_EBUSY (the agent is ticking: this call
+** is refused and changes nothing, not even the error message), BONSAI_EARG,
+** BONSAI_ENOMEM. */
 BONSAI_API int bonsai_agent_tick(bonsai_agent *agent, double dt);
 /* Aborts every running node, deepest first. BONSAI_ELEAF if an abort
 ** callback failed (all the others still ran). */
@@ -244,8 +246,13 @@ BONSAI_API int bonsai_agent_error(bonsai_agent *agent, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)))
 #endif
     ;
-/* The node whose leaf failed in the last error, or (unsigned)-1. */
+/* The node whose leaf failed in the last error, or (unsigned)-1. After a
+** reload the node belongs to the version that was running then: its path
+** is what bonsai_agent_errpath writes (like bonsai_tree_node_path; "" when
+** no node is at fault). */
 BONSAI_API unsigned bonsai_agent_errnode(const bonsai_agent *agent);
+BONSAI_API size_t bonsai_agent_errpath(const bonsai_agent *agent, char *buf,
+                                       size_t size);
 
 /*
 ** Blackboards. Values are tagged; keys are interned per environment.

@@ -101,7 +101,7 @@ static const char *pushnodeerror(lua_State *L, bonsai_agent *a,
   const char *name = bonsai_tree_name(a->tree);
   luaL_Buffer b;
   size_t len;
-  if (i == BS_NONE || i >= bp->n)
+  if (bp == NULL || i >= bp->n)
     return lua_pushfstring(L, "tree '%s': %s", name, msg);
   len = bs_bp_path(bp, i, NULL, 0);
   bs_bp_path(bp, i, luaL_buffinitsize(L, &b, len + 1), len + 1);
@@ -112,8 +112,9 @@ static const char *pushnodeerror(lua_State *L, bonsai_agent *a,
   return lua_tostring(L, -1);
 }
 
-/* The message of the agent's last error, naming its node. */
-#define pusherror(L, a, msg) pushnodeerror(L, a, (a)->bp, (a)->errnode, msg)
+/* The message of the agent's last error, naming its node (in the version
+** it belonged to). */
+#define pusherror(L, a, msg) pushnodeerror(L, a, (a)->errbp, (a)->errnode, msg)
 
 /* dt at idx: a number >= 0 is checked by the core; none or nil is 0. (One
 ** call where luaL_optnumber makes three: this runs for every a:tick.) */
@@ -165,49 +166,82 @@ static void rekey(lua_State *L, int si, int ci, const uint32_t *map,
   lua_pop(L, 1);
 }
 
-/* Switches the agent to the reloaded version of its tree: aborts in the
-** old version run with the old values table, then the new one is in. */
+/*
+** Switches a stale agent to its tree's current version, a step at a time
+** (an abort callback may reload the tree again): each step's aborts run
+** with the callbacks of the version being left, then the values table of
+** the version reached, fetched before the step, becomes the agent's.
+** Returns BONSAI_OK, or the first failure (recorded) once the agent runs
+** the current version (or could not leave its own: out of memory).
+*/
 static int migrate(lua_State *L, Job *j) {
   bonsai_agent *a = agentof(j->la);
-  const Blueprint *old = a->bp; /* kept alive by the tree's plan */
-  int r;
-  a->host = &j->t;
-  a->busy = a->protect = 1;
-  r = bs_agent_migrate(a);
-  a->busy = a->protect = 0;
-  a->host = NULL;
-  rekey(L, j->t.state, j->t.ctx, bs_reload_map(a, old), old->n);
-  lua_getiuservalue(L, j->t.state, UV_TREE);
-  lua_getiuservalue(L, -1, 1);
-  lua_remove(L, -2);
-  lua_pushvalue(L, -1);
-  lua_setiuservalue(L, j->t.state, UV_VALUES);
-  lua_replace(L, j->t.values);
-  j->loaded = a->bp->id;
-  if (r != BONSAI_OK && a->current < old->n &&
-      bs_reload_map(a, old) != NULL) { /* an abort callback failed */
-    pushnodeerror(L, a, old, a->current, bonsai_agent_errmsg(a));
-    lua_error(L); /* the agent runs the new version already */
+  int r = BONSAI_OK;
+  bs_agent_clearerr(a);
+  while (bs_agent_stale(a)) {
+    const Blueprint *old = a->bp;
+    uint32_t oldn = old->n;
+    Plan *plan;
+    int s;
+    lua_getiuservalue(L, j->t.state, UV_TREE);
+    lua_getiuservalue(L, -1, 1); /* the values of the version reached */
+    lua_remove(L, -2);
+    a->host = &j->t;
+    s = bs_agent_migrate(a, &plan);
+    a->host = NULL;
+    if (r == BONSAI_OK)
+      r = s;
+    if (a->bp == old) { /* no memory for the new state: not switched */
+      lua_pop(L, 1);
+      break;
+    }
+    lua_pushvalue(L, -1);
+    lua_setiuservalue(L, j->t.state, UV_VALUES);
+    lua_replace(L, j->t.values);
+    j->loaded = a->bp->id;
+    rekey(L, j->t.state, j->t.ctx, plan != NULL ? plan->map : NULL, oldn);
+    bs_plan_release(plan);
   }
-  a->errnode = BS_NONE; /* out of memory: no node to name */
   return r;
 }
 
-/* Calls the interrupts; true when one of them fired. */
+/*
+** Calls the interrupts until one returns true (then 1). The list is taken
+** before the calls: an interrupt added meanwhile waits for the next tick,
+** and one removed before its turn is not called.
+*/
 static int interrupted(lua_State *L, LTick *t) {
-  int top = lua_gettop(L), fired = 0;
-  lua_Integer k;
+  int top = lua_gettop(L), fired = 0, list, first;
+  lua_Integer k, n;
   lb_extra(L, t->state, t->ctx, 0);
-  if (lua_istable(L, -1) &&
-      lua_getfield(L, -1, "interrupts") == LUA_TTABLE) {
-    lb_tick_bb(t);
-    for (k = 1; !fired && lua_rawgeti(L, -1, k) != LUA_TNIL; k++) {
-      lua_pushvalue(L, t->agent);
-      lua_pushvalue(L, t->bb);
-      lua_call(L, 2, 1);
-      fired = lua_toboolean(L, -1);
+  if (!lua_istable(L, -1) ||
+      lua_getfield(L, -1, "interrupts") != LUA_TTABLE) {
+    lua_settop(L, top);
+    return 0;
+  }
+  list = lua_gettop(L);
+  n = (lua_Integer)lua_rawlen(L, list);
+  luaL_checkstack(L, (int)n + 8, "too many interrupts");
+  first = lua_gettop(L) + 1;
+  for (k = 1; k <= n; k++)
+    lua_rawgeti(L, list, k);
+  lb_tick_bb(t);
+  for (k = 0; !fired && k < n; k++) {
+    lua_Integer m = (lua_Integer)lua_rawlen(L, list), x;
+    for (x = 1; x <= m; x++) { /* still there? */
+      int same = (lua_rawgeti(L, list, x), lua_rawequal(L, -1, first + k));
       lua_pop(L, 1);
+      if (same)
+        break;
     }
+    if (x > m)
+      continue;
+    lua_pushvalue(L, first + (int)k);
+    lua_pushvalue(L, t->agent);
+    lua_pushvalue(L, t->bb);
+    lua_call(L, 2, 1);
+    fired = lua_toboolean(L, -1);
+    lua_pop(L, 1);
   }
   lua_settop(L, top);
   return fired;
@@ -219,8 +253,10 @@ static int tickone(lua_State *L, Job *j, int ai, int si) {
   bonsai_agent *a = agentof(j->la);
   int s;
   setagent(L, &j->t, ai, si, lua_gettop(L), &j->loaded, a->bp);
-  if (bs_agent_stale(a) && !a->busy && migrate(L, j) != BONSAI_OK)
-    return BONSAI_ELEAF;
+  if (bs_agent_stale(a) && !a->busy && migrate(L, j) != BONSAI_OK) {
+    pusherror(L, a, bonsai_agent_errmsg(a));
+    lua_error(L); /* no tick: the switch failed */
+  }
   if ((s = bs_agent_start(a, j->dt)) != BONSAI_OK)
     return s;
   j->started = 1;
@@ -247,8 +283,11 @@ static void recover(lua_State *L, Job *j, int ai, int si, int ci) {
   if (!j->started)
     return;
   j->started = 0;
-  pushcontext(L, &j->t, ai, si, ci);
-  a->host = &j->t;
+  if (lua_touserdata(L, si) == j->la) { /* else its table was tampered with:
+                                        ** its Lua leaves cannot run */
+    pushcontext(L, &j->t, ai, si, ci);
+    a->host = &j->t;
+  }
   bs_vm_recover(a, msg);
   a->host = NULL;
   bs_agent_finish(a, BONSAI_ELEAF);
@@ -299,12 +338,14 @@ static int agent_tick(lua_State *L) {
 typedef struct Batch {
   Job j;
   lua_Integer next, n, cur;
+  lua_Integer slot; /* of the agent being ticked in the context's list */
 } Batch;
 
-/* Appends { agent = list[cur], error = msg } to the errors list at eidx,
-** made at the first error (the slot holds nil until then); msg is at the
-** top (popped). */
-static void adderror(lua_State *L, int list, int eidx, lua_Integer cur) {
+/* Appends { agent = the agent at ai, error = msg } to the errors list at
+** eidx, made at the first error (the slot holds nil until then); msg is at
+** the top (popped). */
+static void adderror(lua_State *L, int eidx, int ai) {
+  ai = lua_absindex(L, ai);
   if (lua_isnil(L, eidx)) {
     lua_newtable(L);
     lua_replace(L, eidx);
@@ -312,20 +353,25 @@ static void adderror(lua_State *L, int list, int eidx, lua_Integer cur) {
   lua_createtable(L, 0, 2);
   lua_insert(L, -2);
   lua_setfield(L, -2, "error");
-  lua_rawgeti(L, list, cur);
+  lua_pushvalue(L, ai);
   lua_setfield(L, -2, "agent");
   lua_rawseti(L, eidx, (lua_Integer)lua_rawlen(L, eidx) + 1);
 }
 
-/* Ticks list[next..n] (args: batch, list, context). Returns nothing when
-** done, or the message of the first agent that failed or is no agent
-** (b->cur), for bt.tick_all to record before it goes on; a Lua error
-** leaves b->cur at the agent that raised it. */
+/*
+** Ticks list[next..n] (args: batch, list, context, ticking). Each entry is
+** read when it is reached (a leaf may edit the list). The agent being
+** ticked is also kept in ticking[b->slot], so that after a Lua error the
+** error and the recovery belong to it, whatever the list holds by then.
+** Returns nothing when done, or the message of the first agent that
+** failed or is no agent (b->cur), for bt.tick_all to record before it goes
+** on.
+*/
 static int pbatch(lua_State *L) {
   Batch *b = (Batch *)lua_touserdata(L, 1);
   int base;
   b->j.loaded = 0;
-  pushshared(L, &b->j.t, 3); /* 4: named, 5: values */
+  pushshared(L, &b->j.t, 3); /* 5: named, 6: values */
   lb_tick_room(L);
   base = lua_gettop(L);
   while (b->next <= b->n) {
@@ -338,11 +384,17 @@ static int pbatch(lua_State *L) {
       lua_pushfstring(L, "element %d is not an agent", (int)b->cur);
       return 1;
     }
+    lua_pushvalue(L, base + 1);
+    lua_rawseti(L, 4, b->slot);
     b->j.la = la;
     lua_pushnil(L); /* base+3: blackboard slot */
     s = tickone(L, &b->j, base + 1, base + 2);
     if (s < 0) {
-      pusherror(L, agentof(la), bonsai_agent_errmsg(agentof(la)));
+      if (s == BONSAI_EBUSY) /* its own error is not touched */
+        pushnodeerror(L, agentof(la), NULL, BS_NONE,
+                      "agent is already ticking");
+      else
+        pusherror(L, agentof(la), bonsai_agent_errmsg(agentof(la)));
       return 1;
     }
     lua_settop(L, base);
@@ -359,54 +411,68 @@ int lb_tick_all(lua_State *L) {
   b.next = 1;
   b.n = (lua_Integer)lua_rawlen(L, 1);
   lua_settop(L, 1);
-  lua_pushnil(L); /* errors: 2 */
+  lua_pushnil(L); /* 2: errors */
+  lua_getiuservalue(L, CONTEXT, LB_TICKING); /* 3: agents being ticked */
+  b.slot = (lua_Integer)lua_rawlen(L, 3) + 1; /* nested calls stack up */
   while (b.next <= b.n) {
     lua_pushcfunction(L, pbatch);
     lua_pushlightuserdata(L, &b);
     lua_pushvalue(L, 1);
     lua_pushvalue(L, CONTEXT);
-    if (lua_pcall(L, 3, LUA_MULTRET, 0) != LUA_OK) {
-      lua_rawgeti(L, 1, b.cur);
-      lua_rawgeti(L, -1, 1); /* stack: list, errors, msg, agent, state */
-      lua_rotate(L, -3, 2);  /* list, errors, agent, state, msg */
+    lua_pushvalue(L, 3);
+    if (lua_pcall(L, 4, LUA_MULTRET, 0) != LUA_OK) {
+      lua_rawgeti(L, 3, b.slot);
+      lua_rawgeti(L, -1, 1); /* stack: ..., msg, agent, state */
+      lua_rotate(L, -3, 2);  /* ..., agent, state, msg */
       recover(L, &b.j, -3, -2, CONTEXT);
-      adderror(L, 1, 2, b.cur);
-    } else if (lua_gettop(L) > 2) {
-      adderror(L, 1, 2, b.cur);
+      adderror(L, 2, -3);
+    } else if (lua_gettop(L) > 3) {
+      lua_rawgeti(L, 1, b.cur);
+      lua_insert(L, -2);
+      adderror(L, 2, -2);
     }
-    lua_settop(L, 2);
+    lua_settop(L, 3);
   }
+  lua_pushnil(L);
+  lua_rawseti(L, 3, b.slot);
+  lua_settop(L, 2);
   return 1;
 }
 
 /* Runs an abort-like operation on an idle agent with its leaf stack set
-** up; raises the first callback error. */
+** up, after switching it to its tree's current version (aborts belong to
+** the version that runs); raises the first callback error. */
 static int withcontext(lua_State *L, int (*op)(bonsai_agent *)) {
   LAgent *la;
   bonsai_agent *a;
-  int r;
+  LTick t;
+  int r = BONSAI_OK, s;
   lua_settop(L, 1);
   la = checkagent(L, 1); /* state at 2 */
   a = agentof(la);
   if (a->busy)
     return luaL_error(L, "agent is already ticking");
-  if (bs_agent_stale(a)) { /* aborts belong to the version that runs */
+  if (bs_agent_stale(a)) {
     Job j;
     j.la = la;
     pushcontext(L, &j.t, 1, 2, CONTEXT);
     j.loaded = a->bp->id;
-    (void)migrate(L, &j);
+    r = migrate(L, &j);
     lua_settop(L, 2);
+    if (r != BONSAI_OK)
+      pusherror(L, a, bonsai_agent_errmsg(a)); /* 3: raised after op */
   }
-  {
-    LTick t;
-    pushcontext(L, &t, 1, 2, CONTEXT);
-    a->host = &t;
-    r = op(a);
-    a->host = NULL;
+  pushcontext(L, &t, 1, 2, CONTEXT);
+  a->host = &t;
+  s = op(a);
+  a->host = NULL;
+  if (s != BONSAI_OK && r == BONSAI_OK) {
+    r = s;
+    lua_settop(L, 2);
+    pusherror(L, a, bonsai_agent_errmsg(a));
   }
   if (r != BONSAI_OK) {
-    pusherror(L, a, bonsai_agent_errmsg(a));
+    lua_settop(L, 3);
     return lua_error(L);
   }
   return 0;

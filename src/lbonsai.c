@@ -215,6 +215,8 @@ static LBonsai *context(lua_State *L) {
   lua_setiuservalue(L, -2, LB_IDS);
   lb_newweak(L);
   lua_setiuservalue(L, -2, LB_EXTRAS);
+  lua_newtable(L);
+  lua_setiuservalue(L, -2, LB_TICKING);
   lb->nextid = 0;
   lua_pushvalue(L, -1);
   lua_setfield(L, LUA_REGISTRYINDEX, LB_CONTEXT_T);

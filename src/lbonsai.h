@@ -28,7 +28,9 @@
 #define LB_EXTRAS 5 /* weak: agent state -> { interrupts = {...},
                     ** [node + 1] = task coroutine }, blackboard -> its side
                     ** table; for the few that have one */
-#define LB_NUV 5
+#define LB_TICKING 6 /* the agents bt.tick_all calls are ticking, one per
+                     ** call (nested calls stack up) */
+#define LB_NUV 6
 typedef struct LBonsai {
   bonsai_env *env;
   long long nextid; /* last handle id given */
