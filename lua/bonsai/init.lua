@@ -6,6 +6,7 @@
 
 local core = require "bonsai.core"
 
+---@type bonsai (the annotations are in meta.lua, for editors)
 local bt = {}
 for k, v in pairs(core) do
   if k:sub(1, 1) ~= "_" then bt[k] = v end
