@@ -14,7 +14,7 @@
 extern "C" {
 #endif
 
-#define BONSAI_VERSION "0.1.0"
+#define BONSAI_VERSION "0.2.0"
 
 #if defined(__GNUC__) && __GNUC__ >= 4
 #define BONSAI_API __attribute__((visibility("default")))
