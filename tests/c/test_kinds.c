@@ -431,6 +431,61 @@ static void subtree_passes_through(void **state) {
 
 /* }====== */
 
+/* {====== save and restore */
+
+typedef struct Bytes {
+  unsigned char p[4096];
+  size_t n;
+} Bytes;
+
+static void put(void *ud, const void *p, size_t n) {
+  Bytes *b = (Bytes *)ud;
+  assert_true(b->n + n <= sizeof b->p);
+  memcpy(b->p + b->n, p, n);
+  b->n += n;
+}
+
+/* A utility selector's running child is saved by name: restored into a
+** version with a child inserted before it, it goes on, and is the one
+** aborted when a higher child runs. A waiting delay keeps its start. */
+static void save_new_kinds(void **state) {
+  static const char *const before[] = {"A", "SEQ"};
+  static const char *const after[] = {"N", "A", "SEQ"};
+  double un = -1, ua = 0, us = 1, *u[3];
+  bonsai_agent *ag, *bg;
+  Bytes b;
+  (void)state;
+  leaf("N", "R");
+  leaf("A", "R");
+  leaf("S1", "R");
+  u[0] = &ua, u[1] = &us;
+  ag = utility_agent(before, u, 2);
+  STEP(ag, 1, R, "enter S1; tick S1");
+  b.n = 0;
+  assert_int_equal(bonsai_agent_save(ag, NULL, put, &b), BONSAI_OK);
+  bonsai_agent_free(ag);
+  u[0] = &un, u[1] = &ua, u[2] = &us;
+  bg = utility_agent(after, u, 3);
+  assert_int_equal(bonsai_agent_restore(bg, b.p, b.n, NULL), BONSAI_OK);
+  assert_string_equal(states(bg), "R..RR");
+  STEP(bg, 1, R, "tick S1");
+  un = 5;
+  STEP(bg, 1, R, "enter N; tick N; abort S1");
+  bonsai_agent_free(bg);
+  ag = start("sequence(delay{seconds=2}(A))");
+  STEP(ag, 1, R, "");
+  b.n = 0;
+  assert_int_equal(bonsai_agent_save(ag, NULL, put, &b), BONSAI_OK);
+  bonsai_agent_free(ag);
+  bg = start("sequence(delay{seconds=2}(A))");
+  assert_int_equal(bonsai_agent_restore(bg, b.p, b.n, NULL), BONSAI_OK);
+  STEP(bg, 1, R, "");
+  STEP(bg, 1, R, "enter A; tick A"); /* 2 s after its start at time 1 */
+  bonsai_agent_free(bg);
+}
+
+/* }====== */
+
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
 
 int main(void) {
@@ -449,6 +504,7 @@ int main(void) {
       T(utility_errors),
       T(utility_definition_errors),
       T(subtree_passes_through),
+      T(save_new_kinds),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
