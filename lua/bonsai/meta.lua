@@ -361,7 +361,16 @@ function Builder:is_set(key) end
 ---@return bonsai.Builder
 function Builder:leaf(node) end
 
-Builder.subtree = Builder.leaf
+---Adds bt.subtree(tree, opts); given a node, adds it (as :leaf does).
+---@param tree bonsai.Tree|string|bonsai.Node a tree, the name of one, or a node
+---@param opts? bonsai.SubtreeOpts
+---@return bonsai.Builder
+function Builder:subtree(tree, opts) end
+
+---Gives the node added or opened last a utility (under a utility_selector).
+---@param fn bonsai.UtilityFn
+---@return bonsai.Builder
+function Builder:utility(fn) end
 
 ---Names the node added or opened last.
 ---@param name string
@@ -579,6 +588,14 @@ function bt.run_once(child) end
 ---@param node N
 ---@return N
 function bt.named(name, node) end
+
+---Sets node.utility (its priority under bt.utility_selector) and returns
+---the node.
+---@generic N: bonsai.Node
+---@param fn bonsai.UtilityFn
+---@param node N
+---@return N
+function bt.utility(fn, node) end
 
 ---Is x a node table?
 ---@param x any
