@@ -84,7 +84,8 @@ typedef struct Node {
   uint32_t to[2];
   uint32_t fin[2];
   uint32_t data;    /* offset of this node's state in the data block */
-  uint32_t leaf;    /* leaves: index in bp->leaves or env->leaves */
+  uint32_t leaf;    /* leaves: index in bp->leaves or env->leaves; utility
+                    ** selector: its children's utilities in bp->leaves */
   const void *args; /* leaf arguments */
   uint32_t a, b;    /* times; policy counts; check key and value key */
   /* the rest */

@@ -4,7 +4,10 @@
 ** tree needs no C stack), feeding bonsai_def_* and storing leaf functions
 ** and args tables in a fresh values table, the Lua half of the version.
 ** The definition lives in a userdata, so a Lua error during the walk
-** leaks nothing.
+** leaks nothing. A subtree is inlined: the other tree's Lua definition is
+** walked again under the subtree node, with its args and key remap; each
+** tree keeps its definition and the trees that inline it, so that a
+** reload recompiles them all, or none.
 */
 #include <stdint.h>
 #include <string.h>
@@ -743,6 +746,41 @@ static void planusers(lua_State *L, int plan, int seen) {
   }
 }
 
+/* Whether the tree at x inlines the tree at t, directly or not (through
+** the TV_USES of the trees in between). */
+static int inlines(lua_State *L, int x, int t) {
+  int top = lua_gettop(L), seen, queue, found = 0;
+  lua_Integer k, n = 1;
+  lua_newtable(L);
+  seen = lua_gettop(L);
+  lua_newtable(L);
+  queue = lua_gettop(L);
+  lua_pushvalue(L, x);
+  lua_rawseti(L, queue, 1);
+  for (k = 1; k <= n && !found; k++) {
+    lua_rawgeti(L, queue, k);
+    lua_getiuservalue(L, -1, TV_USES);
+    lua_pushnil(L);
+    while (lua_next(L, -2) != 0) {
+      lua_pop(L, 1);
+      if (lua_rawequal(L, -1, t))
+        found = 1;
+      lua_pushvalue(L, -1);
+      if (lua_rawget(L, seen) == LUA_TNIL) {
+        lua_pushvalue(L, -2);
+        lua_pushboolean(L, 1);
+        lua_rawset(L, seen);
+        lua_pushvalue(L, -2);
+        lua_rawseti(L, queue, ++n);
+      }
+      lua_pop(L, 1);
+    }
+    lua_pop(L, 2);
+  }
+  lua_settop(L, top);
+  return found;
+}
+
 /* The body of tree:reload, run protected: (tree, root or tree, opts). The
 ** new version and those of every tree that inlines this one (bt.subtree)
 ** are compiled first, then all put in place: either all change or none. */
@@ -763,6 +801,9 @@ static int doreload(lua_State *L) {
     if (other->t->env != lt->t->env)
       return luaL_error(L, "tree '%s': a tree of another state",
                         bonsai_tree_name(lt->t));
+    if (inlines(L, 2, 1))
+      return luaL_error(L, "tree '%s': subtree '%s' contains itself",
+                        bonsai_tree_name(lt->t), bonsai_tree_name(lt->t));
     lua_getiuservalue(L, 2, TV_SOURCE);
     lua_setiuservalue(L, 1, TV_SOURCE);
     lua_createtable(L, 4, 0); /* { tree, other, values, uses } */

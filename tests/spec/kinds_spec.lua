@@ -429,6 +429,19 @@ describe("subtree", function()
     assert.equal("failure |", t:step(a, 1))
   end)
 
+  it("wants remap to map key names to key names", function()
+    local name = fresh "r"
+    bt.tree(t:action("A", "S"), { name = name })
+    assert.equal("tree 'T': sequence/" .. name .. ": 'remap' must map key "
+                 .. "names to key names",
+                 tree_error(bt.sequence { bt.subtree(name,
+                   { remap = { target = 3 } }) }, { name = "T" }))
+    assert.equal("tree 'T': sequence/" .. name .. ": 'remap' must be a "
+                 .. "table of key names",
+                 tree_error(bt.sequence { bt.subtree(name,
+                   { remap = "target" }) }, { name = "T" }))
+  end)
+
   it("composes the remaps of nested subtrees", function()
     local innern, midn = fresh "inner", fresh "mid"
     bt.tree(bt.check("x", "==", 1), { name = innern })
@@ -560,6 +573,11 @@ describe("subtree reloads", function()
                  t:step(bt.agent(outer), 1))
     assert.equal("success | enter A; tick A; exit A success",
                  t:step(bt.agent(inner), 1))
+    -- nor may it take outer's version (which inlines it)
+    ok, msg = inner:reload(outer)
+    assert.is_nil(ok)
+    assert.equal("tree '" .. innern .. "': subtree '" .. innern
+                 .. "' contains itself", msg)
     -- once outer no longer uses inner, inner may use outer
     assert.is_true(outer:reload(t:action("B", "S")))
     assert.is_true(inner:reload(bt.sequence { bt.subtree(outern) }))
