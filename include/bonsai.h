@@ -71,7 +71,7 @@ typedef enum bonsai_kind {
   BONSAI_PRIORITY,           /* priority filters..., root (hidden in paths) */
   BONSAI_DELAY,              /* "seconds" before its child is ticked */
   BONSAI_UTILITY_SELECTOR,   /* children by utility, highest first; reactive */
-  BONSAI_SUBTREE,            /* another tree's root, inlined: passes its status */
+  BONSAI_SUBTREE,            /* another tree's root, inlined; passes status */
   BONSAI_NKINDS
 } bonsai_kind;
 
@@ -164,8 +164,9 @@ BONSAI_API int bonsai_leaf_register(bonsai_env *env, const char *name,
 ** with bonsai_def_leaf (by registered name) or bonsai_def_cleaf (a function).
 ** bonsai_def_number / bonsai_def_string / bonsai_def_value set a parameter
 ** ("times", "seconds", "success", "failure", "key", "op", "value", "abort",
-** "wait": a boolean) on the node added last. Errors are remembered and reported by bonsai_tree_new. name may be
-** NULL: the node is then called by its kind and place, e.g. "sequence[2]".
+** "wait": a boolean) on the node added last. Errors are remembered and
+** reported by bonsai_tree_new. name may be NULL: the node is then called by
+** its kind and place, e.g. "sequence[2]".
 */
 BONSAI_API bonsai_def *bonsai_def_new(bonsai_env *env);
 BONSAI_API void bonsai_def_free(bonsai_def *def);

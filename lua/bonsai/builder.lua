@@ -124,7 +124,9 @@ end
 
 -- Gives the node added or opened last a utility (for a utility_selector).
 function Builder:utility(fn)
-  if not self.last then error("bonsai.builder: :utility() before any node", 2) end
+  if not self.last then
+    error("bonsai.builder: :utility() before any node", 2)
+  end
   self.last.utility = fn
   return self
 end

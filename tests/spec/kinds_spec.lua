@@ -56,7 +56,8 @@ describe("delay", function()
   it("needs seconds and a child", function()
     assert.matches("'delay' needs 'seconds'",
                    tree_error(bt.delay(t:action("A", "S"))))
-    assert.matches("'delay' needs a child", tree_error(bt.delay { seconds = 1 }))
+    assert.matches("'delay' needs a child",
+                   tree_error(bt.delay { seconds = 1 }))
     assert.matches("argument 'seconds' must be a number >= 0",
                    tree_error(bt.delay { seconds = -1, t:action("A", "S") }))
   end)
@@ -481,7 +482,9 @@ describe("subtree", function()
     assert.same({ "wolf/wolf/true/nil", "count,other,target" }, log)
     -- the caller's observers see the writes under their own names
     local changes = {}
-    a.bb:observe("enemy", function(_, k, new) changes[#changes + 1] = k .. "=" .. new end)
+    a.bb:observe("enemy", function(_, k, new)
+      changes[#changes + 1] = k .. "=" .. new
+    end)
     assert.equal("success", a:tick(1))
     assert.same({ "enemy=hit hit wolf" }, changes)
   end)
@@ -496,7 +499,8 @@ describe("subtree", function()
       exit = function(_, bb, _, st) seen[#seen + 1] = "exit " .. st .. " "
                                       .. bb.target end,
     })
-    bt.register("kinds.view.cond", function(_, bb) return bb.target == "wolf" end)
+    bt.register("kinds.view.cond",
+                function(_, bb) return bb.target == "wolf" end)
     bt.tree(bt.sequence {
       bt.condition "kinds.view.cond",
       bt.task(function(_, bb)
