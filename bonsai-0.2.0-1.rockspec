@@ -46,6 +46,7 @@ build = {
         "src/lbonsai.c",
         "src/lfiles.c",
         "src/lleaf.c",
+        "src/lsave.c",
         "src/ltree.c",
       },
       incdirs = { "include", "src" },

@@ -17,14 +17,6 @@
 #include "bonsai.h"
 #include "fixture.h"
 
-/* One tick of dt: the trace it produced, then the status it returned. */
-#define STEP(ag, dt, status, expected)                                       \
-  do {                                                                       \
-    int st_ = bonsai_agent_tick((ag), (dt));                                 \
-    assert_string_equal(trace_take(&trace), (expected));                     \
-    assert_int_equal(st_, (status));                                         \
-  } while (0)
-
 /* {====== delay */
 
 /* Running for 'seconds' of agent time without its child, then the child's

@@ -15,17 +15,6 @@
 
 #include "fixture.h"
 
-/* One tick of dt: the trace it produced, then the status it returned (as
-** in test_nodes.c; main used it here without defining it). */
-#ifndef STEP
-#define STEP(ag, dt, status, expected)                                       \
-  do {                                                                       \
-    int st_ = bonsai_agent_tick((ag), (dt));                                 \
-    assert_string_equal(trace_take(&trace), (expected));                     \
-    assert_int_equal(st_, (status));                                         \
-  } while (0)
-#endif
-
 typedef struct Bytes {
   unsigned char *p;
   size_t n, cap;

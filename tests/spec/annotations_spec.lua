@@ -13,7 +13,7 @@ local bt = require "bonsai"
 local PENDING = {
   "bt.debug", "bt.debug.poll", "bt.debug.serve", "bt.import",
   "bt.loaders", "bt.record", "bt.shared",
-  "Agent:events", "Agent:save", "Agent:trace",
+  "Agent:events", "Agent:trace",
   "Tree:dot", "Tree:export", "Tree:mermaid", "Tree:share",
 }
 
