@@ -249,36 +249,6 @@ static int needs(lua_State *L) {
   return ar.nparams < 4 ? ar.nparams : 4;
 }
 
-/*
-** A utility function of a utility selector's child: fn(agent, bb) must
-** return a number. Called during ticks only (unprotected, like a leaf's
-** tick): an error propagates to the tick's protected call.
-*/
-int lb_utility_call(const bonsai_call *c) {
-  bonsai_agent *a = c->agent;
-  LTick *t = (LTick *)a->host;
-  lua_State *L;
-  int n;
-  if (t == NULL)
-    return nohost(a);
-  L = t->L;
-  lua_rawgeti(L, t->values, LEAF_SLOT(c->data));
-  n = pushargs(L, t, c, LEAF_NARGS(c->data));
-  if (!a->protect)
-    lua_call(L, n, 1);
-  else if (lua_pcall(L, n, 1, 0) != LUA_OK)
-    return failed(L, a);
-  if (lua_type(L, -1) != LUA_TNUMBER) {
-    lua_pushfstring(L, "utility returned %s (a number expected)",
-                    luaL_typename(L, -1));
-    lua_remove(L, -2);
-    return failed(L, a);
-  }
-  *c->utility = (double)lua_tonumber(L, -1);
-  lua_pop(L, 1);
-  return BONSAI_OK;
-}
-
 /* Puts in the leaf stack's blackboard slot the agent's view of its
 ** blackboard through the map at the top (popped): made by the view maker
 ** of init.lua on first use, then kept in the agent's extras (views, weak
@@ -307,6 +277,52 @@ static void setview(lua_State *L, LTick *t) {
   }
   lua_replace(L, t->bb);
   lua_settop(L, map - 1);
+}
+
+/*
+** A utility function of a utility selector's child: fn(agent, bb) must
+** return a number. Called during ticks only (unprotected, like a leaf's
+** tick): an error propagates to the tick's protected call. Inside a
+** remapping subtree (the data's 'named' bit) its slot holds { map, 0, slot
+** of the function, nargs }, and bb is the view.
+*/
+int lb_utility_call(const bonsai_call *c) {
+  bonsai_agent *a = c->agent;
+  LTick *t = (LTick *)a->host;
+  lua_Integer slot = LEAF_SLOT(c->data);
+  int n = LEAF_NARGS(c->data), view = LEAF_NAMED(c->data);
+  lua_State *L;
+  if (t == NULL)
+    return nohost(a);
+  L = t->L;
+  if (view) { /* { map, how, slot, nargs }, as for lb_remap_call */
+    lua_rawgeti(L, t->values, slot);
+    lua_rawgeti(L, -1, 3);
+    lua_rawgeti(L, -2, 4);
+    slot = lua_tointeger(L, -2);
+    n = (int)lua_tointeger(L, -1);
+    lua_pop(L, 2);
+    lua_rawgeti(L, -1, 1);
+    lua_remove(L, -2);
+    setview(L, t);
+  }
+  lua_rawgeti(L, t->values, slot);
+  n = pushargs(L, t, c, n);
+  if (!a->protect)
+    lua_call(L, n, 1);
+  else if (lua_pcall(L, n, 1, 0) != LUA_OK)
+    return t->bbready = 0, failed(L, a);
+  if (view)
+    t->bbready = 0; /* the next leaf fetches the blackboard again */
+  if (lua_type(L, -1) != LUA_TNUMBER) {
+    lua_pushfstring(L, "utility returned %s (a number expected)",
+                    luaL_typename(L, -1));
+    lua_remove(L, -2);
+    return failed(L, a);
+  }
+  *c->utility = (double)lua_tonumber(L, -1);
+  lua_pop(L, 1);
+  return BONSAI_OK;
 }
 
 int lb_remap_call(const bonsai_call *c) {

@@ -255,6 +255,7 @@ static void addleaf(Walk *w, int idx, int kind, const char *name, int place) {
 ** (its field 'utility'), if it has one. */
 static void utility(Walk *w, int idx, int place) {
   lua_State *L = w->L;
+  void *data;
   int ty = lua_getfield(L, idx, "utility");
   if (ty == LUA_TNIL) {
     lua_pop(L, 1);
@@ -263,8 +264,13 @@ static void utility(Walk *w, int idx, int place) {
   if (ty != LUA_TFUNCTION)
     walkerror(w, place, "'utility' must be a function (got %s)",
               lua_typename(L, ty));
-  bonsai_def_utility(w->def, lb_utility_call,
-                     lb_utilitydef(L, w->values, ++w->nvalues));
+  data = lb_utilitydef(L, w->values, ++w->nvalues);
+  if (ctxfield(w, "map") == LUA_TTABLE) { /* it gets the view too */
+    int slot = remapped(w, lua_gettop(L), 0, w->nvalues, LEAF_NARGS(data));
+    data = LEAFDATA(slot, 0, 1);
+  }
+  lua_pop(L, 1);
+  bonsai_def_utility(w->def, lb_utility_call, data);
   checkdef(w);
 }
 

@@ -8,6 +8,11 @@ local trace = require "helpers.trace"
 local t
 before_each(function() t = trace.new() end)
 
+-- Trees used by name only: the registry of names is weak, so a spec keeps
+-- them here while it runs.
+local keep = {}
+after_each(function() keep = {} end)
+
 local agent_of, tick_error, tree_error =
   trace.agent_of, trace.tick_error, trace.tree_error
 
@@ -337,7 +342,7 @@ describe("subtree", function()
 
   it("is named after its tree unless named, and shows in dumps", function()
     local name = fresh "inner"
-    bt.tree(t:action("A", "S"), { name = name })
+    keep[#keep + 1] = bt.tree(t:action("A", "S"), { name = name })
     local tree = bt.tree(bt.sequence { bt.subtree(name),
                                        bt.subtree(name, { name = "again" }) },
                          { name = "T" })
@@ -382,7 +387,7 @@ describe("subtree", function()
       end
     end
     local name = fresh "walk"
-    bt.tree(bt.sequence { bt.action(show "plain"),
+    keep[#keep + 1] = bt.tree(bt.sequence { bt.action(show "plain"),
                           bt.action(show "own", { mode = "sneak" }),
                           bt.action(show "both", { speed = 1 }) },
             { name = name })
@@ -399,9 +404,9 @@ describe("subtree", function()
      function()
     local got
     local leafn, midn = fresh "leaf", fresh "mid"
-    bt.tree(bt.action(function(_, _, args) got = args.v return true end),
+    keep[#keep + 1] = bt.tree(bt.action(function(_, _, args) got = args.v return true end),
             { name = leafn })
-    bt.tree(bt.sequence { bt.subtree(leafn) }, { name = midn })
+    keep[#keep + 1] = bt.tree(bt.sequence { bt.subtree(leafn) }, { name = midn })
     local a = agent_of(bt.subtree(midn, { args = { v = 42 } }))
     assert.equal("success", a:tick(1))
     assert.equal(42, got)
@@ -409,7 +414,7 @@ describe("subtree", function()
 
   it("remaps checks, is_set and guards onto the caller's keys", function()
     local name = fresh "hunt"
-    bt.tree(bt.sequence {
+    keep[#keep + 1] = bt.tree(bt.sequence {
       bt.is_set "target",
       bt.check("target", "==", "$prey"),
       bt.guard { bt.check("hp", ">", 10), abort = "self",
@@ -432,7 +437,7 @@ describe("subtree", function()
 
   it("wants remap to map key names to key names", function()
     local name = fresh "r"
-    bt.tree(t:action("A", "S"), { name = name })
+    keep[#keep + 1] = bt.tree(t:action("A", "S"), { name = name })
     assert.equal("tree 'T': sequence/" .. name .. ": 'remap' must map key "
                  .. "names to key names",
                  tree_error(bt.sequence { bt.subtree(name,
@@ -445,8 +450,8 @@ describe("subtree", function()
 
   it("composes the remaps of nested subtrees", function()
     local innern, midn = fresh "inner", fresh "mid"
-    bt.tree(bt.check("x", "==", 1), { name = innern })
-    bt.tree(bt.subtree(innern, { remap = { x = "y" } }), { name = midn })
+    keep[#keep + 1] = bt.tree(bt.check("x", "==", 1), { name = innern })
+    keep[#keep + 1] = bt.tree(bt.subtree(innern, { remap = { x = "y" } }), { name = midn })
     local a = agent_of(bt.subtree(midn, { remap = { y = "z" } }),
                        { blackboard = { z = 1, y = 2, x = 3 } })
     assert.equal("success", a:tick(1))
@@ -458,7 +463,7 @@ describe("subtree", function()
      .. "and write the caller's", function()
     local name = fresh "view"
     local log = {}
-    bt.tree(bt.action(function(_, bb)
+    keep[#keep + 1] = bt.tree(bt.action(function(_, bb)
       log[#log + 1] = tostring(bb.target) .. "/" .. tostring(bb:get("target"))
                       .. "/" .. tostring(bb:has("target")) .. "/"
                       .. tostring(bb.other)
@@ -489,6 +494,19 @@ describe("subtree", function()
     assert.same({ "enemy=hit hit wolf" }, changes)
   end)
 
+  it("gives utility functions inside the view too", function()
+    local name = fresh "pick"
+    keep[#keep + 1] = bt.tree(bt.utility_selector {
+      bt.utility(function(_, bb) return bb.danger end, t:action("F", "R")),
+      bt.utility(function() return 1 end, t:action("P", "R")),
+    }, { name = name })
+    local a = agent_of(bt.subtree(name, { remap = { danger = "threat" } }),
+                       { blackboard = { threat = 0, danger = 9 } })
+    assert.equal("running | enter P; tick P", t:step(a, 1))
+    a.bb.threat = 5
+    assert.equal("running | enter F; tick F; abort P", t:step(a, 1))
+  end)
+
   it("gives remapped views to registered leaves, tasks and lifecycle "
      .. "callbacks, with their events as registered", function()
     local name = fresh "named"
@@ -501,7 +519,7 @@ describe("subtree", function()
     })
     bt.register("kinds.view.cond",
                 function(_, bb) return bb.target == "wolf" end)
-    bt.tree(bt.sequence {
+    keep[#keep + 1] = bt.tree(bt.sequence {
       bt.condition "kinds.view.cond",
       bt.task(function(_, bb)
         seen[#seen + 1] = "task " .. bb.target
@@ -553,7 +571,7 @@ describe("subtree reloads", function()
   it("reloads users of users, and takes another tree's version", function()
     local cn, bn = fresh "c", fresh "b"
     local c = bt.tree(t:action("A", "S"), { name = cn })
-    bt.tree(bt.sequence { bt.subtree(cn) }, { name = bn })
+    keep[#keep + 1] = bt.tree(bt.sequence { bt.subtree(cn) }, { name = bn })
     local top = bt.tree(bt.selector { bt.subtree(bn) }, { name = "T" })
     local a = bt.agent(top)
     assert.equal("success | enter A; tick A; exit A success", t:step(a, 1))
@@ -618,7 +636,7 @@ describe("subtree reloads", function()
   it("works from the builder, with a utility in a utility selector",
      function()
     local name = fresh "b"
-    bt.tree(t:action("A", "S"), { name = name })
+    keep[#keep + 1] = bt.tree(t:action("A", "S"), { name = name })
     local tree = bt.builder():utility_selector()
       :action(t:leafdef("B", "S")):name("B")
       :subtree(name, { name = "sub" }):utility(function() return 1 end)
