@@ -17,8 +17,7 @@ function M.parse(text, file)
   local parser
   local function fail(msg)
     local line, col = parser:pos()
-    error(string.format("%s:%d:%d: %s", file, line or 0, (col or 0) + 1,
-                        msg), 0)
+    error(string.format("%s:%d:%d: %s", file, line or 0, col or 0, msg), 0)
   end
   parser = lxp.new {
     StartDoctypeDecl = function()
@@ -37,7 +36,7 @@ function M.parse(text, file)
       end
       local line, col = p:pos()
       local e = { tag = tag, attrs = {}, order = {}, line = line,
-                  col = col + 1, file = file }
+                  col = col, file = file }
       for i, k in ipairs(attrs) do
         e.order[i] = k
         e.attrs[k] = attrs[k]
@@ -55,7 +54,7 @@ function M.parse(text, file)
   pcall(parser.close, parser)
   if not ok then
     error(string.format("%s:%d:%d: XML error: %s", file, line or 0,
-                        (col or 0) + 1, msg), 0)
+                        col or 0, msg), 0)
   end
   if not root then error(file .. ": no root element", 0) end
   return root
