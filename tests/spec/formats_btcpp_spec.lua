@@ -71,7 +71,7 @@ describe("a Groot2 file with subtrees", function()
 
   it("loads the main tree, remaps ports and ticks tick by tick", function()
     local tree = assert(bt.load("tests/trees/guard.xml"))
-    assert.equal("guard", tree.name)
+    assert.equal("Guard", tree.name) -- main_tree_to_execute
     local a = bt.agent(tree, { blackboard = { health = 100, route = "north",
                                              danger = "outer" } })
     assert.equal("running | below 100<25; see; patrol 1.5 north", step(a, 1))

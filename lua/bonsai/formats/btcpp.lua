@@ -441,7 +441,7 @@ local function collect(ctx, root, file, depth)
   end
 end
 
--- parse(text, opts): the main tree's root node. opts: file (for messages),
+-- parse(text, opts): the main tree's root node and { name = its ID }. opts: file (for messages),
 -- bt, read(path) for includes, deps (a list the included paths are added
 -- to), main (the ID of the tree to load instead of main_tree_to_execute).
 function M.parse(text, opts)
@@ -463,7 +463,7 @@ function M.parse(text, opts)
     error(file .. ": main tree '" .. main .. "' not found", 0)
   end
   ctx.active[main] = true
-  return convert(ctx, ctx.trees[main], nil)
+  return convert(ctx, ctx.trees[main], nil), { name = main }
 end
 
 -- Export -------------------------------------------------------------------
