@@ -525,7 +525,7 @@ function M.parse(text, opts)
   local ctx = { file = file, bt = opts.bt, count = 0, read = opts.read,
                 deps = opts.deps or {}, files = {}, depth = 0, ids = {},
                 dir = opts.dir }
-  if type(data) ~= "table" then
+  if type(data) ~= "table" or data[1] ~= nil then
     error(file .. ": $: not a behavior3 file (a JSON object expected)", 0)
   end
   if type(data.root) == "table" then
