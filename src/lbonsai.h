@@ -119,6 +119,7 @@ int lb_keyid_in(lua_State *L, int idx, int add, int cache);
 int lb_leaf_call(const bonsai_call *c);
 int lb_task_call(const bonsai_call *c);
 int lb_register(lua_State *L);
+int lb_isleaf(lua_State *L);
 /* Reads the leaf definition at idx (a function, or a table with fn, task or
 ** tick/enter/exit/abort) into values[slot..slot+3]; sets fn and flags.
 ** Returns NULL, or a message. */

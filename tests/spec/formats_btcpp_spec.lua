@@ -133,7 +133,8 @@ describe("a Groot2 file with subtrees", function()
     local ok, failed = bt.poll()
     assert.same({}, ok)
     assert.equal(1, #failed)
-    assert.matches("no leaf registered as 'Nope'", failed[1].error)
+    assert.matches("g.xml:1:%d+: node 'Nope': no leaf registered as 'Nope'",
+                   failed[1].error)
     assert.equal("running | patrol 1 a", step(a, 1))
     write('<Patrol speed="3" route="c"/>     ')
     ok = bt.poll()
@@ -297,8 +298,7 @@ describe("refused BehaviorTree.CPP files", function()
   before_each(function() leaves { A = "S" } end)
 
   it("name the file, the line and column and the node", function()
-    assert.equal("t.xml:1:45: node 'Bogus': no leaf registered from Lua as " ..
-      "'Bogus' (a leaf with blackboard ports must be)",
+    assert.equal("t.xml:1:45: node 'Bogus': no leaf registered as 'Bogus'",
       refused(doc('<Bogus x="{k}"/>')))
     assert.equal("t.xml:1:45: node 'Script': runs BehaviorTree.CPP's " ..
       "scripting language, which Bonsai does not have (a file never runs " ..
@@ -378,12 +378,10 @@ describe("refused BehaviorTree.CPP files", function()
     assert.is_true(os.clock() - t0 < 5)
   end)
 
-  it("a leaf that is not registered is a definition error", function()
-    local ok, msg = pcall(bt.tree, bt.import(doc("<Sequence><A/><Nowhere/>" ..
-                                                 "</Sequence>"), "btcpp"))
-    assert.is_false(ok)
-    assert.equal("tree 'tree': sequence/Nowhere: no leaf registered as " ..
-                 "'Nowhere'", msg)
+  it("a leaf that is not registered is refused at its place", function()
+    assert.equal("t.xml:1:59: node 'Nowhere': no leaf registered as " ..
+                 "'Nowhere'", refused(doc("<Sequence><A/><Nowhere/>" ..
+                                          "</Sequence>")))
   end)
 end)
 

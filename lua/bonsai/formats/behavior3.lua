@@ -246,14 +246,16 @@ local function classic_node(ctx, tree, tpath, id, path)
   elseif category == "composite" or category == "decorator" then
     fail(ctx, here, name, "custom " .. category .. " nodes have no Bonsai " ..
          "equivalent")
-  elseif custom or ctx.bt._registered[name] then
+  elseif custom or require("bonsai.core")._isleaf(name) then
     local args
     if props and next(props) ~= nil then
       args = {}
       for k, v in pairs(props) do args[k] = plain(v) end
     end
-    node = leaves.leaf(ctx.bt, category == "condition" and "condition" or
-                       "action", name, args)
+    local ok, n = pcall(leaves.leaf, ctx.bt, category == "condition" and
+                        "condition" or "action", name, args)
+    if not ok then fail(ctx, here, name, n) end
+    node = n
   else
     fail(ctx, here, name, "unknown node type (not a behavior3 node, a " ..
          "custom node of the file or a registered leaf)")
@@ -514,7 +516,9 @@ function current_node(ctx, spec, path)
       for i, v in ipairs(list) do a[field][i] = v end
     end
   end
-  return leaves.leaf(ctx.bt, "action", name, a)
+  local ok, node = pcall(leaves.leaf, ctx.bt, "action", name, a)
+  if not ok then fail(ctx, path, name, node) end
+  return node
 end
 
 -- parse(text, opts): the root node. opts: file, bt, read, deps; tree (the

@@ -6,6 +6,8 @@
 -- blackboard at each access. Also the constant leaves of the formats
 -- (AlwaysSuccess, Failer, Runner...) and the note that lets an exporter
 -- find what an editor node was imported as.
+local core = require "bonsai.core"
+
 local M = {}
 
 local SUCCESS, FAILURE, RUNNING = "success", "failure", "running"
@@ -69,10 +71,13 @@ local function binder(args, refs)
 end
 
 -- The node of a leaf registered as `leaf` (kind "action" or "condition"),
--- with static args and port refs (port -> blackboard key, or nil). With
--- refs, the leaf must be registered from Lua already; its callbacks are
+-- with static args and port refs (port -> blackboard key, or nil). The
+-- leaf must be registered already (with refs, from Lua); its callbacks are
 -- looked up at each call, so bt.register still changes it.
 function M.leaf(bt, kind, leaf, args, refs, name)
+  if not core._isleaf(leaf) then
+    error("no leaf registered as '" .. leaf .. "'", 0)
+  end
   if not refs or next(refs) == nil then
     return { type = kind, leaf = leaf, args = args, name = name }
   end
