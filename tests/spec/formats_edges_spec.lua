@@ -159,7 +159,7 @@ describe("refused edge-list files", function()
     assert.equal("t.bt:2: node 'PriorityNode[9]': the priority section " ..
       "takes filters: PriorityNode[9]->{Condition[id],...,Child[id]}",
       refused("Sequence[1]\nPriorityNode[9]->A[2]\nSequence[1]->A[3]"))
-    assert.equal("t.bt:2: node 'Inverter[2]': needs exactly one child",
+    assert.equal("t.bt:4: node 'Inverter[2]': needs exactly one child",
       refused("Sequence[1]\nSequence[1]->Inverter[2]\nInverter[2]->A[3]\n" ..
               "Inverter[2]->A[4]"))
   end)
