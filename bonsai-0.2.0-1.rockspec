@@ -52,6 +52,13 @@ build = {
     },
     ["bonsai"] = "lua/bonsai/init.lua",
     ["bonsai.builder"] = "lua/bonsai/builder.lua",
+    ["bonsai.loaders"] = "lua/bonsai/loaders.lua",
+    ["bonsai.watch"] = "lua/bonsai/watch.lua",
+    ["bonsai.formats.leaves"] = "lua/bonsai/formats/leaves.lua",
+    ["bonsai.formats.xml"] = "lua/bonsai/formats/xml.lua",
+    ["bonsai.formats.btcpp"] = "lua/bonsai/formats/btcpp.lua",
+    ["bonsai.formats.behavior3"] = "lua/bonsai/formats/behavior3.lua",
+    ["bonsai.formats.edges"] = "lua/bonsai/formats/edges.lua",
     ["bonsai.meta"] = "lua/bonsai/meta.lua", -- annotations for editors
   },
 }
