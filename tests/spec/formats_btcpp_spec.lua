@@ -294,6 +294,59 @@ describe("BehaviorTree.CPP built-ins", function()
   end)
 end)
 
+describe("BehaviorTree.CPP files with includes and models", function()
+  it("reads the trees of included files; a change reloads", function()
+    leaves { A = "R", B = "R" }
+    local dir = os.tmpname()
+    os.remove(dir)
+    assert(os.execute("mkdir '" .. dir .. "'"))
+    local function write(name, body)
+      local f = assert(io.open(dir .. "/" .. name, "w"))
+      f:write(body)
+      f:close()
+    end
+    write("lib.xml", '<root BTCPP_format="4"><BehaviorTree ID="Lib">' ..
+      "<A/></BehaviorTree></root>")
+    write("main.xml", '<root BTCPP_format="4" main_tree_to_execute="M">' ..
+      '<include path="lib.xml"/><BehaviorTree ID="M"><Sequence>' ..
+      '<SubTree ID="Lib"/></Sequence></BehaviorTree></root>')
+    local tree = assert(bt.load(dir .. "/main.xml"))
+    assert.is_true(bt.watch(dir .. "/main.xml"))
+    local a = bt.agent(tree)
+    assert.equal("running | enter A; tick A", t:step(a, 1))
+    write("lib.xml", '<root BTCPP_format="4"><BehaviorTree ID="Lib">' ..
+      "<B/></BehaviorTree></root>    ")
+    assert.same({ dir .. "/main.xml" }, (bt.poll()))
+    assert.equal("running | abort A; enter B; tick B", t:step(a, 1))
+    write("lib.xml", '<root BTCPP_format="4"><BehaviorTree ID="Lib">' ..
+      "<B></BehaviorTree></root>        ")
+    local ok, failed = bt.poll()
+    assert.same({}, ok)
+    assert.matches("^" .. dir .. "/lib.xml:1:%d+: XML error: mismatched tag",
+                   failed[1].error)
+    os.execute("rm -rf '" .. dir .. "'")
+  end)
+
+  it("checks ports against TreeNodesModel and reads its kinds", function()
+    bt.register("Near", function(_, _, args) t:add("near " .. args.range)
+      return bt.RUNNING end)
+    local model = "<TreeNodesModel><Condition ID=\"Near\"><input_port " ..
+      "name=\"range\"/></Condition></TreeNodesModel>"
+    local ok, msg = pcall(bt.import, '<root BTCPP_format="4"><BehaviorTree ' ..
+      'ID="T"><Near rang="3"/></BehaviorTree>' .. model .. "</root>",
+      "btcpp", { file = "m.xml" })
+    assert.is_false(ok)
+    assert.equal("m.xml:1:45: node 'Near': port 'rang' is not declared in " ..
+                 "TreeNodesModel", msg)
+    -- a Condition: returning running is an error
+    local a = bt.agent(bt.tree(bt.import('<root BTCPP_format="4">' ..
+      '<BehaviorTree ID="T"><Near range="3"/></BehaviorTree>' .. model ..
+      "</root>", "btcpp"), { name = "T" }))
+    assert.equal("tree 'T' node 'Near': a condition cannot return running",
+                 trace.tick_error(a))
+  end)
+end)
+
 describe("refused BehaviorTree.CPP files", function()
   before_each(function() leaves { A = "S" } end)
 
