@@ -310,6 +310,14 @@ describe("refused behavior3 files", function()
     local deep = {}
     for i = 1, 100000 do deep[i] = '{"name":"Not","children":[' end
     assert.matches("JSON error", refused(table.concat(deep)))
+    -- a chain of 20,000 nodes by id
+    local nodes = {}
+    for i = 1, 20000 do
+      nodes[tostring(i)] = { name = "Inverter", child = tostring(i + 1) }
+    end
+    nodes["20001"] = { name = "A" }
+    assert.equal("t.json: $.nodes[\"1001\"]: node 'Inverter': the tree is " ..
+                 "deeper than 1000 levels", refused(classic(nodes)))
     local ok, msg = pcall(bt.import, ("x"):rep(50 * 1024 * 1024), "behavior3")
     assert.is_false(ok)
     assert.matches("text too large", msg)

@@ -428,6 +428,18 @@ describe("refused BehaviorTree.CPP files", function()
     local t0 = os.clock()
     assert.matches("the tree expands to more than 100000 nodes",
                    refused(table.concat(parts)))
+    -- 600 trees of 150 levels, each using the next: 90,000 levels
+    parts = { '<root main_tree_to_execute="t1">' }
+    for i = 1, 600 do
+      parts[#parts + 1] = '<BehaviorTree ID="t' .. i .. '">' ..
+        ("<Inverter>"):rep(150) .. (i < 600 and ('<SubTree ID="t' ..
+        (i + 1) .. '"/>') or "<A/>") .. ("</Inverter>"):rep(150) ..
+        "</BehaviorTree>"
+    end
+    parts[#parts + 1] = "</root>"
+    assert.matches("^t.xml:1:%d+: node 'Inverter': the tree is deeper than " ..
+                   "1000 levels once its subtrees are expanded$",
+                   refused(table.concat(parts)))
     assert.is_true(os.clock() - t0 < 5)
   end)
 

@@ -170,8 +170,8 @@ describe("refused edge-list files", function()
       lines[#lines + 1] = "Inverter[" .. (i - 1) .. "]->Inverter[" .. i .. "]"
     end
     local t0 = os.clock()
-    assert.equal("t.bt:501: node 'Inverter[500]': nested deeper than 500 " ..
-                 "levels", refused(table.concat(lines, "\n")))
+    assert.equal("t.bt:1001: node 'Inverter[1000]': nested deeper than " ..
+                 "1000 levels", refused(table.concat(lines, "\n")))
     -- 40 levels, each node under both nodes of the level above: 2^40
     lines = { "Sequence[a0]", "Sequence[a0]->Sequence[a1]",
               "Sequence[a0]->Sequence[b1]" }

@@ -17,6 +17,7 @@ cjson.decode_invalid_numbers(false)
 local M = {}
 
 local MAX_NODES = 100000 -- after subtree expansion
+local MAX_DEPTH = 1000    -- levels, after subtree expansion
 local MAX_FILES = 32      -- nested subtree files
 
 -- Line and column of byte `pos` in text.
@@ -57,12 +58,23 @@ local function fail(ctx, path, node, msg)
   error(string.format("%s: %s: %s%s", ctx.file, path, what, msg), 0)
 end
 
+-- Counts one more node (and one more level: `leave` when done).
 local function count(ctx, path, name)
   ctx.count = ctx.count + 1
   if ctx.count > MAX_NODES then
     fail(ctx, path, name, "the tree expands to more than " .. MAX_NODES ..
          " nodes")
   end
+  ctx.level = ctx.level + 1
+  if ctx.level > MAX_DEPTH then
+    fail(ctx, path, name, "the tree is deeper than " .. MAX_DEPTH ..
+         " levels")
+  end
+end
+
+local function leave(ctx, node)
+  ctx.level = ctx.level - 1
+  return node
 end
 
 local function key(k)
@@ -261,7 +273,7 @@ local function classic_node(ctx, tree, tpath, id, path)
          "custom node of the file or a registered leaf)")
   end
   ctx.visiting[spec] = nil
-  return node
+  return leave(ctx, node)
 end
 
 -- A classic tree or project: the root node.
@@ -459,7 +471,7 @@ function current_node(ctx, spec, path)
     ctx.ids[spec.id] = path
   end
   if type(spec.path) == "string" and spec.path ~= "" then
-    return subfile(ctx, path, spec)
+    return leave(ctx, subfile(ctx, path, spec))
   end
   local args = spec.args
   if args ~= nil and type(args) ~= "table" then
@@ -497,7 +509,7 @@ function current_node(ctx, spec, path)
     if type(spec.desc) == "string" and spec.desc ~= "" and node.name == nil then
       node.name = spec.desc
     end
-    return node
+    return leave(ctx, node)
   end
   if #kids > 0 then
     fail(ctx, path, name, "unknown node type with children (custom " ..
@@ -518,7 +530,7 @@ function current_node(ctx, spec, path)
   end
   local ok, node = pcall(leaves.leaf, ctx.bt, "action", name, a)
   if not ok then fail(ctx, path, name, node) end
-  return node
+  return leave(ctx, node)
 end
 
 -- parse(text, opts): the root node. opts: file, bt, read, deps; tree (the
@@ -526,7 +538,8 @@ end
 function M.parse(text, opts)
   local file = opts.file or "json"
   local data = decode(text, file)
-  local ctx = { file = file, bt = opts.bt, count = 0, read = opts.read,
+  local ctx = { file = file, bt = opts.bt, count = 0, level = 0,
+                read = opts.read,
                 deps = opts.deps or {}, files = {}, depth = 0, ids = {},
                 dir = opts.dir }
   if type(data) ~= "table" or data[1] ~= nil then

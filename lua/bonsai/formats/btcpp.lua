@@ -11,6 +11,7 @@ local leaves = require "bonsai.formats.leaves"
 local M = {}
 
 local MAX_NODES = 100000 -- after subtree expansion
+local MAX_DEPTH = 1000    -- levels, after subtree expansion
 local MAX_INCLUDES = 32
 
 -- Attributes every node may carry that change nothing here.
@@ -135,7 +136,7 @@ local function shape(ctx, e, ports, nchildren)
   end
 end
 
-local convert -- function(ctx, e, scope) -> node
+local convert, build -- function(ctx, e, scope) -> node
 
 local function children(ctx, e, scope)
   local list = {}
@@ -354,6 +355,18 @@ function convert(ctx, e, scope)
   if ctx.count > MAX_NODES then
     where(ctx, e, "the tree expands to more than " .. MAX_NODES .. " nodes")
   end
+  ctx.depth = ctx.depth + 1
+  if ctx.depth > MAX_DEPTH then
+    where(ctx, e, "the tree is deeper than " .. MAX_DEPTH .. " levels " ..
+          "once its subtrees are expanded")
+  end
+  local n = build(ctx, e, scope)
+  ctx.depth = ctx.depth - 1
+  return n
+end
+
+-- The node of element e (convert's body).
+function build(ctx, e, scope)
   for _, k in ipairs(e.order) do
     if scripted[k] then
       where(ctx, e, "'" .. k .. "' is a scripted pre/post condition of " ..
@@ -447,7 +460,7 @@ end
 function M.parse(text, opts)
   local file = opts.file or "xml"
   local ctx = { file = file, bt = opts.bt, trees = {}, order = {},
-                models = {}, count = 0, instances = 0, active = {},
+                models = {}, count = 0, depth = 0, instances = 0, active = {},
                 including = {}, read = opts.read, deps = opts.deps or {} }
   local root = xml.parse(text, file)
   collect(ctx, root, file, 0)

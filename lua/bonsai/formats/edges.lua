@@ -11,7 +11,7 @@ local leaves = require "bonsai.formats.leaves"
 local M = {}
 
 local MAX_NODES = 100000 -- after sharing is expanded
-local MAX_DEPTH = 500
+local MAX_DEPTH = 1000
 
 -- Type -> { kind, shape = "composite" | "decorator" | "leaf", param = how
 -- the {param} is read }.
