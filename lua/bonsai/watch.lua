@@ -22,13 +22,13 @@ return function(bt, files)
     return bt.loaders[name:match("%.[^./]*$") or ""] ~= nil
   end
 
-  -- A file just (re)loaded by bt.load/bt.reload counts as seen now.
+  -- A file just (re)loaded by bt.load/bt.reload counts as seen now, and
+  -- so do the subtree files it uses, if it is watched.
   files.seen = function(path)
-    if watched[path] ~= nil then watched[path] = stamp(path) end
+    if watched[path] == nil then return end
+    watched[path] = stamp(path)
     for _, dep in ipairs(files.deps[path] or {}) do
-      if watched[path] ~= nil and watched[dep] == nil then
-        watched[dep] = stamp(dep)
-      end
+      if watched[dep] == nil then watched[dep] = stamp(dep) end
     end
   end
 
@@ -49,8 +49,8 @@ return function(bt, files)
       if not st then return nil, err end
       watched[path] = st
     end
-    for _, dep in ipairs(files.deps[path] or {}) do
-      if watched[dep] == nil then watched[dep] = stamp(dep) end
+    for f in pairs(files.loaded) do -- the subtree files of watched trees
+      if watched[f] ~= nil then files.seen(f) end
     end
     return true
   end

@@ -280,12 +280,12 @@ end
 local function parse_classic(ctx, data, select)
   local project = data.data or data
   local trees
+  local tpath
   if type(project.trees) == "table" then
     trees = project.trees
-    ctx.tpath = (data.data and "$.data" or "$") .. ".trees"
+    tpath = (data.data and "$.data" or "$") .. ".trees"
   else
     trees = { data }
-    ctx.tpath = nil
   end
   local custom = {}
   local function customs(list, path)
@@ -303,7 +303,7 @@ local function parse_classic(ctx, data, select)
   ctx.custom, ctx.trees, ctx.active = custom, {}, {}
   local paths = {}
   for i, t in ipairs(trees) do
-    local p = ctx.tpath and (ctx.tpath .. "[" .. i .. "]") or "$"
+    local p = tpath and (tpath .. "[" .. i .. "]") or "$"
     if type(t) ~= "table" then fail(ctx, p, nil, "a tree must be an object") end
     if type(t.nodes) ~= "table" then fail(ctx, p, nil, "needs 'nodes'") end
     if type(t.root) ~= "string" then
