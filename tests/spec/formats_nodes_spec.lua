@@ -1,7 +1,7 @@
 -- formats_nodes_spec: the parts of the importers that need the node kinds
--- of branch `nodes` (bt.delay, bt.parallel{ wait = true }): BehaviorTree.CPP's
--- Delay and ParallelAll with max_failures > 1, tick by tick, and their
--- export round trip. Registered in tests/meson.build once those nodes are
+-- of branch `nodes` (bt.delay, bt.parallel{ wait = true }, bt.subtree):
+-- BehaviorTree.CPP's Delay, ParallelAll with max_failures > 1 and a SubTree
+-- of a tree outside the file, tick by tick, and their export round trip. Registered in tests/meson.build once those nodes are
 -- in the core.
 local bt = require "bonsai"
 local trace = require "helpers.trace"
@@ -44,6 +44,24 @@ describe("BehaviorTree.CPP nodes on the new core kinds", function()
     assert.equal("success | enter A; tick A; exit A failure; enter B; " ..
                  "tick B; exit B success; enter C; tick C; exit C success",
                  t:step(a, 1))
+  end)
+
+  it("a SubTree of a tree outside the file is bt.subtree by name", function()
+    bt.register("Hit", function(_, bb) t:add("hit " .. tostring(bb.target))
+      return bt.RUNNING end)
+    bt.tree(bt.sequence { bt.action "Hit" }, { name = "Strike" })
+    local tr = tree('<Sequence><SubTree ID="Strike" _autoremap="true" ' ..
+                    'target="{enemy}"/></Sequence>')
+    local a = bt.agent(tr, { blackboard = { enemy = "orc", target = "me" } })
+    assert.equal("running | hit orc", t:step(a, 1))
+    local out = tr:export("btcpp")
+    assert.matches('<SubTree ID="Strike" _autoremap="true" target="{enemy}"/>',
+                   out, 1, true)
+    local ok, msg = pcall(bt.import, '<root BTCPP_format="4"><BehaviorTree ' ..
+      'ID="T"><SubTree ID="Strike" target="x"/></BehaviorTree></root>', "btcpp")
+    assert.is_false(ok)
+    assert.matches("a tree outside it %(bt.subtree by name%) shares the " ..
+                   "caller's keys", msg)
   end)
 
   it("export round trip", function()

@@ -278,12 +278,44 @@ local builtins = {
   end,
 }
 
+-- A SubTree of a tree that is not in the file: bt.subtree by name (a tree
+-- made by bt.tree or bt.load), its {key} ports as the remap. Its other keys
+-- are the caller's, so it needs _autoremap, and the caller's keys must be
+-- the agent's own (a SubTree of the main tree).
+local function external(ctx, e, scope, id)
+  local auto = e.attrs._autoremap
+  if auto ~= "true" and auto ~= "1" then
+    where(ctx, e, "no BehaviorTree with ID '" .. id .. "' in the file; a " ..
+          "tree outside it (bt.subtree by name) shares the caller's keys: " ..
+          "write _autoremap=\"true\"")
+  end
+  if scope then
+    where(ctx, e, "a tree outside the file can be used only from the main " ..
+          "tree")
+  end
+  local remap
+  for _, k in ipairs(e.order) do
+    if not harmless[k] and k ~= "_autoremap" then
+      local ref = e.attrs[k]:match("^{(.*)}$")
+      if ref == "=" then ref = k end
+      if not ref or ref == "" or ref:sub(1, 1) == "@" then
+        where(ctx, e, "port '" .. k .. "' of a tree outside the file must " ..
+              "be a {key}")
+      end
+      remap = remap or {}
+      remap[k] = ref
+    end
+  end
+  return { type = "subtree", tree = id, name = e.attrs.name, remap = remap }
+end
+
 -- A SubTree element: the subtree's root, expanded here with a scope that
 -- maps its blackboard keys (ports, _autoremap) onto the caller's.
 local function subtree(ctx, e, scope)
   local id = e.attrs.ID
   if #e > 0 then where(ctx, e, "a SubTree takes no children") end
   local def = ctx.trees[id]
+  if not def and ctx.bt.subtree then return external(ctx, e, scope, id) end
   if not def then where(ctx, e, "no BehaviorTree with ID '" .. id .. "'") end
   if ctx.active[id] then
     where(ctx, e, "subtree recursion: '" .. id .. "' uses itself")
@@ -575,6 +607,11 @@ local function emit(n, out, depth, model, path)
     id, attrs.msec = "Sleep", ms(n.seconds)
   elseif n.type == "run_once" then
     id, attrs.then_skip = "RunOnce", "false"
+  elseif n.type == "subtree" and type(n.tree) == "string" and not n.args then
+    id, attrs.ID, attrs._autoremap = "SubTree", n.tree, "true"
+    for inner, outer in pairs(n.remap or {}) do
+      attrs[inner] = "{" .. outer .. "}"
+    end
   else
     fail("'" .. n.type .. "' has no BehaviorTree.CPP equivalent" ..
          ((n.type == "action" or n.type == "condition") and
