@@ -1,8 +1,8 @@
 -- formats_nodes_spec: the parts of the importers that need the node kinds
 -- of branch `nodes` (bt.delay, bt.parallel{ wait = true }, bt.subtree):
 -- BehaviorTree.CPP's Delay, ParallelAll with max_failures > 1 and a SubTree
--- of a tree outside the file, tick by tick, and their export round trip. Registered in tests/meson.build once those nodes are
--- in the core.
+-- of a tree outside the file, tick by tick, and their export round trip.
+-- Registered in tests/meson.build once those nodes are in the core.
 local bt = require "bonsai"
 local trace = require "helpers.trace"
 

@@ -311,7 +311,9 @@ local function parse_classic(ctx, data, select)
     end
     customs(t.custom_nodes, p .. ".custom_nodes")
     local id = t.id or t.title or tostring(i)
-    if ctx.trees[id] then fail(ctx, p, nil, "duplicate tree id '" .. id .. "'") end
+    if ctx.trees[id] then
+      fail(ctx, p, nil, "duplicate tree id '" .. id .. "'")
+    end
     ctx.trees[id], paths[id] = t, p
     if t.title and t.title ~= id and not ctx.trees[t.title] then
       ctx.trees[t.title], paths[t.title] = t, p
@@ -443,7 +445,9 @@ local function subfile(ctx, jpath, spec)
   if ctx.depth >= MAX_FILES then
     fail(ctx, jpath, spec.name, "subtree files nested too deep")
   end
-  if not ctx.read then fail(ctx, jpath, spec.name, "no file to read '" .. p .. "'") end
+  if not ctx.read then
+    fail(ctx, jpath, spec.name, "no file to read '" .. p .. "'")
+  end
   local text, err = ctx.read(full)
   if not text then fail(ctx, jpath, spec.name, tostring(err)) end
   ctx.deps[#ctx.deps + 1] = full
@@ -459,14 +463,16 @@ local function subfile(ctx, jpath, spec)
 end
 
 function current_node(ctx, spec, path)
-  if type(spec) ~= "table" then fail(ctx, path, nil, "a node must be an object") end
+  if type(spec) ~= "table" then
+    fail(ctx, path, nil, "a node must be an object")
+  end
   local name = spec.name
   if type(name) ~= "string" then fail(ctx, path, spec.id, "needs a name") end
   count(ctx, path, name)
   if spec.id ~= nil and spec.id ~= cjson.null then
     if ctx.ids[spec.id] then
-      fail(ctx, path, name, "duplicate id " .. tostring(spec.id) .. " (also at " ..
-           ctx.ids[spec.id] .. ")")
+      fail(ctx, path, name, "duplicate id " .. tostring(spec.id) ..
+           " (also at " .. ctx.ids[spec.id] .. ")")
     end
     ctx.ids[spec.id] = path
   end

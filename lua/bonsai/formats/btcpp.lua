@@ -331,7 +331,9 @@ local function subtree(ctx, e, scope)
                   prefix = id .. "#" .. ctx.instances .. "." }
   for _, k in ipairs(e.order) do
     if not harmless[k] and k ~= "_autoremap" then
-      if k:sub(1, 1) == "_" then where(ctx, e, "unknown attribute '" .. k .. "'") end
+      if k:sub(1, 1) == "_" then
+        where(ctx, e, "unknown attribute '" .. k .. "'")
+      end
       local text = e.attrs[k]
       local ref = text:match("^{(.*)}$")
       if ref == "=" then ref = k end
@@ -457,13 +459,17 @@ local function collect(ctx, root, file, depth)
       if ctx.trees[id] then
         where(ctx, e, "duplicate BehaviorTree ID '" .. id .. "'")
       end
-      if #e ~= 1 then where(ctx, e, "a BehaviorTree needs exactly one child") end
+      if #e ~= 1 then
+        where(ctx, e, "a BehaviorTree needs exactly one child")
+      end
       ctx.trees[id] = e[1]
       ctx.order[#ctx.order + 1] = id
     elseif e.tag == "TreeNodesModel" then
       models(ctx, e)
     elseif e.tag == "include" then
-      if e.attrs.ros_pkg then where(ctx, e, "ros_pkg includes are not supported") end
+      if e.attrs.ros_pkg then
+        where(ctx, e, "ros_pkg includes are not supported")
+      end
       local path = e.attrs.path
       if not path then where(ctx, e, "an include needs a path") end
       if depth >= MAX_INCLUDES or ctx.including[path] then
@@ -486,9 +492,10 @@ local function collect(ctx, root, file, depth)
   end
 end
 
--- parse(text, opts): the main tree's root node and { name = its ID }. opts: file (for messages),
--- bt, read(path) for includes, deps (a list the included paths are added
--- to), main (the ID of the tree to load instead of main_tree_to_execute).
+-- parse(text, opts): the main tree's root node and { name = its ID }.
+-- opts: file (for messages), bt, read(path) for includes, deps (a list
+-- the included paths are added to), main (the ID of the tree to load
+-- instead of main_tree_to_execute).
 function M.parse(text, opts)
   local file = opts.file or "xml"
   local ctx = { file = file, bt = opts.bt, trees = {}, order = {},
@@ -562,7 +569,8 @@ local function emit(n, out, depth, model, path)
   if leaf then
     id = leaf
     for k, v in pairs(args or {}) do
-      if type(v) == "table" or type(v) == "function" or type(v) == "userdata" then
+      local ty = type(v)
+      if ty == "table" or ty == "function" or ty == "userdata" then
         fail("argument '" .. k .. "' of leaf '" .. leaf .. "' is a " .. type(v))
       end
       attrs[k] = text(v)
@@ -631,7 +639,8 @@ local function emit(n, out, depth, model, path)
   end
   out[#out + 1] = table.concat(line) .. ">"
   for i, c in ipairs(kids) do
-    emit(c, out, depth + 1, model, path .. "/" .. (c.name or c.type .. "[" .. i .. "]"))
+    emit(c, out, depth + 1, model,
+         path .. "/" .. (c.name or c.type .. "[" .. i .. "]"))
   end
   out[#out + 1] = ind .. "</" .. id .. ">"
 end
@@ -653,11 +662,14 @@ function M.export(root, opts)
     for k in pairs(m.ports) do ports[#ports + 1] = k end
     table.sort(ports)
     if #ports == 0 then
-      out[#out + 1] = string.format('    <%s ID="%s"/>', m.kind, xml.escape(leaf))
+      out[#out + 1] = string.format('    <%s ID="%s"/>', m.kind,
+                                    xml.escape(leaf))
     else
-      out[#out + 1] = string.format('    <%s ID="%s">', m.kind, xml.escape(leaf))
+      out[#out + 1] = string.format('    <%s ID="%s">', m.kind,
+                                    xml.escape(leaf))
       for _, p in ipairs(ports) do
-        out[#out + 1] = string.format('      <inout_port name="%s"/>', xml.escape(p))
+        out[#out + 1] = string.format('      <inout_port name="%s"/>',
+                                      xml.escape(p))
       end
       out[#out + 1] = "    </" .. m.kind .. ">"
     end

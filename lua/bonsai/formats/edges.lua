@@ -141,13 +141,21 @@ function build(ctx, n, kind, stack)
     node = { type = ty[1], name = n.label }
     local shape, param = ty[2], ty[3]
     if param == "times" or param == "seconds" then
-      if not n.param then fail(ctx, n.line, n.label, "needs {" .. param .. "}") end
+      if not n.param then
+        fail(ctx, n.line, n.label, "needs {" .. param .. "}")
+      end
       node[param] = number(ctx, n, n.param)
     elseif param == "policies" then
       local s, f = (n.param or ""):match("^%s*([%w]*)%s*,?%s*([%w]*)%s*$")
-      if not s then fail(ctx, n.line, n.label, "bad policies '" .. n.param .. "'") end
-      if s ~= "" then node.success = (s == "all" or s == "one") and s or number(ctx, n, s) end
-      if f ~= "" then node.failure = (f == "all" or f == "one") and f or number(ctx, n, f) end
+      if not s then
+        fail(ctx, n.line, n.label, "bad policies '" .. n.param .. "'")
+      end
+      local function policy(p)
+        if p == "all" or p == "one" then return p end
+        return number(ctx, n, p)
+      end
+      if s ~= "" then node.success = policy(s) end
+      if f ~= "" then node.failure = policy(f) end
     elseif n.param then
       fail(ctx, n.line, n.label, "takes no parameter")
     end
@@ -261,7 +269,9 @@ function M.parse(text, opts)
       lost = n
     end
   end
-  if lost then fail(ctx, lost.line, lost.label, "not reachable from the root") end
+  if lost then
+    fail(ctx, lost.line, lost.label, "not reachable from the root")
+  end
   return node, topts
 end
 
