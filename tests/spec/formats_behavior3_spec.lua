@@ -356,6 +356,8 @@ describe("tree:export('behavior3')", function()
     local data = cjson.decode(out)
     assert.equal("villager", data.id)
     assert.equal("Priority", data.nodes[data.root].name)
+    for _, n in pairs(data.nodes) do assert.is_table(n.display) end
+    assert.is_nil(data.display) -- the editor lays the tree out
     local copy = bt.tree(bt.import(out, "behavior3"), { name = "villager" })
     assert.equal(out, copy:export("behavior3"))
     local runs = {}

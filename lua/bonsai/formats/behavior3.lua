@@ -581,7 +581,9 @@ function M.export(root, opts)
     end
     n = n + 1
     local id = string.format("n%d", n)
-    local spec = { id = id, properties = {} }
+    -- behavior3editor reads every node's display; with no tree display
+    -- it lays the tree out itself
+    local spec = { id = id, properties = {}, display = { x = 0, y = 0 } }
     nodes[id] = spec
     local o = leaves.origin[node]
     local kind, leaf, args, refs = leaves.named(node)
@@ -646,8 +648,7 @@ function M.export(root, opts)
   local rootid = add(root, root.name or root.type)
   return cjson.encode({ version = "0.3.0", scope = "tree", id = name,
     title = name, description = "", root = rootid, properties = {},
-    nodes = nodes, custom_nodes = #custom > 0 and custom or nil,
-    display = {} })
+    nodes = nodes, custom_nodes = #custom > 0 and custom or nil })
 end
 
 return M
