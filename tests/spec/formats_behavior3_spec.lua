@@ -219,6 +219,14 @@ describe("a current behavior3 editor tree", function()
     assert.equal("running | enter A; tick A; exit A success", t:step(a, 1))
     assert.equal("running | enter A; tick A; exit A success", t:step(a, 1))
     assert.equal("success | enter A; tick A; exit A failure", t:step(a, 1))
+    -- a run that ends in a later tick is followed by the next in that tick
+    leaves { A = "RSSF" }
+    a = agent(current { id = 1, name = "RepeatUntilFailure",
+                        children = { { id = 2, name = "A" } } })
+    assert.equal("running | enter A; tick A", t:step(a, 1))
+    assert.equal("running | tick A; exit A success; enter A; tick A; " ..
+                 "exit A success", t:step(a, 1))
+    assert.equal("success | enter A; tick A; exit A failure", t:step(a, 1))
     leaves { A = "FS" }
     a = agent(current { id = 1, name = "RepeatUntilSuccess",
                         children = { { id = 2, name = "A" } } })
