@@ -249,6 +249,14 @@ describe("BehaviorTree.CPP built-ins", function()
     assert.equal("running | enter A; tick A; exit A success", t:step(a, 1))
     assert.equal("running | enter A; tick A; exit A success", t:step(a, 1))
     assert.equal("failure | enter A; tick A; exit A failure", t:step(a, 1))
+    -- one tick of its child per tick: a run that ends is not followed by
+    -- the next in the same tick
+    leaves { A = "RSRF" }
+    a = agent(doc("<KeepRunningUntilFailure><A/></KeepRunningUntilFailure>"))
+    assert.equal("running | enter A; tick A", t:step(a, 1))
+    assert.equal("running | tick A; exit A success", t:step(a, 1))
+    assert.equal("running | enter A; tick A", t:step(a, 1))
+    assert.equal("failure | tick A; exit A failure", t:step(a, 1))
   end)
 
   it("Timeout and Sleep take milliseconds", function()

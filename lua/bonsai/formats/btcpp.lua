@@ -178,7 +178,18 @@ local builtins = {
   Inverter = decorator "invert",
   ForceSuccess = decorator "force_success",
   ForceFailure = decorator "force_failure",
-  KeepRunningUntilFailure = decorator "repeat_until_failure",
+
+  -- Its child runs once per tick at most: after a success it returns
+  -- running, and the next run starts at the next tick.
+  KeepRunningUntilFailure = function(ctx, e, scope)
+    shape(ctx, e, {}, 1)
+    local child = convert(ctx, e[1], scope)
+    local n = { type = "repeat_until_failure",
+                { type = "sequence", child, leaves.next_tick() } }
+    leaves.origin[n] = { format = "btcpp", name = "KeepRunningUntilFailure",
+                         child = child }
+    return n
+  end,
 
   -- Fails as soon as success is out of reach: failure count capped at
   -- N - success + 1.
@@ -526,7 +537,6 @@ local types = {
   reactive_selector = "ReactiveFallback",
   invert = "Inverter", force_success = "ForceSuccess",
   force_failure = "ForceFailure",
-  repeat_until_failure = "KeepRunningUntilFailure",
 }
 
 -- The shortest text that reads back as the same number.
@@ -565,8 +575,11 @@ local function emit(n, out, depth, model, path)
   end
   local attrs = {}
   local id
+  local o = leaves.origin[n]
   local kind, leaf, args, refs = leaves.named(n)
-  if leaf then
+  if o and o.format == "btcpp" then -- a composition standing for one node
+    id, kids = o.name, { o.child }
+  elseif leaf then
     id = leaf
     for k, v in pairs(args or {}) do
       local ty = type(v)
@@ -602,6 +615,8 @@ local function emit(n, out, depth, model, path)
     else
       fail("this parallel's policies have no BehaviorTree.CPP equivalent")
     end
+  elseif n.type == "repeat_until_failure" then
+    id, attrs.num_cycles = "Repeat", "-1" -- the same: a failure ends both
   elseif n.type == "repeater" or n.type == "retry" then
     local k = n.times or 0
     id = n.type == "repeater" and "Repeat" or "RetryUntilSuccessful"
