@@ -82,7 +82,8 @@ return function(bt)
   loaders[".xml"] = fileloader "btcpp"
   loaders[".bt"] = fileloader "edges"
 
-  -- bt.import(text, format [, opts]): the root node described by text.
+  -- bt.import(text, format [, opts]): the root node described by text, and
+  -- the tree options the file gives (its name, an edge file's priority).
   function bt.import(text, fmt, opts)
     if type(text) ~= "string" then
       error("bad argument #1 to 'import' (string expected, got " ..
@@ -101,7 +102,7 @@ return function(bt)
     for k, v in pairs(opts or {}) do o[k] = v end
     o.bt, o.deps = bt, o.deps or {}
     o.read = o.read or readfile
-    return (format(fmt).parse(text, o))
+    return format(fmt).parse(text, o)
   end
 
   local function basename(path)

@@ -55,6 +55,15 @@ describe("an edge-list file", function()
                  t:step(a, 1))
   end)
 
+  it("bt.import returns the priority section as tree options", function()
+    conditions { D = "FS" }
+    leaves { A = "R", B = "R" }
+    local a = bt.agent(bt.tree(bt.import("Sequence[1]\nSequence[1]->A[2]\n" ..
+      "PriorityNode[3]->{D[4],B[5]}", "edges")))
+    assert.equal("running | tick D; enter A; tick A", t:step(a, 1))
+    assert.equal("running | tick D; enter B; tick B; abort A", t:step(a, 1))
+  end)
+
   it("filters check their conditions every tick", function()
     conditions { C = "SSF" }
     leaves { A = "R" }
