@@ -375,6 +375,8 @@ describe("refused BehaviorTree.CPP files", function()
       refused(doc('<Inverter><A/><A/></Inverter>')))
     assert.matches("node 'Sequence': needs at least one child",
       refused(doc('<Sequence/>')))
+    assert.matches("node 'Delay': 'delay_msec' must be > 0",
+      refused(doc('<Delay delay_msec="0"><A/></Delay>')))
     assert.matches("node 'Timeout': unknown port 'ms'",
       refused(doc('<Timeout ms="3"><A/></Timeout>')))
     assert.matches("node 'RunOnce': then_skip=\"true\" returns SKIPPED",

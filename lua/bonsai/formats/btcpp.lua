@@ -255,7 +255,9 @@ local builtins = {
   Delay = function(ctx, e, scope)
     shape(ctx, e, { delay_msec = true }, 1)
     local ms = number(ctx, e, "delay_msec")
-    if ms < 0 then where(ctx, e, "'delay_msec' must be >= 0") end
+    if ms <= 0 then -- BehaviorTree.CPP's first tick always waits
+      where(ctx, e, "'delay_msec' must be > 0")
+    end
     return { type = "delay", seconds = ms / 1000, convert(ctx, e[1], scope) }
   end,
 
