@@ -266,6 +266,9 @@ describe("BehaviorTree.CPP built-ins", function()
     assert.equal("running | tick A", t:step(a, 0.1))
     assert.equal("running | tick A", t:step(a, 0.1))
     assert.equal("failure | abort A", t:step(a, 0.1))
+    a = agent(doc('<Timeout msec="0"><A/></Timeout>')) -- no timer
+    assert.equal("running | enter A; tick A", t:step(a, 100))
+    assert.equal("running | tick A", t:step(a, 100))
     leaves { B = "S" }
     a = agent(doc('<Sequence><Sleep msec="1500"/><B/></Sequence>'))
     assert.equal("running |", t:step(a, 1))

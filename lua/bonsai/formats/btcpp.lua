@@ -248,8 +248,10 @@ local builtins = {
   Timeout = function(ctx, e, scope)
     shape(ctx, e, { msec = true }, 1)
     local ms = number(ctx, e, "msec")
-    if ms <= 0 then where(ctx, e, "'msec' must be > 0") end
-    return { type = "timeout", seconds = ms / 1000, convert(ctx, e[1], scope) }
+    if ms < 0 then where(ctx, e, "'msec' must be >= 0") end
+    local child = convert(ctx, e[1], scope)
+    if ms == 0 then return child end -- BehaviorTree.CPP sets no timer
+    return { type = "timeout", seconds = ms / 1000, child }
   end,
 
   Delay = function(ctx, e, scope)
