@@ -37,8 +37,10 @@ build = {
         "src/def.c",
         "src/dump.c",
         "src/env.c",
+        "src/names.c",
         "src/reload.c",
         "src/save.c",
+        "src/tree.c",
         "src/vm.c",
         -- the binding (src/meson.build: binding_sources)
         "src/lagent.c",

@@ -12,10 +12,10 @@ local bt = require "bonsai"
 -- pending name that exists, so this list empties itself as work merges).
 local PENDING = {
   "bt.debug", "bt.debug.poll", "bt.debug.serve", "bt.delay",
-  "bt.record", "bt.shared", "bt.subtree",
+  "bt.record", "bt.subtree",
   "bt.utility_selector",
   "Agent:events", "Agent:trace",
-  "Tree:dot", "Tree:mermaid", "Tree:share",
+  "Tree:dot", "Tree:mermaid",
   "Builder:delay", "Builder:utility_selector",
 }
 
