@@ -17,6 +17,7 @@
 #include "env.h"
 #include "lbonsai.h"
 #include "reload.h"
+#include "tree.h"
 
 typedef struct DefBox {
   bonsai_def *def;
@@ -402,7 +403,9 @@ static void subtree(Walk *w, int idx, const char *name, int place) {
     walkerror(w, place, "subtree '%s' contains itself",
               bonsai_tree_name(lt->t));
   lua_pop(L, 1);
-  lua_getiuservalue(L, tree, TV_SOURCE);
+  if (lua_getiuservalue(L, tree, TV_SOURCE) != LUA_TTABLE)
+    walkerror(w, place, "tree '%s' has no Lua definition in this state (a "
+              "shared tree): it cannot be a subtree", bonsai_tree_name(lt->t));
   src = lua_gettop(L);
   bonsai_def_begin(w->def, BONSAI_SUBTREE,
                    name != NULL ? name : bonsai_tree_name(lt->t));
@@ -620,6 +623,92 @@ static void pushsource(lua_State *L, int root, int opts) {
   }
 }
 
+/* The id of the tree's current version. */
+static unsigned long long current(const bonsai_tree *t) {
+  size_t len;
+  unsigned long long v;
+  bonsai_tree_host(t, &len, &v);
+  return v;
+}
+
+/* The values table at idx as bytes for other states (pushed): only args
+** tables can go; a function is a leaf only this state has. */
+static void packvalues(lua_State *L, int idx, const char *name) {
+  idx = lua_absindex(L, idx);
+  lua_pushnil(L);
+  while (lua_next(L, idx) != 0) {
+    if (lua_isfunction(L, -1))
+      luaL_error(L, "tree '%s': cannot share a tree with leaves that are Lua "
+                    "functions: register them (bt.register) and use them by "
+                    "name", name);
+    lua_pop(L, 1);
+  }
+  lb_pack(L, idx);
+}
+
+void lb_tree_values(lua_State *L, int idx) {
+  LTree *lt = (LTree *)lua_touserdata(L, idx);
+  size_t len;
+  unsigned long long v;
+  const void *host = bonsai_tree_host(lt->t, &len, &v);
+  idx = lua_absindex(L, idx);
+  if (v == lt->version) {
+    lua_getiuservalue(L, idx, 1);
+    return;
+  }
+  /* another state reloaded the shared tree: its args from the bytes */
+  if (host == NULL || lb_unpack(L, host, len) != 0) {
+    lua_newtable(L);
+  } else if (!lua_istable(L, -1)) {
+    lua_pop(L, 1);
+    lua_newtable(L);
+  }
+  lua_pushvalue(L, -1);
+  lua_setiuservalue(L, idx, 1);
+  lt->version = v;
+}
+
+/* tree:share(): a handle for bt.shared in other states of the process */
+static int tree_share(lua_State *L) {
+  LTree *lt = lb_checktree(L, 1);
+  char handle[64];
+  size_t len = 0;
+  const char *bytes = NULL;
+  int r;
+  lua_settop(L, 1);
+  if (!bonsai_tree_is_shared(lt->t)) {
+    lua_getiuservalue(L, 1, 1);
+    packvalues(L, 2, bonsai_tree_name(lt->t));
+    bytes = lua_tolstring(L, -1, &len);
+  }
+  r = bonsai_tree_share(lt->t, bytes, len, handle, sizeof handle);
+  if (r != BONSAI_OK)
+    return luaL_error(L, "out of memory");
+  lt->version = current(lt->t);
+  lua_pushstring(L, handle);
+  return 1;
+}
+
+/* bt.shared(handle): this state's tree on a tree shared by another */
+int lb_shared(lua_State *L) {
+  char err[256];
+  const char *h = luaL_checkstring(L, 1);
+  bonsai_tree *t;
+  LTree *lt = (LTree *)lua_newuserdatauv(L, sizeof *lt, TV_N); /* empty */
+  lt->t = NULL;
+  lt->version = 0;
+  luaL_setmetatable(L, BS_TREE_T);
+  lb_newweak(L); /* no source here: it cannot be a subtree */
+  lua_setiuservalue(L, -2, TV_USERS);
+  if (bonsai_tree_shared(lb_context(L)->env, h, &t, err, sizeof err) !=
+      BONSAI_OK)
+    return luaL_error(L, "bt.shared: %s", err);
+  lt->t = t;
+  lb_tree_values(L, -1); /* made from the shared bytes */
+  lua_pop(L, 1);
+  return 1;
+}
+
 /* bt.tree(root [, {name = s, priority = {filters}}]) */
 int lb_tree(lua_State *L) {
   char err[512];
@@ -646,6 +735,7 @@ int lb_tree(lua_State *L) {
   w.box->def = NULL;
   lt = (LTree *)lua_newuserdatauv(L, sizeof *lt, TV_N);
   lt->t = t;
+  lt->version = current(t);
   luaL_setmetatable(L, BS_TREE_T);
   lua_pushvalue(L, w.values);
   lua_setiuservalue(L, -2, TV_VALUES);
@@ -675,8 +765,8 @@ static int bpbox_gc(lua_State *L) {
 }
 
 /* Walks and compiles a new version of the tree at ti from its source (the
-** table at src) and appends { tree, box, values, uses } to the plan at
-** plan. Raises definition errors. */
+** table at src) and appends { tree, box, values, uses, host bytes of a
+** shared tree } to the plan at plan. Raises definition errors. */
 static void prepare(lua_State *L, int ti, int src, int plan) {
   LTree *lt = (LTree *)lua_touserdata(L, ti);
   const char *name = bonsai_tree_name(lt->t);
@@ -700,7 +790,7 @@ static void prepare(lua_State *L, int ti, int src, int plan) {
     luaL_error(L, "tree '%s': %s", name, err);
   bonsai_def_free(w.def);
   w.box->def = NULL;
-  lua_createtable(L, 4, 0);
+  lua_createtable(L, 5, 0);
   lua_pushvalue(L, ti);
   lua_rawseti(L, -2, 1);
   lua_pushvalue(L, -2);
@@ -709,6 +799,10 @@ static void prepare(lua_State *L, int ti, int src, int plan) {
   lua_rawseti(L, -2, 3);
   lua_pushvalue(L, w.uses);
   lua_rawseti(L, -2, 4);
+  if (bonsai_tree_is_shared(lt->t)) { /* the others get its args too */
+    packvalues(L, w.values, name);
+    lua_rawseti(L, -2, 5);
+  }
   lua_rawseti(L, plan, (lua_Integer)lua_rawlen(L, plan) + 1);
   lua_settop(L, top);
 }
@@ -765,7 +859,10 @@ static int inlines(lua_State *L, int x, int t) {
   lua_rawseti(L, queue, 1);
   for (k = 1; k <= n && !found; k++) {
     lua_rawgeti(L, queue, k);
-    lua_getiuservalue(L, -1, TV_USES);
+    if (lua_getiuservalue(L, -1, TV_USES) != LUA_TTABLE) {
+      lua_pop(L, 2);
+      continue;
+    }
     lua_pushnil(L);
     while (lua_next(L, -2) != 0) {
       lua_pop(L, 1);
@@ -817,7 +914,7 @@ static int doreload(lua_State *L) {
     lua_rawseti(L, -2, 1);
     lua_pushvalue(L, 2);
     lua_rawseti(L, -2, 2);
-    lua_getiuservalue(L, 2, TV_VALUES);
+    lb_tree_values(L, 2);
     lua_rawseti(L, -2, 3);
     lua_getiuservalue(L, 2, TV_USES);
     lua_rawseti(L, -2, 4);
@@ -832,17 +929,28 @@ static int doreload(lua_State *L) {
   planusers(L, plan, seen);
   for (k = 1; k <= (lua_Integer)lua_rawlen(L, plan); k++) { /* all in place */
     LTree *x;
+    int r;
     lua_rawgeti(L, plan, k);
     lua_rawgeti(L, -1, 1);
     x = (LTree *)lua_touserdata(L, -1);
     lua_rawgeti(L, -2, 2);
     if (luaL_testudata(L, -1, BS_TREE_T) != NULL) {
-      bs_tree_adopt(x->t, ((LTree *)lua_touserdata(L, -1))->t);
-    } else {
+      r = bs_tree_adopt(x->t, ((LTree *)lua_touserdata(L, -1))->t);
+    } else { /* a shared tree carries its args to the other states */
       BpBox *box = (BpBox *)lua_touserdata(L, -1);
-      bs_tree_replace(x->t, box->bp);
+      Blueprint *bp = box->bp;
+      size_t len = 0;
+      const char *host = NULL;
+      if (lua_rawgeti(L, -3, 5) == LUA_TSTRING)
+        host = lua_tolstring(L, -1, &len);
       box->bp = NULL;
+      r = bs_tree_set(x->t, bp, host, len);
+      lua_pop(L, 1);
     }
+    if (r != BONSAI_OK)
+      return luaL_error(L, "tree '%s': out of memory",
+                        bonsai_tree_name(x->t));
+    x->version = current(x->t);
     lua_rawgeti(L, -3, 3);
     lua_setiuservalue(L, -3, TV_VALUES);
     lua_rawgeti(L, -3, 4);
@@ -937,8 +1045,10 @@ static int tree_index(lua_State *L) {
   return 1;
 }
 
-static const luaL_Reg tree_methods[] = {
-    {"dump", tree_dump}, {"reload", tree_reload}, {NULL, NULL}};
+static const luaL_Reg tree_methods[] = {{"dump", tree_dump},
+                                        {"reload", tree_reload},
+                                        {"share", tree_share},
+                                        {NULL, NULL}};
 
 static const luaL_Reg tree_meta[] = {{"__gc", tree_gc},
                                      {"__index", tree_index},
