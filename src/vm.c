@@ -248,33 +248,41 @@ static int abort_children(bonsai_agent *a, uint32_t i) {
 #define UTILS(i) ((double *)(st + nd[i].data + 8))
 #define ORDER(i) ((uint32_t *)(UTILS(i) + nd[i].nchild))
 
-/* Asks utility selector i for its children's utilities (0 without a
-** function) and sorts them, highest first, ties in child order; returns
-** BONSAI_OK or BONSAI_ELEAF, naming the child whose utility failed. Out
-** of line: inlined, it would cost the tick loop registers. */
-BS_NOINLINE static int rank(bonsai_agent *a, uint32_t i, bonsai_call *c) {
+/* A tick of utility selector i: starts it if it was not running, asks for
+** its children's utilities (0 without a function) and sorts them, highest
+** first, ties in child order; returns the child to tick first, or BS_NONE
+** after an error naming the child whose utility failed. Out of line, with
+** a call record of its own: inlined, it cost the tick loop (W1). */
+BS_NOINLINE static uint32_t rank(bonsai_agent *a, uint32_t i) {
   const Node *nd = a->bp->nodes;
   uint8_t *st = a->state;
   double *u = UTILS(i);
   uint32_t *ord = ORDER(i), k, j, ch;
+  bonsai_call c;
+  if (st[i] != RUNNING) {
+    st[i] = RUNNING;
+    W0(i) = BS_NONE;
+  }
+  c.agent = a;
+  c.owner = a->owner;
+  c.args = NULL;
+  c.event = BONSAI_EV_UTILITY;
+  c.status = 0;
   for (k = 0, ch = i + 1; k < nd[i].nchild; k++, ch = nd[ch].next) {
     const Leaf *l = &a->bp->leaves[nd[i].leaf + k];
     u[k] = 0;
     if (l->fn != NULL) {
       int r;
-      c->data = l->data;
-      c->args = NULL;
-      c->event = BONSAI_EV_UTILITY;
-      c->status = 0;
-      c->node = ch;
-      c->utility = &u[k];
+      c.data = l->data;
+      c.node = ch;
+      c.utility = &u[k];
       a->current = ch;
       a->event = BONSAI_EV_UTILITY;
-      if ((r = l->fn(c)) != BONSAI_OK)
-        return leaffail(a, r, "utility");
+      if ((r = l->fn(&c)) != BONSAI_OK)
+        return leaffail(a, r, "utility"), BS_NONE;
       if (u[k] != u[k]) {
         bs_agent_fail(a, ch, "utility is NaN");
-        return BONSAI_ELEAF;
+        return BS_NONE;
       }
     }
     ord[k] = ch;
@@ -290,7 +298,8 @@ BS_NOINLINE static int rank(bonsai_agent *a, uint32_t i, bonsai_call *c) {
     ord[j] = x;
     u[j] = ux;
   }
-  return BONSAI_OK;
+  W1(i) = 0; /* the place reached in the order */
+  return ord[0];
 }
 
 /* A reactive node ends its tick with status s from child c: a running child
@@ -535,14 +544,8 @@ tick: /* node i is ticked; the common kinds first, without a switch */
       i++;
       continue;
     case BONSAI_UTILITY_SELECTOR: /* every tick: children by utility */
-      if (st[i] != RUNNING) {
-        st[i] = RUNNING;
-        W0(i) = BS_NONE;
-      }
-      if (rank(a, i, &cl) != BONSAI_OK)
+      if ((i = rank(a, i)) == BS_NONE)
         return fail(a);
-      W1(i) = 0;
-      i = ORDER(i)[0];
       continue;
     case BONSAI_GUARD: /* decides whether its child starts */
       if (st[i] != RUNNING) {
