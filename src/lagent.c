@@ -421,16 +421,14 @@ static int pbatch(lua_State *L) {
     a = agentof(la);
     b->j.dt = b->budget == 0 ? b->dt : owed(L, b, base + 1, 5);
     b->j.doze = 0;
-    if (bonsai_agent_sleeping(a) >= 0) { /* asleep (or its time is up) */
-      if (la->ninterrupts == 0) {
-        if (bonsai_agent_asleep(a, b->j.dt)) {
-          lua_settop(L, base);
-          continue;
-        }
-      } else { /* its interrupts are still asked */
-        b->j.doze = bonsai_agent_asleep(a, 0) &&
-                    bonsai_agent_sleeping(a) > b->j.dt;
+    if (la->ninterrupts == 0) {
+      if (bonsai_agent_asleep(a, b->j.dt)) { /* skipped, its clock moved */
+        lua_settop(L, base);
+        continue;
       }
+    } else if (bonsai_agent_sleeping(a) > b->j.dt) { /* its interrupts are
+                                                     ** still asked */
+      b->j.doze = bonsai_agent_asleep(a, 0);
     }
     b->ticked += !b->j.doze;
     lua_pushvalue(L, base + 1);
