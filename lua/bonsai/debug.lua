@@ -51,7 +51,9 @@ local function filepath(root, path)
   path = path:gsub("%?.*$", ""):gsub("#.*$", "")
   path = path:gsub("%%(%x%x)", function(h) return string.char(tonumber(h, 16)) end)
   if path == "/" then path = "/index.html" end
-  if not path:match("^/[%w%._%-/]+$") then return nil end
+  if not path:match("^/[%w%._%-/]+$") or path:find("//", 1, true) then
+    return nil
+  end
   for part in path:gmatch("[^/]+") do
     if part:sub(1, 1) == "." then return nil end -- "..", ".git", ...
   end

@@ -250,7 +250,7 @@ function M.record(bt, path, agents)
   end
   self.rec:header()
   if agents ~= nil then
-    if agents[1] == nil and agents.tree ~= nil then agents = { agents } end
+    if agents.tick ~= nil then agents = { agents } end -- one agent
     for _, a in ipairs(agents) do self:add(a) end
   end
   return self
