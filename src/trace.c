@@ -38,6 +38,12 @@ typedef struct Trace {
   Msg *gone;          /* messages of events already read */
 } Trace;
 
+/* Slot k places after the oldest (k < 2 cap), without a division. */
+static uint32_t slot(const Trace *t, uint32_t k) {
+  k += t->head;
+  return k >= t->cap ? k - t->cap : k;
+}
+
 static void freemsgs(bonsai_env *env, Msg *m) {
   while (m != NULL) {
     Msg *next = m->next;
@@ -57,11 +63,11 @@ static void push(bonsai_agent *a, int kind, uint32_t node, int status,
       freemsgs(t->env, t->msg[t->head]);
       t->msg[t->head] = NULL;
     }
-    t->head = (t->head + 1) % t->cap;
+    t->head = slot(t, 1);
     t->count--;
     t->dropped++;
   }
-  k = (t->head + t->count++) % t->cap;
+  k = slot(t, t->count++);
   e = &t->ev[k];
   e->time = a->time;
   e->tick = a->serial + t->ahead;
@@ -90,8 +96,8 @@ void bs_trace_status(bonsai_agent *a, uint32_t i, int old, int s) {
     const Ev *e;
     if (s == BONSAI_RUNNING || s == BONSAI_IDLE)
       return; /* a composite marked running again: no change */
-    e = &t->ev[(t->head + t->count - 1) % t->cap];
-    if (t->count > 0 && e->kind == BONSAI_TRACE_STATUS && e->node == i &&
+    e = t->count > 0 ? &t->ev[slot(t, t->count - 1)] : NULL;
+    if (e != NULL && e->kind == BONSAI_TRACE_STATUS && e->node == i &&
         e->status == s && e->tick == a->serial + t->ahead)
       return; /* stored twice in one step (a leaf, then its jump) */
   }
@@ -103,7 +109,7 @@ void bs_trace_again(bonsai_agent *a, uint32_t i) {
   if (t == NULL)
     return;
   if (t->count > 0) { /* entered in this very tick: not "again" */
-    const Ev *e = &t->ev[(t->head + t->count - 1) % t->cap];
+    const Ev *e = &t->ev[slot(t, t->count - 1)];
     if (e->kind == BONSAI_TRACE_STATUS && e->node == i &&
         e->status == BONSAI_RUNNING && e->tick == a->serial + t->ahead)
       return;
@@ -213,7 +219,7 @@ unsigned bonsai_agent_events(bonsai_agent *a, bonsai_event *out,
   }
   n = max < t->count ? max : t->count;
   for (k = 0; k < n; k++) {
-    uint32_t j = (t->head + k) % t->cap;
+    uint32_t j = slot(t, k);
     const Ev *e = &t->ev[j];
     out[k].time = e->time;
     out[k].tick = e->tick;
@@ -232,7 +238,7 @@ unsigned bonsai_agent_events(bonsai_agent *a, bonsai_event *out,
       out[k].message = ""; /* its copy could not be made */
     }
   }
-  t->head = (t->head + n) % t->cap;
+  t->head = slot(t, n);
   t->count -= n;
   t->dropped = 0;
   return n;
