@@ -652,7 +652,7 @@ static int run_plain(bonsai_agent *a) {
 }
 
 #if defined(__GNUC__)
-__attribute__((noinline, cold))
+__attribute__((noinline))
 #endif
 static int run_traced(bonsai_agent *a) {
   return run(a, 1);
