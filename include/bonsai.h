@@ -14,7 +14,7 @@
 extern "C" {
 #endif
 
-#define BONSAI_VERSION "0.1.0"
+#define BONSAI_VERSION "0.2.0"
 
 #if defined(__GNUC__) && __GNUC__ >= 4
 #define BONSAI_API __attribute__((visibility("default")))
@@ -217,13 +217,30 @@ BONSAI_API bonsai_agent *bonsai_agent_new(bonsai_tree *tree, bonsai_bb *bb,
 BONSAI_API void bonsai_agent_free(bonsai_agent *agent);
 /* One tick: dt (>= 0) is added to the agent clock first. Returns the root's
 ** status, or a negative code: BONSAI_ELEAF (the running nodes were aborted;
-** see bonsai_agent_errmsg), BONSAI_EBUSY, BONSAI_EARG. */
+** see bonsai_agent_errmsg), BONSAI_EBUSY (the agent is ticking: this call
+** is refused and changes nothing, not even the error message), BONSAI_EARG,
+** BONSAI_ENOMEM. */
 BONSAI_API int bonsai_agent_tick(bonsai_agent *agent, double dt);
 /* Aborts every running node, deepest first. BONSAI_ELEAF if an abort
 ** callback failed (all the others still ran). */
 BONSAI_API int bonsai_agent_abort(bonsai_agent *agent);
 /* Aborts, then forgets all node state (counters, timers). */
 BONSAI_API int bonsai_agent_reset(bonsai_agent *agent);
+
+/*
+** Sleeping agents. A leaf puts its agent to sleep for some seconds of agent
+** time (typically while it returns BONSAI_RUNNING); a loop over many agents
+** then skips it cheaply: bonsai_agent_asleep advances a sleeping agent's
+** clock by dt and returns 1 while it sleeps, or wakes it and returns 0 when
+** its time is up or a key one of its guards watches changed (then tick it
+** with the same dt). Any tick of the tree wakes the agent (a leaf sleeps
+** again by asking again); so do aborts, resets and bonsai_agent_wake.
+*/
+BONSAI_API void bonsai_agent_sleep(bonsai_agent *agent, double seconds);
+BONSAI_API void bonsai_agent_wake(bonsai_agent *agent);
+/* Seconds of sleep left, or -1 when awake. */
+BONSAI_API double bonsai_agent_sleeping(const bonsai_agent *agent);
+BONSAI_API int bonsai_agent_asleep(bonsai_agent *agent, double dt);
 BONSAI_API int bonsai_agent_status(const bonsai_agent *agent);
 /* Status of node i as of the last tick. */
 BONSAI_API int bonsai_agent_node_status(const bonsai_agent *agent,
@@ -244,8 +261,13 @@ BONSAI_API int bonsai_agent_error(bonsai_agent *agent, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)))
 #endif
     ;
-/* The node whose leaf failed in the last error, or (unsigned)-1. */
+/* The node whose leaf failed in the last error, or (unsigned)-1. After a
+** reload the node belongs to the version that was running then: its path
+** is what bonsai_agent_errpath writes (like bonsai_tree_node_path; "" when
+** no node is at fault). */
 BONSAI_API unsigned bonsai_agent_errnode(const bonsai_agent *agent);
+BONSAI_API size_t bonsai_agent_errpath(const bonsai_agent *agent, char *buf,
+                                       size_t size);
 
 /*
 ** Traces. bonsai_agent_trace(agent, n) starts recording the agent's events

@@ -638,8 +638,7 @@ int bonsai_tree_new(const bonsai_def *def, const char *name, bonsai_tree **out,
   t->refs = 1;
   t->env = env;
   t->bp = bp;
-  t->mapfrom = NULL;
-  t->map = NULL;
+  t->plan = NULL;
   bs_env_retain(env);
   *out = t;
   return BONSAI_OK;
