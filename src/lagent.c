@@ -821,6 +821,7 @@ static const luaL_Reg agent_methods[] = {
     {"remove_interrupt", agent_remove_interrupt},
     {"trace", lb_agent_trace},
     {"events", lb_agent_events},
+    {"_tick_events", lb_agent_tick_events}, /* for bonsai.record */
     {"freeze", lb_agent_freeze},
     {"frozen", lb_agent_frozen},
     {"on_tick", lb_agent_on_tick},

@@ -147,6 +147,7 @@ void lb_open_agent(lua_State *L);
 /* ltrace.c: methods of agents and trees (see there) */
 int lb_agent_trace(lua_State *L);
 int lb_agent_events(lua_State *L);
+int lb_agent_tick_events(lua_State *L);
 int lb_agent_freeze(lua_State *L);
 int lb_agent_frozen(lua_State *L);
 int lb_agent_on_tick(lua_State *L);
