@@ -278,11 +278,15 @@ do
       return impl[k](...)
     end
   end
-  local serve = debug_.serve
+  local serve, close = debug_.serve, debug_.close
   function debug_.serve(...) -- bt.debug.port and .url: where it listens
     local port, url = serve(...)
     debug_.port, debug_.url = port, url
     return port, url
+  end
+  function debug_.close()
+    debug_.port, debug_.url = nil, nil
+    return close()
   end
   bt.debug = debug_
 end
