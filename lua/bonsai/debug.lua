@@ -164,6 +164,7 @@ function M.new(bt)
     if on and not streams[agent] then
       streams[agent] = true
       record.attach(agent, sink)
+      if rec.ids[agent] then rec.ids[agent].full = true end -- ticks missed
     elseif not on and streams[agent] then
       streams[agent] = nil
       record.detach(agent, sink)
