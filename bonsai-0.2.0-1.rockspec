@@ -39,6 +39,7 @@ build = {
         "src/env.c",
         "src/reload.c",
         "src/trace.c",
+        "src/save.c",
         "src/vm.c",
         -- the binding (src/meson.build: binding_sources)
         "src/lagent.c",
@@ -47,6 +48,7 @@ build = {
         "src/lfiles.c",
         "src/lleaf.c",
         "src/ltrace.c",
+        "src/lsave.c",
         "src/ltree.c",
       },
       incdirs = { "include", "src" },

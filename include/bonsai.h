@@ -282,7 +282,8 @@ enum {
   BONSAI_TRACE_RELOAD,    /* the agent switched to a reloaded version */
   BONSAI_TRACE_ERROR,     /* a tick failed: message, node (or -1) */
   BONSAI_TRACE_INTERRUPT, /* an interrupt aborted the tick (binding) */
-  BONSAI_TRACE_RESET      /* bonsai_agent_reset: every node is idle */
+  BONSAI_TRACE_RESET      /* every node's state was replaced: by
+                          ** bonsai_agent_reset (all idle) or a restore */
 };
 
 typedef struct bonsai_event {
@@ -311,6 +312,45 @@ BONSAI_API unsigned bonsai_agent_dropped(const bonsai_agent *agent);
 BONSAI_API size_t bonsai_agent_event_path(const bonsai_agent *agent,
                                           const bonsai_event *ev, char *buf,
                                           size_t size);
+
+/*
+** Saving and restoring an agent (format: docs/SAVE_FORMAT.md): its clock,
+** the state of its running nodes and of data that lasts (limit counts,
+** cooldowns...), and its own blackboard's values. A saved agent can be
+** restored in another process, also after its tree was reloaded: nodes are
+** matched by path and kind, as a reload does; running nodes go on without
+** being entered again. Blackboard values the host owns (BONSAI_THANDLE)
+** need a host that writes and reads them (else saving them fails, naming
+** the key); their bytes follow the tag BONSAI_SAVE_HOST.
+*/
+#define BONSAI_SAVE_HOST 6
+typedef struct bonsai_savehost {
+  void *ud;
+  /* Writes the value of handle h (at blackboard key 'key') with write;
+  ** returns BONSAI_OK, or BONSAI_ERROR (see 'error'). */
+  int (*save)(void *ud, bonsai_agent *agent, int key, long long h,
+              void (*write)(void *wud, const void *p, size_t n), void *wud);
+  /* Reads one value from p[0..n) for key (-1: only check it), telling how
+  ** many bytes it took in *used; returns BONSAI_OK or BONSAI_ERROR. */
+  int (*load)(void *ud, bonsai_agent *agent, int key,
+              const unsigned char *p, size_t n, size_t *used);
+  /* Why the last save failed (or NULL). */
+  const char *(*error)(void *ud);
+} bonsai_savehost;
+/* Writes the agent's state through write (host may be NULL). BONSAI_OK,
+** BONSAI_EARG (a value cannot be saved: bonsai_agent_errmsg names the key),
+** BONSAI_ENOMEM or BONSAI_EBUSY. */
+BONSAI_API int bonsai_agent_save(bonsai_agent *agent,
+                                 const bonsai_savehost *host,
+                                 void (*write)(void *ud, const void *p,
+                                               size_t n),
+                                 void *ud);
+/* Puts an agent that runs nothing (new, aborted or reset) in the saved
+** state. The whole input is checked first: bytes that are not a save of
+** this tree (another tree's, a newer format, corrupted) give BONSAI_EARG
+** with a message and change nothing. */
+BONSAI_API int bonsai_agent_restore(bonsai_agent *agent, const void *data,
+                                    size_t len, const bonsai_savehost *host);
 
 /*
 ** Blackboards. Values are tagged; keys are interned per environment.

@@ -45,6 +45,11 @@ uint32_t bs_kind_datasize(int kind) {
   }
 }
 
+int bs_kind_lasting(int kind) {
+  return kind == BONSAI_LIMIT || kind == BONSAI_COOLDOWN ||
+         kind == BONSAI_RUN_ONCE || kind == BONSAI_GUARD;
+}
+
 static int isdecorator(int kind) {
   return kind >= BONSAI_INVERT && kind <= BONSAI_RUN_ONCE;
 }

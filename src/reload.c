@@ -101,13 +101,6 @@ void bs_reload_forget(bonsai_tree *t) {
   t->plan = NULL;
 }
 
-/* Kinds whose data lasts while the node is idle; the others' data is
-** set again when they start. */
-static int lasting(int kind) {
-  return kind == BONSAI_LIMIT || kind == BONSAI_COOLDOWN ||
-         kind == BONSAI_RUN_ONCE || kind == BONSAI_GUARD;
-}
-
 /*
 ** The migration plan from ob to the tree's current version, cached in the
 ** tree and returned with a reference for the caller: a callback run during
@@ -142,7 +135,7 @@ static Plan *planfor(bonsai_tree *t, Blueprint *ob) {
   nb->refs++;
   p->ncarry = 0;
   for (i = 0; i < ob->n; i++)
-    if (p->map[i] != BS_NONE && lasting(ob->nodes[i].kind)) {
+    if (p->map[i] != BS_NONE && bs_kind_lasting(ob->nodes[i].kind)) {
       p->carry[2 * p->ncarry] = i;
       p->carry[2 * p->ncarry + 1] = p->map[i];
       p->ncarry++;
@@ -269,7 +262,7 @@ int bs_reload_state(bonsai_agent *a, const Plan *plan, uint8_t *ns) {
   for (i = firstrunning(os); i != BS_NONE; i = nextrunning(ob, os, i)) {
     if (!KEPT(i))
       continue;
-    if (!lasting(on[i].kind) && bs_kind_datasize(on[i].kind) != 0)
+    if (!bs_kind_lasting(on[i].kind) && bs_kind_datasize(on[i].kind) != 0)
       carrydata(ob, nb, map, os, ns, i, map[i]);
     if (isparallel(&on[i]))
       carryresults(ob, nb, map, os, ns, i, map[i]);

@@ -14,7 +14,6 @@ local PENDING = {
   "bt.delay", "bt.import",
   "bt.loaders", "bt.shared", "bt.subtree",
   "bt.utility_selector",
-  "Agent:save",
   "Tree:export", "Tree:share",
   "Builder:delay", "Builder:utility_selector",
 }
