@@ -49,7 +49,9 @@ end
 -- relative path (no "..", no hidden names, no backslashes or NULs).
 local function filepath(root, path)
   path = path:gsub("%?.*$", ""):gsub("#.*$", "")
-  path = path:gsub("%%(%x%x)", function(h) return string.char(tonumber(h, 16)) end)
+  path = path:gsub("%%(%x%x)", function(h)
+    return string.char(tonumber(h, 16))
+  end)
   if path == "/" then path = "/index.html" end
   if not path:match("^/[%w%._%-/]+$") or path:find("//", 1, true) then
     return nil
@@ -117,7 +119,9 @@ function M.new(bt)
     c.closing = true
   end
 
-  local function json(c, code, t) respond(c, code, TYPES.json, cjson.encode(t)) end
+  local function json(c, code, t)
+    respond(c, code, TYPES.json, cjson.encode(t))
+  end
 
   -- Streaming agents ------------------------------------------------------
 
@@ -128,7 +132,9 @@ function M.new(bt)
                    time = agent.time, version = st.v.version,
                    status = agent:status(), events = {}, bb = {} }
     local state = {}
-    for id, s in pairs(agent:node_statuses()) do state[#state + 1] = { id, s } end
+    for id, s in pairs(agent:node_statuses()) do
+      state[#state + 1] = { id, s }
+    end
     table.sort(state, function(x, y) return x[1] < y[1] end)
     line.state = state
     for k, v in pairs(agent.bb) do
