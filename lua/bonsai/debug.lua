@@ -19,6 +19,7 @@ M.MAX_BODY = 64 * 1024         -- bytes of a request body
 M.MAX_OUT = 8 * 1024 * 1024    -- bytes queued for one client
 M.REQUEST_TIMEOUT = 10         -- seconds to send a whole request
 M.ACCEPT_PER_POLL = 16
+M.MAX_CLIENTS = 64             -- connections at once; more are closed
 M.READ_PER_POLL = 64 * 1024
 M.PING = 15                    -- seconds between keep-alive comments
 
@@ -428,10 +429,14 @@ function M.new(bt)
     for _ = 1, M.ACCEPT_PER_POLL do
       local s = server:accept()
       if not s then break end
-      s:settimeout(0)
-      s:setoption("tcp-nodelay", true)
-      clients[#clients + 1] = { sock = s, inbuf = "", out = {}, outsize = 0,
-                                sent = 0, since = now() }
+      if #clients >= M.MAX_CLIENTS then
+        s:close() -- too many: refused at once
+      else
+        s:settimeout(0)
+        s:setoption("tcp-nodelay", true)
+        clients[#clients + 1] = { sock = s, inbuf = "", out = {},
+                                  outsize = 0, sent = 0, since = now() }
+      end
     end
     local t = now()
     for i = #clients, 1, -1 do
