@@ -104,3 +104,21 @@ uint32_t bs_name_count(int table) {
 const char *bs_name(int table, uint32_t id) {
   return id < bs_name_count(table) ? at(&tables[table], id) : NULL;
 }
+
+#if defined(__GNUC__)
+/* When the library is unloaded (the last Lua state that required the
+** module closed, or the process ends), the names go with it. */
+__attribute__((destructor)) static void freenames(void) {
+  int k;
+  uint32_t i;
+  for (k = 0; k < 2; k++) {
+    Table *t = &tables[k];
+    for (i = 0; i < t->n; i++)
+      free(t->chunk[i / CHUNK][i % CHUNK]);
+    for (i = 0; i < MAXCHUNKS && t->chunk[i] != NULL; i++)
+      free(t->chunk[i]);
+    free(t->hash);
+    memset(t, 0, sizeof *t);
+  }
+}
+#endif
