@@ -15,6 +15,7 @@
 #include "blackboard.h"
 #include "compile.h"
 #include "env.h"
+#include "trace.h"
 
 #define MAGIC "BNSA"
 #define VERSION 1
@@ -509,6 +510,8 @@ int bonsai_agent_restore(bonsai_agent *a, const void *data, size_t len,
   settle(a->bp, a->state);
   a->resume = 0;
   a->seen = 0;
+  if (a->trace != NULL) /* the whole state changed, as after a reset */
+    bs_trace_mark(a, BONSAI_TRACE_RESET, BS_NONE, NULL);
   return r == 0 ? BONSAI_OK : BONSAI_ENOMEM;
 }
 

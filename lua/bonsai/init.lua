@@ -224,4 +224,52 @@ bt.builder = function(...)
   return require("bonsai.builder").new(bt, ...)
 end
 
+-- Seeing the AI think ----------------------------------------------------
+
+-- bt.record(path, agents): a recorder writing the trace file (lua-cjson is
+-- loaded on first use only)
+function bt.record(path, agents)
+  return require("bonsai.record").record(bt, path, agents)
+end
+
+-- tree:dot(a), tree:mermaid(a): added to the tree methods of bonsai.core
+do
+  local methods = debug.getregistry()["bonsai.tree"].methods
+  function methods.dot(tree, agent)
+    return require("bonsai.export").dot(tree, agent)
+  end
+  function methods.mermaid(tree, agent)
+    return require("bonsai.export").mermaid(tree, agent)
+  end
+end
+
+-- bt.debug: the live server (bonsai.debug and lua-socket are loaded on
+-- first use; poll() before serve() loads nothing)
+do
+  local impl
+  local debug_ = {}
+  for _, k in ipairs { "serve", "poll", "add", "remove", "command", "close",
+                       "clients" } do
+    debug_[k] = function(...)
+      if impl == nil then
+        if k == "poll" or k == "clients" then return 0 end
+        if k == "close" then return end
+        impl = require("bonsai.debug").new(bt)
+      end
+      return impl[k](...)
+    end
+  end
+  local serve, close = debug_.serve, debug_.close
+  function debug_.serve(...) -- bt.debug.port and .url: where it listens
+    local port, url = serve(...)
+    debug_.port, debug_.url = port, url
+    return port, url
+  end
+  function debug_.close()
+    debug_.port, debug_.url = nil, nil
+    return close()
+  end
+  bt.debug = debug_
+end
+
 return bt

@@ -645,3 +645,40 @@ describe("subtree reloads", function()
     assert.equal("success | enter A; tick A; exit A success", t:step(a, 1))
   end)
 end)
+
+describe("the new kinds in traces", function()
+  local function events(a)
+    local out = {}
+    for _, e in ipairs(a:events()) do
+      out[#out + 1] = e.tick .. ":" .. e.node .. ":" .. e.status
+    end
+    return table.concat(out, " ")
+  end
+
+  it("record their status changes like any node", function()
+    local a = agent_of(bt.delay { name = "d", seconds = 1,
+                                  t:action("A", "S") })
+    a:trace()
+    a:tick(1)
+    a:tick(1)
+    assert.equal("1:d:running 2:d/A:running 2:d/A:success 2:d:success",
+                 events(a))
+    local u = 0
+    local b = agent_of(bt.utility_selector { name = "u",
+      bt.utility(function() return u end, t:action("X", "R")),
+      bt.utility(function() return 1 end, t:action("Y", "R")) })
+    b:trace()
+    b:tick(1)
+    u = 2
+    b:tick(1)
+    assert.equal("1:u:running 1:u/Y:running 2:u/X:running 2:u/Y:aborted",
+                 events(b))
+    local inner = bt.tree(t:action("I", "S"), { name = "kinds.trace.inner" })
+    local c = agent_of(bt.subtree(inner))
+    c:trace()
+    c:tick(1)
+    assert.equal("1:kinds.trace.inner:running 1:kinds.trace.inner/I:running "
+                 .. "1:kinds.trace.inner/I:success "
+                 .. "1:kinds.trace.inner:success", events(c))
+  end)
+end)
