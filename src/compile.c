@@ -1,10 +1,11 @@
 /*
-** compile.c: turns a definition into a Blueprint and manages trees. The
-** compiler validates every node (errors carry the node's path), gives each
-** node a name unique among its siblings, lays out the per-agent data block,
-** and precomputes for each node where a RUNNING status goes ('up'), so the
-** VM skips ancestors that have nothing to do with it. A tree is a mutable
-** handle on its current, immutable, reference-counted Blueprint.
+** compile.c: turns a definition into a Blueprint, the immutable,
+** reference-counted compiled form that agents run (tree.c holds trees, the
+** handles on their current Blueprint). The compiler validates every node
+** (errors carry the node's path), gives each node a name unique among its
+** siblings, lays out the per-agent data block, and precomputes for each
+** node where a RUNNING status goes ('up') and the jump table, so the VM
+** skips ancestors that have nothing to do with it.
 */
 #include <stdarg.h>
 #include <stdio.h>
