@@ -248,6 +248,49 @@ BONSAI_API int bonsai_agent_error(bonsai_agent *agent, const char *fmt, ...)
 BONSAI_API unsigned bonsai_agent_errnode(const bonsai_agent *agent);
 
 /*
+** Traces. bonsai_agent_trace(agent, n) starts recording the agent's events
+** in a ring buffer of n events (the oldest are overwritten when it is
+** full); n = 0 stops and frees it. An agent without a trace pays nothing
+** more than a predictable branch. Returns BONSAI_OK or BONSAI_ENOMEM.
+** One event each time a node's status changes, or a running action or
+** wait is ticked again and stays running (again = 1), plus agent events.
+*/
+enum {
+  BONSAI_TRACE_STATUS,    /* node took status */
+  BONSAI_TRACE_RELOAD,    /* the agent switched to a reloaded version */
+  BONSAI_TRACE_ERROR,     /* a tick failed: message, node (or -1) */
+  BONSAI_TRACE_INTERRUPT, /* an interrupt aborted the tick (binding) */
+  BONSAI_TRACE_RESET      /* bonsai_agent_reset: every node is idle */
+};
+
+typedef struct bonsai_event {
+  double time;         /* the agent clock during that tick */
+  unsigned tick;       /* the agent's tick count, 1 for its first tick */
+  unsigned node;       /* node index, or (unsigned)-1 */
+  unsigned version;    /* which version of the tree 'node' refers to */
+  int kind;            /* BONSAI_TRACE_* */
+  int status;          /* BONSAI_TRACE_STATUS: the node's new status */
+  int again;           /* 1: a running node ticked again, still running */
+  const char *message; /* BONSAI_TRACE_ERROR, else NULL; valid until the
+                       ** next bonsai_agent_events or bonsai_agent_trace */
+} bonsai_event;
+
+BONSAI_API int bonsai_agent_trace(bonsai_agent *agent, unsigned n);
+/* Moves up to max of the oldest recorded events into out and forgets them;
+** returns how many were written (with out NULL, how many are waiting). */
+BONSAI_API unsigned bonsai_agent_events(bonsai_agent *agent,
+                                        bonsai_event *out, unsigned max);
+/* Events lost because the ring was full, since the last call (reset by
+** bonsai_agent_events). */
+BONSAI_API unsigned bonsai_agent_dropped(const bonsai_agent *agent);
+/* Writes the path of the event's node, in the version the event refers to,
+** into buf; returns its full length (0 when the event has no node). Valid
+** for the events of the last bonsai_agent_events call. */
+BONSAI_API size_t bonsai_agent_event_path(const bonsai_agent *agent,
+                                          const bonsai_event *ev, char *buf,
+                                          size_t size);
+
+/*
 ** Blackboards. Values are tagged; keys are interned per environment.
 ** A read that misses falls through to the parent.
 */

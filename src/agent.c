@@ -14,6 +14,7 @@
 #include "compile.h"
 #include "env.h"
 #include "reload.h"
+#include "trace.h"
 #include "vm.h"
 
 #define HEADSIZE ((sizeof(bonsai_agent) + 7) & ~(size_t)7)
@@ -61,6 +62,7 @@ void bs_agent_done(bonsai_agent *a) {
     bs_free(env, a->state, a->statecap);
   if (a->err != NULL)
     bs_free(env, a->err, BS_ERRSIZE);
+  bs_trace_free(a);
   bonsai_bb_release(a->bb);
   bs_bp_release(a->bp);
   bonsai_tree_release(a->tree);
@@ -160,6 +162,8 @@ int bs_agent_migrate(bonsai_agent *a) {
                                            : bs_malloc(env, need);
   if (ns == NULL)
     return BONSAI_ENOMEM;
+  if (a->trace != NULL) /* its aborts belong to the coming tick */
+    bs_trace_migrating(a, 1);
   r = bs_reload_state(a, nbp, ns); /* reads the old state, fills ns */
   if (a->state != INLINE(a))
     bs_free(env, a->state, a->statecap);
@@ -176,6 +180,10 @@ int bs_agent_migrate(bonsai_agent *a) {
   bs_bp_release(a->bp);
   a->bp = nbp;
   nbp->refs++;
+  if (a->trace != NULL) {
+    bs_trace_mark(a, BONSAI_TRACE_RELOAD, BS_NONE, NULL);
+    bs_trace_migrating(a, 0);
+  }
   return r;
 }
 
@@ -232,6 +240,8 @@ int bonsai_agent_reset(bonsai_agent *a) {
   if (r == BONSAI_EBUSY)
     return r;
   memset(a->state, 0, statesize(a->bp));
+  if (a->trace != NULL)
+    bs_trace_mark(a, BONSAI_TRACE_RESET, BS_NONE, NULL);
   a->last = BONSAI_IDLE;
   a->resume = 0;
   return r;

@@ -135,6 +135,7 @@ struct bonsai_agent {
   Blueprint *bp;    /* the version this agent runs */
   uint8_t *state;   /* statsize status bytes, then datasize data bytes */
   void *owner;
+  struct Trace *trace; /* event ring buffer, or NULL (see trace.h) */
   void *host;       /* the binding's context during a call */
   double time;      /* agent clock: sum of dt */
   uint32_t serial;  /* ticks so far */

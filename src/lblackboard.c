@@ -345,13 +345,13 @@ static int bb_unobserve(lua_State *L) {
 /*
 ** Iteration over every key visible from the blackboard: its own keys, then
 ** its parents' keys that it does not hold itself. The iterator's upvalues
-** are the userdata and the blackboard being walked (its depth in the chain)
-** and the slot reached.
+** are the context (upvalue 1, as pushside expects), the userdata, the
+** blackboard being walked (its depth in the chain) and the slot reached.
 */
 static int bb_iter(lua_State *L) {
-  LBB *b = (LBB *)lua_touserdata(L, lua_upvalueindex(1));
-  int depth = (int)lua_tointeger(L, lua_upvalueindex(2));
-  int at = (int)lua_tointeger(L, lua_upvalueindex(3)), key, d;
+  LBB *b = (LBB *)lua_touserdata(L, lua_upvalueindex(2));
+  int depth = (int)lua_tointeger(L, lua_upvalueindex(3));
+  int at = (int)lua_tointeger(L, lua_upvalueindex(4)), key, d;
   const bonsai_bb *cur;
   for (;;) {
     for (cur = b->bb, d = 0; cur != NULL && d < depth; d++)
@@ -361,7 +361,7 @@ static int bb_iter(lua_State *L) {
     at = bs_bb_next(cur, at, &key);
     if (at < 0) { /* next blackboard up the chain */
       lua_pushinteger(L, depth + 1);
-      lua_replace(L, lua_upvalueindex(2));
+      lua_replace(L, lua_upvalueindex(3));
       depth++;
       at = 0;
       continue;
@@ -369,9 +369,9 @@ static int bb_iter(lua_State *L) {
     if (bs_bb_owner(b->bb, key) != cur)
       continue; /* shadowed by a nearer blackboard */
     lua_pushinteger(L, at);
-    lua_replace(L, lua_upvalueindex(3));
+    lua_replace(L, lua_upvalueindex(4));
     lua_pushstring(L, bonsai_key_name(b->bb->env, key));
-    pushvalue(L, lua_upvalueindex(1), key);
+    pushvalue(L, lua_upvalueindex(2), key);
     return 2;
   }
 }
@@ -380,9 +380,11 @@ static int bb_iter(lua_State *L) {
 static int bb_pairs(lua_State *L) {
   lb_checkbb(L, 1);
   lua_settop(L, 1);
+  lua_pushvalue(L, lua_upvalueindex(1)); /* the context */
+  lua_insert(L, 1);
   lua_pushinteger(L, 0);
   lua_pushinteger(L, 0);
-  lua_pushcclosure(L, bb_iter, 3);
+  lua_pushcclosure(L, bb_iter, 4);
   return 1;
 }
 

@@ -50,6 +50,8 @@ typedef struct LAgent {
   const LBonsai *magic; /* the context: tells an agent state apart cheaply;
                         ** NULL until the agent lives and once collected */
   int ninterrupts;
+  uint8_t frozen; /* 1: not ticked (a breakpoint); 2: one step, then 1 */
+  uint8_t hooked; /* a tick hook is set (a:on_tick, see ltrace.c) */
 } LAgent;
 
 /* The C agent, right after the header. */
@@ -132,8 +134,18 @@ void lb_open_tree(lua_State *L);
 
 /* lagent.c */
 int lb_agent(lua_State *L);
+LAgent *lb_checkagent(lua_State *L, int idx); /* pushes the state */
 int lb_tick_all(lua_State *L);
 void lb_open_agent(lua_State *L);
+
+/* ltrace.c: methods of agents and trees (see there) */
+int lb_agent_trace(lua_State *L);
+int lb_agent_events(lua_State *L);
+int lb_agent_freeze(lua_State *L);
+int lb_agent_frozen(lua_State *L);
+int lb_agent_on_tick(lua_State *L);
+int lb_agent_node_statuses(lua_State *L);
+int lb_tree_nodes(lua_State *L);
 
 /* lfiles.c */
 int lb_mtime(lua_State *L);

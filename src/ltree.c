@@ -431,7 +431,8 @@ static int tree_index(lua_State *L) {
 }
 
 static const luaL_Reg tree_methods[] = {
-    {"dump", tree_dump}, {"reload", tree_reload}, {NULL, NULL}};
+    {"dump", tree_dump}, {"reload", tree_reload}, {"nodes", lb_tree_nodes},
+    {NULL, NULL}};
 
 static const luaL_Reg tree_meta[] = {{"__gc", tree_gc},
                                      {"__index", tree_index},

@@ -15,6 +15,7 @@
 #include "bonsai.h"
 #include "agent.h"
 #include "blackboard.h"
+#include "trace.h"
 #include "vm.h"
 
 #define RUNNING BONSAI_RUNNING
@@ -26,6 +27,16 @@
 #define W0(i) (*(uint32_t *)(st + nd[i].data))
 #define W1(i) (((uint32_t *)(st + nd[i].data))[1])
 #define F64(i) (*(double *)(st + nd[i].data))
+/* Every status store of a tick goes through the door of trace.h. The tick
+** is compiled twice (see bs_vm_tick): 'traced' is a constant in each copy,
+** so an untraced agent's copy stores the byte and nothing more. */
+#define SET(i, s)                                                              \
+  (traced ? bs_setstatus(a, st, i, s) : (void)(st[i] = (uint8_t)(s)))
+#if defined(__GNUC__)
+#define ALWAYS_INLINE inline __attribute__((always_inline))
+#else
+#define ALWAYS_INLINE inline
+#endif
 
 static const Leaf *leafof(const Blueprint *bp, const Node *n) {
   return (n->flags & NF_NAMED) ? &bp->env->leaves[n->leaf]
@@ -58,14 +69,18 @@ static int fire(bonsai_agent *a, const Node *n, uint32_t i, int ev,
 }
 
 /* The tick of the running action n (node i), and its exit when done. */
-static inline int tick_action(bonsai_agent *a, const Node *n, uint32_t i,
-                              uint8_t *st, bonsai_call *c) {
+static ALWAYS_INLINE int tick_action(bonsai_agent *a, const Node *n,
+                                     uint32_t i, uint8_t *st, bonsai_call *c,
+                                     const int traced) {
   int s = fire(a, n, i, BONSAI_EV_TICK, 0, c);
-  if (s == RUNNING)
+  if (s == RUNNING) {
+    if (traced)
+      bs_setagain(a, i);
     return s;
+  }
   if (s != SUCCESS && s != FAILURE)
     return leaffail(a, s, "tick");
-  st[i] = (uint8_t)s;
+  SET(i, s);
   if (leafof(a->bp, n)->flags & BONSAI_LEAF_EXIT) {
     int r = fire(a, n, i, BONSAI_EV_EXIT, s, c);
     if (r != BONSAI_OK)
@@ -76,8 +91,9 @@ static inline int tick_action(bonsai_agent *a, const Node *n, uint32_t i,
 
 /* One tick of the action or condition n (node i): enter, tick, and exit
 ** when done. */
-static int tick_leaf(bonsai_agent *a, const Node *n, uint32_t i, uint8_t *st,
-                     bonsai_call *c) {
+static ALWAYS_INLINE int tick_leaf(bonsai_agent *a, const Node *n,
+                                   uint32_t i, uint8_t *st, bonsai_call *c,
+                                   const int traced) {
   int s;
   if (n->kind == BONSAI_CONDITION) { /* its status is stored by the caller */
     s = fire(a, n, i, BONSAI_EV_TICK, 0, c);
@@ -95,9 +111,9 @@ static int tick_leaf(bonsai_agent *a, const Node *n, uint32_t i, uint8_t *st,
       if (r != BONSAI_OK)
         return leaffail(a, r, "enter");
     }
-    st[i] = RUNNING;
+    SET(i, RUNNING);
   }
-  return tick_action(a, n, i, st, c);
+  return tick_action(a, n, i, st, c, traced);
 }
 
 static const char *typename(int t) {
@@ -154,7 +170,7 @@ uint32_t bs_vm_running_child(const Blueprint *bp, const uint8_t *st,
 static int abort_node(bonsai_agent *a, uint32_t i) {
   const Node *n = &a->bp->nodes[i];
   int r = BONSAI_OK;
-  a->state[i] = BONSAI_ABORTED;
+  bs_setstatus(a, a->state, i, BONSAI_ABORTED);
   if (n->kind == BONSAI_ACTION) {
     unsigned f = leafof(a->bp, n)->flags;
     bonsai_call c;
@@ -214,10 +230,12 @@ void bs_vm_recover(bonsai_agent *a, const char *msg) {
   a->protect = 1;
   if (a->current != BS_NONE && a->state[a->current] == RUNNING &&
       a->event == BONSAI_EV_ENTER)
-    a->state[a->current] = BONSAI_IDLE; /* its run never started */
+    bs_setstatus(a, a->state, a->current, BONSAI_IDLE); /* never started */
   (void)bs_vm_abort(a, 0);
   a->protect = protect;
   a->errlock = 0;
+  if (bs_unlikely(a->trace != NULL))
+    bs_trace_mark(a, BONSAI_TRACE_ERROR, a->errnode, bonsai_agent_errmsg(a));
 }
 
 /* A leaf failed inside the VM (C path): recover and report. */
@@ -326,7 +344,8 @@ static int wakeguards(bonsai_agent *a) {
   return restart;
 }
 
-int bs_vm_tick(bonsai_agent *a) {
+/* The tick; 'traced' is a constant in each of its two copies. */
+static ALWAYS_INLINE int run(bonsai_agent *a, const int traced) {
   const Node *nd = a->bp->nodes;
   uint8_t *st = a->state;
   uint32_t i = a->resume, c; /* 0 unless the root is running */
@@ -345,7 +364,7 @@ int bs_vm_tick(bonsai_agent *a) {
     /* resumed at a running action: its status byte need not be read (in a
     ** large tree it lies away from what the tick touches) */
     bs_assert(st[i] == RUNNING);
-    if ((s = tick_action(a, &nd[i], i, st, &cl)) < 0)
+    if ((s = tick_action(a, &nd[i], i, st, &cl, traced)) < 0)
       return fail(a);
     goto done;
   }
@@ -353,13 +372,13 @@ tick: /* node i is ticked; the common kinds first, without a switch */
   for (;;) {
     const Node *n = &nd[i];
     if (n->kind <= BONSAI_CONDITION) { /* action, condition */
-      if ((s = tick_leaf(a, n, i, st, &cl)) < 0)
+      if ((s = tick_leaf(a, n, i, st, &cl, traced)) < 0)
         return fail(a);
       goto done;
     }
     if (n->flags & NF_MEMORY) { /* sequence, selector */
       if (st[i] != RUNNING) {
-        st[i] = RUNNING;
+        SET(i, RUNNING);
         W0(i) = i + 1;
       }
       i = W0(i);
@@ -367,7 +386,7 @@ tick: /* node i is ticked; the common kinds first, without a switch */
     }
     if (n->flags & NF_REACTIVE) { /* reactive_*, priority */
       if (st[i] != RUNNING) {
-        st[i] = RUNNING;
+        SET(i, RUNNING);
         W0(i) = BS_NONE;
       }
       i++;
@@ -381,17 +400,19 @@ tick: /* node i is ticked; the common kinds first, without a switch */
     case BONSAI_WAIT:
       if (st[i] != RUNNING) {
         F64(i) = a->time;
-        st[i] = RUNNING;
+        SET(i, RUNNING);
       }
       s = a->time - F64(i) >= n->secs ? SUCCESS : RUNNING;
+      if (traced && s == RUNNING)
+        bs_setagain(a, i);
       goto done;
     case BONSAI_PARALLEL:
       if (st[i] != RUNNING) {
-        st[i] = RUNNING;
+        SET(i, RUNNING);
         W0(i) = W1(i) = 0; /* successes, failures */
         for (c = i + 1; c < n->next; c = nd[c].next)
           if (st[c] != RUNNING)
-            st[c] = BONSAI_IDLE;
+            SET(c, BONSAI_IDLE);
       }
       c = unfinished(a, i, i + 1);
       bs_assert(c < n->next); /* a running parallel has a child to tick */
@@ -399,7 +420,7 @@ tick: /* node i is ticked; the common kinds first, without a switch */
       continue;
     case BONSAI_REPEATER: case BONSAI_RETRY:
       if (st[i] != RUNNING) {
-        st[i] = RUNNING;
+        SET(i, RUNNING);
         W0(i) = 0;
       }
       if (st[i + 1] != RUNNING)
@@ -407,14 +428,14 @@ tick: /* node i is ticked; the common kinds first, without a switch */
       i++;
       continue;
     case BONSAI_REPEAT_UNTIL_FAILURE:
-      st[i] = RUNNING;
+      SET(i, RUNNING);
       if (st[i + 1] != RUNNING)
         W0(i) = a->serial;
       i++;
       continue;
     case BONSAI_TIMEOUT: case BONSAI_TIME_LIMIT:
       if (st[i] != RUNNING) {
-        st[i] = RUNNING;
+        SET(i, RUNNING);
         F64(i) = a->time;
       }
       if (a->time - F64(i) >= n->secs) {
@@ -432,7 +453,7 @@ tick: /* node i is ticked; the common kinds first, without a switch */
           goto done;
         }
         W0(i)++;
-        st[i] = RUNNING;
+        SET(i, RUNNING);
       }
       i++;
       continue;
@@ -442,7 +463,7 @@ tick: /* node i is ticked; the common kinds first, without a switch */
           s = FAILURE;
           goto done;
         }
-        st[i] = RUNNING;
+        SET(i, RUNNING);
       }
       i++;
       continue;
@@ -452,7 +473,7 @@ tick: /* node i is ticked; the common kinds first, without a switch */
           s = (int)W0(i);
           goto done;
         }
-        st[i] = RUNNING;
+        SET(i, RUNNING);
       }
       i++;
       continue;
@@ -460,22 +481,22 @@ tick: /* node i is ticked; the common kinds first, without a switch */
       if (st[i] != RUNNING) {
         if ((s = check(a, i + 1)) < 0)
           return fail(a);
-        st[i + 1] = (uint8_t)s;
+        SET(i + 1, s);
         W0(i) = (uint32_t)s;
         if (s == FAILURE)
           goto done;
-        st[i] = RUNNING;
+        SET(i, RUNNING);
       }
       i = n->b;
       continue;
     case BONSAI_FILTER: case BONSAI_MONITOR:
-      st[i] = RUNNING;
+      SET(i, RUNNING);
       if (n->b == i + 1)
         W0(i) = a->serial; /* no conditions: the child runs this tick */
       i++;
       continue;
     default: /* invert, force_*: tick the only child */
-      st[i] = RUNNING;
+      SET(i, RUNNING);
       i++;
       continue;
     }
@@ -492,13 +513,13 @@ done: /* node i finished its tick with status s; control moves on */
       i = n->up;
     } else { /* the jump table: ancestors that end too, then where to go */
       uint32_t k = (uint32_t)(s - SUCCESS), f = n->fin[k], to = n->to[k];
-      st[i] = (uint8_t)s;
+      SET(i, s);
       for (c = i; f > 0; f--) {
         uint32_t p = nd[c].parent;
         if ((nd[p].flags & NF_REACTIVE) &&
             reactive_end(a, nd, st, p, c, s) != BONSAI_OK)
           return fail(a);
-        st[p] = (uint8_t)s;
+        SET(p, s);
         c = p;
       }
       switch (n->how[k]) {
@@ -620,4 +641,25 @@ done: /* node i finished its tick with status s; control moves on */
       break;
     }
   }
+}
+
+/* The two copies, each a function of its own. */
+#if defined(__GNUC__)
+__attribute__((noinline))
+#endif
+static int run_plain(bonsai_agent *a) {
+  return run(a, 0);
+}
+
+#if defined(__GNUC__)
+__attribute__((noinline))
+#endif
+static int run_traced(bonsai_agent *a) {
+  return run(a, 1);
+}
+
+/* One predictable branch per tick: an agent without a trace runs the copy
+** of the tick in which the door of every status store is compiled out. */
+int bs_vm_tick(bonsai_agent *a) {
+  return bs_unlikely(a->trace != NULL) ? run_traced(a) : run_plain(a);
 }

@@ -241,4 +241,30 @@ bt.builder = function(...)
   return require("bonsai.builder").new(bt, ...)
 end
 
+-- Seeing the AI think ----------------------------------------------------
+
+-- bt.record(path, agents): a recorder writing the trace file (lua-cjson is
+-- loaded on first use only)
+function bt.record(path, agents)
+  return require("bonsai.record").record(bt, path, agents)
+end
+
+-- tree:dot(a), tree:mermaid(a): added to the tree methods of bonsai.core
+do
+  local methods = debug.getregistry()["bonsai.tree"].methods
+  function methods.dot(tree, agent)
+    return require("bonsai.export").dot(tree, agent)
+  end
+  function methods.mermaid(tree, agent)
+    return require("bonsai.export").mermaid(tree, agent)
+  end
+end
+
+-- bt.debug: the live server (lua-socket, loaded on first use)
+bt.debug = setmetatable({}, { __index = function(t, k)
+  local d = require("bonsai.debug").new(bt)
+  setmetatable(t, { __index = d })
+  return d[k]
+end })
+
 return bt
