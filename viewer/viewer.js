@@ -290,7 +290,7 @@ function renderInfo(view) {
   }
   const l = view.line;
   box.innerHTML = '<b class="who"></b><div class="facts"></div>';
-  box.firstChild.textContent = a.label + ' (agent ' + a.id + ')';
+  box.firstChild.textContent = a.label + (a.label === 'agent ' + a.id ? '' : ' (agent ' + a.id + ')');
   const facts = [
     ['tick', view.tick + (view.tick !== ui.tick ? ' (its last tick at or before ' + ui.tick + ')' : '')],
     ['time', l.time + ' s'],
@@ -318,7 +318,7 @@ function renderInfo(view) {
   if (l.frozen !== undefined) {
     const n = view.tree.nodes[l.frozen];
     fz.innerHTML = '<p></p>';
-    fz.firstChild.textContent = 'Frozen at the breakpoint on ' + (n ? n.path : 'node ' + l.frozen) +
+    fz.firstChild.textContent = 'Frozen at ' + (n ? 'the breakpoint on ' + n.path : 'a breakpoint') +
       ': the agent is not ticked until resumed or stepped.';
     const latest = view.tick === a.ticks[a.ticks.length - 1];
     if (ui.live && latest) {

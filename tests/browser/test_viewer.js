@@ -1,14 +1,15 @@
-// test_viewer.js: the viewer's browser test. Serves viewer/ and trace files
-// from a small HTTP server on 127.0.0.1, drives the page in Debian's
-// Chromium (headless, through playwright-core, no browser download) and
-// checks what the page shows against a reconstruction of the trace done
-// here, independently of the page's code: node statuses, blackboard and
-// changed keys at given ticks, population counts, the reload, the error,
-// the breakpoint, bad files, and the live mode against a fake game that
-// speaks the live protocol of docs/TRACE_FORMAT.md. Writes a screenshot of
-// each view into OUTDIR.
+// test_viewer.js: the viewer's browser test. Records an arena trace
+// (samples/arena.lua --record), serves viewer/ and trace files from a small
+// HTTP server on 127.0.0.1, drives the page in Debian's Chromium (headless,
+// through playwright-core, no browser download) and checks what the page
+// shows against a reconstruction of the trace done here, independently of
+// the page's code: node statuses, blackboard and changed keys at given
+// ticks, population counts; then, on a generated trace (make_trace.js), a
+// reload, an error and a breakpoint; bad files; and the live mode against
+// a running game loop (tests/live/game.lua, bt.debug.serve). Writes a
+// screenshot of each view into BUILDDIR/browser-screenshots.
 //
-//   node test_viewer.js [OUTDIR]      (default: ../../build/browser-screenshots)
+//   node test_viewer.js BUILDDIR      (default: ../../build)
 'use strict';
 const fs = require('fs');
 const os = require('os');
@@ -16,11 +17,17 @@ const path = require('path');
 const http = require('http');
 const assert = require('assert/strict');
 const { chromium } = require('playwright-core');
+const { spawn, execFileSync } = require('child_process');
 const { makeTrace, brokenVariants } = require('./make_trace');
 
 const ROOT = path.resolve(__dirname, '../..');
 const VIEWER = path.join(ROOT, 'viewer');
-const OUT = path.resolve(process.argv[2] || path.join(ROOT, 'build/browser-screenshots'));
+const BUILD = path.resolve(process.argv[2] || path.join(ROOT, 'build'));
+const OUT = path.join(BUILD, 'browser-screenshots');
+const LUA_ENV = Object.assign({}, process.env, {
+  LUA_PATH: ROOT + '/lua/?.lua;' + ROOT + '/lua/?/init.lua;;',
+  LUA_CPATH: BUILD + '/src/?.so;;',
+});
 const CHROMIUM = process.env.CHROMIUM || '/usr/bin/chromium';
 
 // ---- The reference reconstruction (docs/TRACE_FORMAT.md, "Reconstructing a tick")
@@ -32,7 +39,9 @@ function parseTrace(text) {
     if (!line) continue;
     const o = JSON.parse(line);
     if (o.t === 'tree') trees.set(o.tree + '@' + o.version, o.nodes);
-    if (o.t === 'agent') agents.set(o.agent, { id: o.agent, tree: o.tree, label: o.label, lines: [] });
+    if (o.t === 'agent' && !agents.has(o.agent)) {
+      agents.set(o.agent, { id: o.agent, tree: o.tree, label: o.label, lines: [] });
+    }
     if (o.t === 'tick') agents.get(o.agent).lines.push(o);
   }
   return { trees, agents };
@@ -105,106 +114,6 @@ function staticHandler(traceDir) {
   };
 }
 
-// ---- A fake game for the live mode ------------------------------------------------
-// Replays the generated trace frame by frame (one frame every 30 ms) as the
-// live protocol says: a new client first gets the header, the trees, the
-// agents and each agent's last tick line (with state, and the whole
-// blackboard in bb), then every new line.
-// Commands are recorded; "set" writes the key into the agent's next tick line.
-
-function fakeGame(text) {
-  const lines = text.trim().split('\n').map((l) => JSON.parse(l)).filter((o) => o.t !== 'end');
-  const game = { commands: [], sent: [], clients: new Set(), known: [], last: new Map(), pending: [], at: 0,
-    frozen: new Map(), held: new Map() };
-  const send = (o) => {
-    const s = JSON.stringify(o);
-    for (const c of game.clients) c.write('data: ' + s + '\n\n');
-  };
-  // a tick line goes out: pending "set" commands of its agent land in it
-  const tick = (o) => {
-    for (const c of game.pending.filter((x) => x.agent === o.agent)) {
-      if (c.value === null) (o.unset = o.unset || []).push(c.key); else o.bb[c.key] = c.value;
-    }
-    game.pending = game.pending.filter((x) => x.agent !== o.agent);
-    // what a new client gets for this agent: the line with the whole state
-    const prev = game.last.get(o.agent);
-    const bb = Object.assign({}, prev && prev.bb, o.bb);
-    for (const k of o.unset || []) delete bb[k];
-    const status = prev && !o.state ? prev.status.slice() : [];
-    if (o.state) for (const [id, s] of o.state) status[id] = s;
-    else for (const [id, s] of o.events) status[id] = s;
-    const state = [];
-    status.forEach((s, id) => { if (s && s !== 'idle') state.push([id, s]); });
-    game.last.set(o.agent, { line: Object.assign({}, o, { bb, state, unset: undefined }), bb, status });
-    game.sent.push(o);
-    send(o);
-  };
-  game.timer = setInterval(() => {
-    // one frame: the lines up to the next tick of agent 1
-    let seenFirst = false;
-    while (game.at < lines.length) {
-      const o = lines[game.at];
-      if (o.t === 'tick' && o.agent === 1) {
-        if (seenFirst) break;
-        seenFirst = true;
-      }
-      game.at++;
-      if (o.t !== 'tick') {
-        game.known.push(o);
-        send(o);
-      } else if (game.frozen.has(o.agent)) {
-        game.held.get(o.agent).push(o); // frozen: not ticked
-      } else {
-        tick(o);
-        if (o.frozen !== undefined) { game.frozen.set(o.agent, o.frozen); game.held.set(o.agent, []); }
-      }
-    }
-  }, 30);
-  // resume: the agent runs again; step: one tick, then frozen again
-  const release = (c) => {
-    const held = game.held.get(c.agent) || [];
-    if (c.cmd === 'resume') {
-      game.frozen.delete(c.agent);
-      held.splice(0).forEach(tick);
-    } else if (held.length) {
-      const o = held.shift();
-      o.frozen = game.frozen.get(c.agent);
-      tick(o);
-    }
-  };
-  game.handler = (req, res) => {
-    const url = new URL(req.url, 'http://x');
-    if (url.pathname === '/live') {
-      res.writeHead(200, { 'Content-Type': 'application/json' });
-      res.end('{"live":true}');
-    } else if (url.pathname === '/events') {
-      res.writeHead(200, { 'Content-Type': 'text/event-stream', 'Cache-Control': 'no-cache' });
-      for (const o of game.known) res.write('data: ' + JSON.stringify(o) + '\n\n');
-      for (const l of game.last.values()) res.write('data: ' + JSON.stringify(l.line) + '\n\n');
-      game.clients.add(res);
-      req.on('close', () => game.clients.delete(res));
-    } else if (url.pathname === '/command' && req.method === 'POST') {
-      let body = '';
-      req.on('data', (d) => { body += d; });
-      req.on('end', () => {
-        const c = JSON.parse(body);
-        game.commands.push(c);
-        if (c.cmd === 'set') game.pending.push(c);
-        if (c.cmd === 'resume' || c.cmd === 'step') release(c);
-        res.writeHead(200, { 'Content-Type': 'application/json' });
-        res.end('{"ok":true}');
-      });
-    } else {
-      serveFile(res, path.join(VIEWER, path.basename(url.pathname === '/' ? 'index.html' : url.pathname)));
-    }
-  };
-  game.stop = () => {
-    clearInterval(game.timer);
-    for (const c of game.clients) c.end();
-  };
-  return game;
-}
-
 // ---- Page helpers --------------------------------------------------------------
 
 async function shown(page) {
@@ -259,28 +168,85 @@ async function check(name, fn) {
   console.log('ok ' + checks + ' - ' + name + ' (' + (Date.now() - t0) + ' ms)');
 }
 
+// ---- The live game ------------------------------------------------------------------
+// tests/live/game.lua serves three guards on a free port for `seconds`; a
+// reader of its /events stream here collects every line it sends, the
+// reference for what the page shows.
+
+function startGame(seconds) {
+  return new Promise((resolve, reject) => {
+    const child = spawn('lua5.4', [path.join(ROOT, 'tests/live/game.lua'), '0', String(seconds)],
+      { env: LUA_ENV, cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] });
+    let out = '';
+    child.stdout.on('data', (d) => {
+      out += d;
+      const m = out.match(/live: (http:\/\/127\.0\.0\.1:\d+\/)/);
+      if (m) resolve({ child, url: m[1] });
+    });
+    child.on('exit', (code) => reject(new Error('tests/live/game.lua exited (' + code + '): ' + out)));
+  });
+}
+
+function readStream(url) {
+  const stream = { lines: [], req: null };
+  stream.req = http.get(url + 'events', (res) => {
+    let buf = '';
+    res.on('data', (d) => {
+      buf += d;
+      let i;
+      while ((i = buf.indexOf('\n\n')) >= 0) {
+        const ev = buf.slice(0, i);
+        buf = buf.slice(i + 2);
+        const data = ev.split('\n').filter((l) => l.startsWith('data:')).map((l) => l.slice(5).trim());
+        if (data.length) stream.lines.push(JSON.parse(data.join('\n')));
+      }
+    });
+  });
+  stream.req.on('error', () => {});
+  return stream;
+}
+
+async function until(what, fn, ms) {
+  const end = Date.now() + (ms || 10000);
+  while (Date.now() < end) {
+    const v = fn();
+    if (v) return v;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  throw new Error('timed out waiting for ' + what);
+}
+
 // ---- The test -------------------------------------------------------------------
 
 async function main() {
   fs.mkdirSync(OUT, { recursive: true });
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'bonsai-viewer-'));
+  // a recorded arena (the first 300 ticks of the default run, seed 42)
+  execFileSync('lua5.4', [path.join(ROOT, 'samples/arena.lua'), '--record', path.join(tmp, 'arena.jsonl'),
+    '--no-map', '--fast', '--ticks=300'], { env: LUA_ENV, cwd: ROOT, stdio: ['ignore', 'ignore', 'inherit'] });
+  const arenaText = fs.readFileSync(path.join(tmp, 'arena.jsonl'), 'utf8');
+  const arena = parseTrace(arenaText);
+  // a generated trace with a reload, an error and a breakpoint, and broken files
   const text = makeTrace({ agents: 400, ticks: 200 });
-  fs.writeFileSync(path.join(tmp, 'arena.jsonl'), text);
+  fs.writeFileSync(path.join(tmp, 'generated.jsonl'), text);
   for (const [name, t] of Object.entries(brokenVariants(text))) fs.writeFileSync(path.join(tmp, name), t);
-  const ref = parseTrace(text);
+  const gen = parseTrace(text);
 
-  // the agents and ticks of the story: a guard whose patrol a sighting
-  // aborts, the agent that reloads, the error and the breakpoint
-  const ids = (fn) => [...ref.agents.values()].filter((a) => a.lines.some(fn));
-  const errorAgent = ids((l) => l.error)[0];
+  // The story of the README: the first guard whose patrol a sighting
+  // aborts after tick 60 (the arena is deterministic)
+  const patrolOf = (ref) => ref.trees.get('guard@1').find((n) => n.path === 'guard/patrol').id;
+  const sighted = (ref) => (l) => l.tick >= 60 && l.bb.enemy !== undefined &&
+    l.events.some(([id, s]) => id === patrolOf(ref) && s === 'aborted');
+  const ids = (ref, fn) => [...ref.agents.values()].filter((a) => a.lines.some(fn));
+  const story = ids(arena, sighted(arena))[0];
+  const storyTick = story.lines.find(sighted(arena)).tick;
+  console.log('# the story: ' + story.label + ' stops patrolling at tick ' + storyTick);
+  const errorAgent = ids(gen, (l) => l.error)[0];
   const errorTick = errorAgent.lines.find((l) => l.error).tick;
-  const frozenAgent = ids((l) => l.frozen !== undefined)[0];
+  const frozenAgent = ids(gen, (l) => l.frozen !== undefined)[0];
   const frozenTick = frozenAgent.lines.find((l) => l.frozen !== undefined).tick;
-  const patrolId = ref.trees.get('guard@1').find((n) => n.path === 'guard/patrol').id;
-  const sighted = (l) => l.version === 1 && l.bb.enemy && l.events.some(([id, s]) => id === patrolId && s === 'aborted');
-  const story = ids(sighted)[0];
-  const storyTick = story.lines.find(sighted).tick;
-  const reloadTick = story.lines.find((l) => l.reload).tick;
+  const reloader = gen.agents.get(1);
+  const reloadTick = reloader.lines.find((l) => l.reload).tick;
 
   const server = await listen(staticHandler(tmp));
   const base = 'http://127.0.0.1:' + server.address().port + '/';
@@ -293,92 +259,70 @@ async function main() {
     viewport: { width: 1400, height: 860 },
   });
   let game = null;
-  let liveServer = null;
+  let stream = null;
   try {
     const page = context.pages()[0] || await context.newPage();
     const pageErrors = [];
     page.on('pageerror', (e) => pageErrors.push(e.message));
 
-    await check('a served trace (?trace=URL) loads', async () => {
+    await check('a recorded arena trace loads (?trace=URL)', async () => {
       const t0 = Date.now();
       await page.goto(base + 'index.html?trace=traces/arena.jsonl');
       await page.waitForSelector('body.loaded #tree li[data-path]');
-      console.log('# 400 agents x 200 ticks indexed and drawn in ' + (Date.now() - t0) + ' ms');
+      console.log('# ' + arena.agents.size + ' agents x 300 ticks indexed and drawn in ' + (Date.now() - t0) + ' ms');
       assert.equal(await page.isVisible('#message'), false, 'no message for a good trace');
-      assert.equal(await page.textContent('#agent-count'), '400');
+      assert.equal(await page.textContent('#agent-count'), String(arena.agents.size));
     });
 
-    await check('agent ' + story.id + ' stepped to tick ' + storyTick + ' (the patrol aborted)', async () => {
+    await check(story.label + ' stepped to tick ' + storyTick + ': why it stopped patrolling', async () => {
       await pickAgent(page, story.id);
       await goTo(page, storyTick - 2);
-      await checkAgentAt(page, ref, story.id, storyTick - 2);
+      await checkAgentAt(page, arena, story.id, storyTick - 2);
       await page.keyboard.press('ArrowRight');
-      await checkAgentAt(page, ref, story.id, storyTick - 1);
+      let s = (await checkAgentAt(page, arena, story.id, storyTick - 1)).s;
+      assert.equal(s.status['guard/patrol'], 'running');
       await page.keyboard.press('ArrowRight');
-      const { s, r } = await checkAgentAt(page, ref, story.id, storyTick);
+      s = (await checkAgentAt(page, arena, story.id, storyTick)).s;
       assert.equal(s.status['guard/patrol'], 'aborted');
       assert.ok(s.changed.includes('enemy'), 'enemy highlighted as changed');
-      assert.ok(r.line.bb.enemy);
       const events = await page.$$eval('#events li', (l) => l.map((x) => x.textContent));
       assert.ok(events.some((e) => e.startsWith('patrol') && e.endsWith('aborted')), 'the patrol abort is listed');
+      assert.ok(events.some((e) => e.startsWith('is_set[1]') && e.endsWith('success')), 'the guard condition is listed');
       await page.screenshot({ path: path.join(OUT, 'agent.png') });
       await page.keyboard.press('ArrowLeft');
-      await checkAgentAt(page, ref, story.id, storyTick - 1);
+      await checkAgentAt(page, arena, story.id, storyTick - 1);
+      // Shift+arrow: to the previous change of the running path
+      await page.keyboard.press('Shift+ArrowLeft');
+      const prev = (await shown(page)).tick;
+      assert.ok(prev < storyTick - 1, 'an earlier change');
+      await checkAgentAt(page, arena, story.id, prev);
     });
 
-    await check('every tick of one agent matches the reconstruction (keyframes)', async () => {
-      for (const t of [1, 2, 15, 16, 17, 33, 64, 100, 150, 199, 200]) {
+    await check('ticks across keyframes match the reconstruction', async () => {
+      for (const t of [1, 2, 15, 16, 17, 33, 64, 100, 150, 299, 300]) {
         await goTo(page, t);
-        await checkAgentAt(page, ref, story.id, t);
+        await checkAgentAt(page, arena, story.id, t);
+      }
+      const villager = [...arena.agents.values()].find((a) => a.tree === 'villager');
+      await pickAgent(page, villager.id);
+      for (const t of [1, 120, 250]) {
+        await goTo(page, t);
+        await checkAgentAt(page, arena, villager.id, t);
       }
     });
 
-    await check('the reload switches the tree version at tick ' + reloadTick, async () => {
-      await goTo(page, reloadTick - 1);
-      let s = await shown(page);
-      assert.match(s.head, /version 1 of 1, 2/);
-      assert.equal(s.status['guard/combat/fight/shout'], undefined);
-      await page.keyboard.press('ArrowRight');
-      s = await checkAgentAt(page, ref, story.id, reloadTick).then((x) => x.s);
-      assert.match(s.head, /version 2 of 1, 2/);
-      assert.ok('guard/combat/fight/shout' in s.status, 'version 2 has the shout node');
-      assert.match(await page.textContent('#tick-info'), /version 1 → 2/);
-    });
-
-    await check('the error of agent ' + errorAgent.id + ' at tick ' + errorTick, async () => {
-      await pickAgent(page, errorAgent.id);
-      await goTo(page, errorTick);
-      await checkAgentAt(page, ref, errorAgent.id, errorTick);
-      const err = await page.textContent('.tick-error');
-      assert.ok(err.includes(errorAgent.lines.find((l) => l.error).error), 'the error message is shown');
-    });
-
-    await check('the breakpoint of agent ' + frozenAgent.id + ' at tick ' + frozenTick, async () => {
-      await pickAgent(page, frozenAgent.id);
-      await goTo(page, frozenTick);
-      await checkAgentAt(page, ref, frozenAgent.id, frozenTick);
-      assert.match(await page.textContent('#frozen'), /Frozen at the breakpoint on guard\/combat\/fight\/strike\/attack/);
-      assert.equal(await page.getAttribute('li[data-path="guard/combat/fight/strike/attack"] > .row', 'class'),
-        'row bp-on');
-      // frozen, it was not ticked: its next tick (its own count) is the
-      // first after the resume, and it is no longer frozen
-      await page.keyboard.press('ArrowRight');
-      await checkAgentAt(page, ref, frozenAgent.id, frozenTick + 1);
-      assert.equal(await page.isVisible('#frozen'), false);
-      await goTo(page, frozenTick);
-      await page.screenshot({ path: path.join(OUT, 'breakpoint.png') });
-    });
-
-    await check('running list, node search and collapsing', async () => {
+    await check('running list, node search, collapsing, agent search', async () => {
       await pickAgent(page, story.id);
       await goTo(page, storyTick);
       const leaf = await page.textContent('#running li[data-path] small');
       await page.click('#running li[data-path]');
       assert.ok(await page.isVisible('li[data-path="' + leaf + '"] > .row.flash'));
+      const nodes = reconstruct(arena, story, storyTick).nodes;
       await page.fill('#node-search', 'attack');
-      assert.equal(await page.textContent('#node-matches'), '1 match');
+      assert.equal(await page.textContent('#node-matches'),
+        nodes.filter((n) => n.name.includes('attack')).length + ' match');
       await page.fill('#node-search', 'action');
-      const actions = reconstruct(ref, story, storyTick).nodes.filter((n) => n.type === 'action').length;
+      const actions = nodes.filter((n) => n.type.includes('action') || n.name.includes('action')).length;
       assert.equal(await page.textContent('#node-matches'), actions + ' matches');
       await page.fill('#node-search', '');
       await page.click('li[data-path="guard/combat"] > .row .twist');
@@ -387,36 +331,78 @@ async function main() {
       assert.equal(await page.isVisible('li[data-path="guard/combat/fight"]'), true);
       // a running node inside a collapsed subtree: one click opens it
       await page.click('li[data-path="guard"] > .row .twist');
+      assert.equal(await page.isVisible('#tree li[data-path="' + leaf + '"]'), false);
       await page.click('#running li[data-path]');
-      assert.equal(await page.isVisible('li[data-path="' + leaf + '"]'), true);
-      // the agent picker narrows thousands of names
-      await page.fill('#agent-search', 'guard 39');
-      assert.equal(await page.$$eval('#agent-list li[data-agent]', (l) => l.length), 11);
+      assert.equal(await page.isVisible('#tree li[data-path="' + leaf + '"]'), true);
+      // the agent picker narrows the list
+      const q = 'agent 1';
+      const hits = [...arena.agents.values()].filter((a) => a.label.toLowerCase().includes(q)).length;
+      await page.fill('#agent-search', q);
+      assert.equal(await page.$$eval('#agent-list li[data-agent]', (l) => l.length), Math.min(200, hits));
+      assert.equal(await page.textContent('#agent-count'), hits + ' of ' + arena.agents.size);
       await page.fill('#agent-search', '');
-      assert.equal(await page.$$eval('#agent-list li[data-agent]', (l) => l.length), 200);
     });
 
     await check('population counts equal the ones computed from the file', async () => {
       await page.click('#mode-pop');
-      for (const t of [1, 50, storyTick, reloadTick, 150, 200]) {
-        await goTo(page, t);
-        const want = population(ref, 'guard', t);
-        const got = await page.evaluate(() => {
-          const c = {};
-          for (const li of document.querySelectorAll('#tree li[data-path]')) {
-            if (Number(li.dataset.count)) c[li.dataset.path] = Number(li.dataset.count);
-          }
-          return { counts: c, agents: Number(document.getElementById('tree-head').dataset.agents) };
-        });
-        const shownPaths = await page.$$eval('#tree li[data-path]', (l) => l.map((x) => x.dataset.path));
-        const expected = {};
-        for (const p of shownPaths) if (want.counts[p]) expected[p] = want.counts[p];
-        assert.equal(got.agents, want.agents, 'agents at tick ' + t);
-        assert.deepEqual(got.counts, expected, 'population at tick ' + t);
+      const trees = [...new Set([...arena.agents.values()].map((a) => a.tree))];
+      for (const tree of trees) {
+        await pickAgent(page, [...arena.agents.values()].find((a) => a.tree === tree).id);
+        for (const t of [1, 50, storyTick, 200, 300]) {
+          await goTo(page, t);
+          const want = population(arena, tree, t);
+          const got = await page.evaluate(() => {
+            const c = {};
+            for (const li of document.querySelectorAll('#tree li[data-path]')) {
+              if (Number(li.dataset.count)) c[li.dataset.path] = Number(li.dataset.count);
+            }
+            return { counts: c, agents: Number(document.getElementById('tree-head').dataset.agents) };
+          });
+          assert.equal(got.agents, want.agents, tree + ': agents at tick ' + t);
+          assert.deepEqual(got.counts, want.counts, tree + ': population at tick ' + t);
+        }
       }
-      await goTo(page, 70);
+      await pickAgent(page, story.id);
+      await goTo(page, storyTick);
       await page.screenshot({ path: path.join(OUT, 'population.png') });
       await page.click('#mode-agent');
+    });
+
+    await check('a reload switches the tree version (generated trace, tick ' + reloadTick + ')', async () => {
+      await page.goto(base + 'index.html?trace=traces/generated.jsonl&agent=1&tick=' + (reloadTick - 1));
+      await page.waitForSelector('body.loaded #tree li[data-path]');
+      await page.click('#tree-head');
+      let s = (await checkAgentAt(page, gen, 1, reloadTick - 1)).s;
+      assert.match(s.head, /version 1 of 1, 2/);
+      assert.equal(s.status['guard/combat/fight/shout'], undefined);
+      await page.keyboard.press('ArrowRight');
+      s = (await checkAgentAt(page, gen, 1, reloadTick)).s;
+      assert.match(s.head, /version 2 of 1, 2/);
+      assert.ok('guard/combat/fight/shout' in s.status, 'version 2 has the shout node');
+      assert.match(await page.textContent('#tick-info'), /version 1 → 2/);
+    });
+
+    await check('the error of agent ' + errorAgent.id + ' at tick ' + errorTick, async () => {
+      await pickAgent(page, errorAgent.id);
+      await goTo(page, errorTick);
+      await checkAgentAt(page, gen, errorAgent.id, errorTick);
+      const err = await page.textContent('.tick-error');
+      assert.ok(err.includes(errorAgent.lines.find((l) => l.error).error), 'the error message is shown');
+    });
+
+    await check('the breakpoint of agent ' + frozenAgent.id + ' at tick ' + frozenTick, async () => {
+      await pickAgent(page, frozenAgent.id);
+      await goTo(page, frozenTick);
+      await checkAgentAt(page, gen, frozenAgent.id, frozenTick);
+      assert.match(await page.textContent('#frozen'), /Frozen at the breakpoint on guard\/combat\/fight\/strike\/attack/);
+      assert.equal(await page.getAttribute('li[data-path="guard/combat/fight/strike/attack"] > .row', 'class'),
+        'row bp-on');
+      await page.screenshot({ path: path.join(OUT, 'breakpoint.png') });
+      // frozen, it was not ticked: its next tick (its own count) is the
+      // first after the resume, and it is no longer frozen
+      await page.keyboard.press('ArrowRight');
+      await checkAgentAt(page, gen, frozenAgent.id, frozenTick + 1);
+      assert.equal(await page.isVisible('#frozen'), false);
     });
 
     await check('bad files give a clear message, never a blank page', async () => {
@@ -451,7 +437,7 @@ async function main() {
       await page.waitForSelector('body.loaded #tree li[data-path]');
       await pickAgent(page, story.id);
       await goTo(page, storyTick);
-      await checkAgentAt(page, ref, story.id, storyTick);
+      await checkAgentAt(page, arena, story.id, storyTick);
       await page.evaluate((content) => {
         const dt = new DataTransfer();
         dt.items.add(new File([content], 'dropped.jsonl'));
@@ -461,10 +447,10 @@ async function main() {
       assert.match(await page.textContent('#message'), /dropped.jsonl: .*not a Bonsai trace/);
     });
 
-    await check('live: follows the game, pauses, scrubs back, resumes, sends commands', async () => {
-      game = fakeGame(makeTrace({ agents: 30, ticks: 400, seed: 11 }));
-      liveServer = await listen(game.handler);
-      await page.goto('http://127.0.0.1:' + liveServer.address().port + '/');
+    await check('live: follows tests/live/game.lua, pauses, scrubs back, resumes, edits the blackboard', async () => {
+      game = await startGame(40);
+      stream = readStream(game.url);
+      await page.goto(game.url);
       await page.waitForSelector('body.loaded.is-live #tree li[data-path]');
       assert.equal(await page.textContent('#live-state'), 'live');
       const tickNow = () => page.evaluate(() => Number(document.body.dataset.tick));
@@ -479,53 +465,72 @@ async function main() {
       await page.keyboard.press('ArrowLeft');
       await page.keyboard.press('ArrowLeft');
       assert.equal(await tickNow(), paused - 2, 'scrubbed back');
-      // what the page shows is what the game sent
-      const sent = parseTrace(game.known.concat(game.sent).map((o) => JSON.stringify(o)).join('\n'));
-      await checkAgentAt(page, sent, 1, paused - 2);
+      // what the page shows is what the game streamed
+      const sent = parseTrace(stream.lines.map((o) => JSON.stringify(o)).join('\n'));
+      const agent = Number(await page.evaluate(() => document.body.dataset.agent));
+      await checkAgentAt(page, sent, agent, paused - 2);
       await page.click('#live-pause');
       await page.waitForFunction((t) => Number(document.body.dataset.tick) > t, paused);
       // edit a blackboard value: it reaches the game and comes back in a tick
+      const from = stream.lines.length;
       await page.click('#bb tr[data-key="hp"] td');
-      await page.fill('#bb tr[data-key="hp"] input', '7.25');
+      await page.fill('#bb tr[data-key="hp"] input', '77');
       await page.press('#bb tr[data-key="hp"] input', 'Enter');
-      const landed = () => game.sent.find((o) => o.agent === 1 && o.bb.hp === 7.25);
-      for (let i = 0; i < 100 && !landed(); i++) await page.waitForTimeout(50);
-      assert.ok(landed(), 'the game wrote the value into a tick');
+      const landed = await until('hp = 77 in the stream', () => stream.lines.slice(from)
+        .find((o) => o.t === 'tick' && o.agent === agent && o.bb && o.bb.hp === 77));
       await page.click('#live-pause');
-      await goTo(page, landed().tick);
-      assert.equal(await page.getAttribute('#bb tr[data-key="hp"]', 'data-value'), '7.25');
+      await goTo(page, landed.tick);
+      assert.equal(await page.getAttribute('#bb tr[data-key="hp"]', 'data-value'), '77');
       assert.equal(await page.getAttribute('#bb tr[data-key="hp"]', 'class'), 'changed');
       await page.click('#live-pause');
-      const set = game.commands.find((c) => c.cmd === 'set');
-      assert.deepEqual(set, { cmd: 'set', agent: 1, key: 'hp', value: 7.25 });
-      // a breakpoint on a node
-      await page.click('li[data-path="guard/combat/fight/chase"] > .row .bp');
-      assert.deepEqual(game.commands.find((c) => c.cmd === 'break'),
-        { cmd: 'break', tree: 'guard', node: 'guard/combat/fight/chase', on: true });
-      await page.screenshot({ path: path.join(OUT, 'live.png') });
     });
 
-    await check('live: a frozen agent is resumed and stepped from the page', async () => {
-      // agent 2 of the fake game freezes at a breakpoint (make_trace)
-      await pickAgent(page, 2);
+    await check('live: a breakpoint freezes an agent; step and resume from the page; a reload', async () => {
+      // guard 2 sees a wolf every 4 s (game.lua) and attacks it
+      await page.click('li[data-path="guard/alert/attack"] > .row .bp');
+      const g2 = [...sent(stream).agents.values()].find((a) => a.label === 'guard 2');
+      await pickAgent(page, g2.id);
       await page.waitForSelector('#agent-resume', { timeout: 15000 });
+      const frozen = await until('a frozen line', () => stream.lines.find((o) => o.agent === g2.id && o.frozen !== undefined));
+      const attack = sent(stream).trees.get('guard@' + frozen.version).find((n) => n.path === 'guard/alert/attack');
+      assert.equal(frozen.frozen, attack.id, 'frozen at the attack');
+      assert.match(await page.textContent('#frozen'), /Frozen at the breakpoint on guard\/alert\/attack/);
+      await page.screenshot({ path: path.join(OUT, 'live.png') });
+      const before = g2Ticks(stream, g2.id);
+      await page.waitForTimeout(300);
+      assert.equal(g2Ticks(stream, g2.id), before, 'frozen: not ticked');
       await page.click('#agent-step');
+      await until('one step', () => g2Ticks(stream, g2.id) === before + 1);
+      await page.waitForTimeout(300);
+      assert.equal(g2Ticks(stream, g2.id), before + 1, 'stepped exactly one tick');
+      await page.waitForSelector('#agent-resume');
+      await page.click('li[data-path="guard/alert/attack"] > .row .bp'); // breakpoint off
       await page.click('#agent-resume');
-      assert.ok(game.commands.some((c) => c.cmd === 'step' && c.agent === 2));
-      assert.ok(game.commands.some((c) => c.cmd === 'resume' && c.agent === 2));
-      assert.ok(game.commands.some((c) => c.cmd === 'record' && c.agent === 2 && c.on === true));
+      await until('ticks again', () => g2Ticks(stream, g2.id) > before + 3);
+      await page.waitForSelector('#frozen', { state: 'hidden' });
+      // the game reloads its tree after 10 s: the page follows
+      await page.waitForFunction(() => /version 2/.test(document.getElementById('tree-head').textContent),
+        null, { timeout: 20000 });
     });
 
     assert.deepEqual(pageErrors, [], 'no script errors in the page');
   } finally {
-    if (game) game.stop();
-    if (liveServer) liveServer.close();
+    if (stream) stream.req.destroy();
+    if (game) game.child.kill();
     await context.close();
     server.close();
     fs.rmSync(profile, { recursive: true, force: true });
     fs.rmSync(tmp, { recursive: true, force: true });
   }
   console.log('1..' + checks + ': all passed; screenshots in ' + OUT);
+}
+
+function sent(stream) {
+  return parseTrace(stream.lines.map((o) => JSON.stringify(o)).join('\n'));
+}
+
+function g2Ticks(stream, id) {
+  return stream.lines.filter((o) => o.t === 'tick' && o.agent === id).length;
 }
 
 main().catch((e) => {
