@@ -18,6 +18,7 @@ const ui = {
   treeKey: null,         // "name@version" of the tree drawn
   rows: [],              // by node id: { li, row, count }
   search: '',
+  popPath: null,         // population: the node whose agents are listed
   matches: [],
   matchAt: -1,
   live: null,            // { es, paused } in live mode
@@ -175,6 +176,7 @@ function buildTree(t) {
       li.appendChild(ul);
     }
     row.children[1].onclick = () => toggleBreakpoint(t.name, n.path);
+    row.children[3].onclick = () => { ui.popPath = n.path; renderPopAgents(); };
     ui.rows[id] = { li, row, count: row.children[6] };
     return li;
   };
@@ -244,7 +246,7 @@ function nextMatch() {
 
 // Heat colour for a share 0..1 of the agents: pale yellow to deep red.
 function heat(f) {
-  return 'hsl(' + Math.round(55 - 55 * f) + ', 95%, ' + Math.round(88 - 40 * f) + '%)';
+  return 'hsl(' + Math.round(55 - 55 * f) + ', 95%, ' + Math.round(88 - 32 * f) + '%)';
 }
 
 function paintTree(view) {
@@ -457,6 +459,40 @@ function renderRunning(view) {
   }
 }
 
+// Population: the agents of the tree that run the clicked node at the tick.
+function renderPopAgents() {
+  const ul = $('pop-agents');
+  ul.textContent = '';
+  const t = ui.tree;
+  if (ui.mode !== 'population' || !t || ui.popPath === null || !t.byPath.has(ui.popPath)) {
+    $('pop-title').textContent = 'Click a node to list its agents';
+    return;
+  }
+  const hits = [];
+  for (const a of ui.trace.agentList) {
+    if (a.tree !== t.name) continue;
+    const v = ui.trace.stateAt(a, ui.tick);
+    const id = v && v.tree.byPath.get(ui.popPath);
+    if (id !== undefined && v.status[id] === 1) hits.push(a);
+  }
+  const n = t.nodes[t.byPath.get(ui.popPath)];
+  $('pop-title').textContent = hits.length + ' agents running ' + (n.hidden ? 'the priority section' : n.name);
+  for (const a of hits.slice(0, AGENTS_SHOWN)) {
+    const li = document.createElement('li');
+    li.dataset.agent = a.id;
+    li.textContent = a.label;
+    li.className = a === ui.agent ? 'sel' : '';
+    li.onclick = () => selectAgent(a);
+    ul.appendChild(li);
+  }
+  if (hits.length > AGENTS_SHOWN) {
+    const li = document.createElement('li');
+    li.className = 'none';
+    li.textContent = (hits.length - AGENTS_SHOWN) + ' more';
+    ul.appendChild(li);
+  }
+}
+
 // ---- Timeline ----------------------------------------------------------------
 
 const MARK_COLOURS = { change: '#3a78d8', reload: '#8a4fd0', error: '#d43c3c', frozen: '#0aa3b5' };
@@ -526,6 +562,7 @@ function render() {
   renderEvents(view);
   renderBlackboard(view);
   renderRunning(view);
+  if (ui.popPath !== null) renderPopAgents();
   if (document.activeElement !== $('tick')) $('tick').value = ui.tick; // not while typed in
   $('tick').min = tr.minTick;
   $('tick').max = tr.maxTick;

@@ -367,6 +367,15 @@ async function main() {
       }
       await pickAgent(page, story.id);
       await goTo(page, storyTick);
+      // a click on a node lists the agents that run it
+      const flee = 'guard/combat/fight/retreat/flee';
+      await page.click('#tree li[data-path="' + flee + '"] > .row .name');
+      const fleeing = [...arena.agents.values()].filter((a) => a.tree === 'guard' &&
+        (reconstruct(arena, a, storyTick) || { byPath: {} }).byPath[flee] === 'running').map((a) => a.id);
+      assert.ok(fleeing.length > 0);
+      assert.deepEqual(await page.$$eval('#pop-agents li[data-agent]', (l) => l.map((x) => Number(x.dataset.agent))),
+        fleeing);
+      assert.equal(await page.textContent('#pop-title'), fleeing.length + ' agents running flee');
       await page.screenshot({ path: path.join(OUT, 'population.png') });
       await page.click('#mode-agent');
     });
@@ -448,6 +457,38 @@ async function main() {
       }, fs.readFileSync(path.join(tmp, 'foreign.jsonl'), 'utf8'));
       await page.waitForSelector('#message.error');
       assert.match(await page.textContent('#message'), /dropped.jsonl: .*not a Bonsai trace/);
+    });
+
+    await check('a trace served by bt.debug.serve{ file = ... } (scripts/view)', async () => {
+      // the first 80 ticks: bt.debug's server caps what it queues for one
+      // client at 8 MB (M.MAX_OUT), and the whole arena file is more
+      const first = arenaText.split('\n').filter((l) => l && !/"t":"end"/.test(l) &&
+        !(/"t":"tick"/.test(l) && JSON.parse(l).tick > 80));
+      fs.writeFileSync(path.join(tmp, 'arena80.jsonl'), first.join('\n') + '\n');
+      const view = spawn('lua5.4', ['-', path.join(tmp, 'arena80.jsonl')],
+        { env: LUA_ENV, cwd: ROOT, stdio: ['pipe', 'pipe', 'inherit'] });
+      try {
+        view.stdin.end('local bt = require "bonsai"\n' +
+          'local socket = require "socket"\n' +
+          'local _, url = bt.debug.serve { port = 0, file = arg[1] }\n' +
+          'print(url) io.stdout:flush()\n' +
+          'while true do bt.debug.poll() socket.sleep(0.01) end\n');
+        const url = await new Promise((resolve) => {
+          let out = '';
+          view.stdout.on('data', (d) => {
+            out += d;
+            if (out.includes('\n')) resolve(out.trim());
+          });
+        });
+        assert.match(url, /^http:\/\/127\.0\.0\.1:\d+\/\?trace=arena80\.jsonl$/);
+        await page.goto(url + '&agent=' + story.id + '&tick=' + storyTick);
+        await page.waitForSelector('body.loaded #tree li[data-path]');
+        assert.equal(await page.isVisible('#live'), false, 'not live');
+        assert.match(await page.textContent('#message'), /no end line/);
+        await checkAgentAt(page, arena, story.id, storyTick);
+      } finally {
+        view.kill();
+      }
     });
 
     await check('live: follows tests/live/game.lua, pauses, scrubs back, resumes, edits the blackboard', async () => {
