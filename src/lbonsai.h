@@ -28,11 +28,15 @@
 #define LB_EXTRAS 5 /* weak: agent state -> { interrupts = {...},
                     ** [node + 1] = task coroutine }, blackboard -> its side
                     ** table; for the few that have one */
-#define LB_NUV 5
+#define LB_TICKING 6 /* the agents bt.tick_all calls are ticking, one per
+                     ** call (nested calls stack up) */
+#define LB_NUV 6
+struct LTick;
 typedef struct LBonsai {
   bonsai_env *env;
   long long nextid; /* last handle id given */
   const char *s_success, *s_failure, *s_running; /* interned strings */
+  struct LTick *ticking; /* the innermost tick under way (bt.sleep) */
 } LBonsai;
 
 /* Tree userdata; uservalue 1: the values table of the current version
@@ -71,6 +75,7 @@ typedef struct LBB {
 typedef struct LTick {
   lua_State *L;
   LBonsai *lb;
+  bonsai_agent *a; /* the agent */
   int ctx; /* the context (a stack or upvalue index) */
   int agent, state, bb, values, named;
   int bbready;
@@ -136,16 +141,23 @@ void lb_open_tree(lua_State *L);
 int lb_agent(lua_State *L);
 LAgent *lb_checkagent(lua_State *L, int idx); /* pushes the state */
 int lb_tick_all(lua_State *L);
+int lb_sleep(lua_State *L);
 void lb_open_agent(lua_State *L);
 
 /* ltrace.c: methods of agents and trees (see there) */
 int lb_agent_trace(lua_State *L);
 int lb_agent_events(lua_State *L);
+int lb_agent_tick_events(lua_State *L);
 int lb_agent_freeze(lua_State *L);
 int lb_agent_frozen(lua_State *L);
 int lb_agent_on_tick(lua_State *L);
 int lb_agent_node_statuses(lua_State *L);
 int lb_tree_nodes(lua_State *L);
+/* lsave.c */
+int lb_agent_save(lua_State *L);
+/* Restores the agent (table at ai, state si) from the string at sidx;
+** raises "tree 'T': cannot restore: msg". */
+void lb_agent_restore(lua_State *L, int ai, int si, int sidx);
 
 /* lfiles.c */
 int lb_mtime(lua_State *L);
@@ -157,6 +169,9 @@ LBB *lb_checkbb(lua_State *L, int idx);
 /* Pushes a new, empty blackboard; parentidx is the parent's userdata or 0.
 ** Needs the context as upvalue 1. */
 LBB *lb_newbb(lua_State *L, int parentidx);
+/* Writes the value at vidx under key id 'key' in the userdata at bbidx,
+** as a C write does: guards see it, Lua observers are not called. */
+void lb_bb_store(lua_State *L, int bbidx, int key, int vidx);
 /* Copies the string-keyed fields of the table at idx into the userdata. */
 void lb_bb_fill(lua_State *L, int bbidx, int tidx);
 void lb_open_blackboard(lua_State *L);

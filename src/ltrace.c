@@ -113,6 +113,44 @@ int lb_agent_events(lua_State *L) {
   return 1;
 }
 
+/* a:_tick_events(): the waiting events as the recorder wants them, read
+** and forgotten: a list of codes id * 16 + status * 2 + again for the
+** status events after the last reload (0-based ids, in the version the
+** agent runs), the tick of the last event (or nil), and a bit set of the
+** agent events seen (bit k: BONSAI_TRACE_* kind k). One table a tick. */
+int lb_agent_tick_events(lua_State *L) {
+  bonsai_agent *a;
+  bonsai_event ev[BATCH];
+  unsigned n, k;
+  lua_Integer len = 0, tick = -1, marks = 0;
+  lua_settop(L, 1);
+  a = agentof(lb_checkagent(L, 1)); /* state at 2 */
+  lua_createtable(L, (int)bonsai_agent_events(a, NULL, 0), 0); /* 3 */
+  while ((n = bonsai_agent_events(a, ev, BATCH)) > 0)
+    for (k = 0; k < n; k++) {
+      const bonsai_event *e = &ev[k];
+      tick = (lua_Integer)e->tick;
+      if (e->kind == BONSAI_TRACE_STATUS) {
+        lua_pushinteger(L, (lua_Integer)e->node * 16 + e->status * 2 +
+                               e->again);
+        lua_rawseti(L, 3, ++len);
+        continue;
+      }
+      marks |= (lua_Integer)1 << e->kind;
+      if (e->kind == BONSAI_TRACE_RELOAD) /* the old version's events go */
+        for (; len > 0; len--) {
+          lua_pushnil(L);
+          lua_rawseti(L, 3, len);
+        }
+    }
+  if (tick < 0)
+    lua_pushnil(L);
+  else
+    lua_pushinteger(L, tick);
+  lua_pushinteger(L, marks);
+  return 3;
+}
+
 /* a:freeze(true | false | "step"): frozen agents are not ticked; "step"
 ** lets exactly one tick run, then the agent is frozen again. */
 int lb_agent_freeze(lua_State *L) {

@@ -140,17 +140,18 @@ function M.new(bt)
   end
 
   -- After each tick of a streamed agent: its line, and breakpoints.
-  local function sink(agent, status, err, events)
+  local function sink(agent, status, err, ev)
     local st = rec.ids[agent]
     if not st then return end
-    local line = rec:line(agent, status, err, events)
+    local line = rec:line(agent, status, err, ev)
     local marks = breaks[st.v.tree]
     if marks then
-      for _, e in ipairs(line.events) do
-        local nd = st.v.nodes[e[1] + 1]
-        if e[3] == 0 and nd and marks[nd.path] then
+      for _, code in ipairs(line.codes) do
+        local id = code // 16
+        local nd = st.v.nodes[id + 1]
+        if code % 2 == 0 and nd and marks[nd.path] then
           agent:freeze(true)
-          st.frozen = e[1]
+          st.frozen = id
           break
         end
       end
@@ -163,6 +164,7 @@ function M.new(bt)
     if on and not streams[agent] then
       streams[agent] = true
       record.attach(agent, sink)
+      if rec.ids[agent] then rec.ids[agent].full = true end -- ticks missed
     elseif not on and streams[agent] then
       streams[agent] = nil
       record.detach(agent, sink)

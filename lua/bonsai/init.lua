@@ -6,6 +6,8 @@
 
 local core = require "bonsai.core"
 
+-- The class bonsai is annotated in meta.lua, for editors.
+---@type bonsai
 local bt = {}
 for k, v in pairs(core) do
   if k:sub(1, 1) ~= "_" then bt[k] = v end
@@ -260,11 +262,33 @@ do
   end
 end
 
--- bt.debug: the live server (lua-socket, loaded on first use)
-bt.debug = setmetatable({}, { __index = function(t, k)
-  local d = require("bonsai.debug").new(bt)
-  setmetatable(t, { __index = d })
-  return d[k]
-end })
+-- bt.debug: the live server (bonsai.debug and lua-socket are loaded on
+-- first use; poll() before serve() loads nothing)
+do
+  local impl
+  local debug_ = {}
+  for _, k in ipairs { "serve", "poll", "add", "remove", "command", "close",
+                       "clients" } do
+    debug_[k] = function(...)
+      if impl == nil then
+        if k == "poll" or k == "clients" then return 0 end
+        if k == "close" then return end
+        impl = require("bonsai.debug").new(bt)
+      end
+      return impl[k](...)
+    end
+  end
+  local serve, close = debug_.serve, debug_.close
+  function debug_.serve(...) -- bt.debug.port and .url: where it listens
+    local port, url = serve(...)
+    debug_.port, debug_.url = port, url
+    return port, url
+  end
+  function debug_.close()
+    debug_.port, debug_.url = nil, nil
+    return close()
+  end
+  bt.debug = debug_
+end
 
 return bt

@@ -16,14 +16,20 @@ local encode, null = cjson.encode, cjson.null
 
 -- Hooks -------------------------------------------------------------------
 
--- agent -> list of sinks, each called as sink(agent, status, err, events)
+-- agent -> list of sinks, each called as sink(agent, status, err, ev):
+-- ev = { codes, tick, marks } from a:_tick_events() (codes: id * 16 +
+-- status * 2 + again; marks: a bit per agent event kind, below)
 local sinks = setmetatable({}, { __mode = "k" })
+
+local RELOAD, INTERRUPT, RESET = 1 << 1, 1 << 3, 1 << 4 -- BONSAI_TRACE_*
+M.RELOAD, M.INTERRUPT, M.RESET = RELOAD, INTERRUPT, RESET
 
 local function dispatch(agent, status, err)
   local list = sinks[agent]
   if not list then return end
-  local events = agent:events("id")
-  for i = 1, #list do list[i](agent, status, err, events) end
+  local codes, tick, marks = agent:_tick_events()
+  local ev = { codes = codes, tick = tick, marks = marks }
+  for i = 1, #list do list[i](agent, status, err, ev) end
 end
 
 -- Adds sink to the agent's hook (tracing the agent if it is not yet).
@@ -69,6 +75,11 @@ local function jsonvalue(v)
   return tostring(v)
 end
 
+-- Puts the field k, already encoded as json, first in the encoded object s.
+local function splice(s, k, json)
+  return '{"' .. k .. '":' .. json .. (s == "{}" and "}" or "," .. s:sub(2))
+end
+
 -- Encodes line (a table); fields listed in arrays that are empty tables are
 -- written as [] (cjson writes an empty table as {}).
 local function encodeline(line, arrays)
@@ -80,12 +91,38 @@ local function encodeline(line, arrays)
     end
   end
   local s = encode(line)
-  for _, k in ipairs(empty) do
-    s = '{"' .. k .. '":[]' .. (s == "{}" and "}" or "," .. s:sub(2))
-  end
+  for _, k in ipairs(empty) do s = splice(s, k, "[]") end
   return s
 end
 M.encode = encodeline
+
+-- Events: each [node, status, again] is encoded once by cjson and kept,
+-- by its code; a tick's list is those texts joined.
+local STATUS = { [0] = "idle", "running", "success", "failure", "aborted" }
+local triples = {}
+local function triple(code)
+  local s = triples[code]
+  if s == nil then
+    s = encode { code // 16, STATUS[code // 2 % 8], code % 2 }
+    triples[code] = s
+  end
+  return s
+end
+
+local function eventsjson(codes)
+  local parts = {}
+  for i = 1, #codes do parts[i] = triple(codes[i]) end
+  return "[" .. table.concat(parts, ",") .. "]"
+end
+
+-- The events of a tick line as { { node, status, again }, ... }.
+function M.events(line)
+  local out = {}
+  for i, code in ipairs(line.codes) do
+    out[i] = { code // 16, STATUS[code // 2 % 8], code % 2 }
+  end
+  return out
+end
 
 -- Recordings --------------------------------------------------------------
 
@@ -164,67 +201,63 @@ local function fullstate(agent)
 end
 
 -- The blackboard keys that changed since the last snapshot (all of them
--- the first time) and the keys cleared; returns bb, unset, new snapshot.
+-- the first time) and the keys cleared (nil if none); returns bb, unset,
+-- the new snapshot.
 local function bbdiff(agent, old)
-  local now, changed, unset = {}, {}, {}
+  local now, changed, unset, n = {}, {}, nil, 0
   for k, v in pairs(agent.bb) do
-    local j = jsonvalue(v)
     now[k] = v
-    if old == nil or old[k] ~= v then changed[k] = j end
+    n = n + 1
+    if old == nil or old[k] ~= v then changed[k] = jsonvalue(v) end
   end
-  if old then
+  if old and (next(old) ~= nil or n > 0) then
     for k in pairs(old) do
-      if now[k] == nil then unset[#unset + 1] = k end
+      if now[k] == nil then
+        unset = unset or {}
+        unset[#unset + 1] = k
+      end
     end
-    table.sort(unset)
+    if unset then table.sort(unset) end
   end
+  if n == 0 and old and next(old) == nil then now = old end
   return changed, unset, now
 end
 
--- The tick line of one tick of agent (status, or err when it raised;
--- events: its events, from a:events("id")). Returns the line as a table.
-function Recording:line(agent, status, err, events)
+-- The tick line of one tick of agent (status, or err when it raised; ev:
+-- its events, see dispatch). Returns the line as a table whose 'codes' are
+-- the events' codes (written as the 'events' list).
+function Recording:line(agent, status, err, ev)
   local st = self.ids[agent]
   local line = { t = "tick", agent = st.id, time = agent.time,
-                 status = agent:status() }
-  local evs, reload = {}, nil
-  local tick = st.tick + 1
-  for _, e in ipairs(events) do
-    tick = e.tick
-    if e.event == nil then
-      evs[#evs + 1] = { e.id, e.status, e.again and 1 or 0 }
-    elseif e.event == "reload" then
-      local from = st.v.version
-      st.v = self:version(agent)
-      reload = { from = from, to = st.v.version }
-      evs = {} -- the events before belong to the old version
-    elseif e.event == "reset" then
-      st.full = true
-    elseif e.event == "interrupt" then
-      line.interrupt = true
-    end
+                 status = agent:status(), codes = ev.codes }
+  local marks = ev.marks
+  if marks & RELOAD ~= 0 then
+    local from = st.v.version
+    st.v = self:version(agent)
+    line.reload = { from = from, to = st.v.version }
   end
+  if marks & RESET ~= 0 then st.full = true end
+  if marks & INTERRUPT ~= 0 then line.interrupt = true end
   if err ~= nil then line.error = tostring(err) end
-  st.tick = tick
-  line.tick = tick
+  st.tick = ev.tick or st.tick + 1
+  line.tick = st.tick
   line.version = st.v.version
-  line.events = evs
-  line.reload = reload
-  if reload or st.full then
+  if line.reload or st.full then
     line.state = fullstate(agent)
     st.full = false
   end
-  local bb, unset
-  bb, unset, st.bb = bbdiff(agent, st.bb)
-  line.bb = bb
-  if #unset > 0 then line.unset = unset end
+  line.bb, line.unset, st.bb = bbdiff(agent, st.bb)
   return line
 end
 
 -- Emits a tick line made by Recording:line.
 function Recording:write(line)
+  local codes = line.codes
+  line.codes = nil
   self.ticks = self.ticks + 1
-  self.emit(encodeline(line, { "events", "state" }))
+  self.emit(splice(encodeline(line, { "state" }), "events",
+                   eventsjson(codes)))
+  line.codes = codes
 end
 
 function Recording:finish()
@@ -245,8 +278,8 @@ function M.record(bt, path, agents)
   f:setvbuf("full")
   local self = setmetatable({ file = f, agents = {} }, Recorder)
   self.rec = M.new(function(s) f:write(s, "\n") end, bt.VERSION)
-  self.sink = function(agent, status, err, events)
-    self.rec:write(self.rec:line(agent, status, err, events))
+  self.sink = function(agent, status, err, ev)
+    self.rec:write(self.rec:line(agent, status, err, ev))
   end
   self.rec:header()
   if agents ~= nil then

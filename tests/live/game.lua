@@ -7,9 +7,13 @@
 -- at about 30 frames a second: three guards patrol and chase, one of them
 -- is hurt now and then (so guards react), and its tree is reloaded once.
 local here = arg[0]:match("^(.*)/tests/live/[^/]*$") or "."
-package.path = here .. "/lua/?.lua;" .. here .. "/lua/?/init.lua;" ..
-               package.path
-package.cpath = here .. "/build/src/?.so;" .. package.cpath
+if not (os.getenv("LUA_PATH") or os.getenv("LUA_PATH_5_4")) then
+  package.path = here .. "/lua/?.lua;" .. here .. "/lua/?/init.lua;" ..
+                 package.path
+end
+if not (os.getenv("LUA_CPATH") or os.getenv("LUA_CPATH_5_4")) then
+  package.cpath = here .. "/build/src/?.so;" .. package.cpath
+end
 local bt = require "bonsai"
 local socket = require "socket"
 

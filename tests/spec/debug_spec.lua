@@ -353,3 +353,28 @@ describe("bt.debug.serve", function()
     half.sock:close()
   end)
 end)
+
+describe("tests/live/game.lua", function()
+  it("serves its game live on 127.0.0.1 for the seconds asked", function()
+    local p = assert(io.popen("lua5.4 tests/live/game.lua 0 1.5"))
+    local first = p:read("l")
+    local gport = tonumber(first and first:match("^live: http://127%.0%.0%.1:(%d+)/$"))
+    assert.is_number(gport, first)
+    local c = assert(socket.connect("127.0.0.1", gport))
+    c:settimeout(2)
+    c:send("GET /events HTTP/1.1\r\n\r\n")
+    local got, lines = "", 0
+    local t0 = socket.gettime()
+    while lines < 8 and socket.gettime() - t0 < 2 do
+      local d, e, part = c:receive(4096)
+      got = got .. (d or part or "")
+      lines = select(2, got:gsub("\ndata: ", ""))
+      if e == "closed" then break end
+    end
+    c:close()
+    assert.truthy(got:find('"t":"header"', 1, true))
+    assert.truthy(got:find('"t":"tick"', 1, true))
+    p:read("a") -- it stops by itself
+    assert.is_true(p:close())
+  end)
+end)

@@ -161,3 +161,18 @@ describe("tree:dot and tree:mermaid", function()
     assert.falsy(tree:mermaid():find("classDef", 1, true))
   end)
 end)
+
+describe("the arena's --record", function()
+  it("records every agent of the sample", function()
+    assert.is_true(os.execute("lua5.4 samples/arena.lua --no-map --ticks=5 " ..
+                              "--record " .. path .. " > /dev/null"))
+    local count = {}
+    local l = readlines(path)
+    for _, x in ipairs(l) do count[x.t] = (count[x.t] or 0) + 1 end
+    assert.equal(1, count.header)
+    assert.equal(266, count.agent)
+    assert.equal(266 * 5, count.tick)
+    assert.equal(1, count["end"])
+    assert.equal("end", l[#l].t)
+  end)
+end)

@@ -196,3 +196,28 @@ describe("tree:nodes", function()
     assert.equal("running", tree:nodes(a)[4].status)
   end)
 end)
+
+describe("tracing changed from a leaf", function()
+  it("stops at once, and starts with the next tick", function()
+    local a
+    local toggle = false
+    local tree = bt.tree(bt.reactive_sequence { name = "s",
+      bt.action(function()
+        if toggle == "stop" then a:trace(false)
+        elseif toggle == "start" then a:trace(8) end
+        toggle = false
+        return true
+      end),
+      bt.action(function() return bt.RUNNING end) })
+    a = bt.agent(tree):trace()
+    toggle = "stop"
+    a:tick(1) -- stopped during the tick: nothing is kept
+    assert.same({}, a:events())
+    toggle = "start"
+    a:tick(1) -- started during the tick: the rest of it runs untraced
+    assert.same({}, a:events())
+    a:tick(1)
+    assert.equal("3 s/action[1] running; 3 s/action[1] success; " ..
+                 "3 s/action[2] running+", lines(a:events()))
+  end)
+end)
