@@ -36,6 +36,7 @@ function showMessage(text, kind) {
 }
 
 function loadText(text, name) {
+  if (ui.live) stopLive(); // a file opened on a live page replaces the game
   const { trace, problem } = readTrace(text);
   $('source').textContent = name;
   if (problem && problem.fatal) {
@@ -55,7 +56,7 @@ function start(trace) {
   document.body.classList.add('loaded');
   const params = new URLSearchParams(location.search);
   const wanted = trace.agents.get(Number(params.get('agent')));
-  selectAgent(wanted || trace.agentList[0] || null);
+  selectAgent(wanted || trace.agentList.find((a) => a.ticks.length) || trace.agentList[0] || null);
   if (params.has('tick')) setTick(Number(params.get('tick')));
   renderAgents();
 }
@@ -609,6 +610,13 @@ function pauseLive(paused) {
   if (!paused) render();
 }
 
+function stopLive() {
+  ui.live.es.close();
+  ui.live = null;
+  document.body.classList.remove('is-live');
+  $('live').hidden = true;
+}
+
 function startLive() {
   document.body.classList.add('is-live');
   $('live').hidden = false;
@@ -616,6 +624,7 @@ function startLive() {
   ui.live = { paused: false, es: null };
   let trace = new Trace();
   let listed = 0;
+  showMessage('Connected to the game at ' + location.host + ': waiting for its first tick…', 'info');
   const es = new EventSource('events');
   ui.live.es = es;
   es.onopen = () => $('live').classList.remove('lost');
@@ -632,7 +641,8 @@ function startLive() {
       showMessage('Live stream: ' + err.message, 'warn');
       return;
     }
-    if (!ui.trace && trace.agentList.length && trace.agentList[0].ticks.length) {
+    if (!ui.trace && trace.agentList.some((a) => a.ticks.length)) {
+      showMessage('', '');
       start(trace);
     }
     if (ui.trace && trace.agentList.length !== listed) {

@@ -241,6 +241,12 @@ async function main() {
   const story = ids(arena, sighted(arena))[0];
   const storyTick = story.lines.find(sighted(arena)).tick;
   console.log('# the story: ' + story.label + ' stops patrolling at tick ' + storyTick);
+  // the README's walk-through tells this story with these numbers
+  assert.equal(story.id + '@' + storyTick, '2@78', 'README walk-through: agent 2 at tick 78');
+  const readmePop = population(arena, 'guard', 78);
+  assert.deepEqual([readmePop.agents, readmePop.counts['guard/combat/fight/chase'],
+    readmePop.counts['guard/combat/fight/strike/attack'], readmePop.counts['guard/combat/fight/retreat/flee'],
+    readmePop.counts['guard/patrol']], [200, 13, 16, 13, 142], 'README walk-through: the population at tick 78');
   const errorAgent = ids(gen, (l) => l.error)[0];
   const errorTick = errorAgent.lines.find((l) => l.error).tick;
   const frozenAgent = ids(gen, (l) => l.frozen !== undefined)[0];
