@@ -52,7 +52,9 @@ function loadText(text, name) {
 function start(trace) {
   ui.trace = trace;
   ui.agent = null;
+  ui.tick = 0;
   ui.treeKey = null;
+  ui.popPath = null;
   document.body.classList.add('loaded');
   const params = new URLSearchParams(location.search);
   const wanted = trace.agents.get(Number(params.get('agent')));
@@ -498,7 +500,7 @@ function renderPopAgents() {
 
 const MARK_COLOURS = { change: '#3a78d8', reload: '#8a4fd0', error: '#d43c3c', frozen: '#0aa3b5' };
 
-function drawTimeline(view) {
+function drawTimeline() {
   const tr = ui.trace;
   const c = $('strip');
   const w = c.clientWidth;
@@ -516,6 +518,9 @@ function drawTimeline(view) {
   g.fillStyle = '#e6e9ef';
   g.fillRect(pad, 18, w - 2 * pad, 10);
   const a = ui.agent;
+  for (const kind of Object.keys(MARK_COLOURS)) { // the marks, for tests and tools
+    c.dataset[kind] = a ? a.marks.filter((m) => m[1] === kind).map((m) => m[0]).join(',') : '';
+  }
   if (a && a.ticks.length) {
     g.fillStyle = '#c9d2e3';
     g.fillRect(x(a.ticks[0]), 18, x(a.ticks[a.ticks.length - 1]) - x(a.ticks[0]) + 1, 10);
@@ -545,7 +550,6 @@ function drawTimeline(view) {
     pick(e);
     c.onpointermove = (ev) => { if (ev.buttons) pick(ev); };
   };
-  void view;
 }
 
 // ---- Render -------------------------------------------------------------------
@@ -567,7 +571,7 @@ function render() {
   if (document.activeElement !== $('tick')) $('tick').value = ui.tick; // not while typed in
   $('tick').min = tr.minTick;
   $('tick').max = tr.maxTick;
-  drawTimeline(view);
+  drawTimeline();
   document.body.dataset.tick = ui.tick;
   document.body.dataset.agent = ui.agent.id;
 }

@@ -307,6 +307,18 @@ async function main() {
       await checkAgentAt(page, arena, story.id, prev);
     });
 
+    await check('the timeline marks where the running path changed, and scrubs', async () => {
+      const running = (t) => Object.entries(reconstruct(arena, story, t).byPath)
+        .filter(([, st]) => st === 'running').map(([p]) => p).join();
+      const changes = story.lines.filter((l, i) => i === 0 || running(l.tick) !== running(story.lines[i - 1].tick))
+        .map((l) => l.tick);
+      assert.equal(await page.getAttribute('#strip', 'data-change'), changes.join(','));
+      const box = await page.locator('#strip').boundingBox();
+      const x = (t) => box.x + 10 + (t - 1) / (300 - 1) * (box.width - 20);
+      await page.mouse.click(x(150), box.y + box.height / 2);
+      assert.ok(Math.abs((await shown(page)).tick - 150) <= 1, 'a click on the strip picks its tick');
+    });
+
     await check('ticks across keyframes match the reconstruction', async () => {
       for (const t of [1, 2, 15, 16, 17, 33, 64, 100, 150, 299, 300]) {
         await goTo(page, t);
@@ -398,6 +410,7 @@ async function main() {
       assert.match(s.head, /version 2 of 1, 2/);
       assert.ok('guard/combat/fight/shout' in s.status, 'version 2 has the shout node');
       assert.match(await page.textContent('#tick-info'), /version 1 → 2/);
+      assert.equal(await page.getAttribute('#strip', 'data-reload'), String(reloadTick));
     });
 
     await check('the error of agent ' + errorAgent.id + ' at tick ' + errorTick, async () => {
@@ -406,6 +419,7 @@ async function main() {
       await checkAgentAt(page, gen, errorAgent.id, errorTick);
       const err = await page.textContent('.tick-error');
       assert.ok(err.includes(errorAgent.lines.find((l) => l.error).error), 'the error message is shown');
+      assert.equal(await page.getAttribute('#strip', 'data-error'), String(errorTick));
     });
 
     await check('the breakpoint of agent ' + frozenAgent.id + ' at tick ' + frozenTick, async () => {
@@ -415,6 +429,7 @@ async function main() {
       assert.match(await page.textContent('#frozen'), /Frozen at the breakpoint on guard\/combat\/fight\/strike\/attack/);
       assert.equal(await page.getAttribute('li[data-path="guard/combat/fight/strike/attack"] > .row', 'class'),
         'row bp-on');
+      assert.equal(await page.getAttribute('#strip', 'data-frozen'), String(frozenTick));
       await page.screenshot({ path: path.join(OUT, 'breakpoint.png') });
       // frozen, it was not ticked: its next tick (its own count) is the
       // first after the resume, and it is no longer frozen
