@@ -226,8 +226,25 @@ function step(g, ctx) {
   return line;
 }
 
+// A sentry: a parallel whose two branches run side by side (watch keeps
+// running; hum succeeds every 7 ticks and starts again).
+const SENTRY = flatten(['sentry', 'parallel', ['watch', 'action', { leaf: 'watch' }],
+  ['hum', 'action', { leaf: 'hum' }], { success: 'all', failure: 'one' }]);
+
+function sentryTick(id, tick) {
+  const line = { t: 'tick', agent: id, tick, time: Math.round(tick * 10) / 100, version: 1, status: 'running' };
+  const done = tick % 7 === 0;
+  if (tick === 1) line.events = [[0, 'running', 0], [1, 'running', 0], [2, 'running', 0]];
+  else if (done) line.events = [[1, 'running', 1], [2, 'success', 0]];
+  else line.events = [[1, 'running', 1], [2, 'running', (tick - 1) % 7 === 0 ? 0 : 1]];
+  line.bb = tick === 1 ? { beat: 0, post: 'gate ' + id } : done ? { beat: tick / 7 } : {};
+  if (tick === 1) line.state = [[0, 'running'], [1, 'running'], [2, 'running']];
+  return line;
+}
+
 // The whole trace as text: `agents` guards ticked `ticks` frames at 0.1 s,
-// a reload at 60% of the run, an error, a breakpoint and an alarm.
+// a reload at 60% of the run, an error, a breakpoint and an alarm; and
+// three sentries running a parallel.
 function makeTrace(opts = {}) {
   const nAgents = opts.agents || 300;
   const ticks = opts.ticks || 200;
@@ -238,6 +255,7 @@ function makeTrace(opts = {}) {
   const v1 = flatten(guardSpec(1));
   const v2 = flatten(guardSpec(2));
   emit({ t: 'tree', tree: 'guard', version: 1, nodes: v1 });
+  emit({ t: 'tree', tree: 'sentry', version: 1, nodes: SENTRY });
   const guards = [];
   const ctx = { version: 1, nodes: v1, error: 3, breakAt: 2, alarm: false };
   const reloadAt = Math.floor(ticks * 0.6);
@@ -262,6 +280,11 @@ function makeTrace(opts = {}) {
     for (const g of guards) {
       if (g.frozenFor > 0) { g.frozenFor -= 1; continue; }
       emit(step(g, ctx));
+    }
+    for (let i = 1; i <= 3; i++) {
+      const id = nAgents + i;
+      if (f === 1) emit({ t: 'agent', agent: id, tree: 'sentry', version: 1, label: 'sentry ' + i });
+      emit(sentryTick(id, f));
     }
   }
   emit({ t: 'end', ticks });

@@ -413,6 +413,19 @@ async function main() {
       assert.equal(await page.getAttribute('#strip', 'data-reload'), String(reloadTick));
     });
 
+    await check('a parallel: both running branches listed, each one click away', async () => {
+      const sentry = [...gen.agents.values()].find((a) => a.tree === 'sentry');
+      await pickAgent(page, sentry.id);
+      await goTo(page, 30);
+      const { s } = await checkAgentAt(page, gen, sentry.id, 30);
+      assert.deepEqual(s.running, ['sentry/watch', 'sentry/hum']);
+      await page.click('#tree li[data-path="sentry"] > .row .twist');
+      await page.click('#running li[data-path="sentry/hum"]');
+      assert.equal(await page.isVisible('#tree li[data-path="sentry/hum"] > .row.flash'), true);
+      await goTo(page, 35);
+      assert.deepEqual((await checkAgentAt(page, gen, sentry.id, 35)).s.running, ['sentry/watch']);
+    });
+
     await check('the error of agent ' + errorAgent.id + ' at tick ' + errorTick, async () => {
       await pickAgent(page, errorAgent.id);
       await goTo(page, errorTick);
@@ -548,6 +561,25 @@ async function main() {
       assert.equal(await page.getAttribute('#bb tr[data-key="hp"]', 'data-value'), '77');
       assert.equal(await page.getAttribute('#bb tr[data-key="hp"]', 'class'), 'changed');
       await page.click('#live-pause');
+      // new keys: a string and a boolean; then null clears the string
+      const typed = async (key, value) => {
+        await page.fill('#bb-new-key', key);
+        await page.fill('#bb-new-value', value);
+        await page.press('#bb-new-value', 'Enter');
+      };
+      const mark = stream.lines.length;
+      await typed('mood', 'calm');
+      await typed('on_watch', 'true');
+      const agentLines = () => stream.lines.slice(mark).filter((o) => o.t === 'tick' && o.agent === agent);
+      await until('mood and on_watch in the stream', () => agentLines().some((o) => o.bb.mood === 'calm') &&
+        agentLines().some((o) => o.bb.on_watch === true));
+      await page.waitForSelector('#bb tr[data-key="on_watch"][data-value="true"]');
+      await page.waitForSelector('#bb tr[data-key="mood"][data-value=\'"calm"\']');
+      await page.click('#bb tr[data-key="mood"] td');
+      await page.fill('#bb tr[data-key="mood"] input', 'null');
+      await page.press('#bb tr[data-key="mood"] input', 'Enter');
+      await until('mood cleared', () => agentLines().some((o) => (o.unset || []).includes('mood')));
+      await page.waitForSelector('#bb tr[data-key="mood"]', { state: 'detached' });
     });
 
     await check('live: a breakpoint freezes an agent; step and resume from the page; a reload', async () => {
