@@ -173,9 +173,9 @@ async function check(name, fn) {
 // reader of its /events stream here collects every line it sends, the
 // reference for what the page shows.
 
-function startGame(seconds) {
+function startGame(script, args) {
   return new Promise((resolve, reject) => {
-    const child = spawn('lua5.4', [path.join(ROOT, 'tests/live/game.lua'), '0', String(seconds)],
+    const child = spawn('lua5.4', [path.join(ROOT, script)].concat(args),
       { env: LUA_ENV, cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] });
     let out = '';
     child.stdout.on('data', (d) => {
@@ -526,7 +526,7 @@ async function main() {
     });
 
     await check('live: follows tests/live/game.lua, pauses, scrubs back, resumes, edits the blackboard', async () => {
-      game = await startGame(40);
+      game = await startGame('tests/live/game.lua', ['0', '40']);
       stream = readStream(game.url);
       await page.goto(game.url);
       await page.waitForSelector('body.loaded.is-live #tree li[data-path]');
@@ -608,6 +608,38 @@ async function main() {
       // the game reloads its tree after 10 s: the page follows
       await page.waitForFunction(() => /version 2/.test(document.getElementById('tree-head').textContent),
         null, { timeout: 20000 });
+    });
+
+    await check('live: agents and a tree join, an agent leaves, a reload (churn_game.lua)', async () => {
+      stream.req.destroy();
+      game.child.kill();
+      game = await startGame('tests/browser/churn_game.lua', ['20']);
+      stream = readStream(game.url);
+      await page.goto(game.url);
+      await page.waitForSelector('body.loaded.is-live #tree li[data-path]');
+      assert.equal(await page.textContent('#agent-count'), '2');
+      await page.waitForFunction(() => document.getElementById('agent-count').textContent === '4');
+      const scout = await until('scout 1', () => [...sent(stream).agents.values()].find((a) => a.label === 'scout 1'));
+      await pickAgent(page, scout.id);
+      assert.match(await page.textContent('#tree-head'), /^Tree scout, version 1/);
+      await page.waitForFunction(() => /^Tree scout, version 2 of 1, 2/.test(document.getElementById('tree-head').textContent),
+        null, { timeout: 10000 });
+      // the page agrees with the stream, across the join and the reload
+      await page.click('#live-pause');
+      const ref = sent(stream);
+      const last = ref.agents.get(scout.id).lines.slice(-1)[0].tick;
+      for (const t of [1, 2, Math.floor(last / 2), last]) {
+        await goTo(page, t);
+        await checkAgentAt(page, ref, scout.id, t);
+      }
+      // guard 1 was withdrawn: it stays in the list with the ticks it had
+      const g1 = [...ref.agents.values()].find((a) => a.label === 'guard 1');
+      await pickAgent(page, g1.id);
+      const g1Last = g1.lines.slice(-1)[0].tick;
+      await page.waitForTimeout(300);
+      assert.equal(sent(stream).agents.get(g1.id).lines.slice(-1)[0].tick, g1Last, 'guard 1 left');
+      await goTo(page, g1Last);
+      await checkAgentAt(page, ref, g1.id, g1Last);
     });
 
     assert.deepEqual(pageErrors, [], 'no script errors in the page');
