@@ -1,7 +1,7 @@
 -- churn_game.lua: a game loop for the viewer's browser test where agents
 -- and trees come and go: it serves two guards live, adds a new tree
--- ("scout") with two scouts at frame 40, withdraws guard 1 at frame 80 and
--- reloads the scout tree at frame 100. Prints "live: URL" first.
+-- ("scout") with two scouts at frame 20, withdraws guard 1 at frame 40 and
+-- reloads the scout tree at frame 60. Prints "live: URL" first.
 --   lua5.4 tests/browser/churn_game.lua [SECONDS]
 local bt = require "bonsai"
 local socket = require "socket"
@@ -32,17 +32,17 @@ local scouts
 local dt, frame, start = 1 / 30, 0, socket.gettime()
 while socket.gettime() - start < seconds do
   frame = frame + 1
-  if frame == 40 then
+  if frame == 20 then
     scouts = walker("scout", 0.2)
     for i = 1, 2 do
       local a = bt.agent(scouts, { owner = { name = "scout " .. i } })
       agents[#agents + 1] = a
       bt.debug.add(a)
     end
-  elseif frame == 80 then
+  elseif frame == 40 then
     bt.debug.remove(guard_agents[1])
     table.remove(agents, 1)
-  elseif frame == 100 then
+  elseif frame == 60 then
     scouts:reload(bt.sequence { name = "scout",
       bt.named("walk", bt.wait(0.1)),
       bt.named("look", bt.action(function() return true end)),
