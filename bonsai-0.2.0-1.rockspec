@@ -37,9 +37,11 @@ build = {
         "src/def.c",
         "src/dump.c",
         "src/env.c",
+        "src/names.c",
         "src/reload.c",
         "src/trace.c",
         "src/save.c",
+        "src/tree.c",
         "src/vm.c",
         -- the binding (src/meson.build: binding_sources)
         "src/lagent.c",
@@ -59,6 +61,13 @@ build = {
     ["bonsai.debug"] = "lua/bonsai/debug.lua", -- needs lua-socket, lua-cjson
     ["bonsai.export"] = "lua/bonsai/export.lua",
     ["bonsai.record"] = "lua/bonsai/record.lua", -- needs lua-cjson
+    ["bonsai.loaders"] = "lua/bonsai/loaders.lua",
+    ["bonsai.watch"] = "lua/bonsai/watch.lua",
+    ["bonsai.formats.leaves"] = "lua/bonsai/formats/leaves.lua",
+    ["bonsai.formats.xml"] = "lua/bonsai/formats/xml.lua",
+    ["bonsai.formats.btcpp"] = "lua/bonsai/formats/btcpp.lua",
+    ["bonsai.formats.behavior3"] = "lua/bonsai/formats/behavior3.lua",
+    ["bonsai.formats.edges"] = "lua/bonsai/formats/edges.lua",
     ["bonsai.meta"] = "lua/bonsai/meta.lua", -- annotations for editors
   },
 }

@@ -41,6 +41,11 @@ void bonsai_def_free(bonsai_def *d) {
   bonsai_env_release(env);
 }
 
+void bonsai_def_host(bonsai_def *d, const void *bytes, size_t len) {
+  d->host = bytes;
+  d->hostlen = len;
+}
+
 const char *bonsai_def_errmsg(const bonsai_def *d) {
   return d->err[0] ? d->err : NULL;
 }

@@ -8,6 +8,7 @@
 
 #include "bonsai.h"
 #include "compile.h"
+#include "tree.h"
 
 static const char *const statusnames[] = {"idle", "running", "success",
                                           "failure", "aborted"};
@@ -38,7 +39,7 @@ static void params(const Node *n, char *buf, size_t size) {
 void bonsai_tree_dump(const bonsai_tree *t, const bonsai_agent *a,
                       void (*write)(void *ud, const char *s, size_t n),
                       void *ud) {
-  const Blueprint *bp = a != NULL ? a->bp : t->bp;
+  const Blueprint *bp = a != NULL ? a->bp : bs_tree_current(t);
   uint32_t i;
   for (i = 0; i < bp->n; i++) {
     const Node *n = &bp->nodes[i];

@@ -10,6 +10,7 @@
 #include "bonsai.h"
 #include "compile.h"
 #include "lbonsai.h"
+#include "names.h"
 #include "trace.h"
 
 #define CONTEXT lua_upvalueindex(1)
@@ -251,7 +252,7 @@ static void setparams(lua_State *L, const Blueprint *bp, const Node *n) {
     break;
   case BONSAI_ACTION: case BONSAI_CONDITION:
     if (n->flags & NF_NAMED) {
-      lua_pushstring(L, env->leafnames.str[n->leaf]);
+      lua_pushstring(L, bs_name(BS_LEAVES, n->leaf));
       lua_setfield(L, -2, "leaf");
     }
     break;

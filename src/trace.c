@@ -131,7 +131,7 @@ void bs_trace_mark(bonsai_agent *a, int kind, uint32_t node,
       t->capbp = cap;
     }
     t->bps[t->nbp++] = a->bp;
-    a->bp->refs++;
+    bs_bp_retain(a->bp);
   }
   push(a, kind, node, BONSAI_IDLE, 0, msg);
 }
@@ -189,7 +189,7 @@ int bonsai_agent_trace(bonsai_agent *a, unsigned n) {
   memset(t->msg, 0, n * sizeof *t->msg);
   t->bps[0] = a->bp;
   t->nbp = 1;
-  a->bp->refs++;
+  bs_bp_retain(a->bp);
   a->trace = t;
   return BONSAI_OK;
 }

@@ -30,10 +30,11 @@ BS_INTERNAL void bs_trace_migrating(bonsai_agent *a, int on);
 /* Frees the agent's trace (bonsai_agent_trace(a, 0)). */
 BS_INTERNAL void bs_trace_free(bonsai_agent *a);
 
-/* The one door for status stores: st[i] = s, recorded when traced. */
+/* The one door for status stores: st[i] = s, recorded when traced (a
+** node left running or idle as it was is no change: not even a call). */
 static inline void bs_setstatus(bonsai_agent *a, uint8_t *st, uint32_t i,
                                 int s) {
-  if (bs_unlikely(a->trace != NULL))
+  if (bs_unlikely(a->trace != NULL) && (st[i] != s || s > BONSAI_RUNNING))
     bs_trace_status(a, i, st[i], s);
   st[i] = (uint8_t)s;
 }

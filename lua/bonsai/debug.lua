@@ -19,6 +19,7 @@ M.MAX_BODY = 64 * 1024         -- bytes of a request body
 M.MAX_OUT = 8 * 1024 * 1024    -- bytes queued for one client
 M.REQUEST_TIMEOUT = 10         -- seconds to send a whole request
 M.ACCEPT_PER_POLL = 16
+M.MAX_CLIENTS = 64             -- connections at once; more are closed
 M.READ_PER_POLL = 64 * 1024
 M.PING = 15                    -- seconds between keep-alive comments
 
@@ -49,7 +50,9 @@ end
 -- relative path (no "..", no hidden names, no backslashes or NULs).
 local function filepath(root, path)
   path = path:gsub("%?.*$", ""):gsub("#.*$", "")
-  path = path:gsub("%%(%x%x)", function(h) return string.char(tonumber(h, 16)) end)
+  path = path:gsub("%%(%x%x)", function(h)
+    return string.char(tonumber(h, 16))
+  end)
   if path == "/" then path = "/index.html" end
   if not path:match("^/[%w%._%-/]+$") or path:find("//", 1, true) then
     return nil
@@ -117,7 +120,9 @@ function M.new(bt)
     c.closing = true
   end
 
-  local function json(c, code, t) respond(c, code, TYPES.json, cjson.encode(t)) end
+  local function json(c, code, t)
+    respond(c, code, TYPES.json, cjson.encode(t))
+  end
 
   -- Streaming agents ------------------------------------------------------
 
@@ -128,7 +133,9 @@ function M.new(bt)
                    time = agent.time, version = st.v.version,
                    status = agent:status(), events = {}, bb = {} }
     local state = {}
-    for id, s in pairs(agent:node_statuses()) do state[#state + 1] = { id, s } end
+    for id, s in pairs(agent:node_statuses()) do
+      state[#state + 1] = { id, s }
+    end
     table.sort(state, function(x, y) return x[1] < y[1] end)
     line.state = state
     for k, v in pairs(agent.bb) do
@@ -422,10 +429,14 @@ function M.new(bt)
     for _ = 1, M.ACCEPT_PER_POLL do
       local s = server:accept()
       if not s then break end
-      s:settimeout(0)
-      s:setoption("tcp-nodelay", true)
-      clients[#clients + 1] = { sock = s, inbuf = "", out = {}, outsize = 0,
-                                sent = 0, since = now() }
+      if #clients >= M.MAX_CLIENTS then
+        s:close() -- too many: refused at once
+      else
+        s:settimeout(0)
+        s:setoption("tcp-nodelay", true)
+        clients[#clients + 1] = { sock = s, inbuf = "", out = {},
+                                  outsize = 0, sent = 0, since = now() }
+      end
     end
     local t = now()
     for i = #clients, 1, -1 do

@@ -190,7 +190,8 @@ static void reload_keeps_old_paths(void **state) {
   /* one event read: the versions of the others stay readable */
   assert_int_equal(bonsai_agent_events(ag, ev, 1), 1);
   assert_string_equal(take(ag),
-      "1 root/A running; 1 root/A success; 1 root/old running; 1 root/old/B running; "
+      "1 root/A running; 1 root/A success; 1 root/old running; "
+      "1 root/old/B running; "
       "2 root/old/B aborted; 2 root/old aborted; 2 reload; "
       "2 root/new running; 2 root/new/C running; "
       "3 root/new/C aborted; 3 root/new aborted; 3 reload; "

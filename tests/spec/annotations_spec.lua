@@ -11,10 +11,8 @@ local bt = require "bonsai"
 -- When a feature lands, remove its names here (the test fails for a
 -- pending name that exists, so this list empties itself as work merges).
 local PENDING = {
-  "bt.delay", "bt.import",
-  "bt.loaders", "bt.shared", "bt.subtree",
+  "bt.delay", "bt.subtree",
   "bt.utility_selector",
-  "Tree:export", "Tree:share",
   "Builder:delay", "Builder:utility_selector",
 }
 
