@@ -42,12 +42,15 @@ class Trace {
     try {
       o = JSON.parse(text);
     } catch (e) {
-      if (!this.header) throw new TraceError(lineNo, 'this is not a Bonsai trace: its first line is not JSON');
+      if (!this.header) {
+        throw new TraceError(lineNo, 'this is not a Bonsai trace: its first line is not JSON');
+      }
       throw new TraceError(lineNo, 'not valid JSON (' + e.message + ')');
     }
     if (!this.header) {
       if (o === null || typeof o !== 'object' || o.t !== 'header') {
-        throw new TraceError(lineNo, 'this is not a Bonsai trace: its first line is not a Bonsai trace header');
+        throw new TraceError(lineNo,
+          'this is not a Bonsai trace: its first line is not a Bonsai trace header');
       }
       if (o.format !== 1) {
         throw new TraceError(lineNo, 'this trace is in format ' + JSON.stringify(o.format) +
@@ -142,10 +145,15 @@ class Trace {
   apply(st, o, treeName, lineNo) {
     const version = o.version !== undefined ? o.version : st.version;
     const t = this.tree(treeName, version);
-    if (!t) throw new TraceError(lineNo, 'tree ' + treeName + ' version ' + version + ' is not described before its use');
+    if (!t) {
+      throw new TraceError(lineNo, 'tree ' + treeName + ' version ' + version +
+        ' is not described before its use');
+    }
     const n = t.nodes.length;
     const check = (id) => {
-      if (!(id >= 0 && id < n)) throw new TraceError(lineNo, 'node ' + id + ' is not in tree ' + treeName + ' version ' + version);
+      if (!(id >= 0 && id < n)) {
+        throw new TraceError(lineNo, 'node ' + id + ' is not in tree ' + treeName + ' version ' + version);
+      }
     };
     if (Array.isArray(o.state) || !st.status || version !== st.version) {
       st.status = new Uint8Array(n);
@@ -254,7 +262,8 @@ function lastAtOrBefore(arr, x) {
 // the page shows what came before it.
 function readTrace(text) {
   const trace = new Trace();
-  if (text.length === 0) return { trace, problem: { fatal: true, message: 'The file is empty: there is no trace in it.' } };
+  const fail = (fatal, message) => ({ trace, problem: { fatal, message } });
+  if (text.length === 0) return fail(true, 'The file is empty: there is no trace in it.');
   const lines = text.split('\n');
   const complete = text.endsWith('\n');
   for (let i = 0; i < lines.length; i++) {
@@ -263,20 +272,23 @@ function readTrace(text) {
     } catch (e) {
       if (!(e instanceof TraceError)) throw e;
       if (!trace.header) {
-        return { trace, problem: { fatal: true, message: 'Cannot open this file: ' + e.message + '.' } };
+        return fail(true, 'Cannot open this file: ' + e.message + '.');
       }
       const cut = i === lines.length - 1 && !complete;
       const message = cut
-        ? 'The file is cut off in the middle of line ' + (i + 1) + ' (a recording that was stopped or is still being written). Showing the ' + i + ' complete lines before it.'
-        : 'Line ' + (i + 1) + ' is corrupted: ' + e.message + '. Showing the ' + i + ' lines before it; the rest of the file is not read.';
-      return { trace, problem: { fatal: trace.agentList.length === 0, message } };
+        ? 'The file is cut off in the middle of line ' + (i + 1) + ' (a recording that was ' +
+          'stopped or is still being written). Showing the ' + i + ' complete lines before it.'
+        : 'Line ' + (i + 1) + ' is corrupted: ' + e.message + '. Showing the ' + i +
+          ' lines before it; the rest of the file is not read.';
+      return fail(trace.agentList.length === 0, message);
     }
   }
   if (trace.agentList.length === 0) {
-    return { trace, problem: { fatal: true, message: 'This trace records no agent: there is nothing to show.' } };
+    return fail(true, 'This trace records no agent: there is nothing to show.');
   }
   if (!trace.ended) {
-    return { trace, problem: { fatal: false, message: 'The trace has no end line: the recording was cut off or is still running. Showing what it has.' } };
+    return fail(false, 'The trace has no end line: the recording was cut off or is still ' +
+      'running. Showing what it has.');
   }
   return { trace, problem: null };
 }

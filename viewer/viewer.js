@@ -99,14 +99,20 @@ function setTick(t) {
   render();
 }
 
+// Goes to tick t by the user's hand: in live mode that pauses following.
+function jump(t) {
+  if (!ui.trace) return;
+  if (ui.live && !ui.live.paused) pauseLive(true);
+  setTick(t);
+}
+
 // Moves by `d` ticks, or to the previous/next mark of the agent (any kind).
 function step(d, toMark) {
   if (!ui.trace) return;
-  if (ui.live && !ui.live.paused) pauseLive(true);
-  if (!toMark || !ui.agent) return setTick(ui.tick + d);
+  if (!toMark || !ui.agent) return jump(ui.tick + d);
   const ticks = ui.agent.marks.map((m) => m[0]);
   const t = d > 0 ? ticks.find((x) => x > ui.tick) : ticks.filter((x) => x < ui.tick).pop();
-  if (t !== undefined) setTick(t);
+  if (t !== undefined) jump(t);
 }
 
 // ---- Agent list -------------------------------------------------------------
@@ -232,7 +238,8 @@ function applySearch() {
     if (hit) ui.matches.push(n.path);
   });
   $('tree').classList.toggle('searching', q !== '');
-  $('node-matches').textContent = q ? ui.matches.length + ' match' + (ui.matches.length === 1 ? '' : 'es') : '';
+  const count = ui.matches.length;
+  $('node-matches').textContent = q ? count + ' match' + (count === 1 ? '' : 'es') : '';
   if (q) for (const p of ui.matches) {
     for (let i = t.nodes[t.byPath.get(p)].parent; i !== null; i = t.nodes[i].parent) {
       ui.collapsed.delete(t.name + '\n' + t.nodes[i].path);
@@ -385,7 +392,8 @@ function renderBlackboard(view) {
     tr.innerHTML = '<th></th><td></td>';
     tr.firstChild.textContent = k;
     const v = view.bb[k];
-    tr.lastChild.textContent = isUnset ? '(unset)' : typeof v === 'string' ? '"' + v + '"' : JSON.stringify(v);
+    tr.lastChild.textContent = isUnset ? '(unset)'
+      : typeof v === 'string' ? '"' + v + '"' : JSON.stringify(v);
     tr.dataset.value = isUnset ? '' : JSON.stringify(v);
     if (ui.live && !isUnset) tr.lastChild.onclick = () => editValue(tr, k, v);
     table.appendChild(tr);
@@ -393,7 +401,8 @@ function renderBlackboard(view) {
   if (ui.live) {
     const tr = document.createElement('tr');
     tr.className = 'add';
-    tr.innerHTML = '<th><input id="bb-new-key" placeholder="key"></th><td><input id="bb-new-value" placeholder="value (Enter)"></td>';
+    tr.innerHTML = '<th><input id="bb-new-key" placeholder="key"></th>' +
+      '<td><input id="bb-new-value" placeholder="value (Enter)"></td>';
     tr.querySelector('#bb-new-value').onkeydown = (e) => {
       if (e.key !== 'Enter') return;
       sendSet(tr.querySelector('#bb-new-key').value, parseValue(e.target.value, undefined));
@@ -433,7 +442,9 @@ function editValue(tr, key, old) {
 function sendSet(key, value) {
   if (!key) return;
   command({ cmd: 'set', agent: ui.agent.id, key, value }).then((r) => {
-    if (r && r.ok) showMessage('Set ' + key + ' = ' + JSON.stringify(value) + ' for ' + ui.agent.label + ': the game applies it at its next poll.', 'info');
+    if (!r || !r.ok) return;
+    showMessage('Set ' + key + ' = ' + JSON.stringify(value) + ' for ' + ui.agent.label +
+      ': the game applies it at its next poll.', 'info');
   });
 }
 
@@ -479,7 +490,8 @@ function renderPopAgents() {
     if (id !== undefined && v.status[id] === 1) hits.push(a);
   }
   const n = t.nodes[t.byPath.get(ui.popPath)];
-  $('pop-title').textContent = hits.length + ' agents running ' + (n.hidden ? 'the priority section' : n.name);
+  $('pop-title').textContent = hits.length + ' agents running ' +
+    (n.hidden ? 'the priority section' : n.name);
   for (const a of hits.slice(0, AGENTS_SHOWN)) {
     const li = document.createElement('li');
     li.dataset.agent = a.id;
@@ -544,8 +556,7 @@ function drawTimeline() {
   c.onpointerdown = (e) => {
     const pick = (ev) => {
       const r = c.getBoundingClientRect();
-      if (ui.live && !ui.live.paused) pauseLive(true);
-      setTick(lo + (ev.clientX - r.left - pad) / (w - 2 * pad) * (hi - lo));
+      jump(lo + (ev.clientX - r.left - pad) / (w - 2 * pad) * (hi - lo));
     };
     pick(e);
     c.onpointermove = (ev) => { if (ev.buttons) pick(ev); };
@@ -574,6 +585,21 @@ function render() {
   drawTimeline();
   document.body.dataset.tick = ui.tick;
   document.body.dataset.agent = ui.agent.id;
+  syncURL();
+}
+
+// A page loaded with ?trace=URL keeps &agent= and &tick= in its address,
+// so a reload or a shared link shows the same thing.
+let urlTimer = null;
+function syncURL() {
+  clearTimeout(urlTimer);
+  urlTimer = setTimeout(() => {
+    const params = new URLSearchParams(location.search);
+    if (!params.has('trace') || !ui.agent) return;
+    params.set('agent', ui.agent.id);
+    params.set('tick', ui.tick);
+    history.replaceState(null, '', '?' + params.toString());
+  }, 300);
 }
 
 function scheduleRender() {
@@ -661,7 +687,10 @@ function startLive() {
 
 function wire() {
   $('file').onchange = (e) => { if (e.target.files[0]) loadFile(e.target.files[0]); };
-  document.addEventListener('dragover', (e) => { e.preventDefault(); document.body.classList.add('dragging'); });
+  document.addEventListener('dragover', (e) => {
+    e.preventDefault();
+    document.body.classList.add('dragging');
+  });
   document.addEventListener('dragleave', () => document.body.classList.remove('dragging'));
   document.addEventListener('drop', (e) => {
     e.preventDefault();
@@ -675,10 +704,7 @@ function wire() {
   $('next').onclick = () => step(1);
   $('prev-change').onclick = () => step(-1, true);
   $('next-change').onclick = () => step(1, true);
-  $('tick').onchange = (e) => {
-    if (ui.live && !ui.live.paused) pauseLive(true);
-    setTick(Number(e.target.value));
-  };
+  $('tick').onchange = (e) => jump(Number(e.target.value));
   $('mode-agent').onclick = () => setMode('agent');
   $('mode-pop').onclick = () => setMode('population');
   $('live-pause').onclick = () => pauseLive(!ui.live.paused);
@@ -686,6 +712,8 @@ function wire() {
     if (e.target.tagName === 'INPUT' || e.target.tagName === 'TEXTAREA') return;
     if (e.key === 'ArrowLeft') { step(-1, e.shiftKey); e.preventDefault(); }
     if (e.key === 'ArrowRight') { step(1, e.shiftKey); e.preventDefault(); }
+    if (e.key === 'Home' && ui.trace) { jump(ui.trace.minTick); e.preventDefault(); }
+    if (e.key === 'End' && ui.trace) { jump(ui.trace.maxTick); e.preventDefault(); }
   });
   window.addEventListener('resize', () => render());
 }

@@ -305,6 +305,16 @@ async function main() {
       await page.keyboard.press('Shift+ArrowLeft');
       assert.equal((await shown(page)).tick, prev, 'the previous change');
       await checkAgentAt(page, arena, story.id, prev);
+      // the address keeps the agent and the tick: a reload shows the same
+      await page.waitForFunction((t) => location.search.includes('tick=' + t), prev);
+      await page.reload();
+      await page.waitForSelector('body.loaded #tree li[data-path]');
+      await checkAgentAt(page, arena, story.id, prev);
+      await page.click('#tree-head');
+      await page.keyboard.press('End');
+      assert.equal((await shown(page)).tick, 300);
+      await page.keyboard.press('Home');
+      assert.equal((await shown(page)).tick, 1);
     });
 
     await check('the timeline marks where the running path changed, and scrubs', async () => {
