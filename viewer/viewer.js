@@ -531,7 +531,7 @@ function drawTimeline() {
   g.fillRect(pad, 18, w - 2 * pad, 10);
   const a = ui.agent;
   for (const kind of Object.keys(MARK_COLOURS)) { // the marks, for tests and tools
-    c.dataset[kind] = a ? a.marks.filter((m) => m[1] === kind).map((m) => m[0]).join(',') : '';
+    c.dataset[kind] = a ? tr.marksOf(a, kind).join(',') : '';
   }
   if (a && a.ticks.length) {
     g.fillStyle = '#c9d2e3';
