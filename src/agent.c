@@ -296,7 +296,8 @@ double bonsai_agent_sleeping(const bonsai_agent *a) {
 int bonsai_agent_asleep(bonsai_agent *a, double dt) {
   if (a->wake <= 0 || a->busy || !(dt >= 0))
     return 0;
-  if (a->time + dt < a->wake && !bs_vm_watched_changed(a)) {
+  if (a->time + dt < a->wake &&
+      (a->bp->nwatch == 0 || !bs_vm_watched_changed(a))) {
     a->time += dt;
     return 1;
   }

@@ -70,10 +70,11 @@ static void pushshared(lua_State *L, LTick *t, int ci) {
 ** unless it is already there (*loaded: the id of the blueprint whose
 ** values are; 0 for none). */
 static void setagent(lua_State *L, LTick *t, int ai, int si, int bbslot,
-                     uint64_t *loaded, const Blueprint *bp) {
+                     uint64_t *loaded, bonsai_agent *a) {
+  const Blueprint *bp = a->bp;
   t->agent = ai;
   t->state = si;
-  t->a = agentof((LAgent *)lua_touserdata(L, si));
+  t->a = a;
   t->bb = bbslot;
   t->bbready = 0;
   t->pending = 0;
@@ -94,7 +95,7 @@ static void pushcontext(lua_State *L, LTick *t, int ai, int si, int ci) {
     ci = lua_absindex(L, ci);
   pushshared(L, t, ci);
   lua_pushnil(L);
-  setagent(L, t, ai, si, lua_gettop(L), &none, agentof(la)->bp);
+  setagent(L, t, ai, si, lua_gettop(L), &none, agentof(la));
 }
 
 /* Pushes "tree 't' node 'path': msg", naming node i of version bp (or
@@ -266,7 +267,7 @@ static int tickone(lua_State *L, Job *j, int ai, int si) {
       return a->last;
     j->la->frozen = 1; /* a step: this tick, then frozen again */
   }
-  setagent(L, &j->t, ai, si, lua_gettop(L), &j->loaded, a->bp);
+  setagent(L, &j->t, ai, si, lua_gettop(L), &j->loaded, a);
   if (bs_agent_stale(a) && !a->busy && migrate(L, j) != BONSAI_OK) {
     pusherror(L, a, bonsai_agent_errmsg(a));
     lua_error(L); /* no tick: the switch failed */
@@ -474,16 +475,14 @@ static int pbatch(lua_State *L) {
     a = agentof(la);
     b->j.dt = b->budget == 0 ? b->dt : owed(L, b, base + 1, 5);
     b->j.doze = 0;
-    if (bonsai_agent_sleeping(a) >= 0) { /* asleep (or its time is up) */
-      if (la->ninterrupts == 0) {
-        if (bonsai_agent_asleep(a, b->j.dt)) {
-          lua_settop(L, base);
-          continue;
-        }
-      } else { /* its interrupts are still asked */
-        b->j.doze = bonsai_agent_asleep(a, 0) &&
-                    bonsai_agent_sleeping(a) > b->j.dt;
+    if (la->ninterrupts == 0) {
+      if (bonsai_agent_asleep(a, b->j.dt)) { /* skipped, its clock moved */
+        lua_settop(L, base);
+        continue;
       }
+    } else if (bonsai_agent_sleeping(a) > b->j.dt) { /* its interrupts are
+                                                     ** still asked */
+      b->j.doze = bonsai_agent_asleep(a, 0);
     }
     b->ticked += !b->j.doze;
     lua_pushvalue(L, base + 1);

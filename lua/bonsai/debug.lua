@@ -16,7 +16,8 @@ local M = {}
 -- Limits.
 M.MAX_HEADER = 16 * 1024       -- bytes of request line and headers
 M.MAX_BODY = 64 * 1024         -- bytes of a request body
-M.MAX_OUT = 8 * 1024 * 1024    -- bytes queued for one client
+M.MAX_OUT = 8 * 1024 * 1024    -- bytes of live lines queued for one client
+M.FEED = 256 * 1024            -- bytes of a trace file's stream queued at once
 M.REQUEST_TIMEOUT = 10         -- seconds to send a whole request
 M.ACCEPT_PER_POLL = 16
 M.MAX_CLIENTS = 64             -- connections at once; more are closed
@@ -87,11 +88,12 @@ function M.new(bt)
 
   local function now() return socket.gettime() end
 
-  -- Queues text for a client (dropped when it reads too slowly).
-  local function queue(c, s)
+  -- Queues text for a client; live lines (not forced) drop a client that
+  -- reads too slowly. A response's body is queued forced (by reference).
+  local function queue(c, s, forced)
     if c.closed then return end
     c.outsize = c.outsize + #s
-    if c.outsize > M.MAX_OUT then
+    if not forced and c.outsize > M.MAX_OUT then
       c.closing = true
       c.out, c.outsize = {}, 0
       return
@@ -115,8 +117,8 @@ function M.new(bt)
   local function respond(c, code, ctype, body, extra)
     queue(c, ("HTTP/1.1 %d %s\r\nContent-Type: %s\r\nContent-Length: %d\r\n" ..
               "Cache-Control: no-store\r\nConnection: close\r\n%s\r\n")
-             :format(code, STATUS[code], ctype, #body, extra or ""))
-    if c.method ~= "HEAD" then queue(c, body) end
+             :format(code, STATUS[code], ctype, #body, extra or ""), true)
+    if c.method ~= "HEAD" then queue(c, body, true) end
     c.closing = true
   end
 
@@ -273,8 +275,17 @@ function M.new(bt)
       queue(c, "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n" ..
                "Cache-Control: no-store\r\nConnection: keep-alive\r\n\r\n")
       c.sse, c.ping = true, now()
-      if file then
-        for _, l in ipairs(file) do event(c, l) end
+      if file then -- fed as the client reads, M.FEED bytes at a time
+        local at = 0
+        c.feed = function()
+          local parts, n = {}, 0
+          while at < #file and n < M.FEED do
+            at = at + 1
+            parts[#parts + 1] = "data: " .. file[at] .. "\n\n"
+            n = n + #parts[#parts]
+          end
+          return n > 0 and table.concat(parts) or nil
+        end
       else
         for _, l in ipairs(lines) do event(c, l) end
         if rec then
@@ -366,7 +377,15 @@ function M.new(bt)
 
   -- Writes what the socket takes now.
   local function send(c)
-    while #c.out > 0 do
+    while #c.out > 0 or c.feed do
+      if #c.out == 0 then -- the next part of a trace file's stream
+        local chunk = c.feed()
+        if not chunk then
+          c.feed = nil
+          break
+        end
+        c.out[1], c.outsize = chunk, #chunk
+      end
       local s = c.out[1]
       local last, err, part = c.sock:send(s, c.sent + 1)
       last = last or part

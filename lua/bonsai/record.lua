@@ -317,11 +317,13 @@ end
 -- recorder:close(): stops recording, writes the end line, closes the file.
 function Recorder:close()
   if not self.file then return end
-  for agent in pairs(self.agents) do M.detach(agent, self.sink) end
-  self.agents = {}
   self.rec:finish()
   self.file:close()
   self.file = nil
+  for agent in pairs(self.agents) do -- (at exit, agents may be gone first)
+    pcall(M.detach, agent, self.sink)
+  end
+  self.agents = {}
 end
 Recorder.__close = Recorder.close
 Recorder.__gc = Recorder.close

@@ -21,7 +21,7 @@ end
 
 before_each(function()
   for _, k in ipairs { "REQUEST_TIMEOUT", "MAX_OUT", "MAX_HEADER",
-                       "MAX_CLIENTS" } do
+                       "MAX_CLIENTS", "FEED" } do
     limits[k] = debugmod[k]
   end
 end)
@@ -282,12 +282,13 @@ describe("bt.debug.serve", function()
     os.execute("rm -rf '" .. root .. "'")
   end)
 
-  it("serves a trace file to the viewer", function()
+  it("serves a trace file to the viewer, larger than any queue", function()
     local path = os.tmpname()
     local a = bt.agent(guardtree(), { blackboard = { hp = 100 } })
     local r = bt.record(path, { a })
-    for _ = 1, 3 do a:tick(1) end
+    for _ = 1, 40 do a:tick(1) end
     r:close()
+    debugmod.MAX_OUT, debugmod.FEED = 1024, 500 -- the file is larger
     serve { file = path }
     local name = path:match("[^/]+$")
     assert.truthy(D.url:find("?trace=" .. name, 1, true))
@@ -298,8 +299,10 @@ describe("bt.debug.serve", function()
     local _, live = get("/live"):match("^(HTTP/1.1 200).-\r\n\r\n(.*)$")
     assert.same({ live = false }, cjson.decode(live))
     local c = subscribe()
-    assert.is_true(pump(function() return #c.lines() >= 7 end))
-    assert.equal("end", c.lines()[7].t)
+    assert.is_true(pump(function() return #c.lines() >= 44 end))
+    assert.equal(44, #c.lines())
+    assert.equal(40, c.lines()[43].tick)
+    assert.equal("end", c.lines()[44].t)
     assert.is_false(post('{"cmd":"resume","agent":1}').ok)
     os.remove(path)
   end)
