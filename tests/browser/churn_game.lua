@@ -1,0 +1,55 @@
+-- churn_game.lua: a game loop for the viewer's browser test where agents
+-- and trees come and go: it serves two guards live, adds a new tree
+-- ("scout") with two scouts at frame 20, withdraws guard 1 at frame 40 and
+-- reloads the scout tree at frame 60. Prints "live: URL" first.
+--   lua5.4 tests/browser/churn_game.lua [SECONDS]
+local bt = require "bonsai"
+local socket = require "socket"
+
+local seconds = tonumber(arg[1] or "20")
+
+local function walker(name, pause)
+  return bt.tree(bt.sequence { name = name,
+    bt.named("walk", bt.wait(pause)),
+    bt.named("count", bt.action(function(a, bb)
+      bb.steps = (bb.steps or 0) + 1
+      return true
+    end)),
+  }, { name = name })
+end
+
+local guards = walker("guard", 0.3)
+local guard_agents = {
+  bt.agent(guards, { owner = { name = "guard 1" } }),
+  bt.agent(guards, { owner = { name = "guard 2" } }),
+}
+local agents = { guard_agents[1], guard_agents[2] }
+local _, url = bt.debug.serve { port = 0, agents = agents }
+print("live: " .. url)
+io.stdout:flush()
+
+local scouts
+local dt, frame, start = 1 / 30, 0, socket.gettime()
+while socket.gettime() - start < seconds do
+  frame = frame + 1
+  if frame == 20 then
+    scouts = walker("scout", 0.2)
+    for i = 1, 2 do
+      local a = bt.agent(scouts, { owner = { name = "scout " .. i } })
+      agents[#agents + 1] = a
+      bt.debug.add(a)
+    end
+  elseif frame == 40 then
+    bt.debug.remove(guard_agents[1])
+    table.remove(agents, 1)
+  elseif frame == 60 then
+    scouts:reload(bt.sequence { name = "scout",
+      bt.named("walk", bt.wait(0.1)),
+      bt.named("look", bt.action(function() return true end)),
+    })
+  end
+  bt.tick_all(agents, dt)
+  bt.debug.poll()
+  socket.sleep(dt)
+end
+bt.debug.close()

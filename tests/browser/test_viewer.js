@@ -1,0 +1,673 @@
+// test_viewer.js: the viewer's browser test. Records an arena trace
+// (samples/arena.lua --record), serves viewer/ and trace files from a small
+// HTTP server on 127.0.0.1, drives the page in Debian's Chromium (headless,
+// through playwright-core, no browser download) and checks what the page
+// shows against a reconstruction of the trace done here, independently of
+// the page's code: node statuses, blackboard and changed keys at given
+// ticks, population counts; then, on a generated trace (make_trace.js), a
+// reload, an error and a breakpoint; bad files; and the live mode against
+// a running game loop (tests/live/game.lua, bt.debug.serve). Writes a
+// screenshot of each view into BUILDDIR/browser-screenshots.
+//
+//   node test_viewer.js BUILDDIR      (default: ../../build)
+'use strict';
+const fs = require('fs');
+const os = require('os');
+const path = require('path');
+const http = require('http');
+const assert = require('assert/strict');
+const { chromium } = require('playwright-core');
+const { spawn, execFileSync } = require('child_process');
+const { makeTrace, brokenVariants } = require('./make_trace');
+
+const ROOT = path.resolve(__dirname, '../..');
+const VIEWER = path.join(ROOT, 'viewer');
+const BUILD = path.resolve(process.argv[2] || path.join(ROOT, 'build'));
+const OUT = path.join(BUILD, 'browser-screenshots');
+const LUA_ENV = Object.assign({}, process.env, {
+  LUA_PATH: ROOT + '/lua/?.lua;' + ROOT + '/lua/?/init.lua;;',
+  LUA_CPATH: BUILD + '/src/?.so;;',
+});
+const CHROMIUM = process.env.CHROMIUM || '/usr/bin/chromium';
+
+// ---- The reference reconstruction (docs/TRACE_FORMAT.md, "Reconstructing a tick")
+
+function parseTrace(text) {
+  const trees = new Map();
+  const agents = new Map();
+  for (const line of text.split('\n')) {
+    if (!line) continue;
+    const o = JSON.parse(line);
+    if (o.t === 'tree') trees.set(o.tree + '@' + o.version, o.nodes);
+    if (o.t === 'agent' && !agents.has(o.agent)) {
+      agents.set(o.agent, { id: o.agent, tree: o.tree, label: o.label, lines: [] });
+    }
+    if (o.t === 'tick') agents.get(o.agent).lines.push(o);
+  }
+  return { trees, agents };
+}
+
+// Statuses by path, blackboard, and the line of the agent's last tick <= n.
+function reconstruct(ref, agent, n) {
+  let status = null;
+  let nodes = null;
+  const bb = {};
+  let last = null;
+  for (const l of agent.lines) {
+    if (l.tick > n) break;
+    nodes = ref.trees.get(agent.tree + '@' + l.version);
+    if (l.state) {
+      status = nodes.map(() => 'idle');
+      for (const [id, s] of l.state) status[id] = s;
+    } else {
+      for (const [id, s] of l.events) status[id] = s;
+    }
+    Object.assign(bb, l.bb);
+    for (const k of l.unset || []) delete bb[k];
+    last = l;
+  }
+  if (!last) return null;
+  const byPath = {};
+  nodes.forEach((node, i) => { byPath[node.path] = status[i]; });
+  return { byPath, bb, line: last, nodes };
+}
+
+function population(ref, tree, n) {
+  const counts = {};
+  let agents = 0;
+  for (const a of ref.agents.values()) {
+    if (a.tree !== tree) continue;
+    const r = reconstruct(ref, a, n);
+    if (!r) continue;
+    agents++;
+    for (const [p, s] of Object.entries(r.byPath)) if (s === 'running') counts[p] = (counts[p] || 0) + 1;
+  }
+  return { agents, counts };
+}
+
+// ---- A static server for viewer/ and the trace files ---------------------------
+
+const TYPES = { '.html': 'text/html', '.js': 'text/javascript', '.css': 'text/css', '.jsonl': 'text/plain' };
+
+function serveFile(res, file) {
+  fs.readFile(file, (err, data) => {
+    if (err) { res.writeHead(404); res.end('not found'); return; }
+    res.writeHead(200, { 'Content-Type': TYPES[path.extname(file)] || 'application/octet-stream' });
+    res.end(data);
+  });
+}
+
+function listen(handler) {
+  return new Promise((resolve) => {
+    const server = http.createServer(handler);
+    server.listen(0, '127.0.0.1', () => resolve(server));
+  });
+}
+
+function staticHandler(traceDir) {
+  return (req, res) => {
+    const url = new URL(req.url, 'http://x');
+    const p = decodeURIComponent(url.pathname);
+    if (p.startsWith('/traces/')) return serveFile(res, path.join(traceDir, path.basename(p)));
+    if (p === '/live') { res.writeHead(404); res.end(); return; } // a plain file server
+    return serveFile(res, path.join(VIEWER, path.basename(p === '/' ? 'index.html' : p)));
+  };
+}
+
+// ---- Page helpers --------------------------------------------------------------
+
+async function shown(page) {
+  return page.evaluate(() => {
+    const status = {};
+    for (const li of document.querySelectorAll('#tree li[data-path]')) status[li.dataset.path] = li.dataset.status;
+    const bb = {};
+    const changed = [];
+    for (const tr of document.querySelectorAll('#bb tr[data-key]')) {
+      if (tr.dataset.value !== '') bb[tr.dataset.key] = JSON.parse(tr.dataset.value);
+      if (tr.classList.contains('changed')) changed.push(tr.dataset.key);
+    }
+    const running = [...document.querySelectorAll('#running li[data-path]')].map((li) => li.dataset.path);
+    return { tick: Number(document.body.dataset.tick), agent: Number(document.body.dataset.agent),
+      status, bb, changed, running, head: document.getElementById('tree-head').textContent };
+  });
+}
+
+async function pickAgent(page, id) {
+  await page.fill('#agent-search', String(id));
+  await page.click('#agent-list li[data-agent="' + id + '"]');
+  await page.fill('#agent-search', '');
+}
+
+async function goTo(page, tick) {
+  await page.fill('#tick', String(tick));
+  await page.press('#tick', 'Enter');
+  await page.click('#tree-head'); // focus leaves the input: the arrow keys step
+}
+
+// Checks statuses, blackboard and changed keys against the reference.
+async function checkAgentAt(page, ref, id, tick) {
+  const s = await shown(page);
+  const r = reconstruct(ref, ref.agents.get(id), tick);
+  assert.equal(s.tick, tick, 'selected tick');
+  assert.equal(s.agent, id, 'selected agent');
+  assert.deepEqual(s.status, r.byPath, 'statuses of agent ' + id + ' at tick ' + tick);
+  assert.deepEqual(s.bb, r.bb, 'blackboard of agent ' + id + ' at tick ' + tick);
+  const changed = r.line.tick === tick ? Object.keys(r.line.bb).concat(r.line.unset || []) : [];
+  assert.deepEqual(s.changed.sort(), changed.sort(), 'changed keys of agent ' + id + ' at tick ' + tick);
+  const leaves = r.nodes.filter((n) => r.byPath[n.path] === 'running' &&
+    !r.nodes.some((c) => c.parent === n.id && r.byPath[c.path] === 'running')).map((n) => n.path);
+  assert.deepEqual(s.running, leaves, 'running nodes of agent ' + id + ' at tick ' + tick);
+  return { s, r };
+}
+
+let checks = 0;
+async function check(name, fn) {
+  const t0 = Date.now();
+  await fn();
+  checks++;
+  console.log('ok ' + checks + ' - ' + name + ' (' + (Date.now() - t0) + ' ms)');
+}
+
+// ---- The live game ------------------------------------------------------------------
+// tests/live/game.lua serves three guards on a free port for `seconds`; a
+// reader of its /events stream here collects every line it sends, the
+// reference for what the page shows.
+
+function startGame(script, args) {
+  return new Promise((resolve, reject) => {
+    const child = spawn('lua5.4', [path.join(ROOT, script)].concat(args),
+      { env: LUA_ENV, cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] });
+    let out = '';
+    child.stdout.on('data', (d) => {
+      out += d;
+      const m = out.match(/live: (http:\/\/127\.0\.0\.1:\d+\/)/);
+      if (m) resolve({ child, url: m[1] });
+    });
+    child.on('exit', (code) => reject(new Error('tests/live/game.lua exited (' + code + '): ' + out)));
+  });
+}
+
+function readStream(url) {
+  const stream = { lines: [], req: null };
+  stream.req = http.get(url + 'events', (res) => {
+    let buf = '';
+    res.on('data', (d) => {
+      buf += d;
+      let i;
+      while ((i = buf.indexOf('\n\n')) >= 0) {
+        const ev = buf.slice(0, i);
+        buf = buf.slice(i + 2);
+        const data = ev.split('\n').filter((l) => l.startsWith('data:')).map((l) => l.slice(5).trim());
+        if (data.length) stream.lines.push(JSON.parse(data.join('\n')));
+      }
+    });
+  });
+  stream.req.on('error', () => {});
+  return stream;
+}
+
+async function until(what, fn, ms) {
+  const end = Date.now() + (ms || 10000);
+  while (Date.now() < end) {
+    const v = fn();
+    if (v) return v;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  throw new Error('timed out waiting for ' + what);
+}
+
+// ---- The test -------------------------------------------------------------------
+
+async function main() {
+  fs.mkdirSync(OUT, { recursive: true });
+  const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'bonsai-viewer-'));
+  // a recorded arena (the first 300 ticks of the default run, seed 42)
+  execFileSync('lua5.4', [path.join(ROOT, 'samples/arena.lua'), '--record', path.join(tmp, 'arena.jsonl'),
+    '--no-map', '--fast', '--ticks=300'], { env: LUA_ENV, cwd: ROOT, stdio: ['ignore', 'ignore', 'inherit'] });
+  const arenaText = fs.readFileSync(path.join(tmp, 'arena.jsonl'), 'utf8');
+  const arena = parseTrace(arenaText);
+  // a generated trace with a reload, an error and a breakpoint, and broken files
+  const text = makeTrace({ agents: 400, ticks: 200 });
+  fs.writeFileSync(path.join(tmp, 'generated.jsonl'), text);
+  for (const [name, t] of Object.entries(brokenVariants(text))) fs.writeFileSync(path.join(tmp, name), t);
+  const gen = parseTrace(text);
+
+  // The story of the README: the first guard whose patrol a sighting
+  // aborts after tick 60 (the arena is deterministic)
+  const patrolOf = (ref) => ref.trees.get('guard@1').find((n) => n.path === 'guard/patrol').id;
+  const sighted = (ref) => (l) => l.tick >= 60 && l.bb.enemy !== undefined &&
+    l.events.some(([id, s]) => id === patrolOf(ref) && s === 'aborted');
+  const ids = (ref, fn) => [...ref.agents.values()].filter((a) => a.lines.some(fn));
+  const story = ids(arena, sighted(arena))[0];
+  const storyTick = story.lines.find(sighted(arena)).tick;
+  console.log('# the story: ' + story.label + ' stops patrolling at tick ' + storyTick);
+  // the README's walk-through tells this story with these numbers
+  assert.equal(story.id + '@' + storyTick, '2@78', 'README walk-through: agent 2 at tick 78');
+  const readmePop = population(arena, 'guard', 78);
+  assert.deepEqual([readmePop.agents, readmePop.counts['guard/combat/fight/chase'],
+    readmePop.counts['guard/combat/fight/strike/attack'], readmePop.counts['guard/combat/fight/retreat/flee'],
+    readmePop.counts['guard/patrol']], [200, 13, 16, 13, 142], 'README walk-through: the population at tick 78');
+  const errorAgent = ids(gen, (l) => l.error)[0];
+  const errorTick = errorAgent.lines.find((l) => l.error).tick;
+  const frozenAgent = ids(gen, (l) => l.frozen !== undefined)[0];
+  const frozenTick = frozenAgent.lines.find((l) => l.frozen !== undefined).tick;
+  const reloader = gen.agents.get(1);
+  const reloadTick = reloader.lines.find((l) => l.reload).tick;
+
+  const server = await listen(staticHandler(tmp));
+  const base = 'http://127.0.0.1:' + server.address().port + '/';
+  const profile = fs.mkdtempSync(path.join(os.tmpdir(), 'bonsai-chromium-'));
+  const context = await chromium.launchPersistentContext(profile, {
+    executablePath: CHROMIUM,
+    headless: true,
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
+      '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    viewport: { width: 1400, height: 860 },
+  });
+  let game = null;
+  let stream = null;
+  try {
+    const page = context.pages()[0] || await context.newPage();
+    const pageErrors = [];
+    page.on('pageerror', (e) => pageErrors.push(e.message));
+
+    await check('a recorded arena trace loads (?trace=URL)', async () => {
+      const t0 = Date.now();
+      await page.goto(base + 'index.html?trace=traces/arena.jsonl');
+      await page.waitForSelector('body.loaded #tree li[data-path]');
+      console.log('# ' + arena.agents.size + ' agents x 300 ticks indexed and drawn in ' + (Date.now() - t0) + ' ms');
+      assert.equal(await page.isVisible('#message'), false, 'no message for a good trace');
+      assert.equal(await page.textContent('#agent-count'), String(arena.agents.size));
+    });
+
+    await check(story.label + ' stepped to tick ' + storyTick + ': why it stopped patrolling', async () => {
+      await pickAgent(page, story.id);
+      await goTo(page, storyTick - 2);
+      await checkAgentAt(page, arena, story.id, storyTick - 2);
+      await page.keyboard.press('ArrowRight');
+      let s = (await checkAgentAt(page, arena, story.id, storyTick - 1)).s;
+      assert.equal(s.status['guard/patrol'], 'running');
+      await page.keyboard.press('ArrowRight');
+      s = (await checkAgentAt(page, arena, story.id, storyTick)).s;
+      assert.equal(s.status['guard/patrol'], 'aborted');
+      assert.ok(s.changed.includes('enemy'), 'enemy highlighted as changed');
+      const events = await page.$$eval('#events li', (l) => l.map((x) => x.textContent));
+      assert.ok(events.some((e) => e.startsWith('patrol') && e.endsWith('aborted')), 'the patrol abort is listed');
+      assert.ok(events.some((e) => e.startsWith('is_set[1]') && e.endsWith('success')), 'the guard condition is listed');
+      await page.screenshot({ path: path.join(OUT, 'agent.png') });
+      await page.keyboard.press('ArrowLeft');
+      await checkAgentAt(page, arena, story.id, storyTick - 1);
+      // Shift+arrow: to the previous change of the running path
+      const running = (t) => Object.entries(reconstruct(arena, story, t).byPath)
+        .filter(([, st]) => st === 'running').map(([p]) => p).join();
+      let prev = storyTick - 2;
+      while (prev > 1 && running(prev) === running(prev - 1)) prev--;
+      await page.keyboard.press('Shift+ArrowLeft');
+      assert.equal((await shown(page)).tick, prev, 'the previous change');
+      await checkAgentAt(page, arena, story.id, prev);
+      // the address keeps the agent and the tick: a reload shows the same
+      await page.waitForFunction((t) => location.search.includes('tick=' + t), prev);
+      await page.reload();
+      await page.waitForSelector('body.loaded #tree li[data-path]');
+      await checkAgentAt(page, arena, story.id, prev);
+      await page.click('#tree-head');
+      await page.keyboard.press('End');
+      assert.equal((await shown(page)).tick, 300);
+      await page.keyboard.press('Home');
+      assert.equal((await shown(page)).tick, 1);
+    });
+
+    await check('the timeline marks where the running path changed, and scrubs', async () => {
+      const running = (t) => Object.entries(reconstruct(arena, story, t).byPath)
+        .filter(([, st]) => st === 'running').map(([p]) => p).join();
+      const changes = story.lines.filter((l, i) => i === 0 || running(l.tick) !== running(story.lines[i - 1].tick))
+        .map((l) => l.tick);
+      assert.equal(await page.getAttribute('#strip', 'data-change'), changes.join(','));
+      const box = await page.locator('#strip').boundingBox();
+      const x = (t) => box.x + 10 + (t - 1) / (300 - 1) * (box.width - 20);
+      await page.mouse.click(x(150), box.y + box.height / 2);
+      assert.ok(Math.abs((await shown(page)).tick - 150) <= 1, 'a click on the strip picks its tick');
+    });
+
+    await check('ticks across keyframes match the reconstruction', async () => {
+      for (const t of [1, 2, 15, 16, 17, 33, 64, 100, 150, 299, 300]) {
+        await goTo(page, t);
+        await checkAgentAt(page, arena, story.id, t);
+      }
+      const villager = [...arena.agents.values()].find((a) => a.tree === 'villager');
+      await pickAgent(page, villager.id);
+      for (const t of [1, 120, 250]) {
+        await goTo(page, t);
+        await checkAgentAt(page, arena, villager.id, t);
+      }
+    });
+
+    await check('running list, node search, collapsing, agent search', async () => {
+      await pickAgent(page, story.id);
+      await goTo(page, storyTick);
+      const leaf = await page.textContent('#running li[data-path] small');
+      await page.click('#running li[data-path]');
+      assert.ok(await page.isVisible('li[data-path="' + leaf + '"] > .row.flash'));
+      const nodes = reconstruct(arena, story, storyTick).nodes;
+      await page.fill('#node-search', 'attack');
+      assert.equal(await page.textContent('#node-matches'),
+        nodes.filter((n) => n.name.includes('attack')).length + ' match');
+      await page.fill('#node-search', 'action');
+      const actions = nodes.filter((n) => n.type.includes('action') || n.name.includes('action')).length;
+      assert.equal(await page.textContent('#node-matches'), actions + ' matches');
+      await page.fill('#node-search', '');
+      await page.click('li[data-path="guard/combat"] > .row .twist');
+      assert.equal(await page.isVisible('li[data-path="guard/combat/fight"]'), false);
+      await page.click('li[data-path="guard/combat"] > .row .twist');
+      assert.equal(await page.isVisible('li[data-path="guard/combat/fight"]'), true);
+      // a running node inside a collapsed subtree: one click opens it
+      await page.click('li[data-path="guard"] > .row .twist');
+      assert.equal(await page.isVisible('#tree li[data-path="' + leaf + '"]'), false);
+      await page.click('#running li[data-path]');
+      assert.equal(await page.isVisible('#tree li[data-path="' + leaf + '"]'), true);
+      // the agent picker narrows the list
+      const q = 'agent 1';
+      const hits = [...arena.agents.values()].filter((a) => a.label.toLowerCase().includes(q)).length;
+      await page.fill('#agent-search', q);
+      assert.equal(await page.$$eval('#agent-list li[data-agent]', (l) => l.length), Math.min(200, hits));
+      assert.equal(await page.textContent('#agent-count'), hits + ' of ' + arena.agents.size);
+      await page.fill('#agent-search', '');
+    });
+
+    await check('population counts equal the ones computed from the file', async () => {
+      await page.click('#mode-pop');
+      const trees = [...new Set([...arena.agents.values()].map((a) => a.tree))];
+      for (const tree of trees) {
+        await pickAgent(page, [...arena.agents.values()].find((a) => a.tree === tree).id);
+        for (const t of [1, 50, storyTick, 200, 300]) {
+          await goTo(page, t);
+          const want = population(arena, tree, t);
+          const got = await page.evaluate(() => {
+            const c = {};
+            for (const li of document.querySelectorAll('#tree li[data-path]')) {
+              if (Number(li.dataset.count)) c[li.dataset.path] = Number(li.dataset.count);
+            }
+            return { counts: c, agents: Number(document.getElementById('tree-head').dataset.agents) };
+          });
+          assert.equal(got.agents, want.agents, tree + ': agents at tick ' + t);
+          assert.deepEqual(got.counts, want.counts, tree + ': population at tick ' + t);
+        }
+      }
+      await pickAgent(page, story.id);
+      await goTo(page, storyTick);
+      // a click on a node lists the agents that run it
+      const flee = 'guard/combat/fight/retreat/flee';
+      await page.click('#tree li[data-path="' + flee + '"] > .row .name');
+      const fleeing = [...arena.agents.values()].filter((a) => a.tree === 'guard' &&
+        (reconstruct(arena, a, storyTick) || { byPath: {} }).byPath[flee] === 'running').map((a) => a.id);
+      assert.ok(fleeing.length > 0);
+      assert.deepEqual(await page.$$eval('#pop-agents li[data-agent]', (l) => l.map((x) => Number(x.dataset.agent))),
+        fleeing);
+      assert.equal(await page.textContent('#pop-title'), fleeing.length + ' agents running flee');
+      await page.screenshot({ path: path.join(OUT, 'population.png') });
+      await page.click('#mode-agent');
+    });
+
+    await check('a reload switches the tree version (generated trace, tick ' + reloadTick + ')', async () => {
+      await page.goto(base + 'index.html?trace=traces/generated.jsonl&agent=1&tick=' + (reloadTick - 1));
+      await page.waitForSelector('body.loaded #tree li[data-path]');
+      await page.click('#tree-head');
+      let s = (await checkAgentAt(page, gen, 1, reloadTick - 1)).s;
+      assert.match(s.head, /version 1 of 1, 2/);
+      assert.equal(s.status['guard/combat/fight/shout'], undefined);
+      await page.keyboard.press('ArrowRight');
+      s = (await checkAgentAt(page, gen, 1, reloadTick)).s;
+      assert.match(s.head, /version 2 of 1, 2/);
+      assert.ok('guard/combat/fight/shout' in s.status, 'version 2 has the shout node');
+      assert.match(await page.textContent('#tick-info'), /version 1 → 2/);
+      assert.equal(await page.getAttribute('#strip', 'data-reload'), String(reloadTick));
+    });
+
+    await check('a parallel: both running branches listed, each one click away', async () => {
+      const sentry = [...gen.agents.values()].find((a) => a.tree === 'sentry');
+      await pickAgent(page, sentry.id);
+      await goTo(page, 30);
+      const { s } = await checkAgentAt(page, gen, sentry.id, 30);
+      assert.deepEqual(s.running, ['sentry/watch', 'sentry/hum']);
+      await page.click('#tree li[data-path="sentry"] > .row .twist');
+      await page.click('#running li[data-path="sentry/hum"]');
+      assert.equal(await page.isVisible('#tree li[data-path="sentry/hum"] > .row.flash'), true);
+      await goTo(page, 35);
+      assert.deepEqual((await checkAgentAt(page, gen, sentry.id, 35)).s.running, ['sentry/watch']);
+    });
+
+    await check('the error of agent ' + errorAgent.id + ' at tick ' + errorTick, async () => {
+      await pickAgent(page, errorAgent.id);
+      await goTo(page, errorTick);
+      await checkAgentAt(page, gen, errorAgent.id, errorTick);
+      const err = await page.textContent('.tick-error');
+      assert.ok(err.includes(errorAgent.lines.find((l) => l.error).error), 'the error message is shown');
+      assert.equal(await page.getAttribute('#strip', 'data-error'), String(errorTick));
+    });
+
+    await check('the breakpoint of agent ' + frozenAgent.id + ' at tick ' + frozenTick, async () => {
+      await pickAgent(page, frozenAgent.id);
+      await goTo(page, frozenTick);
+      await checkAgentAt(page, gen, frozenAgent.id, frozenTick);
+      assert.match(await page.textContent('#frozen'), /Frozen at the breakpoint on guard\/combat\/fight\/strike\/attack/);
+      assert.equal(await page.getAttribute('li[data-path="guard/combat/fight/strike/attack"] > .row', 'class'),
+        'row bp-on');
+      assert.equal(await page.getAttribute('#strip', 'data-frozen'), String(frozenTick));
+      await page.screenshot({ path: path.join(OUT, 'breakpoint.png') });
+      // frozen, it was not ticked: its next tick (its own count) is the
+      // first after the resume, and it is no longer frozen
+      await page.keyboard.press('ArrowRight');
+      await checkAgentAt(page, gen, frozenAgent.id, frozenTick + 1);
+      assert.equal(await page.isVisible('#frozen'), false);
+    });
+
+    await check('bad files give a clear message, never a blank page', async () => {
+      const cases = [
+        ['foreign.jsonl', /not a Bonsai trace/, true],
+        ['future.jsonl', /format 7; this viewer reads format 1/, true],
+        ['empty.jsonl', /empty/, true],
+        ['truncated.jsonl', /cut off in the middle of line \d+/, false],
+        ['corrupted.jsonl', /Line \d+ is corrupted: not valid JSON/, false],
+        ['missing.jsonl', /Cannot load traces\/missing.jsonl: HTTP 404/, true],
+      ];
+      for (const [file, re, fatal] of cases) {
+        await page.goto(base + 'index.html?trace=traces/' + file);
+        await page.waitForSelector('#message:not([hidden])');
+        assert.match(await page.textContent('#message'), re, file);
+        assert.equal(await page.isVisible('#welcome'), fatal, file + ': welcome text');
+        assert.equal(await page.isVisible('#tree'), !fatal, file + ': tree');
+        if (file === 'corrupted.jsonl') await page.screenshot({ path: path.join(OUT, 'corrupted.png') });
+        if (file === 'foreign.jsonl') await page.screenshot({ path: path.join(OUT, 'foreign.png') });
+      }
+      // what a cut-off file shows is right as far as it goes
+      const cut = parseTrace(fs.readFileSync(path.join(tmp, 'truncated.jsonl'), 'utf8').replace(/\n[^\n]*$/, '\n'));
+      await page.goto(base + 'index.html?trace=traces/truncated.jsonl&agent=5&tick=30');
+      await page.waitForSelector('body.loaded #tree li[data-path]');
+      await checkAgentAt(page, cut, 5, 30);
+    });
+
+    await check('file:// page: the file picker and drag and drop', async () => {
+      await page.goto('file://' + path.join(VIEWER, 'index.html'));
+      assert.equal(await page.isVisible('#welcome'), true);
+      await page.setInputFiles('#file', path.join(tmp, 'arena.jsonl'));
+      await page.waitForSelector('body.loaded #tree li[data-path]');
+      await pickAgent(page, story.id);
+      await goTo(page, storyTick);
+      await checkAgentAt(page, arena, story.id, storyTick);
+      await page.evaluate((content) => {
+        const dt = new DataTransfer();
+        dt.items.add(new File([content], 'dropped.jsonl'));
+        document.dispatchEvent(new DragEvent('drop', { dataTransfer: dt, bubbles: true, cancelable: true }));
+      }, fs.readFileSync(path.join(tmp, 'foreign.jsonl'), 'utf8'));
+      await page.waitForSelector('#message.error');
+      assert.match(await page.textContent('#message'), /dropped.jsonl: .*not a Bonsai trace/);
+    });
+
+    await check('a trace served by bt.debug.serve{ file = ... } (scripts/view)', async () => {
+      const view = spawn('lua5.4', ['-', path.join(tmp, 'arena.jsonl')],
+        { env: LUA_ENV, cwd: ROOT, stdio: ['pipe', 'pipe', 'inherit'] });
+      try {
+        view.stdin.end('local bt = require "bonsai"\n' +
+          'local socket = require "socket"\n' +
+          'local _, url = bt.debug.serve { port = 0, file = arg[1] }\n' +
+          'print(url) io.stdout:flush()\n' +
+          'while true do bt.debug.poll() socket.sleep(0.01) end\n');
+        const url = await new Promise((resolve) => {
+          let out = '';
+          view.stdout.on('data', (d) => {
+            out += d;
+            if (out.includes('\n')) resolve(out.trim());
+          });
+        });
+        assert.match(url, /^http:\/\/127\.0\.0\.1:\d+\/\?trace=arena\.jsonl$/);
+        await page.goto(url + '&agent=' + story.id + '&tick=' + storyTick);
+        await page.waitForSelector('body.loaded #tree li[data-path]');
+        assert.equal(await page.isVisible('#live'), false, 'not live');
+        assert.equal(await page.isVisible('#message'), false, 'the whole file');
+        await checkAgentAt(page, arena, story.id, storyTick);
+      } finally {
+        view.kill();
+      }
+    });
+
+    await check('live: follows tests/live/game.lua, pauses, scrubs back, resumes, edits the blackboard', async () => {
+      game = await startGame('tests/live/game.lua', ['0', '40']);
+      stream = readStream(game.url);
+      await page.goto(game.url);
+      await page.waitForSelector('body.loaded.is-live #tree li[data-path]');
+      assert.equal(await page.textContent('#live-state'), 'live');
+      const tickNow = () => page.evaluate(() => Number(document.body.dataset.tick));
+      const t1 = await tickNow();
+      await page.waitForFunction((t) => Number(document.body.dataset.tick) >= t + 5, t1);
+      // pause: the page stays at its tick while the game goes on
+      await page.click('#live-pause');
+      const paused = await tickNow();
+      await page.waitForTimeout(300);
+      assert.equal(await tickNow(), paused, 'paused');
+      await page.click('#tree-head');
+      await page.keyboard.press('ArrowLeft');
+      await page.keyboard.press('ArrowLeft');
+      assert.equal(await tickNow(), paused - 2, 'scrubbed back');
+      // what the page shows is what the game streamed
+      const sent = parseTrace(stream.lines.map((o) => JSON.stringify(o)).join('\n'));
+      const agent = Number(await page.evaluate(() => document.body.dataset.agent));
+      await checkAgentAt(page, sent, agent, paused - 2);
+      await page.click('#live-pause');
+      await page.waitForFunction((t) => Number(document.body.dataset.tick) > t, paused);
+      // edit a blackboard value: it reaches the game and comes back in a tick
+      const from = stream.lines.length;
+      await page.click('#bb tr[data-key="hp"] td');
+      await page.fill('#bb tr[data-key="hp"] input', '77');
+      await page.press('#bb tr[data-key="hp"] input', 'Enter');
+      const landed = await until('hp = 77 in the stream', () => stream.lines.slice(from)
+        .find((o) => o.t === 'tick' && o.agent === agent && o.bb && o.bb.hp === 77));
+      await page.click('#live-pause');
+      await goTo(page, landed.tick);
+      assert.equal(await page.getAttribute('#bb tr[data-key="hp"]', 'data-value'), '77');
+      assert.equal(await page.getAttribute('#bb tr[data-key="hp"]', 'class'), 'changed');
+      await page.click('#live-pause');
+      // new keys: a string and a boolean; then null clears the string
+      const typed = async (key, value) => {
+        await page.fill('#bb-new-key', key);
+        await page.fill('#bb-new-value', value);
+        await page.press('#bb-new-value', 'Enter');
+      };
+      const mark = stream.lines.length;
+      await typed('mood', 'calm');
+      await typed('on_watch', 'true');
+      const agentLines = () => stream.lines.slice(mark).filter((o) => o.t === 'tick' && o.agent === agent);
+      await until('mood and on_watch in the stream', () => agentLines().some((o) => o.bb.mood === 'calm') &&
+        agentLines().some((o) => o.bb.on_watch === true));
+      await page.waitForSelector('#bb tr[data-key="on_watch"][data-value="true"]');
+      await page.waitForSelector('#bb tr[data-key="mood"][data-value=\'"calm"\']');
+      await page.click('#bb tr[data-key="mood"] td');
+      await page.fill('#bb tr[data-key="mood"] input', 'null');
+      await page.press('#bb tr[data-key="mood"] input', 'Enter');
+      await until('mood cleared', () => agentLines().some((o) => (o.unset || []).includes('mood')));
+      await page.waitForSelector('#bb tr[data-key="mood"]', { state: 'detached' });
+    });
+
+    await check('live: a breakpoint freezes an agent; step and resume from the page; a reload', async () => {
+      // guard 2 sees a wolf every 4 s (game.lua) and attacks it
+      await page.click('li[data-path="guard/alert/attack"] > .row .bp');
+      const g2 = [...sent(stream).agents.values()].find((a) => a.label === 'guard 2');
+      await pickAgent(page, g2.id);
+      await page.waitForSelector('#agent-resume', { timeout: 15000 });
+      const frozen = await until('a frozen line', () => stream.lines.find((o) => o.agent === g2.id && o.frozen !== undefined));
+      const attack = sent(stream).trees.get('guard@' + frozen.version).find((n) => n.path === 'guard/alert/attack');
+      assert.equal(frozen.frozen, attack.id, 'frozen at the attack');
+      assert.match(await page.textContent('#frozen'), /Frozen at the breakpoint on guard\/alert\/attack/);
+      await page.screenshot({ path: path.join(OUT, 'live.png') });
+      const before = g2Ticks(stream, g2.id);
+      await page.waitForTimeout(300);
+      assert.equal(g2Ticks(stream, g2.id), before, 'frozen: not ticked');
+      await page.click('#agent-step');
+      await until('one step', () => g2Ticks(stream, g2.id) === before + 1);
+      await page.waitForTimeout(300);
+      assert.equal(g2Ticks(stream, g2.id), before + 1, 'stepped exactly one tick');
+      await page.waitForSelector('#agent-resume');
+      await page.click('li[data-path="guard/alert/attack"] > .row .bp'); // breakpoint off
+      await page.click('#agent-resume');
+      await until('ticks again', () => g2Ticks(stream, g2.id) > before + 3);
+      await page.waitForSelector('#frozen', { state: 'hidden' });
+      // the game reloads its tree after 10 s: the page follows
+      await page.waitForFunction(() => /version 2/.test(document.getElementById('tree-head').textContent),
+        null, { timeout: 20000 });
+    });
+
+    await check('live: agents and a tree join, an agent leaves, a reload (churn_game.lua)', async () => {
+      stream.req.destroy();
+      game.child.kill();
+      game = await startGame('tests/browser/churn_game.lua', ['20']);
+      stream = readStream(game.url);
+      await page.goto(game.url);
+      await page.waitForSelector('body.loaded.is-live #tree li[data-path]');
+      assert.equal(await page.textContent('#agent-count'), '2');
+      await page.waitForFunction(() => document.getElementById('agent-count').textContent === '4');
+      const scout = await until('scout 1', () => [...sent(stream).agents.values()].find((a) => a.label === 'scout 1'));
+      await pickAgent(page, scout.id);
+      assert.match(await page.textContent('#tree-head'), /^Tree scout, version 1/);
+      await page.waitForFunction(() => /^Tree scout, version 2 of 1, 2/.test(document.getElementById('tree-head').textContent),
+        null, { timeout: 10000 });
+      // the page agrees with the stream, across the join and the reload
+      await page.click('#live-pause');
+      const ref = sent(stream);
+      const last = ref.agents.get(scout.id).lines.slice(-1)[0].tick;
+      for (const t of [1, 2, Math.floor(last / 2), last]) {
+        await goTo(page, t);
+        await checkAgentAt(page, ref, scout.id, t);
+      }
+      // guard 1 was withdrawn: it stays in the list with the ticks it had
+      const g1 = [...ref.agents.values()].find((a) => a.label === 'guard 1');
+      await pickAgent(page, g1.id);
+      const g1Last = g1.lines.slice(-1)[0].tick;
+      await page.waitForTimeout(300);
+      assert.equal(sent(stream).agents.get(g1.id).lines.slice(-1)[0].tick, g1Last, 'guard 1 left');
+      await goTo(page, g1Last);
+      await checkAgentAt(page, ref, g1.id, g1Last);
+    });
+
+    assert.deepEqual(pageErrors, [], 'no script errors in the page');
+  } finally {
+    if (stream) stream.req.destroy();
+    if (game) game.child.kill();
+    await context.close();
+    server.close();
+    fs.rmSync(profile, { recursive: true, force: true });
+    fs.rmSync(tmp, { recursive: true, force: true });
+  }
+  console.log('1..' + checks + ': all passed; screenshots in ' + OUT);
+}
+
+function sent(stream) {
+  return parseTrace(stream.lines.map((o) => JSON.stringify(o)).join('\n'));
+}
+
+function g2Ticks(stream, id) {
+  return stream.lines.filter((o) => o.t === 'tick' && o.agent === id).length;
+}
+
+main().catch((e) => {
+  console.error('not ok - ' + (e && e.stack || e));
+  process.exit(1);
+});

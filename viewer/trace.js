@@ -1,0 +1,294 @@
+// trace.js: reads a Bonsai trace (docs/TRACE_FORMAT.md, format 1) line by
+// line into an index the viewer can query fast: per agent its tick lines
+// (kept as text) and a keyframe of its statuses and blackboard every K
+// lines, so a tick is rebuilt by replaying at most K lines; per tree the
+// changes of the number of agents running each node, so the population at
+// a tick is a prefix sum. Lines are added one at a time, from a file or a
+// live stream alike. No DOM here: viewer.js draws.
+'use strict';
+
+const STATUSES = ['idle', 'running', 'success', 'failure', 'aborted'];
+const STATUS_CODE = { idle: 0, running: 1, success: 2, failure: 3, aborted: 4 };
+const KEYFRAME_EVERY = 16;
+
+// A problem with one line of the file; `line` is 1-based.
+class TraceError extends Error {
+  constructor(line, message) {
+    super(message);
+    this.line = line;
+  }
+}
+
+class Trace {
+  constructor() {
+    this.header = null;
+    this.trees = new Map();    // "name@version" -> tree version
+    this.versions = new Map(); // tree name -> [versions, ascending]
+    this.agents = new Map();   // id -> agent record
+    this.agentList = [];
+    this.maxTick = 0;
+    this.minTick = Infinity;
+    this.ended = false;
+    this.lines = 0;
+    this.changes = 0;          // bumped by every line: caches compare it
+    this.pop = new Map();      // tree name -> population record
+  }
+
+  // Adds one line of text (its 1-based number for messages); throws a
+  // TraceError when the line is not what the format says.
+  addLine(text, lineNo) {
+    if (text.trim() === '') return;
+    let o;
+    try {
+      o = JSON.parse(text);
+    } catch (e) {
+      if (!this.header) {
+        throw new TraceError(lineNo, 'this is not a Bonsai trace: its first line is not JSON');
+      }
+      throw new TraceError(lineNo, 'not valid JSON (' + e.message + ')');
+    }
+    if (!this.header) {
+      if (o === null || typeof o !== 'object' || o.t !== 'header') {
+        throw new TraceError(lineNo,
+          'this is not a Bonsai trace: its first line is not a Bonsai trace header');
+      }
+      if (o.format !== 1) {
+        throw new TraceError(lineNo, 'this trace is in format ' + JSON.stringify(o.format) +
+          '; this viewer reads format 1');
+      }
+    }
+    if (o === null || typeof o !== 'object' || typeof o.t !== 'string') {
+      throw new TraceError(lineNo, 'not a trace line (no field "t")');
+    }
+    this.lines++;
+    this.changes++;
+    if (o.t === 'header') this.header = o;
+    else if (o.t === 'tree') this.addTree(o, lineNo);
+    else if (o.t === 'agent') this.addAgent(o, lineNo);
+    else if (o.t === 'tick') this.addTick(o, text, lineNo);
+    else if (o.t === 'end') this.ended = true;
+    // other kinds of lines: a newer writer; ignored as the format says
+  }
+
+  addTree(o, lineNo) {
+    if (typeof o.tree !== 'string' || !Array.isArray(o.nodes)) {
+      throw new TraceError(lineNo, 'a tree line needs "tree" and "nodes"');
+    }
+    const key = o.tree + '@' + o.version;
+    const nodes = o.nodes.map((n, i) => ({
+      id: i, name: String(n.name), type: String(n.type), parent: n.parent,
+      path: String(n.path), params: n.params || {}, hidden: !!n.hidden, children: [],
+    }));
+    for (const n of nodes) if (n.parent !== null && nodes[n.parent]) nodes[n.parent].children.push(n.id);
+    const byPath = new Map(nodes.map((n) => [n.path, n.id]));
+    this.trees.set(key, { name: o.tree, version: o.version, nodes, byPath });
+    const vs = this.versions.get(o.tree) || [];
+    if (!vs.includes(o.version)) vs.push(o.version);
+    vs.sort((a, b) => a - b);
+    this.versions.set(o.tree, vs);
+  }
+
+  tree(name, version) {
+    return this.trees.get(name + '@' + version);
+  }
+
+  addAgent(o, lineNo) {
+    if (this.agents.has(o.agent)) {
+      this.agents.get(o.agent).label = o.label || this.agents.get(o.agent).label;
+      return; // a live client sees the agents again after a reconnect
+    }
+    if (!this.tree(o.tree, o.version)) {
+      throw new TraceError(lineNo, 'agent ' + o.agent + ' uses tree ' + o.tree + ' version ' +
+        o.version + ', which no earlier line describes');
+    }
+    const a = {
+      id: o.agent, tree: o.tree, label: String(o.label || 'agent ' + o.agent),
+      ticks: [], lines: [], keys: [],
+      cur: { version: o.version, status: null, bb: {} },
+      running: [],          // paths running after the last tick
+      marks: [],            // [tick, kind]: change, reload, error, frozen
+    };
+    this.agents.set(o.agent, a);
+    this.agentList.push(a);
+  }
+
+  addTick(o, text, lineNo) {
+    const a = this.agents.get(o.agent);
+    if (!a) throw new TraceError(lineNo, 'a tick of agent ' + o.agent + ', which no agent line announced');
+    if (typeof o.tick !== 'number') throw new TraceError(lineNo, 'a tick line without a tick number');
+    const last = a.ticks.length ? a.ticks[a.ticks.length - 1] : -Infinity;
+    if (o.tick <= last) return; // seen already (a live client after a reconnect)
+    const cur = a.cur;
+    this.apply(cur, o, a.tree, lineNo);
+    const t = this.tree(a.tree, cur.version);
+    // the running path, to mark where it changed and count the population
+    const running = [];
+    for (let i = 0; i < cur.status.length; i++) if (cur.status[i] === 1) running.push(t.nodes[i].path);
+    const changed = running.join('\n') !== a.running.join('\n');
+    if (o.reload) a.marks.push([o.tick, 'reload']);
+    if (o.error) a.marks.push([o.tick, 'error']);
+    if (o.frozen !== undefined) a.marks.push([o.tick, 'frozen']);
+    if (changed && !o.reload && !o.error) a.marks.push([o.tick, 'change']);
+    this.countPopulation(a, o.tick, a.running, running, !a.ticks.length);
+    a.running = running;
+    a.ticks.push(o.tick);
+    a.lines.push(text);
+    if ((a.ticks.length - 1) % KEYFRAME_EVERY === 0) {
+      a.keys.push({ version: cur.version, status: cur.status.slice(), bb: Object.assign({}, cur.bb) });
+    }
+    if (o.tick > this.maxTick) this.maxTick = o.tick;
+    if (o.tick < this.minTick) this.minTick = o.tick;
+  }
+
+  // Applies tick line `o` to a state { version, status, bb }: `state` as
+  // the whole truth, else the events in order; then the blackboard.
+  apply(st, o, treeName, lineNo) {
+    const version = o.version !== undefined ? o.version : st.version;
+    const t = this.tree(treeName, version);
+    if (!t) {
+      throw new TraceError(lineNo, 'tree ' + treeName + ' version ' + version +
+        ' is not described before its use');
+    }
+    const n = t.nodes.length;
+    const check = (id) => {
+      if (!(id >= 0 && id < n)) {
+        throw new TraceError(lineNo, 'node ' + id + ' is not in tree ' + treeName + ' version ' + version);
+      }
+    };
+    if (Array.isArray(o.state) || !st.status || version !== st.version) {
+      st.status = new Uint8Array(n);
+      for (const [id, s] of o.state || []) { check(id); st.status[id] = STATUS_CODE[s] || 0; }
+      st.version = version;
+      if (!Array.isArray(o.state)) this.applyEvents(st, o, check);
+    } else {
+      this.applyEvents(st, o, check);
+    }
+    if (o.bb) for (const k of Object.keys(o.bb)) st.bb[k] = o.bb[k];
+    if (o.unset) for (const k of o.unset) delete st.bb[k];
+  }
+
+  applyEvents(st, o, check) {
+    for (const e of o.events || []) {
+      check(e[0]);
+      st.status[e[0]] = STATUS_CODE[e[1]] || 0;
+    }
+  }
+
+  // Population: per tree, for each tick, the +1/-1 changes of the number
+  // of agents running each node path (column); column 0 counts agents.
+  countPopulation(a, tick, before, after, first) {
+    let p = this.pop.get(a.tree);
+    if (!p) {
+      p = { cols: new Map([['#agents', 0]]), deltas: new Map(), cache: null };
+      this.pop.set(a.tree, p);
+    }
+    let d = p.deltas.get(tick);
+    if (!d) { d = []; p.deltas.set(tick, d); }
+    const col = (path) => {
+      if (!p.cols.has(path)) p.cols.set(path, p.cols.size);
+      return p.cols.get(path);
+    };
+    if (first) d.push(0, 1);
+    const was = new Set(before);
+    const is = new Set(after);
+    for (const path of before) if (!is.has(path)) d.push(col(path), -1);
+    for (const path of after) if (!was.has(path)) d.push(col(path), 1);
+  }
+
+  // How many agents of tree `name` run each node path at tick N (each agent
+  // as its last tick at or before N left it): { agents, count(path) }.
+  population(name, tick) {
+    const p = this.pop.get(name);
+    if (!p) return { agents: 0, count: () => 0 };
+    if (!p.cache || p.cache.changes !== this.changes) {
+      const ticks = [...p.deltas.keys()].sort((x, y) => x - y);
+      p.cache = { changes: this.changes, ticks, sums: [] };
+      let sum = new Int32Array(p.cols.size);
+      for (const t of ticks) {
+        sum = sum.slice();
+        const d = p.deltas.get(t);
+        for (let i = 0; i < d.length; i += 2) sum[d[i]] += d[i + 1];
+        p.cache.sums.push(sum);
+      }
+    }
+    const c = p.cache;
+    const i = lastAtOrBefore(c.ticks, tick);
+    const sum = i < 0 ? new Int32Array(p.cols.size) : c.sums[i];
+    return {
+      agents: sum[0],
+      count: (path) => (p.cols.has(path) && p.cols.get(path) < sum.length ? sum[p.cols.get(path)] : 0),
+    };
+  }
+
+  // The agent as its last tick at or before N left it: { tick, line (the
+  // parsed tick line), version, tree, status (codes by node id), bb }, or
+  // null before its first tick.
+  stateAt(a, tick) {
+    const i = lastAtOrBefore(a.ticks, tick);
+    if (i < 0) return null;
+    const k = Math.floor(i / KEYFRAME_EVERY);
+    const key = a.keys[k];
+    const st = { version: key.version, status: key.status.slice(), bb: Object.assign({}, key.bb) };
+    let line = null;
+    for (let j = k * KEYFRAME_EVERY; j <= i; j++) {
+      line = JSON.parse(a.lines[j]);
+      if (j > k * KEYFRAME_EVERY) this.apply(st, line, a.tree, 0);
+    }
+    return { tick: a.ticks[i], line, version: st.version, tree: this.tree(a.tree, st.version),
+      status: st.status, bb: st.bb };
+  }
+
+  // The ticks of an agent's marks of one kind, ascending.
+  marksOf(a, kind) {
+    return a.marks.filter((m) => m[1] === kind).map((m) => m[0]);
+  }
+}
+
+// Index of the last element of ascending `arr` that is <= x, or -1.
+function lastAtOrBefore(arr, x) {
+  let lo = 0;
+  let hi = arr.length - 1;
+  let found = -1;
+  while (lo <= hi) {
+    const mid = (lo + hi) >> 1;
+    if (arr[mid] <= x) { found = mid; lo = mid + 1; } else hi = mid - 1;
+  }
+  return found;
+}
+
+// Reads a whole file's text. Returns { trace, problem } where problem is
+// null or { fatal, message } for the page to show: a file that is not a
+// trace is fatal; a cut-off or corrupted line stops the reading there and
+// the page shows what came before it.
+function readTrace(text) {
+  const trace = new Trace();
+  const fail = (fatal, message) => ({ trace, problem: { fatal, message } });
+  if (text.length === 0) return fail(true, 'The file is empty: there is no trace in it.');
+  const lines = text.split('\n');
+  const complete = text.endsWith('\n');
+  for (let i = 0; i < lines.length; i++) {
+    try {
+      trace.addLine(lines[i], i + 1);
+    } catch (e) {
+      if (!(e instanceof TraceError)) throw e;
+      if (!trace.header) {
+        return fail(true, 'Cannot open this file: ' + e.message + '.');
+      }
+      const cut = i === lines.length - 1 && !complete;
+      const message = cut
+        ? 'The file is cut off in the middle of line ' + (i + 1) + ' (a recording that was ' +
+          'stopped or is still being written). Showing the ' + i + ' complete lines before it.'
+        : 'Line ' + (i + 1) + ' is corrupted: ' + e.message + '. Showing the ' + i +
+          ' lines before it; the rest of the file is not read.';
+      return fail(trace.agentList.length === 0, message);
+    }
+  }
+  if (trace.agentList.length === 0) {
+    return fail(true, 'This trace records no agent: there is nothing to show.');
+  }
+  if (!trace.ended) {
+    return fail(false, 'The trace has no end line: the recording was cut off or is still ' +
+      'running. Showing what it has.');
+  }
+  return { trace, problem: null };
+}

@@ -1,0 +1,743 @@
+// viewer.js: the page of the Bonsai trace viewer. Opens a trace (file
+// picker, drag and drop, ?trace=URL) or a live game (GET /live, events on
+// /events, commands to POST /command, as docs/TRACE_FORMAT.md says), and
+// draws the selected agent at the selected tick: the tree coloured by
+// status (or by how many agents run each node), the timeline, the events,
+// the blackboard, the running nodes. trace.js does the reading.
+'use strict';
+
+const $ = (id) => document.getElementById(id);
+const AGENTS_SHOWN = 200; // the agent list shows this many matches at most
+
+const ui = {
+  trace: null,
+  agent: null,           // the selected agent record
+  tick: 0,
+  mode: 'agent',         // 'agent' or 'population'
+  collapsed: new Set(),  // "tree/path" of collapsed nodes
+  treeKey: null,         // "name@version" of the tree drawn
+  rows: [],              // by node id: { li, row, count }
+  search: '',
+  popPath: null,         // population: the node whose agents are listed
+  matches: [],
+  matchAt: -1,
+  live: null,            // { es, paused } in live mode
+  breakpoints: new Set(),// "tree\npath"
+  pending: false,
+};
+
+// ---- Messages and loading -------------------------------------------------
+
+function showMessage(text, kind) {
+  const m = $('message');
+  m.hidden = !text;
+  m.textContent = text || '';
+  m.className = kind || '';
+}
+
+function loadText(text, name) {
+  if (ui.live) stopLive(); // a file opened on a live page replaces the game
+  const { trace, problem } = readTrace(text);
+  $('source').textContent = name;
+  if (problem && problem.fatal) {
+    ui.trace = null;
+    document.body.classList.remove('loaded');
+    showMessage(name + ': ' + problem.message, 'error');
+    return;
+  }
+  showMessage(problem ? problem.message : '', problem ? 'warn' : '');
+  start(trace);
+}
+
+function start(trace) {
+  ui.trace = trace;
+  ui.agent = null;
+  ui.tick = 0;
+  ui.treeKey = null;
+  ui.popPath = null;
+  document.body.classList.add('loaded');
+  const params = new URLSearchParams(location.search);
+  const wanted = trace.agents.get(Number(params.get('agent')));
+  selectAgent(wanted || trace.agentList.find((a) => a.ticks.length) || trace.agentList[0] || null);
+  if (params.has('tick')) setTick(Number(params.get('tick')));
+  renderAgents();
+}
+
+function loadFile(file) {
+  file.text().then((text) => loadText(text, file.name),
+    (e) => showMessage('Cannot read ' + file.name + ': ' + e.message, 'error'));
+}
+
+async function loadURL(url) {
+  $('source').textContent = url;
+  try {
+    const r = await fetch(url, { cache: 'no-store' });
+    if (!r.ok) throw new Error('HTTP ' + r.status);
+    loadText(await r.text(), url);
+  } catch (e) {
+    showMessage('Cannot load ' + url + ': ' + e.message, 'error');
+  }
+}
+
+// ---- Selection --------------------------------------------------------------
+
+function selectAgent(a) {
+  ui.agent = a;
+  if (a) {
+    const last = a.ticks[a.ticks.length - 1];
+    if (!ui.tick || ui.live && !ui.live.paused) ui.tick = last || 0;
+    if (ui.live) command({ cmd: 'record', agent: a.id, on: true }, true);
+  }
+  renderAgents();
+  render();
+}
+
+function setTick(t) {
+  const tr = ui.trace;
+  if (!tr || !isFinite(t)) return;
+  ui.tick = Math.max(tr.minTick, Math.min(tr.maxTick, Math.round(t)));
+  render();
+}
+
+// Goes to tick t by the user's hand: in live mode that pauses following.
+function jump(t) {
+  if (!ui.trace) return;
+  if (ui.live && !ui.live.paused) pauseLive(true);
+  setTick(t);
+}
+
+// Moves by `d` ticks, or to the previous/next mark of the agent (any kind).
+function step(d, toMark) {
+  if (!ui.trace) return;
+  if (!toMark || !ui.agent) return jump(ui.tick + d);
+  const ticks = ui.agent.marks.map((m) => m[0]);
+  const t = d > 0 ? ticks.find((x) => x > ui.tick) : ticks.filter((x) => x < ui.tick).pop();
+  if (t !== undefined) jump(t);
+}
+
+// ---- Agent list -------------------------------------------------------------
+
+function renderAgents() {
+  const tr = ui.trace;
+  const list = $('agent-list');
+  list.textContent = '';
+  if (!tr) return;
+  const q = $('agent-search').value.trim().toLowerCase();
+  const hits = q ? tr.agentList.filter((a) => a.label.toLowerCase().includes(q) || String(a.id) === q)
+    : tr.agentList;
+  $('agent-count').textContent = q ? hits.length + ' of ' + tr.agentList.length : tr.agentList.length;
+  for (const a of hits.slice(0, AGENTS_SHOWN)) {
+    const li = document.createElement('li');
+    li.dataset.agent = a.id;
+    li.className = a === ui.agent ? 'sel' : '';
+    li.innerHTML = '<span></span><small></small>';
+    li.firstChild.textContent = a.label;
+    li.lastChild.textContent = a.tree + (a.marks.some((m) => m[1] === 'error') ? ' · error' : '');
+    li.onclick = () => selectAgent(a);
+    list.appendChild(li);
+  }
+  if (hits.length > AGENTS_SHOWN) {
+    const li = document.createElement('li');
+    li.className = 'more';
+    li.textContent = (hits.length - AGENTS_SHOWN) + ' more: narrow the search';
+    list.appendChild(li);
+  }
+}
+
+// ---- The tree -----------------------------------------------------------------
+
+function paramText(n) {
+  const p = n.params;
+  const out = [];
+  if (p.key !== undefined) out.push(p.key + (p.op ? ' ' + p.op + ' ' + JSON.stringify(p.value) : ''));
+  if (p.leaf !== undefined && p.leaf !== n.name) out.push(p.leaf);
+  for (const k of ['times', 'seconds', 'success', 'failure', 'abort']) {
+    if (p[k] !== undefined) out.push(k + ' ' + p[k]);
+  }
+  return out.join(', ');
+}
+
+// Builds the DOM of one tree version; rows keep their collapsed state by path.
+function buildTree(t) {
+  const box = $('tree');
+  box.textContent = '';
+  ui.rows = [];
+  const make = (id) => {
+    const n = t.nodes[id];
+    const li = document.createElement('li');
+    li.dataset.id = id;
+    li.dataset.path = n.path;
+    const row = document.createElement('div');
+    row.className = 'row';
+    row.innerHTML = '<button class="twist"></button><span class="bp" title="Breakpoint"></span>' +
+      '<span class="chip"></span><span class="name"></span><span class="type"></span>' +
+      '<span class="params"></span><span class="count"></span>';
+    row.children[3].textContent = n.hidden ? '(priority section)' : n.name;
+    row.children[4].textContent = n.type;
+    row.children[5].textContent = paramText(n);
+    row.title = n.path || '(the hidden priority wrapper)';
+    li.appendChild(row);
+    if (n.children.length) {
+      li.classList.add('parent');
+      row.children[0].onclick = () => toggle(n.path);
+      const ul = document.createElement('ul');
+      for (const c of n.children) ul.appendChild(make(c));
+      li.appendChild(ul);
+    }
+    row.children[1].onclick = () => toggleBreakpoint(t.name, n.path);
+    row.children[3].onclick = () => { ui.popPath = n.path; renderPopAgents(); };
+    ui.rows[id] = { li, row, count: row.children[6] };
+    return li;
+  };
+  const ul = document.createElement('ul');
+  ul.className = 'tree';
+  t.nodes.filter((n) => n.parent === null).forEach((n) => ul.appendChild(make(n.id)));
+  box.appendChild(ul);
+  ui.treeKey = t.name + '@' + t.version;
+  ui.tree = t;
+  applyCollapsed();
+  applySearch();
+}
+
+function applyCollapsed() {
+  const t = ui.tree;
+  t.nodes.forEach((n, id) => ui.rows[id].li.classList.toggle('collapsed',
+    ui.collapsed.has(t.name + '\n' + n.path)));
+}
+
+function toggle(path) {
+  const k = ui.tree.name + '\n' + path;
+  if (ui.collapsed.has(k)) ui.collapsed.delete(k); else ui.collapsed.add(k);
+  applyCollapsed();
+}
+
+// Expands the ancestors of a node, scrolls to it and flashes it.
+function reveal(path) {
+  const t = ui.tree;
+  let id = t.byPath.get(path);
+  if (id === undefined) return;
+  const target = ui.rows[id].row;
+  for (let p = t.nodes[id].parent; p !== null; p = t.nodes[p].parent) {
+    ui.collapsed.delete(t.name + '\n' + t.nodes[p].path);
+  }
+  applyCollapsed();
+  target.scrollIntoView({ block: 'center' });
+  target.classList.remove('flash');
+  void target.offsetWidth; // restart the animation
+  target.classList.add('flash');
+}
+
+function applySearch() {
+  const t = ui.tree;
+  if (!t) return;
+  const q = ui.search.trim().toLowerCase();
+  ui.matches = [];
+  t.nodes.forEach((n, id) => {
+    const hit = q !== '' && (n.name.toLowerCase().includes(q) || n.type.toLowerCase().includes(q));
+    ui.rows[id].row.classList.toggle('match', hit);
+    if (hit) ui.matches.push(n.path);
+  });
+  $('tree').classList.toggle('searching', q !== '');
+  const count = ui.matches.length;
+  $('node-matches').textContent = q ? count + ' match' + (count === 1 ? '' : 'es') : '';
+  if (q) for (const p of ui.matches) {
+    for (let i = t.nodes[t.byPath.get(p)].parent; i !== null; i = t.nodes[i].parent) {
+      ui.collapsed.delete(t.name + '\n' + t.nodes[i].path);
+    }
+  }
+  applyCollapsed();
+}
+
+function nextMatch() {
+  if (!ui.matches.length) return;
+  ui.matchAt = (ui.matchAt + 1) % ui.matches.length;
+  reveal(ui.matches[ui.matchAt]);
+}
+
+// Heat colour for a share 0..1 of the agents: pale yellow to deep red.
+function heat(f) {
+  return 'hsl(' + Math.round(55 - 55 * f) + ', 95%, ' + Math.round(88 - 32 * f) + '%)';
+}
+
+function paintTree(view) {
+  const t = ui.tree;
+  const pop = ui.mode === 'population' ? ui.trace.population(t.name, ui.tick) : null;
+  t.nodes.forEach((n, id) => {
+    const r = ui.rows[id];
+    r.li.dataset.status = view ? STATUSES[view.status[id]] : 'idle';
+    r.row.classList.toggle('bp-on', ui.breakpoints.has(t.name + '\n' + n.path) ||
+      (view && view.line.frozen === id));
+    if (pop) {
+      const c = pop.count(n.path);
+      r.li.dataset.count = c;
+      r.count.textContent = c ? c + (pop.agents ? ' · ' + Math.round(100 * c / pop.agents) + '%' : '') : '';
+      r.row.style.setProperty('--heat', c ? heat(c / Math.max(1, pop.agents)) : 'transparent');
+    } else {
+      delete r.li.dataset.count;
+      r.count.textContent = '';
+      r.row.style.removeProperty('--heat');
+    }
+  });
+  document.body.classList.toggle('population', !!pop);
+  const head = $('tree-head');
+  if (pop) {
+    head.textContent = 'Population of tree ' + t.name + ' at tick ' + ui.tick + ': ' + pop.agents +
+      ' agents; each node shows how many of them run it.';
+    head.dataset.agents = pop.agents;
+  } else {
+    head.textContent = 'Tree ' + t.name + ', version ' + t.version +
+      (ui.trace.versions.get(t.name).length > 1 ? ' of ' + ui.trace.versions.get(t.name).join(', ') : '');
+  }
+}
+
+// ---- Panels -------------------------------------------------------------------
+
+function renderInfo(view) {
+  const a = ui.agent;
+  const box = $('tick-info');
+  if (!view) {
+    box.innerHTML = '<b></b><p>No tick of this agent at or before tick ' + ui.tick + '.</p>';
+    box.firstChild.textContent = a.label;
+    return;
+  }
+  const l = view.line;
+  box.innerHTML = '<b class="who"></b><div class="facts"></div>';
+  box.firstChild.textContent = a.label + (a.label === 'agent ' + a.id ? '' : ' (agent ' + a.id + ')');
+  const facts = [
+    ['tick', view.tick + (view.tick !== ui.tick ? ' (its last tick at or before ' + ui.tick + ')' : '')],
+    ['time', l.time + ' s'],
+    ['tree', a.tree + ' v' + view.version],
+    ['tick returned', l.status],
+  ];
+  if (l.reload) facts.push(['reload', 'version ' + l.reload.from + ' → ' + l.reload.to]);
+  if (l.interrupt) facts.push(['interrupt', 'an interrupt aborted this tick']);
+  for (const [k, v] of facts) {
+    const d = document.createElement('div');
+    d.innerHTML = '<span></span><span></span>';
+    d.firstChild.textContent = k;
+    d.lastChild.textContent = v;
+    if (k === 'tick returned') d.lastChild.className = 'st-' + v;
+    box.lastChild.appendChild(d);
+  }
+  if (l.error) {
+    const e = document.createElement('p');
+    e.className = 'tick-error';
+    e.textContent = 'Error: ' + l.error;
+    box.appendChild(e);
+  }
+  const fz = $('frozen');
+  fz.hidden = l.frozen === undefined;
+  if (l.frozen !== undefined) {
+    const n = view.tree.nodes[l.frozen];
+    fz.innerHTML = '<p></p>';
+    fz.firstChild.textContent = 'Frozen at ' + (n ? 'the breakpoint on ' + n.path : 'a breakpoint') +
+      ': the agent is not ticked until resumed or stepped.';
+    const latest = view.tick === a.ticks[a.ticks.length - 1];
+    if (ui.live && latest) {
+      for (const [label, cmd] of [['Resume', 'resume'], ['Step one tick', 'step']]) {
+        const b = document.createElement('button');
+        b.textContent = label;
+        b.id = 'agent-' + cmd;
+        b.onclick = () => command({ cmd, agent: a.id });
+        fz.appendChild(b);
+      }
+    }
+  }
+}
+
+function renderEvents(view) {
+  const ol = $('events');
+  ol.textContent = '';
+  if (!view || view.tick !== ui.tick) {
+    const li = document.createElement('li');
+    li.className = 'none';
+    li.textContent = 'No tick line at tick ' + ui.tick + ' for this agent.';
+    ol.appendChild(li);
+    return;
+  }
+  const t = view.tree;
+  for (const [id, st, again] of view.line.events || []) {
+    const n = t.nodes[id];
+    const li = document.createElement('li');
+    li.className = 'st-' + st;
+    li.innerHTML = '<span class="chip"></span><span class="name"></span><span class="what"></span>';
+    li.children[1].textContent = n.hidden ? '(priority section)' : n.name;
+    li.children[1].title = n.path;
+    li.children[2].textContent = again ? 'running again' : st;
+    li.onclick = () => reveal(n.path);
+    ol.appendChild(li);
+  }
+  if (!ol.children.length) {
+    const li = document.createElement('li');
+    li.className = 'none';
+    li.textContent = view.line.state ? 'State given whole (first tick or reload).' : 'No status changed.';
+    ol.appendChild(li);
+  }
+}
+
+function renderBlackboard(view) {
+  const table = $('bb');
+  // a value being typed is not redrawn under the user's fingers
+  if (table.contains(document.activeElement) && document.activeElement.tagName === 'INPUT') return;
+  table.textContent = '';
+  if (!view) return;
+  const changed = new Set(view.tick === ui.tick ? Object.keys(view.line.bb || {}) : []);
+  const unset = view.tick === ui.tick ? view.line.unset || [] : [];
+  const keys = Object.keys(view.bb).concat(unset.filter((k) => !(k in view.bb))).sort();
+  for (const k of keys) {
+    const tr = document.createElement('tr');
+    tr.dataset.key = k;
+    const isUnset = !(k in view.bb);
+    tr.className = changed.has(k) || isUnset ? 'changed' : '';
+    tr.innerHTML = '<th></th><td></td>';
+    tr.firstChild.textContent = k;
+    const v = view.bb[k];
+    tr.lastChild.textContent = isUnset ? '(unset)'
+      : typeof v === 'string' ? '"' + v + '"' : JSON.stringify(v);
+    tr.dataset.value = isUnset ? '' : JSON.stringify(v);
+    if (ui.live && !isUnset) tr.lastChild.onclick = () => editValue(tr, k, v);
+    table.appendChild(tr);
+  }
+  if (ui.live) {
+    const tr = document.createElement('tr');
+    tr.className = 'add';
+    tr.innerHTML = '<th><input id="bb-new-key" placeholder="key"></th>' +
+      '<td><input id="bb-new-value" placeholder="value (Enter)"></td>';
+    tr.querySelector('#bb-new-value').onkeydown = (e) => {
+      if (e.key !== 'Enter') return;
+      sendSet(tr.querySelector('#bb-new-key').value, parseValue(e.target.value, undefined));
+      e.target.blur();
+    };
+    table.appendChild(tr);
+  }
+}
+
+// "50" stays a number when the old value was one; true/false are booleans;
+// "null" clears the key; anything else is a string.
+function parseValue(text, old) {
+  const s = text.trim();
+  if (s === 'null') return null;
+  if (s === 'true' || s === 'false') return s === 'true';
+  if (typeof old !== 'string' && s !== '' && isFinite(Number(s))) return Number(s);
+  return s.replace(/^"(.*)"$/, '$1');
+}
+
+function editValue(tr, key, old) {
+  const td = tr.lastChild;
+  if (td.querySelector('input')) return;
+  const input = document.createElement('input');
+  input.className = 'edit';
+  input.value = typeof old === 'string' ? old : JSON.stringify(old);
+  td.textContent = '';
+  td.appendChild(input);
+  input.focus();
+  input.select();
+  input.onkeydown = (e) => {
+    if (e.key === 'Enter') sendSet(key, parseValue(input.value, old));
+    if (e.key === 'Enter' || e.key === 'Escape') input.blur();
+  };
+  input.onblur = () => setTimeout(render, 0);
+}
+
+function sendSet(key, value) {
+  if (!key) return;
+  command({ cmd: 'set', agent: ui.agent.id, key, value }).then((r) => {
+    if (!r || !r.ok) return;
+    showMessage('Set ' + key + ' = ' + JSON.stringify(value) + ' for ' + ui.agent.label +
+      ': the game applies it at its next poll.', 'info');
+  });
+}
+
+function renderRunning(view) {
+  const ul = $('running');
+  ul.textContent = '';
+  if (!view) return;
+  const t = view.tree;
+  // every running node none of whose children runs: one per parallel branch
+  const leaves = t.nodes.filter((n) => view.status[n.id] === 1 &&
+    !n.children.some((c) => view.status[c] === 1));
+  for (const n of leaves) {
+    const li = document.createElement('li');
+    li.dataset.path = n.path;
+    li.innerHTML = '<span class="chip"></span><span></span><small></small>';
+    li.children[1].textContent = n.name;
+    li.children[2].textContent = n.path;
+    li.onclick = () => reveal(n.path);
+    ul.appendChild(li);
+  }
+  if (!leaves.length) {
+    const li = document.createElement('li');
+    li.className = 'none';
+    li.textContent = 'Nothing is running.';
+    ul.appendChild(li);
+  }
+}
+
+// Population: the agents of the tree that run the clicked node at the tick.
+function renderPopAgents() {
+  const ul = $('pop-agents');
+  ul.textContent = '';
+  const t = ui.tree;
+  if (ui.mode !== 'population' || !t || ui.popPath === null || !t.byPath.has(ui.popPath)) {
+    $('pop-title').textContent = 'Click a node to list its agents';
+    return;
+  }
+  const hits = [];
+  for (const a of ui.trace.agentList) {
+    if (a.tree !== t.name) continue;
+    const v = ui.trace.stateAt(a, ui.tick);
+    const id = v && v.tree.byPath.get(ui.popPath);
+    if (id !== undefined && v.status[id] === 1) hits.push(a);
+  }
+  const n = t.nodes[t.byPath.get(ui.popPath)];
+  $('pop-title').textContent = hits.length + ' agents running ' +
+    (n.hidden ? 'the priority section' : n.name);
+  for (const a of hits.slice(0, AGENTS_SHOWN)) {
+    const li = document.createElement('li');
+    li.dataset.agent = a.id;
+    li.textContent = a.label;
+    li.className = a === ui.agent ? 'sel' : '';
+    li.onclick = () => selectAgent(a);
+    ul.appendChild(li);
+  }
+  if (hits.length > AGENTS_SHOWN) {
+    const li = document.createElement('li');
+    li.className = 'none';
+    li.textContent = (hits.length - AGENTS_SHOWN) + ' more';
+    ul.appendChild(li);
+  }
+}
+
+// ---- Timeline ----------------------------------------------------------------
+
+const MARK_COLOURS = { change: '#3a78d8', reload: '#8a4fd0', error: '#d43c3c', frozen: '#0aa3b5' };
+
+function drawTimeline() {
+  const tr = ui.trace;
+  const c = $('strip');
+  const w = c.clientWidth;
+  const h = c.clientHeight;
+  const dpr = window.devicePixelRatio || 1;
+  c.width = w * dpr;
+  c.height = h * dpr;
+  const g = c.getContext('2d');
+  g.scale(dpr, dpr);
+  g.clearRect(0, 0, w, h);
+  const lo = tr.minTick;
+  const hi = Math.max(tr.maxTick, lo + 1);
+  const pad = 10;
+  const x = (t) => pad + (t - lo) / (hi - lo) * (w - 2 * pad);
+  g.fillStyle = '#e6e9ef';
+  g.fillRect(pad, 18, w - 2 * pad, 10);
+  const a = ui.agent;
+  for (const kind of Object.keys(MARK_COLOURS)) { // the marks, for tests and tools
+    c.dataset[kind] = a ? tr.marksOf(a, kind).join(',') : '';
+  }
+  if (a && a.ticks.length) {
+    g.fillStyle = '#c9d2e3';
+    g.fillRect(x(a.ticks[0]), 18, x(a.ticks[a.ticks.length - 1]) - x(a.ticks[0]) + 1, 10);
+    for (const [t, kind] of a.marks) {
+      g.fillStyle = MARK_COLOURS[kind];
+      if (kind === 'change') g.fillRect(x(t) - 0.5, 16, 1.5, 14);
+      else g.fillRect(x(t) - 1.5, 6, 3, 32);
+      if (kind === 'reload') {
+        g.font = '10px sans-serif';
+        g.fillText('reload', x(t) + 3, 12);
+      }
+    }
+  }
+  g.fillStyle = '#111';
+  g.fillRect(x(ui.tick) - 1, 2, 2, h - 4);
+  g.font = '11px sans-serif';
+  g.fillStyle = '#555';
+  g.fillText(String(lo), pad, h - 3);
+  const end = String(tr.maxTick);
+  g.fillText(end, w - pad - g.measureText(end).width, h - 3);
+  c.onpointerdown = (e) => {
+    const pick = (ev) => {
+      const r = c.getBoundingClientRect();
+      jump(lo + (ev.clientX - r.left - pad) / (w - 2 * pad) * (hi - lo));
+    };
+    pick(e);
+    c.onpointermove = (ev) => { if (ev.buttons) pick(ev); };
+  };
+}
+
+// ---- Render -------------------------------------------------------------------
+
+function render() {
+  ui.pending = false;
+  const tr = ui.trace;
+  if (!tr || !ui.agent) return;
+  if (ui.live && !ui.live.paused) ui.tick = ui.agent.ticks[ui.agent.ticks.length - 1] || ui.tick;
+  const view = tr.stateAt(ui.agent, ui.tick);
+  const t = view ? view.tree : tr.tree(ui.agent.tree, ui.agent.cur.version);
+  if (ui.treeKey !== t.name + '@' + t.version) buildTree(t);
+  paintTree(view);
+  renderInfo(view);
+  renderEvents(view);
+  renderBlackboard(view);
+  renderRunning(view);
+  if (ui.popPath !== null) renderPopAgents();
+  if (document.activeElement !== $('tick')) $('tick').value = ui.tick; // not while typed in
+  $('tick').min = tr.minTick;
+  $('tick').max = tr.maxTick;
+  drawTimeline();
+  document.body.dataset.tick = ui.tick;
+  document.body.dataset.agent = ui.agent.id;
+  syncURL();
+}
+
+// A page loaded with ?trace=URL keeps &agent= and &tick= in its address,
+// so a reload or a shared link shows the same thing.
+let urlTimer = null;
+function syncURL() {
+  clearTimeout(urlTimer);
+  urlTimer = setTimeout(() => {
+    const params = new URLSearchParams(location.search);
+    if (!params.has('trace') || !ui.agent) return;
+    params.set('agent', ui.agent.id);
+    params.set('tick', ui.tick);
+    history.replaceState(null, '', '?' + params.toString());
+  }, 300);
+}
+
+function scheduleRender() {
+  if (ui.pending) return;
+  ui.pending = true;
+  setTimeout(render, 50);
+}
+
+// ---- Live -------------------------------------------------------------------
+
+async function command(body, quiet) {
+  try {
+    const r = await fetch('command', { method: 'POST', headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify(body) });
+    const j = await r.json();
+    if (!j.ok && !quiet) showMessage('The game refused "' + body.cmd + '": ' + j.error, 'warn');
+    return j;
+  } catch (e) {
+    if (!quiet) showMessage('Command "' + body.cmd + '" not sent: ' + e.message, 'warn');
+    return null;
+  }
+}
+
+function toggleBreakpoint(tree, path) {
+  if (!ui.live) return;
+  const k = tree + '\n' + path;
+  const on = !ui.breakpoints.has(k);
+  if (on) ui.breakpoints.add(k); else ui.breakpoints.delete(k);
+  command({ cmd: 'break', tree, node: path, on });
+  render();
+}
+
+function pauseLive(paused) {
+  ui.live.paused = paused;
+  $('live-pause').textContent = paused ? 'Resume live' : 'Pause';
+  $('live-state').textContent = paused ? 'paused' : 'live';
+  $('live').classList.toggle('paused', paused);
+  if (!paused) render();
+}
+
+function stopLive() {
+  ui.live.es.close();
+  ui.live = null;
+  document.body.classList.remove('is-live');
+  $('live').hidden = true;
+}
+
+function startLive() {
+  document.body.classList.add('is-live');
+  $('live').hidden = false;
+  $('source').textContent = location.host;
+  ui.live = { paused: false, es: null };
+  let trace = new Trace();
+  let listed = 0;
+  showMessage('Connected to the game at ' + location.host + ': waiting for its first tick…', 'info');
+  const es = new EventSource('events');
+  ui.live.es = es;
+  es.onopen = () => $('live').classList.remove('lost');
+  es.onerror = () => $('live').classList.add('lost');
+  es.onmessage = (e) => {
+    try {
+      const o = JSON.parse(e.data);
+      if (o.t === 'header' && trace.header && o.started !== trace.header.started) {
+        trace = new Trace(); // another game: start over
+        ui.trace = null;
+      }
+      trace.addLine(e.data, trace.lines + 1);
+    } catch (err) {
+      showMessage('Live stream: ' + err.message, 'warn');
+      return;
+    }
+    if (!ui.trace && trace.agentList.some((a) => a.ticks.length)) {
+      showMessage('', '');
+      start(trace);
+    }
+    if (ui.trace && trace.agentList.length !== listed) {
+      listed = trace.agentList.length;
+      renderAgents();
+    }
+    scheduleRender();
+  };
+}
+
+// ---- Wiring -------------------------------------------------------------------
+
+function wire() {
+  $('file').onchange = (e) => { if (e.target.files[0]) loadFile(e.target.files[0]); };
+  document.addEventListener('dragover', (e) => {
+    e.preventDefault();
+    document.body.classList.add('dragging');
+  });
+  document.addEventListener('dragleave', () => document.body.classList.remove('dragging'));
+  document.addEventListener('drop', (e) => {
+    e.preventDefault();
+    document.body.classList.remove('dragging');
+    if (e.dataTransfer.files[0]) loadFile(e.dataTransfer.files[0]);
+  });
+  $('agent-search').oninput = renderAgents;
+  $('node-search').oninput = (e) => { ui.search = e.target.value; ui.matchAt = -1; applySearch(); };
+  $('node-search').onkeydown = (e) => { if (e.key === 'Enter') nextMatch(); };
+  $('prev').onclick = () => step(-1);
+  $('next').onclick = () => step(1);
+  $('prev-change').onclick = () => step(-1, true);
+  $('next-change').onclick = () => step(1, true);
+  $('tick').onchange = (e) => jump(Number(e.target.value));
+  $('mode-agent').onclick = () => setMode('agent');
+  $('mode-pop').onclick = () => setMode('population');
+  $('live-pause').onclick = () => pauseLive(!ui.live.paused);
+  document.addEventListener('keydown', (e) => {
+    if (e.target.tagName === 'INPUT' || e.target.tagName === 'TEXTAREA') return;
+    if (e.key === 'ArrowLeft') { step(-1, e.shiftKey); e.preventDefault(); }
+    if (e.key === 'ArrowRight') { step(1, e.shiftKey); e.preventDefault(); }
+    if (e.key === 'Home' && ui.trace) { jump(ui.trace.minTick); e.preventDefault(); }
+    if (e.key === 'End' && ui.trace) { jump(ui.trace.maxTick); e.preventDefault(); }
+  });
+  window.addEventListener('resize', () => render());
+}
+
+function setMode(mode) {
+  ui.mode = mode;
+  $('mode-agent').classList.toggle('on', mode === 'agent');
+  $('mode-pop').classList.toggle('on', mode === 'population');
+  render();
+}
+
+async function main() {
+  wire();
+  const params = new URLSearchParams(location.search);
+  if (location.protocol.startsWith('http')) {
+    if (params.has('trace')) return loadURL(params.get('trace'));
+    try {
+      const r = await fetch('live', { cache: 'no-store' });
+      const j = r.ok ? await r.json() : null;
+      if (j && j.live === true) startLive();
+    } catch (e) {
+      // not live: the page waits for a file
+    }
+  }
+}
+
+main();
