@@ -190,28 +190,44 @@ static int migrate(lua_State *L, Job *j) {
   while (bs_agent_stale(a)) {
     const Blueprint *old = a->bp;
     uint32_t oldn = old->n;
-    Plan *plan;
+    Plan **box;
     int s;
     lua_getiuservalue(L, j->t.state, UV_TREE);
     lb_tree_values(L, -1); /* the values of the version reached */
     lua_remove(L, -2);
+    /* the plan lives in a userdata while Lua may raise (rekey allocates) */
+    box = (Plan **)lua_newuserdatauv(L, sizeof *box, 0);
+    *box = NULL;
+    luaL_setmetatable(L, BS_PLAN_T);
     a->host = &j->t;
-    s = bs_agent_migrate(a, &plan);
+    s = bs_agent_migrate(a, box);
     a->host = NULL;
     if (r == BONSAI_OK)
       r = s;
     if (a->bp == old) { /* no memory for the new state: not switched */
-      lua_pop(L, 1);
+      lua_pop(L, 2);
       break;
     }
-    lua_pushvalue(L, -1);
+    lua_pushvalue(L, -2);
     lua_setiuservalue(L, j->t.state, UV_VALUES);
+    lua_rotate(L, -2, 1);
     lua_replace(L, j->t.values);
     j->loaded = a->bp->id;
-    rekey(L, j->t.state, j->t.ctx, plan != NULL ? plan->map : NULL, oldn);
-    bs_plan_release(plan);
+    rekey(L, j->t.state, j->t.ctx, *box != NULL ? (*box)->map : NULL, oldn);
+    bs_plan_release(*box);
+    *box = NULL;
+    lua_pop(L, 1);
   }
   return r;
+}
+
+/* A migration plan's box (see migrate): releases a plan left in it by a
+** Lua error. */
+static int plan_gc(lua_State *L) {
+  Plan **box = (Plan **)lua_touserdata(L, 1);
+  bs_plan_release(*box);
+  *box = NULL;
+  return 0;
 }
 
 /*
@@ -407,10 +423,9 @@ typedef struct Batch {
   lua_Integer next, n, cur; /* visits: next to make, how many; the entry */
   lua_Integer slot; /* of the agent being ticked in the context's list */
   /* with a budget: at most 'budget' awake agents ticked, from entry
-  ** 'start' on, around the list; 'total' is the list's clock (the sum of
-  ** the dt of its calls) */
+  ** 'start' on, around the list (whose clock, the sum of the dt of its
+  ** calls, is its budget state's 'total') */
   lua_Integer budget, start, ticked;
-  double total;
 } Batch;
 
 /* Appends { agent = the agent at ai, error = msg } to the errors list at
@@ -431,22 +446,27 @@ static void adderror(lua_State *L, int eidx, int ai) {
 }
 
 /* With a budget: the dt the agent at ai has missed on this list (the
-** list's clock less the clock at its last tick here, kept in the table at
-** 'last'), which it is now given. */
-static double owed(lua_State *L, Batch *b, int ai, int last) {
-  double since;
+** list's clock, in its budget state at 'state', less the clock at its last
+** tick here, kept in the table at 'last'), which it is now given. The clock
+** is read each time: a leaf may tick the same list meanwhile. */
+static double owed(lua_State *L, int ai, int state, int last) {
+  double since, now;
+  lua_getfield(L, state, "total");
+  now = lua_tonumber(L, -1);
+  lua_pop(L, 1);
   lua_pushvalue(L, ai);
   since = lua_rawget(L, last) == LUA_TNUMBER ? lua_tonumber(L, -1) : 0;
   lua_pop(L, 1);
   lua_pushvalue(L, ai);
-  lua_pushnumber(L, b->total);
+  lua_pushnumber(L, now);
   lua_rawset(L, last);
-  return b->total - since;
+  return now > since ? now - since : 0;
 }
 
 /*
 ** Ticks the entries of the list (args: batch, list, context, ticking,
-** last), reading each when it is reached (a leaf may edit the list). The
+** budget state), reading each when it is reached (a leaf may edit the
+** list). The
 ** agent being ticked is also kept in ticking[b->slot], so that after a Lua
 ** error the error and the recovery belong to it, whatever the list holds
 ** by then. A sleeping agent is skipped (its clock still moves). Returns
@@ -457,7 +477,11 @@ static int pbatch(lua_State *L) {
   Batch *b = (Batch *)lua_touserdata(L, 1);
   int base;
   b->j.loaded = 0;
-  pushshared(L, &b->j.t, 3); /* 6: named, 7: values */
+  if (b->budget > 0) /* 6: the clocks of the list's agents */
+    lua_getfield(L, 5, "last");
+  else
+    lua_pushnil(L);
+  pushshared(L, &b->j.t, 3); /* 7: named, 8: values */
   lb_tick_room(L);
   base = lua_gettop(L);
   while (b->next <= b->n && (b->budget == 0 || b->ticked < b->budget)) {
@@ -469,11 +493,12 @@ static int pbatch(lua_State *L) {
     b->j.started = 0;
     if (lua_rawgeti(L, 2, b->cur) != LUA_TTABLE || /* base+1: agent */
         (la = stateof(L, base + 1, b->j.t.lb)) == NULL) { /* base+2: state */
+      lua_pushvalue(L, base + 1);
       lua_pushfstring(L, "element %d is not an agent", (int)b->cur);
-      return 1;
+      return 2;
     }
     a = agentof(la);
-    b->j.dt = b->budget == 0 ? b->dt : owed(L, b, base + 1, 5);
+    b->j.dt = b->budget == 0 ? b->dt : owed(L, base + 1, 5, 6);
     b->j.doze = 0;
     if (la->ninterrupts == 0) {
       if (bonsai_agent_asleep(a, b->j.dt)) { /* skipped, its clock moved */
@@ -498,7 +523,10 @@ static int pbatch(lua_State *L) {
         pusherror(L, agentof(la), bonsai_agent_errmsg(agentof(la)));
       if (bs_unlikely(la->hooked) && b->j.ran)
         runhook(L, &b->j, base + 1, base + 2, 3, s, -1);
-      return 1;
+      lua_pushvalue(L, base + 1); /* the agent that failed, whatever its
+                                  ** entry holds now */
+      lua_insert(L, -2);
+      return 2;
     }
     if (bs_unlikely(la->hooked) && b->j.ran)
       runhook(L, &b->j, base + 1, base + 2, 3, s, 0);
@@ -533,7 +561,6 @@ int lb_tick_all(lua_State *L) {
   b.n = (lua_Integer)lua_rawlen(L, 1);
   b.budget = b.ticked = 0;
   b.start = 1;
-  b.total = 0;
   if (!lua_isnoneornil(L, 3)) {
     luaL_checktype(L, 3, LUA_TTABLE);
     lua_getfield(L, 3, "budget");
@@ -548,29 +575,27 @@ int lb_tick_all(lua_State *L) {
   lua_pushnil(L); /* 2: errors */
   lua_getiuservalue(L, CONTEXT, LB_TICKING); /* 3: agents being ticked */
   b.slot = (lua_Integer)lua_rawlen(L, 3) + 1; /* nested calls stack up */
-  if (b.budget > 0) { /* 4: the list's budget state, 5: its 'last' */
+  if (b.budget > 0) { /* 4: the list's budget state */
     budgetstate(L);
-    lua_getfield(L, 4, "last");
     lua_getfield(L, 4, "cursor");
     b.start = lua_isinteger(L, -1) ? lua_tointeger(L, -1) : 1;
     if (b.start < 1 || b.start > b.n)
       b.start = 1;
-    lua_getfield(L, 4, "total");
-    b.total = lua_tonumber(L, -1) + b.dt;
-    lua_pop(L, 2);
-    lua_pushnumber(L, b.total);
+    lua_getfield(L, 4, "total"); /* the list's clock moves on */
+    lua_pushnumber(L, lua_tonumber(L, -1) + b.dt);
     lua_setfield(L, 4, "total");
+    lua_pop(L, 2);
   } else {
     lua_pushnil(L);
-    lua_pushnil(L);
   }
+  lua_pushnil(L); /* 5: unused */
   while (b.next <= b.n && (b.budget == 0 || b.ticked < b.budget)) {
     lua_pushcfunction(L, pbatch);
     lua_pushlightuserdata(L, &b);
     lua_pushvalue(L, 1);
     lua_pushvalue(L, CONTEXT);
     lua_pushvalue(L, 3);
-    lua_pushvalue(L, 5);
+    lua_pushvalue(L, 4);
     if (lua_pcall(L, 5, LUA_MULTRET, 0) != LUA_OK) {
       lua_rawgeti(L, 3, b.slot);
       lua_rawgeti(L, -1, 1); /* stack: ..., msg, agent, state */
@@ -581,9 +606,7 @@ int lb_tick_all(lua_State *L) {
       else if (b.j.la != NULL && b.j.la->hooked && b.j.ran)
         runhook(L, &b.j, -3, -2, CONTEXT, -1, -1);
       adderror(L, 2, -3);
-    } else if (lua_gettop(L) > 5) {
-      lua_rawgeti(L, 1, b.cur);
-      lua_insert(L, -2);
+    } else if (lua_gettop(L) > 5) { /* stack: ..., agent, msg */
       adderror(L, 2, -2);
     }
     lua_settop(L, 5);
@@ -856,6 +879,10 @@ static int agent_index(lua_State *L) {
 ** methods get the context and the status names as upvalues. */
 void lb_open_agent(lua_State *L) {
   int ctx = lua_gettop(L);
+  luaL_newmetatable(L, BS_PLAN_T);
+  lua_pushcfunction(L, plan_gc);
+  lua_setfield(L, -2, "__gc");
+  lua_pop(L, 1);
   luaL_newmetatable(L, BS_STATE_T);
   lua_pushcfunction(L, state_gc);
   lua_setfield(L, -2, "__gc");
