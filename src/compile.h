@@ -44,6 +44,7 @@ struct bonsai_def {
   size_t nstrs, capstrs;
   char err[256]; /* first error; "" if none */
   int nomem;     /* that error was running out of memory */
+  uint32_t max;  /* most nodes allowed (bonsai_def_max_nodes) */
 };
 
 /* Bytes of per-agent data a node of this kind has (0, 4 or 8). */

@@ -163,6 +163,7 @@ static const luaL_Reg bonsai_funcs[] = {
     {"register", lb_register},
     {"blackboard", lb_blackboard},
     {"memory", lb_memory},
+    {"istree", lb_istree},
     {"_mtime", lb_mtime},
     {"_dir", lb_dir},
     {NULL, NULL}};

@@ -128,6 +128,7 @@ const char *lb_leafdef(lua_State *L, int idx, int values, int slot,
 /* ltree.c */
 int lb_tree(lua_State *L);
 LTree *lb_checktree(lua_State *L, int idx);
+int lb_istree(lua_State *L);
 void lb_open_tree(lua_State *L);
 
 /* lagent.c */

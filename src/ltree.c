@@ -4,7 +4,9 @@
 ** tree needs no C stack), feeding bonsai_def_* and storing leaf functions
 ** and args tables in a fresh values table, the Lua half of the version.
 ** The definition lives in a userdata, so a Lua error during the walk
-** leaks nothing.
+** leaks nothing. Node tables are read raw (no metamethod runs), strings
+** with NUL bytes are refused, and the walk stops past max_nodes nodes, so a
+** definition that lists a table many times costs at most the limit.
 */
 #include <stdint.h>
 #include <string.h>
@@ -46,7 +48,16 @@ typedef struct Walk {
   int stack;        /* frames: 3k+1 children list, 3k+2 next index, 3k+3 node */
   int onpath;       /* node tables currently open (cycle check) */
   int nframes;
+  lua_Integer nodes; /* nodes added so far */
+  lua_Integer max;   /* the limit on them */
 } Walk;
+
+/* Pushes t[k] for the table at idx without metamethods; returns its type. */
+static int rawfield(lua_State *L, int idx, const char *k) {
+  idx = lua_absindex(L, idx);
+  lua_pushstring(L, k);
+  return lua_rawget(L, idx);
+}
 
 /* Raises a definition error about the node being read: child 'place' of
 ** the open node, or the open node itself when place is 0. */
@@ -68,6 +79,18 @@ static int walkerror(Walk *w, int place, const char *fmt, const char *arg) {
                     msg);
 }
 
+/* The string at idx, refused (as what) when it holds a NUL byte or is
+** longer than BS_MAXNAME. */
+static const char *cstring(Walk *w, int idx, int place, const char *what) {
+  size_t len;
+  const char *s = lua_tolstring(w->L, idx, &len);
+  if (memchr(s, '\0', len) != NULL)
+    walkerror(w, place, "%s contains a NUL byte", what);
+  if (len > BS_MAXNAME)
+    walkerror(w, place, "%s is too long", what);
+  return s;
+}
+
 /* Raises the definition's error, if it has one. */
 static void checkdef(Walk *w) {
   const char *e = bonsai_def_errmsg(w->def);
@@ -82,7 +105,7 @@ static void params(Walk *w, int idx) {
   const char *const *k;
   for (k = bs_param_names; *k != NULL; k++) {
     bonsai_value v;
-    if (lua_getfield(L, idx, *k) != LUA_TNIL) {
+    if (rawfield(L, idx, *k) != LUA_TNIL) {
       lb_tovalue(L, -1, &v);
       bonsai_def_value(w->def, *k, v);
       checkdef(w);
@@ -101,14 +124,15 @@ static int keep(Walk *w) {
 static void addleaf(Walk *w, int idx, int kind, const char *name, int place) {
   lua_State *L = w->L;
   const void *args = NULL;
-  if (lua_getfield(L, idx, "args") != LUA_TNIL)
+  if (rawfield(L, idx, "args") != LUA_TNIL)
     args = (const void *)(intptr_t)keep(w);
   else
     lua_pop(L, 1);
   if (kind != BONSAI_ACTION && kind != BONSAI_CONDITION) {
     bonsai_def_leaf(w->def, kind, name, NULL, NULL);
-  } else if (lua_getfield(L, idx, "leaf") == LUA_TSTRING) {
-    bonsai_def_leaf(w->def, kind, name, lua_tostring(L, -1), args);
+  } else if (rawfield(L, idx, "leaf") == LUA_TSTRING) {
+    bonsai_def_leaf(w->def, kind, name, cstring(w, -1, place, "'leaf'"),
+                    args);
     lua_pop(L, 1);
   } else {
     bonsai_leaf_fn fn;
@@ -152,11 +176,12 @@ static void pushchildren(Walk *w, int idx, int kind, int place) {
     return;
   }
   lua_newtable(L);
-  switch (lua_getfield(L, idx, "conditions")) {
+  switch (rawfield(L, idx, "conditions")) {
   case LUA_TNIL:
     break;
-  case LUA_TTABLE:
-    for (n = (lua_Integer)lua_rawlen(L, -1), k = 1; k <= n; k++) {
+  case LUA_TTABLE: /* past the limit the walk stops anyway */
+    n = (lua_Integer)lua_rawlen(L, -1);
+    for (n = n < w->max ? n : w->max + 1, k = 1; k <= n; k++) {
       lua_rawgeti(L, -1, k);
       lua_rawseti(L, -3, ++m);
     }
@@ -179,16 +204,21 @@ static void addnode(Walk *w, int place) {
   const char *name = NULL, *type;
   if (!lua_istable(L, idx))
     walkerror(w, place, "not a node (got %s)", luaL_typename(L, idx));
-  if (lua_getfield(L, idx, "type") != LUA_TSTRING)
+  if (rawfield(L, idx, "type") != LUA_TSTRING)
     walkerror(w, place, "not a node (a table without a 'type')", NULL);
-  type = lua_tostring(L, -1);
+  type = cstring(w, -1, place, "'type'");
   if ((kind = kindof(type)) < 0)
     walkerror(w, place, "unknown node type '%s'", type);
-  switch (lua_getfield(L, idx, "name")) {
+  if (++w->nodes > w->max) {
+    lua_pushfstring(L, "more than %I nodes (a node table listed several "
+                    "times counts each time; raise max_nodes)", w->max);
+    walkerror(w, 0, "%s", lua_tostring(L, -1));
+  }
+  switch (rawfield(L, idx, "name")) {
   case LUA_TNIL:
     break;
   case LUA_TSTRING:
-    name = lua_tostring(L, -1);
+    name = cstring(w, -1, place, "'name'");
     break;
   default:
     walkerror(w, place, "'name' must be a string", NULL);
@@ -255,6 +285,17 @@ static void build(lua_State *L, Walk *w, int root, int opts,
   memset(w, 0, sizeof *w);
   w->L = L;
   w->tree = name;
+  w->max = BS_DEFMAXNODES;
+  if (opts != 0 && rawfield(L, opts, "max_nodes") != LUA_TNIL) {
+    int isint;
+    lua_Integer m = lua_tointegerx(L, -1, &isint);
+    if (!isint || m < 1 || (lua_Unsigned)m > BS_MAXNODES)
+      luaL_error(L, "tree '%s': 'max_nodes' must be a whole number from 1 "
+                 "to %I", name, (lua_Integer)BS_MAXNODES);
+    w->max = m;
+  }
+  if (opts != 0)
+    lua_pop(L, 1);
   box = (DefBox *)lua_newuserdatauv(L, sizeof *box, 0);
   box->def = NULL;
   if (luaL_newmetatable(L, BS_DEF_T)) {
@@ -266,6 +307,7 @@ static void build(lua_State *L, Walk *w, int root, int opts,
     luaL_error(L, "out of memory");
   w->box = box;
   w->def = box->def;
+  bonsai_def_max_nodes(w->def, (unsigned)w->max);
   lua_newtable(L);
   w->values = lua_gettop(L);
   lua_newtable(L);
@@ -273,11 +315,15 @@ static void build(lua_State *L, Walk *w, int root, int opts,
   lua_newtable(L);
   w->onpath = lua_gettop(L);
   lua_newtable(L); /* the first frame's list */
-  if (opts != 0 && lua_getfield(L, opts, "priority") != LUA_TNIL) {
+  if (opts != 0 && rawfield(L, opts, "priority") != LUA_TNIL) {
     lua_Integer n, k;
     if (!lua_istable(L, -1))
       luaL_error(L, "tree '%s': 'priority' must be a list of filters", name);
-    for (n = (lua_Integer)lua_rawlen(L, -1), k = 1; k <= n; k++) {
+    n = (lua_Integer)lua_rawlen(L, -1);
+    if (n > w->max)
+      luaL_error(L, "tree '%s': more than %I nodes (raise max_nodes)", name,
+                 w->max);
+    for (k = 1; k <= n; k++) {
       lua_rawgeti(L, -1, k);
       lua_rawseti(L, -3, k);
     }
@@ -304,26 +350,35 @@ int lb_tree(lua_State *L) {
   LTree *lt;
   bonsai_tree *t;
   const char *name = "tree";
+  size_t len;
   lua_settop(L, 2);
   if (!lua_isnoneornil(L, 2))
     luaL_checktype(L, 2, LUA_TTABLE);
-  if (lua_istable(L, 2) && lua_getfield(L, 2, "name") == LUA_TSTRING)
-    name = lua_tostring(L, -1);
-  else if (lua_istable(L, 1) && lua_getfield(L, 1, "name") == LUA_TSTRING)
-    name = lua_tostring(L, -1);
-  else
+  if ((lua_istable(L, 2) && rawfield(L, 2, "name") == LUA_TSTRING) ||
+      (lua_settop(L, 2),
+       lua_istable(L, 1) && rawfield(L, 1, "name") == LUA_TSTRING)) {
+    name = lua_tolstring(L, -1, &len);
+    if (memchr(name, '\0', len) != NULL)
+      return luaL_error(L, "the tree name contains a NUL byte");
+    if (len > BS_MAXNAME)
+      return luaL_error(L, "the tree name is too long");
+  } else {
+    lua_settop(L, 2);
     lua_pushnil(L);
+  }
   /* stack: root, opts, name */
   build(L, &w, 1, lua_istable(L, 2) ? 2 : 0, name);
-  if (bonsai_tree_new(w.def, name, &t, err, sizeof err) != BONSAI_OK)
-    return luaL_error(L, "tree '%s': %s", name, err);
-  bonsai_def_free(w.def);
-  w.box->def = NULL;
+  /* the userdata first, empty and valid: a memory error leaks nothing */
   lt = (LTree *)lua_newuserdatauv(L, sizeof *lt, 1);
-  lt->t = t;
+  lt->t = NULL;
   luaL_setmetatable(L, BS_TREE_T);
   lua_pushvalue(L, w.values);
   lua_setiuservalue(L, -2, 1);
+  if (bonsai_tree_new(w.def, name, &t, err, sizeof err) != BONSAI_OK)
+    return luaL_error(L, "tree '%s': %s", name, err);
+  lt->t = t;
+  bonsai_def_free(w.def);
+  w.box->def = NULL;
   return 1;
 }
 
@@ -332,6 +387,9 @@ static int doreload(lua_State *L) {
   LTree *lt = lb_checktree(L, 1);
   char err[512];
   lua_settop(L, 3);
+  if (!lua_isnil(L, 3) && !lua_istable(L, 3))
+    return luaL_error(L, "tree '%s': the options must be a table (got %s)",
+                      bonsai_tree_name(lt->t), luaL_typename(L, 3));
   if (luaL_testudata(L, 2, BS_TREE_T)) { /* take another tree's version */
     LTree *other = lb_checktree(L, 2);
     if (bs_tree_adopt(lt->t, other->t) != BONSAI_OK)
@@ -367,6 +425,12 @@ static int tree_reload(lua_State *L) {
   return 1;
 }
 
+/* bt.istree(x): true if x is a tree (not any userdata) */
+int lb_istree(lua_State *L) {
+  lua_pushboolean(L, luaL_testudata(L, 1, BS_TREE_T) != NULL);
+  return 1;
+}
+
 LTree *lb_checktree(lua_State *L, int idx) {
   LTree *lt = (LTree *)luaL_checkudata(L, idx, BS_TREE_T);
   if (lt->t == NULL)
@@ -375,7 +439,7 @@ LTree *lb_checktree(lua_State *L, int idx) {
 }
 
 static int tree_gc(lua_State *L) {
-  LTree *lt = (LTree *)luaL_checkudata(L, 1, BS_TREE_T);
+  LTree *lt = (LTree *)lua_touserdata(L, 1);
   bonsai_tree_release(lt->t);
   lt->t = NULL;
   return 0;

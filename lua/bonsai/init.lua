@@ -150,7 +150,7 @@ function bt.load(path)
   local ok, res, opts = runfile(path)
   if not ok then return nil, res end
   local tree
-  if type(res) == "userdata" then
+  if bt.istree(res) then
     tree = res
   elseif isnode(res) then
     local o = {}
@@ -161,7 +161,8 @@ function bt.load(path)
     tree = t
   else
     return nil, path .. ": the file must return a node or a tree (got " ..
-           type(res) .. ")"
+           (type(res) == "userdata" and "a userdata that is no tree" or
+            type(res)) .. ")"
   end
   loaded[path] = tree
   if watched[path] ~= nil then watched[path] = stamp(path) end -- seen now
@@ -176,9 +177,10 @@ function bt.reload(path)
   if not tree then return bt.load(path) end
   local ok, res, opts = runfile(path)
   if not ok then return nil, res end
-  if not isnode(res) and type(res) ~= "userdata" then
+  if not isnode(res) and not bt.istree(res) then
     return nil, path .. ": the file must return a node or a tree (got " ..
-           type(res) .. ")"
+           (type(res) == "userdata" and "a userdata that is no tree" or
+            type(res)) .. ")"
   end
   local good, err = tree:reload(res, opts)
   if not good then return nil, err end
