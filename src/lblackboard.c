@@ -382,35 +382,40 @@ static int bb_unobserve(lua_State *L) {
 /*
 ** Iteration over every key visible from the blackboard: its own keys, then
 ** its parents' keys that a nearer blackboard does not hold. The iterator's
-** upvalues are the blackboard being walked (a userdata of the chain, which
-** the first one keeps alive), the slot reached and the keys already seen,
-** so that a whole iteration is linear in the depth plus the keys.
+** upvalues are the context (as for every blackboard function), the
+** blackboard being walked (a userdata of the chain, which the first one
+** keeps alive), the slot reached and the keys already seen, so that a whole
+** iteration is linear in the depth plus the keys.
 */
+#define IT_CUR lua_upvalueindex(2)
+#define IT_AT lua_upvalueindex(3)
+#define IT_SEEN lua_upvalueindex(4)
+
 static int bb_iter(lua_State *L) {
   for (;;) {
-    LBB *cur = (LBB *)lua_touserdata(L, lua_upvalueindex(1));
-    int at = (int)lua_tointeger(L, lua_upvalueindex(2)), key;
+    LBB *cur = (LBB *)lua_touserdata(L, IT_CUR);
+    int at = (int)lua_tointeger(L, IT_AT), key;
     if (cur == NULL || cur->bb == NULL)
       return 0;
     at = bs_bb_next(cur->bb, at, &key);
     if (at < 0) { /* next blackboard up the chain */
-      lua_getiuservalue(L, lua_upvalueindex(1), UV_PARENT);
-      lua_replace(L, lua_upvalueindex(1));
+      lua_getiuservalue(L, IT_CUR, UV_PARENT);
+      lua_replace(L, IT_CUR);
       lua_pushinteger(L, 0);
-      lua_replace(L, lua_upvalueindex(2));
+      lua_replace(L, IT_AT);
       continue;
     }
     lua_pushinteger(L, at);
-    lua_replace(L, lua_upvalueindex(2));
-    if (lua_rawgeti(L, lua_upvalueindex(3), key) != LUA_TNIL) {
+    lua_replace(L, IT_AT);
+    if (lua_rawgeti(L, IT_SEEN, key) != LUA_TNIL) {
       lua_pop(L, 1); /* held by a nearer blackboard */
       continue;
     }
     lua_pop(L, 1);
     lua_pushboolean(L, 1);
-    lua_rawseti(L, lua_upvalueindex(3), key);
+    lua_rawseti(L, IT_SEEN, key);
     lua_pushstring(L, bonsai_key_name(cur->bb->env, key));
-    pushvalue(L, lua_upvalueindex(1), key); /* cur holds it: no walk */
+    pushvalue(L, IT_CUR, key); /* cur holds it: no walk */
     return 2;
   }
 }
@@ -419,9 +424,11 @@ static int bb_iter(lua_State *L) {
 static int bb_pairs(lua_State *L) {
   lb_checkbb(L, 1);
   lua_settop(L, 1);
+  lua_pushvalue(L, lua_upvalueindex(1)); /* the context */
+  lua_insert(L, 1);
   lua_pushinteger(L, 0);
   lua_newtable(L);
-  lua_pushcclosure(L, bb_iter, 3);
+  lua_pushcclosure(L, bb_iter, 4);
   return 1;
 }
 

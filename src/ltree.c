@@ -289,7 +289,8 @@ static void build(lua_State *L, Walk *w, int root, int opts,
   if (opts != 0 && rawfield(L, opts, "max_nodes") != LUA_TNIL) {
     int isint;
     lua_Integer m = lua_tointegerx(L, -1, &isint);
-    if (!isint || m < 1 || (lua_Unsigned)m > BS_MAXNODES)
+    if (lua_type(L, -1) != LUA_TNUMBER || !isint || m < 1 ||
+        (lua_Unsigned)m > BS_MAXNODES)
       luaL_error(L, "tree '%s': 'max_nodes' must be a whole number from 1 "
                  "to %I", name, (lua_Integer)BS_MAXNODES);
     w->max = m;
