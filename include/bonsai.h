@@ -14,7 +14,7 @@
 extern "C" {
 #endif
 
-#define BONSAI_VERSION "0.1.0"
+#define BONSAI_VERSION "0.2.0"
 
 #if defined(__GNUC__) && __GNUC__ >= 4
 #define BONSAI_API __attribute__((visibility("default")))
@@ -221,13 +221,30 @@ BONSAI_API bonsai_agent *bonsai_agent_new(bonsai_tree *tree, bonsai_bb *bb,
 BONSAI_API void bonsai_agent_free(bonsai_agent *agent);
 /* One tick: dt (>= 0) is added to the agent clock first. Returns the root's
 ** status, or a negative code: BONSAI_ELEAF (the running nodes were aborted;
-** see bonsai_agent_errmsg), BONSAI_EBUSY, BONSAI_EARG. */
+** see bonsai_agent_errmsg), BONSAI_EBUSY (the agent is ticking: this call
+** is refused and changes nothing, not even the error message), BONSAI_EARG,
+** BONSAI_ENOMEM. */
 BONSAI_API int bonsai_agent_tick(bonsai_agent *agent, double dt);
 /* Aborts every running node, deepest first. BONSAI_ELEAF if an abort
 ** callback failed (all the others still ran). */
 BONSAI_API int bonsai_agent_abort(bonsai_agent *agent);
 /* Aborts, then forgets all node state (counters, timers). */
 BONSAI_API int bonsai_agent_reset(bonsai_agent *agent);
+
+/*
+** Sleeping agents. A leaf puts its agent to sleep for some seconds of agent
+** time (typically while it returns BONSAI_RUNNING); a loop over many agents
+** then skips it cheaply: bonsai_agent_asleep advances a sleeping agent's
+** clock by dt and returns 1 while it sleeps, or wakes it and returns 0 when
+** its time is up or a key one of its guards watches changed (then tick it
+** with the same dt). Any tick of the tree wakes the agent (a leaf sleeps
+** again by asking again); so do aborts, resets and bonsai_agent_wake.
+*/
+BONSAI_API void bonsai_agent_sleep(bonsai_agent *agent, double seconds);
+BONSAI_API void bonsai_agent_wake(bonsai_agent *agent);
+/* Seconds of sleep left, or -1 when awake. */
+BONSAI_API double bonsai_agent_sleeping(const bonsai_agent *agent);
+BONSAI_API int bonsai_agent_asleep(bonsai_agent *agent, double dt);
 BONSAI_API int bonsai_agent_status(const bonsai_agent *agent);
 /* Status of node i as of the last tick. */
 BONSAI_API int bonsai_agent_node_status(const bonsai_agent *agent,
@@ -248,8 +265,52 @@ BONSAI_API int bonsai_agent_error(bonsai_agent *agent, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)))
 #endif
     ;
-/* The node whose leaf failed in the last error, or (unsigned)-1. */
+/* The node whose leaf failed in the last error, or (unsigned)-1. After a
+** reload the node belongs to the version that was running then: its path
+** is what bonsai_agent_errpath writes (like bonsai_tree_node_path; "" when
+** no node is at fault). */
 BONSAI_API unsigned bonsai_agent_errnode(const bonsai_agent *agent);
+BONSAI_API size_t bonsai_agent_errpath(const bonsai_agent *agent, char *buf,
+                                       size_t size);
+
+/*
+** Saving and restoring an agent (format: docs/SAVE_FORMAT.md): its clock,
+** the state of its running nodes and of data that lasts (limit counts,
+** cooldowns...), and its own blackboard's values. A saved agent can be
+** restored in another process, also after its tree was reloaded: nodes are
+** matched by path and kind, as a reload does; running nodes go on without
+** being entered again. Blackboard values the host owns (BONSAI_THANDLE)
+** need a host that writes and reads them (else saving them fails, naming
+** the key); their bytes follow the tag BONSAI_SAVE_HOST.
+*/
+#define BONSAI_SAVE_HOST 6
+typedef struct bonsai_savehost {
+  void *ud;
+  /* Writes the value of handle h (at blackboard key 'key') with write;
+  ** returns BONSAI_OK, or BONSAI_ERROR (see 'error'). */
+  int (*save)(void *ud, bonsai_agent *agent, int key, long long h,
+              void (*write)(void *wud, const void *p, size_t n), void *wud);
+  /* Reads one value from p[0..n) for key (-1: only check it), telling how
+  ** many bytes it took in *used; returns BONSAI_OK or BONSAI_ERROR. */
+  int (*load)(void *ud, bonsai_agent *agent, int key,
+              const unsigned char *p, size_t n, size_t *used);
+  /* Why the last save failed (or NULL). */
+  const char *(*error)(void *ud);
+} bonsai_savehost;
+/* Writes the agent's state through write (host may be NULL). BONSAI_OK,
+** BONSAI_EARG (a value cannot be saved: bonsai_agent_errmsg names the key),
+** BONSAI_ENOMEM or BONSAI_EBUSY. */
+BONSAI_API int bonsai_agent_save(bonsai_agent *agent,
+                                 const bonsai_savehost *host,
+                                 void (*write)(void *ud, const void *p,
+                                               size_t n),
+                                 void *ud);
+/* Puts an agent that runs nothing (new, aborted or reset) in the saved
+** state. The whole input is checked first: bytes that are not a save of
+** this tree (another tree's, a newer format, corrupted) give BONSAI_EARG
+** with a message and change nothing. */
+BONSAI_API int bonsai_agent_restore(bonsai_agent *agent, const void *data,
+                                    size_t len, const bonsai_savehost *host);
 
 /*
 ** Blackboards. Values are tagged; keys are interned per environment.

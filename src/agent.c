@@ -57,6 +57,7 @@ int bs_agent_init(bonsai_agent *a, bonsai_tree *t, bonsai_bb *bb,
 
 void bs_agent_done(bonsai_agent *a) {
   bonsai_env *env = a->tree->env;
+  bs_agent_clearerr(a);
   if (a->state != INLINE(a))
     bs_free(env, a->state, a->statecap);
   if (a->err != NULL)
@@ -92,28 +93,44 @@ void bonsai_agent_free(bonsai_agent *a) {
   bonsai_env_release(env);
 }
 
-/* Formats the agent's error message, unless an abort pass keeps one. */
-static void verror(bonsai_agent *a, const char *fmt, va_list ap) {
-  if (a->errlock)
+void bs_agent_clearerr(bonsai_agent *a) {
+  a->failed = 0;
+  a->errnode = BS_NONE;
+  if (a->err != NULL)
+    a->err[0] = '\0';
+  bs_bp_release(a->errbp);
+  a->errbp = NULL;
+}
+
+/* Records the error of the current operation at node (of the version the
+** agent runs), unless one is recorded already: the first error counts. */
+static void verror(bonsai_agent *a, uint32_t node, const char *fmt,
+                   va_list ap) {
+  if (a->failed)
     return;
   a->failed = 1;
+  a->errnode = node;
+  if (node != BS_NONE) {
+    a->errbp = a->bp;
+    a->bp->refs++;
+  }
   if (a->err == NULL &&
       (a->err = bs_malloc(a->tree->env, BS_ERRSIZE)) == NULL)
     return;
   vsnprintf(a->err, BS_ERRSIZE, fmt, ap);
 }
 
-void bs_agent_seterr(bonsai_agent *a, const char *fmt, ...) {
+void bs_agent_fail(bonsai_agent *a, uint32_t node, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
-  verror(a, fmt, ap);
+  verror(a, node, fmt, ap);
   va_end(ap);
 }
 
 int bonsai_agent_error(bonsai_agent *a, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
-  verror(a, fmt, ap);
+  verror(a, a->current, fmt, ap);
   va_end(ap);
   return BONSAI_ERROR;
 }
@@ -124,19 +141,22 @@ const char *bonsai_agent_errmsg(const bonsai_agent *a) {
 
 unsigned bonsai_agent_errnode(const bonsai_agent *a) { return a->errnode; }
 
+size_t bonsai_agent_errpath(const bonsai_agent *a, char *buf, size_t size) {
+  if (a->errbp == NULL || a->errnode >= a->errbp->n) {
+    if (size > 0)
+      buf[0] = '\0';
+    return 0;
+  }
+  return bs_bp_path(a->errbp, a->errnode, buf, size);
+}
+
 int bs_agent_start(bonsai_agent *a, double dt) {
-  if (a->failed) { /* the last error is forgotten */
-    a->failed = 0;
-    a->errnode = BS_NONE;
-    if (a->err != NULL)
-      a->err[0] = '\0';
-  }
-  if (a->busy) {
-    bs_agent_seterr(a, "agent is already ticking");
+  if (a->busy) /* refused: the running operation's error stays */
     return BONSAI_EBUSY;
-  }
+  if (a->failed)
+    bs_agent_clearerr(a);
   if (!(dt >= 0)) {
-    bs_agent_seterr(a, "dt must be a number >= 0");
+    bs_agent_fail(a, BS_NONE, "dt must be a number >= 0");
     return BONSAI_EARG;
   }
   a->time += dt;
@@ -150,7 +170,7 @@ void bs_agent_finish(bonsai_agent *a, int status) {
   a->last = (uint8_t)(status < 0 ? BONSAI_ABORTED : status);
 }
 
-int bs_agent_migrate(bonsai_agent *a) {
+int bs_agent_migrate(bonsai_agent *a, Plan **planp) {
   bonsai_env *env = a->tree->env;
   Blueprint *nbp = a->tree->bp;
   uint32_t need = statesize(nbp);
@@ -158,9 +178,25 @@ int bs_agent_migrate(bonsai_agent *a) {
   int back = need <= a->inlinecap, r;
   uint8_t *ns = back && need <= sizeof buf ? (uint8_t *)buf
                                            : bs_malloc(env, need);
-  if (ns == NULL)
+  Plan *plan;
+  *planp = NULL;
+  if (ns == NULL) { /* nothing changes: the next tick tries again */
+    bs_agent_fail(a, BS_NONE, "out of memory");
     return BONSAI_ENOMEM;
-  r = bs_reload_state(a, nbp, ns); /* reads the old state, fills ns */
+  }
+  a->busy = a->protect = 1;
+  if ((plan = bs_reload_plan(a)) != NULL) {
+    r = bs_reload_state(a, plan, ns); /* reads the old state, fills ns */
+  } else { /* out of memory: restart from the root in the new version */
+    r = bs_vm_abort(a, 0);
+    memset(ns, 0, need);
+    a->resume = 0;
+    if (a->last == BONSAI_RUNNING)
+      a->last = BONSAI_ABORTED;
+    bs_agent_fail(a, BS_NONE, "out of memory");
+    r = BONSAI_ENOMEM;
+  }
+  a->busy = a->protect = 0;
   if (a->state != INLINE(a))
     bs_free(env, a->state, a->statecap);
   if (back) { /* into the agent's own block */
@@ -176,20 +212,33 @@ int bs_agent_migrate(bonsai_agent *a) {
   bs_bp_release(a->bp);
   a->bp = nbp;
   nbp->refs++;
+  *planp = plan;
+  return r;
+}
+
+/* Switches a stale agent to its tree's current version, step by step (a
+** callback run during a step may reload the tree again). Returns BONSAI_OK
+** or the first failure (recorded). */
+static int migrate(bonsai_agent *a) {
+  int r = BONSAI_OK;
+  bs_agent_clearerr(a);
+  while (bs_agent_stale(a)) {
+    Blueprint *before = a->bp;
+    Plan *plan;
+    int s = bs_agent_migrate(a, &plan);
+    bs_plan_release(plan);
+    if (r == BONSAI_OK)
+      r = s;
+    if (a->bp == before)
+      break; /* no memory for the new state: still on the old one */
+  }
   return r;
 }
 
 int bonsai_agent_tick(bonsai_agent *a, double dt) {
   int s;
-  if (bs_agent_stale(a) && !a->busy) {
-    a->busy = 1;
-    a->protect = 1;
-    s = bs_agent_migrate(a);
-    a->protect = 0;
-    a->busy = 0;
-    if (s != BONSAI_OK)
-      return s;
-  }
+  if (bs_agent_stale(a) && !a->busy && (s = migrate(a)) != BONSAI_OK)
+    return s == BONSAI_ENOMEM ? s : BONSAI_ELEAF;
   if ((s = bs_agent_start(a, dt)) != BONSAI_OK)
     return s;
   s = bs_vm_tick(a);
@@ -206,25 +255,42 @@ int bs_agent_abort(bonsai_agent *a) {
   r = bs_vm_abort(a, 0);
   a->protect = protect;
   a->last = BONSAI_ABORTED;
-  if (r != BONSAI_OK) {
-    a->errnode = a->current;
-    a->failed = 1;
-  }
+  a->wake = 0; /* nothing runs to sleep on */
   return r;
 }
 
 int bonsai_agent_abort(bonsai_agent *a) {
   int r;
-  if (a->busy) {
-    bs_agent_seterr(a, "agent is already ticking");
+  if (a->busy)
     return BONSAI_EBUSY;
-  }
-  if (a->err != NULL)
-    a->err[0] = '\0';
+  if (bs_agent_stale(a) && (r = migrate(a)) != BONSAI_OK)
+    return r == BONSAI_ENOMEM ? r : BONSAI_ELEAF;
+  bs_agent_clearerr(a);
   a->busy = 1;
   r = bs_agent_abort(a);
   a->busy = 0;
   return r;
+}
+
+void bonsai_agent_sleep(bonsai_agent *a, double seconds) {
+  a->wake = seconds > 0 ? a->time + seconds : 0;
+}
+
+void bonsai_agent_wake(bonsai_agent *a) { a->wake = 0; }
+
+double bonsai_agent_sleeping(const bonsai_agent *a) {
+  return a->wake > 0 ? a->wake - a->time : -1;
+}
+
+int bonsai_agent_asleep(bonsai_agent *a, double dt) {
+  if (a->wake <= 0 || a->busy || !(dt >= 0))
+    return 0;
+  if (a->time + dt < a->wake && !bs_vm_watched_changed(a)) {
+    a->time += dt;
+    return 1;
+  }
+  a->wake = 0;
+  return 0;
 }
 
 int bonsai_agent_reset(bonsai_agent *a) {
@@ -234,6 +300,7 @@ int bonsai_agent_reset(bonsai_agent *a) {
   memset(a->state, 0, statesize(a->bp));
   a->last = BONSAI_IDLE;
   a->resume = 0;
+  a->wake = 0;
   return r;
 }
 

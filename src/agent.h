@@ -7,12 +7,16 @@
 
 #include "bstypes.h"
 
-/* Records a message (unless an abort pass keeps an earlier one). */
-BS_INTERNAL void bs_agent_seterr(bonsai_agent *a, const char *fmt, ...)
+/* Records the current operation's error at node (of the version the agent
+** runs; BS_NONE for none), unless one is recorded already. */
+BS_INTERNAL void bs_agent_fail(bonsai_agent *a, uint32_t node,
+                               const char *fmt, ...)
 #if defined(__GNUC__)
-    __attribute__((format(printf, 2, 3)))
+    __attribute__((format(printf, 3, 4)))
 #endif
     ;
+/* Forgets the last error (an operation starts). */
+BS_INTERNAL void bs_agent_clearerr(bonsai_agent *a);
 
 /* An agent in memory the caller provides (the Lua binding puts it inside
 ** a userdata): bs_agent_size bytes, 8-aligned. bs_agent_done releases what
@@ -22,8 +26,9 @@ BS_INTERNAL int bs_agent_init(bonsai_agent *a, bonsai_tree *t, bonsai_bb *bb,
                               void *owner);
 BS_INTERNAL void bs_agent_done(bonsai_agent *a);
 
-/* Before a tick: refuses a busy agent or a bad dt, advances the clock and
-** marks the agent busy. */
+/* Before a tick: refuses a busy agent (BONSAI_EBUSY, its error untouched)
+** or a bad dt, forgets the last error, advances the clock and marks the
+** agent busy. */
 BS_INTERNAL int bs_agent_start(bonsai_agent *a, double dt);
 /* After a tick (or a failed one): the agent is free again. */
 BS_INTERNAL void bs_agent_finish(bonsai_agent *a, int status);
@@ -31,8 +36,15 @@ BS_INTERNAL void bs_agent_finish(bonsai_agent *a, int status);
 /* True when the tree was reloaded and the agent has not switched yet (a
 ** tick reads only its own blueprint until then). */
 #define bs_agent_stale(a) ((a)->bp->replaced && (a)->bp != (a)->tree->bp)
-/* Switches the agent to its tree's current blueprint. */
-BS_INTERNAL int bs_agent_migrate(bonsai_agent *a);
+/* One step of a switch to the tree's current version: the running nodes
+** that do not carry over are aborted (callbacks protected; they may reload
+** the tree again, so the agent can still be stale afterwards). *plan gets
+** the plan used, with a reference (NULL if it could not be made); the
+** caller releases it. BONSAI_ENOMEM with the agent still on its version
+** when the new state could not be allocated; BONSAI_ELEAF when an abort
+** failed (recorded). */
+struct Plan;
+BS_INTERNAL int bs_agent_migrate(bonsai_agent *a, struct Plan **plan);
 
 /* Aborts every running node with callbacks protected; marks the agent
 ** aborted if anything ran. */

@@ -125,9 +125,7 @@ struct bonsai_tree {
   bonsai_env *env;
   Blueprint *bp;      /* current version */
   char *name;
-  Blueprint *mapfrom; /* cached migration plan from this version to bp */
-  uint32_t *map;
-  size_t mapsize;
+  struct Plan *plan;  /* cached migration plan to bp (reload.h) */
 };
 
 struct bonsai_agent {
@@ -137,6 +135,7 @@ struct bonsai_agent {
   void *owner;
   void *host;       /* the binding's context during a call */
   double time;      /* agent clock: sum of dt */
+  double wake;      /* asleep until this time (0: awake) */
   uint32_t serial;  /* ticks so far */
   uint32_t resume;  /* where the next tick starts (0 unless the root runs) */
   uint32_t current; /* node whose callback is being called */
@@ -144,14 +143,15 @@ struct bonsai_agent {
   uint8_t last;     /* status of the last tick */
   uint8_t protect;  /* callbacks must not raise (abort passes) */
   uint8_t event;    /* event being delivered to 'current' */
-  uint8_t failed;   /* err or errnode tell of an error: cleared next tick */
-  uint8_t errlock;  /* keep the message in err (an abort pass failed) */
-  uint32_t errnode; /* node of the last error */
+  uint8_t failed;   /* an error is recorded (err, errnode, errbp): the
+                    ** first of an operation; cleared by the next one */
   bonsai_bb *bb;    /* then what a tick of a tree with guards reads */
   uint64_t seen;    /* blackboard change stamp last looked at (guards) */
   /* the rest */
+  uint32_t errnode; /* node of the error, in errbp */
   bonsai_tree *tree;
   char *err;        /* BS_ERRSIZE bytes, allocated on first error */
+  Blueprint *errbp; /* the version errnode belongs to (held), or NULL */
   uint32_t statecap; /* bytes available at state (a block of its own
                      ** after a reload to a larger version) */
   uint32_t inlinecap; /* bytes of state inside the agent's allocation */

@@ -45,6 +45,11 @@ uint32_t bs_kind_datasize(int kind) {
   }
 }
 
+int bs_kind_lasting(int kind) {
+  return kind == BONSAI_LIMIT || kind == BONSAI_COOLDOWN ||
+         kind == BONSAI_RUN_ONCE || kind == BONSAI_GUARD;
+}
+
 static int isdecorator(int kind) {
   return kind >= BONSAI_INVERT && kind <= BONSAI_RUN_ONCE;
 }
@@ -638,8 +643,7 @@ int bonsai_tree_new(const bonsai_def *def, const char *name, bonsai_tree **out,
   t->refs = 1;
   t->env = env;
   t->bp = bp;
-  t->mapfrom = NULL;
-  t->map = NULL;
+  t->plan = NULL;
   bs_env_retain(env);
   *out = t;
   return BONSAI_OK;

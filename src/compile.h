@@ -50,6 +50,11 @@ struct bonsai_def {
 /* Bytes of per-agent data a node of this kind has (0, 4 or 8). */
 BS_INTERNAL uint32_t bs_kind_datasize(int kind);
 
+/* Kinds whose data lasts while the node is idle (limit counts, cooldown
+** ends, run_once results, guards' last checks): reloads and saves keep
+** it; the others' data is set again when they start. */
+BS_INTERNAL int bs_kind_lasting(int kind);
+
 /* Parameter names, NULL-terminated, in the order of the P_* bits. */
 BS_INTERNAL extern const char *const bs_param_names[];
 

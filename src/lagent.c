@@ -70,6 +70,7 @@ static void setagent(lua_State *L, LTick *t, int ai, int si, int bbslot,
                      uint64_t *loaded, const Blueprint *bp) {
   t->agent = ai;
   t->state = si;
+  t->a = agentof((LAgent *)lua_touserdata(L, si));
   t->bb = bbslot;
   t->bbready = 0;
   t->pending = 0;
@@ -101,7 +102,7 @@ static const char *pushnodeerror(lua_State *L, bonsai_agent *a,
   const char *name = bonsai_tree_name(a->tree);
   luaL_Buffer b;
   size_t len;
-  if (i == BS_NONE || i >= bp->n)
+  if (bp == NULL || i >= bp->n)
     return lua_pushfstring(L, "tree '%s': %s", name, msg);
   len = bs_bp_path(bp, i, NULL, 0);
   bs_bp_path(bp, i, luaL_buffinitsize(L, &b, len + 1), len + 1);
@@ -112,8 +113,9 @@ static const char *pushnodeerror(lua_State *L, bonsai_agent *a,
   return lua_tostring(L, -1);
 }
 
-/* The message of the agent's last error, naming its node. */
-#define pusherror(L, a, msg) pushnodeerror(L, a, (a)->bp, (a)->errnode, msg)
+/* The message of the agent's last error, naming its node (in the version
+** it belonged to). */
+#define pusherror(L, a, msg) pushnodeerror(L, a, (a)->errbp, (a)->errnode, msg)
 
 /* dt at idx: a number >= 0 is checked by the core; none or nil is 0. (One
 ** call where luaL_optnumber makes three: this runs for every a:tick.) */
@@ -133,6 +135,8 @@ typedef struct Job {
   double dt;
   int status;
   int started; /* the tick began: a failure must be recovered */
+  int doze;    /* asleep: its interrupts are asked, its tree is not ticked */
+  LTick *outer; /* the tick that was under way before this one */
   uint64_t loaded; /* id of the blueprint whose values are at t.values */
 } Job;
 
@@ -165,49 +169,82 @@ static void rekey(lua_State *L, int si, int ci, const uint32_t *map,
   lua_pop(L, 1);
 }
 
-/* Switches the agent to the reloaded version of its tree: aborts in the
-** old version run with the old values table, then the new one is in. */
+/*
+** Switches a stale agent to its tree's current version, a step at a time
+** (an abort callback may reload the tree again): each step's aborts run
+** with the callbacks of the version being left, then the values table of
+** the version reached, fetched before the step, becomes the agent's.
+** Returns BONSAI_OK, or the first failure (recorded) once the agent runs
+** the current version (or could not leave its own: out of memory).
+*/
 static int migrate(lua_State *L, Job *j) {
   bonsai_agent *a = agentof(j->la);
-  const Blueprint *old = a->bp; /* kept alive by the tree's plan */
-  int r;
-  a->host = &j->t;
-  a->busy = a->protect = 1;
-  r = bs_agent_migrate(a);
-  a->busy = a->protect = 0;
-  a->host = NULL;
-  rekey(L, j->t.state, j->t.ctx, bs_reload_map(a, old), old->n);
-  lua_getiuservalue(L, j->t.state, UV_TREE);
-  lua_getiuservalue(L, -1, 1);
-  lua_remove(L, -2);
-  lua_pushvalue(L, -1);
-  lua_setiuservalue(L, j->t.state, UV_VALUES);
-  lua_replace(L, j->t.values);
-  j->loaded = a->bp->id;
-  if (r != BONSAI_OK && a->current < old->n &&
-      bs_reload_map(a, old) != NULL) { /* an abort callback failed */
-    pushnodeerror(L, a, old, a->current, bonsai_agent_errmsg(a));
-    lua_error(L); /* the agent runs the new version already */
+  int r = BONSAI_OK;
+  bs_agent_clearerr(a);
+  while (bs_agent_stale(a)) {
+    const Blueprint *old = a->bp;
+    uint32_t oldn = old->n;
+    Plan *plan;
+    int s;
+    lua_getiuservalue(L, j->t.state, UV_TREE);
+    lua_getiuservalue(L, -1, 1); /* the values of the version reached */
+    lua_remove(L, -2);
+    a->host = &j->t;
+    s = bs_agent_migrate(a, &plan);
+    a->host = NULL;
+    if (r == BONSAI_OK)
+      r = s;
+    if (a->bp == old) { /* no memory for the new state: not switched */
+      lua_pop(L, 1);
+      break;
+    }
+    lua_pushvalue(L, -1);
+    lua_setiuservalue(L, j->t.state, UV_VALUES);
+    lua_replace(L, j->t.values);
+    j->loaded = a->bp->id;
+    rekey(L, j->t.state, j->t.ctx, plan != NULL ? plan->map : NULL, oldn);
+    bs_plan_release(plan);
   }
-  a->errnode = BS_NONE; /* out of memory: no node to name */
   return r;
 }
 
-/* Calls the interrupts; true when one of them fired. */
+/*
+** Calls the interrupts until one returns true (then 1). The list is taken
+** before the calls: an interrupt added meanwhile waits for the next tick,
+** and one removed before its turn is not called.
+*/
 static int interrupted(lua_State *L, LTick *t) {
-  int top = lua_gettop(L), fired = 0;
-  lua_Integer k;
+  int top = lua_gettop(L), fired = 0, list, first;
+  lua_Integer k, n;
   lb_extra(L, t->state, t->ctx, 0);
-  if (lua_istable(L, -1) &&
-      lua_getfield(L, -1, "interrupts") == LUA_TTABLE) {
-    lb_tick_bb(t);
-    for (k = 1; !fired && lua_rawgeti(L, -1, k) != LUA_TNIL; k++) {
-      lua_pushvalue(L, t->agent);
-      lua_pushvalue(L, t->bb);
-      lua_call(L, 2, 1);
-      fired = lua_toboolean(L, -1);
+  if (!lua_istable(L, -1) ||
+      lua_getfield(L, -1, "interrupts") != LUA_TTABLE) {
+    lua_settop(L, top);
+    return 0;
+  }
+  list = lua_gettop(L);
+  n = (lua_Integer)lua_rawlen(L, list);
+  luaL_checkstack(L, (int)n + 8, "too many interrupts");
+  first = lua_gettop(L) + 1;
+  for (k = 1; k <= n; k++)
+    lua_rawgeti(L, list, k);
+  lb_tick_bb(t);
+  for (k = 0; !fired && k < n; k++) {
+    lua_Integer m = (lua_Integer)lua_rawlen(L, list), x;
+    for (x = 1; x <= m; x++) { /* still there? */
+      int same = (lua_rawgeti(L, list, x), lua_rawequal(L, -1, first + k));
       lua_pop(L, 1);
+      if (same)
+        break;
     }
+    if (x > m)
+      continue;
+    lua_pushvalue(L, first + (int)k);
+    lua_pushvalue(L, t->agent);
+    lua_pushvalue(L, t->bb);
+    lua_call(L, 2, 1);
+    fired = lua_toboolean(L, -1);
+    lua_pop(L, 1);
   }
   lua_settop(L, top);
   return fired;
@@ -219,18 +256,27 @@ static int tickone(lua_State *L, Job *j, int ai, int si) {
   bonsai_agent *a = agentof(j->la);
   int s;
   setagent(L, &j->t, ai, si, lua_gettop(L), &j->loaded, a->bp);
-  if (bs_agent_stale(a) && !a->busy && migrate(L, j) != BONSAI_OK)
-    return BONSAI_ELEAF;
+  if (bs_agent_stale(a) && !a->busy && migrate(L, j) != BONSAI_OK) {
+    pusherror(L, a, bonsai_agent_errmsg(a));
+    lua_error(L); /* no tick: the switch failed */
+  }
   if ((s = bs_agent_start(a, j->dt)) != BONSAI_OK)
     return s;
   j->started = 1;
+  j->outer = j->t.lb->ticking;
+  j->t.lb->ticking = &j->t;
   a->host = &j->t;
   a->current = BS_NONE;
-  if (j->la->ninterrupts > 0 && interrupted(L, &j->t))
+  if (j->la->ninterrupts > 0 && interrupted(L, &j->t)) {
     s = bs_agent_abort(a) == BONSAI_OK ? BONSAI_ABORTED : BONSAI_ELEAF;
-  else
+  } else if (j->doze) { /* no interrupt fired: it sleeps on */
+    a->serial--; /* not a tick of its tree */
+    s = a->last;
+  } else {
     s = bs_vm_tick(a);
+  }
   a->host = NULL;
+  j->t.lb->ticking = j->outer;
   bs_agent_finish(a, s);
   j->started = 0;
   return s;
@@ -247,8 +293,12 @@ static void recover(lua_State *L, Job *j, int ai, int si, int ci) {
   if (!j->started)
     return;
   j->started = 0;
-  pushcontext(L, &j->t, ai, si, ci);
-  a->host = &j->t;
+  j->t.lb->ticking = j->outer;
+  if (lua_touserdata(L, si) == j->la) { /* else its table was tampered with:
+                                        ** its Lua leaves cannot run */
+    pushcontext(L, &j->t, ai, si, ci);
+    a->host = &j->t;
+  }
   bs_vm_recover(a, msg);
   a->host = NULL;
   bs_agent_finish(a, BONSAI_ELEAF);
@@ -276,7 +326,7 @@ static int agent_tick(lua_State *L) {
   la = checkagent(L, 1); /* state at 3 */
   j.dt = checkdt(L, 2);
   j.la = la;
-  j.started = 0;
+  j.started = j.doze = 0;
   if (agentof(la)->busy)
     return luaL_error(L, "agent is already ticking");
   lua_pushcfunction(L, ptick);
@@ -298,13 +348,21 @@ static int agent_tick(lua_State *L) {
 
 typedef struct Batch {
   Job j;
-  lua_Integer next, n, cur;
+  double dt;        /* of this call */
+  lua_Integer next, n, cur; /* visits: next to make, how many; the entry */
+  lua_Integer slot; /* of the agent being ticked in the context's list */
+  /* with a budget: at most 'budget' awake agents ticked, from entry
+  ** 'start' on, around the list; 'total' is the list's clock (the sum of
+  ** the dt of its calls) */
+  lua_Integer budget, start, ticked;
+  double total;
 } Batch;
 
-/* Appends { agent = list[cur], error = msg } to the errors list at eidx,
-** made at the first error (the slot holds nil until then); msg is at the
-** top (popped). */
-static void adderror(lua_State *L, int list, int eidx, lua_Integer cur) {
+/* Appends { agent = the agent at ai, error = msg } to the errors list at
+** eidx, made at the first error (the slot holds nil until then); msg is at
+** the top (popped). */
+static void adderror(lua_State *L, int eidx, int ai) {
+  ai = lua_absindex(L, ai);
   if (lua_isnil(L, eidx)) {
     lua_newtable(L);
     lua_replace(L, eidx);
@@ -312,37 +370,79 @@ static void adderror(lua_State *L, int list, int eidx, lua_Integer cur) {
   lua_createtable(L, 0, 2);
   lua_insert(L, -2);
   lua_setfield(L, -2, "error");
-  lua_rawgeti(L, list, cur);
+  lua_pushvalue(L, ai);
   lua_setfield(L, -2, "agent");
   lua_rawseti(L, eidx, (lua_Integer)lua_rawlen(L, eidx) + 1);
 }
 
-/* Ticks list[next..n] (args: batch, list, context). Returns nothing when
-** done, or the message of the first agent that failed or is no agent
-** (b->cur), for bt.tick_all to record before it goes on; a Lua error
-** leaves b->cur at the agent that raised it. */
+/* With a budget: the dt the agent at ai has missed on this list (the
+** list's clock less the clock at its last tick here, kept in the table at
+** 'last'), which it is now given. */
+static double owed(lua_State *L, Batch *b, int ai, int last) {
+  double since;
+  lua_pushvalue(L, ai);
+  since = lua_rawget(L, last) == LUA_TNUMBER ? lua_tonumber(L, -1) : 0;
+  lua_pop(L, 1);
+  lua_pushvalue(L, ai);
+  lua_pushnumber(L, b->total);
+  lua_rawset(L, last);
+  return b->total - since;
+}
+
+/*
+** Ticks the entries of the list (args: batch, list, context, ticking,
+** last), reading each when it is reached (a leaf may edit the list). The
+** agent being ticked is also kept in ticking[b->slot], so that after a Lua
+** error the error and the recovery belong to it, whatever the list holds
+** by then. A sleeping agent is skipped (its clock still moves). Returns
+** nothing when done, or the message of the first agent that failed or is
+** no agent (entry b->cur), for bt.tick_all to record before it goes on.
+*/
 static int pbatch(lua_State *L) {
   Batch *b = (Batch *)lua_touserdata(L, 1);
   int base;
   b->j.loaded = 0;
-  pushshared(L, &b->j.t, 3); /* 4: named, 5: values */
+  pushshared(L, &b->j.t, 3); /* 6: named, 7: values */
   lb_tick_room(L);
   base = lua_gettop(L);
-  while (b->next <= b->n) {
+  while (b->next <= b->n && (b->budget == 0 || b->ticked < b->budget)) {
     LAgent *la;
+    bonsai_agent *a;
     int s;
-    b->cur = b->next++;
+    b->cur = b->budget == 0 ? b->next : (b->start + b->next - 2) % b->n + 1;
+    b->next++;
     b->j.started = 0;
     if (lua_rawgeti(L, 2, b->cur) != LUA_TTABLE || /* base+1: agent */
         (la = stateof(L, base + 1, b->j.t.lb)) == NULL) { /* base+2: state */
       lua_pushfstring(L, "element %d is not an agent", (int)b->cur);
       return 1;
     }
+    a = agentof(la);
+    b->j.dt = b->budget == 0 ? b->dt : owed(L, b, base + 1, 5);
+    b->j.doze = 0;
+    if (bonsai_agent_sleeping(a) >= 0) { /* asleep (or its time is up) */
+      if (la->ninterrupts == 0) {
+        if (bonsai_agent_asleep(a, b->j.dt)) {
+          lua_settop(L, base);
+          continue;
+        }
+      } else { /* its interrupts are still asked */
+        b->j.doze = bonsai_agent_asleep(a, 0) &&
+                    bonsai_agent_sleeping(a) > b->j.dt;
+      }
+    }
+    b->ticked += !b->j.doze;
+    lua_pushvalue(L, base + 1);
+    lua_rawseti(L, 4, b->slot);
     b->j.la = la;
     lua_pushnil(L); /* base+3: blackboard slot */
     s = tickone(L, &b->j, base + 1, base + 2);
     if (s < 0) {
-      pusherror(L, agentof(la), bonsai_agent_errmsg(agentof(la)));
+      if (s == BONSAI_EBUSY) /* its own error is not touched */
+        pushnodeerror(L, agentof(la), NULL, BS_NONE,
+                      "agent is already ticking");
+      else
+        pusherror(L, agentof(la), bonsai_agent_errmsg(agentof(la)));
       return 1;
     }
     lua_settop(L, base);
@@ -350,63 +450,138 @@ static int pbatch(lua_State *L) {
   return 0;
 }
 
-/* bt.tick_all(list, dt): returns nil, or a list of { agent =, error = };
-** nothing is allocated unless an agent fails. */
+/* The budget state of the list at 1 (its entry in the context's extras,
+** made on first use), pushed: { cursor =, total =, last = weak table }. */
+static void budgetstate(lua_State *L) {
+  lb_extra(L, 1, CONTEXT, 1);
+  if (lua_getfield(L, -1, "last") != LUA_TTABLE) {
+    lua_pop(L, 1);
+    lb_newweak(L);
+    lua_setfield(L, -2, "last");
+  } else {
+    lua_pop(L, 1);
+  }
+}
+
+/* bt.tick_all(list, dt [, { budget = n }]): returns nil, or a list of
+** { agent =, error = }; nothing is allocated unless an agent fails (or a
+** budget is given). */
 int lb_tick_all(lua_State *L) {
   Batch b;
   luaL_checktype(L, 1, LUA_TTABLE);
-  b.j.dt = checkdt(L, 2);
+  b.dt = checkdt(L, 2);
   b.next = 1;
   b.n = (lua_Integer)lua_rawlen(L, 1);
+  b.budget = b.ticked = 0;
+  b.start = 1;
+  b.total = 0;
+  if (!lua_isnoneornil(L, 3)) {
+    luaL_checktype(L, 3, LUA_TTABLE);
+    lua_getfield(L, 3, "budget");
+    b.budget = lua_isinteger(L, -1) ? lua_tointeger(L, -1) : -1;
+    luaL_argcheck(L, b.budget >= 0 || lua_isnil(L, -1), 3,
+                  "budget must be a whole number >= 0");
+    if (b.budget < 0)
+      b.budget = 0;
+    luaL_argcheck(L, b.dt >= 0, 2, "dt must be a number >= 0");
+  }
   lua_settop(L, 1);
-  lua_pushnil(L); /* errors: 2 */
-  while (b.next <= b.n) {
+  lua_pushnil(L); /* 2: errors */
+  lua_getiuservalue(L, CONTEXT, LB_TICKING); /* 3: agents being ticked */
+  b.slot = (lua_Integer)lua_rawlen(L, 3) + 1; /* nested calls stack up */
+  if (b.budget > 0) { /* 4: the list's budget state, 5: its 'last' */
+    budgetstate(L);
+    lua_getfield(L, 4, "last");
+    lua_getfield(L, 4, "cursor");
+    b.start = lua_isinteger(L, -1) ? lua_tointeger(L, -1) : 1;
+    if (b.start < 1 || b.start > b.n)
+      b.start = 1;
+    lua_getfield(L, 4, "total");
+    b.total = lua_tonumber(L, -1) + b.dt;
+    lua_pop(L, 2);
+    lua_pushnumber(L, b.total);
+    lua_setfield(L, 4, "total");
+  } else {
+    lua_pushnil(L);
+    lua_pushnil(L);
+  }
+  while (b.next <= b.n && (b.budget == 0 || b.ticked < b.budget)) {
     lua_pushcfunction(L, pbatch);
     lua_pushlightuserdata(L, &b);
     lua_pushvalue(L, 1);
     lua_pushvalue(L, CONTEXT);
-    if (lua_pcall(L, 3, LUA_MULTRET, 0) != LUA_OK) {
-      lua_rawgeti(L, 1, b.cur);
-      lua_rawgeti(L, -1, 1); /* stack: list, errors, msg, agent, state */
-      lua_rotate(L, -3, 2);  /* list, errors, agent, state, msg */
+    lua_pushvalue(L, 3);
+    lua_pushvalue(L, 5);
+    if (lua_pcall(L, 5, LUA_MULTRET, 0) != LUA_OK) {
+      lua_rawgeti(L, 3, b.slot);
+      lua_rawgeti(L, -1, 1); /* stack: ..., msg, agent, state */
+      lua_rotate(L, -3, 2);  /* ..., agent, state, msg */
       recover(L, &b.j, -3, -2, CONTEXT);
-      adderror(L, 1, 2, b.cur);
-    } else if (lua_gettop(L) > 2) {
-      adderror(L, 1, 2, b.cur);
+      adderror(L, 2, -3);
+    } else if (lua_gettop(L) > 5) {
+      lua_rawgeti(L, 1, b.cur);
+      lua_insert(L, -2);
+      adderror(L, 2, -2);
     }
-    lua_settop(L, 2);
+    lua_settop(L, 5);
   }
+  lua_pushnil(L);
+  lua_rawseti(L, 3, b.slot);
+  if (b.budget > 0) { /* the next call takes up after the last entry seen */
+    lua_pushinteger(L, b.n > 0 ? (b.start + b.next - 2) % b.n + 1 : 1);
+    lua_setfield(L, 4, "cursor");
+  }
+  lua_settop(L, 2);
+  return 1;
+}
+
+/* bt.sleep(seconds): from a leaf's tick or a task's yield, puts the agent
+** being ticked to sleep for that much of its time; returns bt.RUNNING. */
+int lb_sleep(lua_State *L) {
+  LBonsai *lb = lb_context(L);
+  lua_Number s = luaL_checknumber(L, 1);
+  luaL_argcheck(L, s >= 0, 1, "seconds must be a number >= 0");
+  if (lb->ticking == NULL)
+    return luaL_error(L, "bt.sleep: no agent is ticking");
+  bonsai_agent_sleep(lb->ticking->a, s);
+  lua_pushstring(L, lb->s_running);
   return 1;
 }
 
 /* Runs an abort-like operation on an idle agent with its leaf stack set
-** up; raises the first callback error. */
+** up, after switching it to its tree's current version (aborts belong to
+** the version that runs); raises the first callback error. */
 static int withcontext(lua_State *L, int (*op)(bonsai_agent *)) {
   LAgent *la;
   bonsai_agent *a;
-  int r;
+  LTick t;
+  int r = BONSAI_OK, s;
   lua_settop(L, 1);
   la = checkagent(L, 1); /* state at 2 */
   a = agentof(la);
   if (a->busy)
     return luaL_error(L, "agent is already ticking");
-  if (bs_agent_stale(a)) { /* aborts belong to the version that runs */
+  if (bs_agent_stale(a)) {
     Job j;
     j.la = la;
     pushcontext(L, &j.t, 1, 2, CONTEXT);
     j.loaded = a->bp->id;
-    (void)migrate(L, &j);
+    r = migrate(L, &j);
     lua_settop(L, 2);
+    if (r != BONSAI_OK)
+      pusherror(L, a, bonsai_agent_errmsg(a)); /* 3: raised after op */
   }
-  {
-    LTick t;
-    pushcontext(L, &t, 1, 2, CONTEXT);
-    a->host = &t;
-    r = op(a);
-    a->host = NULL;
+  pushcontext(L, &t, 1, 2, CONTEXT);
+  a->host = &t;
+  s = op(a);
+  a->host = NULL;
+  if (s != BONSAI_OK && r == BONSAI_OK) {
+    r = s;
+    lua_settop(L, 2);
+    pusherror(L, a, bonsai_agent_errmsg(a));
   }
   if (r != BONSAI_OK) {
-    pusherror(L, a, bonsai_agent_errmsg(a));
+    lua_settop(L, 3);
     return lua_error(L);
   }
   return 0;
@@ -418,6 +593,22 @@ static int agent_abort(lua_State *L) {
 
 static int agent_reset(lua_State *L) {
   return withcontext(L, bonsai_agent_reset);
+}
+
+/* a:wake() */
+static int agent_wake(lua_State *L) {
+  bonsai_agent_wake(agentof(checkagent(L, 1)));
+  return 0;
+}
+
+/* a:sleeping(): seconds of sleep left, or nil */
+static int agent_sleeping(lua_State *L) {
+  double left = bonsai_agent_sleeping(agentof(checkagent(L, 1)));
+  if (left < 0)
+    lua_pushnil(L);
+  else
+    lua_pushnumber(L, left);
+  return 1;
 }
 
 static int agent_status(lua_State *L) {
@@ -558,6 +749,8 @@ static const luaL_Reg agent_methods[] = {
     {"abort", agent_abort},
     {"reset", agent_reset},
     {"status", agent_status},
+    {"wake", agent_wake},
+    {"sleeping", agent_sleeping},
     {"running", agent_running},
     {"add_interrupt", agent_add_interrupt},
     {"remove_interrupt", agent_remove_interrupt},

@@ -160,6 +160,7 @@ static const luaL_Reg bonsai_funcs[] = {
     {"tree", lb_tree},
     {"agent", lb_agent},
     {"tick_all", lb_tick_all},
+    {"sleep", lb_sleep},
     {"register", lb_register},
     {"blackboard", lb_blackboard},
     {"memory", lb_memory},
@@ -199,6 +200,7 @@ static LBonsai *context(lua_State *L) {
   lua_pop(L, 1);
   lb = (LBonsai *)lua_newuserdatauv(L, sizeof *lb, LB_NUV);
   lb->env = NULL;
+  lb->ticking = NULL;
   lua_createtable(L, 0, 1);
   lua_pushcfunction(L, context_gc);
   lua_setfield(L, -2, "__gc");
@@ -216,7 +218,10 @@ static LBonsai *context(lua_State *L) {
   lua_setiuservalue(L, -2, LB_IDS);
   lb_newweak(L);
   lua_setiuservalue(L, -2, LB_EXTRAS);
+  lua_newtable(L);
+  lua_setiuservalue(L, -2, LB_TICKING);
   lb->nextid = 0;
+  lb->ticking = NULL;
   lua_pushvalue(L, -1);
   lua_setfield(L, LUA_REGISTRYINDEX, LB_CONTEXT_T);
   return lb;

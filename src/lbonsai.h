@@ -28,11 +28,15 @@
 #define LB_EXTRAS 5 /* weak: agent state -> { interrupts = {...},
                     ** [node + 1] = task coroutine }, blackboard -> its side
                     ** table; for the few that have one */
-#define LB_NUV 5
+#define LB_TICKING 6 /* the agents bt.tick_all calls are ticking, one per
+                     ** call (nested calls stack up) */
+#define LB_NUV 6
+struct LTick;
 typedef struct LBonsai {
   bonsai_env *env;
   long long nextid; /* last handle id given */
   const char *s_success, *s_failure, *s_running; /* interned strings */
+  struct LTick *ticking; /* the innermost tick under way (bt.sleep) */
 } LBonsai;
 
 /* Tree userdata; uservalue 1: the values table of the current version
@@ -69,6 +73,7 @@ typedef struct LBB {
 typedef struct LTick {
   lua_State *L;
   LBonsai *lb;
+  bonsai_agent *a; /* the agent */
   int ctx; /* the context (a stack or upvalue index) */
   int agent, state, bb, values, named;
   int bbready;
@@ -134,6 +139,7 @@ void lb_open_tree(lua_State *L);
 /* lagent.c */
 int lb_agent(lua_State *L);
 int lb_tick_all(lua_State *L);
+int lb_sleep(lua_State *L);
 void lb_open_agent(lua_State *L);
 
 /* lfiles.c */

@@ -6,6 +6,7 @@
 ** and protected during abort passes, so every abort callback runs.
 */
 #include <stdint.h>
+#include <string.h>
 
 #include "bonsai.h"
 #include "env.h"
@@ -114,13 +115,27 @@ static void pushextra(lua_State *L, const LTick *t) {
   lb_extra(L, t->state, t->ctx, 1);
 }
 
-/* Closes a task's coroutine (to-be-closed variables run). Stack: the
-** extras table on top; returns the close status, with an error message
-** pushed when it is not LUA_OK. */
+/* Whether the coroutine co is running now (or resumed another one): only
+** game code that resumed it from outside its agent's tick can have done
+** that. */
+static int active(lua_State *co) {
+  lua_Debug ar;
+  return lua_status(co) == LUA_OK && lua_getstack(co, 0, &ar);
+}
+
+/* Closes a task's coroutine (to-be-closed variables run) and forgets it.
+** Stack: the extras table on top; returns the close status, with an error
+** message pushed when it is not LUA_OK. A coroutine that is running cannot
+** be closed: it is only forgotten. */
 static int closetask(lua_State *L, lua_State *co, lua_Integer key) {
-  int st = bs_closethread(co, L);
-  if (st != LUA_OK)
+  int st;
+  if (active(co)) {
+    st = LUA_ERRRUN;
+    lua_pushliteral(L, "cannot close the task's coroutine: it is running "
+                       "(resumed from outside its agent's tick)");
+  } else if ((st = bs_closethread(co, L)) != LUA_OK) {
     lua_xmove(co, L, 1);
+  }
   lua_pushnil(L);
   lua_rawseti(L, st != LUA_OK ? -3 : -2, key);
   return st;
@@ -168,8 +183,26 @@ int lb_task_call(const bonsai_call *c) {
   }
   if (co == NULL) /* re-registered as a task while running */
     co = newtask(L, t, c, key);
-  if (lua_status(co) == LUA_OK)
-    nargs = lua_gettop(co) - 1; /* a new run: its arguments */
+  if (lua_status(co) == LUA_OK) { /* a new run: its function, arguments */
+    const char *why = active(co) ? "is running"
+                      : lua_gettop(co) == 0 ? "has ended" : NULL;
+    if (why != NULL) { /* game code resumed it outside the tick */
+      lua_pushnil(L);
+      lua_rawseti(L, -2, key);
+      lua_pop(L, 1);
+      lua_pushfstring(L, "the task's coroutine %s: it was resumed from "
+                         "outside its agent's tick", why);
+      return failed(L, a);
+    }
+    nargs = lua_gettop(co) - 1;
+  } else if (lua_status(co) != LUA_YIELD) { /* failed outside the tick */
+    lua_pushnil(L);
+    lua_rawseti(L, -2, key);
+    lua_pop(L, 1);
+    lua_pushliteral(L, "the task's coroutine failed: it was resumed from "
+                       "outside its agent's tick");
+    return failed(L, a);
+  }
   st = lua_resume(co, L, nargs, &nres);
   if (st == LUA_YIELD) {
     lua_pop(co, nres);
@@ -267,18 +300,26 @@ const char *lb_leafdef(lua_State *L, int idx, int values, int slot,
   return NULL;
 }
 
-/* bt.register(name, leafdef) */
+/* bt.register(name, leafdef). The definition is read into a scratch table
+** first, so a bad one leaves the name as it was. */
 int lb_register(lua_State *L) {
   LBonsai *lb = lb_context(L);
-  const char *name = luaL_checkstring(L, 1);
+  size_t len;
+  const char *name = luaL_checklstring(L, 1, &len);
   bonsai_leaf_fn fn;
   unsigned flags;
   int id, k, slot, nargs;
   const char *err;
-  luaL_argcheck(L, *name != '\0', 1, "empty leaf name");
+  luaL_argcheck(L, len > 0, 1, "empty leaf name");
+  luaL_argcheck(L, strlen(name) == len, 1, "a leaf name cannot contain a NUL "
+                                           "byte");
   luaL_argcheck(L, lua_isfunction(L, 2) || lua_istable(L, 2), 2,
                 "a function or a leaf table expected");
-  if ((id = bs_leaf_find(lb->env, name)) < 0) {
+  lua_settop(L, 2);
+  lua_createtable(L, 4, 0); /* 3: scratch */
+  if ((err = lb_leafdef(L, 2, 3, 1, &fn, &flags, &nargs)) != NULL)
+    return luaL_error(L, "bt.register '%s': %s", name, err);
+  if ((id = bs_leaf_find(lb->env, name)) < 0) { /* a new name: a slot */
     if (bonsai_leaf_register(lb->env, name, lb_leaf_call, NULL, 0) != BONSAI_OK)
       return luaL_error(L, "out of memory");
     id = bs_leaf_find(lb->env, name);
@@ -286,16 +327,16 @@ int lb_register(lua_State *L) {
   if (id > (INT32_MAX - 8) / 4)
     return luaL_error(L, "too many named leaves");
   slot = 4 * id + 1;
-  lua_getiuservalue(L, lua_upvalueindex(1), LB_NAMED);
+  lua_getiuservalue(L, lua_upvalueindex(1), LB_NAMED); /* 4 */
+  lua_rawgeti(L, 4, slot + 3); /* make room first: the last slot */
+  lua_rawseti(L, 4, slot + 3);
   for (k = 0; k < 4; k++) {
-    lua_pushnil(L);
-    lua_rawseti(L, -2, slot + k);
+    lua_rawgeti(L, 3, 1 + k);
+    lua_rawseti(L, 4, slot + k);
   }
-  if ((err = lb_leafdef(L, 2, -1, slot, &fn, &flags, &nargs)) != NULL)
-    return luaL_error(L, "bt.register '%s': %s", name, err);
   /* the functions are in place: switch the registry entry over */
-  lb->env->leaves[id].fn = fn;
-  lb->env->leaves[id].data = LEAFDATA(slot, nargs, 1);
-  lb->env->leaves[id].flags = flags;
+  if (bonsai_leaf_register(lb->env, name, fn, LEAFDATA(slot, nargs, 1),
+                           flags) != BONSAI_OK)
+    return luaL_error(L, "out of memory");
   return 0;
 }

@@ -10,7 +10,9 @@
 ** while the old version is still in place. The data of matched nodes that
 ** lasts while they are idle (limits, cooldowns, run_once, guards' last
 ** checks) carries over too; their last statuses do not. Per agent the work
-** follows the running nodes and those lasting data, not the whole tree.
+** follows the running nodes and those lasting data, not the whole tree;
+** per pair of versions the plan is linear in their sizes, whatever the
+** depth.
 */
 #include <string.h>
 
@@ -20,13 +22,6 @@
 #include "reload.h"
 #include "vm.h"
 
-static uint32_t mix(uint32_t h, const char *s) {
-  h ^= 0x9e3779b9u;
-  while (*s)
-    h = (h ^ (unsigned char)*s++) * 16777619u;
-  return h;
-}
-
 /* The parent of node i in paths: the hidden priority wrapper is left out,
 ** so adding or removing a priority section keeps the root's nodes. */
 static uint32_t pathparent(const Blueprint *bp, uint32_t i) {
@@ -35,115 +30,119 @@ static uint32_t pathparent(const Blueprint *bp, uint32_t i) {
                                                          : p;
 }
 
-/* Path hashes of every node (parents come first in pre-order). */
-static void pathhashes(const Blueprint *bp, uint32_t *h) {
-  uint32_t i;
-  for (i = 0; i < bp->n; i++) {
-    uint32_t p = pathparent(bp, i);
-    h[i] = mix(p == BS_NONE ? 2166136261u : h[p], bp->pool + bp->nodes[i].name);
-  }
+static uint32_t pairhash(uint32_t parent, const char *s) {
+  uint32_t h = 2166136261u ^ (parent * 0x9e3779b9u);
+  while (*s)
+    h = (h ^ (unsigned char)*s++) * 16777619u;
+  return h;
 }
 
-/* Same path of names? */
-static int samepath(const Blueprint *x, uint32_t i, const Blueprint *y,
-                    uint32_t j) {
-  while (i != BS_NONE && j != BS_NONE) {
-    if (strcmp(x->pool + x->nodes[i].name, y->pool + y->nodes[j].name) != 0)
-      return 0;
-    i = pathparent(x, i);
-    j = pathparent(y, j);
-  }
-  return i == BS_NONE && j == BS_NONE;
-}
-
-/* Computes map[old node] = new node with the same path and kind, or
-** BS_NONE. Returns 0, or -1 when out of memory. */
+/*
+** Computes map[old node] = the new node with the same path of names and the
+** same kind, or BS_NONE. Linear in the sizes, whatever the depth: a node's
+** path twin is the child of its parent's path twin that has its name (names
+** are unique among siblings), found in a table keyed by (parent, name).
+** 'twin' is scratch for the path twins (kinds ignored). Returns 0, or -1
+** when out of memory.
+*/
 static int computemap(bonsai_env *env, const Blueprint *ob,
                       const Blueprint *nb, uint32_t *map) {
-  uint32_t *ho = bs_malloc(env, ob->n * sizeof *ho);
-  uint32_t *hn = bs_malloc(env, nb->n * sizeof *hn);
+  uint32_t *twin = bs_malloc(env, ob->n * sizeof *twin);
   uint32_t cap = 16, *tab = NULL, i, j;
   int r = -1;
   while (cap < 2 * nb->n)
     cap *= 2;
-  if (ho == NULL || hn == NULL ||
-      (tab = bs_malloc(env, cap * sizeof *tab)) == NULL)
+  if (twin == NULL || (tab = bs_malloc(env, cap * sizeof *tab)) == NULL)
     goto done;
-  pathhashes(ob, ho);
-  pathhashes(nb, hn);
   memset(tab, 0, cap * sizeof *tab);
   for (i = 0; i < nb->n; i++) {
-    for (j = hn[i] & (cap - 1); tab[j] != 0; j = (j + 1) & (cap - 1))
+    uint32_t h = pairhash(pathparent(nb, i), nb->pool + nb->nodes[i].name);
+    for (j = h & (cap - 1); tab[j] != 0; j = (j + 1) & (cap - 1))
       ;
     tab[j] = i + 1;
   }
-  for (i = 0; i < ob->n; i++) {
-    map[i] = BS_NONE;
-    for (j = ho[i] & (cap - 1); tab[j] != 0; j = (j + 1) & (cap - 1)) {
+  for (i = 0; i < ob->n; i++) { /* parents come first in pre-order */
+    uint32_t p = pathparent(ob, i), np = p == BS_NONE ? BS_NONE : twin[p];
+    const char *name = ob->pool + ob->nodes[i].name;
+    twin[i] = map[i] = BS_NONE;
+    if (p != BS_NONE && np == BS_NONE)
+      continue; /* the parent's path is gone */
+    for (j = pairhash(np, name) & (cap - 1); tab[j] != 0;
+         j = (j + 1) & (cap - 1)) {
       uint32_t k = tab[j] - 1;
-      if (hn[k] == ho[i] && nb->nodes[k].kind == ob->nodes[i].kind &&
-          samepath(ob, i, nb, k)) {
-        map[i] = k;
+      if (pathparent(nb, k) == np && strcmp(nb->pool + nb->nodes[k].name,
+                                            name) == 0) {
+        twin[i] = k;
+        if (nb->nodes[k].kind == ob->nodes[i].kind)
+          map[i] = k;
         break;
       }
     }
   }
   r = 0;
 done:
-  bs_free(env, ho, ob->n * sizeof *ho);
-  bs_free(env, hn, nb->n * sizeof *hn);
+  bs_free(env, twin, ob->n * sizeof *twin);
   bs_free(env, tab, cap * sizeof *tab);
   return r;
 }
 
-void bs_reload_forget(bonsai_tree *t) {
-  if (t->map != NULL) {
-    bs_free(t->env, t->map, t->mapsize);
-    bs_bp_release(t->mapfrom);
-  }
-  t->map = NULL;
-  t->mapfrom = NULL;
+void bs_plan_release(Plan *p) {
+  bonsai_env *env;
+  if (p == NULL || --p->refs > 0)
+    return;
+  env = p->from->env;
+  bs_bp_release(p->from);
+  bs_bp_release(p->to);
+  bs_free(env, p, p->size);
 }
 
-/* Kinds whose data lasts while the node is idle; the others' data is
-** set again when they start. */
-static int lasting(int kind) {
-  return kind == BONSAI_LIMIT || kind == BONSAI_COOLDOWN ||
-         kind == BONSAI_RUN_ONCE || kind == BONSAI_GUARD;
+void bs_reload_forget(bonsai_tree *t) {
+  bs_plan_release(t->plan);
+  t->plan = NULL;
 }
 
 /*
 ** The migration plan from ob to the tree's current version, cached in the
-** tree: map[old node] = new node or BS_NONE, then the number of matched
-** nodes with lasting data, then for each the old node and the new one
-** (their data are carried over by every migrating agent, running or not).
+** tree and returned with a reference for the caller: a callback run during
+** the migration may reload the tree or migrate another agent, which
+** replaces the cache but not this plan. The plan holds map[old node] = new
+** node or BS_NONE, then for each matched node with lasting data the old
+** node and the new one (their data are carried over by every migrating
+** agent, running or not).
 */
-static const uint32_t *mapfor(bonsai_tree *t, Blueprint *ob) {
-  const Blueprint *nb = t->bp;
-  uint32_t *map, i, ncarry = 0, *carry;
-  size_t size = ((size_t)ob->n + 1 + 2 * (size_t)ob->n) * sizeof *map;
-  if (t->mapfrom == ob)
-    return t->map;
-  if ((map = bs_malloc(t->env, size)) == NULL)
+static Plan *planfor(bonsai_tree *t, Blueprint *ob) {
+  Blueprint *nb = t->bp;
+  Plan *p;
+  uint32_t i;
+  size_t size = sizeof *p + 3 * (size_t)ob->n * sizeof(uint32_t);
+  if (t->plan != NULL && t->plan->from == ob && t->plan->to == nb) {
+    t->plan->refs++;
+    return t->plan;
+  }
+  if ((p = bs_malloc(t->env, size)) == NULL)
     return NULL;
-  if (computemap(t->env, ob, nb, map) != 0) {
-    bs_free(t->env, map, size);
+  p->map = (uint32_t *)(p + 1);
+  p->carry = p->map + ob->n;
+  if (computemap(t->env, ob, nb, p->map) != 0) {
+    bs_free(t->env, p, size);
     return NULL;
   }
-  carry = map + ob->n + 1;
-  for (i = 0; i < ob->n; i++)
-    if (map[i] != BS_NONE && lasting(ob->nodes[i].kind)) {
-      carry[2 * ncarry] = i;
-      carry[2 * ncarry + 1] = map[i];
-      ncarry++;
-    }
-  map[ob->n] = ncarry;
-  bs_reload_forget(t);
-  t->map = map;
-  t->mapsize = size;
-  t->mapfrom = ob;
+  p->refs = 2; /* the tree's cache and the caller */
+  p->size = size;
+  p->from = ob;
+  p->to = nb;
   ob->refs++;
-  return map;
+  nb->refs++;
+  p->ncarry = 0;
+  for (i = 0; i < ob->n; i++)
+    if (p->map[i] != BS_NONE && bs_kind_lasting(ob->nodes[i].kind)) {
+      p->carry[2 * p->ncarry] = i;
+      p->carry[2 * p->ncarry + 1] = p->map[i];
+      p->ncarry++;
+    }
+  bs_reload_forget(t);
+  t->plan = p;
+  return p;
 }
 
 static int isparallel(const Node *n) { return n->kind == BONSAI_PARALLEL; }
@@ -172,6 +171,7 @@ static void carrydata(const Blueprint *ob, const Blueprint *nb,
 }
 
 #define KEPT(i) (map[i] != BS_NONE && ns[map[i]] == BONSAI_RUNNING)
+#define WORD(st, bp, i) (*(uint32_t *)((st) + (bp)->nodes[i].data))
 
 /* Walking the running nodes of state st in pre-order, parents first, idle
 ** subtrees skipped (and the idle children of sequences and selectors not
@@ -196,83 +196,92 @@ static uint32_t nextrunning(const Blueprint *bp, const uint8_t *st,
   return c != BS_NONE ? c : skiprunning(bp, st, i);
 }
 
-int bs_reload_state(bonsai_agent *a, const Blueprint *nb, uint8_t *ns) {
-  Blueprint *ob = a->bp;
+/* A kept parallel (old node o, new node j) keeps the results of its
+** finished children that are matched; its counts are those of the new
+** version's children. */
+static void carryresults(const Blueprint *ob, const Blueprint *nb,
+                         const uint32_t *map, const uint8_t *os, uint8_t *ns,
+                         uint32_t o, uint32_t j) {
   const Node *on = ob->nodes, *nn = nb->nodes;
-  const uint32_t *map = mapfor(a->tree, ob), *carry;
+  uint32_t c, succ = 0, fail = 0;
+  for (c = o + 1; c < on[o].next; c = on[c].next)
+    if (map[c] != BS_NONE &&
+        (os[c] == BONSAI_SUCCESS || os[c] == BONSAI_FAILURE))
+      ns[map[c]] = os[c];
+  for (c = j + 1; c < nn[j].next; c = nn[c].next) {
+    succ += ns[c] == BONSAI_SUCCESS;
+    fail += ns[c] == BONSAI_FAILURE;
+  }
+  ((uint32_t *)(ns + nn[j].data))[0] = succ;
+  ((uint32_t *)(ns + nn[j].data))[1] = fail;
+}
+
+int bs_reload_state(bonsai_agent *a, const Plan *plan, uint8_t *ns) {
+  const Blueprint *ob = plan->from, *nb = plan->to;
+  const Node *on = ob->nodes, *nn = nb->nodes;
+  const uint32_t *map = plan->map;
   uint8_t *os = a->state;
   uint32_t i, k;
   int r = BONSAI_OK;
+  bs_assert(a->bp == ob);
   memset(ns, 0, nb->statsize + nb->datasize);
-  if (map == NULL) { /* out of memory: restart from the root */
-    r = bs_vm_abort(a, 0);
-    a->resume = 0;
-    return r == BONSAI_OK ? BONSAI_ENOMEM : r;
-  }
-  /* 1. keep the running nodes that are matched and whose parent is kept */
+  /* 1. keep the running nodes that are matched and whose parent is kept;
+  ** a priority wrapper the new version added runs above a kept root */
   for (i = firstrunning(os); i != BS_NONE; i = nextrunning(ob, os, i)) {
     uint32_t p = pathparent(ob, i);
     if (map[i] != BS_NONE && (p == BS_NONE || KEPT(p)))
       ns[map[i]] = BONSAI_RUNNING;
   }
-  /* 3. abort what is not kept, deepest first, in the old version */
+  if ((nn[0].flags & NF_HIDDEN) && ns[0] != BONSAI_RUNNING) {
+    uint32_t root = nn[0].next - 1; /* the wrapper's last child ... */
+    while (nn[root].parent != 0)
+      root = nn[root].parent; /* ... is the tree's own root */
+    if (ns[root] == BONSAI_RUNNING) {
+      ns[0] = BONSAI_RUNNING;
+      WORD(ns, nb, 0) = root;
+    }
+  }
+  /* 2. abort what is not kept, deepest first, in the old version (its
+  ** callbacks may do anything but tick this agent: the plan and ns are
+  ** ours, and os is read again only through running nodes) */
   for (i = firstrunning(os); i != BS_NONE;) {
     if (!KEPT(i) && !(on[i].flags & NF_HIDDEN)) { /* the wrapper: look in */
-      if (bs_vm_abort(a, i) != BONSAI_OK && r == BONSAI_OK)
-        r = BONSAI_ELEAF;
+      if (bs_vm_abort(a, i) != BONSAI_OK)
+        r = BONSAI_ELEAF; /* the first failure is recorded */
       i = skiprunning(ob, os, i);
     } else {
       i = nextrunning(ob, os, i);
     }
   }
-  /* 4. carry data over: the lasting data of matched nodes (the plan
-  ** lists them), then the data of the kept running nodes */
-  carry = map + ob->n + 1;
-  for (k = 0; k < map[ob->n]; k++)
-    carrydata(ob, nb, map, os, ns, carry[2 * k], carry[2 * k + 1]);
-  for (i = firstrunning(os); i != BS_NONE; i = nextrunning(ob, os, i))
-    if (KEPT(i) && !lasting(on[i].kind) && bs_kind_datasize(on[i].kind) != 0)
-      carrydata(ob, nb, map, os, ns, i, map[i]);
-  /* 5. statuses of finished children of kept parallels; their counts */
-  for (i = firstrunning(ns); i != BS_NONE; i = nextrunning(nb, ns, i)) {
-    uint32_t c, succ = 0, fail = 0;
-    if (!isparallel(&nn[i]))
+  /* 3. carry data over: the lasting data of matched nodes (the plan
+  ** lists them), then the data of the kept running nodes and the results
+  ** of kept parallels' finished children */
+  for (k = 0; k < plan->ncarry; k++)
+    carrydata(ob, nb, map, os, ns, plan->carry[2 * k],
+              plan->carry[2 * k + 1]);
+  for (i = firstrunning(os); i != BS_NONE; i = nextrunning(ob, os, i)) {
+    if (!KEPT(i))
       continue;
-    for (k = 0; k < ob->n; k++) /* the old parallel */
-      if (map[k] == i)
-        break;
-    for (c = k + 1; k < ob->n && c < on[k].next; c = on[c].next)
-      if (map[c] != BS_NONE &&
-          (os[c] == BONSAI_SUCCESS || os[c] == BONSAI_FAILURE))
-        ns[map[c]] = os[c];
-    for (c = i + 1; c < nn[i].next; c = nn[c].next) {
-      succ += ns[c] == BONSAI_SUCCESS;
-      fail += ns[c] == BONSAI_FAILURE;
-    }
-    ((uint32_t *)(ns + nn[i].data))[0] = succ;
-    ((uint32_t *)(ns + nn[i].data))[1] = fail;
+    if (!bs_kind_lasting(on[i].kind) && bs_kind_datasize(on[i].kind) != 0)
+      carrydata(ob, nb, map, os, ns, i, map[i]);
+    if (isparallel(&on[i]))
+      carryresults(ob, nb, map, os, ns, i, map[i]);
   }
-  /* 6. guards' change stamps of keys both versions watch */
+  /* 4. guards' change stamps of keys both versions watch */
   for (k = 0; k < nb->nwatch; k++)
     for (i = 0; i < ob->nwatch; i++)
       if (ob->watchkey[i] == nb->watchkey[k])
         ((uint32_t *)(ns + nb->watchdata))[k] =
             ((const uint32_t *)(os + ob->watchdata))[i];
-  /* 7. where the next tick resumes */
-  /* (from the root, which passes down to its running children, when the
-  ** resume node is gone: e.g. the priority wrapper was removed) */
-  if (ns[0] == BONSAI_RUNNING && a->resume < ob->n && KEPT(a->resume))
-    a->resume = map[a->resume];
-  else
-    a->resume = 0;
+  /* 5. the next tick starts from the root, which passes down to its
+  ** running children (new active ancestors are then ticked too) */
+  a->resume = 0;
   if (ns[0] != BONSAI_RUNNING && a->last == BONSAI_RUNNING)
     a->last = BONSAI_ABORTED; /* nothing carried over */
   return r;
 }
 
-const uint32_t *bs_reload_map(const bonsai_agent *a, const Blueprint *ob) {
-  return a->tree->mapfrom == ob ? a->tree->map : NULL;
-}
+Plan *bs_reload_plan(bonsai_agent *a) { return planfor(a->tree, a->bp); }
 
 int bs_tree_adopt(bonsai_tree *t, bonsai_tree *other) {
   if (t->env != other->env)

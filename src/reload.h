@@ -7,22 +7,34 @@
 
 #include "bstypes.h"
 
-/* Fills ns (sized for nbp) from the agent's state on its current blueprint,
-** aborting the running nodes that do not carry over. The caller swaps the
-** state block and the blueprint afterwards. */
-BS_INTERNAL int bs_reload_state(bonsai_agent *a, const Blueprint *nbp,
-                                uint8_t *ns);
+/* A migration plan from one version to another (refcounted: a callback
+** run during a migration may replace the tree's cached plan). */
+typedef struct Plan {
+  int refs;
+  Blueprint *from, *to; /* each held by the plan */
+  uint32_t *map;        /* map[old node] = new node, or BS_NONE */
+  uint32_t *carry;      /* ncarry pairs (old, new): matched lasting data */
+  uint32_t ncarry;
+  size_t size;
+} Plan;
 
-/* The node map from ob to the tree's current version, if cached (after a
-** migration from ob): map[old] = new node or BS_NONE. */
-BS_INTERNAL const uint32_t *bs_reload_map(const bonsai_agent *a,
-                                          const Blueprint *ob);
+/* The plan from the agent's version to its tree's current one, with a
+** reference for the caller (NULL when out of memory). */
+BS_INTERNAL Plan *bs_reload_plan(bonsai_agent *a);
+BS_INTERNAL void bs_plan_release(Plan *p);
+
+/* Fills ns (sized for plan->to) from the agent's state on plan->from,
+** aborting the running nodes that do not carry over (BONSAI_ELEAF if one
+** of those aborts failed: the first failure is recorded). The caller swaps
+** the state block and the blueprint afterwards. */
+BS_INTERNAL int bs_reload_state(bonsai_agent *a, const Plan *plan,
+                                uint8_t *ns);
 
 /* Makes t run other's current version (t must not be other's env's
 ** stranger); agents of t switch at their next tick. */
 BS_INTERNAL int bs_tree_adopt(bonsai_tree *t, bonsai_tree *other);
 
-/* Drops the tree's cached map (the tree changed version or goes away). */
+/* Drops the tree's cached plan (the tree changed version or goes away). */
 BS_INTERNAL void bs_reload_forget(bonsai_tree *t);
 
 #endif

@@ -35,9 +35,9 @@ static const Leaf *leafof(const Blueprint *bp, const Node *n) {
 /* A callback's result was not BONSAI_OK: make sure a message exists. */
 static int leaffail(bonsai_agent *a, int r, const char *what) {
   if (r != BONSAI_ERROR)
-    bs_agent_seterr(a, "%s returned %d", what, r);
-  else if (a->err == NULL || a->err[0] == '\0')
-    bs_agent_seterr(a, "%s failed", what);
+    bs_agent_fail(a, a->current, "%s returned %d", what, r);
+  else
+    bs_agent_fail(a, a->current, "%s failed", what); /* unless it said */
   return BONSAI_ELEAF;
 }
 
@@ -84,7 +84,7 @@ static int tick_leaf(bonsai_agent *a, const Node *n, uint32_t i, uint8_t *st,
     if (s == SUCCESS || s == FAILURE)
       return s;
     if (s == RUNNING) {
-      bs_agent_seterr(a, "a condition cannot return running");
+      bs_agent_fail(a, i, "a condition cannot return running");
       return BONSAI_ELEAF;
     }
     return leaffail(a, s, "condition");
@@ -124,8 +124,8 @@ static int check(bonsai_agent *a, uint32_t i) {
   if (c == -3)
     return FAILURE; /* NaN: every ordering is false, as in Lua */
   if (c == -2) {
-    bs_agent_seterr(a, "cannot compare %s with %s", typename(x.type),
-                    typename(y.type));
+    bs_agent_fail(a, i, "cannot compare %s with %s", typename(x.type),
+                  typename(y.type));
     return BONSAI_ELEAF;
   }
   switch (n->op) {
@@ -172,8 +172,8 @@ static int abort_node(bonsai_agent *a, uint32_t i) {
 
 int bs_vm_abort(bonsai_agent *a, uint32_t x) {
   const Node *nd = a->bp->nodes;
-  uint32_t i = x, from = x + 1, errnode = BS_NONE;
-  uint8_t lock = a->errlock;
+  uint32_t i = x, from = x + 1;
+  int r = BONSAI_OK;
   bs_assert(x < a->bp->n);
   if (a->state[x] != RUNNING)
     return BONSAI_OK;
@@ -187,37 +187,29 @@ int bs_vm_abort(bonsai_agent *a, uint32_t x) {
       from = c + 1;
       continue;
     }
-    if (abort_node(a, i) != BONSAI_OK && errnode == BS_NONE) {
-      errnode = i;
-      a->errlock = 1; /* keep the first message */
-    }
+    if (abort_node(a, i) != BONSAI_OK)
+      r = BONSAI_ELEAF; /* the first failure is recorded; go on */
     if (i == x)
       break;
     from = nd[i].next;
     i = nd[i].parent;
   }
-  a->errlock = lock;
-  if (errnode == BS_NONE)
-    return BONSAI_OK;
-  a->current = errnode;
-  return BONSAI_ELEAF;
+  return r;
 }
 
 void bs_vm_recover(bonsai_agent *a, const char *msg) {
   uint8_t protect = a->protect;
-  a->errlock = 0;
-  if (msg != NULL)
-    bs_agent_seterr(a, "%s", msg);
-  a->errnode = a->current;
-  a->failed = 1;
-  a->errlock = 1;
+  if (msg != NULL) { /* the error that unwound the tick is the one */
+    bs_agent_clearerr(a);
+    bs_agent_fail(a, a->current, "%s", msg);
+  }
   a->protect = 1;
   if (a->current != BS_NONE && a->state[a->current] == RUNNING &&
       a->event == BONSAI_EV_ENTER)
     a->state[a->current] = BONSAI_IDLE; /* its run never started */
   (void)bs_vm_abort(a, 0);
   a->protect = protect;
-  a->errlock = 0;
+  a->wake = 0; /* nothing runs to sleep on */
 }
 
 /* A leaf failed inside the VM (C path): recover and report. */
@@ -326,6 +318,18 @@ static int wakeguards(bonsai_agent *a) {
   return restart;
 }
 
+int bs_vm_watched_changed(const bonsai_agent *a) {
+  const Blueprint *bp = a->bp;
+  uint32_t k;
+  if (bp->nwatch == 0 || !bs_bb_changed(a->bb, a->seen))
+    return 0;
+  for (k = 0; k < bp->nwatch; k++)
+    if (bs_bb_stamp(a->bb, (int)bp->watchkey[k]) !=
+        ((const uint32_t *)(a->state + bp->watchdata))[k])
+      return 1;
+  return 0;
+}
+
 int bs_vm_tick(bonsai_agent *a) {
   const Node *nd = a->bp->nodes;
   uint8_t *st = a->state;
@@ -333,6 +337,7 @@ int bs_vm_tick(bonsai_agent *a) {
   int s;
   bonsai_call cl;
   bs_assert(i == 0 || st[0] == RUNNING);
+  a->wake = 0; /* the tree runs: a leaf sleeps again if it wants */
   cl.agent = a;
   cl.owner = a->owner;
   if (a->bp->nwatch != 0 && bs_bb_changed(a->bb, a->seen)) {
@@ -393,10 +398,16 @@ tick: /* node i is ticked; the common kinds first, without a switch */
           if (st[c] != RUNNING)
             st[c] = BONSAI_IDLE;
       }
-      c = unfinished(a, i, i + 1);
-      bs_assert(c < n->next); /* a running parallel has a child to tick */
-      i = c;
-      continue;
+      if (W0(i) < n->a && W1(i) < n->b &&
+          (c = unfinished(a, i, i + 1)) < n->next) {
+        i = c;
+        continue;
+      }
+      /* a reload left its policy met, or no child to tick */
+      s = W0(i) >= n->a ? SUCCESS : FAILURE;
+      if (abort_children(a, i) != BONSAI_OK)
+        return fail(a);
+      goto done;
     case BONSAI_REPEATER: case BONSAI_RETRY:
       if (st[i] != RUNNING) {
         st[i] = RUNNING;
@@ -557,8 +568,7 @@ done: /* node i finished its tick with status s; control moves on */
     case BONSAI_FILTER: case BONSAI_MONITOR:
       if (c != n->b) { /* a condition */
         if (s == RUNNING) {
-          a->current = c;
-          bs_agent_seterr(a, "a condition cannot return running");
+          bs_agent_fail(a, c, "a condition cannot return running");
           return fail(a);
         }
         if (s == SUCCESS) {

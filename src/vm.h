@@ -14,6 +14,10 @@
 ** Lua leaves may raise through it: see bs_vm_recover. */
 BS_INTERNAL int bs_vm_tick(bonsai_agent *a);
 
+/* Whether a key that the agent's guards watch changed since its last
+** tick (what wakes a sleeping agent). */
+BS_INTERNAL int bs_vm_watched_changed(const bonsai_agent *a);
+
 /* Aborts the running nodes of the subtree at x, deepest first; every abort
 ** callback runs even if one fails. Returns BONSAI_OK or BONSAI_ELEAF (the
 ** first failure's message kept in a->err). */

@@ -6,6 +6,8 @@
 
 local core = require "bonsai.core"
 
+-- The class bonsai is annotated in meta.lua, for editors.
+---@type bonsai
 local bt = {}
 for k, v in pairs(core) do
   if k:sub(1, 1) ~= "_" then bt[k] = v end

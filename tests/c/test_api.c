@@ -490,6 +490,79 @@ static void reload_from_c(void **state) {
   bonsai_tree_release(t);
 }
 
+/* Re-entrancy during a version switch, through the C API: the abort that
+** a switch runs reloads the tree once more and ticks another agent still on
+** the first version, which switches meanwhile; both end on the current
+** version, and nothing is freed under either (the sanitizer build checks). */
+static bonsai_tree *switch_tree;
+static bonsai_agent *switch_other;
+static int switch_reloads;
+
+static int reloading_abort(const bonsai_call *c) {
+  char err[128];
+  if (c->event != BONSAI_EV_ABORT)
+    return BONSAI_RUNNING;
+  trace_append(&trace, "abort X");
+  if (switch_reloads++ == 0) {
+    assert_int_equal(reload(switch_tree, "sequence:root(Z)", err, sizeof err),
+                     BONSAI_OK);
+    assert_int_equal(bonsai_agent_tick(switch_other, 0), R);
+  } else {
+    assert_int_equal(bonsai_agent_tick(c->agent, 0), BONSAI_EBUSY);
+  }
+  return BONSAI_OK;
+}
+
+static void reentrant_switch(void **state) {
+  bonsai_agent *a1, *a2;
+  char err[128];
+  (void)state;
+  switch_reloads = 0;
+  bonsai_leaf_register(env, "X", reloading_abort, NULL, BONSAI_LEAF_ABORT);
+  leaf("Y", "R");
+  leaf("Z", "R");
+  switch_tree = build("sequence:root(X)");
+  a1 = bonsai_agent_new(switch_tree, NULL, NULL);
+  a2 = bonsai_agent_new(switch_tree, NULL, NULL);
+  STEP(a1, 1, R, "");
+  STEP(a2, 1, R, "");
+  assert_int_equal(reload(switch_tree, "sequence:root(Y)", err, sizeof err),
+                   BONSAI_OK);
+  switch_other = a1;
+  /* a2 leaves v1 (its X aborted: v3 made, a1 ticked from v1 to v3, whose
+  ** X's abort finds a1 busy), then v2 to v3, then ticks Z */
+  STEP(a2, 1, R, "abort X; abort X; enter Z; tick Z; enter Z; tick Z");
+  assert_string_equal(states(a1), "RR");
+  assert_string_equal(states(a2), "RR");
+  STEP(a1, 1, R, "tick Z");
+  bonsai_agent_free(a1);
+  bonsai_agent_free(a2);
+  bonsai_tree_release(switch_tree);
+}
+
+/* A failed abort during a switch is reported with its node, in the version
+** it belonged to, and the agent runs the new version. */
+static void switch_abort_error(void **state) {
+  bonsai_agent *ag;
+  char err[128], path[64];
+  bonsai_tree *t;
+  (void)state;
+  leaf_flags("A", "R", ALL)->fail_event = BONSAI_EV_ABORT + 1;
+  leaf_flags("B", "R", ALL)->fail_event = BONSAI_EV_ABORT + 1;
+  leaf("C", "R");
+  t = build("parallel:p(A, B)");
+  ag = bonsai_agent_new(t, NULL, NULL);
+  STEP(ag, 1, R, "enter A; tick A; enter B; tick B");
+  assert_int_equal(reload(t, "parallel:p(C)", err, sizeof err), BONSAI_OK);
+  STEP(ag, 1, BONSAI_ELEAF, "abort A; abort B");
+  assert_string_equal(bonsai_agent_errmsg(ag), "A failed on purpose");
+  bonsai_agent_errpath(ag, path, sizeof path);
+  assert_string_equal(path, "p/A");
+  STEP(ag, 1, R, "enter C; tick C");
+  bonsai_agent_free(ag);
+  bonsai_tree_release(t);
+}
+
 /* The environment lives as long as anything made from it. */
 static void env_released_first(void **state) {
   AllocStats st;
@@ -1436,6 +1509,8 @@ int main(void) {
       T(leaf_ticks_other_agent),
       T(bad_dt),
       T(reload_from_c),
+      T(reentrant_switch),
+      T(switch_abort_error),
       T(tree_release_while_agents_run),
       T(env_released_first),
       T(reregister_leaf),

@@ -24,7 +24,7 @@ const char *trace_take(Trace *t) {
   return out;
 }
 
-static void add(Trace *t, const char *s) {
+void trace_append(Trace *t, const char *s) {
   size_t len = strlen(s);
   if (t->n > 0 && t->n + 2 < sizeof t->buf) {
     memcpy(t->buf + t->n, "; ", 2);
@@ -59,7 +59,7 @@ int trace_leaf(const bonsai_call *c) {
     snprintf(line, sizeof line, "tick %s", s->name);
     break;
   }
-  add(s->trace, line);
+  trace_append(s->trace, line);
   if (s->fail_event == c->event + 1)
     return bonsai_agent_error(c->agent, "%s failed on purpose", s->name);
   if (c->event != BONSAI_EV_TICK)

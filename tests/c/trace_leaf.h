@@ -25,6 +25,8 @@ typedef struct Script {
 
 /* Empties the trace. */
 void trace_clear(Trace *t);
+/* Appends one event to the trace ("; " between events). */
+void trace_append(Trace *t, const char *s);
 /* Returns the trace and empties it (valid until the next call). */
 const char *trace_take(Trace *t);
 

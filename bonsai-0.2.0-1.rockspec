@@ -1,0 +1,57 @@
+-- bonsai-0.2.0-1.rockspec: `luarocks make` builds the C module bonsai.core
+-- (the C core and the Lua binding, from src/) and installs the Lua modules
+-- of lua/bonsai/ with LuaRocks' builtin build type. tests/spec/
+-- packaging_spec.lua checks that every source file of src/meson.build and
+-- every lua/bonsai/*.lua is listed here.
+rockspec_format = "3.0"
+package = "bonsai"
+version = "0.2.0-1"
+source = {
+  -- `luarocks make` builds the checkout and never fetches this; set it to
+  -- the published repository before `luarocks upload`.
+  url = "git+https://example.invalid/bonsai.git",
+  tag = "v0.2.0",
+}
+description = {
+  summary = "Behavior trees for game AI: a C core scripted in Lua 5.4",
+  detailed = [[
+Trees are compiled once into a flat, immutable blueprint shared by every
+agent; ticking is an iterative loop in C that enters Lua only for Lua
+leaves. Composites, decorators, guards with observer aborts, coroutine
+tasks, blackboards, hot reload and a fluent builder.]],
+  license = "MIT",
+  labels = { "gamedev", "ai", "behavior-tree" },
+}
+dependencies = {
+  "lua >= 5.4, < 5.5",
+}
+build = {
+  type = "builtin",
+  modules = {
+    ["bonsai.core"] = {
+      sources = {
+        -- the C core (src/meson.build: core_sources)
+        "src/agent.c",
+        "src/blackboard.c",
+        "src/compile.c",
+        "src/def.c",
+        "src/dump.c",
+        "src/env.c",
+        "src/reload.c",
+        "src/vm.c",
+        -- the binding (src/meson.build: binding_sources)
+        "src/lagent.c",
+        "src/lblackboard.c",
+        "src/lbonsai.c",
+        "src/lfiles.c",
+        "src/lleaf.c",
+        "src/ltree.c",
+      },
+      incdirs = { "include", "src" },
+      defines = { "NDEBUG" },
+    },
+    ["bonsai"] = "lua/bonsai/init.lua",
+    ["bonsai.builder"] = "lua/bonsai/builder.lua",
+    ["bonsai.meta"] = "lua/bonsai/meta.lua", -- annotations for editors
+  },
+}

@@ -1,0 +1,666 @@
+---@meta bonsai
+-- meta.lua: LuaLS / EmmyLua annotations of `require "bonsai"`, for editors
+-- (completion, hover, wrong option names). Never run: the module is
+-- lua/bonsai/init.lua. Option tables are exact classes, so a misspelt
+-- option is flagged. tests/spec/annotations_spec.lua checks that every
+-- public function of the module is annotated here and the reverse.
+
+---@alias bonsai.Status "success"|"failure"|"running"|"aborted"|"idle"
+
+---What a leaf may return: true or "success", false, nil or "failure",
+---"running" (actions only).
+---@alias bonsai.Result boolean|nil|"success"|"failure"|"running"
+
+---A leaf callback: `fn(agent, bb, args)`.
+---@alias bonsai.LeafFn fun(a: bonsai.Agent, bb: bonsai.Blackboard, args: table?): bonsai.Result
+
+---`utility = fn(agent, bb)` of a child of bt.utility_selector.
+---@alias bonsai.UtilityFn fun(a: bonsai.Agent, bb: bonsai.Blackboard): number
+
+---How many children a parallel policy needs: "all", "one" or a count.
+---@alias bonsai.Policy "all"|"one"|integer
+
+---@alias bonsai.Op "=="|"~="|"<"|"<="|">"|">="
+
+---@alias bonsai.AbortMode "none"|"self"|"lower"|"both"
+
+---@alias bonsai.Format "behavior3"|"btcpp"|"edges"|"lua"
+
+---A node table made by a constructor; bt.tree compiles it.
+---@class bonsai.Node
+---@field type string the node type ("sequence", "action", ...)
+---@field name? string
+---@field utility? bonsai.UtilityFn
+
+---The fields every node's table form accepts; its array part holds the
+---children.
+---@class (exact) bonsai.NodeOpts
+---@field name? string names the node in errors, dumps, traces, reloads
+---@field utility? bonsai.UtilityFn its priority under bt.utility_selector
+---@field [integer] bonsai.Node
+
+---@class (exact) bonsai.ParallelOpts: bonsai.NodeOpts
+---@field success? bonsai.Policy default "all"
+---@field failure? bonsai.Policy default "one"
+---@field wait? boolean true: no child is aborted when a policy is met
+
+---@class (exact) bonsai.FilterOpts: bonsai.NodeOpts
+---@field conditions? bonsai.Node[] checked every tick before the child
+
+---@class (exact) bonsai.TimesOpts: bonsai.NodeOpts
+---@field times? integer
+
+---@class (exact) bonsai.SecondsOpts: bonsai.NodeOpts
+---@field seconds number seconds of agent time
+
+---@class (exact) bonsai.GuardOpts: bonsai.NodeOpts
+---@field abort? bonsai.AbortMode default "none"
+
+---A lifecycle action: `tick` is required.
+---@class (exact) bonsai.Lifecycle
+---@field name? string
+---@field utility? bonsai.UtilityFn
+---@field enter? fun(agent: bonsai.Agent, bb: bonsai.Blackboard, args: table?)
+---@field tick fun(agent: bonsai.Agent, bb: bonsai.Blackboard, args: table?): bonsai.Result
+---@field exit? fun(agent: bonsai.Agent, bb: bonsai.Blackboard, args: table?, status: bonsai.Status)
+---@field abort? fun(agent: bonsai.Agent, bb: bonsai.Blackboard, args: table?)
+
+---@class (exact) bonsai.TreeOpts
+---@field name? string
+---@field priority? bonsai.Node[] bt.filter nodes checked before the root
+
+---@class (exact) bonsai.AgentOpts
+---@field owner? any a.owner, given to nothing else
+---@field blackboard? table|bonsai.Blackboard initial values, or a blackboard
+---@field restore? string a string from a:save()
+
+---@class (exact) bonsai.BlackboardOpts
+---@field parent? bonsai.Blackboard lookups that miss fall through to it
+---@field [string] any initial values
+
+---@class (exact) bonsai.SubtreeOpts
+---@field name? string
+---@field utility? bonsai.UtilityFn
+---@field args? table the subtree's leaves see it as their args
+---@field remap? table<string, string> subtree key -> caller's key
+
+---@class (exact) bonsai.TickAllOpts
+---@field budget? integer ticks at most this many awake agents per call
+
+---@class bonsai.TickError
+---@field agent bonsai.Agent
+---@field error string
+
+---One recorded event of a:events().
+---@class bonsai.Event
+---@field tick integer the agent's tick count (1 for its first tick)
+---@field time number a.time during that tick
+---@field node? string the node's path
+---@field status? bonsai.Status
+---@field event? "reload"|"error"
+---@field message? string
+
+---@class bonsai.Recorder
+local Recorder = {}
+
+---Stops recording and closes the trace file.
+function Recorder:close() end
+
+---A blackboard: `bb.key` reads (through parents), `bb.key = v` writes
+---(nil clears); any Lua value.
+---@class bonsai.Blackboard
+---@field [string] any
+local Blackboard = {}
+
+---@param key string
+---@param default? any returned when the key is not set
+---@return any
+function Blackboard:get(key, default) end
+
+---@param key string
+---@param value any nil clears
+function Blackboard:set(key, value) end
+
+---@param key string
+---@return boolean
+function Blackboard:has(key) end
+
+---Calls fn after each change of key.
+---@param key string
+---@param fn fun(bb: bonsai.Blackboard, key: string, new: any, old: any)
+---@return any handle for bb:unobserve
+function Blackboard:observe(key, fn) end
+
+---@param handle any what bb:observe returned
+function Blackboard:unobserve(handle) end
+
+---The keys and values of this blackboard (as pairs(bb)).
+---@return fun(): string?, any
+function Blackboard:pairs() end
+
+---A compiled tree, shared by its agents.
+---@class bonsai.Tree
+---@field name string
+---@field size integer number of nodes
+local Tree = {}
+
+---A text picture of the tree, with a's statuses if given.
+---@param a? bonsai.Agent
+---@return string
+function Tree:dump(a) end
+
+---Compiles a new version; agents switch at their next tick.
+---@param root bonsai.Node|bonsai.Tree
+---@param opts? bonsai.TreeOpts
+---@return true|nil ok
+---@return string? message when the old version keeps running
+function Tree:reload(root, opts) end
+
+---Graphviz text of the tree, with a's statuses if given.
+---@param a? bonsai.Agent
+---@return string
+function Tree:dot(a) end
+
+---Mermaid text of the tree, with a's statuses if given.
+---@param a? bonsai.Agent
+---@return string
+function Tree:mermaid(a) end
+
+---Text that the editor of that format opens.
+---@param format "behavior3"|"btcpp"
+---@return string
+function Tree:export(format) end
+
+---A string naming the compiled tree for other Lua states (bt.shared).
+---@return string
+function Tree:share() end
+
+---An agent: its own state of a tree, a clock and a blackboard.
+---@class bonsai.Agent
+---@field owner any
+---@field bb bonsai.Blackboard
+---@field tree bonsai.Tree
+---@field time number the agent clock: the sum of dt ticked so far
+local Agent = {}
+
+---Adds dt to a.time, then runs the tree.
+---@param dt number
+---@return bonsai.Status
+function Agent:tick(dt) end
+
+---Aborts every running node (deepest first).
+function Agent:abort() end
+
+---Aborts, then clears every node's state (limits, cooldowns, run_once).
+function Agent:reset() end
+
+---The root's last status.
+---@return bonsai.Status
+function Agent:status() end
+
+---The names of the running nodes, outermost first.
+---@return string[]
+function Agent:running() end
+
+---fn is checked at the start of every tick; true aborts everything.
+---@param fn fun(agent: bonsai.Agent, bb: bonsai.Blackboard): boolean?
+function Agent:add_interrupt(fn) end
+
+---@param fn function
+---@return boolean removed
+function Agent:remove_interrupt(fn) end
+
+---Records events in a ring buffer of n (default 1024); false stops.
+---@param n? integer|false
+---@return bonsai.Agent
+function Agent:trace(n) end
+
+---The recorded events, oldest first; forgets them.
+---@return bonsai.Event[]
+function Agent:events() end
+
+---Its next tick runs the tree.
+function Agent:wake() end
+
+---Seconds of sleep left, or nil.
+---@return number?
+function Agent:sleeping() end
+
+---The agent's state as a string, for bt.agent(tree, { restore = s }).
+---@return string
+function Agent:save() end
+
+---The fluent builder: composites stay open until :back().
+---@class bonsai.Builder
+local Builder = {}
+
+---@param opts? bonsai.NodeOpts|string
+---@return bonsai.Builder
+function Builder:sequence(opts) end
+
+---@param opts? bonsai.NodeOpts|string
+---@return bonsai.Builder
+function Builder:selector(opts) end
+
+Builder.fallback = Builder.selector
+
+---@param opts? bonsai.NodeOpts|string
+---@return bonsai.Builder
+function Builder:reactive_sequence(opts) end
+
+---@param opts? bonsai.NodeOpts|string
+---@return bonsai.Builder
+function Builder:reactive_selector(opts) end
+
+Builder.active_selector = Builder.reactive_selector
+
+---@param opts? bonsai.NodeOpts|string
+---@return bonsai.Builder
+function Builder:utility_selector(opts) end
+
+---@param opts? bonsai.ParallelOpts|string
+---@return bonsai.Builder
+function Builder:parallel(opts) end
+
+---@param opts? bonsai.FilterOpts|string
+---@return bonsai.Builder
+function Builder:filter(opts) end
+
+---@param opts? bonsai.FilterOpts|string
+---@return bonsai.Builder
+function Builder:monitor(opts) end
+
+---@param opts? bonsai.NodeOpts|string
+---@return bonsai.Builder
+function Builder:invert(opts) end
+
+Builder.inverter = Builder.invert
+
+---@param opts? bonsai.NodeOpts|string
+---@return bonsai.Builder
+function Builder:force_success(opts) end
+
+---@param opts? bonsai.NodeOpts|string
+---@return bonsai.Builder
+function Builder:force_failure(opts) end
+
+---@param opts? bonsai.TimesOpts|integer|string
+---@return bonsai.Builder
+function Builder:repeater(opts) end
+
+---@param opts? bonsai.TimesOpts|integer|string
+---@return bonsai.Builder
+function Builder:retry(opts) end
+
+---@param opts? bonsai.NodeOpts|string
+---@return bonsai.Builder
+function Builder:repeat_until_failure(opts) end
+
+---@param opts bonsai.SecondsOpts|number
+---@return bonsai.Builder
+function Builder:timeout(opts) end
+
+---@param opts bonsai.SecondsOpts|number
+---@return bonsai.Builder
+function Builder:time_limit(opts) end
+
+---@param opts bonsai.TimesOpts|integer
+---@return bonsai.Builder
+function Builder:limit(opts) end
+
+---@param opts bonsai.SecondsOpts|number
+---@return bonsai.Builder
+function Builder:cooldown(opts) end
+
+---@param opts bonsai.SecondsOpts|number
+---@return bonsai.Builder
+function Builder:delay(opts) end
+
+---@param opts? bonsai.NodeOpts|string
+---@return bonsai.Builder
+function Builder:run_once(opts) end
+
+---Opens a guard on a bt.check / bt.is_set node.
+---@param check bonsai.Node
+---@param mode? bonsai.AbortMode
+---@param name? string
+---@return bonsai.Builder
+function Builder:guard(check, mode, name) end
+
+---@param fn bonsai.LeafFn|bonsai.Lifecycle|string
+---@param args? table
+---@return bonsai.Builder
+function Builder:action(fn, args) end
+
+---@param fn bonsai.LeafFn|string
+---@param args? table
+---@return bonsai.Builder
+function Builder:condition(fn, args) end
+
+---@param fn bonsai.LeafFn
+---@param args? table
+---@return bonsai.Builder
+function Builder:task(fn, args) end
+
+---@param s number|bonsai.SecondsOpts
+---@return bonsai.Builder
+function Builder:wait(s) end
+
+---@param key string
+---@param op bonsai.Op
+---@param value any
+---@return bonsai.Builder
+function Builder:check(key, op, value) end
+
+---@param key string
+---@return bonsai.Builder
+function Builder:is_set(key) end
+
+---Adds any node built with the DSL.
+---@param node bonsai.Node
+---@return bonsai.Builder
+function Builder:leaf(node) end
+
+Builder.subtree = Builder.leaf
+
+---Names the node added or opened last.
+---@param name string
+---@return bonsai.Builder
+function Builder:name(name) end
+
+---Closes the innermost open composite.
+---@return bonsai.Builder
+function Builder:back() end
+
+Builder["end"] = Builder.back
+
+---The root node, closing whatever is still open.
+---@return bonsai.Node
+function Builder:node() end
+
+---Closes everything and compiles: bt.tree(root, opts).
+---@param opts? bonsai.TreeOpts
+---@return bonsai.Tree
+function Builder:build(opts) end
+
+---The live view of running agents in the trace viewer.
+---@class bonsai.Debug
+local Debug = {}
+
+---Starts serving the viewer's live protocol.
+---@param opts? table
+---@return any
+function Debug.serve(opts) end
+
+---Answers pending viewer requests; call once per frame.
+---@return any
+function Debug.poll() end
+
+---@class bonsai
+local bt = {}
+
+---"MAJOR.MINOR.PATCH"
+bt.VERSION = "0.2.0"
+bt.SUCCESS = "success"
+bt.FAILURE = "failure"
+bt.RUNNING = "running"
+bt.ABORTED = "aborted"
+bt.IDLE = "idle"
+
+---The metatable of node tables.
+---@type table
+bt.Node = {}
+
+---Loaders by file extension: fn(path_or_text, opts) -> node.
+---@type table<string, fun(path_or_text: string, opts: table?): bonsai.Node>
+bt.loaders = {}
+
+---The live view (bt.debug.serve, bt.debug.poll).
+---@type bonsai.Debug
+bt.debug = Debug
+
+---An action: fn returns a status; or a lifecycle table; or the name of a
+---registered leaf.
+---@param fn bonsai.LeafFn|bonsai.Lifecycle|string
+---@param args? table the static args table passed to the callbacks
+---@return bonsai.Node
+function bt.action(fn, args) end
+
+---A condition: fn returns a boolean; or the name of a registered leaf.
+---@param fn bonsai.LeafFn|string
+---@param args? table
+---@return bonsai.Node
+function bt.condition(fn, args) end
+
+---An action run as a coroutine: each yield means running.
+---@param fn bonsai.LeafFn
+---@param args? table
+---@return bonsai.Node
+function bt.task(fn, args) end
+
+---Registers a leaf by name, for every tree (from the next tick on).
+---@param name string
+---@param def bonsai.LeafFn|bonsai.Lifecycle|bonsai.Node
+function bt.register(name, def) end
+
+---Running until s seconds of agent time have passed.
+---@param s number|bonsai.SecondsOpts
+---@return bonsai.Node
+function bt.wait(s) end
+
+---A condition evaluated in C; a value string "$key" names another key.
+---@param key string
+---@param op bonsai.Op
+---@param value any
+---@return bonsai.Node
+function bt.check(key, op, value) end
+
+---Succeeds when the key holds a value other than nil.
+---@param key string
+---@return bonsai.Node
+function bt.is_set(key) end
+
+---With memory: resumes the running child next tick.
+---@param t bonsai.NodeOpts
+---@return bonsai.Node
+function bt.sequence(t) end
+
+---With memory: tries children in order until one succeeds.
+---@param t bonsai.NodeOpts
+---@return bonsai.Node
+function bt.selector(t) end
+
+bt.fallback = bt.selector
+
+---Re-ticks from the first child every tick.
+---@param t bonsai.NodeOpts
+---@return bonsai.Node
+function bt.reactive_sequence(t) end
+
+---Tries children from the first every tick; aborts a lower running one.
+---@param t bonsai.NodeOpts
+---@return bonsai.Node
+function bt.reactive_selector(t) end
+
+bt.active_selector = bt.reactive_selector
+
+---Tries children highest `utility` first, every tick.
+---@param t bonsai.NodeOpts
+---@return bonsai.Node
+function bt.utility_selector(t) end
+
+---Ticks every unfinished child each tick.
+---@param t bonsai.ParallelOpts
+---@return bonsai.Node
+function bt.parallel(t) end
+
+---Checks its conditions every tick before its child.
+---@param t bonsai.FilterOpts
+---@return bonsai.Node
+function bt.filter(t) end
+
+---The conditions are ticked again every tick while the child runs.
+---@param t bonsai.FilterOpts
+---@return bonsai.Node
+function bt.monitor(t) end
+
+---A decorator on a bt.check / bt.is_set (its first child), observed by key.
+---@param t bonsai.GuardOpts
+---@return bonsai.Node
+function bt.guard(t) end
+
+---Runs another tree's root as a child.
+---@param tree bonsai.Tree|string a tree, or the name of one
+---@param opts? bonsai.SubtreeOpts
+---@return bonsai.Node
+function bt.subtree(tree, opts) end
+
+---Success becomes failure and failure success.
+---@param child bonsai.Node|bonsai.NodeOpts
+---@return bonsai.Node
+function bt.invert(child) end
+
+bt.inverter = bt.invert
+
+---@param child bonsai.Node|bonsai.NodeOpts
+---@return bonsai.Node
+function bt.force_success(child) end
+
+---@param child bonsai.Node|bonsai.NodeOpts
+---@return bonsai.Node
+function bt.force_failure(child) end
+
+---n successes of the child; times = nil or 0: forever.
+---@param t bonsai.TimesOpts
+---@return bonsai.Node
+function bt.repeater(t) end
+
+---Up to n tries until the child succeeds.
+---@param t bonsai.TimesOpts
+---@return bonsai.Node
+function bt.retry(t) end
+
+---@param child bonsai.Node|bonsai.NodeOpts
+---@return bonsai.Node
+function bt.repeat_until_failure(child) end
+
+---Aborts the child and fails when s seconds pass while it runs.
+---@param t bonsai.SecondsOpts
+---@return bonsai.Node
+function bt.timeout(t) end
+
+---Aborts the child and succeeds when s seconds pass while it runs.
+---@param t bonsai.SecondsOpts
+---@return bonsai.Node
+function bt.time_limit(t) end
+
+---The child may run n times in the agent's life.
+---@param t bonsai.TimesOpts
+---@return bonsai.Node
+function bt.limit(t) end
+
+---After the child finishes, fails for s seconds without ticking it.
+---@param t bonsai.SecondsOpts
+---@return bonsai.Node
+function bt.cooldown(t) end
+
+---Starts its child after s seconds of agent time.
+---@param t bonsai.SecondsOpts
+---@return bonsai.Node
+function bt.delay(t) end
+
+---@param child bonsai.Node|bonsai.NodeOpts
+---@return bonsai.Node
+function bt.run_once(child) end
+
+---Sets node.name and returns the node.
+---@generic N: bonsai.Node
+---@param name string
+---@param node N
+---@return N
+function bt.named(name, node) end
+
+---Is x a node table?
+---@param x any
+---@return boolean
+function bt.isnode(x) end
+
+---Compiles a node once into a shared blueprint.
+---@param root bonsai.Node
+---@param opts? bonsai.TreeOpts
+---@return bonsai.Tree
+function bt.tree(root, opts) end
+
+---An agent running tree.
+---@param tree bonsai.Tree
+---@param opts? bonsai.AgentOpts
+---@return bonsai.Agent
+function bt.agent(tree, opts) end
+
+---Ticks a list of agents from C; nil, or the errors.
+---@param list bonsai.Agent[]
+---@param dt number
+---@param opts? bonsai.TickAllOpts
+---@return bonsai.TickError[]|nil
+function bt.tick_all(list, dt, opts) end
+
+---A blackboard, optionally with a parent.
+---@param t? bonsai.BlackboardOpts
+---@return bonsai.Blackboard
+function bt.blackboard(t) end
+
+---Bytes held by the C core.
+---@return integer
+function bt.memory() end
+
+---A fluent builder.
+---@return bonsai.Builder
+function bt.builder() end
+
+---Loads a tree file (.lua, .json, .xml, .bt or a bt.loaders extension).
+---@param path string
+---@return bonsai.Tree|nil tree
+---@return string? message
+function bt.load(path) end
+
+---Compiles a loaded file again; the old version keeps running on failure.
+---@param path string
+---@return bonsai.Tree|nil tree
+---@return string? message
+function bt.reload(path) end
+
+---bt.poll() will reload the file, or the files of the directory.
+---@param path string
+---@return true|nil ok
+---@return string? message
+function bt.watch(path) end
+
+---Reloads the watched files that changed.
+---@return string[] reloaded
+---@return { path: string, error: string }[] failed
+function bt.poll() end
+
+---A tree definition from text; returns the root node (not yet a tree).
+---@param text string
+---@param format bonsai.Format
+---@param opts? table
+---@return bonsai.Node
+function bt.import(text, format, opts) end
+
+---Appends every tick of the agents to a trace file.
+---@param path string
+---@param agents bonsai.Agent[]
+---@return bonsai.Recorder
+function bt.record(path, agents) end
+
+---From a leaf's tick: running, and the agent sleeps s seconds.
+---@param s number
+---@return "running"
+function bt.sleep(s) end
+
+---The tree named by tree:share() in another Lua state.
+---@param handle string
+---@return bonsai.Tree
+function bt.shared(handle) end
+
+return bt

@@ -1,0 +1,508 @@
+/*
+** save.c: an agent's state as bytes (bonsai_agent_save) and back
+** (bonsai_agent_restore), in the same or another process, also after the
+** tree was reloaded: nodes are matched by path and kind, as a reload does.
+** The format is docs/SAVE_FORMAT.md: a header, the records of the nodes
+** that matter (running ones, finished children of running parallels, and
+** data that lasts while idle), then the agent's own blackboard values.
+** Restoring reads untrusted bytes: every read is bounds-checked, the whole
+** input is checked before anything changes, and nothing is ever entered.
+*/
+#include <string.h>
+
+#include "bonsai.h"
+#include "agent.h"
+#include "blackboard.h"
+#include "compile.h"
+#include "env.h"
+
+#define MAGIC "BNSA"
+#define VERSION 1
+#define NOCHILD 0xffffffffu /* a child reference to no child */
+#define CHILDREF 0xffu      /* data length mark: a running child's name */
+
+/* Value tags (also those of a host's values, BONSAI_SAVE_HOST). */
+enum { TAG_FALSE = 1, TAG_TRUE, TAG_INT, TAG_NUM, TAG_STR };
+
+/* {======================================================
+** Writing
+** ======================================================= */
+
+typedef struct Out {
+  void (*write)(void *ud, const void *p, size_t n);
+  void *ud;
+} Out;
+
+static void put(const Out *o, const void *p, size_t n) { o->write(o->ud, p, n); }
+
+static void put8(const Out *o, unsigned v) {
+  unsigned char b = (unsigned char)v;
+  put(o, &b, 1);
+}
+
+static void put32(const Out *o, uint32_t v) {
+  unsigned char b[4];
+  int k;
+  for (k = 0; k < 4; k++)
+    b[k] = (unsigned char)(v >> (8 * k));
+  put(o, b, 4);
+}
+
+static void put64(const Out *o, uint64_t v) {
+  put32(o, (uint32_t)v);
+  put32(o, (uint32_t)(v >> 32));
+}
+
+static void putnum(const Out *o, double d) {
+  uint64_t v;
+  memcpy(&v, &d, sizeof v);
+  put64(o, v);
+}
+
+static void putstr(const Out *o, const char *s, size_t n) {
+  put32(o, (uint32_t)n);
+  put(o, s, n);
+}
+
+/* The name of child c, or NOCHILD, for a composite's running child. */
+static void putchild(const Out *o, const Blueprint *bp, uint32_t i,
+                     uint32_t c) {
+  if (c <= i || c >= bp->nodes[i].next || bp->nodes[c].parent != i) {
+    put32(o, NOCHILD);
+    return;
+  }
+  putstr(o, bp->pool + bp->nodes[c].name, strlen(bp->pool + bp->nodes[c].name));
+}
+
+/* Whether node i is part of the saved state. */
+static int saved(const bonsai_agent *a, uint32_t i) {
+  const Blueprint *bp = a->bp;
+  const Node *n = &bp->nodes[i];
+  uint8_t s = a->state[i];
+  uint32_t p = n->parent, k;
+  if (s == BONSAI_RUNNING)
+    return 1;
+  if ((s == BONSAI_SUCCESS || s == BONSAI_FAILURE) && p != BS_NONE &&
+      bp->nodes[p].kind == BONSAI_PARALLEL &&
+      a->state[p] == BONSAI_RUNNING)
+    return 1;
+  if (!bs_kind_lasting(n->kind))
+    return 0;
+  for (k = 0; k < bs_kind_datasize(n->kind); k++)
+    if (a->state[n->data + k] != 0)
+      return 1;
+  return 0;
+}
+
+/* A node record: path, kind, status, then its data (composites name their
+** running child instead of giving its index). */
+static int putnode(const Out *o, const bonsai_agent *a, uint32_t i) {
+  const Blueprint *bp = a->bp;
+  const Node *n = &bp->nodes[i];
+  const uint8_t *d = a->state + n->data;
+  char buf[256];
+  size_t len = bs_bp_path(bp, i, buf, sizeof buf);
+  if (len >= sizeof buf) { /* a long path: measured, then written whole */
+    char *big = bs_malloc(bp->env, len + 1);
+    if (big == NULL)
+      return BONSAI_ENOMEM;
+    bs_bp_path(bp, i, big, len + 1);
+    putstr(o, big, len);
+    bs_free(bp->env, big, len + 1);
+  } else {
+    putstr(o, buf, len);
+  }
+  put8(o, n->kind);
+  put8(o, a->state[i]);
+  if (n->flags & (NF_MEMORY | NF_REACTIVE)) {
+    uint32_t c;
+    memcpy(&c, d, 4);
+    put8(o, CHILDREF);
+    putchild(o, bp, i, c);
+  } else {
+    put8(o, bs_kind_datasize(n->kind));
+    put(o, d, bs_kind_datasize(n->kind));
+  }
+  return BONSAI_OK;
+}
+
+static int putvalue(const Out *o, bonsai_value v) {
+  switch (v.type) {
+  case BONSAI_TBOOLEAN: put8(o, v.u.b ? TAG_TRUE : TAG_FALSE); break;
+  case BONSAI_TINTEGER: put8(o, TAG_INT); put64(o, (uint64_t)v.u.i); break;
+  case BONSAI_TNUMBER: put8(o, TAG_NUM); putnum(o, v.u.n); break;
+  case BONSAI_TSTRING: put8(o, TAG_STR); putstr(o, v.u.str.s, v.u.str.len);
+                       break;
+  default: return -1;
+  }
+  return 0;
+}
+
+int bonsai_agent_save(bonsai_agent *a, const bonsai_savehost *host,
+                      void (*write)(void *ud, const void *p, size_t n),
+                      void *ud) {
+  const Blueprint *bp = a->bp;
+  const char *name = bonsai_tree_name(a->tree);
+  Out o;
+  uint32_t i, count = 0;
+  int at, key, r;
+  o.write = write;
+  o.ud = ud;
+  if (a->busy)
+    return BONSAI_EBUSY;
+  bs_agent_clearerr(a);
+  put(&o, MAGIC, 4);
+  put8(&o, VERSION);
+  putstr(&o, name, strlen(name));
+  putnum(&o, a->time);
+  putnum(&o, a->wake);
+  put32(&o, a->serial);
+  put8(&o, a->last);
+  for (i = 0; i < bp->n; i++)
+    count += (uint32_t)saved(a, i);
+  put32(&o, count);
+  for (i = 0; i < bp->n; i++)
+    if (saved(a, i) && (r = putnode(&o, a, i)) != BONSAI_OK)
+      return r;
+  for (count = 0, at = 0; (at = bs_bb_next(a->bb, at, &key)) >= 0;)
+    count++;
+  put32(&o, count);
+  for (at = 0; (at = bs_bb_next(a->bb, at, &key)) >= 0;) {
+    const char *k = bonsai_key_name(a->bb->env, key);
+    bonsai_value v = bonsai_bb_get(a->bb, key);
+    putstr(&o, k, strlen(k));
+    if (putvalue(&o, v) == 0)
+      continue;
+    if (host == NULL || host->save == NULL) {
+      bs_agent_fail(a, BS_NONE, "blackboard key '%s': a value of the host "
+                                "cannot be saved", k);
+      return BONSAI_EARG;
+    }
+    put8(&o, BONSAI_SAVE_HOST);
+    if (host->save(host->ud, a, key, v.u.handle, write, ud) != BONSAI_OK) {
+      bs_agent_fail(a, BS_NONE, "blackboard key '%s': %s", k,
+                    host->error != NULL ? host->error(host->ud)
+                                        : "cannot be saved");
+      return BONSAI_EARG;
+    }
+  }
+  return BONSAI_OK;
+}
+
+/* }====================================================== */
+
+/* {======================================================
+** Reading
+** ======================================================= */
+
+typedef struct In {
+  const unsigned char *p;
+  size_t n, at;
+  int bad; /* a read went past the end or met a bad value */
+} In;
+
+static const unsigned char *take(In *in, size_t n) {
+  const unsigned char *p;
+  if (in->bad || n > in->n - in->at) {
+    in->bad = 1;
+    return NULL;
+  }
+  p = in->p + in->at;
+  in->at += n;
+  return p;
+}
+
+static unsigned get8(In *in) {
+  const unsigned char *p = take(in, 1);
+  return p != NULL ? p[0] : 0;
+}
+
+static uint32_t get32(In *in) {
+  const unsigned char *p = take(in, 4);
+  uint32_t v = 0;
+  int k;
+  if (p != NULL)
+    for (k = 3; k >= 0; k--)
+      v = (v << 8) | p[k];
+  return v;
+}
+
+static uint64_t get64(In *in) {
+  uint64_t lo = get32(in);
+  return lo | ((uint64_t)get32(in) << 32);
+}
+
+static double getnum(In *in) {
+  uint64_t v = get64(in);
+  double d;
+  memcpy(&d, &v, sizeof d);
+  return d;
+}
+
+/* A string: its bytes (not terminated) and length; NULL when bad. */
+static const char *getstr(In *in, size_t *len) {
+  uint32_t n = get32(in);
+  *len = n;
+  return (const char *)take(in, n);
+}
+
+/* The node of bp at path s (len bytes), by names from the top (the hidden
+** priority wrapper's children are top-level; its own path is ""), or
+** BS_NONE. */
+static uint32_t findpath(const Blueprint *bp, const char *s, size_t len) {
+  const Node *nd = bp->nodes;
+  uint32_t at = BS_NONE, c, first, end;
+  size_t k = 0;
+  if (len == 0)
+    return (nd[0].flags & NF_HIDDEN) ? 0 : BS_NONE;
+  for (;;) {
+    size_t e = k;
+    while (e < len && s[e] != '/')
+      e++;
+    if (at == BS_NONE) { /* the top: the root, or the wrapper's children */
+      first = (nd[0].flags & NF_HIDDEN) ? 1 : 0;
+      end = (nd[0].flags & NF_HIDDEN) ? nd[0].next : 1;
+    } else {
+      first = at + 1;
+      end = nd[at].next;
+    }
+    for (c = first; c < end; c = nd[c].next) {
+      const char *name = bp->pool + nd[c].name;
+      if (strlen(name) == e - k && memcmp(name, s + k, e - k) == 0)
+        break;
+    }
+    if (c >= end)
+      return BS_NONE;
+    at = c;
+    if (e >= len)
+      return at;
+    k = e + 1;
+  }
+}
+
+/* The child of i named s (len bytes), or BS_NONE. */
+static uint32_t findchild(const Blueprint *bp, uint32_t i, const char *s,
+                          size_t len) {
+  uint32_t c;
+  for (c = i + 1; c < bp->nodes[i].next; c = bp->nodes[c].next) {
+    const char *name = bp->pool + bp->nodes[c].name;
+    if (strlen(name) == len && memcmp(name, s, len) == 0)
+      return c;
+  }
+  return BS_NONE;
+}
+
+/* One node record, applied to state ns when 'apply' (else only read). */
+static void getnode(In *in, const Blueprint *bp, uint8_t *ns, int apply) {
+  size_t len, clen = 0;
+  const char *path = getstr(in, &len), *child = NULL;
+  unsigned kind = get8(in), status = get8(in), dlen = get8(in);
+  const unsigned char *data = NULL;
+  uint32_t i, p;
+  if (dlen == CHILDREF && !in->bad) { /* a composite's running child */
+    uint32_t n = get32(in);
+    if (n != NOCHILD) {
+      in->at -= 4;
+      child = getstr(in, &clen);
+    }
+  } else {
+    data = take(in, dlen);
+  }
+  if (kind >= BONSAI_NKINDS || status > BONSAI_ABORTED ||
+      (dlen > 8 && dlen != CHILDREF))
+    in->bad = 1;
+  if (in->bad || !apply)
+    return;
+  i = findpath(bp, path, len);
+  if (i == BS_NONE || bp->nodes[i].kind != kind)
+    return; /* gone, or another kind now */
+  if (dlen != CHILDREF && dlen != bs_kind_datasize(kind))
+    return;
+  if (dlen == CHILDREF && !(bp->nodes[i].flags & (NF_MEMORY | NF_REACTIVE)))
+    return;
+  p = bp->nodes[i].parent;
+  if (status == BONSAI_RUNNING) { /* kept when its parent runs (a priority
+                                  ** wrapper is made to run afterwards) */
+    if (p != BS_NONE && !(bp->nodes[p].flags & NF_HIDDEN) &&
+        ns[p] != BONSAI_RUNNING)
+      return;
+    ns[i] = BONSAI_RUNNING;
+  } else if (status == BONSAI_SUCCESS || status == BONSAI_FAILURE) {
+    if (p != BS_NONE && bp->nodes[p].kind == BONSAI_PARALLEL &&
+        ns[p] == BONSAI_RUNNING)
+      ns[i] = (uint8_t)status;
+  }
+  if (ns[i] != BONSAI_RUNNING && !bs_kind_lasting(kind))
+    return; /* its data matters only while it runs */
+  if (bp->nodes[i].flags & (NF_MEMORY | NF_REACTIVE)) {
+    uint32_t c = child != NULL ? findchild(bp, i, child, clen) : BS_NONE;
+    if (c == BS_NONE && (bp->nodes[i].flags & NF_MEMORY))
+      c = i + 1; /* starts again from its first child */
+    memcpy(ns + bp->nodes[i].data, &c, 4);
+  } else if (dlen > 0 && data != NULL) {
+    memcpy(ns + bp->nodes[i].data, data, dlen);
+  }
+}
+
+/* One blackboard value: checked, and written when bb is not NULL. */
+static int getvalue(In *in, bonsai_agent *a, const bonsai_savehost *host,
+                    bonsai_bb *bb) {
+  size_t klen, slen;
+  const char *k = getstr(in, &klen), *s;
+  unsigned tag = get8(in);
+  bonsai_value v;
+  int key;
+  v.type = BONSAI_TNIL;
+  v.u.i = 0;
+  switch (tag) {
+  case TAG_FALSE: case TAG_TRUE:
+    v.type = BONSAI_TBOOLEAN;
+    v.u.b = tag == TAG_TRUE;
+    break;
+  case TAG_INT:
+    v.type = BONSAI_TINTEGER;
+    v.u.i = (long long)get64(in);
+    break;
+  case TAG_NUM:
+    v.type = BONSAI_TNUMBER;
+    v.u.n = getnum(in);
+    break;
+  case TAG_STR:
+    s = getstr(in, &slen);
+    v.type = BONSAI_TSTRING;
+    v.u.str.s = s;
+    v.u.str.len = slen;
+    break;
+  case BONSAI_SAVE_HOST: {
+    size_t used = 0;
+    if (in->bad || host == NULL || host->load == NULL)
+      return -1;
+    key = bb != NULL ? bonsai_key(a->bb->env, k, klen) : -1;
+    if (bb != NULL && key < 0)
+      return -1;
+    if (host->load(host->ud, a, key, in->p + in->at, in->n - in->at,
+                   &used) != BONSAI_OK || used > in->n - in->at)
+      return -1;
+    in->at += used;
+    return 0;
+  }
+  default:
+    in->bad = 1;
+  }
+  if (in->bad || memchr(k, '\0', klen) != NULL || klen == 0)
+    return -1;
+  if (bb == NULL)
+    return 0;
+  if ((key = bonsai_key(bb->env, k, klen)) < 0)
+    return -1;
+  return bonsai_bb_set(bb, key, v) == BONSAI_OK ? 0 : -1;
+}
+
+/* Reads the whole input: checks it (apply == 0), or fills ns and the
+** blackboard (apply == 1). Returns 0, or -1 with a message in a's error. */
+static int readall(bonsai_agent *a, const bonsai_savehost *host, In *in,
+                   uint8_t *ns, int apply) {
+  size_t len;
+  const char *tree;
+  uint32_t k, count;
+  const char *name = bonsai_tree_name(a->tree);
+  unsigned version;
+  in->at = 0;
+  in->bad = 0;
+  if (in->n < 5 || memcmp(in->p, MAGIC, 4) != 0) {
+    bs_agent_fail(a, BS_NONE, "not a saved agent");
+    return -1;
+  }
+  in->at = 4;
+  if ((version = get8(in)) != VERSION) {
+    bs_agent_fail(a, BS_NONE, "saved in format %u; this Bonsai reads "
+                              "format %d", version, VERSION);
+    return -1;
+  }
+  tree = getstr(in, &len);
+  if (!in->bad && (len != strlen(name) || memcmp(tree, name, len) != 0)) {
+    bs_agent_fail(a, BS_NONE, "saved from tree '%.*s', not '%s'",
+                  (int)(len > 64 ? 64 : len), tree, name);
+    return -1;
+  }
+  if (apply) {
+    a->time = getnum(in);
+    a->wake = getnum(in);
+    a->serial = get32(in);
+    a->last = (uint8_t)get8(in);
+  } else {
+    double t = getnum(in), w = getnum(in);
+    (void)get32(in);
+    if (!(t >= 0) || !(w >= 0) || get8(in) > BONSAI_ABORTED)
+      in->bad = 1;
+  }
+  count = get32(in);
+  for (k = 0; k < count && !in->bad; k++)
+    getnode(in, a->bp, ns, apply);
+  count = get32(in);
+  for (k = 0; k < count && !in->bad; k++)
+    if (getvalue(in, a, host, apply ? a->bb : NULL) != 0) {
+      if (!in->bad && apply) {
+        bs_agent_fail(a, BS_NONE, "out of memory");
+        return -1;
+      }
+      in->bad = 1;
+    }
+  if (in->bad || in->at != in->n) {
+    bs_agent_fail(a, BS_NONE, "corrupted save data (at byte %lu of %lu)",
+                  (unsigned long)in->at, (unsigned long)in->n);
+    return -1;
+  }
+  return 0;
+}
+
+/* After the records: a running priority wrapper above a running root,
+** the counts of running parallels. */
+static void settle(const Blueprint *bp, uint8_t *ns) {
+  const Node *nd = bp->nodes;
+  uint32_t i, c;
+  if ((nd[0].flags & NF_HIDDEN) && ns[0] != BONSAI_RUNNING) {
+    for (c = 1; c < nd[0].next; c = nd[c].next)
+      if (ns[c] == BONSAI_RUNNING) {
+        ns[0] = BONSAI_RUNNING;
+        memcpy(ns + nd[0].data, &c, 4);
+        break;
+      }
+  }
+  for (i = 0; i < bp->n; i++) {
+    uint32_t succ = 0, fail = 0;
+    if (nd[i].kind != BONSAI_PARALLEL || ns[i] != BONSAI_RUNNING)
+      continue;
+    for (c = i + 1; c < nd[i].next; c = nd[c].next) {
+      succ += ns[c] == BONSAI_SUCCESS;
+      fail += ns[c] == BONSAI_FAILURE;
+    }
+    memcpy(ns + nd[i].data, &succ, 4);
+    memcpy(ns + nd[i].data + 4, &fail, 4);
+  }
+}
+
+int bonsai_agent_restore(bonsai_agent *a, const void *data, size_t len,
+                         const bonsai_savehost *host) {
+  In in;
+  int r;
+  if (a->busy)
+    return BONSAI_EBUSY;
+  bs_agent_clearerr(a);
+  if (a->state[0] == BONSAI_RUNNING) {
+    bs_agent_fail(a, BS_NONE, "restore into an agent that is running");
+    return BONSAI_EARG;
+  }
+  in.p = (const unsigned char *)data;
+  in.n = len;
+  if (readall(a, host, &in, NULL, 0) != 0) /* check everything first */
+    return BONSAI_EARG;
+  memset(a->state, 0, a->bp->statsize + a->bp->datasize);
+  r = readall(a, host, &in, a->state, 1);
+  settle(a->bp, a->state);
+  a->resume = 0;
+  a->seen = 0;
+  return r == 0 ? BONSAI_OK : BONSAI_ENOMEM;
+}
+
+/* }====================================================== */

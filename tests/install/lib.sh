@@ -1,0 +1,72 @@
+# lib.sh: what the install tests share (sourced by each): a clean Lua
+# environment, the skip for sanitized builds, a temporary directory removed
+# on exit, a copy of the checkout, and the C example of the README.
+
+set -eu
+unset LUA_PATH LUA_CPATH LUA_PATH_5_4 LUA_CPATH_5_4 LUA_INIT LUA_INIT_5_4
+export LC_ALL=C
+src="$(cd "$(dirname "$0")/../.." && pwd)"
+
+# skip_sanitized B_SANITIZE: installing a sanitized module is pointless.
+skip_sanitized() {
+  if [ "$1" != "none" ] && [ "$1" != "" ]; then
+    echo "SKIP: install tests run in the plain build only (b_sanitize=$1)"
+    exit 77
+  fi
+}
+
+tmp="$(mktemp -d)"
+trap 'rm -rf "$tmp"' EXIT
+
+fail() {
+  echo "FAIL: $*" >&2
+  exit 1
+}
+
+# checkout DIR: copies the files of the checkout (tracked, plus new files
+# git does not ignore) into DIR, as a fresh clone would have them.
+checkout() {
+  mkdir -p "$1"
+  if git -C "$src" rev-parse --is-inside-work-tree >/dev/null 2>&1; then
+    (cd "$src" && git ls-files -z -co --exclude-standard |
+      tar --null -T - --ignore-failed-read -cf - 2>/dev/null) |
+      tar -xf - -C "$1"
+  else
+    (cd "$src" && tar -cf - --exclude='./build*' .) | tar -xf - -C "$1"
+  fi
+}
+
+# readme_example FILE.c FILE.out: the C program of the README's "Embedding
+# from C" section, and the output the README says it prints.
+readme_example() {
+  awk '/^## Embedding from C/ { s = 1 }
+       s && /^```c$/ { c = 1; next }
+       c && /^```$/ { exit }
+       c' "$src/README.md" >"$1"
+  awk '/^## Embedding from C/ { s = 1 }
+       s && /^It prints:/ { p = 1 }
+       p && /^```/ { if (o) exit; o = 1; next }
+       o' "$src/README.md" >"$2"
+  [ -s "$1" ] && [ -s "$2" ] || fail "no C example in README.md"
+}
+
+# no_liblua FILE: the Lua module must not link liblua (the host provides
+# the Lua API).
+no_liblua() {
+  if ldd "$1" | grep -q liblua; then
+    ldd "$1" >&2
+    fail "$1 links liblua"
+  fi
+}
+
+# run_samples: runs every sample with --test, with LUA_PATH and LUA_CPATH
+# as the caller set them (the samples then use no other copy of bonsai).
+run_samples() {
+  local s
+  for s in "$src"/samples/*.lua; do
+    case "$s" in */setup.lua) continue ;; esac
+    lua5.4 "$s" --test >"$tmp/sample.log" 2>&1 ||
+      { cat "$tmp/sample.log" >&2; fail "sample $(basename "$s")"; }
+    echo "ok: $(basename "$s")"
+  done
+}

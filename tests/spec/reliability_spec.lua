@@ -1,0 +1,419 @@
+-- reliability_spec.lua: the defect classes found by attacking the runtime
+-- (../shared/repro), each pinned down more widely than its sample:
+-- callbacks that re-enter the API while an agent switches versions, lists
+-- edited while they are walked, reloads that change a node's shape under
+-- running state, task coroutines touched from outside a tick, and the
+-- bookkeeping of errors.
+local bt = require "bonsai"
+local trace = require "helpers.trace"
+
+local function run() return bt.RUNNING end
+
+describe("a version switch", function()
+  it("survives an abort callback that reloads the tree again", function()
+    local T
+    local log = {}
+    local function root(name, abort)
+      return bt.sequence { name = "root", bt.action { name = name, tick = run,
+        enter = function() log[#log + 1] = "enter " .. name end,
+        abort = function()
+          log[#log + 1] = "abort " .. name
+          if abort then abort() end
+        end } }
+    end
+    T = bt.tree(root("A", function() assert(T:reload(root("C"))) end),
+                { name = "t" })
+    local a = bt.agent(T)
+    a:tick(1)
+    assert(T:reload(root("B")))
+    assert.equal("running", a:tick(1)) -- A aborted (reloads to C), then C
+    assert.equal("root>C", table.concat(a:running(), ">"))
+    assert.equal("enter A; abort A; enter C", table.concat(log, "; "))
+    a:tick(1)
+    assert.equal("root>C", table.concat(a:running(), ">"))
+  end)
+
+  it("aborts a node kept by one step with the callbacks of that step's " ..
+     "version when a callback reloaded again", function()
+    local T
+    local log = {}
+    local function act(name, tag, on_abort)
+      return bt.action { name = name, tick = run,
+        abort = function()
+          log[#log + 1] = "abort " .. name .. tag
+          if on_abort then on_abort() end
+        end }
+    end
+    local v3 = bt.parallel { name = "p", act("C", "3") }
+    T = bt.tree(bt.parallel { name = "p", act("A", "1"),
+      act("X", "1", function() assert(T:reload(v3)) end) }, { name = "t" })
+    local a = bt.agent(T)
+    a:tick(1)
+    assert(T:reload(bt.parallel { name = "p", act("A", "2") })) -- X goes
+    a:tick(1)
+    -- step 1 (v1 -> v2): X aborted with v1's callback, A kept; X's abort
+    -- reloaded to v3, so step 2 (v2 -> v3) aborts A with v2's callback
+    assert.equal("abort X1; abort A2", table.concat(log, "; "))
+    assert.equal("p>C", table.concat(a:running(), ">"))
+  end)
+
+  it("survives an abort callback that ticks an agent on another old " ..
+     "version of the same tree", function()
+    local B
+    local T = bt.tree(bt.sequence { name = "r", bt.action { name = "X",
+      tick = run, abort = function() B:tick(0) end } }, { name = "t" })
+    local A = bt.agent(T)
+    B = bt.agent(T)
+    A:tick(1)
+    assert(T:reload(bt.sequence { name = "r", bt.action { name = "Y",
+      tick = run } }))
+    B:tick(1)
+    assert(T:reload(bt.sequence { name = "r", bt.action { name = "Z",
+      tick = run } }))
+    assert.equal("running", A:tick(1))
+    assert.equal("r>Z", table.concat(A:running(), ">"))
+    assert.equal("r>Z", table.concat(B:running(), ">"))
+  end)
+
+  it("refuses, from an abort callback, to tick, abort or reset the agent " ..
+     "being switched, and lets it abort and reset others", function()
+    local A, B, seen = nil, nil, {}
+    local T = bt.tree(bt.sequence { name = "r", bt.action { name = "X",
+      tick = run, abort = function(a)
+        if a ~= A then return end
+        for _, op in ipairs { "tick", "abort", "reset" } do
+          local ok, err = pcall(A[op], A)
+          seen[#seen + 1] = op .. ":" .. tostring(ok) .. ":" .. tostring(err)
+        end
+        B:abort()
+        B:reset()
+      end } }, { name = "t" })
+    A, B = bt.agent(T), bt.agent(T)
+    A:tick(1)
+    B:tick(1)
+    assert(T:reload(bt.sequence { name = "r", bt.action { name = "Y",
+      tick = run } }))
+    A:tick(1)
+    assert.same({ "tick:false:agent is already ticking",
+                  "abort:false:agent is already ticking",
+                  "reset:false:agent is already ticking" }, seen)
+    assert.equal("r>Y", table.concat(A:running(), ">"))
+    assert.equal("idle", B:status())
+    assert.same({}, B:running())
+  end)
+
+  it("names the first node whose abort failed, in the version it belonged " ..
+     "to, and runs the new version", function()
+    local T = bt.tree(bt.parallel { name = "p",
+      bt.action { name = "A", tick = run,
+                  abort = function() error("A's abort failed", 0) end },
+      bt.action { name = "B", tick = run,
+                  abort = function() error("B's abort failed", 0) end },
+      bt.action { name = "D", tick = run, abort = function() end } },
+      { name = "t" })
+    local a = bt.agent(T)
+    a:tick(1)
+    assert(T:reload(bt.parallel { name = "p",
+      bt.action { name = "C", tick = run } }))
+    assert.equal("tree 't' node 'p/A': A's abort failed", trace.tick_error(a))
+    assert.equal("running", a:tick(1))
+    assert.equal("p>C", table.concat(a:running(), ">"))
+  end)
+
+  it("switches before a:abort and a:reset, raising a failed abort of the " ..
+     "switch", function()
+    local T = bt.tree(bt.sequence { name = "r", bt.action { name = "A",
+      tick = run, abort = function() error("no", 0) end } }, { name = "t" })
+    local a = bt.agent(T)
+    a:tick(1)
+    assert(T:reload(bt.sequence { name = "r", bt.action { name = "B",
+      tick = run } }))
+    local ok, err = pcall(a.abort, a)
+    assert.is_false(ok)
+    assert.equal("tree 't' node 'r/A': no", err)
+    assert.same({}, a:running())
+    a:tick(1)
+    assert.equal("r>B", table.concat(a:running(), ">"))
+  end)
+end)
+
+describe("bt.tick_all with a list edited by its leaves", function()
+  local function errtree(edit)
+    return bt.tree(bt.parallel { name = "p",
+      bt.action { name = "L", tick = run,
+                  abort = function(a) a.owner.aborted = a end },
+      bt.action { name = "E", tick = function(a)
+        if a.owner.raise then edit(a); error("boom", 0) end
+        return bt.RUNNING end } }, { name = "t" })
+  end
+
+  it("reports the error of the agent that raised and recovers it, " ..
+     "whatever its entry holds", function()
+    for _, replacement in ipairs { "nil", "table", "other" } do
+      local list = {}
+      local T = errtree(function()
+        if replacement == "nil" then list[1] = nil
+        elseif replacement == "table" then list[1] = {}
+        else list[1] = list[2] end
+      end)
+      local oa, ob = {}, {}
+      local A = bt.agent(T, { owner = oa })
+      local B = bt.agent(T, { owner = ob })
+      list[1], list[2] = A, B
+      assert.is_nil(bt.tick_all(list, 1))
+      oa.raise = true
+      local errs = bt.tick_all(list, 1)
+      assert.equal(A, errs[1].agent, replacement)
+      assert.equal("tree 't' node 'p/E': boom", errs[1].error)
+      assert.equal(A, oa.aborted)
+      assert.is_nil(ob.aborted)
+      assert.equal(1, #errs)
+      assert.same({}, A:running())
+      assert.equal("p>L>E", table.concat(B:running(), ">"))
+    end
+  end)
+
+  it("keeps a dropped and collected agent alive for its recovery", function()
+    local list = {}
+    local T = errtree(function() list[1] = nil; collectgarbage() end)
+    list[1] = bt.agent(T, { owner = { raise = false } })
+    bt.tick_all(list, 1)
+    list[1].owner.raise = true
+    local errs = bt.tick_all(list, 1)
+    assert.equal("tree 't' node 'p/E': boom", errs[1].error)
+    assert.same({}, errs[1].agent:running())
+    assert.equal("aborted", errs[1].agent:status())
+  end)
+
+  it("ticks the entries as they are when reached, up to the length the " ..
+     "list had", function()
+    local T = bt.tree(bt.action(function(a)
+      a.owner.n = (a.owner.n or 0) + 1
+      if a.owner.edit then a.owner.edit() end
+      return true
+    end), { name = "t" })
+    local list = {}
+    local x, y, z = {}, {}, {}
+    list[1] = bt.agent(T, { owner = x })
+    list[2] = bt.agent(T, { owner = y })
+    local C = bt.agent(T, { owner = z })
+    x.edit = function() list[2] = C; list[3] = list[1] end
+    assert.is_nil(bt.tick_all(list, 1))
+    assert.same({ 1, nil, 1 }, { x.n, y.n, z.n }) -- list[3]: added later
+  end)
+
+  it("keeps an error raised from a recovery that calls bt.tick_all on " ..
+     "the failing agent", function()
+    local A
+    local T = bt.tree(bt.parallel { name = "p",
+      bt.action { name = "L", tick = run,
+                  abort = function() bt.tick_all({ A }, 0) end },
+      bt.action { name = "E", tick = function(a)
+        if a.time > 1 then error("original", 0) end
+        return bt.RUNNING end } }, { name = "t" })
+    A = bt.agent(T)
+    A:tick(1)
+    assert.equal("tree 't' node 'p/E': original", trace.tick_error(A))
+    local errs = bt.tick_all({ A }, 1) -- and from bt.tick_all itself
+    assert.equal("tree 't' node 'p/E': original", errs[1].error)
+  end)
+end)
+
+describe("interrupts edited from their own calls", function()
+  it("take the list before the calls: one removed before its turn is " ..
+     "not called, one added waits for the next tick", function()
+    local a = bt.agent(bt.tree(bt.action(run), { name = "t" }))
+    local calls = {}
+    local i1, i2, i3
+    local function added() calls[#calls + 1] = "added" end
+    i1 = function(ag)
+      calls[#calls + 1] = "i1"
+      ag:remove_interrupt(i2)
+      ag:add_interrupt(added)
+    end
+    i2 = function() calls[#calls + 1] = "i2" end
+    i3 = function(ag) calls[#calls + 1] = "i3"; ag:remove_interrupt(i3) end
+    a:add_interrupt(i1)
+    a:add_interrupt(i2)
+    a:add_interrupt(i3)
+    assert.equal("running", a:tick(1))
+    assert.equal("i1; i3", table.concat(calls, "; "))
+    calls = {}
+    a:remove_interrupt(i1)
+    assert.equal("running", a:tick(1))
+    assert.equal("added", table.concat(calls, "; "))
+  end)
+end)
+
+describe("a reload that changes a node's shape under running state", function()
+  local function done(name) return bt.named(name, bt.action(function()
+    return true end)) end
+  local function bad(name) return bt.named(name, bt.action(function()
+    return false end)) end
+  local function runs(name, log) return bt.action { name = name, tick = run,
+    abort = function() log[#log + 1] = "abort " .. name end } end
+
+  it("ends a parallel whose policy its finished children now meet", function()
+    local log = {}
+    local T = bt.tree(bt.parallel { name = "p", success = "all",
+      done "A", done "B", runs("C", log) }, { name = "t" })
+    local a = bt.agent(T)
+    assert.equal("running", a:tick(1))
+    assert(T:reload(bt.parallel { name = "p", success = "all",
+      done "A", done "B" }))
+    assert.equal("success", a:tick(1))
+    assert.equal("abort C", table.concat(log, "; "))
+    -- the failure policy, and a count lowered under a running child
+    log = {}
+    T = bt.tree(bt.parallel { name = "p", failure = 3, bad "A", bad "B",
+      runs("C", log) }, { name = "t" })
+    a = bt.agent(T)
+    assert.equal("running", a:tick(1))
+    assert(T:reload(bt.parallel { name = "p", failure = 1, bad "A", bad "B",
+      runs("C", log) }))
+    assert.equal("failure", a:tick(1))
+    assert.equal("abort C", table.concat(log, "; "))
+    assert.same({}, a:running())
+  end)
+
+  it("runs a priority section added above a running root, which it " ..
+     "aborts when a branch fires", function()
+    local t = trace.new()
+    local function root() return bt.sequence { name = "root",
+      t:action("A", "R") } end
+    local T = bt.tree(root(), { name = "t" })
+    local a = bt.agent(T)
+    assert.equal("running | enter A; tick A", t:step(a, 1))
+    assert(T:reload(root(), { priority = { bt.filter { name = "now",
+      conditions = { bt.check("x", "==", 1) }, t:action("P", "R") } } }))
+    assert.equal("running | tick A", t:step(a, 1)) -- x unset: root goes on
+    assert.equal("root>A", table.concat(a:running(), ">"))
+    a.bb.x = 1
+    assert.equal("running | enter P; tick P; abort A", t:step(a, 1))
+    assert.equal("now>P", table.concat(a:running(), ">"))
+    -- a:abort right after such a reload aborts the root's nodes
+    local b = bt.agent(bt.tree(root(), { name = "u" }))
+    t:step(b, 1)
+    assert(b.tree:reload(root(), { priority = { bt.filter { name = "never",
+      conditions = { bt.check("x", "==", 1) }, t:action("Q", "R") } } }))
+    b:abort()
+    assert.equal("abort A", t:take())
+    assert.same({}, b:running())
+  end)
+
+  it("keeps the root running when the priority section goes", function()
+    local t = trace.new()
+    local function root() return bt.sequence { name = "root",
+      t:action("A", "R") } end
+    local T = bt.tree(root(), { name = "t", priority = { bt.filter {
+      name = "f", conditions = { bt.check("x", "==", 1) },
+      t:action("P", "R") } } })
+    local a = bt.agent(T)
+    assert.equal("running | enter A; tick A", t:step(a, 1))
+    assert(T:reload(root()))
+    assert.equal("running | tick A", t:step(a, 1))
+    assert.equal("root>A", table.concat(a:running(), ">"))
+  end)
+end)
+
+describe("a task's coroutine touched from outside its tick", function()
+  local function tasktree(body, log)
+    return bt.tree(bt.sequence { name = "s", bt.named("job", bt.task(body)),
+      bt.action { name = "after", tick = function()
+        log[#log + 1] = "after"; return true end } }, { name = "t" })
+  end
+
+  it("is refused at the next tick when it was resumed to its end, closed " ..
+     "or failed", function()
+    for _, how in ipairs { "end", "close", "fail" } do
+      local co, log, runs = nil, {}, 0
+      local T = tasktree(function()
+        runs = runs + 1
+        co = coroutine.running()
+        local fail = coroutine.yield()
+        if fail then error("outside", 0) end
+        return function() log[#log + 1] = "stale value called" end
+      end, log)
+      local a = bt.agent(T)
+      assert.equal("running", a:tick(1))
+      if how == "end" then assert(coroutine.resume(co))
+      elseif how == "close" then assert(coroutine.close(co))
+      else assert(not coroutine.resume(co, true)) end
+      local err = trace.tick_error(a)
+      assert.matches("^tree 't' node 's/job': the task's coroutine ", err)
+      assert.matches("resumed from outside its agent's tick$", err)
+      assert.same({}, a:running())
+      assert.equal("running", a:tick(1)) -- a new run, a new coroutine
+      assert.equal(2, runs)
+      assert.same({}, log)
+    end
+  end)
+
+  it("cannot be closed by an abort while it runs", function()
+    local co, caught
+    local T = bt.tree(bt.named("job", bt.task(function(a)
+      co = coroutine.running()
+      coroutine.yield()
+      caught = select(2, pcall(a.abort, a))
+      coroutine.yield()
+    end)), { name = "t" })
+    local a = bt.agent(T)
+    a:tick(1)
+    assert(coroutine.resume(co))
+    assert.equal("tree 't' node 'job': cannot close the task's coroutine: " ..
+                 "it is running (resumed from outside its agent's tick)",
+                 caught)
+    assert.same({}, a:running())
+    collectgarbage()
+    assert.equal("running", a:tick(1))
+  end)
+
+  it("cannot tick or abort its own agent from inside a tick", function()
+    local seen
+    local a = bt.agent(bt.tree(bt.named("job", bt.task(function(ag)
+      seen = { pcall(ag.tick, ag, 0) }
+      coroutine.yield()
+    end)), { name = "t" }))
+    assert.equal("running", a:tick(1))
+    assert.same({ false, "agent is already ticking" }, seen)
+  end)
+end)
+
+describe("bt.register", function()
+  it("leaves a name in use as it was when the new definition is bad",
+     function()
+    bt.register("rel_leaf", function() return true end)
+    local a = bt.agent(bt.tree(bt.action "rel_leaf", { name = "t" }))
+    assert.equal("success", a:tick(1))
+    assert.has_error(function()
+      bt.register("rel_leaf", { enter = function() end, tick = 42 })
+    end, "bt.register 'rel_leaf': leaf field 'tick' must be a function " ..
+         "(got number)")
+    assert.has_error(function() bt.register("rel_leaf", { abort = print }) end)
+    assert.equal("success", a:tick(1))
+  end)
+
+  it("refuses a name with a NUL byte", function()
+    assert.has_error(function() bt.register("a\0b", print) end)
+  end)
+end)
+
+describe("depth", function()
+  it("reloads a 100,000-deep tree under a running agent in linear time",
+     function()
+    local function deep(n, leaf)
+      local node = bt.action { name = leaf, tick = run }
+      for _ = 1, n do node = bt.sequence { name = "s", node } end
+      return node
+    end
+    local T = bt.tree(deep(100000, "A"), { name = "deep" })
+    local a = bt.agent(T)
+    assert.equal("running", a:tick(1))
+    assert(T:reload(deep(100000, "A")))
+    assert.equal("running", a:tick(1))
+    assert(T:reload(deep(100000, "B")))
+    assert.equal("running", a:tick(1))
+    assert.equal(100001, #a:running())
+    assert.equal("B", a:running()[100001])
+  end)
+end)
