@@ -69,9 +69,23 @@ function S.setup()
   collectgarbage()
   collectgarbage()
   O.base = bt.memory()
+  O.nsteps, O.steps, O.lines = 0, {}, {}
+  for i = 1, 200 do O.steps[i], O.lines[i] = 0, 0 end
 end
 
-local function try(f, ...) return pcall(f, ...) end
+-- Runs one step; remembers where the first error came from (for messages).
+local function try(f, ...)
+  local ok, err = pcall(f, ...)
+  if TRACE then -- no allocation: slots made in setup
+    O.nsteps = O.nsteps + 1
+    O.steps[O.nsteps] = ALLOCS()
+    O.lines[O.nsteps] = debug.getinfo(2, "l").currentline
+  end
+  if not ok and not O.first then
+    O.first = debug.traceback(tostring(err), 1):gsub("\n", " | ")
+  end
+  return ok, err
+end
 
 function S.run()
   local t
@@ -100,7 +114,9 @@ function S.run()
   try(function() O.bbs[1].x = 2 end)
   try(function() O.agents[1].bb.alarm = true end)
   try(bt.tick_all, O.agents, 0.5)
-  try(function() t:reload(root(2), { name = "oom" }) end)
+  if not WITHOUT_RELOAD then
+    try(function() t:reload(root(2), { name = "oom" }) end)
+  end
   try(bt.tick_all, O.agents, 0.5)
   try(function()
     local t2 = bt.tree(bt.sequence { name = "root", bt.action "oom.leaf",
@@ -111,7 +127,9 @@ function S.run()
   for _, a in ipairs(O.agents) do try(a.tick, a, 1) end
   try(function() O.agents[2]:abort() end)
   try(function() O.agents[3]:reset() end)
-  try(function() t:reload(root(3)) end)
+  if not WITHOUT_RELOAD then
+    try(function() t:reload(root(3)) end)
+  end
   try(function() O.bbs[1].x = 99 end) -- the interrupt fires
   for _, a in ipairs(O.agents) do try(a.tick, a, 1) end
   try(function() O.bbs[1].x = 3 end)
@@ -120,7 +138,10 @@ function S.run()
   try(function() for _ in pairs(O.bbs[1]) do end end)
 end
 
-local function fail(fmt, ...) error(string.format(fmt, ...), 2) end
+local function fail(fmt, ...)
+  error(string.format(fmt, ...) .. " [first error of the run: " ..
+        tostring(O.first) .. "]", 2)
+end
 
 -- The leaves a:running() lists against the books.
 local function agree(a, when)
@@ -138,6 +159,10 @@ local function agree(a, when)
 end
 
 function S.check()
+  if TRACE then
+    for i = 1, O.nsteps do print("step", i, "line", O.lines[i], "allocs",
+                                 O.steps[i]) end
+  end
   if REFUSED == 0 and (#O.agents ~= 4 or #O.trees ~= 2 or #O.handles ~= 1 or
                        O.fired < 2) then
     fail("the run without refusals made %d agents, %d trees, %d observers "

@@ -5,10 +5,16 @@
 ** for every N the scenario's run makes, in both modes. After each run the
 ** allocator grants everything again and the scenario checks that its
 ** objects still work; lua_close must then give back every byte.
-**   test_oom_sweep [FIRST-LAST] [one|all]   (default: every N, both modes)
+**   test_oom_sweep [FIRST-LAST] [one|all] [--without reload]
+** (default: every N, both modes; --without reload leaves the reloads out of
+** the scenario while a fix is pending). OOM_TRACE=1 in the environment makes
+** the scenario print the allocation count at each step.
 */
 #include <stdio.h>
 #include <stdlib.h>
+#ifdef OOM_BACKTRACE
+#include <execinfo.h>
+#endif
 #include <string.h>
 
 #include <lauxlib.h>
@@ -26,6 +32,8 @@ enum { MODE_ONE, MODE_ALL };
 
 /* The allocator's state: bytes in use, allocations counted since 'armed',
 ** and the one to refuse. */
+static int without_reload;
+
 typedef struct Heap {
   size_t inuse;
   long count;  /* allocations made while armed */
@@ -51,6 +59,12 @@ static void *heap_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
     if (h->failat > 0 && (n == h->failat ||
                           (h->mode == MODE_ALL && n > h->failat))) {
       h->refused++;
+#ifdef OOM_BACKTRACE
+      if (h->refused == 1) {
+        void *frames[24];
+        backtrace_symbols_fd(frames, backtrace(frames, 24), 2);
+      }
+#endif
       return NULL;
     }
   }
@@ -59,6 +73,14 @@ static void *heap_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
     return NULL;
   h->inuse = h->inuse - old + nsize;
   return p;
+}
+
+/* ALLOCS(): the allocations counted so far (for tracing a scenario). */
+static int allocs(lua_State *L) {
+  Heap *h = (Heap *)lua_touserdata(L, lua_upvalueindex(1));
+  lua_pushinteger(L, (lua_Integer)h->count);
+  lua_pushinteger(L, (lua_Integer)h->refused);
+  return 2;
 }
 
 /* Calls S[name] protected; returns its error message (in buf) or NULL. */
@@ -94,6 +116,15 @@ static long run(long failat, int mode) {
     return -1;
   }
   luaL_openlibs(L);
+  lua_pushlightuserdata(L, &h);
+  lua_pushcclosure(L, allocs, 1);
+  lua_setglobal(L, "ALLOCS");
+  lua_pushboolean(L, without_reload);
+  lua_setglobal(L, "WITHOUT_RELOAD");
+  if (getenv("OOM_TRACE") != NULL) {
+    lua_pushboolean(L, 1);
+    lua_setglobal(L, "TRACE");
+  }
   luaL_requiref(L, "bonsai.core", luaopen_bonsai_core, 0);
   lua_pop(L, 1);
   if (luaL_dostring(L, "package.path = '" SOURCE_ROOT "/lua/?.lua;"
@@ -132,13 +163,20 @@ static long run(long failat, int mode) {
 
 int main(int argc, char **argv) {
   long total, first = 1, last = -1, n, failed = 0, runs = 0;
-  int mode, m0 = MODE_ONE, m1 = MODE_ALL;
-  if (argc > 1 && sscanf(argv[1], "%ld-%ld", &first, &last) < 1) {
-    fprintf(stderr, "usage: test_oom_sweep [FIRST-LAST] [one|all]\n");
-    return 2;
+  int mode, m0 = MODE_ONE, m1 = MODE_ALL, i;
+  for (i = 1; i < argc; i++) {
+    if (strcmp(argv[i], "--without") == 0 && i + 1 < argc &&
+        strcmp(argv[i + 1], "reload") == 0) {
+      without_reload = 1;
+      i++;
+    } else if (strcmp(argv[i], "one") == 0 || strcmp(argv[i], "all") == 0) {
+      m0 = m1 = strcmp(argv[i], "all") == 0 ? MODE_ALL : MODE_ONE;
+    } else if (sscanf(argv[i], "%ld-%ld", &first, &last) < 1) {
+      fprintf(stderr, "usage: test_oom_sweep [FIRST-LAST] [one|all] "
+                      "[--without reload]\n");
+      return 2;
+    }
   }
-  if (argc > 2)
-    m0 = m1 = strcmp(argv[2], "all") == 0 ? MODE_ALL : MODE_ONE;
   total = run(0, MODE_ONE);
   if (total < 0)
     return 1;
@@ -154,8 +192,9 @@ int main(int argc, char **argv) {
     }
 done:
   printf("oom sweep: the run makes %ld allocations; %ld runs (N %ld-%ld, "
-         "%s), %ld failed\n",
+         "%s%s), %ld failed\n",
          total, runs, first, last,
-         m0 != m1 ? "both modes" : m0 == MODE_ALL ? "all" : "one", failed);
+         m0 != m1 ? "both modes" : m0 == MODE_ALL ? "all" : "one",
+         without_reload ? ", without reload" : "", failed);
   return failed > 0;
 }
