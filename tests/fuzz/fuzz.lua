@@ -955,6 +955,17 @@ local function step()
     collectgarbage()
   elseif x <= 94 and ON.tick_all and ON.lists then
     editlist()
+  elseif x <= 94 then
+    local bb = anybb()
+    if bb then
+      trace("pairs")
+      for k, v in pairs(bb) do
+        if not rawequal(bb:get(k), v) then
+          violation(("pairs gave %s = %s, bb:get gives %s"):format(k,
+            tostring(v), tostring(bb:get(k))))
+        end
+      end
+    end
   elseif x <= 95 then
     W.bbs[#W.bbs + 1] = bt.blackboard { parent = R.chance(0.5) and anybb() or
                                         nil, k3 = R.int(3), n1 = R.int(4),
