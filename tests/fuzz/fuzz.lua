@@ -257,7 +257,9 @@ local function abortop(a, m)
 end
 
 local function tickall(list, dt)
-  return api("tick_all list of " .. #list .. " dt=" .. dt,
+  local outer = W.walking
+  W.walking = list
+  local r = table.pack(api("tick_all list of " .. #list .. " dt=" .. dt,
     function(f, ok, res)
       if not ok then
         if not refusal(res) then
@@ -290,7 +292,9 @@ local function tickall(list, dt)
             :format(book(a).id, tostring(rs[1].msg)))
         end
       end
-    end, bt.tick_all, list, dt)
+    end, bt.tick_all, list, dt))
+  W.walking = outer
+  return table.unpack(r, 1, r.n)
 end
 
 local function write(bb, key, v)
@@ -841,7 +845,18 @@ local function anylist()
   return R.pick(W.lists)
 end
 
-local function editlist()
+local function editlist(a)
+  local w = W.walking
+  if a and w and R.chance(0.7) then -- the entry of the agent being ticked
+    for i = 1, #w do
+      if rawequal(w[i], a) then
+        local y = R.int(3)
+        w[i] = y == 1 and anyagent() or y == 2 and {} or nil
+        trace("edit the walked list at " .. i)
+        return
+      end
+    end
+  end
   local l = anylist()
   if not l then return end
   local x = R.int(4)
@@ -892,7 +907,10 @@ function effect(a)
   elseif x == 11 and ON.interrupts and target then
     if R.chance(0.5) then addinterrupt(target) else removeinterrupt(target) end
   elseif x == 12 and ON.tick_all and ON.lists then
-    editlist()
+    editlist(a)
+    -- a list edited under bt.tick_all, then an error: the error and the
+    -- recovery must stay with the agent that raised
+    if a and ON.raise and R.chance(0.3) then error(newmsg(), 0) end
   elseif x == 13 then
     drop()
   elseif x == 14 and ON.gc then
