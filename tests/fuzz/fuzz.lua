@@ -41,6 +41,8 @@ local FEATURES = {
   "abort",     -- a:abort and a:reset
   "abort_reenter", -- abort callbacks (and exit(aborted)) that call the API
   "lists",     -- callbacks that edit the lists bt.tick_all walks
+  "sleep",     -- bt.sleep from leaves and tasks, a:wake
+  "budget",    -- bt.tick_all(list, dt, { budget = n })
 }
 
 local opt = { first = 1, last = 20, steps = 500, seconds = nil, replay = nil,
@@ -256,7 +258,7 @@ local function abortop(a, m)
   end, a[m], a)
 end
 
-local function tickall(list, dt)
+local function tickall(list, dt, opts)
   local outer = W.walking
   W.walking = list
   local r = table.pack(api("tick_all list of " .. #list .. " dt=" .. dt,
@@ -292,7 +294,7 @@ local function tickall(list, dt)
             :format(book(a).id, tostring(rs[1].msg)))
         end
       end
-    end, bt.tick_all, list, dt))
+    end, bt.tick_all, list, dt, opts))
   W.walking = outer
   return table.unpack(r, 1, r.n)
 end
@@ -381,6 +383,9 @@ local function lifecycle(variant)
       sideeffects(a)
       maybe_raise()
       local s, bad = status(true)
+      if s == bt.RUNNING and ON.sleep and R.chance(0.05) then
+        s = bt.sleep(R.pick { 0.3, 1, 3 })
+      end
       trace("tick " .. b.id .. " " .. id .. " -> " .. s)
       if bad then
         record(a, id, nil)
@@ -484,7 +489,11 @@ local function task(a, bb, args)
       return s
     end)
     if s ~= bt.RUNNING then return s end
-    coroutine.yield()
+    if ON.sleep and R.chance(0.05) then
+      coroutine.yield(bt.sleep(R.pick { 0.3, 1, 3 }))
+    else
+      coroutine.yield()
+    end
   end
 end
 
@@ -840,6 +849,11 @@ end
 
 local function dt() return R.pick { 0, 0.1, 0.5, 1, 2 } end
 
+local function budget()
+  if ON.budget and R.chance(0.3) then return { budget = R.int(3) } end
+  return nil
+end
+
 local function anylist()
   if #W.lists == 0 then return nil end
   return R.pick(W.lists)
@@ -883,14 +897,14 @@ end
 -- One re-entrant effect from a callback of agent a (nil: an observer).
 function effect(a)
   local protected = R.chance(0.6)
-  local x = R.int(15)
+  local x = R.int(16)
   local ok, err = true, nil
   local target = (a and R.chance(0.3)) and a or anyagent()
   if x <= 3 and target then
     ok, err = tick(target, dt())
   elseif x == 4 and ON.tick_all then
     local l = anylist()
-    if l then ok, err = tickall(l, dt()) end
+    if l then ok, err = tickall(l, dt(), budget()) end
   elseif x == 5 and ON.abort and target then
     ok, err = abortop(target, R.chance(0.5) and "abort" or "reset")
   elseif x == 6 and ON.reload and #W.trees > 0 then
@@ -913,6 +927,9 @@ function effect(a)
     if a and ON.raise and R.chance(0.3) then error(newmsg(), 0) end
   elseif x == 13 then
     drop()
+  elseif x == 15 and ON.sleep and target then
+    trace("wake " .. book(target).id)
+    target:wake()
   elseif x == 14 and ON.gc then
     trace("collectgarbage")
     collectgarbage(R.chance(0.5) and "collect" or "step")
@@ -935,7 +952,7 @@ local function step()
       W.lists[#W.lists + 1] = l
       if #W.lists > 3 then table.remove(W.lists, 1) end
     end
-    tickall(l, dt())
+    tickall(l, dt(), budget())
   elseif x <= 54 and ON.abort and a then
     abortop(a, R.chance(0.6) and "abort" or "reset")
   elseif x <= 59 and ON.reload and #W.trees > 0 then
@@ -989,6 +1006,9 @@ local function step()
                                         nil, k3 = R.int(3), n1 = R.int(4),
                                         n2 = R.int(4) }
     if #W.bbs > 4 then table.remove(W.bbs, 1) end
+  elseif x <= 97 and ON.sleep and a then
+    trace("wake " .. book(a).id)
+    a:wake()
   elseif a then
     tick(a, dt())
   end
