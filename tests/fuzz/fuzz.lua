@@ -466,7 +466,9 @@ end
 local function task(a, bb, args)
   local id = args.id
   local b = book(a)
-  if b.entered[id] then violation(b.id .. " task " .. id .. " started twice") end
+  if b.entered[id] then
+    violation(b.id .. " task " .. id .. " started twice")
+  end
   b.entered[id] = "task"
   local closed = false
   local guard <close> = setmetatable({}, { __close = function()
@@ -542,7 +544,9 @@ local function genleaf(used)
   local x = R.int(100)
   if x <= 35 then return { kind = "life", id = newid(used, "L", 30),
                            variant = R.int(3) } end
-  if x <= 45 and ON.tasks then return { kind = "task", id = newid(used, "K", 12) } end
+  if x <= 45 and ON.tasks then
+    return { kind = "task", id = newid(used, "K", 12) }
+  end
   if x <= 55 then return { kind = "plain", id = newid(used, "P", 12) } end
   if x <= 68 then return { kind = "cond", id = newid(used, "C", 16) } end
   if x <= 78 then return { kind = "named", id = newid(used, "R", 12),

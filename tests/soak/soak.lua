@@ -34,7 +34,8 @@ local function life(name, len)
     abort = function() aborts = aborts + 1 end }
 end
 
-local closer = setmetatable({}, { __close = function() closes = closes + 1 end })
+local closer = setmetatable({}, {
+  __close = function() closes = closes + 1 end })
 local function task(name)
   return bt.named(name, bt.task(function(a)
     starts = starts + 1

@@ -157,7 +157,8 @@ end)
 describe("deep inputs", function()
   it("compiles, ticks, aborts and dumps a 100,000-level tree", function()
     local entered, aborted = 0, 0
-    local n = bt.action { name = "L", enter = function() entered = entered + 1 end,
+    local n = bt.action { name = "L",
+      enter = function() entered = entered + 1 end,
       tick = function() return bt.RUNNING end,
       abort = function() aborted = aborted + 1 end }
     for _ = 1, 100000 do n = bt.sequence { n } end
