@@ -459,7 +459,8 @@ static int tree_dump(lua_State *L) {
   if (!lua_isnoneornil(L, 2)) {
     luaL_checktype(L, 2, LUA_TTABLE);
     lua_rawgeti(L, 2, 1);
-    la = (LAgent *)luaL_checkudata(L, -1, BS_STATE_T);
+    la = (LAgent *)luaL_testudata(L, -1, BS_STATE_T);
+    luaL_argexpected(L, la != NULL, 2, BS_AGENT_T);
     luaL_argcheck(L, la->magic != NULL, 2, "collected agent");
     a = agentof(la);
     luaL_argcheck(L, a->tree == lt->t, 2, "agent of another tree");

@@ -149,6 +149,10 @@ end
 -- bt.load(path): runs a file that returns a node (named after the file)
 -- or a tree; returns the tree, or nil and a message.
 function bt.load(path)
+  if type(path) ~= "string" then
+    error("bad argument #1 to 'load' (string expected, got " .. type(path) ..
+          ")", 2)
+  end
   local ok, res, opts = runfile(path)
   if not ok then return nil, res end
   local tree
@@ -175,6 +179,10 @@ end
 -- every agent running it, at its next tick) switches to the new version.
 -- Returns the tree, or nil and a message with the old version left running.
 function bt.reload(path)
+  if type(path) ~= "string" then
+    error("bad argument #1 to 'reload' (string expected, got " ..
+          type(path) .. ")", 2)
+  end
   local tree = loaded[path]
   if not tree then return bt.load(path) end
   local ok, res, opts = runfile(path)

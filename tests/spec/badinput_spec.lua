@@ -371,6 +371,19 @@ describe("bt.load", function()
     assert.equal(1, t.size)
   end)
 
+  it("refuses a path that is not a string, and tree:dump a non-agent",
+     function()
+    assert.matches("bad argument #1 to 'load' %(string expected, got table%)",
+      refused(function() bt.load({}) end))
+    assert.matches("bad argument #1 to 'reload' %(string expected, got nil%)",
+      refused(function() bt.reload() end))
+    local t = bt.tree(bt.action(ok))
+    assert.matches("bad argument #1 to 'dump' %(bonsai.agent expected, got "
+      .. "table%)", refused(function() t:dump({ 1 }) end))
+    assert.matches("bad argument #1 to 'dump' %(bonsai.agent expected",
+      refused(function() t:dump({}) end))
+  end)
+
   it("refuses options that are not a table", function()
     local t = bt.tree(bt.action(ok), { name = "o" })
     local good, err = t:reload(bt.action(ok), "fast")
