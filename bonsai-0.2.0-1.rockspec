@@ -38,6 +38,7 @@ build = {
         "src/dump.c",
         "src/env.c",
         "src/reload.c",
+        "src/save.c",
         "src/vm.c",
         -- the binding (src/meson.build: binding_sources)
         "src/lagent.c",
@@ -45,6 +46,7 @@ build = {
         "src/lbonsai.c",
         "src/lfiles.c",
         "src/lleaf.c",
+        "src/lsave.c",
         "src/ltree.c",
       },
       incdirs = { "include", "src" },

@@ -741,6 +741,11 @@ int lb_agent(lua_State *L) {
   lua_setfield(L, 3, "bb");
   lua_pushvalue(L, 3);
   luaL_setmetatable(L, BS_AGENT_T);
+  if (lua_istable(L, 2)) {
+    if (lua_getfield(L, 2, "restore") != LUA_TNIL)
+      lb_agent_restore(L, 3, 4, -1);
+    lua_pop(L, 1);
+  }
   return 1;
 }
 
@@ -750,6 +755,7 @@ static const luaL_Reg agent_methods[] = {
     {"reset", agent_reset},
     {"status", agent_status},
     {"wake", agent_wake},
+    {"save", lb_agent_save},
     {"sleeping", agent_sleeping},
     {"running", agent_running},
     {"add_interrupt", agent_add_interrupt},

@@ -208,14 +208,16 @@ static long long handleid(lua_State *L, int idx) {
 }
 
 /* Writes the value at vidx under key (named by the string at nidx) in the
-** userdata at idx, then notifies observers if the value changed. */
+** userdata at idx, then notifies observers if the value changed (unless
+** nidx is 0). */
 static void setvalue(lua_State *L, int idx, int key, int nidx, int vidx) {
   LBB *b = (LBB *)lua_touserdata(L, idx);
-  int watch = b->nobs > 0 || b->watched, changed, old = 0;
+  int watch = nidx != 0 && (b->nobs > 0 || b->watched), changed, old = 0;
   bonsai_value v;
   idx = lua_absindex(L, idx);
   vidx = lua_absindex(L, vidx);
-  nidx = lua_absindex(L, nidx);
+  if (nidx != 0)
+    nidx = lua_absindex(L, nidx);
   if (!lb_tovalue(L, vidx, &v)) /* the same Lua value, the same handle */
     v.u.handle = handleid(L, vidx);
   if (watch || v.type == BONSAI_THANDLE) { /* the old value, seen from here */
@@ -464,6 +466,10 @@ static int bb_tostring(lua_State *L) {
   LBB *b = lb_checkbb(L, 1);
   lua_pushfstring(L, "bonsai.blackboard (%d keys)", (int)b->bb->n);
   return 1;
+}
+
+void lb_bb_store(lua_State *L, int bbidx, int key, int vidx) {
+  setvalue(L, bbidx, key, 0, vidx);
 }
 
 void lb_bb_fill(lua_State *L, int bbidx, int tidx) {

@@ -142,6 +142,12 @@ int lb_tick_all(lua_State *L);
 int lb_sleep(lua_State *L);
 void lb_open_agent(lua_State *L);
 
+/* lsave.c */
+int lb_agent_save(lua_State *L);
+/* Restores the agent (table at ai, state si) from the string at sidx;
+** raises "tree 'T': cannot restore: msg". */
+void lb_agent_restore(lua_State *L, int ai, int si, int sidx);
+
 /* lfiles.c */
 int lb_mtime(lua_State *L);
 int lb_dir(lua_State *L);
@@ -152,6 +158,9 @@ LBB *lb_checkbb(lua_State *L, int idx);
 /* Pushes a new, empty blackboard; parentidx is the parent's userdata or 0.
 ** Needs the context as upvalue 1. */
 LBB *lb_newbb(lua_State *L, int parentidx);
+/* Writes the value at vidx under key id 'key' in the userdata at bbidx,
+** as a C write does: guards see it, Lua observers are not called. */
+void lb_bb_store(lua_State *L, int bbidx, int key, int vidx);
 /* Copies the string-keyed fields of the table at idx into the userdata. */
 void lb_bb_fill(lua_State *L, int bbidx, int tidx);
 void lb_open_blackboard(lua_State *L);

@@ -14,6 +14,14 @@
 #define A BONSAI_ABORTED
 #define ALL (BONSAI_LEAF_ENTER | BONSAI_LEAF_EXIT | BONSAI_LEAF_ABORT)
 
+/* One tick of ag, checked: its status and the trace it left. */
+#define STEP(ag, dt, status, expected)                                       \
+  do {                                                                       \
+    int st_ = bonsai_agent_tick((ag), (dt));                                 \
+    assert_string_equal(trace_take(&trace), (expected));                     \
+    assert_int_equal(st_, (status));                                         \
+  } while (0)
+
 extern Trace trace;
 extern bonsai_env *env;
 extern AllocStats mem;

@@ -34,12 +34,6 @@ static const char *errpath(const bonsai_agent *ag) {
   return path(bonsai_agent_tree(ag), bonsai_agent_errnode(ag));
 }
 
-#define STEP(ag, dt, status, expected)                                       \
-  do {                                                                       \
-    int st_ = bonsai_agent_tick((ag), (dt));                                 \
-    assert_string_equal(trace_take(&trace), (expected));                     \
-    assert_int_equal(st_, (status));                                         \
-  } while (0)
 
 /* A leaf that returns, for each event, a fixed value (tick: a status). */
 typedef struct Fixed {

@@ -32,14 +32,6 @@ static const char *running(const bonsai_agent *ag) {
   return buf;
 }
 
-/* One tick of dt: the trace it produced, then the status it returned. */
-#define STEP(ag, dt, status, expected)                                       \
-  do {                                                                       \
-    int st_ = bonsai_agent_tick((ag), (dt));                                 \
-    assert_string_equal(trace_take(&trace), (expected));                     \
-    assert_int_equal(st_, (status));                                         \
-  } while (0)
-
 /* {====== leaves */
 
 static void action_events(void **state) {

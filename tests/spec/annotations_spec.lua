@@ -14,7 +14,7 @@ local PENDING = {
   "bt.debug", "bt.debug.poll", "bt.debug.serve", "bt.delay", "bt.import",
   "bt.loaders", "bt.record", "bt.shared", "bt.subtree",
   "bt.utility_selector",
-  "Agent:events", "Agent:save", "Agent:trace",
+  "Agent:events", "Agent:trace",
   "Tree:dot", "Tree:export", "Tree:mermaid", "Tree:share",
   "Builder:delay", "Builder:utility_selector",
 }

@@ -1,0 +1,386 @@
+/*
+** lsave.c: a:save() and bt.agent(tree, { restore = s }). The core writes
+** and reads the agent's state (bonsai_agent_save/restore); this file is its
+** host for the blackboard values only Lua holds: plain tables (nested, no
+** metatables, no cycles) of booleans, numbers and strings, written after
+** the tag BONSAI_SAVE_HOST with the core's scalar tags plus one for tables.
+** The bytes read back are untrusted: bounded, depth-limited, checked.
+*/
+#include <stdio.h>
+#include <string.h>
+
+#include "bonsai.h"
+#include "lbonsai.h"
+
+/* Tags, as the core's (docs/SAVE_FORMAT.md), plus tables. */
+enum { TAG_FALSE = 1, TAG_TRUE, TAG_INT, TAG_NUM, TAG_STR, TAG_TABLE = 7 };
+#define MAXDEPTH 100
+
+typedef struct Host {
+  lua_State *L;
+  bonsai_env *env;
+  int bb;     /* stack index of the blackboard userdata */
+  int seen;   /* stack index of a table of tables being written (cycles) */
+  const char *error;
+  char msg[64];
+  void (*write)(void *wud, const void *p, size_t n);
+  void *wud;
+} Host;
+
+/* Where a:save() writes: bytes gathered in buf, then as pieces in the
+** table at stack index 'pieces' (the stack is busy with the values being
+** written, so no luaL_Buffer). */
+typedef struct Sink {
+  lua_State *L;
+  int pieces;
+  lua_Integer n;
+  size_t len;
+  char buf[1024];
+} Sink;
+
+static void flush(Sink *k) {
+  if (k->len == 0)
+    return;
+  lua_pushlstring(k->L, k->buf, k->len);
+  lua_rawseti(k->L, k->pieces, ++k->n);
+  k->len = 0;
+}
+
+static void addpiece(void *ud, const void *p, size_t n) {
+  Sink *k = (Sink *)ud;
+  if (k->len + n > sizeof k->buf)
+    flush(k);
+  if (n > sizeof k->buf) {
+    lua_pushlstring(k->L, (const char *)p, n);
+    lua_rawseti(k->L, k->pieces, ++k->n);
+    return;
+  }
+  memcpy(k->buf + k->len, p, n);
+  k->len += n;
+}
+
+/* {======================================================
+** Writing
+** ======================================================= */
+
+static void out(Host *h, const void *p, size_t n) { h->write(h->wud, p, n); }
+
+static void out8(Host *h, unsigned v) {
+  unsigned char b = (unsigned char)v;
+  out(h, &b, 1);
+}
+
+static void out64(Host *h, unsigned long long v) {
+  unsigned char b[8];
+  int k;
+  for (k = 0; k < 8; k++)
+    b[k] = (unsigned char)(v >> (8 * k));
+  out(h, b, 8);
+}
+
+static void out32(Host *h, size_t v) {
+  unsigned char b[4];
+  int k;
+  for (k = 0; k < 4; k++)
+    b[k] = (unsigned char)(v >> (8 * k));
+  out(h, b, 4);
+}
+
+/* Writes the Lua value at idx; 0, or -1 with h->error. */
+static int encode(Host *h, int idx, int depth) {
+  lua_State *L = h->L;
+  idx = lua_absindex(L, idx);
+  switch (lua_type(L, idx)) {
+  case LUA_TBOOLEAN:
+    out8(h, lua_toboolean(L, idx) ? TAG_TRUE : TAG_FALSE);
+    return 0;
+  case LUA_TNUMBER:
+    if (lua_isinteger(L, idx)) {
+      out8(h, TAG_INT);
+      out64(h, (unsigned long long)lua_tointeger(L, idx));
+    } else {
+      double d = lua_tonumber(L, idx);
+      unsigned long long v;
+      memcpy(&v, &d, sizeof v);
+      out8(h, TAG_NUM);
+      out64(h, v);
+    }
+    return 0;
+  case LUA_TSTRING: {
+    size_t len;
+    const char *s = lua_tolstring(L, idx, &len);
+    if (len > 0xffffffffu)
+      return h->error = "a string too long to save", -1;
+    out8(h, TAG_STR);
+    out32(h, len);
+    out(h, s, len);
+    return 0;
+  }
+  case LUA_TTABLE: {
+    size_t n = 0;
+    if (depth >= MAXDEPTH)
+      return h->error = "tables nested too deep to save", -1;
+    if (lua_getmetatable(L, idx))
+      return lua_pop(L, 1), h->error = "a table with a metatable cannot be "
+                                       "saved", -1;
+    lua_pushvalue(L, idx);
+    if (lua_rawget(L, h->seen) != LUA_TNIL)
+      return lua_pop(L, 1), h->error = "a table that contains itself cannot "
+                                       "be saved", -1;
+    lua_pop(L, 1);
+    lua_pushvalue(L, idx);
+    lua_pushboolean(L, 1);
+    lua_rawset(L, h->seen);
+    lua_pushnil(L);
+    while (lua_next(L, idx) != 0) {
+      lua_pop(L, 1);
+      n++;
+    }
+    out8(h, TAG_TABLE);
+    out32(h, n);
+    luaL_checkstack(L, 4, "save");
+    lua_pushnil(L);
+    while (lua_next(L, idx) != 0) { /* stack: key, value */
+      int t = lua_type(L, -2);
+      if (t != LUA_TSTRING && t != LUA_TNUMBER && t != LUA_TBOOLEAN)
+        return lua_pop(L, 2), h->error = "a table key of this type cannot "
+                                         "be saved", -1;
+      if (encode(h, -2, depth + 1) != 0 || encode(h, -1, depth + 1) != 0)
+        return lua_pop(L, 2), -1;
+      lua_pop(L, 1);
+    }
+    lua_pushvalue(L, idx);
+    lua_pushnil(L);
+    lua_rawset(L, h->seen); /* the same table twice is fine, not nested */
+    return 0;
+  }
+  default: /* functions, userdata, threads; nil only inside nothing */
+    snprintf(h->msg, sizeof h->msg, "a %s value cannot be saved",
+             luaL_typename(L, idx));
+    h->error = h->msg;
+    return -1;
+  }
+}
+
+/* The core asks for the Lua value of a blackboard handle. */
+static int savehandle(void *ud, bonsai_agent *a, int key, long long handle,
+                      void (*write)(void *wud, const void *p, size_t n),
+                      void *wud) {
+  Host *h = (Host *)ud;
+  lua_State *L = h->L;
+  int r;
+  (void)handle;
+  h->write = write;
+  h->wud = wud;
+  lua_getfield(L, h->bb, "get"); /* bb:get(name): no method shadows it */
+  lua_pushvalue(L, h->bb);
+  (void)a;
+  lua_pushstring(L, bonsai_key_name(h->env, key));
+  lua_call(L, 2, 1);
+  r = encode(h, -1, 0);
+  lua_pop(L, 1);
+  return r == 0 ? BONSAI_OK : BONSAI_ERROR;
+}
+
+static const char *saveerror(void *ud) { return ((Host *)ud)->error; }
+
+/* }====================================================== */
+
+/* {======================================================
+** Reading
+** ======================================================= */
+
+typedef struct Src {
+  const unsigned char *p;
+  size_t n, at;
+} Src;
+
+static int need(Src *s, size_t n) { return n <= s->n - s->at; }
+
+static unsigned long long in64(Src *s) {
+  unsigned long long v = 0;
+  int k;
+  for (k = 7; k >= 0; k--)
+    v = (v << 8) | s->p[s->at + (size_t)k];
+  s->at += 8;
+  return v;
+}
+
+static size_t in32(Src *s) {
+  size_t v = 0;
+  int k;
+  for (k = 3; k >= 0; k--)
+    v = (v << 8) | s->p[s->at + (size_t)k];
+  s->at += 4;
+  return v;
+}
+
+/* Pushes the value read from s; 0, or -1 (nothing pushed) on bad bytes. */
+static int decode(lua_State *L, Src *s, int depth) {
+  unsigned tag;
+  if (!need(s, 1) || depth > MAXDEPTH)
+    return -1;
+  tag = s->p[s->at++];
+  switch (tag) {
+  case TAG_FALSE: case TAG_TRUE:
+    lua_pushboolean(L, tag == TAG_TRUE);
+    return 0;
+  case TAG_INT:
+    if (!need(s, 8))
+      return -1;
+    lua_pushinteger(L, (lua_Integer)in64(s));
+    return 0;
+  case TAG_NUM: {
+    unsigned long long v;
+    double d;
+    if (!need(s, 8))
+      return -1;
+    v = in64(s);
+    memcpy(&d, &v, sizeof d);
+    lua_pushnumber(L, d);
+    return 0;
+  }
+  case TAG_STR: {
+    size_t len;
+    if (!need(s, 4))
+      return -1;
+    len = in32(s);
+    if (!need(s, len))
+      return -1;
+    lua_pushlstring(L, (const char *)s->p + s->at, len);
+    s->at += len;
+    return 0;
+  }
+  case TAG_TABLE: {
+    size_t n, k;
+    if (!need(s, 4))
+      return -1;
+    n = in32(s);
+    if (n > s->n - s->at) /* each pair takes at least two bytes */
+      return -1;
+    luaL_checkstack(L, 4, "restore");
+    lua_createtable(L, 0, 0);
+    for (k = 0; k < n; k++) {
+      int t;
+      if (decode(L, s, depth + 1) != 0) {
+        lua_pop(L, 1);
+        return -1;
+      }
+      t = lua_type(L, -1);
+      if ((t != LUA_TSTRING && t != LUA_TNUMBER && t != LUA_TBOOLEAN) ||
+          (t == LUA_TNUMBER && lua_tonumber(L, -1) != lua_tonumber(L, -1)) ||
+          decode(L, s, depth + 1) != 0) { /* a bad key, or no value */
+        lua_pop(L, 2);
+        return -1;
+      }
+      lua_rawset(L, -3);
+    }
+    return 0;
+  }
+  default:
+    return -1;
+  }
+}
+
+/* The core hands over the bytes of a Lua value for key (-1: check only). */
+static int loadhandle(void *ud, bonsai_agent *a, int key,
+                      const unsigned char *p, size_t n, size_t *used) {
+  Host *h = (Host *)ud;
+  Src s;
+  (void)a;
+  s.p = p;
+  s.n = n;
+  s.at = 0;
+  if (decode(h->L, &s, 0) != 0)
+    return BONSAI_ERROR;
+  if (lua_type(h->L, -1) != LUA_TTABLE) { /* scalars are the core's */
+    lua_pop(h->L, 1);
+    return BONSAI_ERROR;
+  }
+  if (key >= 0)
+    lb_bb_store(h->L, h->bb, key, -1);
+  lua_pop(h->L, 1);
+  *used = s.at;
+  return BONSAI_OK;
+}
+
+/* }====================================================== */
+
+/* The C agent of the agent table at idx (its state userdata pushed). */
+static bonsai_agent *agentat(lua_State *L, int idx) {
+  LAgent *la;
+  luaL_checktype(L, idx, LUA_TTABLE);
+  lua_rawgeti(L, idx, 1);
+  la = (LAgent *)luaL_checkudata(L, -1, BS_STATE_T);
+  luaL_argcheck(L, la->magic != NULL, idx, "collected agent");
+  return agentof(la);
+}
+
+static void sethost(Host *h, bonsai_savehost *sh, lua_State *L, int bb,
+                    int seen) {
+  h->L = L;
+  h->env = lb_context(L)->env;
+  h->bb = bb;
+  h->seen = seen;
+  h->error = NULL;
+  sh->ud = h;
+  sh->save = savehandle;
+  sh->load = loadhandle;
+  sh->error = saveerror;
+}
+
+/* a:save(): the agent's state as a string */
+int lb_agent_save(lua_State *L) {
+  bonsai_agent *a = agentat(L, 1); /* 2: state */
+  bonsai_savehost sh;
+  Host h;
+  Sink k;
+  luaL_Buffer b;
+  lua_Integer i;
+  int r;
+  lua_settop(L, 2);
+  lua_getfield(L, 1, "bb"); /* 3 */
+  lb_checkbb(L, 3);
+  lua_newtable(L); /* 4: tables being written */
+  lua_newtable(L); /* 5: the pieces */
+  sethost(&h, &sh, L, 3, 4);
+  k.L = L;
+  k.pieces = 5;
+  k.n = 0;
+  k.len = 0;
+  r = bonsai_agent_save(a, &sh, addpiece, &k);
+  if (r != BONSAI_OK) {
+    const char *msg = r == BONSAI_EBUSY ? "agent is already ticking"
+                                        : bonsai_agent_errmsg(a);
+    return luaL_error(L, "tree '%s': %s",
+                      bonsai_tree_name(bonsai_agent_tree(a)), msg);
+  }
+  flush(&k);
+  luaL_buffinit(L, &b);
+  for (i = 1; i <= k.n; i++) {
+    lua_rawgeti(L, 5, i);
+    luaL_addvalue(&b);
+  }
+  luaL_pushresult(&b);
+  return 1;
+}
+
+void lb_agent_restore(lua_State *L, int ai, int si, int sidx) {
+  bonsai_agent *a = agentof((LAgent *)lua_touserdata(L, si));
+  bonsai_savehost sh;
+  Host h;
+  size_t len;
+  const char *s;
+  int top = lua_gettop(L);
+  ai = lua_absindex(L, ai);
+  sidx = lua_absindex(L, sidx);
+  if (lua_type(L, sidx) != LUA_TSTRING)
+    luaL_error(L, "'restore' must be a string from a:save()");
+  s = lua_tolstring(L, sidx, &len);
+  lua_getfield(L, ai, "bb");
+  sethost(&h, &sh, L, lua_gettop(L), 0);
+  if (bonsai_agent_restore(a, s, len, &sh) != BONSAI_OK)
+    luaL_error(L, "tree '%s': cannot restore: %s",
+               bonsai_tree_name(bonsai_agent_tree(a)), bonsai_agent_errmsg(a));
+  lua_settop(L, top);
+}

@@ -1,0 +1,50 @@
+-- helpers/everything.lua: a tree with a node of every kind, several of
+-- them running at once, whose leaves depend only on the agent (its clock),
+-- so that two agents in the same state behave the same (save_spec.lua, and
+-- the process it starts to restore a save).
+local bt = require "bonsai"
+
+local M = {}
+
+local function run() return bt.RUNNING end
+local function every(n, name)
+  return bt.named(name, bt.action(function(a)
+    return math.floor(a.time) % n == 0 and bt.SUCCESS or bt.RUNNING
+  end))
+end
+local function when(name, f)
+  return bt.named(name, bt.condition(function(a) return f(a.time) end))
+end
+
+function M.root()
+  return bt.parallel { name = "all", success = "all", failure = "all",
+    bt.sequence { name = "seq", when("c1", function() return true end),
+      bt.selector { name = "sel", when("c2", function() return false end),
+        bt.repeater { name = "rep", times = 3, every(2, "r") } } },
+    bt.reactive_sequence { name = "rseq", bt.is_set "go",
+      bt.reactive_selector { name = "rsel",
+        bt.check("hp", "<", 10),
+        bt.retry { name = "retry", times = 4, every(3, "t") } } },
+    bt.filter { name = "filt", conditions = { bt.check("hp", ">", 0) },
+      bt.monitor { name = "mon", conditions = { when("ok", function()
+        return true end) },
+        bt.invert { name = "inv", bt.force_success { name = "fs",
+          bt.force_failure { name = "ff", every(5, "f") } } } } },
+    bt.timeout { name = "to", seconds = 100, bt.time_limit { name = "tl",
+      seconds = 50, bt.repeat_until_failure { name = "ruf",
+        bt.wait { name = "w", seconds = 2 } } } },
+    bt.limit { name = "lim", times = 2, bt.cooldown { name = "cd",
+      seconds = 3, bt.run_once { name = "once", every(2, "o") } } },
+    bt.guard { name = "g", bt.check("hp", ">", 5), abort = "self",
+      bt.named("hold", bt.action(run)) },
+  }
+end
+
+-- The tree of M.root(), with a priority section, named name or "t".
+function M.tree(name)
+  return bt.tree(M.root(), { name = name or "t", priority = {
+    bt.filter { name = "panic", conditions = { bt.check("hp", "<", 0) },
+      bt.named("flee", bt.action(run)) } } })
+end
+
+return M
