@@ -149,6 +149,7 @@ static void notify(lua_State *L, int idx, int key, int name, int nv, int ov) {
     callobservers(L, idx, key, name, nv, ov);
   if (!b->watched || b->bb == NULL)
     return;
+  luaL_checkstack(L, 8, "notify");
   lua_createtable(L, 8, 0); /* blackboards to visit */
   todo = lua_gettop(L);
   lua_createtable(L, 8, 0); /* blackboards whose observers are called */
