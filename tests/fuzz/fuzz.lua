@@ -43,6 +43,7 @@ local FEATURES = {
   "lists",     -- callbacks that edit the lists bt.tick_all walks
   "sleep",     -- bt.sleep from leaves and tasks, a:wake
   "budget",    -- bt.tick_all(list, dt, { budget = n })
+  "save",      -- a:save() and bt.agent(tree, { restore = s })
 }
 
 local opt = { first = 1, last = 20, steps = 500, seconds = nil, replay = nil,
@@ -466,7 +467,7 @@ end
 local function task(a, bb, args)
   local id = args.id
   local b = book(a)
-  if b.entered[id] then
+  if b.entered[id] and b.entered[id] ~= "pending" then
     violation(b.id .. " task " .. id .. " started twice")
   end
   b.entered[id] = "task"
@@ -763,6 +764,46 @@ local function newagent(e)
   return a
 end
 
+-- Saves agent a and restores the string into a new agent of its tree: the
+-- new agent's running leaves must be leaves a had entered (they go on
+-- without enter); its running tasks start their bodies again.
+local function saverestore(a)
+  local b = book(a)
+  local ok, s = pcall(a.save, a)
+  trace("save " .. b.id .. (ok and "" or " -> " .. tostring(s)))
+  if not ok then return end
+  W.nagents = W.nagents + 1
+  local id = "A" .. W.nagents
+  -- (only the agent's own blackboard values are saved: n1 and n2, which
+  -- ordered checks read, may come from a parent)
+  local good, n = pcall(bt.agent, a.tree, { owner = { id = id },
+    restore = s, blackboard = { n1 = 1, n2 = 2 } })
+  if not good then
+    violation("restoring a fresh save failed: " .. tostring(n))
+    return
+  end
+  local nb = book(n)
+  nb.id = id
+  if n.time ~= a.time then
+    violation(("restored clock %s, saved %s"):format(n.time, a.time))
+  end
+  for _, name in ipairs(n:running()) do
+    local k = name:sub(1, 1)
+    if (k == "L" or k == "R") and name:match("^%u%d+$") then
+      if b.entered[name] ~= "leaf" then
+        violation(("%s restored from %s runs %s, which %s had not entered")
+          :format(id, b.id, name, b.id))
+      end
+      nb.entered[name] = "leaf"
+      nb.ended[name] = b.ended[name]
+    elseif k == "K" and name:match("^K%d+$") then
+      nb.entered[name] = "pending"
+    end
+  end
+  trace("restored " .. id .. " from " .. b.id)
+  if #W.agents < 10 then W.agents[#W.agents + 1] = n end
+end
+
 local function anyagent()
   if #W.agents == 0 then return nil end
   return R.pick(W.agents)
@@ -1010,6 +1051,8 @@ local function step()
                                         nil, k3 = R.int(3), n1 = R.int(4),
                                         n2 = R.int(4) }
     if #W.bbs > 4 then table.remove(W.bbs, 1) end
+  elseif x <= 98 and x > 97 and ON.save and a then
+    saverestore(a)
   elseif x <= 97 and ON.sleep and a then
     trace("wake " .. book(a).id)
     a:wake()
@@ -1030,8 +1073,10 @@ local function checkworld()
         run[name] = true
       end
     end
-    for id in pairs(b.entered) do
-      if not run[id] then
+    for id, how in pairs(b.entered) do
+      if how == "pending" and not run[id] then
+        b.entered[id] = nil -- a restored task, aborted before it started
+      elseif not run[id] then
         violation(("%s: %s was entered and has not ended, but a:running() "
           .. "does not list it (running: %s)"):format(b.id, id,
           table.concat(a:running(), ",")))
