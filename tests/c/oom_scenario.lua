@@ -1,8 +1,8 @@
 -- oom_scenario.lua: the scenario of the allocation-failure sweep
 -- (test_oom_sweep.c). setup() runs with every allocation granted and makes
 -- the books; run() is where the host refuses allocations: trees, agents,
--- ticks, reloads, observers, interrupts, tasks, tick_all, each step under
--- pcall; check() runs with allocations granted again and verifies that
+-- ticks, reloads, observers, interrupts, tasks, sleep, tick_all, save and
+-- restore, each step under pcall; check() runs with allocations granted again and verifies that
 -- every object made still works (tick, abort, reset, reload), that the
 -- books agree with the library, and that bt.memory() is back to its value
 -- after setup once everything is dropped.
@@ -12,6 +12,7 @@ local S = {}
 local O           -- objects made by run(), and the books
 local IDS = { "A", "B", "C", "T" }
 local MAXAGENTS = 6
+local SLEEPY = 4 -- the agent whose leaf B sleeps
 
 -- Books: books[agent slot][leaf id] = true while entered. Every slot is
 -- made in setup, so writing the books never allocates.
@@ -21,7 +22,9 @@ local function leaf(id)
     enter = function(a) O.books[a.owner.slot][id] = true end,
     tick = function(a, bb)
       bb.n = (bb.n or 0) + 1
-      return (a.owner.slot + bb.n) % 3 == 0 and bt.SUCCESS or bt.RUNNING
+      if (a.owner.slot + bb.n) % 3 == 0 then return bt.SUCCESS end
+      if a.owner.slot == SLEEPY and id == "B" then return bt.sleep(0.5) end
+      return bt.RUNNING
     end,
     exit = function(a) O.books[a.owner.slot][id] = false end,
     abort = function(a) O.books[a.owner.slot][id] = false end,
@@ -135,6 +138,16 @@ function S.run()
   try(function() O.bbs[1].x = 3 end)
   for _, a in ipairs(O.agents) do try(a.tick, a, 1) end
   try(function() bt.register("oom.leaf", function() return false end) end)
+  try(function() -- save agent 1, restore it as agent 5
+    local s = O.agents[1]:save()
+    local n = bt.agent(O.agents[1].tree, { owner = O.owners[5], restore = s })
+    for _, name in ipairs(n:running()) do -- restored leaves go on
+      if name ~= "T" and O.books[5][name] ~= nil then
+        O.books[5][name] = true
+      end
+    end
+    O.agents[#O.agents + 1] = n
+  end)
   try(function() for _ in pairs(O.bbs[1]) do end end)
 end
 
@@ -150,6 +163,10 @@ local function agree(a, when)
     if O.books[a.owner.slot][n] ~= nil then run[n] = true end
   end
   for _, id in ipairs(IDS) do
+    if id == "T" and a.owner.slot == 5 and run[id] and
+       not O.books[5][id] then
+      run[id] = nil -- restored: its body starts again at the next tick
+    end
     if (run[id] or false) ~= O.books[a.owner.slot][id] then
       fail("%s: agent %d, leaf %s: running %s, entered %s", when,
            a.owner.slot, id, tostring(run[id] or false),
@@ -163,7 +180,7 @@ function S.check()
     for i = 1, O.nsteps do print("step", i, "line", O.lines[i], "allocs",
                                  O.steps[i]) end
   end
-  if REFUSED == 0 and (#O.agents ~= 4 or #O.trees ~= 2 or #O.handles ~= 1 or
+  if REFUSED == 0 and (#O.agents ~= 5 or #O.trees ~= 2 or #O.handles ~= 1 or
                        O.fired < 2) then
     fail("the run without refusals made %d agents, %d trees, %d observers "
          .. "(called %d times)", #O.agents, #O.trees, #O.handles, O.fired)
