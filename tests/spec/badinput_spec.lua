@@ -170,6 +170,9 @@ describe("deep inputs", function()
     local d = t:dump(a)
     assert.is_true(#d < 100001 * 200) -- linear, not quadratic
     assert.matches("<100000> L (action) [running]", d, 1, true)
+    assert.is_true(t:reload(n))         -- the running path is kept
+    assert.equal("running", a:tick(1))
+    assert.equal(100001, #a:running())
     a:abort()
     assert.equal(1, entered)
     assert.equal(1, aborted)
