@@ -37,8 +37,10 @@ build = {
         "src/def.c",
         "src/dump.c",
         "src/env.c",
+        "src/names.c",
         "src/reload.c",
         "src/save.c",
+        "src/tree.c",
         "src/vm.c",
         -- the binding (src/meson.build: binding_sources)
         "src/lagent.c",
@@ -54,6 +56,13 @@ build = {
     },
     ["bonsai"] = "lua/bonsai/init.lua",
     ["bonsai.builder"] = "lua/bonsai/builder.lua",
+    ["bonsai.loaders"] = "lua/bonsai/loaders.lua",
+    ["bonsai.watch"] = "lua/bonsai/watch.lua",
+    ["bonsai.formats.leaves"] = "lua/bonsai/formats/leaves.lua",
+    ["bonsai.formats.xml"] = "lua/bonsai/formats/xml.lua",
+    ["bonsai.formats.btcpp"] = "lua/bonsai/formats/btcpp.lua",
+    ["bonsai.formats.behavior3"] = "lua/bonsai/formats/behavior3.lua",
+    ["bonsai.formats.edges"] = "lua/bonsai/formats/edges.lua",
     ["bonsai.meta"] = "lua/bonsai/meta.lua", -- annotations for editors
   },
 }

@@ -175,6 +175,11 @@ BONSAI_API int bonsai_def_string(bonsai_def *def, const char *key,
                                  const char *v);
 BONSAI_API int bonsai_def_value(bonsai_def *def, const char *key,
                                 bonsai_value v);
+/* Bytes the host attaches to the tree compiled from def (kept by pointer
+** until then): a shared tree carries them to the other environments, for
+** what only the host has (the Lua binding: the leaves' args tables). */
+BONSAI_API void bonsai_def_host(bonsai_def *def, const void *bytes,
+                                size_t len);
 /* The first error met while building, or NULL. */
 BONSAI_API const char *bonsai_def_errmsg(const bonsai_def *def);
 /* Sets the most nodes def may hold (default 1,000,000; at most 2^31 - 1);
@@ -195,6 +200,30 @@ BONSAI_API int bonsai_tree_new(const bonsai_def *def, const char *name,
 BONSAI_API int bonsai_tree_reload(bonsai_tree *tree, const bonsai_def *def,
                                   char *errbuf, size_t errsize);
 BONSAI_API void bonsai_tree_release(bonsai_tree *tree);
+
+/*
+** Shared trees. bonsai_tree_share makes the tree's version shareable (a
+** copy detached from the environment, carrying the host's bytes) and
+** writes its handle ("bonsai-tree:N"); bonsai_tree_shared makes, in
+** another environment of the same process (another Lua state, another
+** thread), a tree on the same blueprint: not a copy. Named leaves are
+** looked up in each environment's own registry; a name it never
+** registered fails when ticked. Reloading any of these trees reaches the
+** agents of all of them at their next tick. The handle stays valid while
+** one of its trees lives. Thread-safe, as are the blueprints' reference
+** counts; everything else stays per environment.
+*/
+BONSAI_API int bonsai_tree_share(bonsai_tree *tree, const void *host,
+                                 size_t hostlen, char *handle, size_t size);
+BONSAI_API int bonsai_tree_shared(bonsai_env *env, const char *handle,
+                                  bonsai_tree **out, char *errbuf,
+                                  size_t errsize);
+BONSAI_API int bonsai_tree_is_shared(const bonsai_tree *tree);
+/* The host's bytes of the tree's current version, and that version's id
+** (unique in the process: the host redoes what it made from the bytes
+** when the id changes). */
+BONSAI_API const void *bonsai_tree_host(const bonsai_tree *tree, size_t *len,
+                                        unsigned long long *version);
 BONSAI_API const char *bonsai_tree_name(const bonsai_tree *tree);
 BONSAI_API unsigned bonsai_tree_size(const bonsai_tree *tree);
 /* The name of node i ("" for a hidden node), or NULL out of range. */
@@ -320,8 +349,12 @@ BONSAI_API int bonsai_agent_restore(bonsai_agent *agent, const void *data,
 BONSAI_API bonsai_bb *bonsai_bb_new(bonsai_env *env, bonsai_bb *parent);
 BONSAI_API void bonsai_bb_release(bonsai_bb *bb);
 BONSAI_API bonsai_bb *bonsai_bb_parent(const bonsai_bb *bb);
-/* The interned id of a key name (created if new), or -1 on error. */
+/* The interned id of a key name (created if new), or -1 on error. Key ids
+** are the same in every environment of the process. */
 BONSAI_API int bonsai_key(bonsai_env *env, const char *name, size_t len);
+/* The id of a key name that was interned already, or -1. */
+BONSAI_API int bonsai_key_find(const bonsai_env *env, const char *name,
+                               size_t len);
 BONSAI_API const char *bonsai_key_name(const bonsai_env *env, int key);
 /* Reads key, falling through to parents; BONSAI_TNIL when unset. The
 ** string of a BONSAI_TSTRING stays valid until the key is written. */

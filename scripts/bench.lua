@@ -622,8 +622,62 @@ function sections.r()
     tree.size, n, rl * 1e3, ft * 1e3, tk * 1e3, (rl + ft - tk) / tk))
 end
 
+------------------------------------------------------------------------
+-- S: sleeping agents. 10,000 agents in one bt.tick_all list: all running
+-- W1, against 1,000 running W1 (every tenth) among 9,000 asleep (their
+-- leaf returned bt.sleep). The row is per list entry, the ratio against
+-- the all-awake list (goal: <= 0.15, the awake tenth plus a few ns for
+-- each sleeper).
+------------------------------------------------------------------------
+
+function sections.s()
+  local n = W1N
+  local function make(asleep)
+    local st = w1_states(n)
+    local tree = w1_tree(w1_leaves_agent())
+    local sleeper = bt.tree(bt.action(function() return bt.sleep(1e300) end),
+                            { name = "sleeper" })
+    local list, awake = {}, {}
+    for i = 1, n do
+      if asleep and i % 10 ~= 0 then
+        list[i] = bt.agent(sleeper)
+      else
+        list[i] = bt.agent(tree, { owner = st[i] })
+        awake[#awake + 1] = st[i]
+      end
+    end
+    bt.tick_all(list, 1) -- the sleepers fall asleep
+    return function(k)
+      for _ = 1, k do
+        for j = 1, #awake do w1_step(awake[j]) end
+        bt.tick_all(list, 1)
+      end
+    end
+  end
+  local runs = { make(false), make(true) }
+  local times = { {}, {} }
+  for _ = 1, reps do
+    local t = { 0, 0 }
+    for _ = 1, W1T // 20 do
+      for k = 1, 2 do
+        collectgarbage("collect")
+        local t0 = clock()
+        runs[k](20)
+        t[k] = t[k] + clock() - t0
+      end
+    end
+    times[1][#times[1] + 1] = t[1]
+    times[2][#times[2] + 1] = t[2]
+  end
+  local ratios = {}
+  for i = 1, #times[1] do ratios[i] = times[2][i] / times[1][i] end
+  row("S W1 list, all awake", median(times[1]) / (W1T * n) * 1e9, 0, 1)
+  row("S W1 list, 90% asleep", median(times[2]) / (W1T * n) * 1e9, 0,
+      median(ratios), "<= 0.15")
+end
+
 -- The driver: every section in a process of its own, then the table.
-local ORDER = { "w1", "w1c", "w2", "w3", "w3depth", "g", "r" }
+local ORDER = { "w1", "w1c", "w2", "w3", "w3depth", "g", "r", "s" }
 if section then
   assert(sections[section], "no section " .. section)()
   os.exit(0)

@@ -26,13 +26,13 @@ static uint32_t statesize(const Blueprint *bp) {
 }
 
 size_t bs_agent_size(const bonsai_tree *t) {
-  return HEADSIZE + statesize(t->bp);
+  return HEADSIZE + statesize(bs_tree_current(t));
 }
 
 int bs_agent_init(bonsai_agent *a, bonsai_tree *t, bonsai_bb *bb,
                   void *owner) {
   bonsai_env *env = t->env;
-  uint32_t ss = statesize(t->bp);
+  uint32_t ss = statesize(bs_tree_current(t));
   if (bb != NULL && bb->env != env)
     return BONSAI_EARG;
   memset(a, 0, HEADSIZE + ss);
@@ -44,8 +44,8 @@ int bs_agent_init(bonsai_agent *a, bonsai_tree *t, bonsai_bb *bb,
   }
   a->tree = t;
   t->refs++;
-  a->bp = t->bp;
-  a->bp->refs++;
+  a->bp = bs_tree_current(t);
+  bs_bp_retain(a->bp);
   a->bb = bb;
   a->owner = owner;
   a->current = a->errnode = BS_NONE;
@@ -112,7 +112,7 @@ static void verror(bonsai_agent *a, uint32_t node, const char *fmt,
   a->errnode = node;
   if (node != BS_NONE) {
     a->errbp = a->bp;
-    a->bp->refs++;
+    bs_bp_retain(a->bp);
   }
   if (a->err == NULL &&
       (a->err = bs_malloc(a->tree->env, BS_ERRSIZE)) == NULL)
@@ -172,7 +172,7 @@ void bs_agent_finish(bonsai_agent *a, int status) {
 
 int bs_agent_migrate(bonsai_agent *a, Plan **planp) {
   bonsai_env *env = a->tree->env;
-  Blueprint *nbp = a->tree->bp;
+  Blueprint *nbp = bs_tree_current(a->tree);
   uint32_t need = statesize(nbp);
   uint64_t buf[128]; /* a state that goes back inline is built here */
   int back = need <= a->inlinecap, r;
@@ -180,7 +180,10 @@ int bs_agent_migrate(bonsai_agent *a, Plan **planp) {
                                            : bs_malloc(env, need);
   Plan *plan;
   *planp = NULL;
-  if (ns == NULL) { /* nothing changes: the next tick tries again */
+  if (ns == NULL || bs_env_cover(env, nbp->nnamed) != BONSAI_OK) {
+    /* nothing changes: the next tick tries again */
+    if (ns != NULL && ns != (uint8_t *)buf)
+      bs_free(env, ns, need);
     bs_agent_fail(a, BS_NONE, "out of memory");
     return BONSAI_ENOMEM;
   }
@@ -211,7 +214,7 @@ int bs_agent_migrate(bonsai_agent *a, Plan **planp) {
   }
   bs_bp_release(a->bp);
   a->bp = nbp;
-  nbp->refs++;
+  bs_bp_retain(nbp);
   *planp = plan;
   return r;
 }

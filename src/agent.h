@@ -6,6 +6,7 @@
 #define bonsai_agent_h
 
 #include "bstypes.h"
+#include "tree.h"
 
 /* Records the current operation's error at node (of the version the agent
 ** runs; BS_NONE for none), unless one is recorded already. */
@@ -35,7 +36,8 @@ BS_INTERNAL void bs_agent_finish(bonsai_agent *a, int status);
 
 /* True when the tree was reloaded and the agent has not switched yet (a
 ** tick reads only its own blueprint until then). */
-#define bs_agent_stale(a) ((a)->bp->replaced && (a)->bp != (a)->tree->bp)
+#define bs_agent_stale(a)                                                      \
+  (bs_atomic_get(&(a)->bp->replaced) && (a)->bp != bs_tree_current((a)->tree))
 /* One step of a switch to the tree's current version: the running nodes
 ** that do not carry over are aborted (callbacks protected; they may reload
 ** the tree again, so the agent can still be stale afterwards). *plan gets

@@ -10,6 +10,7 @@
 #include "bonsai.h"
 #include "blackboard.h"
 #include "env.h"
+#include "names.h"
 
 bonsai_bb *bonsai_bb_new(bonsai_env *env, bonsai_bb *parent) {
   bonsai_bb *bb = bs_malloc(env, sizeof *bb);
@@ -170,7 +171,8 @@ int bs_bb_set(bonsai_bb *bb, int key, bonsai_value v, int *changed) {
   int eq;
   if (changed != NULL)
     *changed = 0;
-  if (key < 0 || (uint32_t)key >= bb->env->keys.n || v.type < BONSAI_TNIL ||
+  if (key < 0 || (uint32_t)key >= bs_name_count(BS_KEYS) ||
+      v.type < BONSAI_TNIL ||
       v.type > BONSAI_THANDLE)
     return BONSAI_EARG;
   s = find(bb, (uint32_t)key);

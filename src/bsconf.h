@@ -16,6 +16,13 @@
 /* Internal invariants only; compiled out in release builds (NDEBUG). */
 #define bs_assert(c) assert(c)
 
+/* Counters and flags that threads share (blueprints of shared trees):
+** GCC/Clang atomic builtins, which C99 builds have too. */
+#define bs_atomic_inc(p) ((void)__atomic_add_fetch((p), 1, __ATOMIC_RELAXED))
+#define bs_atomic_dec(p) (__atomic_sub_fetch((p), 1, __ATOMIC_ACQ_REL))
+#define bs_atomic_get(p) __atomic_load_n((p), __ATOMIC_ACQUIRE)
+#define bs_atomic_set(p, v) __atomic_store_n((p), (v), __ATOMIC_RELEASE)
+
 /* "No node": parent of the root, absent child. */
 #define BS_NONE 0xffffffffu
 

@@ -21,31 +21,21 @@ typedef struct Leaf {
   unsigned flags; /* BONSAI_LEAF_* */
 } Leaf;
 
-/* Strings interned to dense ids (leaf names, blackboard keys). */
-typedef struct Strtab {
-  char **str;     /* id -> string */
-  uint32_t n, cap;
-  uint32_t *hash; /* open addressing: id + 1, 0 = empty */
-  uint32_t hcap;  /* power of 2 */
-} Strtab;
-
 struct bonsai_env {
   int refs;
   bonsai_alloc alloc;
   void *ud;
   size_t bytes;   /* currently allocated through alloc */
-  Strtab leafnames;
-  Leaf *leaves;   /* indexed like leafnames */
-  uint32_t leafcap;
-  Strtab keys;
+  Leaf *leaves;   /* indexed by leaf name id (names.h): unregistered
+                  ** names hold a leaf that reports the error */
+  uint32_t nleaves;
   uint64_t bbserial; /* stamps blackboard changes, env-wide, increasing */
-  uint64_t bpserial; /* last blueprint id given */
 };
 
 /* Node flags. */
 #define NF_ACTIVE 1u    /* ticked from above every tick while running */
 #define NF_HIDDEN 2u    /* left out of paths (the priority wrapper) */
-#define NF_NAMED 4u     /* leaf: 'leaf' indexes env->leaves */
+#define NF_NAMED 4u     /* leaf: 'leaf' is a leaf name id (env->leaves) */
 #define NF_KEYREF 8u    /* check: value is another key ("$key") */
 #define NF_MEMORY 16u   /* sequence, selector: resumes its running child */
 #define NF_REACTIVE 32u /* reactive_sequence/_selector, priority */
@@ -97,13 +87,17 @@ typedef struct Node {
 } Node;
 
 typedef struct Blueprint {
-  int refs;
-  bonsai_env *env;
-  uint64_t id;       /* unique in the env: addresses may be reused */
+  int refs;          /* atomic (bs_bp_retain): shared trees cross threads */
+  bonsai_env *env;   /* whose allocator holds it; NULL: malloc, shared */
+  uint64_t id;       /* unique in the process: addresses may be reused */
   int replaced;      /* a tree moved on from this version (the one field
-                     ** written after compiling: agents check it) */
+                     ** written after compiling, atomically: agents check
+                     ** it) */
   uint32_t n;        /* nodes */
   uint32_t nleaves;
+  uint32_t nnamed;   /* named leaves use leaf name ids below this */
+  void *host;        /* the host's bytes (a shared tree's Lua values) */
+  size_t hostlen;
   uint32_t statsize; /* n rounded up to 8: status bytes */
   uint32_t datasize; /* bytes of node data after the statuses */
   Node *nodes;
@@ -122,6 +116,7 @@ typedef struct Blueprint {
 
 struct bonsai_tree {
   int refs;
+  struct Share *share; /* its entry in the process's shared trees, or NULL */
   bonsai_env *env;
   Blueprint *bp;      /* current version */
   char *name;

@@ -8,6 +8,7 @@
 */
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "bonsai.h"
@@ -325,6 +326,13 @@ static size_t watchsize(const Blueprint *bp) {
   return (6 * (size_t)nguards + 1) * sizeof(uint32_t);
 }
 
+/* Blueprint ids, unique in the process (a shared tree's versions are
+** told apart by id in every state). */
+static uint64_t newid(void) {
+  static uint64_t last;
+  return __atomic_add_fetch(&last, 1, __ATOMIC_RELAXED);
+}
+
 /* The VM counts on it (see Node). */
 typedef char node_is_128_bytes[sizeof(Node) == 128 ? 1 : -1];
 
@@ -416,7 +424,7 @@ Blueprint *bs_compile(const bonsai_def *d, char *err, size_t errsize,
   bp = (Blueprint *)mem;
   bp->refs = 1;
   bp->env = env;
-  bp->id = ++env->bpserial;
+  bp->id = newid();
   bp->n = d->n;
   bp->size = size;
   /* nodes on a cache line: a node's first half is one line */
@@ -490,6 +498,8 @@ Blueprint *bs_compile(const bonsai_def *d, char *err, size_t errsize,
       if (dn->leafname != BS_NONE) {
         n->leaf = (uint32_t)bs_leaf_find(env, d->strs + dn->leafname);
         n->flags |= NF_NAMED;
+        if (n->leaf >= bp->nnamed)
+          bp->nnamed = n->leaf + 1;
       } else {
         n->leaf = bp->nleaves;
         bp->leaves[bp->nleaves++] = dn->leaf;
@@ -577,15 +587,63 @@ nomem:
   return NULL;
 }
 
+void bs_bp_retain(Blueprint *bp) { bs_atomic_inc(&bp->refs); }
+
 void bs_bp_release(Blueprint *bp) {
   bonsai_env *env;
-  if (bp == NULL || --bp->refs > 0)
+  if (bp == NULL || bs_atomic_dec(&bp->refs) > 0)
     return;
-  env = bp->env;
+  if ((env = bp->env) == NULL) { /* a shared one */
+    free(bp->watchkey);
+    free(bp->host);
+    free(bp);
+    return;
+  }
   if (bp->watchkey != NULL)
     bs_free(env, bp->watchkey, watchsize(bp));
   bs_free(env, bp, bp->size);
   bonsai_env_release(env);
+}
+
+/* Moves a pointer into the block at 'from' to the same place in 'to'. */
+#define MOVED(p, from, to) ((void *)((char *)(to) + ((char *)(p) - (char *)(from))))
+
+Blueprint *bs_bp_detach(const Blueprint *bp, const void *host,
+                        size_t hostlen) {
+  Blueprint *c = malloc(bp->size);
+  size_t ws = bp->watchkey != NULL ? watchsize(bp) : 0;
+  uint32_t *w = ws > 0 ? malloc(ws) : NULL;
+  void *h = hostlen > 0 ? malloc(hostlen) : NULL;
+  uint32_t i;
+  if (c == NULL || (ws > 0 && w == NULL) || (hostlen > 0 && h == NULL)) {
+    free(c);
+    free(w);
+    free(h);
+    return NULL;
+  }
+  memcpy(c, bp, bp->size);
+  c->refs = 1;
+  c->env = NULL;
+  c->id = newid();
+  c->replaced = 0;
+  c->nodes = MOVED(bp->nodes, bp, c);
+  c->leaves = MOVED(bp->leaves, bp, c);
+  c->pool = MOVED(bp->pool, bp, c);
+  for (i = 0; i < c->n; i++)
+    if (c->nodes[i].val.type == BONSAI_TSTRING &&
+        (c->nodes[i].kind == BONSAI_CHECK))
+      c->nodes[i].val.u.str.s = MOVED(bp->nodes[i].val.u.str.s, bp, c);
+  if (ws > 0) {
+    memcpy(w, bp->watchkey, ws);
+    c->watchkey = w;
+    c->watchfirst = w + (bp->watchfirst - bp->watchkey);
+    c->watchguard = w + (bp->watchguard - bp->watchkey);
+  }
+  if (hostlen > 0)
+    memcpy(h, host, hostlen);
+  c->host = h;
+  c->hostlen = hostlen;
+  return c;
 }
 
 size_t bs_bp_path(const Blueprint *bp, uint32_t i, char *buf, size_t size) {
@@ -618,87 +676,3 @@ size_t bs_bp_path(const Blueprint *bp, uint32_t i, char *buf, size_t size) {
   return len;
 }
 
-int bonsai_tree_new(const bonsai_def *def, const char *name, bonsai_tree **out,
-                    char *errbuf, size_t errsize) {
-  char tmp[BS_ERRSIZE];
-  bonsai_env *env = def->env;
-  bonsai_tree *t;
-  int code;
-  Blueprint *bp = bs_compile(def, errbuf ? errbuf : tmp,
-                             errbuf ? errsize : sizeof tmp, &code);
-  *out = NULL;
-  if (bp == NULL)
-    return code;
-  if (name == NULL)
-    name = "tree";
-  t = bs_malloc(env, sizeof *t);
-  if (t == NULL || (t->name = bs_strdup(env, name, strlen(name))) == NULL) {
-    if (t != NULL)
-      bs_free(env, t, sizeof *t);
-    bs_bp_release(bp);
-    if (errbuf != NULL && errsize > 0)
-      snprintf(errbuf, errsize, "out of memory");
-    return BONSAI_ENOMEM;
-  }
-  t->refs = 1;
-  t->env = env;
-  t->bp = bp;
-  t->plan = NULL;
-  bs_env_retain(env);
-  *out = t;
-  return BONSAI_OK;
-}
-
-int bonsai_tree_reload(bonsai_tree *t, const bonsai_def *def, char *errbuf,
-                       size_t errsize) {
-  char tmp[BS_ERRSIZE];
-  Blueprint *bp;
-  if (def->env != t->env) {
-    if (errbuf != NULL && errsize > 0)
-      snprintf(errbuf, errsize, "definition from another environment");
-    return BONSAI_EARG;
-  }
-  int code;
-  bp = bs_compile(def, errbuf ? errbuf : tmp, errbuf ? errsize : sizeof tmp,
-                  &code);
-  if (bp == NULL)
-    return code;
-  bs_reload_forget(t);
-  t->bp->replaced = 1;
-  bs_bp_release(t->bp);
-  t->bp = bp;
-  return BONSAI_OK;
-}
-
-void bonsai_tree_release(bonsai_tree *t) {
-  bonsai_env *env;
-  if (t == NULL || --t->refs > 0)
-    return;
-  env = t->env;
-  bs_reload_forget(t);
-  bs_bp_release(t->bp);
-  bs_strfree(env, t->name);
-  bs_free(env, t, sizeof *t);
-  bonsai_env_release(env);
-}
-
-const char *bonsai_tree_name(const bonsai_tree *t) { return t->name; }
-
-unsigned bonsai_tree_size(const bonsai_tree *t) { return t->bp->n; }
-
-const char *bonsai_tree_node_name(const bonsai_tree *t, unsigned i) {
-  if (i >= t->bp->n)
-    return NULL;
-  return (t->bp->nodes[i].flags & NF_HIDDEN) ? ""
-                                             : t->bp->pool + t->bp->nodes[i].name;
-}
-
-size_t bonsai_tree_node_path(const bonsai_tree *t, unsigned i, char *buf,
-                             size_t size) {
-  if (i >= t->bp->n) {
-    if (size > 0)
-      buf[0] = '\0';
-    return 0;
-  }
-  return bs_bp_path(t->bp, i, buf, size);
-}

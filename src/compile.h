@@ -45,6 +45,8 @@ struct bonsai_def {
   char err[256]; /* first error; "" if none */
   int nomem;     /* that error was running out of memory */
   uint32_t max;  /* most nodes allowed (bonsai_def_max_nodes) */
+  const void *host; /* bytes a shared tree carries (bonsai_def_host) */
+  size_t hostlen;
 };
 
 /* Bytes of per-agent data a node of this kind has (0, 4 or 8). */
@@ -73,7 +75,12 @@ BS_INTERNAL size_t bs_def_pathtail(const bonsai_def *def, uint32_t i,
 ** message in err and *code BONSAI_EDEF or BONSAI_ENOMEM. */
 BS_INTERNAL Blueprint *bs_compile(const bonsai_def *def, char *err,
                                   size_t errsize, int *code);
+BS_INTERNAL void bs_bp_retain(Blueprint *bp);
 BS_INTERNAL void bs_bp_release(Blueprint *bp);
+/* A copy of bp in memory of its own (malloc), with the host's bytes: what
+** trees shared by several environments and threads run (refs = 1). */
+BS_INTERNAL Blueprint *bs_bp_detach(const Blueprint *bp, const void *host,
+                                    size_t hostlen);
 
 /* Writes the path of node i ("a/b/c", hidden nodes left out) into buf. */
 BS_INTERNAL size_t bs_bp_path(const Blueprint *bp, uint32_t i, char *buf,

@@ -49,6 +49,11 @@ int bonsai_def_max_nodes(bonsai_def *d, unsigned max) {
   return BONSAI_OK;
 }
 
+void bonsai_def_host(bonsai_def *d, const void *bytes, size_t len) {
+  d->host = bytes;
+  d->hostlen = len;
+}
+
 const char *bonsai_def_errmsg(const bonsai_def *d) {
   return d->err[0] ? d->err : NULL;
 }

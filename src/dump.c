@@ -10,6 +10,7 @@
 
 #include "bonsai.h"
 #include "compile.h"
+#include "tree.h"
 
 #define MAXINDENT 64
 
@@ -42,7 +43,7 @@ static void params(const Node *n, char *buf, size_t size) {
 void bonsai_tree_dump(const bonsai_tree *t, const bonsai_agent *a,
                       void (*write)(void *ud, const char *s, size_t n),
                       void *ud) {
-  const Blueprint *bp = a != NULL ? a->bp : t->bp;
+  const Blueprint *bp = a != NULL ? a->bp : bs_tree_current(t);
   uint32_t i;
   for (i = 0; i < bp->n; i++) {
     const Node *n = &bp->nodes[i];

@@ -16,12 +16,11 @@ BS_INTERNAL void bs_strfree(bonsai_env *env, char *s);
 
 BS_INTERNAL void bs_env_retain(bonsai_env *env);
 
-/* Id of s (len bytes, no NUL among them) in t, or -1 when absent (add ==
-** 0) or out of memory. */
-BS_INTERNAL int bs_intern(bonsai_env *env, Strtab *t, const char *s,
-                          size_t len, int add);
+/* Makes env->leaves cover the leaf name ids below n (a tree compiled
+** elsewhere may name leaves this environment never registered). */
+BS_INTERNAL int bs_env_cover(bonsai_env *env, uint32_t n);
 
-/* Registry lookup by name: the leaf id, or -1. */
+/* Registry lookup by name: the leaf id, or -1 if not registered here. */
 BS_INTERNAL int bs_leaf_find(bonsai_env *env, const char *name);
 
 #endif

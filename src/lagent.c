@@ -187,7 +187,7 @@ static int migrate(lua_State *L, Job *j) {
     Plan *plan;
     int s;
     lua_getiuservalue(L, j->t.state, UV_TREE);
-    lua_getiuservalue(L, -1, 1); /* the values of the version reached */
+    lb_tree_values(L, -1); /* the values of the version reached */
     lua_remove(L, -2);
     a->host = &j->t;
     s = bs_agent_migrate(a, &plan);
@@ -725,7 +725,7 @@ int lb_agent(lua_State *L) {
   if (bs_agent_init(agentof(la), lt->t, bb->bb, owner) != BONSAI_OK)
     return luaL_error(L, "out of memory");
   la->magic = lb_context(L);
-  lua_getiuservalue(L, 1, 1);
+  lb_tree_values(L, 1);
   lua_setiuservalue(L, 4, UV_VALUES);
   lua_pushvalue(L, 5);
   lua_setiuservalue(L, 4, UV_BB);

@@ -70,8 +70,7 @@ int lb_keyid_in(lua_State *L, int idx, int add, int cache) {
       luaL_error(L, "a blackboard key cannot contain a NUL byte");
     return -1;
   }
-  id = add ? bonsai_key(lb->env, s, len)
-           : bs_intern(lb->env, &lb->env->keys, s, len, 0);
+  id = add ? bonsai_key(lb->env, s, len) : bonsai_key_find(lb->env, s, len);
   if (id >= 0) {
     lua_pushvalue(L, idx);
     lua_pushinteger(L, id);
@@ -158,6 +157,7 @@ static int lb_memory(lua_State *L) {
 
 static const luaL_Reg bonsai_funcs[] = {
     {"tree", lb_tree},
+    {"shared", lb_shared},
     {"agent", lb_agent},
     {"tick_all", lb_tick_all},
     {"sleep", lb_sleep},
@@ -165,6 +165,7 @@ static const luaL_Reg bonsai_funcs[] = {
     {"blackboard", lb_blackboard},
     {"memory", lb_memory},
     {"istree", lb_istree},
+    {"_isleaf", lb_isleaf},
     {"_mtime", lb_mtime},
     {"_dir", lb_dir},
     {NULL, NULL}};

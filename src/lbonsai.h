@@ -43,6 +43,7 @@ typedef struct LBonsai {
 ** (leaf functions and args tables, by index). */
 typedef struct LTree {
   bonsai_tree *t;
+  unsigned long long version; /* the version whose values are uservalue 1 */
 } LTree;
 
 /* Agent state userdata, at [1] of the agent table. Its uservalues: */
@@ -124,6 +125,7 @@ int lb_keyid_in(lua_State *L, int idx, int add, int cache);
 int lb_leaf_call(const bonsai_call *c);
 int lb_task_call(const bonsai_call *c);
 int lb_register(lua_State *L);
+int lb_isleaf(lua_State *L);
 /* Reads the leaf definition at idx (a function, or a table with fn, task or
 ** tick/enter/exit/abort) into values[slot..slot+3]; sets fn and flags.
 ** Returns NULL, or a message. */
@@ -132,6 +134,11 @@ const char *lb_leafdef(lua_State *L, int idx, int values, int slot,
 
 /* ltree.c */
 int lb_tree(lua_State *L);
+int lb_shared(lua_State *L);
+/* Pushes the values table of the tree's current version (for a tree
+** shared with other states, made again from the version's bytes when
+** another state reloaded it). */
+void lb_tree_values(lua_State *L, int idx);
 LTree *lb_checktree(lua_State *L, int idx);
 int lb_istree(lua_State *L);
 void lb_open_tree(lua_State *L);
@@ -144,6 +151,12 @@ void lb_open_agent(lua_State *L);
 
 /* lsave.c */
 int lb_agent_save(lua_State *L);
+/* Pushes the value at idx as bytes (a string): booleans, numbers,
+** strings and plain tables; raises "msg" for anything else. */
+void lb_pack(lua_State *L, int idx);
+/* Pushes the value read from p[0..n); 0, or -1 (nothing pushed) when the
+** bytes are not exactly one packed value. */
+int lb_unpack(lua_State *L, const void *p, size_t n);
 /* Restores the agent (table at ai, state si) from the string at sidx;
 ** raises "tree 'T': cannot restore: msg". */
 void lb_agent_restore(lua_State *L, int ai, int si, int sidx);

@@ -340,3 +340,11 @@ int lb_register(lua_State *L) {
     return luaL_error(L, "out of memory");
   return 0;
 }
+
+/* core._isleaf(name): whether a leaf is registered under name (from Lua or
+** from C), so that importers can name the file's place of an unknown one. */
+int lb_isleaf(lua_State *L) {
+  LBonsai *lb = lb_context(L);
+  lua_pushboolean(L, bs_leaf_find(lb->env, luaL_checkstring(L, 1)) >= 0);
+  return 1;
+}

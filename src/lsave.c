@@ -306,6 +306,50 @@ static int loadhandle(void *ud, bonsai_agent *a, int key,
 
 /* }====================================================== */
 
+void lb_pack(lua_State *L, int idx) {
+  Host h;
+  Sink k;
+  luaL_Buffer b;
+  lua_Integer i;
+  idx = lua_absindex(L, idx);
+  lua_newtable(L); /* tables being written */
+  lua_newtable(L); /* pieces */
+  h.L = L;
+  h.seen = lua_gettop(L) - 1;
+  h.error = NULL;
+  h.write = addpiece;
+  h.wud = &k;
+  k.L = L;
+  k.pieces = lua_gettop(L);
+  k.n = 0;
+  k.len = 0;
+  if (encode(&h, idx, 0) != 0)
+    luaL_error(L, "%s", h.error);
+  flush(&k);
+  luaL_buffinit(L, &b);
+  for (i = 1; i <= k.n; i++) {
+    lua_rawgeti(L, k.pieces, i);
+    luaL_addvalue(&b);
+  }
+  luaL_pushresult(&b);
+  lua_replace(L, -3);
+  lua_pop(L, 1);
+}
+
+int lb_unpack(lua_State *L, const void *p, size_t n) {
+  Src s;
+  s.p = (const unsigned char *)p;
+  s.n = n;
+  s.at = 0;
+  if (decode(L, &s, 0) != 0)
+    return -1;
+  if (s.at != n) {
+    lua_pop(L, 1);
+    return -1;
+  }
+  return 0;
+}
+
 /* The C agent of the agent table at idx (its state userdata pushed). */
 static bonsai_agent *agentat(lua_State *L, int idx) {
   LAgent *la;

@@ -16,6 +16,7 @@
 #include "env.h"
 #include "lbonsai.h"
 #include "reload.h"
+#include "tree.h"
 
 typedef struct DefBox {
   bonsai_def *def;
@@ -344,6 +345,90 @@ static void build(lua_State *L, Walk *w, int root, int opts,
   lua_settop(L, w->values);
 }
 
+/* The id of the tree's current version. */
+static unsigned long long current(const bonsai_tree *t) {
+  size_t len;
+  unsigned long long v;
+  bonsai_tree_host(t, &len, &v);
+  return v;
+}
+
+/* The values table at idx as bytes for other states (pushed): only args
+** tables can go; a function is a leaf only this state has. */
+static void packvalues(lua_State *L, int idx, const char *name) {
+  idx = lua_absindex(L, idx);
+  lua_pushnil(L);
+  while (lua_next(L, idx) != 0) {
+    if (lua_isfunction(L, -1))
+      luaL_error(L, "tree '%s': cannot share a tree with leaves that are Lua "
+                    "functions: register them (bt.register) and use them by "
+                    "name", name);
+    lua_pop(L, 1);
+  }
+  lb_pack(L, idx);
+}
+
+void lb_tree_values(lua_State *L, int idx) {
+  LTree *lt = (LTree *)lua_touserdata(L, idx);
+  size_t len;
+  unsigned long long v;
+  const void *host = bonsai_tree_host(lt->t, &len, &v);
+  idx = lua_absindex(L, idx);
+  if (v == lt->version) {
+    lua_getiuservalue(L, idx, 1);
+    return;
+  }
+  /* another state reloaded the shared tree: its args from the bytes */
+  if (host == NULL || lb_unpack(L, host, len) != 0) {
+    lua_newtable(L);
+  } else if (!lua_istable(L, -1)) {
+    lua_pop(L, 1);
+    lua_newtable(L);
+  }
+  lua_pushvalue(L, -1);
+  lua_setiuservalue(L, idx, 1);
+  lt->version = v;
+}
+
+/* tree:share(): a handle for bt.shared in other states of the process */
+static int tree_share(lua_State *L) {
+  LTree *lt = lb_checktree(L, 1);
+  char handle[64];
+  size_t len = 0;
+  const char *bytes = NULL;
+  int r;
+  lua_settop(L, 1);
+  if (!bonsai_tree_is_shared(lt->t)) {
+    lua_getiuservalue(L, 1, 1);
+    packvalues(L, 2, bonsai_tree_name(lt->t));
+    bytes = lua_tolstring(L, -1, &len);
+  }
+  r = bonsai_tree_share(lt->t, bytes, len, handle, sizeof handle);
+  if (r != BONSAI_OK)
+    return luaL_error(L, "out of memory");
+  lt->version = current(lt->t);
+  lua_pushstring(L, handle);
+  return 1;
+}
+
+/* bt.shared(handle): this state's tree on a tree shared by another */
+int lb_shared(lua_State *L) {
+  char err[256];
+  const char *h = luaL_checkstring(L, 1);
+  bonsai_tree *t;
+  LTree *lt = (LTree *)lua_newuserdatauv(L, sizeof *lt, 1); /* empty first */
+  lt->t = NULL;
+  lt->version = 0;
+  luaL_setmetatable(L, BS_TREE_T);
+  if (bonsai_tree_shared(lb_context(L)->env, h, &t, err, sizeof err) !=
+      BONSAI_OK)
+    return luaL_error(L, "bt.shared: %s", err);
+  lt->t = t;
+  lb_tree_values(L, -1); /* made from the shared bytes */
+  lua_pop(L, 1);
+  return 1;
+}
+
 /* bt.tree(root [, {name = s, priority = {filters}}]) */
 int lb_tree(lua_State *L) {
   char err[512];
@@ -372,12 +457,14 @@ int lb_tree(lua_State *L) {
   /* the userdata first, empty and valid: a memory error leaks nothing */
   lt = (LTree *)lua_newuserdatauv(L, sizeof *lt, 1);
   lt->t = NULL;
+  lt->version = 0;
   luaL_setmetatable(L, BS_TREE_T);
   lua_pushvalue(L, w.values);
   lua_setiuservalue(L, -2, 1);
   if (bonsai_tree_new(w.def, name, &t, err, sizeof err) != BONSAI_OK)
     return luaL_error(L, "tree '%s': %s", name, err);
   lt->t = t;
+  lt->version = current(t);
   bonsai_def_free(w.def);
   w.box->def = NULL;
   return 1;
@@ -396,15 +483,24 @@ static int doreload(lua_State *L) {
     if (bs_tree_adopt(lt->t, other->t) != BONSAI_OK)
       return luaL_error(L, "tree '%s': a tree of another state",
                         bonsai_tree_name(lt->t));
-    lua_getiuservalue(L, 2, 1);
+    lb_tree_values(L, 2);
   } else {
     Walk w;
     build(L, &w, 2, lua_istable(L, 3) ? 3 : 0, bonsai_tree_name(lt->t));
+    if (bonsai_tree_is_shared(lt->t)) { /* the others get its args too */
+      size_t len;
+      const char *bytes;
+      packvalues(L, w.values, bonsai_tree_name(lt->t));
+      bytes = lua_tolstring(L, -1, &len);
+      bonsai_def_host(w.def, bytes, len);
+    }
     if (bonsai_tree_reload(lt->t, w.def, err, sizeof err) != BONSAI_OK)
       return luaL_error(L, "tree '%s': %s", bonsai_tree_name(lt->t), err);
     bonsai_def_free(w.def);
     w.box->def = NULL;
+    lua_settop(L, w.values);
   }
+  lt->version = current(lt->t);
   lua_setiuservalue(L, 1, 1); /* the new values table */
   return 0;
 }
@@ -496,8 +592,10 @@ static int tree_index(lua_State *L) {
   return 1;
 }
 
-static const luaL_Reg tree_methods[] = {
-    {"dump", tree_dump}, {"reload", tree_reload}, {NULL, NULL}};
+static const luaL_Reg tree_methods[] = {{"dump", tree_dump},
+                                        {"reload", tree_reload},
+                                        {"share", tree_share},
+                                        {NULL, NULL}};
 
 static const luaL_Reg tree_meta[] = {{"__gc", tree_gc},
                                      {"__index", tree_index},

@@ -90,7 +90,7 @@ void bs_plan_release(Plan *p) {
   bonsai_env *env;
   if (p == NULL || --p->refs > 0)
     return;
-  env = p->from->env;
+  env = p->env;
   bs_bp_release(p->from);
   bs_bp_release(p->to);
   bs_free(env, p, p->size);
@@ -131,8 +131,9 @@ static Plan *planfor(bonsai_tree *t, Blueprint *ob) {
   p->size = size;
   p->from = ob;
   p->to = nb;
-  ob->refs++;
-  nb->refs++;
+  bs_bp_retain(ob);
+  bs_bp_retain(nb);
+  p->env = t->env;
   p->ncarry = 0;
   for (i = 0; i < ob->n; i++)
     if (p->map[i] != BS_NONE && bs_kind_lasting(ob->nodes[i].kind)) {
@@ -282,16 +283,3 @@ int bs_reload_state(bonsai_agent *a, const Plan *plan, uint8_t *ns) {
 }
 
 Plan *bs_reload_plan(bonsai_agent *a) { return planfor(a->tree, a->bp); }
-
-int bs_tree_adopt(bonsai_tree *t, bonsai_tree *other) {
-  if (t->env != other->env)
-    return BONSAI_EARG;
-  if (t->bp == other->bp)
-    return BONSAI_OK;
-  other->bp->refs++;
-  bs_reload_forget(t);
-  t->bp->replaced = 1;
-  bs_bp_release(t->bp);
-  t->bp = other->bp;
-  return BONSAI_OK;
-}

@@ -11,6 +11,7 @@
 ** run during a migration may replace the tree's cached plan). */
 typedef struct Plan {
   int refs;
+  bonsai_env *env;      /* whose allocator holds it */
   Blueprint *from, *to; /* each held by the plan */
   uint32_t *map;        /* map[old node] = new node, or BS_NONE */
   uint32_t *carry;      /* ncarry pairs (old, new): matched lasting data */
@@ -29,10 +30,6 @@ BS_INTERNAL void bs_plan_release(Plan *p);
 ** the state block and the blueprint afterwards. */
 BS_INTERNAL int bs_reload_state(bonsai_agent *a, const Plan *plan,
                                 uint8_t *ns);
-
-/* Makes t run other's current version (t must not be other's env's
-** stranger); agents of t switch at their next tick. */
-BS_INTERNAL int bs_tree_adopt(bonsai_tree *t, bonsai_tree *other);
 
 /* Drops the tree's cached plan (the tree changed version or goes away). */
 BS_INTERNAL void bs_reload_forget(bonsai_tree *t);

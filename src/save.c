@@ -103,12 +103,12 @@ static int putnode(const Out *o, const bonsai_agent *a, uint32_t i) {
   char buf[256];
   size_t len = bs_bp_path(bp, i, buf, sizeof buf);
   if (len >= sizeof buf) { /* a long path: measured, then written whole */
-    char *big = bs_malloc(bp->env, len + 1);
+    char *big = bs_malloc(a->tree->env, len + 1);
     if (big == NULL)
       return BONSAI_ENOMEM;
     bs_bp_path(bp, i, big, len + 1);
     putstr(o, big, len);
-    bs_free(bp->env, big, len + 1);
+    bs_free(a->tree->env, big, len + 1);
   } else {
     putstr(o, buf, len);
   }

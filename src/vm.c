@@ -27,9 +27,11 @@
 #define W1(i) (((uint32_t *)(st + nd[i].data))[1])
 #define F64(i) (*(double *)(st + nd[i].data))
 
-static const Leaf *leafof(const Blueprint *bp, const Node *n) {
-  return (n->flags & NF_NAMED) ? &bp->env->leaves[n->leaf]
-                               : &bp->leaves[n->leaf];
+/* A node's leaf: named ones from the agent's environment (whatever
+** environment compiled the tree), the others from the blueprint. */
+static const Leaf *leafof(const bonsai_agent *a, const Node *n) {
+  return (n->flags & NF_NAMED) ? &a->tree->env->leaves[n->leaf]
+                               : &a->bp->leaves[n->leaf];
 }
 
 /* A callback's result was not BONSAI_OK: make sure a message exists. */
@@ -46,7 +48,7 @@ static int leaffail(bonsai_agent *a, int r, const char *what) {
 ** callback may re-register it. */
 static int fire(bonsai_agent *a, const Node *n, uint32_t i, int ev,
                 int status, bonsai_call *c) {
-  const Leaf *l = leafof(a->bp, n);
+  const Leaf *l = leafof(a, n);
   c->data = l->data;
   c->args = n->args;
   c->event = ev;
@@ -66,7 +68,7 @@ static inline int tick_action(bonsai_agent *a, const Node *n, uint32_t i,
   if (s != SUCCESS && s != FAILURE)
     return leaffail(a, s, "tick");
   st[i] = (uint8_t)s;
-  if (leafof(a->bp, n)->flags & BONSAI_LEAF_EXIT) {
+  if (leafof(a, n)->flags & BONSAI_LEAF_EXIT) {
     int r = fire(a, n, i, BONSAI_EV_EXIT, s, c);
     if (r != BONSAI_OK)
       return leaffail(a, r, "exit");
@@ -90,7 +92,7 @@ static int tick_leaf(bonsai_agent *a, const Node *n, uint32_t i, uint8_t *st,
     return leaffail(a, s, "condition");
   }
   if (st[i] != RUNNING) {
-    if (leafof(a->bp, n)->flags & BONSAI_LEAF_ENTER) {
+    if (leafof(a, n)->flags & BONSAI_LEAF_ENTER) {
       int r = fire(a, n, i, BONSAI_EV_ENTER, 0, c);
       if (r != BONSAI_OK)
         return leaffail(a, r, "enter");
@@ -156,7 +158,7 @@ static int abort_node(bonsai_agent *a, uint32_t i) {
   int r = BONSAI_OK;
   a->state[i] = BONSAI_ABORTED;
   if (n->kind == BONSAI_ACTION) {
-    unsigned f = leafof(a->bp, n)->flags;
+    unsigned f = leafof(a, n)->flags;
     bonsai_call c;
     c.agent = a;
     c.owner = a->owner;
@@ -302,7 +304,7 @@ static int wakeguards(bonsai_agent *a) {
   uint8_t *st = a->state;
   uint32_t k, j;
   int restart = 0, r;
-  a->seen = bp->env->bbserial;
+  a->seen = a->bb->env->bbserial;
   for (k = 0; k < bp->nwatch; k++) {
     uint32_t *seen = (uint32_t *)(st + bp->watchdata) + k;
     uint32_t now = bs_bb_stamp(a->bb, (int)bp->watchkey[k]);

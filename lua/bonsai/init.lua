@@ -115,138 +115,47 @@ function bt.named(name, n)
   return n
 end
 
--- Named leaves: bt.register("name", fn | {enter, tick, exit, abort} |
--- bt.task(fn) | bt.action(fn)) is core.register, copied above.
+-- Named leaves, as registered from Lua (the importers' {key} ports call
+-- them through a wrapper), and the definition of every tree, for
+-- tree:export. ---------------------------------------------------------
 
--- Hot reload -------------------------------------------------------------
+local registered = {} -- leaf name -> leafdef given to bt.register
+bt._registered = registered
 
-local loaded = {}    -- path -> tree loaded from it
-local watched = {}   -- file path -> "mtime:size" when last seen
-local watchdirs = {} -- directory -> true
-
--- Runs a tree or leaf file with bt in scope; returns true and what the file
--- returned, or nil and a message.
-local function runfile(path)
-  local env = setmetatable({ bt = bt }, { __index = _G })
-  local chunk, err = loadfile(path, "t", env)
-  if not chunk then return nil, err end
-  local ok, res, opts = pcall(chunk)
-  if not ok then return nil, tostring(res) end
-  return true, res, opts
+-- bt.register("name", fn | {enter, tick, exit, abort} | bt.task(fn) |
+-- bt.action(fn))
+function bt.register(name, def)
+  local r = core.register(name, def)
+  if type(name) == "string" then registered[name] = def end
+  return r
 end
 
-local function basename(path)
-  return (path:match("([^/]+)$") or path):gsub("%.lua$", "")
+local defs = setmetatable({}, { __mode = "k" }) -- tree -> { root, opts }
+
+function bt.tree(root, opts)
+  local ok, t = pcall(core.tree, root, opts)
+  if not ok then error(t, 0) end
+  defs[t] = type(root) == "table" and { root = root, opts = opts } or nil
+  return t
 end
 
--- "mtime:size" of a file, or nil and a message.
-local function stamp(path)
-  local m, size = core._mtime(path)
-  if not m then return nil, size end
-  return string.format("%.9f", m) .. ":" .. size
+-- Files: loaders, bt.load/bt.reload/bt.import, bt.watch/bt.poll ----------
+
+local files = require("bonsai.loaders")(bt)
+
+local methods = getmetatable(core.tree(bt.action(function() end))).methods
+local reload = methods.reload
+function methods.reload(tree, root, opts)
+  local ok, err = reload(tree, root, opts)
+  if ok then
+    if type(root) == "userdata" then defs[tree] = defs[root]
+    else defs[tree] = { root = root, opts = opts } end
+  end
+  return ok, err
 end
 
--- bt.load(path): runs a file that returns a node (named after the file)
--- or a tree; returns the tree, or nil and a message.
-function bt.load(path)
-  if type(path) ~= "string" then
-    error("bad argument #1 to 'load' (string expected, got " .. type(path) ..
-          ")", 2)
-  end
-  local ok, res, opts = runfile(path)
-  if not ok then return nil, res end
-  local tree
-  if bt.istree(res) then
-    tree = res
-  elseif isnode(res) then
-    local o = {}
-    for k, v in pairs(opts or {}) do o[k] = v end
-    o.name = o.name or basename(path)
-    local good, t = pcall(bt.tree, res, o)
-    if not good then return nil, t end
-    tree = t
-  else
-    return nil, path .. ": the file must return a node or a tree (got " ..
-           (type(res) == "userdata" and "a userdata that is no tree" or
-            type(res)) .. ")"
-  end
-  loaded[path] = tree
-  if watched[path] ~= nil then watched[path] = stamp(path) end -- seen now
-  return tree
-end
-
--- bt.reload(path): compiles the file again; the tree loaded from it (and
--- every agent running it, at its next tick) switches to the new version.
--- Returns the tree, or nil and a message with the old version left running.
-function bt.reload(path)
-  if type(path) ~= "string" then
-    error("bad argument #1 to 'reload' (string expected, got " ..
-          type(path) .. ")", 2)
-  end
-  local tree = loaded[path]
-  if not tree then return bt.load(path) end
-  local ok, res, opts = runfile(path)
-  if not ok then return nil, res end
-  if not isnode(res) and not bt.istree(res) then
-    return nil, path .. ": the file must return a node or a tree (got " ..
-           (type(res) == "userdata" and "a userdata that is no tree" or
-            type(res)) .. ")"
-  end
-  local good, err = tree:reload(res, opts)
-  if not good then return nil, err end
-  if watched[path] ~= nil then watched[path] = stamp(path) end -- seen now
-  return tree
-end
-
--- bt.watch(file_or_dir): bt.poll() will reload the file, or the .lua files
--- of the directory (new ones included), when they change on disk.
-function bt.watch(path)
-  local names = core._dir(path)
-  if names then
-    watchdirs[path] = true
-    for _, name in ipairs(names) do
-      if name:match("%.lua$") then
-        local f = path .. "/" .. name
-        watched[f] = stamp(f)
-      end
-    end
-  else
-    local st, err = stamp(path)
-    if not st then return nil, err end
-    watched[path] = st
-  end
-  return true
-end
-
--- bt.poll(): checks the watched files' modification times; reloads the
--- trees whose files changed and runs changed leaf files again (their
--- bt.register calls take effect at the next tick). Returns the list of
--- paths reloaded and the list of { path =, error = } that failed.
-function bt.poll()
-  for dir in pairs(watchdirs) do
-    for _, name in ipairs(core._dir(dir) or {}) do
-      local f = dir .. "/" .. name
-      if name:match("%.lua$") and watched[f] == nil then watched[f] = false end
-    end
-  end
-  local changed = {}
-  for f, old in pairs(watched) do
-    local now = stamp(f)
-    if now and now ~= old then changed[#changed + 1] = f; watched[f] = now end
-  end
-  table.sort(changed)
-  local reloaded, failed = {}, {}
-  for _, f in ipairs(changed) do
-    local ok, err
-    if loaded[f] then
-      ok, err = bt.reload(f)
-    else
-      ok, err = runfile(f)
-    end
-    if ok then reloaded[#reloaded + 1] = f
-    else failed[#failed + 1] = { path = f, error = err } end
-  end
-  return reloaded, failed
+function methods.export(tree, fmt)
+  return files.export(tree, fmt, defs[tree])
 end
 
 bt.builder = function(...)

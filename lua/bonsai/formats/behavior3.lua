@@ -1,0 +1,654 @@
+-- bonsai.formats.behavior3: behavior3 editor files <-> Bonsai node tables.
+-- Two formats: the classic behavior3js / behavior3editor export (a tree, or
+-- a project of trees, with `root` naming a node of the `nodes` map and
+-- children by id) with behavior3js semantics, and the tree file of the
+-- current behavior3 editor (zhandouxiaojiji/behavior3editor: a nested
+-- `root` with args, input, output, children, disabled and subtree `path`)
+-- with behavior3lua semantics. Built-in nodes map onto Bonsai nodes or
+-- compositions of them with the same leaf calls tick by tick (README
+-- "Trees from editors"); the others are refused with the reason. Any other
+-- name is a leaf registered with bt.register; properties/args are its args.
+local cjson = require("cjson").new()
+local leaves = require "bonsai.formats.leaves"
+
+cjson.decode_max_depth(200)
+cjson.decode_invalid_numbers(false)
+
+local M = {}
+
+local MAX_NODES = 100000 -- after subtree expansion
+local MAX_DEPTH = 1000    -- levels, after subtree expansion
+local MAX_FILES = 32      -- nested subtree files
+
+-- Line and column of byte `pos` in text.
+local function linecol(text, pos)
+  local line, last = 1, 0
+  for nl in text:sub(1, pos - 1):gmatch("()\n") do line, last = line + 1, nl end
+  return line, pos - last
+end
+
+-- The decoded JSON of text, or an error "FILE:LINE:COL: message".
+local function decode(text, file)
+  local ok, v = pcall(cjson.decode, text)
+  if ok then return v end
+  v = tostring(v)
+  local pos = tonumber(v:match("character (%d+)"))
+  if pos then
+    local line, col = linecol(text, pos)
+    error(string.format("%s:%d:%d: JSON error: %s", file, line, col, v), 0)
+  end
+  error(file .. ": JSON error: " .. v, 0)
+end
+
+-- A JSON value as args: whole numbers become integers (cjson reads every
+-- number as a float), JSON null nil.
+local function plain(v)
+  if v == cjson.null then return nil end
+  if type(v) == "number" then return math.tointeger(v) or v end
+  if type(v) ~= "table" then return v end
+  local t = {}
+  for k, x in pairs(v) do t[k] = plain(x) end
+  return t
+end
+
+-- ctx: file, bt, count, path of the JSON value being read.
+
+local function fail(ctx, path, node, msg)
+  local what = node and ("node '" .. tostring(node) .. "': ") or ""
+  error(string.format("%s: %s: %s%s", ctx.file, path, what, msg), 0)
+end
+
+-- Counts one more node (and one more level: `leave` when done).
+local function count(ctx, path, name)
+  ctx.count = ctx.count + 1
+  if ctx.count > MAX_NODES then
+    fail(ctx, path, name, "the tree expands to more than " .. MAX_NODES ..
+         " nodes")
+  end
+  ctx.level = ctx.level + 1
+  if ctx.level > MAX_DEPTH then
+    fail(ctx, path, name, "the tree is deeper than " .. MAX_DEPTH ..
+         " levels")
+  end
+end
+
+local function leave(ctx, node)
+  ctx.level = ctx.level - 1
+  return node
+end
+
+local function key(k)
+  if type(k) == "string" and k:match("^[%a_][%w_]*$") then return "." .. k end
+  return "[" .. string.format("%q", k) .. "]"
+end
+
+-- A numeric property: a number or a string of one; default when absent
+-- (nil: required).
+local function number(ctx, path, name, props, prop, default)
+  local v = props and props[prop]
+  if v == nil or v == cjson.null then
+    if default == nil then fail(ctx, path, name, "needs '" .. prop .. "'") end
+    return default
+  end
+  local n = tonumber(v)
+  if type(v) == "boolean" or not n or n ~= n or n == math.huge or
+     n == -math.huge then
+    fail(ctx, path .. ".properties" .. key(prop), name,
+         "bad number '" .. tostring(v) .. "' for '" .. prop .. "'")
+  end
+  return n
+end
+
+local function whole(ctx, path, name, props, prop, default)
+  local n = number(ctx, path, name, props, prop, default)
+  if n ~= math.floor(n) then
+    fail(ctx, path, name, "'" .. prop .. "' must be a whole number")
+  end
+  return math.tointeger(n)
+end
+
+-- Remembers the editor node a composition stands for (for the exporter).
+local function from(node, name, props, child)
+  leaves.origin[node] = { format = "behavior3", name = name,
+                          properties = props, child = child }
+  return node
+end
+
+-- Classic behavior3js / behavior3editor ------------------------------------
+
+local classic = {}
+
+-- composites and decorators: f(ctx, path, spec, kids) with kids the
+-- converted children; leaves: f(ctx, path, spec).
+classic.composite = {
+  Sequence = "reactive_sequence", -- from the first child every tick
+  Priority = "reactive_selector",
+  MemSequence = "sequence",
+  MemPriority = "selector",
+}
+
+classic.decorator = {
+  Inverter = function(_, _, _, child) return { type = "invert", child } end,
+  -- Limiter resets its count whenever it opens, that is at every run: it
+  -- never limits anything in behavior3js.
+  Limiter = function(ctx, path, spec, child)
+    whole(ctx, path, spec.name, spec.properties, "maxLoop")
+    return child
+  end,
+  MaxTime = function(ctx, path, spec)
+    fail(ctx, path, spec.name, "MaxTime ticks its child, then fails if " ..
+         "the time is up, and leaves the child open; Bonsai's timeout " ..
+         "aborts the child before ticking it (no exact equivalent)")
+  end,
+  -- Runs the child maxLoop times whatever its results, in the same tick
+  -- when it finishes at once, and returns the last run's status.
+  Repeater = function(ctx, path, spec, child, again)
+    local n = whole(ctx, path, spec.name, spec.properties, "maxLoop", -1)
+    local node
+    if n == 0 then
+      node = leaves.always("success")
+    elseif n < 0 then
+      node = { type = "repeater", times = 0,
+               { type = "force_success", child } }
+    elseif n == 1 then
+      node = { type = "sequence", child }
+    else
+      node = { type = "sequence",
+        { type = "repeater", times = n - 1,
+          { type = "force_success", child } },
+        again() }
+    end
+    return from(node, "Repeater", { maxLoop = n }, child)
+  end,
+  RepeatUntilFailure = function(ctx, path, spec, child)
+    local n = whole(ctx, path, spec.name, spec.properties, "maxLoop", -1)
+    if n == 0 then fail(ctx, path, spec.name, "maxLoop 0 returns ERROR") end
+    if n < 0 then return { type = "repeat_until_failure", child } end
+    return { type = "repeater", times = n, child }
+  end,
+  RepeatUntilSuccess = function(ctx, path, spec, child)
+    local n = whole(ctx, path, spec.name, spec.properties, "maxLoop", -1)
+    if n == 0 then fail(ctx, path, spec.name, "maxLoop 0 returns ERROR") end
+    return { type = "retry", times = n < 0 and 0 or n, child }
+  end,
+}
+
+classic.action = {
+  Succeeder = function() return leaves.always("success") end,
+  Failer = function() return leaves.always("failure") end,
+  Runner = function() return leaves.always("running") end,
+  Error = function(ctx, path, spec)
+    fail(ctx, path, spec.name, "returns ERROR, which Bonsai does not have")
+  end,
+  Wait = function(ctx, path, spec)
+    local ms = number(ctx, path, spec.name, spec.properties, "milliseconds", 0)
+    if ms < 0 then fail(ctx, path, spec.name, "'milliseconds' must be >= 0") end
+    return { type = "wait", seconds = ms / 1000 }
+  end,
+}
+
+-- The node with id `id` of tree `tree` (a decoded classic tree) at path.
+local function classic_node(ctx, tree, tpath, id, path)
+  local nodes = tree.nodes
+  local spec = nodes[id]
+  local here = tpath .. ".nodes" .. key(id)
+  if type(spec) ~= "table" then
+    fail(ctx, path, nil, "no node with id '" .. tostring(id) .. "'")
+  end
+  local name = spec.name
+  if type(name) ~= "string" then fail(ctx, here, id, "needs a name") end
+  if spec.id ~= nil and spec.id ~= id then
+    fail(ctx, here, name, "its id '" .. tostring(spec.id) .. "' is not its " ..
+         "key '" .. id .. "'")
+  end
+  if ctx.visiting[spec] then
+    fail(ctx, path, name, "cycle through id '" .. id .. "'")
+  end
+  if ctx.parent[spec] and ctx.parent[spec] ~= path then
+    fail(ctx, path, name, "id '" .. id .. "' already has a parent (at " ..
+         ctx.parent[spec] .. ")")
+  end
+  ctx.parent[spec] = path
+  count(ctx, here, name)
+  ctx.visiting[spec] = true
+  local props = spec.properties
+  if props ~= nil and type(props) ~= "table" then
+    fail(ctx, here, name, "'properties' must be an object")
+  end
+  local function kid(field)
+    local c = spec[field]
+    if type(c) ~= "string" then
+      fail(ctx, here, name, "needs a '" .. field .. "' id")
+    end
+    return classic_node(ctx, tree, tpath, c, here .. "." .. field)
+  end
+  local node
+  local custom = ctx.custom[name]
+  local category = custom and custom.category
+  if classic.composite[name] then
+    local list = spec.children
+    if type(list) ~= "table" or #list == 0 then
+      fail(ctx, here, name, "needs children")
+    end
+    node = { type = classic.composite[name] }
+    for i, c in ipairs(list) do
+      if type(c) ~= "string" then
+        fail(ctx, here .. ".children[" .. i .. "]", name, "not an id")
+      end
+      node[i] = classic_node(ctx, tree, tpath, c,
+                             here .. ".children[" .. i .. "]")
+    end
+  elseif classic.decorator[name] then
+    local child = kid("child")
+    node = classic.decorator[name](ctx, here, spec, child, function()
+      local visiting, parent = ctx.visiting, ctx.parent -- a second copy
+      ctx.visiting, ctx.parent = {}, {}
+      local again = classic_node(ctx, tree, tpath, spec.child, here .. ".child")
+      ctx.visiting, ctx.parent = visiting, parent
+      return again
+    end)
+  elseif classic.action[name] then
+    node = classic.action[name](ctx, here, spec)
+  elseif ctx.trees[name] then -- another tree of the project as a subtree
+    if ctx.active[name] then
+      fail(ctx, here, name, "subtree recursion: tree '" .. name ..
+           "' uses itself")
+    end
+    node = ctx.subtree(name, here)
+  elseif category == "composite" or category == "decorator" then
+    fail(ctx, here, name, "custom " .. category .. " nodes have no Bonsai " ..
+         "equivalent")
+  elseif custom or require("bonsai.core")._isleaf(name) then
+    local args
+    if props and next(props) ~= nil then
+      args = {}
+      for k, v in pairs(props) do args[k] = plain(v) end
+    end
+    local ok, n = pcall(leaves.leaf, ctx.bt, category == "condition" and
+                        "condition" or "action", name, args)
+    if not ok then fail(ctx, here, name, n) end
+    node = n
+  else
+    fail(ctx, here, name, "unknown node type (not a behavior3 node, a " ..
+         "custom node of the file or a registered leaf)")
+  end
+  ctx.visiting[spec] = nil
+  return leave(ctx, node)
+end
+
+-- A classic tree or project: the root node.
+local function parse_classic(ctx, data, select)
+  local project = data.data or data
+  local trees
+  local tpath
+  if type(project.trees) == "table" then
+    trees = project.trees
+    tpath = (data.data and "$.data" or "$") .. ".trees"
+  else
+    trees = { data }
+  end
+  local custom = {}
+  local function customs(list, path)
+    if list == nil then return end
+    if type(list) ~= "table" then fail(ctx, path, nil, "must be a list") end
+    for i, c in ipairs(list) do
+      if type(c) ~= "table" or type(c.name) ~= "string" then
+        fail(ctx, path .. "[" .. i .. "]", nil, "a custom node needs a name")
+      end
+      custom[c.name] = c
+    end
+  end
+  customs(project.custom_nodes, (data.data and "$.data" or "$") ..
+          ".custom_nodes")
+  ctx.custom, ctx.trees, ctx.active = custom, {}, {}
+  local paths = {}
+  for i, t in ipairs(trees) do
+    local p = tpath and (tpath .. "[" .. i .. "]") or "$"
+    if type(t) ~= "table" then fail(ctx, p, nil, "a tree must be an object") end
+    if type(t.nodes) ~= "table" then fail(ctx, p, nil, "needs 'nodes'") end
+    if type(t.root) ~= "string" then
+      fail(ctx, p, nil, "needs a 'root' id")
+    end
+    customs(t.custom_nodes, p .. ".custom_nodes")
+    local id = t.id or t.title or tostring(i)
+    if ctx.trees[id] then
+      fail(ctx, p, nil, "duplicate tree id '" .. id .. "'")
+    end
+    ctx.trees[id], paths[id] = t, p
+    if t.title and t.title ~= id and not ctx.trees[t.title] then
+      ctx.trees[t.title], paths[t.title] = t, p
+    end
+  end
+  ctx.visiting, ctx.parent = {}, {}
+  function ctx.subtree(id, _)
+    local t = ctx.trees[id]
+    ctx.active[id] = true
+    -- each use of a subtree is a copy: its nodes may have other parents
+    local visiting, parent = ctx.visiting, ctx.parent
+    ctx.visiting, ctx.parent = {}, {}
+    local n = classic_node(ctx, t, paths[id], t.root, paths[id] .. ".root")
+    ctx.visiting, ctx.parent = visiting, parent
+    ctx.active[id] = nil
+    return n
+  end
+  local main = select or project.selectedTree or (trees[1] and (trees[1].id or
+                                                  trees[1].title or "1"))
+  if not ctx.trees[main] then
+    fail(ctx, "$", nil, "no tree '" .. tostring(main) .. "'")
+  end
+  return ctx.subtree(main), { name = main }
+end
+
+-- Current behavior3 editor, behavior3lua semantics ----------------------
+
+local current = {}
+
+-- f(ctx, path, spec, kids) -> node; kids: converted children.
+current.builtin = {
+  Sequence = function(_, _, _, kids) kids.type = "sequence" return kids end,
+  Selector = function(_, _, _, kids) kids.type = "selector" return kids end,
+  -- Succeeds once every child has finished, whatever their results.
+  Parallel = function(_, _, _, kids)
+    if #kids == 0 then return leaves.always("success") end
+    kids.type, kids.success, kids.failure = "parallel", "all", "all"
+    return from({ type = "force_success", kids }, "Parallel")
+  end,
+  AlwaysSuccess = function(_, _, _, kids)
+    if #kids == 0 then return leaves.always("success") end
+    return { type = "force_success", kids[1] }
+  end,
+  AlwaysFail = function(_, _, _, kids)
+    if #kids == 0 then return leaves.always("failure") end
+    return { type = "force_failure", kids[1] }
+  end,
+  -- Runs its child once: success when that run ends, failure afterwards.
+  Once = function(_, _, _, kids)
+    local child = kids[1] or leaves.always("success")
+    return from({ type = "limit", times = 1,
+                  { type = "force_success", child } }, "Once", nil, child)
+  end,
+  -- One run per tick; success when the child fails.
+  RepeatUntilFailure = function(ctx, path, spec, kids)
+    if spec.args and spec.args.maxLoop ~= nil then
+      fail(ctx, path, spec.name, "maxLoop: behavior3lua fails a tick " ..
+           "after the last run, which Bonsai cannot express")
+    end
+    return from({ type = "invert", { type = "repeat_until_failure", kids[1] } },
+                "RepeatUntilFailure", nil, kids[1])
+  end,
+  RepeatUntilSuccess = function(ctx, path, spec, kids)
+    if spec.args and spec.args.maxLoop ~= nil then
+      fail(ctx, path, spec.name, "maxLoop: behavior3lua fails a tick " ..
+           "after the last run, which Bonsai cannot express")
+    end
+    return { type = "retry", times = 0, kids[1] }
+  end,
+  Repeat = function(ctx, path, spec, kids)
+    local n = whole(ctx, path .. ".args", spec.name, spec.args, "count")
+    if n <= 0 then return leaves.always("success") end
+    return { type = "repeater", times = n, kids[1] }
+  end,
+  Timeout = function(ctx, path, spec, kids)
+    local s = number(ctx, path .. ".args", spec.name, spec.args, "time")
+    if s <= 0 then fail(ctx, path, spec.name, "'time' must be > 0") end
+    return { type = "timeout", seconds = s, kids[1] }
+  end,
+  Wait = function(ctx, path, spec)
+    local s = number(ctx, path .. ".args", spec.name, spec.args, "time")
+    if s <= 0 then
+      fail(ctx, path, spec.name, "'time' must be > 0 (behavior3lua's Wait " ..
+           "runs for one tick at least)")
+    end
+    return { type = "wait", seconds = s }
+  end,
+}
+current.builtin.Invert = function(_, _, _, kids)
+  return { type = "invert", kids[1] }
+end
+current.builtin.Not = current.builtin.Invert
+current.builtin.Inverter = current.builtin.Invert
+current.builtin.AlwaysFailure = current.builtin.AlwaysFail
+
+-- How many children each built-in takes (nil: any number).
+current.children = { AlwaysSuccess = "0-1", AlwaysFail = "0-1",
+  AlwaysFailure = "0-1", Once = "0-1", Invert = 1, Not = 1, Inverter = 1,
+  RepeatUntilFailure = 1, RepeatUntilSuccess = 1, Repeat = 1, Timeout = 1,
+  Wait = 0 }
+
+local nocode = "evaluates an expression, and a file never runs code"
+current.refused = {
+  Check = nocode, Calculate = nocode, Let = nocode, Assert = nocode,
+  Cmp = "compares variables: use bt.check in Lua",
+  Delay = "runs its child later, outside the tree, and succeeds at once " ..
+          "(Bonsai has no equivalent)",
+  Listen = "reacts to game events outside the tree", IfElse = "-", Race = "-",
+  Switch = "-", Case = "-", Foreach = "-", Loop = "-", Filter = "-",
+  Includes = "-", IsNull = "-", NotNull = "-", Clear = "-", Push = "-",
+  Concat = "-", GetField = "-", SetField = "-", Index = "-", Now = "-",
+  Random = "-", RandomIndex = "-", WaitForCount = "-", Log = "-",
+  AlwaysRunning = "-", RetryUntilFailure = "-", RetryUntilSuccess = "-",
+}
+
+local current_node
+
+-- The subtree file `path` names, read relative to the file that names it.
+local function subfile(ctx, jpath, spec)
+  local p = spec.path
+  if type(p) ~= "string" then fail(ctx, jpath, spec.name, "bad 'path'") end
+  local full = p
+  if p:sub(1, 1) ~= "/" then
+    full = (ctx.dir or (ctx.file:match("^(.*/)") or "")) .. p
+  end
+  if ctx.files[full] then
+    fail(ctx, jpath, spec.name, "subtree recursion through '" .. p .. "'")
+  end
+  if ctx.depth >= MAX_FILES then
+    fail(ctx, jpath, spec.name, "subtree files nested too deep")
+  end
+  if not ctx.read then
+    fail(ctx, jpath, spec.name, "no file to read '" .. p .. "'")
+  end
+  local text, err = ctx.read(full)
+  if not text then fail(ctx, jpath, spec.name, tostring(err)) end
+  ctx.deps[#ctx.deps + 1] = full
+  local data = decode(text, full)
+  if type(data) ~= "table" or type(data.root) ~= "table" then
+    error(full .. ": $: not a behavior3 tree file (no 'root' node)", 0)
+  end
+  local file, depth, ids = ctx.file, ctx.depth, ctx.ids
+  ctx.file, ctx.depth, ctx.files[full], ctx.ids = full, depth + 1, true, {}
+  local node = current_node(ctx, data.root, "$.root")
+  ctx.file, ctx.depth, ctx.files[full], ctx.ids = file, depth, nil, ids
+  return node
+end
+
+function current_node(ctx, spec, path)
+  if type(spec) ~= "table" then
+    fail(ctx, path, nil, "a node must be an object")
+  end
+  local name = spec.name
+  if type(name) ~= "string" then fail(ctx, path, spec.id, "needs a name") end
+  count(ctx, path, name)
+  if spec.id ~= nil and spec.id ~= cjson.null then
+    if ctx.ids[spec.id] then
+      fail(ctx, path, name, "duplicate id " .. tostring(spec.id) ..
+           " (also at " .. ctx.ids[spec.id] .. ")")
+    end
+    ctx.ids[spec.id] = path
+  end
+  if type(spec.path) == "string" and spec.path ~= "" then
+    return leave(ctx, subfile(ctx, path, spec))
+  end
+  local args = spec.args
+  if args ~= nil and type(args) ~= "table" then
+    fail(ctx, path, name, "'args' must be an object")
+  end
+  local kids = {}
+  if spec.children ~= nil then
+    if type(spec.children) ~= "table" then
+      fail(ctx, path, name, "'children' must be a list")
+    end
+    for i, c in ipairs(spec.children) do
+      if type(c) == "table" and c.disabled ~= true then
+        kids[#kids + 1] = current_node(ctx, c, path .. ".children[" .. i .. "]")
+      elseif type(c) ~= "table" then
+        fail(ctx, path .. ".children[" .. i .. "]", name, "not a node")
+      end
+    end
+  end
+  if current.refused[name] then
+    local why = current.refused[name]
+    fail(ctx, path, name, why == "-" and "has no Bonsai equivalent (a leaf " ..
+         "of the game's own must have another name)" or why)
+  end
+  local b = current.builtin[name]
+  if b then
+    local want = current.children[name]
+    if want == "0-1" and #kids > 1 or type(want) == "number" and
+       #kids ~= want then
+      fail(ctx, path, name, want == 0 and "takes no children" or
+           "needs exactly one child")
+    elseif want == nil and #kids == 0 and name ~= "Parallel" then
+      fail(ctx, path, name, "needs children")
+    end
+    local node = b(ctx, path, spec, kids)
+    if type(spec.desc) == "string" and spec.desc ~= "" and node.name == nil then
+      node.name = spec.desc
+    end
+    return leave(ctx, node)
+  end
+  if #kids > 0 then
+    fail(ctx, path, name, "unknown node type with children (custom " ..
+         "composites and decorators have no Bonsai equivalent)")
+  end
+  local a
+  for k, v in pairs(args or {}) do
+    a = a or {}
+    a[k] = plain(v)
+  end
+  for _, field in ipairs { "input", "output" } do
+    local list = spec[field]
+    if type(list) == "table" and #list > 0 then
+      a = a or {}
+      a[field] = {}
+      for i, v in ipairs(list) do a[field][i] = v end
+    end
+  end
+  local ok, node = pcall(leaves.leaf, ctx.bt, "action", name, a)
+  if not ok then fail(ctx, path, name, node) end
+  return leave(ctx, node)
+end
+
+-- parse(text, opts): the root node. opts: file, bt, read, deps; tree (the
+-- id or title of a project's tree to load instead of the selected one).
+function M.parse(text, opts)
+  local file = opts.file or "json"
+  local data = decode(text, file)
+  local ctx = { file = file, bt = opts.bt, count = 0, level = 0,
+                read = opts.read,
+                deps = opts.deps or {}, files = {}, depth = 0, ids = {},
+                dir = opts.dir }
+  if type(data) ~= "table" or data[1] ~= nil then
+    error(file .. ": $: not a behavior3 file (a JSON object expected)", 0)
+  end
+  if type(data.root) == "table" then
+    ctx.files[file] = true
+    local node = current_node(ctx, data.root, "$.root")
+    return node, { name = type(data.name) == "string" and data.name or nil }
+  end
+  if type(data.root) == "string" or type(data.nodes) == "table" or
+     type(data.trees) == "table" or type(data.data) == "table" then
+    return parse_classic(ctx, data, opts.tree)
+  end
+  error(file .. ": $: not a behavior3 file (no 'root' or 'trees')", 0)
+end
+
+-- Export (classic behavior3editor tree) -----------------------------------
+
+local names = {
+  reactive_sequence = "Sequence", reactive_selector = "Priority",
+  sequence = "MemSequence", selector = "MemPriority", invert = "Inverter",
+  repeat_until_failure = "RepeatUntilFailure",
+}
+
+-- export(root, opts): a behavior3editor tree (JSON), with custom_nodes for
+-- the leaves it uses.
+function M.export(root, opts)
+  local nodes, custom, seen, n = {}, {}, {}, 0
+  local function add(node, path)
+    if type(node) ~= "table" or type(node.type) ~= "string" then
+      error("export behavior3: " .. path .. ": not a node", 0)
+    end
+    n = n + 1
+    local id = string.format("n%d", n)
+    -- behavior3editor reads every node's display; with no tree display
+    -- it lays the tree out itself
+    local spec = { id = id, properties = {}, display = { x = 0, y = 0 } }
+    nodes[id] = spec
+    local o = leaves.origin[node]
+    local kind, leaf, args, refs = leaves.named(node)
+    local function child(c, i)
+      return add(c, path .. "/" .. (c.name or c.type .. "[" .. i .. "]"))
+    end
+    if o and o.format == "behavior3" and o.name == "Repeater" then
+      spec.name, spec.properties.maxLoop = "Repeater", o.properties.maxLoop
+      spec.child = child(o.child, 1)
+    elseif leaf then
+      if refs and next(refs) then
+        error("export behavior3: " .. path .. ": blackboard ports have no " ..
+              "behavior3 equivalent", 0)
+      end
+      spec.name = leaf
+      for k, v in pairs(args or {}) do spec.properties[k] = v end
+      if not seen[leaf] then
+        seen[leaf] = true
+        custom[#custom + 1] = { name = leaf, category = kind, title = leaf,
+                                description = "", properties = {} }
+      end
+    elseif node.type == "action" and node.fn == leaves.constant.success then
+      spec.name = "Succeeder"
+    elseif node.type == "action" and node.fn == leaves.constant.failure then
+      spec.name = "Failer"
+    elseif node.type == "action" and node.fn == leaves.constant.running then
+      spec.name = "Runner"
+    elseif node.type == "wait" then
+      spec.name, spec.properties.milliseconds = "Wait", node.seconds * 1000
+    elseif node.type == "repeater" and (node.times or 0) > 0 then
+      spec.name, spec.properties.maxLoop = "RepeatUntilFailure", node.times
+      spec.child = child(node[1], 1)
+    elseif node.type == "repeater" then
+      spec.name, spec.properties.maxLoop = "RepeatUntilFailure", -1
+      spec.child = child(node[1], 1)
+    elseif node.type == "retry" then
+      local k = node.times or 0
+      spec.name, spec.properties.maxLoop = "RepeatUntilSuccess",
+        k == 0 and -1 or k
+      spec.child = child(node[1], 1)
+    elseif node.type == "repeat_until_failure" then
+      spec.name, spec.properties.maxLoop = "RepeatUntilFailure", -1
+      spec.child = child(node[1], 1)
+    elseif names[node.type] and node.type == "invert" then
+      spec.name = "Inverter"
+      spec.child = child(node[1], 1)
+    elseif names[node.type] then
+      spec.name = names[node.type]
+      spec.children = {}
+      for i, c in ipairs(node) do spec.children[i] = child(c, i) end
+    else
+      error("export behavior3: " .. path .. ": '" .. node.type .. "' has no " ..
+            "behavior3 equivalent" .. ((node.type == "action" or
+            node.type == "condition") and " (only registered leaves can be " ..
+            "exported)" or ""), 0)
+    end
+    spec.title = node.name or spec.name
+    spec.description = ""
+    return id
+  end
+  local name = opts and opts.name or "tree"
+  local rootid = add(root, root.name or root.type)
+  return cjson.encode({ version = "0.3.0", scope = "tree", id = name,
+    title = name, description = "", root = rootid, properties = {},
+    nodes = nodes, custom_nodes = #custom > 0 and custom or nil })
+end
+
+return M

@@ -1,0 +1,701 @@
+-- bonsai.formats.btcpp: BehaviorTree.CPP 4 XML, as Groot2 saves it.
+-- parse(text, opts) turns the main tree of a file into Bonsai node tables:
+-- built-in controls and decorators map onto Bonsai nodes (README "Trees
+-- from editors"), other IDs are leaves registered with bt.register, their
+-- ports their args ("{key}" reads blackboard key `key`); SubTree elements
+-- are expanded in place, their port remapping applied to the keys their
+-- leaves use. export(root, opts) writes a node table back as XML.
+local xml = require "bonsai.formats.xml"
+local leaves = require "bonsai.formats.leaves"
+
+local M = {}
+
+local MAX_NODES = 100000 -- after subtree expansion
+local MAX_DEPTH = 1000    -- levels, after subtree expansion
+local MAX_INCLUDES = 32
+
+-- Attributes every node may carry that change nothing here.
+local harmless = { name = true, ID = true, _description = true, _uid = true,
+                   _fullpath = true }
+
+-- Built-ins outside Bonsai, with the reason given when a file uses one.
+local refused = {
+  SequenceWithMemory = "keeps its place after a child fails (Bonsai's " ..
+    "sequence starts again from its first child)",
+  IfThenElse = "has no Bonsai equivalent",
+  WhileDoElse = "has no Bonsai equivalent",
+  TryCatch = "has no Bonsai equivalent",
+  ManualSelector = "needs a user interface",
+  Switch2 = "has no Bonsai equivalent", Switch3 = "has no Bonsai equivalent",
+  Switch4 = "has no Bonsai equivalent", Switch5 = "has no Bonsai equivalent",
+  Switch6 = "has no Bonsai equivalent",
+  Script = "runs BehaviorTree.CPP's scripting language, which Bonsai " ..
+    "does not have (a file never runs code)",
+  ScriptCondition = "runs BehaviorTree.CPP's scripting language, which " ..
+    "Bonsai does not have (a file never runs code)",
+  Precondition = "runs BehaviorTree.CPP's scripting language, which " ..
+    "Bonsai does not have (a file never runs code)",
+  SetBlackboard = "has no Bonsai equivalent (write the key from a leaf)",
+  UnsetBlackboard = "has no Bonsai equivalent (clear the key from a leaf)",
+  SkipUnlessUpdated = "returns SKIPPED, which Bonsai does not have",
+  WaitValueUpdate = "has no Bonsai equivalent",
+  WasEntryUpdated = "has no Bonsai equivalent",
+  LoopInt = "has no Bonsai equivalent", LoopDouble = "has no Bonsai " ..
+    "equivalent", LoopString = "has no Bonsai equivalent",
+  LoopBool = "has no Bonsai equivalent",
+  SubTreePlus = "is BehaviorTree.CPP 3 (use SubTree with _autoremap)",
+}
+
+local scripted = { _skipIf = true, _successIf = true, _failureIf = true,
+                   _while = true, _onSuccess = true, _onFailure = true,
+                   _onHalted = true, _post = true }
+
+-- Context of one parse: ctx.file, ctx.bt, ctx.trees (ID -> element),
+-- ctx.models (ID -> { kind =, ports = set }), ctx.count, ctx.active.
+
+local function where(ctx, e, msg)
+  local id = e.attrs.ID or e.tag
+  local what = "node '" .. id .. "'"
+  if e.attrs.name and e.attrs.name ~= id then
+    what = what .. " ('" .. e.attrs.name .. "')"
+  end
+  error(string.format("%s:%d:%d: %s: %s", e.file or ctx.file, e.line, e.col,
+                      what, msg), 0)
+end
+
+-- Resolves blackboard key `key` seen inside scope to a key of the caller's
+-- blackboard, or to a literal: returns "key", k or "value", v.
+local function resolve(scope, key)
+  if key:sub(1, 1) == "@" then return "key", key:sub(2) end -- root key
+  while scope do
+    local m = scope.map[key]
+    if m then
+      if m.value ~= nil then return "value", m.value end
+      key, scope = m.key, scope.parent
+    elseif scope.auto then
+      scope = scope.parent
+    else
+      return "key", scope.prefix .. key
+    end
+  end
+  return "key", key
+end
+
+-- A port's text: "key", k for "{k}" ("{=}": the port's own name), else
+-- "value", v.
+local function port(scope, name, text)
+  local ref = text:match("^{(.*)}$")
+  if ref == "=" then ref = name end
+  if ref then
+    if ref == "" then return "value", text end
+    return resolve(scope, ref)
+  end
+  return "value", leaves.value(text)
+end
+
+-- The node's parameter `name` as a number; `default` when absent (nil:
+-- required).
+local function number(ctx, e, name, default)
+  local text = e.attrs[name]
+  if text == nil then
+    if default == nil then where(ctx, e, "needs port '" .. name .. "'") end
+    return default
+  end
+  if text:match("^{.*}$") then
+    where(ctx, e, "port '" .. name .. "' reads the blackboard; Bonsai's " ..
+          "parameters are fixed numbers")
+  end
+  local n = tonumber(text)
+  if not n or n ~= n or n == math.huge or n == -math.huge then
+    where(ctx, e, "bad number '" .. text .. "' for port '" .. name .. "'")
+  end
+  return n
+end
+
+local function whole(ctx, e, name, default)
+  local n = number(ctx, e, name, default)
+  if n ~= math.floor(n) then
+    where(ctx, e, "port '" .. name .. "' must be a whole number")
+  end
+  return math.tointeger(n)
+end
+
+-- Checks that a built-in has only the ports it takes and the right number
+-- of children.
+local function shape(ctx, e, ports, nchildren)
+  for _, k in ipairs(e.order) do
+    if not harmless[k] and not ports[k] then
+      where(ctx, e, "unknown port '" .. k .. "'")
+    end
+  end
+  if nchildren == "many" then
+    if #e == 0 then where(ctx, e, "needs at least one child") end
+  elseif #e ~= nchildren then
+    where(ctx, e, nchildren == 0 and "takes no children" or
+          nchildren == 1 and "needs exactly one child" or "bad children")
+  end
+end
+
+local convert, build -- function(ctx, e, scope) -> node
+
+local function children(ctx, e, scope)
+  local list = {}
+  for i, c in ipairs(e) do list[i] = convert(ctx, c, scope) end
+  return list
+end
+
+local function composite(kind)
+  return function(ctx, e, scope)
+    shape(ctx, e, {}, "many")
+    local n = children(ctx, e, scope)
+    n.type = kind
+    return n
+  end
+end
+
+local function decorator(kind)
+  return function(ctx, e, scope)
+    shape(ctx, e, {}, 1)
+    return { type = kind, convert(ctx, e[1], scope) }
+  end
+end
+
+-- A count of children, negative counting from the end (-1: all).
+local function threshold(ctx, e, name, v, n)
+  if v < 0 then v = math.max(n + v + 1, 0) end
+  if v == 0 then where(ctx, e, "'" .. name .. "' must not be 0") end
+  if v > n then
+    where(ctx, e, "'" .. name .. "' is larger than the number of children")
+  end
+  return v
+end
+
+local builtins = {
+  Sequence = composite "sequence",
+  ReactiveSequence = composite "reactive_sequence",
+  Fallback = composite "selector",
+  ReactiveFallback = composite "reactive_selector",
+  Inverter = decorator "invert",
+  ForceSuccess = decorator "force_success",
+  ForceFailure = decorator "force_failure",
+
+  -- Its child runs once per tick at most: after a success it returns
+  -- running, and the next run starts at the next tick.
+  KeepRunningUntilFailure = function(ctx, e, scope)
+    shape(ctx, e, {}, 1)
+    local child = convert(ctx, e[1], scope)
+    local n = { type = "repeat_until_failure",
+                { type = "sequence", child, leaves.next_tick() } }
+    leaves.origin[n] = { format = "btcpp", name = "KeepRunningUntilFailure",
+                         child = child }
+    return n
+  end,
+
+  -- Fails as soon as success is out of reach: failure count capped at
+  -- N - success + 1.
+  Parallel = function(ctx, e, scope)
+    shape(ctx, e, { success_count = true, failure_count = true }, "many")
+    local n = children(ctx, e, scope)
+    local s = threshold(ctx, e, "success_count",
+                        whole(ctx, e, "success_count", -1), #n)
+    local f = threshold(ctx, e, "failure_count",
+                        whole(ctx, e, "failure_count", 1), #n)
+    n.type, n.success, n.failure = "parallel", s, math.min(f, #n - s + 1)
+    return n
+  end,
+
+  -- Every child runs to its end; fails when max_failures of them failed.
+  ParallelAll = function(ctx, e, scope)
+    shape(ctx, e, { max_failures = true }, "many")
+    local n = children(ctx, e, scope)
+    local f = whole(ctx, e, "max_failures", 1)
+    if f < 0 then f = math.max(#n + f + 1, 0) end
+    if f > #n then
+      where(ctx, e, "'max_failures' is larger than the number of children")
+    end
+    n.type = "parallel"
+    if f <= 1 then
+      n.success, n.failure = "all", "all"
+      if f == 0 then return { type = "force_failure", n } end
+      return n
+    end
+    n.success, n.failure, n.wait = #n - f + 1, f, true
+    return n
+  end,
+
+  Repeat = function(ctx, e, scope)
+    shape(ctx, e, { num_cycles = true }, 1)
+    local k = whole(ctx, e, "num_cycles")
+    if k == 0 then
+      convert(ctx, e[1], scope) -- still checked
+      return leaves.always("success")
+    end
+    return { type = "repeater", times = k < 0 and 0 or k,
+             convert(ctx, e[1], scope) }
+  end,
+
+  RetryUntilSuccessful = function(ctx, e, scope)
+    shape(ctx, e, { num_attempts = true }, 1)
+    local k = whole(ctx, e, "num_attempts")
+    if k == 0 then
+      convert(ctx, e[1], scope)
+      return leaves.always("failure")
+    end
+    return { type = "retry", times = k < 0 and 0 or k,
+             convert(ctx, e[1], scope) }
+  end,
+
+  Timeout = function(ctx, e, scope)
+    shape(ctx, e, { msec = true }, 1)
+    local ms = number(ctx, e, "msec")
+    if ms < 0 then where(ctx, e, "'msec' must be >= 0") end
+    local child = convert(ctx, e[1], scope)
+    if ms == 0 then return child end -- BehaviorTree.CPP sets no timer
+    return { type = "timeout", seconds = ms / 1000, child }
+  end,
+
+  Delay = function(ctx, e, scope)
+    shape(ctx, e, { delay_msec = true }, 1)
+    local ms = number(ctx, e, "delay_msec")
+    if ms <= 0 then -- BehaviorTree.CPP's first tick always waits
+      where(ctx, e, "'delay_msec' must be > 0")
+    end
+    return { type = "delay", seconds = ms / 1000, convert(ctx, e[1], scope) }
+  end,
+
+  RunOnce = function(ctx, e, scope)
+    shape(ctx, e, { then_skip = true }, 1)
+    local skip = e.attrs.then_skip
+    if skip == nil or skip == "true" then
+      where(ctx, e, "then_skip=\"true\" returns SKIPPED after the first " ..
+            "run, which Bonsai does not have (use then_skip=\"false\")")
+    elseif skip ~= "false" then
+      where(ctx, e, "bad boolean '" .. skip .. "' for port 'then_skip'")
+    end
+    return { type = "run_once", convert(ctx, e[1], scope) }
+  end,
+
+  Sleep = function(ctx, e)
+    shape(ctx, e, { msec = true }, 0)
+    local ms = number(ctx, e, "msec")
+    if ms < 0 then where(ctx, e, "'msec' must be >= 0") end
+    return { type = "wait", seconds = ms / 1000 }
+  end,
+
+  AlwaysSuccess = function(ctx, e)
+    shape(ctx, e, {}, 0)
+    return leaves.always("success")
+  end,
+
+  AlwaysFailure = function(ctx, e)
+    shape(ctx, e, {}, 0)
+    return leaves.always("failure")
+  end,
+}
+
+-- A SubTree of a tree that is not in the file: bt.subtree by name (a tree
+-- made by bt.tree or bt.load), its {key} ports as the remap. Its other keys
+-- are the caller's, so it needs _autoremap, and the caller's keys must be
+-- the agent's own (a SubTree of the main tree).
+local function external(ctx, e, scope, id)
+  local auto = e.attrs._autoremap
+  if auto ~= "true" and auto ~= "1" then
+    where(ctx, e, "no BehaviorTree with ID '" .. id .. "' in the file; a " ..
+          "tree outside it (bt.subtree by name) shares the caller's keys: " ..
+          "write _autoremap=\"true\"")
+  end
+  if scope then
+    where(ctx, e, "a tree outside the file can be used only from the main " ..
+          "tree")
+  end
+  local remap
+  for _, k in ipairs(e.order) do
+    if not harmless[k] and k ~= "_autoremap" then
+      local ref = e.attrs[k]:match("^{(.*)}$")
+      if ref == "=" then ref = k end
+      if not ref or ref == "" or ref:sub(1, 1) == "@" then
+        where(ctx, e, "port '" .. k .. "' of a tree outside the file must " ..
+              "be a {key}")
+      end
+      remap = remap or {}
+      remap[k] = ref
+    end
+  end
+  return { type = "subtree", tree = id, name = e.attrs.name, remap = remap }
+end
+
+-- A SubTree element: the subtree's root, expanded here with a scope that
+-- maps its blackboard keys (ports, _autoremap) onto the caller's.
+local function subtree(ctx, e, scope)
+  local id = e.attrs.ID
+  if #e > 0 then where(ctx, e, "a SubTree takes no children") end
+  local def = ctx.trees[id]
+  if not def and ctx.bt.subtree then return external(ctx, e, scope, id) end
+  if not def then where(ctx, e, "no BehaviorTree with ID '" .. id .. "'") end
+  if ctx.active[id] then
+    where(ctx, e, "subtree recursion: '" .. id .. "' uses itself")
+  end
+  local auto = e.attrs._autoremap
+  if auto ~= nil and auto ~= "true" and auto ~= "false" and auto ~= "1" and
+     auto ~= "0" then
+    where(ctx, e, "bad boolean '" .. auto .. "' for _autoremap")
+  end
+  ctx.instances = ctx.instances + 1
+  local inner = { map = {}, auto = auto == "true" or auto == "1",
+                  parent = scope,
+                  prefix = id .. "#" .. ctx.instances .. "." }
+  for _, k in ipairs(e.order) do
+    if not harmless[k] and k ~= "_autoremap" then
+      if k:sub(1, 1) == "_" then
+        where(ctx, e, "unknown attribute '" .. k .. "'")
+      end
+      local text = e.attrs[k]
+      local ref = text:match("^{(.*)}$")
+      if ref == "=" then ref = k end
+      if ref and ref ~= "" then
+        inner.map[k] = { key = ref }
+      else
+        inner.map[k] = { value = leaves.value(text) }
+      end
+    end
+  end
+  ctx.active[id] = true
+  local n = convert(ctx, def, inner)
+  ctx.active[id] = nil
+  if e.attrs.name then n.name = e.attrs.name end
+  return n
+end
+
+-- A leaf: an ID registered with bt.register; its ports are its args.
+local function leaf(ctx, e, scope, id)
+  local model = ctx.models[id]
+  if #e > 0 or (model and (model.kind == "Control" or
+                           model.kind == "Decorator")) then
+    where(ctx, e, "unknown " .. (#e > 1 and "control" or "decorator") ..
+          " node (custom controls and decorators have no Bonsai equivalent)")
+  end
+  local kind = "action"
+  if e.tag == "Condition" or (e.tag ~= "Action" and model and
+                              model.kind == "Condition") then
+    kind = "condition"
+  end
+  local args, refs = nil, {}
+  for _, k in ipairs(e.order) do
+    if not harmless[k] then
+      if k:sub(1, 1) == "_" then
+        where(ctx, e, "unknown attribute '" .. k .. "'")
+      end
+      if model and model.ports and not model.ports[k] then
+        where(ctx, e, "port '" .. k .. "' is not declared in TreeNodesModel")
+      end
+      local what, v = port(scope, k, e.attrs[k])
+      if what == "key" then refs[k] = v
+      else args = args or {}; args[k] = v end
+    end
+  end
+  local ok, node = pcall(leaves.leaf, ctx.bt, kind, id, args, refs,
+                         e.attrs.name)
+  if not ok then where(ctx, e, node) end
+  return node
+end
+
+function convert(ctx, e, scope)
+  ctx.count = ctx.count + 1
+  if ctx.count > MAX_NODES then
+    where(ctx, e, "the tree expands to more than " .. MAX_NODES .. " nodes")
+  end
+  ctx.depth = ctx.depth + 1
+  if ctx.depth > MAX_DEPTH then
+    where(ctx, e, "the tree is deeper than " .. MAX_DEPTH .. " levels " ..
+          "once its subtrees are expanded")
+  end
+  local n = build(ctx, e, scope)
+  ctx.depth = ctx.depth - 1
+  return n
+end
+
+-- The node of element e (convert's body).
+function build(ctx, e, scope)
+  for _, k in ipairs(e.order) do
+    if scripted[k] then
+      where(ctx, e, "'" .. k .. "' is a scripted pre/post condition of " ..
+            "BehaviorTree.CPP, which Bonsai does not run")
+    end
+  end
+  local id = e.tag
+  if e.tag == "Action" or e.tag == "Condition" or e.tag == "Control" or
+     e.tag == "Decorator" or e.tag == "SubTree" then
+    id = e.attrs.ID
+    if not id or id == "" then where(ctx, e, "needs an ID") end
+  end
+  if e.tag == "SubTree" then return subtree(ctx, e, scope) end
+  if refused[id] then where(ctx, e, refused[id]) end
+  local n
+  if builtins[id] then
+    n = builtins[id](ctx, e, scope)
+    if e.attrs.name and n.name == nil then n.name = e.attrs.name end
+  else
+    n = leaf(ctx, e, scope, id)
+  end
+  return n
+end
+
+-- Reads TreeNodesModel: ID -> { kind, ports = set }.
+local function models(ctx, m)
+  for _, e in ipairs(m) do
+    local id = e.attrs.ID
+    if not id then where(ctx, e, "a model needs an ID") end
+    local ports = {}
+    for _, p in ipairs(e) do
+      if p.attrs.name then ports[p.attrs.name] = true end
+    end
+    ctx.models[id] = { kind = e.tag, ports = ports }
+  end
+end
+
+-- Collects the BehaviorTree and TreeNodesModel elements of a document and
+-- of the files it includes.
+local function collect(ctx, root, file, depth)
+  if root.tag ~= "root" then
+    error(string.format("%s:%d:%d: the root element must be <root>, not <%s>",
+                        file, root.line, root.col, root.tag), 0)
+  end
+  local fmt = root.attrs.BTCPP_format
+  if fmt and fmt ~= "4" then
+    error(string.format("%s:%d:%d: BTCPP_format %s is not supported " ..
+                        "(format 4 only)", file, root.line, root.col, fmt), 0)
+  end
+  for _, e in ipairs(root) do
+    if e.tag == "BehaviorTree" then
+      local id = e.attrs.ID
+      if not id or id == "" then
+        where(ctx, e, "a BehaviorTree needs an ID")
+      end
+      if ctx.trees[id] then
+        where(ctx, e, "duplicate BehaviorTree ID '" .. id .. "'")
+      end
+      if #e ~= 1 then
+        where(ctx, e, "a BehaviorTree needs exactly one child")
+      end
+      ctx.trees[id] = e[1]
+      ctx.order[#ctx.order + 1] = id
+    elseif e.tag == "TreeNodesModel" then
+      models(ctx, e)
+    elseif e.tag == "include" then
+      if e.attrs.ros_pkg then
+        where(ctx, e, "ros_pkg includes are not supported")
+      end
+      local path = e.attrs.path
+      if not path then where(ctx, e, "an include needs a path") end
+      if depth >= MAX_INCLUDES or ctx.including[path] then
+        where(ctx, e, "include recursion through '" .. path .. "'")
+      end
+      local full = path
+      if path:sub(1, 1) ~= "/" then
+        full = (file:match("^(.*/)") or "") .. path
+      end
+      if not ctx.read then where(ctx, e, "includes need a file to read") end
+      local text, err = ctx.read(full)
+      if not text then where(ctx, e, "cannot include: " .. tostring(err)) end
+      ctx.deps[#ctx.deps + 1] = full
+      ctx.including[path] = true
+      collect(ctx, xml.parse(text, full), full, depth + 1)
+      ctx.including[path] = nil
+    else
+      -- Groot2 keeps its layout and other data in elements of its own
+    end
+  end
+end
+
+-- parse(text, opts): the main tree's root node and { name = its ID }.
+-- opts: file (for messages), bt, read(path) for includes, deps (a list
+-- the included paths are added to), main (the ID of the tree to load
+-- instead of main_tree_to_execute).
+function M.parse(text, opts)
+  local file = opts.file or "xml"
+  local ctx = { file = file, bt = opts.bt, trees = {}, order = {},
+                models = {}, count = 0, depth = 0, instances = 0, active = {},
+                including = {}, read = opts.read, deps = opts.deps or {} }
+  local root = xml.parse(text, file)
+  collect(ctx, root, file, 0)
+  local main = opts.main or root.attrs.main_tree_to_execute
+  if not main then
+    if #ctx.order ~= 1 then
+      error(file .. ": several BehaviorTree elements and no " ..
+            "main_tree_to_execute", 0)
+    end
+    main = ctx.order[1]
+  end
+  if not ctx.trees[main] then
+    error(file .. ": main tree '" .. main .. "' not found", 0)
+  end
+  ctx.active[main] = true
+  return convert(ctx, ctx.trees[main], nil), { name = main }
+end
+
+-- Export -------------------------------------------------------------------
+
+local types = {
+  sequence = "Sequence", selector = "Fallback",
+  reactive_sequence = "ReactiveSequence",
+  reactive_selector = "ReactiveFallback",
+  invert = "Inverter", force_success = "ForceSuccess",
+  force_failure = "ForceFailure",
+}
+
+-- The shortest text that reads back as the same number.
+local function text(v)
+  if type(v) ~= "number" then return tostring(v) end
+  if math.type(v) == "integer" then return tostring(v) end
+  if v == math.floor(v) and math.abs(v) < 2^53 then
+    return tostring(math.tointeger(v))
+  end
+  for digits = 1, 17 do
+    local s = string.format("%." .. digits .. "g", v)
+    if tonumber(s) == v then return s end
+  end
+end
+
+local function ms(s) return text(s * 1000) end
+
+-- The count a parallel policy stands for.
+local function count(p, n)
+  if p == nil or p == "all" then return n end
+  if p == "one" then return 1 end
+  return p
+end
+
+-- Writes node n (path: its place, for errors) into out at depth.
+local function emit(n, out, depth, model, path)
+  local ind = ("  "):rep(depth)
+  local function fail(msg)
+    error("export btcpp: " .. path .. ": " .. msg, 0)
+  end
+  if type(n) ~= "table" or type(n.type) ~= "string" then fail("not a node") end
+  local kids = {}
+  for i, c in ipairs(n) do kids[i] = c end
+  if n.type == "filter" or n.type == "monitor" then
+    fail("'" .. n.type .. "' has no BehaviorTree.CPP equivalent")
+  end
+  local attrs = {}
+  local id
+  local o = leaves.origin[n]
+  local kind, leaf, args, refs = leaves.named(n)
+  if o and o.format == "btcpp" then -- a composition standing for one node
+    id, kids = o.name, { o.child }
+  elseif leaf then
+    id = leaf
+    for k, v in pairs(args or {}) do
+      local ty = type(v)
+      if ty == "table" or ty == "function" or ty == "userdata" then
+        fail("argument '" .. k .. "' of leaf '" .. leaf .. "' is a " .. type(v))
+      end
+      attrs[k] = text(v)
+    end
+    for k, key in pairs(refs or {}) do attrs[k] = "{" .. key .. "}" end
+    local m = model[leaf]
+    if not m then
+      m = { kind = kind == "condition" and "Condition" or "Action",
+            ports = {} }
+      model[leaf] = m
+      model[#model + 1] = leaf
+    end
+    for k in pairs(attrs) do m.ports[k] = true end
+  elseif n.type == "action" and leaves.constant.success == n.fn then
+    id = "AlwaysSuccess"
+  elseif n.type == "action" and leaves.constant.failure == n.fn then
+    id = "AlwaysFailure"
+  elseif types[n.type] then
+    id = types[n.type]
+  elseif n.type == "parallel" then
+    local c, s, f = #kids, count(n.success, #kids), count(n.failure, #kids)
+    if n.wait and s + f == c + 1 then
+      id, attrs.max_failures = "ParallelAll", text(f)
+    elseif not n.wait and s == c and f == c then
+      id, attrs.max_failures = "ParallelAll", "1"
+    elseif not n.wait and f <= c - s + 1 then
+      id, attrs.success_count, attrs.failure_count = "Parallel", text(s),
+        text(f)
+    else
+      fail("this parallel's policies have no BehaviorTree.CPP equivalent")
+    end
+  elseif n.type == "repeat_until_failure" then
+    id, attrs.num_cycles = "Repeat", "-1" -- the same: a failure ends both
+  elseif n.type == "repeater" or n.type == "retry" then
+    local k = n.times or 0
+    id = n.type == "repeater" and "Repeat" or "RetryUntilSuccessful"
+    attrs[n.type == "repeater" and "num_cycles" or "num_attempts"] =
+      text(k == 0 and -1 or k)
+  elseif n.type == "timeout" then
+    id, attrs.msec = "Timeout", ms(n.seconds)
+  elseif n.type == "delay" then
+    id, attrs.delay_msec = "Delay", ms(n.seconds)
+  elseif n.type == "wait" then
+    id, attrs.msec = "Sleep", ms(n.seconds)
+  elseif n.type == "run_once" then
+    id, attrs.then_skip = "RunOnce", "false"
+  elseif n.type == "subtree" and type(n.tree) == "string" and not n.args then
+    id, attrs.ID, attrs._autoremap = "SubTree", n.tree, "true"
+    for inner, outer in pairs(n.remap or {}) do
+      attrs[inner] = "{" .. outer .. "}"
+    end
+  else
+    fail("'" .. n.type .. "' has no BehaviorTree.CPP equivalent" ..
+         ((n.type == "action" or n.type == "condition") and
+          " (only registered leaves can be exported)" or ""))
+  end
+  if n.name and n.name ~= id then attrs.name = n.name end
+  local keys = {}
+  for k in pairs(attrs) do keys[#keys + 1] = k end
+  table.sort(keys)
+  local line = { ind, "<", id }
+  for _, k in ipairs(keys) do
+    line[#line + 1] = string.format(' %s="%s"', k, xml.escape(attrs[k]))
+  end
+  if #kids == 0 then
+    out[#out + 1] = table.concat(line) .. "/>"
+    return
+  end
+  out[#out + 1] = table.concat(line) .. ">"
+  for i, c in ipairs(kids) do
+    emit(c, out, depth + 1, model,
+         path .. "/" .. (c.name or c.type .. "[" .. i .. "]"))
+  end
+  out[#out + 1] = ind .. "</" .. id .. ">"
+end
+
+-- export(root, opts): XML text of a tree (opts.name: its ID), with a
+-- TreeNodesModel of the leaves it uses (their ports as inout ports).
+function M.export(root, opts)
+  local name = opts and opts.name or "MainTree"
+  local out = { '<?xml version="1.0" encoding="UTF-8"?>',
+    '<root BTCPP_format="4" main_tree_to_execute="' .. xml.escape(name) .. '">',
+    '  <BehaviorTree ID="' .. xml.escape(name) .. '">' }
+  local model = {}
+  emit(root, out, 2, model, root.name or root.type)
+  out[#out + 1] = "  </BehaviorTree>"
+  out[#out + 1] = "  <TreeNodesModel>"
+  for _, leaf in ipairs(model) do
+    local m = model[leaf]
+    local ports = {}
+    for k in pairs(m.ports) do ports[#ports + 1] = k end
+    table.sort(ports)
+    if #ports == 0 then
+      out[#out + 1] = string.format('    <%s ID="%s"/>', m.kind,
+                                    xml.escape(leaf))
+    else
+      out[#out + 1] = string.format('    <%s ID="%s">', m.kind,
+                                    xml.escape(leaf))
+      for _, p in ipairs(ports) do
+        out[#out + 1] = string.format('      <inout_port name="%s"/>',
+                                      xml.escape(p))
+      end
+      out[#out + 1] = "    </" .. m.kind .. ">"
+    end
+  end
+  out[#out + 1] = "  </TreeNodesModel>"
+  out[#out + 1] = "</root>"
+  return table.concat(out, "\n") .. "\n"
+end
+
+return M

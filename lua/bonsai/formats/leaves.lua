@@ -1,0 +1,159 @@
+-- bonsai.formats.leaves: the leaves an editor file names. A leaf is looked
+-- up by its registered name (bt.register); its properties or ports become
+-- its args. A BehaviorTree.CPP port written "{key}" reads (and, written by
+-- the leaf, sets) blackboard key `key`: such a leaf is wrapped so that the
+-- registered leaf sees an args table whose port fields read the agent's
+-- blackboard at each access. Also the constant leaves of the formats
+-- (AlwaysSuccess, Failer, Runner...) and the note that lets an exporter
+-- find what an editor node was imported as.
+local core = require "bonsai.core"
+
+local M = {}
+
+local SUCCESS, FAILURE, RUNNING = "success", "failure", "running"
+
+-- One shared function per constant, so that exporters recognise them.
+M.constant = {
+  success = function() return SUCCESS end,
+  failure = function() return FAILURE end,
+  running = function() return RUNNING end,
+}
+
+function M.always(status, name)
+  return { type = "action", fn = M.constant[status], name = name }
+end
+
+-- Running for the tick it starts in, success at the next one: lets a
+-- composition wait for the next tick (a task: one coroutine per run).
+local function next_tick()
+  coroutine.yield()
+  return SUCCESS
+end
+
+function M.next_tick()
+  return { type = "action", task = next_tick, name = "next_tick" }
+end
+
+-- node -> { kind, leaf, args } (the leaf behind a wrapper) or
+-- { format = ..., ... } (the editor node a composition stands for).
+M.origin = setmetatable({}, { __mode = "k" })
+
+-- The callbacks of a registered leaf definition: tick, enter, exit, abort,
+-- task.
+local function callbacks(def)
+  if type(def) == "function" then return def end
+  if type(def) ~= "table" then return nil end
+  return def.fn or def.tick, def.enter, def.exit, def.abort, def.task
+end
+
+-- An args table for one blackboard: port fields (refs: port -> key) read
+-- and write the blackboard, the others come from args.
+local function binder(args, refs)
+  local bbs = setmetatable({}, { __mode = "k" })     -- proxy -> blackboard
+  local proxies = setmetatable({}, { __mode = "k" }) -- blackboard -> proxy
+  local mt = {
+    __index = function(p, k)
+      local key = refs[k]
+      if key ~= nil then return bbs[p][key] end
+      return args[k]
+    end,
+    __newindex = function(p, k, v)
+      local key = refs[k]
+      if key == nil then
+        error("port '" .. tostring(k) .. "' is not a blackboard port", 2)
+      end
+      bbs[p][key] = v
+    end,
+    __pairs = function(p)
+      local all = {}
+      for k, v in pairs(args) do all[k] = v end
+      for k, key in pairs(refs) do all[k] = bbs[p][key] end
+      return next, all, nil
+    end,
+  }
+  return function(bb)
+    local p = proxies[bb]
+    if not p then
+      p = setmetatable({}, mt)
+      proxies[bb], bbs[p] = p, bb
+    end
+    return p
+  end
+end
+
+-- The node of a leaf registered as `leaf` (kind "action" or "condition"),
+-- with static args and port refs (port -> blackboard key, or nil). The
+-- leaf must be registered already (with refs, from Lua); its callbacks are
+-- looked up at each call, so bt.register still changes it.
+function M.leaf(bt, kind, leaf, args, refs, name)
+  if not core._isleaf(leaf) then
+    error("no leaf registered as '" .. leaf .. "'", 0)
+  end
+  if not refs or next(refs) == nil then
+    return { type = kind, leaf = leaf, args = args, name = name }
+  end
+  local def = bt._registered[leaf]
+  if def == nil then
+    error("no leaf registered from Lua as '" .. leaf .. "' (a leaf with " ..
+          "blackboard ports must be)", 0)
+  end
+  local bind = binder(args or {}, refs)
+  local reg = bt._registered
+  local node
+  if kind == "condition" then
+    node = { type = "condition", name = name or leaf, fn = function(a, bb)
+      return (callbacks(reg[leaf]))(a, bb, bind(bb))
+    end }
+  elseif select(5, callbacks(def)) then
+    node = { type = "action", name = name or leaf, task = function(a, bb)
+      local task = select(5, callbacks(reg[leaf]))
+      return task(a, bb, bind(bb))
+    end }
+  else
+    node = { type = "action", name = name or leaf,
+      enter = function(a, bb)
+        local _, enter = callbacks(reg[leaf])
+        if enter then enter(a, bb, bind(bb)) end
+      end,
+      tick = function(a, bb)
+        return (callbacks(reg[leaf]))(a, bb, bind(bb))
+      end,
+      exit = function(a, bb, _, status)
+        local _, _, exit = callbacks(reg[leaf])
+        if exit then exit(a, bb, bind(bb), status) end
+      end,
+      abort = function(a, bb)
+        local _, _, exit, abort = callbacks(reg[leaf])
+        if abort then abort(a, bb, bind(bb))
+        elseif exit then exit(a, bb, bind(bb), "aborted") end
+      end }
+  end
+  M.origin[node] = { kind = kind, leaf = leaf, args = args, refs = refs }
+  return node
+end
+
+-- The leaf a node calls: kind, registered name, args and port refs; or nil
+-- when the node is not a named leaf.
+function M.named(node)
+  local o = M.origin[node]
+  if o and o.leaf then return o.kind, o.leaf, o.args, o.refs end
+  if (node.type == "action" or node.type == "condition") and
+     type(node.leaf) == "string" then
+    return node.type, node.leaf, node.args
+  end
+end
+
+-- Converts a property written in a file: numbers and booleans written as
+-- text become numbers and booleans.
+function M.value(s)
+  if s == "true" then return true end
+  if s == "false" then return false end
+  local n = tonumber(s)
+  if n and s:match("^%s*[-+]?[%d.]") and n == n and n ~= math.huge and
+     n ~= -math.huge then
+    return n
+  end
+  return s
+end
+
+return M

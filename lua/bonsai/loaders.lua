@@ -1,0 +1,181 @@
+-- bonsai.loaders: the loader registry (bt.loaders) behind bt.load,
+-- bt.reload, bt.watch/bt.poll and bt.import. A loader turns a file into the
+-- plain node tables bt.tree compiles, so the C core never sees a format:
+-- bt.loaders[".ext"](path, opts) -> node or tree [, tree options]. Files of
+-- editor formats are data: loading one runs no code from it.
+
+local MAX_SIZE = 8 * 1024 * 1024  -- bytes; larger tree files are refused
+
+local formats = {
+  behavior3 = "bonsai.formats.behavior3",
+  btcpp = "bonsai.formats.btcpp",
+  edges = "bonsai.formats.edges",
+}
+
+return function(bt)
+  local files = {
+    loaded = {}, -- path -> tree loaded from it
+    deps = {},   -- path -> files it used (subtree files), for bt.poll
+  }
+
+  local function format(name)
+    local m = formats[name]
+    if not m then error("unknown format '" .. tostring(name) .. "'", 3) end
+    return require(m)
+  end
+
+  -- The text of a file, or nil and a message; refuses files over MAX_SIZE.
+  local function readfile(path)
+    local f, err = io.open(path, "rb")
+    if not f then return nil, err end
+    local size = f:seek("end")
+    if not size or size > MAX_SIZE then
+      f:close()
+      return nil, path .. ": file too large (" .. tostring(size) ..
+             " bytes, at most " .. MAX_SIZE .. ")"
+    end
+    f:seek("set")
+    local text = f:read("a")
+    f:close()
+    return text
+  end
+
+  -- Runs a Lua tree or leaf file with bt in scope; returns true and what the
+  -- file returned, or nil and a message.
+  local function runfile(path)
+    local env = setmetatable({ bt = bt }, { __index = _G })
+    local chunk, err = loadfile(path, "t", env)
+    if not chunk then return nil, err end
+    local ok, res, opts = pcall(chunk)
+    if not ok then return nil, tostring(res) end
+    return true, res, opts
+  end
+  files.runfile = runfile
+
+  local loaders = {}
+  bt.loaders = loaders
+
+  loaders[".lua"] = function(path)
+    local ok, res, opts = runfile(path)
+    if not ok then error(res, 0) end
+    return res, opts
+  end
+
+  -- A loader of an editor format: reads the file and parses it; subtree
+  -- files it names are read relative to it and recorded as dependencies.
+  local function fileloader(name)
+    return function(path, opts)
+      local text, err = readfile(path)
+      if not text then error(err, 0) end
+      local o = {}
+      for k, v in pairs(opts or {}) do o[k] = v end
+      o.file, o.bt = path, bt
+      o.deps = o.deps or {}
+      o.read = o.read or readfile
+      local node, topts = format(name).parse(text, o)
+      files.deps[path] = o.deps
+      return node, topts
+    end
+  end
+  loaders[".json"] = fileloader "behavior3"
+  loaders[".b3"] = fileloader "behavior3"
+  loaders[".xml"] = fileloader "btcpp"
+  loaders[".bt"] = fileloader "edges"
+
+  -- bt.import(text, format [, opts]): the root node described by text, and
+  -- the tree options the file gives (its name, an edge file's priority).
+  function bt.import(text, fmt, opts)
+    if type(text) ~= "string" then
+      error("bad argument #1 to 'import' (string expected, got " ..
+            type(text) .. ")", 2)
+    end
+    if fmt == "lua" then
+      local env = setmetatable({ bt = bt }, { __index = _G })
+      local chunk = assert(load(text, "=" .. ((opts or {}).file or "import"),
+                                "t", env))
+      return (chunk())
+    end
+    if #text > MAX_SIZE then
+      error(((opts or {}).file or "import") .. ": text too large", 2)
+    end
+    local o = {}
+    for k, v in pairs(opts or {}) do o[k] = v end
+    o.bt, o.deps = bt, o.deps or {}
+    o.read = o.read or readfile
+    return format(fmt).parse(text, o)
+  end
+
+  local function basename(path)
+    return ((path:match("([^/]+)$") or path):gsub("%.[^.]*$", ""))
+  end
+
+  -- Runs the loader for path: what it returned, or nil and a message.
+  local function run(path)
+    local loader = loaders[path:match("%.[^./]*$") or ""]
+    if not loader then
+      return nil, path .. ": no loader for this file (see bt.loaders)"
+    end
+    local ok, res, opts = pcall(loader, path, {})
+    if not ok then return nil, tostring(res) end
+    if not bt.istree(res) and not bt.isnode(res) and
+       not (type(res) == "table" and type(res.type) == "string") then
+      return nil, path .. ": the file must return a node or a tree (got " ..
+             (type(res) == "userdata" and "a userdata that is no tree" or
+              type(res)) .. ")"
+    end
+    return res, opts
+  end
+
+  local function checkpath(path, fname)
+    if type(path) ~= "string" then
+      error("bad argument #1 to '" .. fname .. "' (string expected, got " ..
+            type(path) .. ")", 3)
+    end
+  end
+
+  -- bt.load(path): a tree from a file (a node becomes a tree named after
+  -- the file); the tree, or nil and a message.
+  function bt.load(path)
+    checkpath(path, "load")
+    local res, opts = run(path)
+    if not res then return nil, opts end
+    local tree = res
+    if not bt.istree(res) then
+      local o = {}
+      for k, v in pairs(opts or {}) do o[k] = v end
+      o.name = o.name or basename(path)
+      local good, t = pcall(bt.tree, res, o)
+      if not good then return nil, t end
+      tree = t
+    end
+    files.loaded[path] = tree
+    files.seen(path)
+    return tree
+  end
+
+  -- bt.reload(path): compiles the file again into the tree loaded from it;
+  -- the tree, or nil and a message with the old version left running.
+  function bt.reload(path)
+    checkpath(path, "reload")
+    local tree = files.loaded[path]
+    if not tree then return bt.load(path) end
+    local res, opts = run(path)
+    if not res then return nil, opts end
+    local good, err = tree:reload(res, opts)
+    if not good then return nil, err end
+    files.seen(path)
+    return tree
+  end
+
+  -- tree:export(format): the tree's current version as text of an editor.
+  function files.export(tree, fmt, def)
+    if not def then
+      error("tree '" .. tree.name .. "' was not built from node tables", 3)
+    end
+    return format(fmt).export(def.root, { name = tree.name, opts = def.opts,
+                                          bt = bt })
+  end
+
+  require("bonsai.watch")(bt, files)
+  return files
+end

@@ -1,0 +1,400 @@
+-- formats_behavior3_spec: behavior3 editor files (API.md "Trees from files
+-- and editors"): a classic behavior3editor project with custom nodes and a
+-- tree used as a subtree, a current behavior3 editor tree with a subtree
+-- file, each built-in node tick by tick against its source runtime
+-- (behavior3js for the classic format, behavior3lua for the current one),
+-- refusals with file, JSON path and node, and export -> load round trips.
+local bt = require "bonsai"
+local cjson = require "cjson"
+local trace = require "helpers.trace"
+
+local t
+before_each(function() t = trace.new() end)
+
+local function leaves(scripts)
+  for name, script in pairs(scripts) do
+    bt.register(name, t:leafdef(name, script))
+  end
+end
+
+-- A classic tree: nodes given as id -> { name, children | child,
+-- properties }; the root is "1".
+local function classic(nodes, extra)
+  local data = { id = "T", title = "T", root = "1", nodes = {} }
+  for id, n in pairs(nodes) do
+    n.id = id
+    n.title = n.title or n.name
+    n.properties = n.properties or {}
+    data.nodes[id] = n
+  end
+  for k, v in pairs(extra or {}) do data[k] = v end
+  return cjson.encode(data)
+end
+
+-- A current behavior3 editor tree around root.
+local function current(root)
+  return cjson.encode { version = "1.8.0", name = "T", root = root }
+end
+
+local function agent(text, opts)
+  return bt.agent(bt.tree(bt.import(text, "behavior3", { file = "t.json" }),
+                          { name = "T" }), opts)
+end
+
+local function refused(text, opts)
+  local ok, msg = pcall(bt.import, text, "behavior3", opts or { file = "t.json" })
+  assert(not ok, "the import was expected to fail")
+  return msg
+end
+
+describe("a classic behavior3editor project", function()
+  it("loads the selected tree, its custom nodes and a subtree", function()
+    local seen = {}
+    bt.register("IsHungry", function(_, bb, args)
+      t:add("hungry? " .. bb.food .. "<" .. args.below)
+      seen[#seen + 1] = math.type(args.below)
+      return bb.food < args.below
+    end)
+    bt.register("Eat", function(_, bb, args)
+      t:add("eat " .. args.food)
+      bb.food = 100
+      return bt.SUCCESS
+    end)
+    leaves { ChopWood = "SRS" }
+    local tree = assert(bt.load("tests/trees/villager.b3.json"))
+    assert.equal("villager", tree.name)
+    local a = bt.agent(tree, { blackboard = { food = 50 } })
+    -- Chores' Repeater (maxLoop 2) runs ChopWood twice in a row
+    assert.equal("running | hungry? 50<30; enter ChopWood; tick ChopWood; " ..
+                 "exit ChopWood success; enter ChopWood; tick ChopWood",
+                 t:step(a, 1))
+    assert.equal("integer", seen[1])
+    a.bb.food = 10
+    -- Priority: a higher child that succeeds closes the running one
+    assert.equal("success | hungry? 10<30; eat bread; abort ChopWood",
+                 t:step(a, 1))
+    -- Chores starts again; ChopWood's script goes on with S, S; then the
+    -- Wait of 1.5 s starts
+    assert.equal("running | hungry? 100<30; enter ChopWood; tick ChopWood; " ..
+                 "exit ChopWood success; enter ChopWood; tick ChopWood; " ..
+                 "exit ChopWood success", t:step(a, 1))
+    assert.equal("running | hungry? 100<30", t:step(a, 1))
+    assert.equal("success | hungry? 100<30", t:step(a, 1))
+  end)
+
+  it("loads another tree of the project on request", function()
+    leaves { ChopWood = "S" }
+    local text = assert(io.open("tests/trees/villager.b3.json")):read("a")
+    local a = bt.agent(bt.tree(bt.import(text, "behavior3", { tree = "chores" })))
+    assert.equal("running | enter ChopWood; tick ChopWood; exit ChopWood " ..
+                 "success; enter ChopWood; tick ChopWood; exit ChopWood " ..
+                 "success", t:step(a, 1))
+  end)
+end)
+
+describe("behavior3js built-ins", function()
+  it("Sequence and Priority start from the first child every tick",
+     function()
+    leaves { A = "SF", B = "R" }
+    local a = agent(classic { ["1"] = { name = "Sequence",
+      children = { "2", "3" } }, ["2"] = { name = "A" }, ["3"] = { name = "B" } })
+    assert.equal("running | enter A; tick A; exit A success; enter B; " ..
+                 "tick B", t:step(a, 1))
+    assert.equal("failure | enter A; tick A; exit A failure; abort B",
+                 t:step(a, 1))
+    leaves { A = "FR", B = "R" }
+    a = agent(classic { ["1"] = { name = "Priority",
+      children = { "2", "3" } }, ["2"] = { name = "A" }, ["3"] = { name = "B" } })
+    assert.equal("running | enter A; tick A; exit A failure; enter B; " ..
+                 "tick B", t:step(a, 1))
+    assert.equal("running | enter A; tick A; abort B", t:step(a, 1))
+  end)
+
+  it("MemSequence and MemPriority resume their running child", function()
+    leaves { A = "SF", B = "RF" }
+    local a = agent(classic { ["1"] = { name = "MemSequence",
+      children = { "2", "3" } }, ["2"] = { name = "A" }, ["3"] = { name = "B" } })
+    t:step(a, 1)
+    assert.equal("failure | tick B; exit B failure", t:step(a, 1))
+    leaves { A = "F", B = "RS" }
+    a = agent(classic { ["1"] = { name = "MemPriority",
+      children = { "2", "3" } }, ["2"] = { name = "A" }, ["3"] = { name = "B" } })
+    t:step(a, 1)
+    assert.equal("success | tick B; exit B success", t:step(a, 1))
+  end)
+
+  it("Repeater runs maxLoop times whatever the results, returns the last",
+     function()
+    leaves { A = "FRSF" }
+    local a = agent(classic { ["1"] = { name = "Repeater",
+      properties = { maxLoop = 3 }, child = "2" }, ["2"] = { name = "A" } })
+    assert.equal("running | enter A; tick A; exit A failure; enter A; " ..
+                 "tick A", t:step(a, 1))
+    assert.equal("failure | tick A; exit A success; enter A; tick A; " ..
+                 "exit A failure", t:step(a, 1))
+    leaves { A = "S" }
+    a = agent(classic { ["1"] = { name = "Repeater",
+      properties = { maxLoop = 0 }, child = "2" }, ["2"] = { name = "A" } })
+    assert.equal("success |", t:step(a, 1))
+    leaves { A = "F" }
+    a = agent(classic { ["1"] = { name = "Repeater", child = "2" },
+                        ["2"] = { name = "A" } }) -- maxLoop -1: forever
+    assert.equal("running | enter A; tick A; exit A failure", t:step(a, 1))
+    assert.equal("running | enter A; tick A; exit A failure", t:step(a, 1))
+  end)
+
+  it("RepeatUntilFailure and RepeatUntilSuccess with maxLoop", function()
+    leaves { A = "SSS" }
+    local a = agent(classic { ["1"] = { name = "RepeatUntilFailure",
+      properties = { maxLoop = 2 }, child = "2" }, ["2"] = { name = "A" } })
+    assert.equal("success | enter A; tick A; exit A success; enter A; " ..
+                 "tick A; exit A success", t:step(a, 1))
+    leaves { A = "FFS" }
+    a = agent(classic { ["1"] = { name = "RepeatUntilSuccess",
+      properties = { maxLoop = 5 }, child = "2" }, ["2"] = { name = "A" } })
+    assert.equal("success | enter A; tick A; exit A failure; enter A; " ..
+                 "tick A; exit A failure; enter A; tick A; exit A success",
+                 t:step(a, 1))
+  end)
+
+  it("Limiter never limits (its count restarts at every run)", function()
+    leaves { A = "S" }
+    local a = agent(classic { ["1"] = { name = "Limiter",
+      properties = { maxLoop = 1 }, child = "2" }, ["2"] = { name = "A" } })
+    assert.equal("success | enter A; tick A; exit A success", t:step(a, 1))
+    assert.equal("success | enter A; tick A; exit A success", t:step(a, 1))
+  end)
+
+  it("Inverter, Succeeder, Failer, Runner, Wait", function()
+    local a = agent(classic { ["1"] = { name = "Inverter", child = "2" },
+                              ["2"] = { name = "Failer" } })
+    assert.equal("success", a:tick(1))
+    a = agent(classic { ["1"] = { name = "MemSequence",
+      children = { "2", "3", "4" } }, ["2"] = { name = "Succeeder" },
+      ["3"] = { name = "Wait", properties = { milliseconds = 500 } },
+      ["4"] = { name = "Runner" } })
+    assert.equal("running", a:tick(0.25))
+    assert.same({ "sequence", "wait[2]" }, a:running())
+    assert.equal("running", a:tick(0.25))
+    assert.equal("running", a:tick(0.25))
+    assert.same({ "sequence", "action[3]" }, a:running())
+  end)
+end)
+
+describe("a current behavior3 editor tree", function()
+  it("loads with a subtree file, args, input and output", function()
+    bt.register("FindEnemy", function(_, bb, args)
+      t:add("find " .. args.range)
+      bb[args.output[1]] = bb.near
+      return bb.near ~= nil
+    end)
+    bt.register("Attack", function(_, bb, args)
+      t:add("attack " .. bb[args.input[1]] .. " " .. args.damage)
+      return bt.SUCCESS
+    end)
+    leaves { Shout = "RF", Wander = "S" }
+    local tree = assert(bt.load("tests/trees/monster.json"))
+    assert.equal("monster", tree.name)
+    local a = bt.agent(tree)
+    assert.equal("running | find 8; enter Wander; tick Wander; " ..
+                 "exit Wander success", t:step(a, 1)) -- Wait 2 s runs
+    assert.equal("running |", t:step(a, 1))
+    assert.equal("success |", t:step(a, 1))
+    -- Once: its child ran, so the idle branch now fails at once
+    a.bb.near = "elf"
+    assert.equal("running | find 8; attack elf 10; enter Shout; tick Shout",
+                 t:step(a, 1))
+    -- the Parallel waits for every child and succeeds whatever they return
+    assert.equal("success | tick Shout; exit Shout failure", t:step(a, 1))
+    a.bb.near = nil
+    assert.equal("failure | find 8; enter Wander; tick Wander; " ..
+                 "exit Wander success", t:step(a, 1))
+  end)
+
+  it("maps RepeatUntilFailure, RepeatUntilSuccess, Repeat, Timeout",
+     function()
+    leaves { A = "SSF" }
+    local a = agent(current { id = 1, name = "RepeatUntilFailure",
+                              children = { { id = 2, name = "A" } } })
+    assert.equal("running | enter A; tick A; exit A success", t:step(a, 1))
+    assert.equal("running | enter A; tick A; exit A success", t:step(a, 1))
+    assert.equal("success | enter A; tick A; exit A failure", t:step(a, 1))
+    -- a run that ends in a later tick is followed by the next in that tick
+    leaves { A = "RSSF" }
+    a = agent(current { id = 1, name = "RepeatUntilFailure",
+                        children = { { id = 2, name = "A" } } })
+    assert.equal("running | enter A; tick A", t:step(a, 1))
+    assert.equal("running | tick A; exit A success; enter A; tick A; " ..
+                 "exit A success", t:step(a, 1))
+    assert.equal("success | enter A; tick A; exit A failure", t:step(a, 1))
+    leaves { A = "FS" }
+    a = agent(current { id = 1, name = "RepeatUntilSuccess",
+                        children = { { id = 2, name = "A" } } })
+    assert.equal("running | enter A; tick A; exit A failure", t:step(a, 1))
+    assert.equal("success | enter A; tick A; exit A success", t:step(a, 1))
+    leaves { A = "SRSS" }
+    a = agent(current { id = 1, name = "Repeat", args = { count = 3 },
+                        children = { { id = 2, name = "A" } } })
+    assert.equal("running | enter A; tick A; exit A success; enter A; " ..
+                 "tick A", t:step(a, 1))
+    assert.equal("success | tick A; exit A success; enter A; tick A; " ..
+                 "exit A success", t:step(a, 1))
+    leaves { A = "R" }
+    a = agent(current { id = 1, name = "Timeout", args = { time = 1.5 },
+                        children = { { id = 2, name = "A" } } })
+    assert.equal("running | enter A; tick A", t:step(a, 1))
+    assert.equal("running | tick A", t:step(a, 1))
+    assert.equal("failure | abort A", t:step(a, 1))
+  end)
+
+  it("AlwaysSuccess, AlwaysFail, Not and Once without a child", function()
+    leaves { A = "S" }
+    local a = agent(current { id = 1, name = "Sequence", children = {
+      { id = 2, name = "AlwaysSuccess", children = { { id = 3, name = "Not",
+        children = { { id = 4, name = "A" } } } } },
+      { id = 5, name = "Once" }, { id = 6, name = "AlwaysFail" } } })
+    assert.equal("failure | enter A; tick A; exit A success", t:step(a, 1))
+    -- Once has run: it fails from now on
+    assert.equal("failure | enter A; tick A; exit A success", t:step(a, 1))
+  end)
+end)
+
+describe("refused behavior3 files", function()
+  before_each(function() leaves { A = "S" } end)
+
+  it("name the file, the JSON path and the node", function()
+    assert.equal("t.json: $.nodes[\"1\"]: node 'MaxTime': MaxTime ticks " ..
+      "its child, then fails if the time is up, and leaves the child open; " ..
+      "Bonsai's timeout aborts the child before ticking it (no exact " ..
+      "equivalent)", refused(classic { ["1"] = { name = "MaxTime",
+      properties = { maxTime = 10 }, child = "2" }, ["2"] = { name = "A" } }))
+    assert.equal("t.json: $.nodes[\"1\"].children[2]: no node with id '9'",
+      refused(classic { ["1"] = { name = "MemSequence",
+      children = { "2", "9" } }, ["2"] = { name = "A" } }))
+    assert.equal("t.json: $.nodes[\"2\"]: node 'Jump': unknown node type " ..
+      "(not a behavior3 node, a custom node of the file or a registered " ..
+      "leaf)", refused(classic { ["1"] = { name = "Inverter", child = "2" },
+                                 ["2"] = { name = "Jump" } }))
+    assert.equal("t.json: $.nodes[\"1\"].child: node 'Inverter': cycle " ..
+      "through id '1'", refused(classic { ["1"] = { name = "Inverter",
+                                                    child = "1" } }))
+    assert.matches("t.json: %$.nodes%[\"1\"%].children%[2%]: node 'A': id " ..
+      "'2' already has a parent", refused(classic { ["1"] = {
+      name = "MemSequence", children = { "2", "2" } }, ["2"] = { name = "A" } }))
+    assert.equal("t.json: $.nodes[\"1\"].properties.maxLoop: node " ..
+      "'Repeater': bad number 'lots' for 'maxLoop'", refused(classic {
+      ["1"] = { name = "Repeater", properties = { maxLoop = "lots" },
+                child = "2" }, ["2"] = { name = "A" } }))
+    assert.equal("t.json: $.nodes[\"1\"]: node 'Error': returns ERROR, " ..
+      "which Bonsai does not have", refused(classic { ["1"] = {
+      name = "Error" } }))
+    assert.equal("t.json: $.root.children[1]: node 'Check': evaluates an " ..
+      "expression, and a file never runs code", refused(current {
+      id = 1, name = "Sequence", children = { { id = 2, name = "Check",
+      args = { value = "hp > 10" } } } }))
+    assert.matches("t.json: %$.root: node 'Delay': runs its child later",
+      refused(current { id = 1, name = "Delay", args = { delay = 1 },
+                        children = { { id = 2, name = "A" } } }))
+    assert.matches("t.json: %$.root.children%[2%]: node 'A': duplicate id 2",
+      refused(current { id = 1, name = "Sequence", children = {
+        { id = 2, name = "A" }, { id = 2, name = "A" } } }))
+    assert.matches("node 'RepeatUntilFailure': maxLoop: behavior3lua fails",
+      refused(current { id = 1, name = "RepeatUntilFailure",
+        args = { maxLoop = 3 }, children = { { id = 2, name = "A" } } }))
+  end)
+
+  it("bad JSON, wrong roots, deep nesting, big files", function()
+    assert.matches("^t.json:3:%d+: JSON error: ",
+      refused('{\n  "root": "1",\n  "nodes": { "1": '))
+    assert.equal("t.json: $: not a behavior3 file (no 'root' or 'trees')",
+      refused('{ "tree": 1 }'))
+    assert.equal("t.json: $: not a behavior3 file (a JSON object expected)",
+      refused("[1, 2]"))
+    local t0 = os.clock()
+    assert.matches("^t.json:1:%d+: JSON error: .*nested",
+      refused(("["):rep(100000)))
+    assert.matches("^t.json:1:%d+: JSON error: ",
+      refused('{"root": {"name": "A", "args": {"x": NaN}}}'))
+    local deep = {}
+    for i = 1, 100000 do deep[i] = '{"name":"Not","children":[' end
+    assert.matches("JSON error", refused(table.concat(deep)))
+    -- a chain of 20,000 nodes by id
+    local nodes = {}
+    for i = 1, 20000 do
+      nodes[tostring(i)] = { name = "Inverter", child = tostring(i + 1) }
+    end
+    nodes["20001"] = { name = "A" }
+    assert.equal("t.json: $.nodes[\"1001\"]: node 'Inverter': the tree is " ..
+                 "deeper than 1000 levels", refused(classic(nodes)))
+    local ok, msg = pcall(bt.import, ("x"):rep(50 * 1024 * 1024), "behavior3")
+    assert.is_false(ok)
+    assert.matches("text too large", msg)
+    assert.is_true(os.clock() - t0 < 5)
+  end)
+
+  it("subtree recursion, through tree ids and through files", function()
+    local project = cjson.encode { data = { selectedTree = "a", trees = {
+      { id = "a", root = "1", nodes = { ["1"] = { id = "1", name = "b" } } },
+      { id = "b", root = "1", nodes = { ["1"] = { id = "1",
+        name = "Inverter", child = "2" }, ["2"] = { id = "2", name = "a" } } },
+    } } }
+    assert.equal("t.json: $.data.trees[2].nodes[\"2\"]: node 'a': subtree " ..
+                 "recursion: tree 'a' uses itself", refused(project))
+    local dir = os.tmpname()
+    os.remove(dir)
+    assert(os.execute("mkdir '" .. dir .. "'"))
+    local f = assert(io.open(dir .. "/x.json", "w"))
+    f:write(current { id = 1, name = "Not", children = { { id = 2,
+      name = "X", path = "x.json" } } })
+    f:close()
+    local tree, err = bt.load(dir .. "/x.json")
+    assert.is_nil(tree)
+    assert.equal(dir .. "/x.json: $.root.children[1]: node 'X': subtree " ..
+                 "recursion through 'x.json'", err)
+    os.execute("rm -rf '" .. dir .. "'")
+  end)
+end)
+
+describe("tree:export('behavior3')", function()
+  it("writes a classic tree that loads back to the same behaviour",
+     function()
+    local text = assert(io.open("tests/trees/villager.b3.json")):read("a")
+    local tree = bt.tree(bt.import(text, "behavior3"), { name = "villager" })
+    local out = tree:export("behavior3")
+    local data = cjson.decode(out)
+    assert.equal("villager", data.id)
+    assert.equal("Priority", data.nodes[data.root].name)
+    for _, n in pairs(data.nodes) do assert.is_table(n.display) end
+    assert.is_nil(data.display) -- the editor lays the tree out
+    local copy = bt.tree(bt.import(out, "behavior3"), { name = "villager" })
+    assert.equal(out, copy:export("behavior3"))
+    local runs = {}
+    for i, tr in ipairs { tree, copy } do
+      bt.register("IsHungry", function(_, bb, args)
+        t:add("hungry? " .. bb.food) return bb.food < args.below
+      end)
+      bt.register("Eat", function(_, bb, args)
+        t:add("eat " .. args.food) bb.food = 100 return true
+      end)
+      leaves { ChopWood = "SRSFRRS" }
+      local a = bt.agent(tr, { blackboard = { food = 50 } })
+      local steps = {}
+      for k = 1, 10 do
+        if k == 4 then a.bb.food = 0 end
+        steps[k] = t:step(a, 0.5)
+      end
+      runs[i] = steps
+    end
+    assert.same(runs[1], runs[2])
+    assert.matches("eat bread", table.concat(runs[1]))
+  end)
+
+  it("refuses nodes behavior3js does not have, naming them", function()
+    local tree = bt.tree(bt.sequence { bt.timeout { seconds = 1,
+      bt.action "A" } }, { name = "T" })
+    local ok, msg = pcall(tree.export, tree, "behavior3")
+    assert.is_false(ok)
+    assert.equal("export behavior3: sequence/timeout[1]: 'timeout' has no " ..
+                 "behavior3 equivalent", msg)
+  end)
+end)

@@ -1,0 +1,510 @@
+-- formats_btcpp_spec: BehaviorTree.CPP 4 / Groot2 XML (API.md "Trees from
+-- files and editors"). A multi-tree Groot2 file with subtrees and port
+-- remapping, each built-in node's mapping tick by tick, {key} ports on the
+-- blackboard, refusals with file, line, column and node, hot reload, and
+-- export -> load round trips over a scenario.
+local bt = require "bonsai"
+local trace = require "helpers.trace"
+
+local t
+before_each(function() t = trace.new() end)
+
+-- Registers trace leaves: name -> script.
+local function leaves(scripts)
+  for name, script in pairs(scripts) do
+    bt.register(name, t:leafdef(name, script))
+  end
+end
+
+-- An agent on the main tree of an XML text.
+local function agent(text, opts)
+  return bt.agent(bt.tree(bt.import(text, "btcpp"), { name = "T" }), opts)
+end
+
+local function doc(body)
+  return '<root BTCPP_format="4"><BehaviorTree ID="T">' .. body ..
+         "</BehaviorTree></root>"
+end
+
+-- The error bt.import raises for text.
+local function refused(text, opts)
+  local ok, msg = pcall(bt.import, text, "btcpp", opts or { file = "t.xml" })
+  assert(not ok, "the import was expected to fail")
+  return msg
+end
+
+describe("a Groot2 file with subtrees", function()
+  local log
+  before_each(function()
+    log = {}
+    local function add(s) log[#log + 1] = s end
+    bt.register("SeeEnemy", function(_, bb, args)
+      add("see")
+      if bb.foe then args.target = bb.foe return true end
+      return false
+    end)
+    bt.register("Below", function(_, _, args)
+      add("below " .. args.value .. "<" .. args.limit)
+      return args.value < args.limit
+    end)
+    bt.register("Run", { tick = function(_, _, args)
+      add("run from " .. tostring(args.from)) return bt.RUNNING
+    end, abort = function() add("abort run") end })
+    bt.register("Attack", {
+      enter = function(_, _, args) add("enter attack " .. args.target) end,
+      tick = function(_, _, args)
+        args.hits = (args.hits or 0) + 1
+        add("attack " .. args.target)
+        return args.hits >= 3 and bt.SUCCESS or bt.RUNNING
+      end,
+      abort = function() add("abort attack") end })
+    bt.register("Patrol", { tick = function(_, _, args)
+      add("patrol " .. args.speed .. " " .. args.route) return bt.RUNNING
+    end, abort = function() add("abort patrol") end })
+  end)
+  local function step(a, dt)
+    local s = a:tick(dt)
+    local l = table.concat(log, "; ")
+    log = {}
+    return s .. " | " .. l
+  end
+
+  it("loads the main tree, remaps ports and ticks tick by tick", function()
+    local tree = assert(bt.load("tests/trees/guard.xml"))
+    assert.equal("Guard", tree.name) -- main_tree_to_execute
+    local a = bt.agent(tree, { blackboard = { health = 100, route = "north",
+                                             danger = "outer" } })
+    assert.equal("running | below 100<25; see; patrol 1.5 north", step(a, 1))
+    a.bb.foe = "wolf"
+    -- the condition writes its output port {enemy}; Fight's _autoremap
+    -- lets Attack read it and write {hits} in the caller's blackboard
+    assert.equal("running | below 100<25; see; enter attack wolf; " ..
+                 "attack wolf; abort patrol", step(a, 1))
+    assert.equal("wolf", a.bb.enemy)
+    assert.equal(1, a.bb.hits)
+    -- combat is a Sequence: it resumes Attack without SeeEnemy
+    assert.equal("running | below 100<25; attack wolf", step(a, 1))
+    a.bb.health = 10 -- hp="{health}", threshold="25" (a literal)
+    -- Run's {danger} is private to the Flee subtree (no _autoremap)
+    assert.equal("running | below 10<25; run from nil; abort attack",
+                 step(a, 1))
+    assert.same({ "guard", "flee", "Run" }, a:running())
+    a.bb.health = 50
+    -- {hits} is the caller's key: the third hit in all ends the attack
+    assert.equal("success | below 50<25; abort run; see; enter attack " ..
+                 "wolf; attack wolf", step(a, 1))
+    assert.equal(3, a.bb.hits)
+  end)
+
+  it("times out the attack after 2.5 s and retries it once", function()
+    bt.register("Attack", { enter = function() log[#log + 1] = "enter" end,
+      tick = function() log[#log + 1] = "tick" return bt.RUNNING end,
+      abort = function() log[#log + 1] = "abort" end })
+    local a = bt.agent(assert(bt.load("tests/trees/guard.xml")),
+                       { blackboard = { health = 100, route = "r", foe = "x" } })
+    assert.equal("running | below 100<25; see; enter; tick", step(a, 1))
+    assert.equal("running | below 100<25; tick", step(a, 1))
+    assert.equal("running | below 100<25; tick", step(a, 1))
+    assert.equal("running | below 100<25; abort; enter; tick",
+                 step(a, 1)) -- 2.5 s passed: try 2 of 2
+    assert.equal("running | below 100<25; tick", step(a, 1))
+    assert.equal("running | below 100<25; tick", step(a, 1))
+    -- the second try times out: retry and combat fail, patrol runs
+    assert.equal("running | below 100<25; abort; patrol 1.5 r",
+                 step(a, 1))
+  end)
+
+  it("reloads when the file changes; a bad version keeps the old", function()
+    local dir = os.tmpname()
+    os.remove(dir)
+    assert(os.execute("mkdir '" .. dir .. "'"))
+    local path = dir .. "/g.xml"
+    local function write(body)
+      local f = assert(io.open(path, "w"))
+      f:write(doc(body))
+      f:close()
+    end
+    write('<Patrol speed="1" route="a"/>')
+    local tree = assert(bt.load(path))
+    assert.is_true(bt.watch(path))
+    local a = bt.agent(tree)
+    assert.equal("running | patrol 1 a", step(a, 1))
+    write('<Sequence><Patrol speed="2" route="b"/><Nope/></Sequence>  ')
+    local ok, failed = bt.poll()
+    assert.same({}, ok)
+    assert.equal(1, #failed)
+    assert.matches("g.xml:1:%d+: node 'Nope': no leaf registered as 'Nope'",
+                   failed[1].error)
+    assert.equal("running | patrol 1 a", step(a, 1))
+    write('<Patrol speed="3" route="c"/>     ')
+    ok = bt.poll()
+    assert.same({ path }, ok)
+    assert.equal("running | patrol 3 c", step(a, 1))
+    local bad = bt.reload(path) -- unchanged: still fine
+    assert.equal(tree, bad)
+    write('<Patrol speed="3" route="c"></root>')
+    local r, msg = bt.reload(path)
+    assert.is_nil(r)
+    assert.matches("g.xml:1:%d+: XML error: mismatched tag", msg)
+    assert.equal("running | patrol 3 c", step(a, 1))
+    os.execute("rm -rf '" .. dir .. "'")
+  end)
+end)
+
+describe("BehaviorTree.CPP built-ins", function()
+  it("Sequence resumes its running child; ReactiveSequence does not",
+     function()
+    leaves { A = "SSF", B = "RS" }
+    local a = agent(doc("<Sequence><A/><B/></Sequence>"))
+    assert.equal("running | enter A; tick A; exit A success; enter B; " ..
+                 "tick B", t:step(a, 1))
+    assert.equal("success | tick B; exit B success", t:step(a, 1))
+    leaves { A = "SF", B = "R" }
+    a = agent(doc("<ReactiveSequence><A/><B/></ReactiveSequence>"))
+    assert.equal("running | enter A; tick A; exit A success; enter B; " ..
+                 "tick B", t:step(a, 1))
+    assert.equal("failure | enter A; tick A; exit A failure; abort B",
+                 t:step(a, 1))
+  end)
+
+  it("Fallback and ReactiveFallback", function()
+    leaves { A = "FS", B = "R" }
+    local a = agent(doc("<Fallback><A/><B/></Fallback>"))
+    assert.equal("running | enter A; tick A; exit A failure; enter B; " ..
+                 "tick B", t:step(a, 1))
+    assert.equal("running | tick B", t:step(a, 1))
+    leaves { A = "FS", B = "R" }
+    a = agent(doc("<ReactiveFallback><A/><B/></ReactiveFallback>"))
+    t:step(a, 1)
+    assert.equal("success | enter A; tick A; exit A success; abort B",
+                 t:step(a, 1))
+  end)
+
+  it("Parallel fails as soon as success is out of reach", function()
+    leaves { A = "F", B = "F", C = "R" }
+    -- success_count 2 of 3: two failures make it impossible, although
+    -- failure_count is 3
+    local a = agent(doc('<Parallel success_count="2" failure_count="3">' ..
+                        "<A/><B/><C/></Parallel>"))
+    assert.equal("failure | enter A; tick A; exit A failure; enter B; " ..
+                 "tick B; exit B failure", t:step(a, 1))
+    leaves { A = "S", B = "RS", C = "R" }
+    a = agent(doc('<Parallel success_count="-2"><A/><B/><C/></Parallel>'))
+    assert.equal("running | enter A; tick A; exit A success; enter B; " ..
+                 "tick B; enter C; tick C", t:step(a, 1))
+    assert.equal("success | tick B; exit B success; abort C", t:step(a, 1))
+  end)
+
+  it("ParallelAll lets every child finish", function()
+    leaves { A = "F", B = "RS", C = "RRS" }
+    local a = agent(doc("<ParallelAll><A/><B/><C/></ParallelAll>"))
+    assert.equal("running | enter A; tick A; exit A failure; enter B; " ..
+                 "tick B; enter C; tick C", t:step(a, 1))
+    assert.equal("running | tick B; exit B success; tick C", t:step(a, 1))
+    assert.equal("failure | tick C; exit C success", t:step(a, 1))
+    leaves { A = "F", B = "S" }
+    a = agent(doc('<ParallelAll max_failures="0"><A/><B/></ParallelAll>'))
+    assert.equal("failure | enter A; tick A; exit A failure; enter B; " ..
+                 "tick B; exit B success", t:step(a, 1))
+  end)
+
+  it("Inverter, ForceSuccess, ForceFailure", function()
+    leaves { A = "RS" }
+    local a = agent(doc("<Inverter><A/></Inverter>"))
+    assert.equal("running | enter A; tick A", t:step(a, 1))
+    assert.equal("failure | tick A; exit A success", t:step(a, 1))
+    leaves { A = "F" }
+    a = agent(doc("<ForceSuccess><A/></ForceSuccess>"))
+    assert.equal("success | enter A; tick A; exit A failure", t:step(a, 1))
+    leaves { A = "S" }
+    a = agent(doc("<ForceFailure><A/></ForceFailure>"))
+    assert.equal("failure | enter A; tick A; exit A success", t:step(a, 1))
+  end)
+
+  it("Repeat num_cycles: in one tick; a failure fails it; 0 skips it",
+     function()
+    leaves { A = "SRSS" }
+    local a = agent(doc('<Repeat num_cycles="3"><A/></Repeat>'))
+    assert.equal("running | enter A; tick A; exit A success; enter A; " ..
+                 "tick A", t:step(a, 1))
+    -- the multi-tick run ends: the next starts in the same tick
+    assert.equal("success | tick A; exit A success; enter A; tick A; " ..
+                 "exit A success", t:step(a, 1))
+    a = agent(doc('<Repeat num_cycles="0"><A/></Repeat>'))
+    assert.equal("success |", t:step(a, 1))
+    leaves { A = "SF" }
+    a = agent(doc('<Repeat num_cycles="-1"><A/></Repeat>'))
+    assert.equal("running | enter A; tick A; exit A success", t:step(a, 1))
+    assert.equal("failure | enter A; tick A; exit A failure", t:step(a, 1))
+  end)
+
+  it("RetryUntilSuccessful and KeepRunningUntilFailure", function()
+    leaves { A = "FFS" }
+    local a = agent(doc('<RetryUntilSuccessful num_attempts="2"><A/>' ..
+                        "</RetryUntilSuccessful>"))
+    assert.equal("failure | enter A; tick A; exit A failure; enter A; " ..
+                 "tick A; exit A failure", t:step(a, 1))
+    leaves { A = "SSF" }
+    a = agent(doc("<KeepRunningUntilFailure><A/></KeepRunningUntilFailure>"))
+    assert.equal("running | enter A; tick A; exit A success", t:step(a, 1))
+    assert.equal("running | enter A; tick A; exit A success", t:step(a, 1))
+    assert.equal("failure | enter A; tick A; exit A failure", t:step(a, 1))
+    -- one tick of its child per tick: a run that ends is not followed by
+    -- the next in the same tick
+    leaves { A = "RSRF" }
+    a = agent(doc("<KeepRunningUntilFailure><A/></KeepRunningUntilFailure>"))
+    assert.equal("running | enter A; tick A", t:step(a, 1))
+    assert.equal("running | tick A; exit A success", t:step(a, 1))
+    assert.equal("running | enter A; tick A", t:step(a, 1))
+    assert.equal("failure | tick A; exit A failure", t:step(a, 1))
+  end)
+
+  it("Timeout and Sleep take milliseconds", function()
+    leaves { A = "R" }
+    local a = agent(doc('<Timeout msec="250"><A/></Timeout>'))
+    assert.equal("running | enter A; tick A", t:step(a, 0.1))
+    assert.equal("running | tick A", t:step(a, 0.1))
+    assert.equal("running | tick A", t:step(a, 0.1))
+    assert.equal("failure | abort A", t:step(a, 0.1))
+    a = agent(doc('<Timeout msec="0"><A/></Timeout>')) -- no timer
+    assert.equal("running | enter A; tick A", t:step(a, 100))
+    assert.equal("running | tick A", t:step(a, 100))
+    leaves { B = "S" }
+    a = agent(doc('<Sequence><Sleep msec="1500"/><B/></Sequence>'))
+    assert.equal("running |", t:step(a, 1))
+    assert.equal("running |", t:step(a, 1))
+    assert.equal("success | enter B; tick B; exit B success", t:step(a, 1))
+  end)
+
+  it("RunOnce then_skip=false, AlwaysSuccess, AlwaysFailure", function()
+    leaves { A = "RF" }
+    local a = agent(doc('<RunOnce then_skip="false"><A/></RunOnce>'))
+    assert.equal("running | enter A; tick A", t:step(a, 1))
+    assert.equal("failure | tick A; exit A failure", t:step(a, 1))
+    assert.equal("failure |", t:step(a, 1))
+    a = agent(doc("<Sequence><AlwaysSuccess/><AlwaysFailure/></Sequence>"))
+    assert.equal("failure |", t:step(a, 1))
+    a = agent(doc("<Fallback><AlwaysFailure/><AlwaysSuccess/></Fallback>"))
+    assert.equal("success |", t:step(a, 1))
+  end)
+
+  it("custom nodes by ID, in the compact and the explicit form", function()
+    local seen = {}
+    bt.register("Say", function(_, _, args)
+      seen[#seen + 1] = args.message .. "/" .. tostring(args.times)
+      return true
+    end)
+    local a = agent(doc('<Sequence><Say message="hi" times="2"/>' ..
+      '<Action ID="Say" message="{m}"/><Condition ID="Say" message="x y"/>' ..
+      "</Sequence>"), { blackboard = { m = "from bb" } })
+    assert.equal("success", a:tick(1))
+    assert.same({ "hi/2", "from bb/nil", "x y/nil" }, seen)
+    a.bb.m = "changed"
+    a:tick(1)
+    assert.equal("changed/nil", seen[5])
+  end)
+end)
+
+describe("BehaviorTree.CPP files with includes and models", function()
+  it("reads the trees of included files; a change reloads", function()
+    leaves { A = "R", B = "R" }
+    local dir = os.tmpname()
+    os.remove(dir)
+    assert(os.execute("mkdir '" .. dir .. "'"))
+    local function write(name, body)
+      local f = assert(io.open(dir .. "/" .. name, "w"))
+      f:write(body)
+      f:close()
+    end
+    write("lib.xml", '<root BTCPP_format="4"><BehaviorTree ID="Lib">' ..
+      "<A/></BehaviorTree></root>")
+    write("main.xml", '<root BTCPP_format="4" main_tree_to_execute="M">' ..
+      '<include path="lib.xml"/><BehaviorTree ID="M"><Sequence>' ..
+      '<SubTree ID="Lib"/></Sequence></BehaviorTree></root>')
+    local tree = assert(bt.load(dir .. "/main.xml"))
+    assert.is_true(bt.watch(dir .. "/main.xml"))
+    local a = bt.agent(tree)
+    assert.equal("running | enter A; tick A", t:step(a, 1))
+    write("lib.xml", '<root BTCPP_format="4"><BehaviorTree ID="Lib">' ..
+      "<B/></BehaviorTree></root>    ")
+    assert.same({ dir .. "/main.xml" }, (bt.poll()))
+    assert.equal("running | abort A; enter B; tick B", t:step(a, 1))
+    write("lib.xml", '<root BTCPP_format="4"><BehaviorTree ID="Lib">' ..
+      "<B></BehaviorTree></root>        ")
+    local ok, failed = bt.poll()
+    assert.same({}, ok)
+    assert.matches("^" .. dir .. "/lib.xml:1:%d+: XML error: mismatched tag",
+                   failed[1].error)
+    os.execute("rm -rf '" .. dir .. "'")
+  end)
+
+  it("checks ports against TreeNodesModel and reads its kinds", function()
+    bt.register("Near", function(_, _, args) t:add("near " .. args.range)
+      return bt.RUNNING end)
+    local model = "<TreeNodesModel><Condition ID=\"Near\"><input_port " ..
+      "name=\"range\"/></Condition></TreeNodesModel>"
+    local ok, msg = pcall(bt.import, '<root BTCPP_format="4"><BehaviorTree ' ..
+      'ID="T"><Near rang="3"/></BehaviorTree>' .. model .. "</root>",
+      "btcpp", { file = "m.xml" })
+    assert.is_false(ok)
+    assert.equal("m.xml:1:45: node 'Near': port 'rang' is not declared in " ..
+                 "TreeNodesModel", msg)
+    -- a Condition: returning running is an error
+    local a = bt.agent(bt.tree(bt.import('<root BTCPP_format="4">' ..
+      '<BehaviorTree ID="T"><Near range="3"/></BehaviorTree>' .. model ..
+      "</root>", "btcpp"), { name = "T" }))
+    assert.equal("tree 'T' node 'Near': a condition cannot return running",
+                 trace.tick_error(a))
+  end)
+end)
+
+describe("refused BehaviorTree.CPP files", function()
+  before_each(function() leaves { A = "S" } end)
+
+  it("name the file, the line and column and the node", function()
+    assert.equal("t.xml:1:45: node 'Bogus': no leaf registered as 'Bogus'",
+      refused(doc('<Bogus x="{k}"/>')))
+    assert.equal("t.xml:1:45: node 'Script': runs BehaviorTree.CPP's " ..
+      "scripting language, which Bonsai does not have (a file never runs " ..
+      "code)", refused(doc('<Script code="x:=1"/>')))
+    assert.equal("t.xml:1:45: node 'A': '_skipIf' is a scripted pre/post " ..
+      "condition of BehaviorTree.CPP, which Bonsai does not run",
+      refused(doc('<A _skipIf="x"/>')))
+    assert.matches("t.xml:1:45: node 'Repeat': bad number 'two' for port " ..
+      "'num_cycles'", refused(doc('<Repeat num_cycles="two"><A/></Repeat>')))
+    assert.matches("node 'Repeat': needs port 'num_cycles'",
+      refused(doc('<Repeat><A/></Repeat>')))
+    assert.matches("node 'Inverter': needs exactly one child",
+      refused(doc('<Inverter><A/><A/></Inverter>')))
+    assert.matches("node 'Sequence': needs at least one child",
+      refused(doc('<Sequence/>')))
+    assert.matches("node 'Delay': 'delay_msec' must be > 0",
+      refused(doc('<Delay delay_msec="0"><A/></Delay>')))
+    assert.matches("node 'Timeout': unknown port 'ms'",
+      refused(doc('<Timeout ms="3"><A/></Timeout>')))
+    assert.matches("node 'RunOnce': then_skip=\"true\" returns SKIPPED",
+      refused(doc('<RunOnce><A/></RunOnce>')))
+    assert.matches("node 'SequenceWithMemory': keeps its place",
+      refused(doc('<SequenceWithMemory><A/></SequenceWithMemory>')))
+    assert.matches("node 'Repeat': port 'num_cycles' reads the blackboard",
+      refused(doc('<Repeat num_cycles="{n}"><A/></Repeat>')))
+    assert.matches("node 'Parallel': 'success_count' is larger than",
+      refused(doc('<Parallel success_count="3"><A/><A/></Parallel>')))
+    assert.matches("node 'Mine': unknown decorator node",
+      refused(doc('<Mine><A/></Mine>')))
+  end)
+
+  it("wrong roots, missing trees, duplicates and recursion", function()
+    assert.equal("t.xml:1:1: the root element must be <root>, not <tree>",
+      refused("<tree/>"))
+    assert.matches("BTCPP_format 3 is not supported",
+      refused('<root BTCPP_format="3"/>'))
+    assert.equal("t.xml: several BehaviorTree elements and no " ..
+      "main_tree_to_execute", refused('<root><BehaviorTree ID="a"><A/>' ..
+      '</BehaviorTree><BehaviorTree ID="b"><A/></BehaviorTree></root>'))
+    assert.equal("t.xml: main tree 'c' not found",
+      refused('<root main_tree_to_execute="c"><BehaviorTree ID="a"><A/>' ..
+              "</BehaviorTree></root>"))
+    assert.matches("t.xml:1:%d+: node 'a': duplicate " ..
+      "BehaviorTree ID 'a'", refused('<root><BehaviorTree ID="a"><A/>' ..
+      '</BehaviorTree><BehaviorTree ID="a"><A/></BehaviorTree></root>'))
+    assert.matches("node 'S': no BehaviorTree with ID 'S'",
+      refused(doc('<SubTree ID="S"/>')))
+    assert.matches("t.xml:3:%d+: node 'a': subtree recursion: 'a' uses " ..
+      "itself", refused('<root main_tree_to_execute="a">\n' ..
+      '<BehaviorTree ID="a"><Sequence><SubTree ID="b"/></Sequence>' ..
+      '</BehaviorTree>\n<BehaviorTree ID="b"><SubTree ID="a"/>' ..
+      "</BehaviorTree></root>"))
+    assert.matches("t.xml:1:%d+: XML error: ", refused("<root><Beha"))
+    assert.matches("t.xml:%d+:%d+: XML error: ", refused(""))
+  end)
+
+  it("bounded: entity bombs, depth, size, subtree expansion", function()
+    local bomb = '<?xml version="1.0"?>\n<!DOCTYPE lolz [\n' ..
+      ' <!ENTITY lol "lol">\n <!ENTITY lol2 "&lol;&lol;&lol;&lol;">\n]>\n' ..
+      "<root>&lol2;</root>"
+    assert.matches("^t.xml:2:%d+: DOCTYPE declarations are not allowed " ..
+                   "in a tree file$", refused(bomb))
+    assert.matches("t.xml:1:%d+: elements nested deeper than 200 levels",
+      refused(("<Inverter>"):rep(100000)))
+    local ok, msg = pcall(bt.import, ("x"):rep(9 * 1024 * 1024), "btcpp")
+    assert.is_false(ok)
+    assert.matches("text too large", msg)
+    -- 10 trees, each using the next 10 times: 10^10 nodes once expanded
+    local parts = { '<root main_tree_to_execute="t1">' }
+    for i = 1, 10 do
+      parts[#parts + 1] = '<BehaviorTree ID="t' .. i .. '"><Sequence>' ..
+        (i < 10 and ('<SubTree ID="t' .. (i + 1) .. '"/>'):rep(10) or "<A/>") ..
+        "</Sequence></BehaviorTree>"
+    end
+    parts[#parts + 1] = "</root>"
+    local t0 = os.clock()
+    assert.matches("the tree expands to more than 100000 nodes",
+                   refused(table.concat(parts)))
+    -- 600 trees of 150 levels, each using the next: 90,000 levels
+    parts = { '<root main_tree_to_execute="t1">' }
+    for i = 1, 600 do
+      parts[#parts + 1] = '<BehaviorTree ID="t' .. i .. '">' ..
+        ("<Inverter>"):rep(150) .. (i < 600 and ('<SubTree ID="t' ..
+        (i + 1) .. '"/>') or "<A/>") .. ("</Inverter>"):rep(150) ..
+        "</BehaviorTree>"
+    end
+    parts[#parts + 1] = "</root>"
+    assert.matches("^t.xml:1:%d+: node 'Inverter': the tree is deeper than " ..
+                   "1000 levels once its subtrees are expanded$",
+                   refused(table.concat(parts)))
+    assert.is_true(os.clock() - t0 < 5)
+  end)
+
+  it("a leaf that is not registered is refused at its place", function()
+    assert.equal("t.xml:1:59: node 'Nowhere': no leaf registered as " ..
+                 "'Nowhere'", refused(doc("<Sequence><A/><Nowhere/>" ..
+                                          "</Sequence>")))
+  end)
+end)
+
+describe("tree:export('btcpp')", function()
+  it("writes a file that loads back to the same behaviour", function()
+    leaves { A = "SFRS", B = "RRFS", C = "FS" }
+    local text = doc('<ReactiveFallback name="top">' ..
+      '<Parallel success_count="1" failure_count="2"><A/><B/></Parallel>' ..
+      '<Repeat num_cycles="2"><Timeout msec="1500"><C/></Timeout></Repeat>' ..
+      '<RetryUntilSuccessful num_attempts="3"><Inverter><A/></Inverter>' ..
+      "</RetryUntilSuccessful><Sleep msec=\"500\"/>" ..
+      '<ParallelAll><A/><C/></ParallelAll><KeepRunningUntilFailure><B/>' ..
+      '</KeepRunningUntilFailure><RunOnce then_skip="false"><A/></RunOnce>' ..
+      '<ForceFailure><AlwaysSuccess/></ForceFailure><Say message="{m}" n="2"/>' ..
+      "</ReactiveFallback>")
+    bt.register("Say", function(_, _, args)
+      t:add("say " .. tostring(args.message) .. " " .. args.n)
+      return bt.RUNNING
+    end)
+    local tree = bt.tree(bt.import(text, "btcpp"), { name = "T" })
+    local out = tree:export("btcpp")
+    assert.matches('main_tree_to_execute="T"', out)
+    assert.matches('<Say message="{m}" n="2"/>', out)
+    assert.matches('<Action ID="Say">', out)
+    local copy = bt.tree(bt.import(out, "btcpp"), { name = "T" })
+    assert.equal(out, copy:export("btcpp"))
+    -- the same scenario on both: identical statuses and leaf calls
+    local runs = {}
+    for i, tr in ipairs { tree, copy } do
+      leaves { A = "SFRS", B = "RRFS", C = "FS" }
+      local a = bt.agent(tr, { blackboard = { m = "hey" } })
+      local steps = {}
+      for k = 1, 12 do steps[k] = t:step(a, 0.5) end
+      runs[i] = steps
+    end
+    assert.same(runs[1], runs[2])
+    assert.is_true(#table.concat(runs[1]) > 200)
+  end)
+
+  it("refuses nodes BehaviorTree.CPP does not have, naming them", function()
+    local tree = bt.tree(bt.sequence { bt.cooldown { seconds = 1,
+      bt.action(function() end) } }, { name = "T" })
+    local ok, msg = pcall(tree.export, tree, "btcpp")
+    assert.is_false(ok)
+    assert.equal("export btcpp: sequence/cooldown[1]: 'cooldown' has no " ..
+                 "BehaviorTree.CPP equivalent", msg)
+  end)
+end)

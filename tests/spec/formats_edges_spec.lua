@@ -1,0 +1,201 @@
+-- formats_edges_spec: the edge-list text format of the classic Unity
+-- articles (API.md "Trees from files and editors"): the root line, edges
+-- in line order, parameters where a node first appears, filters, the
+-- priority section, shared nodes, tick by tick; refusals with file, line
+-- and node; hot reload through bt.poll.
+local bt = require "bonsai"
+local trace = require "helpers.trace"
+
+local t
+before_each(function() t = trace.new() end)
+
+local function leaves(scripts)
+  for name, script in pairs(scripts) do
+    bt.register(name, t:leafdef(name, script))
+  end
+end
+
+local function conditions(scripts)
+  for name, script in pairs(scripts) do
+    t:set(name, script)
+    bt.register(name, function()
+      t:add("tick " .. name)
+      return t:next(name)
+    end)
+  end
+end
+
+local function refused(text)
+  local ok, msg = pcall(bt.import, text, "edges", { file = "t.bt" })
+  assert(not ok, "the import was expected to fail")
+  return msg
+end
+
+describe("an edge-list file", function()
+  it("loads the root, filters and the priority section", function()
+    conditions { SeeEnemy = "FS", IsTired = "F", IsDead = "FFFS" }
+    leaves { Attack = "R", Patrol = "SR", Rest = "R", Die = "R" }
+    local tree = assert(bt.load("tests/trees/guard.bt"))
+    assert.equal("guard", tree.name)
+    local a = bt.agent(tree)
+    -- Repeat[7]{2}: Patrol twice, the second run goes on
+    assert.equal("running | tick IsDead; tick SeeEnemy; enter Patrol; " ..
+                 "tick Patrol; exit Patrol success; enter Patrol; tick Patrol",
+                 t:step(a, 1))
+    assert.same({ "ActiveSelector[1]", "Sequence[6]", "Repeat[7]",
+                  "Patrol[8]" }, a:running())
+    -- the active selector: the enemy seen aborts the patrol
+    assert.equal("running | tick IsDead; tick SeeEnemy; enter Attack; " ..
+                 "tick Attack; abort Patrol", t:step(a, 1))
+    -- Sequence[2] resumes Attack; Timeout[4]{3}: seconds
+    assert.equal("running | tick IsDead; tick Attack",
+                 t:step(a, 1))
+    -- the priority section's filter takes over
+    assert.equal("running | tick IsDead; enter Die; tick Die; abort Attack",
+                 t:step(a, 1))
+  end)
+
+  it("bt.import returns the priority section as tree options", function()
+    conditions { D = "FS" }
+    leaves { A = "R", B = "R" }
+    local a = bt.agent(bt.tree(bt.import("Sequence[1]\nSequence[1]->A[2]\n" ..
+      "PriorityNode[3]->{D[4],B[5]}", "edges")))
+    assert.equal("running | tick D; enter A; tick A", t:step(a, 1))
+    assert.equal("running | tick D; enter B; tick B; abort A", t:step(a, 1))
+  end)
+
+  it("filters check their conditions every tick", function()
+    conditions { C = "SSF" }
+    leaves { A = "R" }
+    local a = bt.agent(bt.tree(bt.import("Sequence[1]\n" ..
+      "Sequence[1]->{C[2],A[3]}", "edges")))
+    assert.equal("running | tick C; enter A; tick A", t:step(a, 1))
+    assert.equal("running | tick C; tick A", t:step(a, 1))
+    assert.equal("failure | tick C; abort A", t:step(a, 1))
+  end)
+
+  it("shares a node referenced from two parents", function()
+    leaves { A = "F", B = "S" }
+    local seen = {}
+    bt.register("Act", function(_, _, args)
+      seen[#seen + 1] = args.x .. args.who
+      t:add("act")
+      return true
+    end)
+    local root = bt.import([[
+      Selector[1]
+      Selector[1]->Sequence[2]
+      Sequence[2]->Act[3]{x=1, who = bob}
+      Sequence[2]->A[4]
+      Selector[1]->Act[3]
+    ]], "edges")
+    local a = bt.agent(bt.tree(root))
+    assert.equal("success | act; enter A; tick A; exit A failure; act",
+                 t:step(a, 1))
+    assert.same({ "1bob", "1bob" }, seen)
+  end)
+
+  it("reads decorators' and parallels' parameters", function()
+    leaves { A = "RS", B = "F" }
+    local a = bt.agent(bt.tree(bt.import([[
+      Parallel[1]{one,all}
+      Parallel[1]->Inverter[2]
+      Inverter[2]->B[3]
+      Parallel[1]->A[4]
+    ]], "edges")))
+    assert.equal("success | enter B; tick B; exit B failure", t:step(a, 1))
+    leaves { A = "FFS" }
+    a = bt.agent(bt.tree(bt.import("Retry[1]{2}\nRetry[1]->A[2]", "edges")))
+    assert.equal("failure | enter A; tick A; exit A failure; enter A; " ..
+                 "tick A; exit A failure", t:step(a, 1))
+  end)
+
+  it("reloads when the file changes", function()
+    leaves { A = "R", B = "R" }
+    local path = os.tmpname() .. ".bt"
+    local function write(s)
+      local f = assert(io.open(path, "w"))
+      f:write(s)
+      f:close()
+    end
+    write("Sequence[1]\nSequence[1]->A[2]\n")
+    local tree = assert(bt.load(path))
+    assert.is_true(bt.watch(path))
+    local a = bt.agent(tree)
+    assert.equal("running | enter A; tick A", t:step(a, 1))
+    write("Sequence[1]\nSequence[1]->B[2]\nSequence[1]->A[3]\n")
+    local ok, failed = bt.poll()
+    assert.same({ path }, ok)
+    assert.same({}, failed)
+    -- A[2] is gone (its path changed to A[3]): aborted, B starts
+    assert.equal("running | abort A; enter B; tick B", t:step(a, 1))
+    write("Sequence[1]\nSequence[1]->B[2]\nSequence[1]->Nope[3]\n")
+    ok, failed = bt.poll()
+    assert.same({}, ok)
+    assert.equal(path .. ":3: node 'Nope[3]': no leaf registered as 'Nope'",
+                 failed[1].error)
+    assert.equal("running | tick B", t:step(a, 1))
+    os.remove(path)
+  end)
+end)
+
+describe("refused edge-list files", function()
+  before_each(function() leaves { A = "S" } end)
+
+  it("name the file, the line and the node", function()
+    assert.equal("t.bt: no root line (Type[id] alone)",
+                 refused("Sequence[1]->A[2]"))
+    assert.equal("t.bt:2: node 'Sequence[2]': a second root line (the root " ..
+                 "is Sequence[1], line 1)", refused("Sequence[1]\nSequence[2]"))
+    assert.equal("t.bt:1: node 'Sequence[1]': cycle: Sequence[1] is its " ..
+                 "own descendant", refused("Sequence[1]\nSequence[1]->" ..
+                 "Sequence[2]\nSequence[2]->Sequence[1]\nSequence[2]->A[3]"))
+    assert.equal("t.bt:3: node 'Selector[2]': id 2 is Sequence[2] (line 2)",
+      refused("Sequence[1]\nSequence[1]->Sequence[2]\nSequence[1]->Selector[2]"))
+    assert.equal("t.bt:2: node 'Sequence[2]': needs children",
+      refused("Sequence[1]\nSequence[1]->Sequence[2]\nSequence[1]->A[3]"))
+    assert.equal("t.bt:1: node 'Repeat[1]': bad number 'x'",
+      refused("Repeat[1]{x}\nRepeat[1]->A[2]"))
+    assert.equal("t.bt:3: node 'A[3]': a parameter is written where the " ..
+      "node first appears (line 2)",
+      refused("Sequence[1]\nSequence[1]->A[3]\nSequence[1]->A[3]{5}"))
+    assert.equal("t.bt:3: node 'B[3]': not reachable from the root",
+      refused("Sequence[1]\nSequence[1]->A[2]\nB[3]->A[4]"))
+    assert.equal("t.bt:2: node 'Jump[2]': no leaf registered as 'Jump'",
+      refused("Sequence[1]\nSequence[1]->Jump[2]"))
+    assert.equal("t.bt:2: expected Type[id] at 'A'",
+      refused("Sequence[1]\nSequence[1]->A"))
+    assert.equal("t.bt:2: node 'PriorityNode[9]': the priority section " ..
+      "takes filters: PriorityNode[9]->{Condition[id],...,Child[id]}",
+      refused("Sequence[1]\nPriorityNode[9]->A[2]\nSequence[1]->A[3]"))
+    assert.equal("t.bt:4: node 'Inverter[2]': needs exactly one child",
+      refused("Sequence[1]\nSequence[1]->Inverter[2]\nInverter[2]->A[3]\n" ..
+              "Inverter[2]->A[4]"))
+  end)
+
+  it("100,000 levels deep and shared-node explosions, quickly", function()
+    local lines = { "Inverter[0]" }
+    for i = 1, 99990 do
+      lines[#lines + 1] = "Inverter[" .. (i - 1) .. "]->Inverter[" .. i .. "]"
+    end
+    local t0 = os.clock()
+    assert.equal("t.bt:1001: node 'Inverter[1000]': nested deeper than " ..
+                 "1000 levels", refused(table.concat(lines, "\n")))
+    -- 40 levels, each node under both nodes of the level above: 2^40
+    lines = { "Sequence[a0]", "Sequence[a0]->Sequence[a1]",
+              "Sequence[a0]->Sequence[b1]" }
+    for i = 1, 40 do
+      for _, p in ipairs { "a", "b" } do
+        lines[#lines + 1] = "Sequence[" .. p .. i .. "]->Sequence[a" ..
+                            (i + 1) .. "]"
+        lines[#lines + 1] = "Sequence[" .. p .. i .. "]->Sequence[b" ..
+                            (i + 1) .. "]"
+      end
+    end
+    lines[#lines + 1] = "Sequence[a41]->A[z]"
+    lines[#lines + 1] = "Sequence[b41]->A[z]"
+    assert.matches("the tree expands to more than 100000 nodes",
+                   refused(table.concat(lines, "\n")))
+    assert.is_true(os.clock() - t0 < 5)
+  end)
+end)

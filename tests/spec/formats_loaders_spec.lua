@@ -1,0 +1,126 @@
+-- formats_loaders_spec: the loader registry (API.md "Trees from files and
+-- editors"): bt.loaders for a user's own format through bt.load, bt.reload
+-- and bt.poll; bt.import of every format, "lua" included; files too large;
+-- a subtree file whose change reloads the trees that use it.
+local bt = require "bonsai"
+local trace = require "helpers.trace"
+
+local t
+before_each(function() t = trace.new() end)
+
+local dir
+before_each(function()
+  dir = os.tmpname()
+  os.remove(dir)
+  assert(os.execute("mkdir '" .. dir .. "'"))
+end)
+after_each(function() os.execute("rm -rf '" .. dir .. "'") end)
+
+local writes = 0
+local function write(name, text)
+  writes = writes + 1 -- a longer file each time: the change always shows
+  local f = assert(io.open(dir .. "/" .. name, "w"))
+  f:write(text, (" "):rep(writes))
+  f:close()
+  return dir .. "/" .. name
+end
+
+describe("bt.loaders", function()
+  it("adds a format to bt.load, bt.reload, bt.watch and bt.poll", function()
+    bt.register("L.A", t:leafdef("A", "R"))
+    bt.register("L.B", t:leafdef("B", "R"))
+    -- a file of leaf names, one per line: a sequence of them
+    bt.loaders[".seq"] = function(path)
+      local node = bt.sequence {}
+      for name in io.lines(path) do
+        if name:match("%S") then node[#node + 1] = bt.action(name:match("%S+")) end
+      end
+      return node, { name = "seq" }
+    end
+    local path = write("x.seq", "L.A\n")
+    local tree = assert(bt.load(path))
+    assert.equal("seq", tree.name)
+    assert.is_true(bt.watch(dir))
+    local a = bt.agent(tree)
+    assert.equal("running | enter A; tick A", t:step(a, 1))
+    write("x.seq", "L.B\nL.A\n")
+    assert.same({ path }, (bt.poll()))
+    -- the running leaf keeps its place, found by name (README "Hot reload")
+    assert.equal("running | tick A", t:step(a, 1))
+    write("x.seq", "L.B\nL.Nope\n")
+    local tr, msg = bt.reload(path)
+    assert.is_nil(tr)
+    assert.equal("tree 'seq': sequence/L.Nope: no leaf registered as " ..
+                 "'L.Nope'", msg)
+    assert.equal("running | tick A", t:step(a, 1))
+    bt.loaders[".seq"] = nil
+  end)
+
+  it("refuses unknown extensions and formats, and files too large",
+     function()
+    local tree, msg = bt.load(write("x.yaml", "a: 1"))
+    assert.is_nil(tree)
+    assert.equal(dir .. "/x.yaml: no loader for this file (see bt.loaders)",
+                 msg)
+    assert.error_matches(function() bt.import("x", "yaml") end,
+                         "unknown format 'yaml'")
+    local f = assert(io.open(dir .. "/big.json", "w"))
+    f:write(("x"):rep(9 * 1024 * 1024))
+    f:close()
+    tree, msg = bt.load(dir .. "/big.json")
+    assert.is_nil(tree)
+    assert.equal(dir .. "/big.json: file too large (9437184 bytes, at " ..
+                 "most 8388608)", msg)
+  end)
+end)
+
+describe("bt.import", function()
+  it("reads every format into the same node tables", function()
+    bt.register("I.A", t:leafdef("A", "FS"))
+    local texts = {
+      lua = "return bt.reactive_selector { bt.action 'I.A', bt.wait(1) }",
+      btcpp = '<root BTCPP_format="4"><BehaviorTree ID="x"><ReactiveFallback>' ..
+              '<I.A/><Sleep msec="1000"/></ReactiveFallback></BehaviorTree></root>',
+      behavior3 = '{"root":"1","nodes":{"1":{"id":"1","name":"Priority",' ..
+              '"children":["2","3"]},"2":{"id":"2","name":"I.A"},' ..
+              '"3":{"id":"3","name":"Wait","properties":{"milliseconds":1000}}}}',
+      edges = "ReactiveSelector[1]\nReactiveSelector[1]->I.A[2]\n" ..
+              "ReactiveSelector[1]->Wait[3]{1}",
+    }
+    for fmt, text in pairs(texts) do
+      local root = bt.import(text, fmt)
+      local a = bt.agent(bt.tree(root))
+      t:set("A", "FFS")
+      assert.equal("running | enter A; tick A; exit A failure", t:step(a, 0.5),
+                   fmt)
+      assert.equal("running | enter A; tick A; exit A failure", t:step(a, 0.5),
+                   fmt)
+      assert.equal("success | enter A; tick A; exit A success", t:step(a, 0.5),
+                   fmt)
+    end
+  end)
+end)
+
+describe("subtree files", function()
+  it("reload the trees that use them when they change", function()
+    bt.register("S.A", t:leafdef("A", "R"))
+    bt.register("S.B", t:leafdef("B", "R"))
+    local function tree(leaf)
+      return '{"name":"sub","root":{"id":1,"name":"Sequence","children":' ..
+             '[{"id":2,"name":"' .. leaf .. '"}]}}'
+    end
+    write("sub.json", tree("S.A"))
+    local main = write("main.json", '{"name":"main","root":{"id":1,' ..
+      '"name":"Selector","children":[{"id":2,"name":"x",' ..
+      '"path":"sub.json"}]}}')
+    local tr = assert(bt.load(main))
+    assert.is_true(bt.watch(main))
+    local a = bt.agent(tr)
+    assert.equal("running | enter A; tick A", t:step(a, 1))
+    write("sub.json", tree("S.B"))
+    local reloaded, failed = bt.poll()
+    assert.same({ main }, reloaded)
+    assert.same({}, failed)
+    assert.equal("running | abort A; enter B; tick B", t:step(a, 1))
+  end)
+end)
