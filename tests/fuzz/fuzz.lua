@@ -1159,7 +1159,7 @@ local function report(seed, v, tr, at)
     print("  last steps:")
     for _, s in ipairs(tr) do print("    " .. s) end
   end
-  print(("  replay: lua5.4 tests/fuzz/fuzz.lua --replay %d --steps %d%s")
+  print(("  replay: scripts/fuzz [--plain] --replay %d --steps %d%s")
     :format(seed, at, without()))
 end
 
