@@ -39,6 +39,7 @@ build = {
         "src/env.c",
         "src/names.c",
         "src/reload.c",
+        "src/trace.c",
         "src/save.c",
         "src/tree.c",
         "src/vm.c",
@@ -48,6 +49,7 @@ build = {
         "src/lbonsai.c",
         "src/lfiles.c",
         "src/lleaf.c",
+        "src/ltrace.c",
         "src/lsave.c",
         "src/ltree.c",
       },
@@ -56,6 +58,9 @@ build = {
     },
     ["bonsai"] = "lua/bonsai/init.lua",
     ["bonsai.builder"] = "lua/bonsai/builder.lua",
+    ["bonsai.debug"] = "lua/bonsai/debug.lua", -- needs lua-socket, lua-cjson
+    ["bonsai.export"] = "lua/bonsai/export.lua",
+    ["bonsai.record"] = "lua/bonsai/record.lua", -- needs lua-cjson
     ["bonsai.loaders"] = "lua/bonsai/loaders.lua",
     ["bonsai.watch"] = "lua/bonsai/watch.lua",
     ["bonsai.formats.leaves"] = "lua/bonsai/formats/leaves.lua",

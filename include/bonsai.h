@@ -53,7 +53,7 @@ typedef enum bonsai_kind {
   BONSAI_SELECTOR,           /* with memory */
   BONSAI_REACTIVE_SEQUENCE,  /* re-ticks from the first child */
   BONSAI_REACTIVE_SELECTOR,  /* re-ticks from the first child */
-  BONSAI_PARALLEL,           /* "success" / "failure" policies */
+  BONSAI_PARALLEL,           /* "success" / "failure" policies; "wait" */
   BONSAI_FILTER,             /* conditions..., child */
   BONSAI_MONITOR,            /* conditions..., child */
   BONSAI_INVERT,
@@ -69,6 +69,9 @@ typedef enum bonsai_kind {
   BONSAI_RUN_ONCE,
   BONSAI_GUARD,              /* check, child; "abort" mode */
   BONSAI_PRIORITY,           /* priority filters..., root (hidden in paths) */
+  BONSAI_DELAY,              /* "seconds" before its child is ticked */
+  BONSAI_UTILITY_SELECTOR,   /* children by utility, highest first; reactive */
+  BONSAI_SUBTREE,            /* another tree's root, inlined; passes status */
   BONSAI_NKINDS
 } bonsai_kind;
 
@@ -111,7 +114,9 @@ enum {
   BONSAI_EV_TICK,  /* return a status */
   BONSAI_EV_ENTER, /* before the first tick of a run; return BONSAI_OK */
   BONSAI_EV_EXIT,  /* the run ended with call->status; return BONSAI_OK */
-  BONSAI_EV_ABORT  /* the run was cut off; return BONSAI_OK */
+  BONSAI_EV_ABORT, /* the run was cut off; return BONSAI_OK */
+  BONSAI_EV_UTILITY /* a utility function (bonsai_def_utility): write the
+                    ** node's utility to *call->utility; return BONSAI_OK */
 };
 
 /* Which events a leaf wants besides TICK (bonsai_leaf_register flags).
@@ -129,6 +134,7 @@ typedef struct bonsai_call {
   int event;           /* BONSAI_EV_* */
   int status;          /* BONSAI_EV_EXIT: how the run ended */
   unsigned node;       /* the node's index in its tree */
+  double *utility;     /* BONSAI_EV_UTILITY only: where the number goes */
 } bonsai_call;
 
 /* A leaf returns a status for BONSAI_EV_TICK and BONSAI_OK for the other
@@ -156,10 +162,11 @@ BONSAI_API int bonsai_leaf_register(bonsai_env *env, const char *name,
 ** Definitions. Nodes are added in order: bonsai_def_begin opens a composite
 ** or decorator whose children follow until bonsai_def_end; leaves are added
 ** with bonsai_def_leaf (by registered name) or bonsai_def_cleaf (a function).
-** bonsai_def_number / bonsai_def_string set a parameter ("times", "seconds",
-** "success", "failure", "key", "op", "value", "abort") on the node added
-** last. Errors are remembered and reported by bonsai_tree_new. name may be
-** NULL: the node is then called by its kind and place, e.g. "sequence[2]".
+** bonsai_def_number / bonsai_def_string / bonsai_def_value set a parameter
+** ("times", "seconds", "success", "failure", "key", "op", "value", "abort",
+** "wait": a boolean) on the node added last. Errors are remembered and
+** reported by bonsai_tree_new. name may be NULL: the node is then called by
+** its kind and place, e.g. "sequence[2]".
 */
 BONSAI_API bonsai_def *bonsai_def_new(bonsai_env *env);
 BONSAI_API void bonsai_def_free(bonsai_def *def);
@@ -175,6 +182,13 @@ BONSAI_API int bonsai_def_string(bonsai_def *def, const char *key,
                                  const char *v);
 BONSAI_API int bonsai_def_value(bonsai_def *def, const char *key,
                                 bonsai_value v);
+/* Gives the node added last a utility function, for its parent, a
+** BONSAI_UTILITY_SELECTOR: fn is called with BONSAI_EV_UTILITY (call->node
+** is that node, call->data is data, call->args NULL) at every tick of the
+** selector, and writes a number (not NaN) to *call->utility. A child
+** without one has utility 0. */
+BONSAI_API int bonsai_def_utility(bonsai_def *def, bonsai_leaf_fn fn,
+                                  void *data);
 /* Bytes the host attaches to the tree compiled from def (kept by pointer
 ** until then): a shared tree carries them to the other environments, for
 ** what only the host has (the Lua binding: the leaves' args tables). */
@@ -301,6 +315,50 @@ BONSAI_API int bonsai_agent_error(bonsai_agent *agent, const char *fmt, ...)
 BONSAI_API unsigned bonsai_agent_errnode(const bonsai_agent *agent);
 BONSAI_API size_t bonsai_agent_errpath(const bonsai_agent *agent, char *buf,
                                        size_t size);
+
+/*
+** Traces. bonsai_agent_trace(agent, n) starts recording the agent's events
+** in a ring buffer of n events (the oldest are overwritten when it is
+** full); n = 0 stops and frees it. An agent without a trace pays nothing
+** more than a predictable branch. Returns BONSAI_OK or BONSAI_ENOMEM.
+** One event each time a node's status changes, or a running action or
+** wait is ticked again and stays running (again = 1), plus agent events.
+*/
+enum {
+  BONSAI_TRACE_STATUS,    /* node took status */
+  BONSAI_TRACE_RELOAD,    /* the agent switched to a reloaded version */
+  BONSAI_TRACE_ERROR,     /* a tick failed: message, node (or -1) */
+  BONSAI_TRACE_INTERRUPT, /* an interrupt aborted the tick (binding) */
+  BONSAI_TRACE_RESET      /* every node's state was replaced: by
+                          ** bonsai_agent_reset (all idle) or a restore */
+};
+
+typedef struct bonsai_event {
+  double time;         /* the agent clock during that tick */
+  unsigned tick;       /* the agent's tick count, 1 for its first tick */
+  unsigned node;       /* node index, or (unsigned)-1 */
+  unsigned version;    /* which version of the tree 'node' refers to */
+  int kind;            /* BONSAI_TRACE_* */
+  int status;          /* BONSAI_TRACE_STATUS: the node's new status */
+  int again;           /* 1: a running node ticked again, still running */
+  const char *message; /* BONSAI_TRACE_ERROR, else NULL; valid until the
+                       ** next bonsai_agent_events or bonsai_agent_trace */
+} bonsai_event;
+
+BONSAI_API int bonsai_agent_trace(bonsai_agent *agent, unsigned n);
+/* Moves up to max of the oldest recorded events into out and forgets them;
+** returns how many were written (with out NULL, how many are waiting). */
+BONSAI_API unsigned bonsai_agent_events(bonsai_agent *agent,
+                                        bonsai_event *out, unsigned max);
+/* Events lost because the ring was full, since the last call (reset by
+** bonsai_agent_events). */
+BONSAI_API unsigned bonsai_agent_dropped(const bonsai_agent *agent);
+/* Writes the path of the event's node, in the version the event refers to,
+** into buf; returns its full length (0 when the event has no node). Valid
+** for the events of the last bonsai_agent_events call. */
+BONSAI_API size_t bonsai_agent_event_path(const bonsai_agent *agent,
+                                          const bonsai_event *ev, char *buf,
+                                          size_t size);
 
 /*
 ** Saving and restoring an agent (format: docs/SAVE_FORMAT.md): its clock,

@@ -13,7 +13,10 @@
 --   lua5.4 samples/arena.lua --test     no map, no timings: checks the exact
 --                                       outcome of the default run
 -- Other flags: --no-map, --map (draw even when not on a terminal), --fast
--- (no pause between frames), --ticks=N, --seed=N.
+-- (no pause between frames), --ticks=N, --seed=N, --record FILE (a trace
+-- file of every agent, for the viewer: scripts/view FILE), --live [PORT]
+-- (serves the agents live on 127.0.0.1:PORT, default 8642, at real-time
+-- speed; open the printed URL).
 --
 -- Everything random comes from a tiny generator seeded here (not
 -- math.random), and every agent is ticked in the same order, so a run with
@@ -31,25 +34,45 @@ local villager = require "villager"
 -- Options -------------------------------------------------------------------
 
 local opt = { ticks = 400, seed = 42, map = nil, fast = false, test = false }
-for _, a in ipairs(arg or {}) do
-  if a == "--test" then opt.test = true
+local args, ticks_given = arg or {}, false
+local i = 0
+while i < #args do
+  i = i + 1
+  local a = args[i]
+  if a == "--record" and args[i + 1] then
+    i = i + 1
+    opt.record = args[i]
+  elseif a:match("^%-%-record=.") then opt.record = a:match("=(.*)")
+  elseif a == "--live" then
+    opt.live = 8642
+    if args[i + 1] and args[i + 1]:match("^%d+$") then
+      i = i + 1
+      opt.live = tonumber(args[i])
+    end
+  elseif a:match("^%-%-live=%d+$") then opt.live = tonumber(a:match("%d+"))
+  elseif a == "--test" then opt.test = true
   elseif a == "--no-map" then opt.map = false
   elseif a == "--map" then opt.map = true
   elseif a == "--fast" then opt.fast = true
-  elseif a:match("^%-%-ticks=%d+$") then opt.ticks = tonumber(a:match("%d+"))
+  elseif a:match("^%-%-ticks=%d+$") then
+    opt.ticks, ticks_given = tonumber(a:match("%d+")), true
   elseif a:match("^%-%-seed=%d+$") then opt.seed = tonumber(a:match("%d+"))
   else
     io.stderr:write("usage: arena.lua [--test] [--no-map | --map] [--fast]",
-                    " [--ticks=N] [--seed=N]\n")
+                    " [--ticks=N] [--seed=N] [--record FILE]",
+                    " [--live [PORT]]\n")
     os.exit(2)
   end
 end
 if opt.test then -- the checked outcome is that of the default run
   opt.ticks, opt.seed, opt.map = 400, 42, false
+  opt.record, opt.live = nil, nil
 end
+if opt.live and not ticks_given then opt.ticks = 1000000 end
 
 local on_terminal = sample.on_terminal
 local tty = not opt.test and on_terminal()
+if opt.live and opt.map == nil then opt.map = false end -- the page shows it
 if opt.map == nil then opt.map = tty end
 
 -- A deterministic random generator: a 64-bit linear congruential
@@ -496,9 +519,14 @@ end
 
 local every, pause = 4, 0.04 -- draw every 4th tick, then wait a little
 
+local live, socket -- bt.debug and lua-socket while serving live
 local function run()
   for n = 1, opt.ticks do
     step(n)
+    if live then
+      live.poll()
+      socket.sleep(DT) -- real time, so a person can follow
+    end
     if opt.map and (n % every == 0 or n == opt.ticks) then
       draw(n)
       if tty and not opt.fast and n < opt.ticks then
@@ -510,9 +538,21 @@ local function run()
 end
 
 setup()
+local recorder
+if opt.record then
+  recorder = bt.record(opt.record, agents)
+  print("arena: recording every agent to " .. opt.record)
+end
+if opt.live then
+  live, socket = bt.debug, require "socket"
+  local _, url = live.serve { port = opt.live, agents = agents }
+  print("arena: live at " .. url .. " (Ctrl-C stops)")
+end
 if opt.map and tty then io.write("\27[2J\27[?25l") end -- clear, hide cursor
 local ok, err = pcall(run)
 if opt.map and tty then io.write("\27[?25h") end -- show the cursor again
+if recorder then recorder:close() end
+if live then live.close() end
 if not ok then
   io.stderr:write("arena: ", tostring(err), "\n")
   os.exit(1)

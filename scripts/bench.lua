@@ -198,7 +198,7 @@ end
 -- "tick", "tick_all", "cfloor" and "cbonsai" (all in C). The batch
 -- variants (tick_all, cloop) step the world for every agent, then tick
 -- every agent: each agent still sees its own step before its tick.
-local function w1_run(variant, n, count)
+local function w1_run(variant, n, count, prep)
   if variant == "cfloor" or variant == "cbonsai" then
     local r = benchc.w1(n, variant == "cfloor" and "floor" or "bonsai", count)
     return { step = function(k) r:step(k); if count then count.n = r:calls() end end,
@@ -227,6 +227,7 @@ local function w1_run(variant, n, count)
     local tree = w1_tree(w1_leaves_agent(count))
     agents = {}
     for i = 1, n do agents[i] = bt.agent(tree, { owner = st[i] }) end
+    if prep then prep(agents) end
     if variant == "tick" then
       step = function(k)
         for _ = 1, k do
@@ -483,6 +484,40 @@ function sections.w1c() -- the core alone: C leaves registered by name
           W1T, W1N, reps, W1_EXPECT[W1N], 20)
 end
 
+-- Traces (issue #12): W1 with bt.tick_all, tracing off (the reference, as
+-- in the w1 section), on for one agent, and on for every agent (events
+-- kept in each agent's ring); then, on a tenth of the agents, recording
+-- every agent to a trace file with bt.record (JSON encoding included).
+local function w1traced(prep, n)
+  return function(count) return w1_run("tick_all", n or W1N, count, prep) end
+end
+function sections.trace()
+  compare("W1 trace", {
+    variant("bt.tick_all, trace off", w1traced(nil), nil, true),
+    variant("one agent traced", w1traced(function(ag) ag[1]:trace() end),
+            "~ 1"),
+    variant("every agent traced", w1traced(function(ag)
+      for i = 1, #ag do ag[i]:trace(256) end
+    end)),
+  }, W1T, W1N, reps, W1_EXPECT[W1N], 20)
+end
+
+function sections.record()
+  local n, ticks, files = 1000, quick and 20 or 50, {}
+  local function recorded(ag)
+    local path = os.tmpname()
+    files[#files + 1] = path
+    bt.record(path, ag)
+  end
+  local floor = w1_run("floor", n) -- the checksum, from the floor
+  floor.step(ticks)
+  compare("W1 record", {
+    variant("1000 agents, not recorded", w1traced(nil, n), nil, true),
+    variant("1000 agents, bt.record all", w1traced(recorded, n)),
+  }, ticks, n, quick and 3 or 5, floor.sum(), ticks)
+  for _, f in ipairs(files) do os.remove(f) end
+end
+
 local W2N, W2T = 1000, quick and 30 or 100
 local function w2(v) return function(count) return w2_run(v, W2N, count) end end
 function sections.w2()
@@ -677,7 +712,8 @@ function sections.s()
 end
 
 -- The driver: every section in a process of its own, then the table.
-local ORDER = { "w1", "w1c", "w2", "w3", "w3depth", "g", "r", "s" }
+local ORDER = { "w1", "w1c", "trace", "record", "w2", "w3", "w3depth", "g",
+                "r", "s" }
 if section then
   assert(sections[section], "no section " .. section)()
   os.exit(0)

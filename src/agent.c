@@ -14,6 +14,7 @@
 #include "compile.h"
 #include "env.h"
 #include "reload.h"
+#include "trace.h"
 #include "vm.h"
 
 #define HEADSIZE ((sizeof(bonsai_agent) + 7) & ~(size_t)7)
@@ -62,6 +63,7 @@ void bs_agent_done(bonsai_agent *a) {
     bs_free(env, a->state, a->statecap);
   if (a->err != NULL)
     bs_free(env, a->err, BS_ERRSIZE);
+  bs_trace_free(a);
   bonsai_bb_release(a->bb);
   bs_bp_release(a->bp);
   bonsai_tree_release(a->tree);
@@ -187,6 +189,8 @@ int bs_agent_migrate(bonsai_agent *a, Plan **planp) {
     bs_agent_fail(a, BS_NONE, "out of memory");
     return BONSAI_ENOMEM;
   }
+  if (a->trace != NULL) /* its aborts belong to the coming tick */
+    bs_trace_migrating(a, 1);
   a->busy = a->protect = 1;
   if ((plan = bs_reload_plan(a)) != NULL) {
     r = bs_reload_state(a, plan, ns); /* reads the old state, fills ns */
@@ -215,6 +219,10 @@ int bs_agent_migrate(bonsai_agent *a, Plan **planp) {
   bs_bp_release(a->bp);
   a->bp = nbp;
   bs_bp_retain(nbp);
+  if (a->trace != NULL) {
+    bs_trace_mark(a, BONSAI_TRACE_RELOAD, BS_NONE, NULL);
+    bs_trace_migrating(a, 0);
+  }
   *planp = plan;
   return r;
 }
@@ -288,7 +296,8 @@ double bonsai_agent_sleeping(const bonsai_agent *a) {
 int bonsai_agent_asleep(bonsai_agent *a, double dt) {
   if (a->wake <= 0 || a->busy || !(dt >= 0))
     return 0;
-  if (a->time + dt < a->wake && !bs_vm_watched_changed(a)) {
+  if (a->time + dt < a->wake &&
+      (a->bp->nwatch == 0 || !bs_vm_watched_changed(a))) {
     a->time += dt;
     return 1;
   }
@@ -301,6 +310,8 @@ int bonsai_agent_reset(bonsai_agent *a) {
   if (r == BONSAI_EBUSY)
     return r;
   memset(a->state, 0, statesize(a->bp));
+  if (a->trace != NULL)
+    bs_trace_mark(a, BONSAI_TRACE_RESET, BS_NONE, NULL);
   a->last = BONSAI_IDLE;
   a->resume = 0;
   a->wake = 0;

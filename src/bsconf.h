@@ -13,6 +13,14 @@
 #define BS_INTERNAL
 #endif
 
+/* A rare path kept out of a hot caller (inlined, it costs the caller
+** registers). */
+#if defined(__GNUC__)
+#define BS_NOINLINE __attribute__((noinline))
+#else
+#define BS_NOINLINE
+#endif
+
 /* Internal invariants only; compiled out in release builds (NDEBUG). */
 #define bs_assert(c) assert(c)
 

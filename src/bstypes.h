@@ -60,7 +60,7 @@ typedef struct Node {
   uint8_t kind;     /* bonsai_kind */
   uint8_t flags;    /* NF_* */
   uint8_t op;       /* check: OP_* */
-  uint8_t mode;     /* guard: GUARD_* */
+  uint8_t mode;     /* guard: GUARD_*; parallel: 1 with "wait" */
   uint8_t cont;     /* sequence-like nodes: the status on which they go on
                     ** to the next child (SUCCESS or FAILURE), else 0 */
   uint8_t how[2];   /* jump table: what 'to' is (JUMP_*) */
@@ -74,7 +74,8 @@ typedef struct Node {
   uint32_t to[2];
   uint32_t fin[2];
   uint32_t data;    /* offset of this node's state in the data block */
-  uint32_t leaf;    /* leaves: index in bp->leaves or env->leaves */
+  uint32_t leaf;    /* leaves: index in bp->leaves or env->leaves; utility
+                    ** selector: its children's utilities in bp->leaves */
   const void *args; /* leaf arguments */
   uint32_t a, b;    /* times; policy counts; check key and value key */
   /* the rest */
@@ -128,6 +129,7 @@ struct bonsai_agent {
   Blueprint *bp;    /* the version this agent runs */
   uint8_t *state;   /* statsize status bytes, then datasize data bytes */
   void *owner;
+  struct Trace *trace; /* event ring buffer, or NULL (see trace.h) */
   void *host;       /* the binding's context during a call */
   double time;      /* agent clock: sum of dt */
   double wake;      /* asleep until this time (0: awake) */

@@ -22,6 +22,7 @@ static int isactive(int kind) {
   case BONSAI_REACTIVE_SEQUENCE: case BONSAI_REACTIVE_SELECTOR:
   case BONSAI_PARALLEL: case BONSAI_FILTER: case BONSAI_MONITOR:
   case BONSAI_TIMEOUT: case BONSAI_TIME_LIMIT: case BONSAI_PRIORITY:
+  case BONSAI_UTILITY_SELECTOR:
     return 1;
   default:
     return 0;
@@ -34,7 +35,8 @@ uint32_t bs_kind_datasize(int kind) {
   switch (kind) {
   case BONSAI_PARALLEL: case BONSAI_REPEATER: case BONSAI_RETRY:
   case BONSAI_TIMEOUT: case BONSAI_TIME_LIMIT: case BONSAI_COOLDOWN:
-  case BONSAI_WAIT:
+  case BONSAI_WAIT: case BONSAI_DELAY:
+  case BONSAI_UTILITY_SELECTOR: /* and 12 bytes a child: see nodesize */
     return 8;
   case BONSAI_SEQUENCE: case BONSAI_SELECTOR: case BONSAI_REACTIVE_SEQUENCE:
   case BONSAI_REACTIVE_SELECTOR: case BONSAI_PRIORITY:
@@ -46,13 +48,24 @@ uint32_t bs_kind_datasize(int kind) {
   }
 }
 
+/* Bytes of per-agent data of definition node dn: its kind's, plus, for a
+** utility selector, each child's utility (a double) and its place in the
+** order of a tick (a uint32), rounded up to 8. */
+static uint32_t nodesize(const DefNode *dn) {
+  uint32_t ds = bs_kind_datasize(dn->kind);
+  if (dn->kind == BONSAI_UTILITY_SELECTOR)
+    ds += (12 * dn->nchild + 7) & ~7u;
+  return ds;
+}
+
 int bs_kind_lasting(int kind) {
   return kind == BONSAI_LIMIT || kind == BONSAI_COOLDOWN ||
          kind == BONSAI_RUN_ONCE || kind == BONSAI_GUARD;
 }
 
 static int isdecorator(int kind) {
-  return kind >= BONSAI_INVERT && kind <= BONSAI_RUN_ONCE;
+  return (kind >= BONSAI_INVERT && kind <= BONSAI_RUN_ONCE) ||
+         kind == BONSAI_DELAY || kind == BONSAI_SUBTREE;
 }
 
 static void seterr(char *err, size_t size, const bonsai_def *d, uint32_t i,
@@ -82,6 +95,7 @@ static int validate(const bonsai_def *d, uint32_t i, char *err, size_t size) {
   switch (n->kind) {
   case BONSAI_SEQUENCE: case BONSAI_SELECTOR: case BONSAI_REACTIVE_SEQUENCE:
   case BONSAI_REACTIVE_SELECTOR: case BONSAI_PARALLEL:
+  case BONSAI_UTILITY_SELECTOR:
     if (n->nchild == 0)
       return seterr(err, size, d, i, "'%s' needs children", kn), -1;
     if (n->kind == BONSAI_PARALLEL) {
@@ -127,7 +141,7 @@ static int validate(const bonsai_def *d, uint32_t i, char *err, size_t size) {
       return seterr(err, size, d, i, "'limit' needs 'times'"), -1;
     break;
   case BONSAI_WAIT: case BONSAI_TIMEOUT: case BONSAI_TIME_LIMIT:
-  case BONSAI_COOLDOWN:
+  case BONSAI_COOLDOWN: case BONSAI_DELAY:
     if (!(n->set & P_SECONDS))
       return seterr(err, size, d, i, "'%s' needs 'seconds'", kn), -1;
     break;
@@ -153,6 +167,12 @@ static int validate(const bonsai_def *d, uint32_t i, char *err, size_t size) {
   default:
     break;
   }
+  if (n->util.fn != NULL &&
+      (n->parent == BS_NONE ||
+       d->nodes[n->parent].kind != BONSAI_UTILITY_SELECTOR))
+    return seterr(err, size, d, i,
+                  "a utility applies only to a child of a "
+                  "'utility_selector'"), -1;
   if (isdecorator(n->kind) && n->nchild != 1)
     return seterr(err, size, d, i,
                   n->nchild == 0 ? "'%s' needs a child"
@@ -396,6 +416,8 @@ Blueprint *bs_compile(const bonsai_def *d, char *err, size_t errsize,
     if ((d->nodes[i].kind == BONSAI_ACTION || d->nodes[i].kind == BONSAI_CONDITION) &&
         d->nodes[i].leafname == BS_NONE)
       nleaves++;
+    if (d->nodes[i].kind == BONSAI_UTILITY_SELECTOR)
+      nleaves += d->nodes[i].nchild; /* its children's utilities */
   }
   /* names */
   memset(&nm, 0, sizeof nm);
@@ -435,13 +457,13 @@ Blueprint *bs_compile(const bonsai_def *d, char *err, size_t errsize,
   at = nm.n;
   bp->statsize = (uint32_t)align8(d->n);
   for (i = 0; i < d->n; i++)
-    if (bs_kind_datasize(d->nodes[i].kind) == 8)
-      off8 += 8;
+    if (nodesize(&d->nodes[i]) % 8 == 0)
+      off8 += nodesize(&d->nodes[i]);
   off4 = off8;
   for (i = 0; i < d->n; i++) {
     const DefNode *dn = &d->nodes[i];
     Node *n = &bp->nodes[i];
-    uint32_t ds = bs_kind_datasize(dn->kind);
+    uint32_t ds = nodesize(dn);
     n->kind = dn->kind;
     n->parent = dn->parent;
     n->nchild = dn->nchild;
@@ -472,12 +494,12 @@ Blueprint *bs_compile(const bonsai_def *d, char *err, size_t errsize,
     }
     if (dn->kind == BONSAI_PRIORITY)
       n->flags |= NF_HIDDEN;
-    if (ds == 8) {
-      n->data = bp->statsize + off8 - 8;
-      off8 -= 8;
-    } else if (ds == 4) {
+    if (ds == 4) {
       n->data = bp->statsize + off4;
       off4 += 4;
+    } else if (ds != 0) { /* multiples of 8 */
+      n->data = bp->statsize + off8 - ds;
+      off8 -= ds;
     }
     if (dn->parent == BS_NONE) {
       n->depth = 0;
@@ -513,6 +535,7 @@ Blueprint *bs_compile(const bonsai_def *d, char *err, size_t errsize,
       double f = (dn->set & P_FAILURE) ? dn->failure : 1;
       n->a = s < 0 ? dn->nchild : (uint32_t)s;
       n->b = f < 0 ? dn->nchild : (uint32_t)f;
+      n->mode = dn->mode; /* "wait" */
       break;
     }
     case BONSAI_CHECK: case BONSAI_IS_SET: {
@@ -542,9 +565,16 @@ Blueprint *bs_compile(const bonsai_def *d, char *err, size_t errsize,
     case BONSAI_GUARD:
       n->mode = dn->mode;
       break;
+    case BONSAI_UTILITY_SELECTOR: /* its children's utilities, in order */
+      n->leaf = bp->nleaves;
+      bp->nleaves += dn->nchild;
+      break;
     default:
       break;
     }
+    if (dn->parent != BS_NONE &&
+        d->nodes[dn->parent].kind == BONSAI_UTILITY_SELECTOR)
+      bp->leaves[bp->nodes[dn->parent].leaf + dn->place - 1] = dn->util;
     n->secs = dn->secs;
   }
   bp->datasize = (uint32_t)align8(off4);

@@ -17,16 +17,18 @@
 #define P_OP 32u
 #define P_VALUE 64u
 #define P_ABORT 128u
+#define P_WAIT 256u
 
 typedef struct DefNode {
   uint8_t kind;
-  uint8_t op, mode;
+  uint8_t op, mode; /* mode: guard: GUARD_*; parallel: 1 with "wait" */
   uint32_t parent;   /* BS_NONE for the root */
   uint32_t place;    /* 1-based place among its siblings */
   uint32_t nchild;
   uint32_t name;     /* offset in def->strs, or BS_NONE */
   uint32_t leafname; /* named leaf: offset in def->strs, or BS_NONE */
   Leaf leaf;         /* anonymous leaf */
+  Leaf util;         /* utility for a utility_selector parent (fn or NULL) */
   const void *args;
   unsigned set;      /* P_* */
   double times, secs;

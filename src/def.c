@@ -17,7 +17,8 @@ const char *const bs_kind_names[BONSAI_NKINDS] = {
     "selector", "reactive_sequence", "reactive_selector", "parallel",
     "filter", "monitor", "invert", "force_success", "force_failure",
     "repeater", "retry", "repeat_until_failure", "timeout", "time_limit",
-    "limit", "cooldown", "run_once", "guard", "priority"};
+    "limit", "cooldown", "run_once", "guard", "priority", "delay",
+    "utility_selector", "subtree"};
 
 bonsai_def *bonsai_def_new(bonsai_env *env) {
   bonsai_def *d = bs_malloc(env, sizeof *d);
@@ -279,16 +280,28 @@ int bonsai_def_cleaf(bonsai_def *d, int kind, const char *name,
   return BONSAI_OK;
 }
 
+int bonsai_def_utility(bonsai_def *d, bonsai_leaf_fn fn, void *data) {
+  if (d->err[0] != '\0')
+    return BONSAI_EDEF;
+  if (d->n == 0)
+    return deferror(d, BS_NONE, "a utility before any node");
+  if (fn == NULL)
+    return deferror(d, d->n - 1, "a utility needs a function");
+  d->nodes[d->n - 1].util.fn = fn;
+  d->nodes[d->n - 1].util.data = data;
+  return BONSAI_OK;
+}
+
 /* Which parameters each kind takes. */
 static unsigned allowed(int kind) {
   switch (kind) {
   case BONSAI_REPEATER: case BONSAI_RETRY: case BONSAI_LIMIT:
     return P_TIMES;
   case BONSAI_WAIT: case BONSAI_TIMEOUT: case BONSAI_TIME_LIMIT:
-  case BONSAI_COOLDOWN:
+  case BONSAI_COOLDOWN: case BONSAI_DELAY:
     return P_SECONDS;
   case BONSAI_PARALLEL:
-    return P_SUCCESS | P_FAILURE;
+    return P_SUCCESS | P_FAILURE | P_WAIT;
   case BONSAI_CHECK:
     return P_KEY | P_OP | P_VALUE;
   case BONSAI_IS_SET:
@@ -302,7 +315,8 @@ static unsigned allowed(int kind) {
 
 const char *const bs_param_names[] = {"times", "seconds", "success",
                                       "failure", "key",   "op",
-                                      "value",   "abort", NULL};
+                                      "value",   "abort", "wait",
+                                      NULL};
 
 /* The P_* bit of a parameter name (in the order of bs_param_names). */
 static unsigned paramof(const char *key) {
@@ -430,6 +444,11 @@ int bonsai_def_value(bonsai_def *d, const char *key, bonsai_value v) {
     if (s == NULL || i == 4)
       return badvalue(d, key, "\"none\", \"self\", \"lower\" or \"both\"");
     n->mode = (uint8_t)i;
+    break;
+  case P_WAIT:
+    if (v.type != BONSAI_TBOOLEAN)
+      return badvalue(d, key, "a boolean");
+    n->mode = v.u.b != 0;
     break;
   }
   return BONSAI_OK;

@@ -28,15 +28,40 @@ static void params(const Node *n, char *buf, size_t size) {
       snprintf(buf, size, " forever");
     break;
   case BONSAI_WAIT: case BONSAI_TIMEOUT: case BONSAI_TIME_LIMIT:
-  case BONSAI_COOLDOWN:
+  case BONSAI_COOLDOWN: case BONSAI_DELAY:
     snprintf(buf, size, " %gs", n->secs);
     break;
   case BONSAI_PARALLEL:
-    snprintf(buf, size, " success>=%u failure>=%u", (unsigned)n->a,
-             (unsigned)n->b);
+    snprintf(buf, size, " success>=%u failure>=%u%s", (unsigned)n->a,
+             (unsigned)n->b, n->mode ? " wait" : "");
     break;
   default:
     break;
+  }
+}
+
+/* For a child i of a utility selector that has a utility function:
+** " utility", and with an agent whose selector has ranked its children,
+** " utility=U", the utility of its last tick (the data layout is vm.c's:
+** see UTILS and ORDER there). */
+static void utility(const Blueprint *bp, const bonsai_agent *a, uint32_t i,
+                    char *buf, size_t size) {
+  const Node *nd = bp->nodes;
+  uint32_t p = nd[i].parent, c, k;
+  buf[0] = '\0';
+  if (p == BS_NONE || nd[p].kind != BONSAI_UTILITY_SELECTOR)
+    return;
+  for (c = p + 1, k = 0; c != i; c = nd[c].next)
+    k++;
+  if (bp->leaves[nd[p].leaf + k].fn == NULL)
+    return;
+  snprintf(buf, size, " utility");
+  if (a != NULL && a->state[p] != BONSAI_IDLE) {
+    const double *u = (const double *)(a->state + nd[p].data + 8);
+    const uint32_t *ord = (const uint32_t *)(u + nd[p].nchild);
+    for (k = 0; k < nd[p].nchild; k++)
+      if (ord[k] == i)
+        snprintf(buf, size, " utility=%g", u[k]);
   }
 }
 
@@ -71,6 +96,8 @@ void bonsai_tree_dump(const bonsai_tree *t, const bonsai_agent *a,
     if ((size_t)len >= sizeof line)
       len = sizeof line - 1;
     write(ud, line, (size_t)len);
+    utility(bp, a, i, extra, sizeof extra);
+    write(ud, extra, strlen(extra));
     if (a != NULL) {
       const char *s = statusnames[a->state[i]];
       write(ud, " [", 2);

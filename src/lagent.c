@@ -14,6 +14,7 @@
 #include "compile.h"
 #include "lbonsai.h"
 #include "reload.h"
+#include "trace.h"
 #include "vm.h"
 
 /* Upvalue 1 of agent methods and module functions: the context (the
@@ -50,6 +51,8 @@ static LAgent *checkagent(lua_State *L, int idx) {
   return la;
 }
 
+LAgent *lb_checkagent(lua_State *L, int idx) { return checkagent(L, idx); }
+
 /* Pushes the per-call part of the leaf stack: the named-leaf table and a
 ** slot for the values table (ci: the context). */
 static void pushshared(lua_State *L, LTick *t, int ci) {
@@ -67,10 +70,11 @@ static void pushshared(lua_State *L, LTick *t, int ci) {
 ** unless it is already there (*loaded: the id of the blueprint whose
 ** values are; 0 for none). */
 static void setagent(lua_State *L, LTick *t, int ai, int si, int bbslot,
-                     uint64_t *loaded, const Blueprint *bp) {
+                     uint64_t *loaded, bonsai_agent *a) {
+  const Blueprint *bp = a->bp;
   t->agent = ai;
   t->state = si;
-  t->a = agentof((LAgent *)lua_touserdata(L, si));
+  t->a = a;
   t->bb = bbslot;
   t->bbready = 0;
   t->pending = 0;
@@ -91,7 +95,7 @@ static void pushcontext(lua_State *L, LTick *t, int ai, int si, int ci) {
     ci = lua_absindex(L, ci);
   pushshared(L, t, ci);
   lua_pushnil(L);
-  setagent(L, t, ai, si, lua_gettop(L), &none, agentof(la)->bp);
+  setagent(L, t, ai, si, lua_gettop(L), &none, agentof(la));
 }
 
 /* Pushes "tree 't' node 'path': msg", naming node i of version bp (or
@@ -135,6 +139,8 @@ typedef struct Job {
   double dt;
   int status;
   int started; /* the tick began: a failure must be recovered */
+  int ran;     /* the tick began (not skipped by a freeze or a doze) */
+  int inhook;  /* the agent's tick hook is running */
   int doze;    /* asleep: its interrupts are asked, its tree is not ticked */
   LTick *outer; /* the tick that was under way before this one */
   uint64_t loaded; /* id of the blueprint whose values are at t.values */
@@ -255,22 +261,31 @@ static int interrupted(lua_State *L, LTick *t) {
 static int tickone(lua_State *L, Job *j, int ai, int si) {
   bonsai_agent *a = agentof(j->la);
   int s;
-  setagent(L, &j->t, ai, si, lua_gettop(L), &j->loaded, a->bp);
+  j->ran = 0;
+  if (bs_unlikely(j->la->frozen)) { /* at a breakpoint */
+    if (j->la->frozen == 1)
+      return a->last;
+    j->la->frozen = 1; /* a step: this tick, then frozen again */
+  }
+  setagent(L, &j->t, ai, si, lua_gettop(L), &j->loaded, a);
   if (bs_agent_stale(a) && !a->busy && migrate(L, j) != BONSAI_OK) {
     pusherror(L, a, bonsai_agent_errmsg(a));
     lua_error(L); /* no tick: the switch failed */
   }
   if ((s = bs_agent_start(a, j->dt)) != BONSAI_OK)
     return s;
-  j->started = 1;
+  j->started = j->ran = 1;
   j->outer = j->t.lb->ticking;
   j->t.lb->ticking = &j->t;
   a->host = &j->t;
   a->current = BS_NONE;
   if (j->la->ninterrupts > 0 && interrupted(L, &j->t)) {
+    if (a->trace != NULL)
+      bs_trace_mark(a, BONSAI_TRACE_INTERRUPT, BS_NONE, NULL);
     s = bs_agent_abort(a) == BONSAI_OK ? BONSAI_ABORTED : BONSAI_ELEAF;
   } else if (j->doze) { /* no interrupt fired: it sleeps on */
     a->serial--; /* not a tick of its tree */
+    j->ran = 0;
     s = a->last;
   } else {
     s = bs_vm_tick(a);
@@ -307,6 +322,35 @@ static void recover(lua_State *L, Job *j, int ai, int si, int ci) {
   lua_remove(L, -2);
 }
 
+/* Calls the tick hook of the agent table at ai (state si, context ci) as
+** hook(agent, status, err): status s, or nil and the error message at
+** index msg when msg is not 0. The hook may raise. */
+static void runhook(lua_State *L, Job *j, int ai, int si, int ci, int s,
+                    int msg) {
+  int top = lua_gettop(L);
+  ai = lua_absindex(L, ai);
+  si = lua_absindex(L, si);
+  if (msg != 0)
+    msg = lua_absindex(L, msg);
+  if (ci > LUA_REGISTRYINDEX)
+    ci = lua_absindex(L, ci);
+  lb_extra(L, si, ci, 0);
+  if (lua_istable(L, -1) && lua_getfield(L, -1, "hook") == LUA_TFUNCTION) {
+    lua_pushvalue(L, ai);
+    if (msg != 0) {
+      lua_pushnil(L);
+      lua_pushvalue(L, msg);
+    } else {
+      lb_pushstatus(L, s);
+      lua_pushnil(L);
+    }
+    j->inhook = 1;
+    lua_call(L, 3, 0);
+    j->inhook = 0;
+  }
+  lua_settop(L, top);
+}
+
 /* args: job, agent, state, context */
 static int ptick(lua_State *L) {
   Job *j = (Job *)lua_touserdata(L, 1);
@@ -318,6 +362,14 @@ static int ptick(lua_State *L) {
   return 0;
 }
 
+/* After a:tick's protected call: the hook of a hooked agent that ticked,
+** with the error message on top when s < 0. */
+#define hookafter(L, j, s)                                                     \
+  do {                                                                         \
+    if (bs_unlikely((j)->la->hooked) && (j)->ran && !(j)->inhook)             \
+      runhook(L, j, 1, 3, CONTEXT, s, (s) < 0 ? -1 : 0);                     \
+  } while (0)
+
 /* a:tick([dt]) */
 static int agent_tick(lua_State *L) {
   LAgent *la;
@@ -326,7 +378,7 @@ static int agent_tick(lua_State *L) {
   la = checkagent(L, 1); /* state at 3 */
   j.dt = checkdt(L, 2);
   j.la = la;
-  j.started = j.doze = 0;
+  j.started = j.ran = j.inhook = j.doze = 0;
   if (agentof(la)->busy)
     return luaL_error(L, "agent is already ticking");
   lua_pushcfunction(L, ptick);
@@ -336,12 +388,15 @@ static int agent_tick(lua_State *L) {
   lua_pushvalue(L, CONTEXT);
   if (lua_pcall(L, 4, 0, 0) != LUA_OK) {
     recover(L, &j, 1, 3, CONTEXT);
+    hookafter(L, &j, -1);
     return lua_error(L);
   }
   if (j.status < 0) {
     pusherror(L, agentof(la), bonsai_agent_errmsg(agentof(la)));
+    hookafter(L, &j, -1);
     return lua_error(L);
   }
+  hookafter(L, &j, j.status);
   lua_pushvalue(L, STATUSNAME(j.status));
   return 1;
 }
@@ -420,16 +475,14 @@ static int pbatch(lua_State *L) {
     a = agentof(la);
     b->j.dt = b->budget == 0 ? b->dt : owed(L, b, base + 1, 5);
     b->j.doze = 0;
-    if (bonsai_agent_sleeping(a) >= 0) { /* asleep (or its time is up) */
-      if (la->ninterrupts == 0) {
-        if (bonsai_agent_asleep(a, b->j.dt)) {
-          lua_settop(L, base);
-          continue;
-        }
-      } else { /* its interrupts are still asked */
-        b->j.doze = bonsai_agent_asleep(a, 0) &&
-                    bonsai_agent_sleeping(a) > b->j.dt;
+    if (la->ninterrupts == 0) {
+      if (bonsai_agent_asleep(a, b->j.dt)) { /* skipped, its clock moved */
+        lua_settop(L, base);
+        continue;
       }
+    } else if (bonsai_agent_sleeping(a) > b->j.dt) { /* its interrupts are
+                                                     ** still asked */
+      b->j.doze = bonsai_agent_asleep(a, 0);
     }
     b->ticked += !b->j.doze;
     lua_pushvalue(L, base + 1);
@@ -443,8 +496,12 @@ static int pbatch(lua_State *L) {
                       "agent is already ticking");
       else
         pusherror(L, agentof(la), bonsai_agent_errmsg(agentof(la)));
+      if (bs_unlikely(la->hooked) && b->j.ran)
+        runhook(L, &b->j, base + 1, base + 2, 3, s, -1);
       return 1;
     }
+    if (bs_unlikely(la->hooked) && b->j.ran)
+      runhook(L, &b->j, base + 1, base + 2, 3, s, 0);
     lua_settop(L, base);
   }
   return 0;
@@ -471,6 +528,8 @@ int lb_tick_all(lua_State *L) {
   luaL_checktype(L, 1, LUA_TTABLE);
   b.dt = checkdt(L, 2);
   b.next = 1;
+  b.j.inhook = b.j.ran = 0;
+  b.j.la = NULL;
   b.n = (lua_Integer)lua_rawlen(L, 1);
   b.budget = b.ticked = 0;
   b.start = 1;
@@ -517,6 +576,10 @@ int lb_tick_all(lua_State *L) {
       lua_rawgeti(L, -1, 1); /* stack: ..., msg, agent, state */
       lua_rotate(L, -3, 2);  /* ..., agent, state, msg */
       recover(L, &b.j, -3, -2, CONTEXT);
+      if (b.j.inhook) /* the hook raised: it is not called again */
+        b.j.inhook = 0;
+      else if (b.j.la != NULL && b.j.la->hooked && b.j.ran)
+        runhook(L, &b.j, -3, -2, CONTEXT, -1, -1);
       adderror(L, 2, -3);
     } else if (lua_gettop(L) > 5) {
       lua_rawgeti(L, 1, b.cur);
@@ -700,6 +763,7 @@ int lb_agent(lua_State *L) {
                                    UV_N);
   la->magic = NULL;
   la->ninterrupts = 0;
+  la->frozen = la->hooked = 0;
   luaL_setmetatable(L, BS_STATE_T);
   /* 5: blackboard userdata */
   if (lua_istable(L, 2) && lua_getfield(L, 2, "blackboard") != LUA_TNIL) {
@@ -760,6 +824,13 @@ static const luaL_Reg agent_methods[] = {
     {"running", agent_running},
     {"add_interrupt", agent_add_interrupt},
     {"remove_interrupt", agent_remove_interrupt},
+    {"trace", lb_agent_trace},
+    {"events", lb_agent_events},
+    {"_tick_events", lb_agent_tick_events}, /* for bonsai.record */
+    {"freeze", lb_agent_freeze},
+    {"frozen", lb_agent_frozen},
+    {"on_tick", lb_agent_on_tick},
+    {"node_statuses", lb_agent_node_statuses},
     {NULL, NULL}};
 
 /* a.tree, a.time and the methods: what an agent table does not hold

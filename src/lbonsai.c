@@ -155,6 +155,14 @@ static int lb_memory(lua_State *L) {
   return 1;
 }
 
+/* core._view(fn): the maker of remapping blackboard views (init.lua). */
+static int lb_setview(lua_State *L) {
+  luaL_checktype(L, 1, LUA_TFUNCTION);
+  lua_settop(L, 1);
+  lua_setiuservalue(L, lua_upvalueindex(1), LB_VIEW);
+  return 0;
+}
+
 static const luaL_Reg bonsai_funcs[] = {
     {"tree", lb_tree},
     {"shared", lb_shared},
@@ -168,6 +176,7 @@ static const luaL_Reg bonsai_funcs[] = {
     {"_isleaf", lb_isleaf},
     {"_mtime", lb_mtime},
     {"_dir", lb_dir},
+    {"_view", lb_setview},
     {NULL, NULL}};
 
 /* Interns s, remembers its address in *p and anchors it in the context
@@ -221,6 +230,12 @@ static LBonsai *context(lua_State *L) {
   lua_setiuservalue(L, -2, LB_EXTRAS);
   lua_newtable(L);
   lua_setiuservalue(L, -2, LB_TICKING);
+  lua_newtable(L);
+  lua_createtable(L, 0, 1);
+  lua_pushliteral(L, "v");
+  lua_setfield(L, -2, "__mode");
+  lua_setmetatable(L, -2);
+  lua_setiuservalue(L, -2, LB_TREES);
   lb->nextid = 0;
   lb->ticking = NULL;
   lua_pushvalue(L, -1);

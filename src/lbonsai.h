@@ -30,7 +30,9 @@
                     ** table; for the few that have one */
 #define LB_TICKING 6 /* the agents bt.tick_all calls are ticking, one per
                      ** call (nested calls stack up) */
-#define LB_NUV 6
+#define LB_TREES 7  /* weak values: tree name -> tree (bt.subtree by name) */
+#define LB_VIEW 8   /* view(bb, map): a remapping view (init.lua) */
+#define LB_NUV 8
 struct LTick;
 typedef struct LBonsai {
   bonsai_env *env;
@@ -39,8 +41,14 @@ typedef struct LBonsai {
   struct LTick *ticking; /* the innermost tick under way (bt.sleep) */
 } LBonsai;
 
-/* Tree userdata; uservalue 1: the values table of the current version
-** (leaf functions and args tables, by index). */
+/* Tree userdata. Its uservalues: */
+#define TV_VALUES 1 /* the values table of the current version (leaf
+                    ** functions and args tables, by index) */
+#define TV_SOURCE 2 /* { root, opts }: the Lua definition (subtrees inline
+                    ** it; reloads of the trees it uses walk it again) */
+#define TV_USERS 3  /* weak keys: trees whose definition inlines this one */
+#define TV_USES 4   /* the trees this one inlines (as keys) */
+#define TV_N 4
 typedef struct LTree {
   bonsai_tree *t;
   unsigned long long version; /* the version whose values are uservalue 1 */
@@ -55,6 +63,8 @@ typedef struct LAgent {
   const LBonsai *magic; /* the context: tells an agent state apart cheaply;
                         ** NULL until the agent lives and once collected */
   int ninterrupts;
+  uint8_t frozen; /* 1: not ticked (a breakpoint); 2: one step, then 1 */
+  uint8_t hooked; /* a tick hook is set (a:on_tick, see ltrace.c) */
 } LAgent;
 
 /* The C agent, right after the header. */
@@ -125,6 +135,13 @@ int lb_keyid_in(lua_State *L, int idx, int add, int cache);
 int lb_leaf_call(const bonsai_call *c);
 int lb_task_call(const bonsai_call *c);
 int lb_register(lua_State *L);
+/* A utility function: lb_utility_call with the data lb_utilitydef returns
+** for the function at the top (popped, stored in values[slot]). */
+int lb_utility_call(const bonsai_call *c);
+/* A Lua leaf inside a remapping subtree (ltree.c's 'remapped'): called
+** with a view of the blackboard that renames keys. */
+int lb_remap_call(const bonsai_call *c);
+void *lb_utilitydef(lua_State *L, int values, int slot);
 int lb_isleaf(lua_State *L);
 /* Reads the leaf definition at idx (a function, or a table with fn, task or
 ** tick/enter/exit/abort) into values[slot..slot+3]; sets fn and flags.
@@ -145,10 +162,20 @@ void lb_open_tree(lua_State *L);
 
 /* lagent.c */
 int lb_agent(lua_State *L);
+LAgent *lb_checkagent(lua_State *L, int idx); /* pushes the state */
 int lb_tick_all(lua_State *L);
 int lb_sleep(lua_State *L);
 void lb_open_agent(lua_State *L);
 
+/* ltrace.c: methods of agents and trees (see there) */
+int lb_agent_trace(lua_State *L);
+int lb_agent_events(lua_State *L);
+int lb_agent_tick_events(lua_State *L);
+int lb_agent_freeze(lua_State *L);
+int lb_agent_frozen(lua_State *L);
+int lb_agent_on_tick(lua_State *L);
+int lb_agent_node_statuses(lua_State *L);
+int lb_tree_nodes(lua_State *L);
 /* lsave.c */
 int lb_agent_save(lua_State *L);
 /* Pushes the value at idx as bytes (a string): booleans, numbers,

@@ -249,6 +249,136 @@ static int needs(lua_State *L) {
   return ar.nparams < 4 ? ar.nparams : 4;
 }
 
+/* Puts in the leaf stack's blackboard slot the agent's view of its
+** blackboard through the map at the top (popped): made by the view maker
+** of init.lua on first use, then kept in the agent's extras (views, weak
+** by map). The slot is fetched again by the next leaf. */
+static void setview(lua_State *L, LTick *t) {
+  int map = lua_gettop(L);
+  luaL_checkstack(L, 8, "remapped leaf");
+  lb_tick_bb(t);
+  lb_extra(L, t->state, t->ctx, 1);
+  if (lua_getfield(L, -1, "views") != LUA_TTABLE) {
+    lua_pop(L, 1);
+    lb_newweak(L);
+    lua_pushvalue(L, -1);
+    lua_setfield(L, -3, "views");
+  }
+  lua_pushvalue(L, map);
+  if (lua_rawget(L, -2) == LUA_TNIL) {
+    lua_pop(L, 1);
+    lua_getiuservalue(L, t->ctx, LB_VIEW);
+    lua_pushvalue(L, t->bb);
+    lua_pushvalue(L, map);
+    lua_call(L, 2, 1);
+    lua_pushvalue(L, map);
+    lua_pushvalue(L, -2);
+    lua_rawset(L, -4);
+  }
+  lua_replace(L, t->bb);
+  lua_settop(L, map - 1);
+}
+
+/*
+** A utility function of a utility selector's child: fn(agent, bb) must
+** return a number. Called during ticks only (unprotected, like a leaf's
+** tick): an error propagates to the tick's protected call. Inside a
+** remapping subtree (the data's 'named' bit) its slot holds { map, 0, slot
+** of the function, nargs }, and bb is the view.
+*/
+int lb_utility_call(const bonsai_call *c) {
+  bonsai_agent *a = c->agent;
+  LTick *t = (LTick *)a->host;
+  lua_Integer slot = LEAF_SLOT(c->data);
+  int n = LEAF_NARGS(c->data), view = LEAF_NAMED(c->data);
+  lua_State *L;
+  if (t == NULL)
+    return nohost(a);
+  L = t->L;
+  if (view) { /* { map, how, slot, nargs }, as for lb_remap_call */
+    lua_rawgeti(L, t->values, slot);
+    lua_rawgeti(L, -1, 3);
+    lua_rawgeti(L, -2, 4);
+    slot = lua_tointeger(L, -2);
+    n = (int)lua_tointeger(L, -1);
+    lua_pop(L, 2);
+    lua_rawgeti(L, -1, 1);
+    lua_remove(L, -2);
+    setview(L, t);
+  }
+  lua_rawgeti(L, t->values, slot);
+  n = pushargs(L, t, c, n);
+  if (!a->protect)
+    lua_call(L, n, 1);
+  else if (lua_pcall(L, n, 1, 0) != LUA_OK)
+    return t->bbready = 0, failed(L, a);
+  if (view)
+    t->bbready = 0; /* the next leaf fetches the blackboard again */
+  if (lua_type(L, -1) != LUA_TNUMBER) {
+    lua_pushfstring(L, "utility returned %s (a number expected)",
+                    luaL_typename(L, -1));
+    lua_remove(L, -2);
+    return failed(L, a);
+  }
+  *c->utility = (double)lua_tonumber(L, -1);
+  lua_pop(L, 1);
+  return BONSAI_OK;
+}
+
+int lb_remap_call(const bonsai_call *c) {
+  bonsai_agent *a = c->agent;
+  LTick *t = (LTick *)a->host;
+  bonsai_call in = *c;
+  bonsai_leaf_fn fn;
+  lua_Integer how, at, nargs;
+  lua_State *L;
+  int r;
+  if (t == NULL)
+    return nohost(a);
+  L = t->L;
+  lua_rawgeti(L, t->values, LEAF_SLOT(c->data)); /* { map, how, at, nargs } */
+  lua_rawgeti(L, -1, 2);
+  lua_rawgeti(L, -2, 3);
+  lua_rawgeti(L, -3, 4);
+  how = lua_tointeger(L, -3);
+  at = lua_tointeger(L, -2);
+  nargs = lua_tointeger(L, -1);
+  lua_pop(L, 3);
+  lua_rawgeti(L, -1, 1);
+  lua_remove(L, -2);
+  setview(L, t);
+  if (how == 2) { /* a registered leaf: its events as it was registered */
+    const Leaf *l = &a->bp->env->leaves[at];
+    unsigned f = l->flags;
+    fn = l->fn;
+    in.data = l->data;
+    if ((c->event == BONSAI_EV_ENTER && !(f & BONSAI_LEAF_ENTER)) ||
+        (c->event == BONSAI_EV_EXIT && !(f & BONSAI_LEAF_EXIT)) ||
+        (c->event == BONSAI_EV_ABORT &&
+         !(f & (BONSAI_LEAF_ABORT | BONSAI_LEAF_EXIT)))) {
+      t->bbready = 0;
+      return BONSAI_OK;
+    }
+    if (c->event == BONSAI_EV_ABORT && !(f & BONSAI_LEAF_ABORT)) {
+      in.event = BONSAI_EV_EXIT;
+      in.status = BONSAI_ABORTED;
+    }
+  } else {
+    fn = how == 1 ? lb_task_call : lb_leaf_call;
+    in.data = LEAFDATA(at, nargs, 0);
+  }
+  t->bbready = 1; /* the view, for this call */
+  r = fn(&in);
+  t->bbready = 0;
+  return r;
+}
+
+void *lb_utilitydef(lua_State *L, int values, int slot) {
+  int n = needs(L);
+  lua_rawseti(L, values, slot);
+  return LEAFDATA(slot, n < 2 ? n : 2, 0);
+}
+
 const char *lb_leafdef(lua_State *L, int idx, int values, int slot,
                        bonsai_leaf_fn *fn, unsigned *flags, int *nargs) {
   static const char *const fields[] = {"tick", "enter", "exit", "abort"};

@@ -6,7 +6,11 @@
 ** The definition lives in a userdata, so a Lua error during the walk
 ** leaks nothing. Node tables are read raw (no metamethod runs), strings
 ** with NUL bytes are refused, and the walk stops past max_nodes nodes, so a
-** definition that lists a table many times costs at most the limit.
+** definition that lists a table many times costs at most the limit. A
+** subtree is inlined: the other tree's Lua definition is walked again under
+** the subtree node, with its args and key remap; each tree keeps its
+** definition and the trees that inline it, so that a reload recompiles them
+** all, or none.
 */
 #include <stdint.h>
 #include <string.h>
@@ -51,6 +55,11 @@ typedef struct Walk {
   int nframes;
   lua_Integer nodes; /* nodes added so far */
   lua_Integer max;   /* the limit on them */
+  int ctx;          /* the innermost subtree's context, or nil: { args =,
+                    ** map = inner key -> caller's key, tree =, prev =,
+                    ** frame = its frame } */
+  int inlining;     /* trees being inlined (recursion check) */
+  int uses;         /* trees inlined, as keys */
 } Walk;
 
 /* Pushes t[k] for the table at idx without metamethods; returns its type. */
@@ -99,20 +108,63 @@ static void checkdef(Walk *w) {
     luaL_error(w->L, "tree '%s': %s", w->tree, e);
 }
 
-/* Reads the parameters of the node at idx into the node just added; the
-** definition refuses values C cannot hold. */
-static void params(Walk *w, int idx) {
+/* Pushes field f of the innermost subtree's context (nil outside
+** subtrees); returns its type. */
+static int ctxfield(Walk *w, const char *f) {
+  if (lua_isnil(w->L, w->ctx)) {
+    lua_pushnil(w->L);
+    return LUA_TNIL;
+  }
+  return lua_getfield(w->L, w->ctx, f);
+}
+
+/* Inside a remapping subtree: the key a check's parameter p (at the top)
+** names is renamed to the caller's key (map at index map). */
+static void renamekey(lua_State *L, int map, const char *p) {
+  const char *s;
+  if (lua_type(L, -1) != LUA_TSTRING) /* (lua_tostring would convert) */
+    return;
+  s = lua_tostring(L, -1);
+  if (strcmp(p, "key") == 0) {
+    lua_pushvalue(L, -1);
+    if (lua_rawget(L, map) == LUA_TSTRING)
+      lua_replace(L, -2);
+    else
+      lua_pop(L, 1);
+  } else if (strcmp(p, "value") == 0 && s[0] == '$') {
+    if (lua_getfield(L, map, s + 1) == LUA_TSTRING) {
+      lua_pushfstring(L, "$%s", lua_tostring(L, -1));
+      lua_replace(L, -3);
+    }
+    lua_pop(L, 1);
+  }
+}
+
+/* Reads the parameters of the node at idx (of kind 'kind') into the node
+** just added; the definition refuses values C cannot hold. */
+static void params(Walk *w, int idx, int kind) {
   lua_State *L = w->L;
   const char *const *k;
+  int map = 0;
+  if (kind == BONSAI_CHECK || kind == BONSAI_IS_SET) {
+    if (ctxfield(w, "map") == LUA_TTABLE)
+      map = lua_gettop(L);
+    else
+      lua_pop(L, 1);
+  }
   for (k = bs_param_names; *k != NULL; k++) {
     bonsai_value v;
     if (rawfield(L, idx, *k) != LUA_TNIL) {
+      if (map != 0)
+        renamekey(L, map, *k);
       lb_tovalue(L, -1, &v);
       bonsai_def_value(w->def, *k, v);
       checkdef(w);
     }
     lua_pop(L, 1);
   }
+  if (map != 0)
+    lua_pop(L, 1);
 }
 
 /* Stores the value at the top in the values table; returns its slot. */
@@ -121,20 +173,88 @@ static int keep(Walk *w) {
   return w->nvalues;
 }
 
+/* Pushes the args of the leaf at idx and returns 1, or pushes nothing and
+** returns 0. Inside a subtree that gives args, a leaf without its own sees
+** the subtree's; a leaf with its own table sees a copy of it whose missing
+** fields are read from the subtree's (through __index). */
+static int leafargs(Walk *w, int idx) {
+  lua_State *L = w->L;
+  int own = rawfield(L, idx, "args") != LUA_TNIL;
+  if (ctxfield(w, "args") == LUA_TNIL) {
+    lua_pop(L, own ? 1 : 2);
+    return own;
+  }
+  if (!own) {
+    lua_remove(L, -2);
+    return 1;
+  }
+  if (!lua_istable(L, -2) || !lua_istable(L, -1)) {
+    lua_pop(L, 1); /* only tables merge: the leaf's own args win */
+    return 1;
+  }
+  lua_newtable(L); /* stack: own, inherited, copy */
+  lua_pushnil(L);
+  while (lua_next(L, -4) != 0) {
+    lua_pushvalue(L, -2);
+    lua_insert(L, -2);
+    lua_rawset(L, -4);
+  }
+  lua_createtable(L, 0, 1);
+  lua_pushvalue(L, -3);
+  lua_setfield(L, -2, "__index");
+  lua_setmetatable(L, -2);
+  lua_replace(L, -3);
+  lua_pop(L, 1);
+  return 1;
+}
+
+/* Inside a remapping subtree a Lua leaf is called through lb_remap_call,
+** which hands it a view of the blackboard: keeps { map, how, at, nargs }
+** (how: 0 a function leaf at values[at], 1 a task there, 2 the leaf
+** registered with id 'at') and returns its slot. */
+static int remapped(Walk *w, int map, int how, int at, int nargs) {
+  lua_State *L = w->L;
+  lua_createtable(L, 4, 0);
+  lua_pushvalue(L, map);
+  lua_rawseti(L, -2, 1);
+  lua_pushinteger(L, how);
+  lua_rawseti(L, -2, 2);
+  lua_pushinteger(L, at);
+  lua_rawseti(L, -2, 3);
+  lua_pushinteger(L, nargs);
+  lua_rawseti(L, -2, 4);
+  return keep(w);
+}
+
 /* Adds the leaf node at idx. */
 static void addleaf(Walk *w, int idx, int kind, const char *name, int place) {
   lua_State *L = w->L;
   const void *args = NULL;
-  if (rawfield(L, idx, "args") != LUA_TNIL)
-    args = (const void *)(intptr_t)keep(w);
-  else
-    lua_pop(L, 1);
+  int top = lua_gettop(L), map = 0;
   if (kind != BONSAI_ACTION && kind != BONSAI_CONDITION) {
     bonsai_def_leaf(w->def, kind, name, NULL, NULL);
-  } else if (rawfield(L, idx, "leaf") == LUA_TSTRING) {
-    bonsai_def_leaf(w->def, kind, name, cstring(w, -1, place, "'leaf'"),
-                    args);
-    lua_pop(L, 1);
+    checkdef(w);
+    params(w, idx, kind); /* an action's 'abort' is its callback */
+    return;
+  }
+  if (leafargs(w, idx))
+    args = (const void *)(intptr_t)keep(w);
+  if (ctxfield(w, "map") == LUA_TTABLE)
+    map = lua_gettop(L);
+  if (rawfield(L, idx, "leaf") == LUA_TSTRING) {
+    const char *leaf = cstring(w, -1, place, "'leaf'");
+    int id;
+    if (map == 0) {
+      bonsai_def_leaf(w->def, kind, name, leaf, args);
+    } else if ((id = bs_leaf_find(lb_context(L)->env, leaf)) < 0) {
+      walkerror(w, place, "no leaf registered as '%s'", leaf);
+    } else {
+      int slot = remapped(w, map, 2, id, 0);
+      bonsai_def_cleaf(w->def, kind, name != NULL ? name : leaf, lb_remap_call,
+                       LEAFDATA(slot, 0, 0),
+                       BONSAI_LEAF_ENTER | BONSAI_LEAF_EXIT | BONSAI_LEAF_ABORT,
+                       args);
+    }
   } else {
     bonsai_leaf_fn fn;
     unsigned flags;
@@ -144,12 +264,39 @@ static void addleaf(Walk *w, int idx, int kind, const char *name, int place) {
     if ((err = lb_leafdef(L, idx, w->values, slot, &fn, &flags, &nargs)))
       walkerror(w, place, "%s", err);
     w->nvalues += fn == lb_task_call || flags == 0 ? 1 : 4; /* task: 1 */
+    if (map != 0) {
+      slot = remapped(w, map, fn == lb_task_call, slot, nargs);
+      fn = lb_remap_call;
+      nargs = 0;
+    }
     bonsai_def_cleaf(w->def, kind, name, fn, LEAFDATA(slot, nargs, 0), flags,
                      args);
   }
+  lua_settop(L, top);
   checkdef(w);
-  if (kind != BONSAI_ACTION && kind != BONSAI_CONDITION)
-    params(w, idx); /* an action's 'abort' is its callback */
+}
+
+/* Gives the node just added the utility function of the node table at idx
+** (its field 'utility'), if it has one. */
+static void utility(Walk *w, int idx, int place) {
+  lua_State *L = w->L;
+  void *data;
+  int ty = rawfield(L, idx, "utility");
+  if (ty == LUA_TNIL) {
+    lua_pop(L, 1);
+    return;
+  }
+  if (ty != LUA_TFUNCTION)
+    walkerror(w, place, "'utility' must be a function (got %s)",
+              lua_typename(L, ty));
+  data = lb_utilitydef(L, w->values, ++w->nvalues);
+  if (ctxfield(w, "map") == LUA_TTABLE) { /* it gets the view too */
+    int slot = remapped(w, lua_gettop(L), 0, w->nvalues, LEAF_NARGS(data));
+    data = LEAFDATA(slot, 0, 1);
+  }
+  lua_pop(L, 1);
+  bonsai_def_utility(w->def, lb_utility_call, data);
+  checkdef(w);
 }
 
 /* Pushes a frame for the node at idx (0: none) whose children are the list
@@ -198,6 +345,128 @@ static void pushchildren(Walk *w, int idx, int kind, int place) {
   }
 }
 
+/* The composed remap of a subtree inside the current context: its own
+** remap r (inner key -> key of the tree around it) followed by the
+** context's map; pushes it, or nil when neither maps anything. */
+static void composemap(Walk *w, int idx) {
+  lua_State *L = w->L;
+  int r, pm, m;
+  switch (rawfield(L, idx, "remap")) {
+  case LUA_TNIL:
+    lua_pop(L, 1);
+    ctxfield(w, "map");
+    return;
+  case LUA_TTABLE:
+    break;
+  default:
+    walkerror(w, 0, "'remap' must be a table of key names", NULL);
+  }
+  r = lua_gettop(L);
+  ctxfield(w, "map");
+  pm = lua_gettop(L);
+  lua_newtable(L);
+  m = lua_gettop(L);
+  if (lua_istable(L, pm)) { /* what the tree around maps stays mapped */
+    lua_pushnil(L);
+    while (lua_next(L, pm) != 0) {
+      lua_pushvalue(L, -2);
+      lua_insert(L, -2);
+      lua_rawset(L, m);
+    }
+  }
+  lua_pushnil(L);
+  while (lua_next(L, r) != 0) { /* m[inner] = pm[outer] or outer */
+    if (lua_type(L, -2) != LUA_TSTRING || lua_type(L, -1) != LUA_TSTRING)
+      walkerror(w, 0, "'remap' must map key names to key names", NULL);
+    if (lua_istable(L, pm)) {
+      lua_pushvalue(L, -1);
+      if (lua_rawget(L, pm) == LUA_TSTRING)
+        lua_replace(L, -2);
+      else
+        lua_pop(L, 1);
+    }
+    lua_pushvalue(L, -2);
+    lua_insert(L, -2);
+    lua_rawset(L, m);
+  }
+  lua_replace(L, r);
+  lua_settop(L, r);
+}
+
+/* Adds the subtree node at idx (with name, or the tree's name): the
+** tree's root follows as its child, walked again in a context of its own
+** (args, remap). The tree is a tree or the name of one (bt.tree and
+** bt.load register them); one that is being inlined already is a
+** recursion. */
+static void subtree(Walk *w, int idx, const char *name, int place) {
+  lua_State *L = w->L;
+  int tree, src, ctx;
+  LTree *lt;
+  switch (rawfield(L, idx, "tree")) {
+  case LUA_TSTRING:
+    lua_getiuservalue(L, lua_upvalueindex(1), LB_TREES);
+    lua_pushvalue(L, -2);
+    if (lua_rawget(L, -2) == LUA_TNIL)
+      walkerror(w, place, "no tree named '%s'", lua_tostring(L, -3));
+    lua_replace(L, -3);
+    lua_pop(L, 1);
+    break;
+  case LUA_TUSERDATA:
+    if (luaL_testudata(L, -1, BS_TREE_T) != NULL)
+      break;
+    /* FALLTHROUGH */
+  default:
+    walkerror(w, place, "'tree' must be a tree or the name of one (got %s)",
+              luaL_typename(L, -1));
+  }
+  tree = lua_gettop(L);
+  lt = (LTree *)lua_touserdata(L, tree);
+  if (lt->t == NULL)
+    walkerror(w, place, "released tree", NULL);
+  lua_pushvalue(L, tree);
+  if (lua_rawget(L, w->inlining) != LUA_TNIL)
+    walkerror(w, place, "subtree '%s' contains itself",
+              bonsai_tree_name(lt->t));
+  lua_pop(L, 1);
+  if (lua_getiuservalue(L, tree, TV_SOURCE) != LUA_TTABLE)
+    walkerror(w, place, "tree '%s' has no Lua definition in this state (a "
+              "shared tree): it cannot be a subtree", bonsai_tree_name(lt->t));
+  src = lua_gettop(L);
+  bonsai_def_begin(w->def, BONSAI_SUBTREE,
+                   name != NULL ? name : bonsai_tree_name(lt->t));
+  checkdef(w);
+  utility(w, idx, 0);
+  lua_createtable(L, 0, 5); /* the context */
+  ctx = lua_gettop(L);
+  if (rawfield(L, idx, "args") == LUA_TNIL) {
+    lua_pop(L, 1);
+    ctxfield(w, "args"); /* the nearest subtree's that gives some */
+  }
+  lua_setfield(L, ctx, "args");
+  composemap(w, idx);
+  lua_setfield(L, ctx, "map");
+  lua_pushvalue(L, tree);
+  lua_setfield(L, ctx, "tree");
+  lua_pushvalue(L, w->ctx);
+  lua_setfield(L, ctx, "prev");
+  lua_pushinteger(L, w->nframes);
+  lua_setfield(L, ctx, "frame");
+  lua_replace(L, w->ctx);
+  lua_pushvalue(L, tree);
+  lua_pushboolean(L, 1);
+  lua_rawset(L, w->inlining);
+  lua_pushvalue(L, tree);
+  lua_pushboolean(L, 1);
+  lua_rawset(L, w->uses);
+  lua_pushvalue(L, idx);
+  lua_pushboolean(L, 1);
+  lua_rawset(L, w->onpath);
+  lua_createtable(L, 1, 0); /* its one child: the tree's root */
+  lua_getfield(L, src, "root");
+  lua_rawseti(L, -2, 1);
+  pushframe(w, idx);
+}
+
 /* Reads one node (at the top of the stack, popped). */
 static void addnode(Walk *w, int place) {
   lua_State *L = w->L;
@@ -226,6 +495,13 @@ static void addnode(Walk *w, int place) {
   }
   if (kind <= BONSAI_IS_SET) {
     addleaf(w, idx, kind, name, place);
+    utility(w, idx, place);
+  } else if (kind == BONSAI_SUBTREE) {
+    lua_pushvalue(L, idx);
+    if (lua_rawget(L, w->onpath) != LUA_TNIL)
+      walkerror(w, place, "a node cannot contain itself", NULL);
+    lua_pop(L, 1);
+    subtree(w, idx, name, place);
   } else {
     lua_pushvalue(L, idx);
     if (lua_rawget(L, w->onpath) != LUA_TNIL)
@@ -233,7 +509,8 @@ static void addnode(Walk *w, int place) {
     lua_pop(L, 1);
     bonsai_def_begin(w->def, kind, name);
     checkdef(w);
-    params(w, idx);
+    params(w, idx, kind);
+    utility(w, idx, 0);
     lua_pushvalue(L, idx);
     lua_pushboolean(L, 1);
     lua_rawset(L, w->onpath);
@@ -262,6 +539,14 @@ static void walk(Walk *w, int wrapped) {
       } else {
         lua_pop(L, 1);
       }
+      if (ctxfield(w, "frame") == LUA_TNUMBER && lua_tointeger(L, -1) == f) {
+        lua_getfield(L, w->ctx, "tree"); /* a subtree ends */
+        lua_pushnil(L);
+        lua_rawset(L, w->inlining);
+        lua_getfield(L, w->ctx, "prev");
+        lua_replace(L, w->ctx);
+      }
+      lua_pop(L, 1);
       if (w->nframes > 0 || wrapped) {
         bonsai_def_end(w->def);
         checkdef(w);
@@ -279,7 +564,7 @@ static void walk(Walk *w, int wrapped) {
 ** definition; leaves the definition box and the values table on the
 ** stack (w->values). Raises definition errors. */
 static void build(lua_State *L, Walk *w, int root, int opts,
-                  const char *name) {
+                  const char *name, int self) {
   LBonsai *lb = lb_context(L);
   DefBox *box;
   int wrapped = 0;
@@ -313,9 +598,20 @@ static void build(lua_State *L, Walk *w, int root, int opts,
   lua_newtable(L);
   w->values = lua_gettop(L);
   lua_newtable(L);
+  w->uses = lua_gettop(L);
+  lua_newtable(L);
   w->stack = lua_gettop(L);
   lua_newtable(L);
   w->onpath = lua_gettop(L);
+  lua_newtable(L);
+  w->inlining = lua_gettop(L);
+  if (self != 0) { /* the tree being reloaded cannot contain itself */
+    lua_pushvalue(L, self);
+    lua_pushboolean(L, 1);
+    lua_rawset(L, w->inlining);
+  }
+  lua_pushnil(L);
+  w->ctx = lua_gettop(L);
   lua_newtable(L); /* the first frame's list */
   if (opts != 0 && rawfield(L, opts, "priority") != LUA_TNIL) {
     lua_Integer n, k;
@@ -342,7 +638,36 @@ static void build(lua_State *L, Walk *w, int root, int opts,
   }
   pushframe(w, 0);
   walk(w, wrapped);
-  lua_settop(L, w->values);
+  lua_settop(L, w->uses);
+}
+
+/* Records that the tree at ti inlines the trees that are keys of the
+** table at uses: its TV_USES, and it is in each one's TV_USERS. */
+static void setuses(lua_State *L, int ti, int uses) {
+  ti = lua_absindex(L, ti);
+  uses = lua_absindex(L, uses);
+  lua_pushvalue(L, uses);
+  lua_setiuservalue(L, ti, TV_USES);
+  lua_pushnil(L);
+  while (lua_next(L, uses) != 0) {
+    lua_pop(L, 1);
+    lua_getiuservalue(L, -1, TV_USERS);
+    lua_pushvalue(L, ti);
+    lua_pushboolean(L, 1);
+    lua_rawset(L, -3);
+    lua_pop(L, 1);
+  }
+}
+
+/* Pushes { root = root, opts = opts } (opts: 0 for none). */
+static void pushsource(lua_State *L, int root, int opts) {
+  lua_createtable(L, 0, 2);
+  lua_pushvalue(L, root);
+  lua_setfield(L, -2, "root");
+  if (opts != 0) {
+    lua_pushvalue(L, opts);
+    lua_setfield(L, -2, "opts");
+  }
 }
 
 /* The id of the tree's current version. */
@@ -416,10 +741,12 @@ int lb_shared(lua_State *L) {
   char err[256];
   const char *h = luaL_checkstring(L, 1);
   bonsai_tree *t;
-  LTree *lt = (LTree *)lua_newuserdatauv(L, sizeof *lt, 1); /* empty first */
+  LTree *lt = (LTree *)lua_newuserdatauv(L, sizeof *lt, TV_N); /* empty */
   lt->t = NULL;
   lt->version = 0;
   luaL_setmetatable(L, BS_TREE_T);
+  lb_newweak(L); /* no source here: it cannot be a subtree */
+  lua_setiuservalue(L, -2, TV_USERS);
   if (bonsai_tree_shared(lb_context(L)->env, h, &t, err, sizeof err) !=
       BONSAI_OK)
     return luaL_error(L, "bt.shared: %s", err);
@@ -437,6 +764,7 @@ int lb_tree(lua_State *L) {
   bonsai_tree *t;
   const char *name = "tree";
   size_t len;
+  int opts;
   lua_settop(L, 2);
   if (!lua_isnoneornil(L, 2))
     luaL_checktype(L, 2, LUA_TTABLE);
@@ -453,55 +781,242 @@ int lb_tree(lua_State *L) {
     lua_pushnil(L);
   }
   /* stack: root, opts, name */
-  build(L, &w, 1, lua_istable(L, 2) ? 2 : 0, name);
+  opts = lua_istable(L, 2) ? 2 : 0;
+  build(L, &w, 1, opts, name, 0);
   /* the userdata first, empty and valid: a memory error leaks nothing */
-  lt = (LTree *)lua_newuserdatauv(L, sizeof *lt, 1);
+  lt = (LTree *)lua_newuserdatauv(L, sizeof *lt, TV_N);
   lt->t = NULL;
   lt->version = 0;
   luaL_setmetatable(L, BS_TREE_T);
-  lua_pushvalue(L, w.values);
-  lua_setiuservalue(L, -2, 1);
   if (bonsai_tree_new(w.def, name, &t, err, sizeof err) != BONSAI_OK)
     return luaL_error(L, "tree '%s': %s", name, err);
   lt->t = t;
   lt->version = current(t);
   bonsai_def_free(w.def);
   w.box->def = NULL;
+  lua_pushvalue(L, w.values);
+  lua_setiuservalue(L, -2, TV_VALUES);
+  pushsource(L, 1, opts);
+  lua_setiuservalue(L, -2, TV_SOURCE);
+  lb_newweak(L);
+  lua_setiuservalue(L, -2, TV_USERS);
+  setuses(L, -1, w.uses);
+  lua_getiuservalue(L, lua_upvalueindex(1), LB_TREES); /* by name */
+  lua_pushvalue(L, -2);
+  lua_setfield(L, -2, name);
+  lua_pop(L, 1);
   return 1;
 }
 
-/* The body of tree:reload, run protected: (tree, root or tree, opts). */
+/* A compiled version not yet in place (released if it never is). */
+typedef struct BpBox {
+  Blueprint *bp;
+} BpBox;
+
+static int bpbox_gc(lua_State *L) {
+  BpBox *b = (BpBox *)lua_touserdata(L, 1);
+  if (b->bp != NULL)
+    bs_bp_release(b->bp);
+  b->bp = NULL;
+  return 0;
+}
+
+/* Walks and compiles a new version of the tree at ti from its source (the
+** table at src) and appends { tree, box, values, uses, host bytes of a
+** shared tree } to the plan at plan. Raises definition errors. */
+static void prepare(lua_State *L, int ti, int src, int plan) {
+  LTree *lt = (LTree *)lua_touserdata(L, ti);
+  const char *name = bonsai_tree_name(lt->t);
+  int top = lua_gettop(L), root, opts = 0, code;
+  char err[512];
+  BpBox *box;
+  Walk w;
+  lua_getfield(L, src, "root");
+  root = lua_gettop(L);
+  if (lua_getfield(L, src, "opts") == LUA_TTABLE)
+    opts = lua_gettop(L);
+  build(L, &w, root, opts, name, ti); /* stack: def box, values, uses */
+  box = (BpBox *)lua_newuserdatauv(L, sizeof *box, 0);
+  box->bp = NULL;
+  if (luaL_newmetatable(L, "bonsai.blueprint")) {
+    lua_pushcfunction(L, bpbox_gc);
+    lua_setfield(L, -2, "__gc");
+  }
+  lua_setmetatable(L, -2);
+  if ((box->bp = bs_compile(w.def, err, sizeof err, &code)) == NULL)
+    luaL_error(L, "tree '%s': %s", name, err);
+  bonsai_def_free(w.def);
+  w.box->def = NULL;
+  lua_createtable(L, 5, 0);
+  lua_pushvalue(L, ti);
+  lua_rawseti(L, -2, 1);
+  lua_pushvalue(L, -2);
+  lua_rawseti(L, -2, 2);
+  lua_pushvalue(L, w.values);
+  lua_rawseti(L, -2, 3);
+  lua_pushvalue(L, w.uses);
+  lua_rawseti(L, -2, 4);
+  if (bonsai_tree_is_shared(lt->t)) { /* the others get its args too */
+    packvalues(L, w.values, name);
+    lua_rawseti(L, -2, 5);
+  }
+  lua_rawseti(L, plan, (lua_Integer)lua_rawlen(L, plan) + 1);
+  lua_settop(L, top);
+}
+
+/* Appends to the plan a new version of every tree that inlines a tree of
+** the plan (from entry 'from' on), all the way up; 'seen' holds the trees
+** already planned. */
+static void planusers(lua_State *L, int plan, int seen) {
+  lua_Integer k;
+  for (k = 1; k <= (lua_Integer)lua_rawlen(L, plan); k++) {
+    int x, users;
+    lua_rawgeti(L, plan, k);
+    lua_rawgeti(L, -1, 1);
+    x = lua_gettop(L);
+    lua_getiuservalue(L, x, TV_USERS);
+    users = lua_gettop(L);
+    lua_pushnil(L);
+    while (lua_next(L, users) != 0) {
+      int u = lua_gettop(L) - 1;
+      lua_pop(L, 1);
+      lua_pushvalue(L, u);
+      if (lua_rawget(L, seen) != LUA_TNIL ||
+          ((LTree *)lua_touserdata(L, u))->t == NULL) {
+        lua_pop(L, 1);
+        continue;
+      }
+      lua_pop(L, 1);
+      lua_getiuservalue(L, u, TV_USES); /* still a user? */
+      lua_pushvalue(L, x);
+      if (lua_rawget(L, -2) != LUA_TNIL) {
+        lua_pushvalue(L, u);
+        lua_pushboolean(L, 1);
+        lua_rawset(L, seen);
+        lua_getiuservalue(L, u, TV_SOURCE);
+        prepare(L, u, lua_gettop(L), plan);
+        lua_pop(L, 1);
+      }
+      lua_pop(L, 2);
+    }
+    lua_pop(L, 3);
+  }
+}
+
+/* Whether the tree at x inlines the tree at t, directly or not (through
+** the TV_USES of the trees in between). */
+static int inlines(lua_State *L, int x, int t) {
+  int top = lua_gettop(L), seen, queue, found = 0;
+  lua_Integer k, n = 1;
+  lua_newtable(L);
+  seen = lua_gettop(L);
+  lua_newtable(L);
+  queue = lua_gettop(L);
+  lua_pushvalue(L, x);
+  lua_rawseti(L, queue, 1);
+  for (k = 1; k <= n && !found; k++) {
+    lua_rawgeti(L, queue, k);
+    if (lua_getiuservalue(L, -1, TV_USES) != LUA_TTABLE) {
+      lua_pop(L, 2);
+      continue;
+    }
+    lua_pushnil(L);
+    while (lua_next(L, -2) != 0) {
+      lua_pop(L, 1);
+      if (lua_rawequal(L, -1, t))
+        found = 1;
+      lua_pushvalue(L, -1);
+      if (lua_rawget(L, seen) == LUA_TNIL) {
+        lua_pushvalue(L, -2);
+        lua_pushboolean(L, 1);
+        lua_rawset(L, seen);
+        lua_pushvalue(L, -2);
+        lua_rawseti(L, queue, ++n);
+      }
+      lua_pop(L, 1);
+    }
+    lua_pop(L, 2);
+  }
+  lua_settop(L, top);
+  return found;
+}
+
+/* The body of tree:reload, run protected: (tree, root or tree, opts). The
+** new version and those of every tree that inlines this one (bt.subtree)
+** are compiled first, then all put in place: either all change or none. */
 static int doreload(lua_State *L) {
   LTree *lt = lb_checktree(L, 1);
-  char err[512];
+  lua_Integer k;
+  int plan, seen;
   lua_settop(L, 3);
   if (!lua_isnil(L, 3) && !lua_istable(L, 3))
     return luaL_error(L, "tree '%s': the options must be a table (got %s)",
                       bonsai_tree_name(lt->t), luaL_typename(L, 3));
+  lua_newtable(L);
+  plan = lua_gettop(L);
+  lua_newtable(L);
+  seen = lua_gettop(L);
+  lua_pushvalue(L, 1);
+  lua_pushboolean(L, 1);
+  lua_rawset(L, seen);
   if (luaL_testudata(L, 2, BS_TREE_T)) { /* take another tree's version */
     LTree *other = lb_checktree(L, 2);
-    if (bs_tree_adopt(lt->t, other->t) != BONSAI_OK)
+    if (other->t->env != lt->t->env)
       return luaL_error(L, "tree '%s': a tree of another state",
                         bonsai_tree_name(lt->t));
+    if (inlines(L, 2, 1))
+      return luaL_error(L, "tree '%s': subtree '%s' contains itself",
+                        bonsai_tree_name(lt->t), bonsai_tree_name(lt->t));
+    lua_getiuservalue(L, 2, TV_SOURCE);
+    lua_setiuservalue(L, 1, TV_SOURCE);
+    lua_createtable(L, 4, 0); /* { tree, other, values, uses } */
+    lua_pushvalue(L, 1);
+    lua_rawseti(L, -2, 1);
+    lua_pushvalue(L, 2);
+    lua_rawseti(L, -2, 2);
     lb_tree_values(L, 2);
+    lua_rawseti(L, -2, 3);
+    lua_getiuservalue(L, 2, TV_USES);
+    lua_rawseti(L, -2, 4);
+    lua_rawseti(L, plan, 1);
   } else {
-    Walk w;
-    build(L, &w, 2, lua_istable(L, 3) ? 3 : 0, bonsai_tree_name(lt->t));
-    if (bonsai_tree_is_shared(lt->t)) { /* the others get its args too */
-      size_t len;
-      const char *bytes;
-      packvalues(L, w.values, bonsai_tree_name(lt->t));
-      bytes = lua_tolstring(L, -1, &len);
-      bonsai_def_host(w.def, bytes, len);
-    }
-    if (bonsai_tree_reload(lt->t, w.def, err, sizeof err) != BONSAI_OK)
-      return luaL_error(L, "tree '%s': %s", bonsai_tree_name(lt->t), err);
-    bonsai_def_free(w.def);
-    w.box->def = NULL;
-    lua_settop(L, w.values);
+    pushsource(L, 2, lua_istable(L, 3) ? 3 : 0);
+    lua_pushvalue(L, -1);
+    lua_setiuservalue(L, 1, TV_SOURCE); /* tree_reload puts it back on error */
+    prepare(L, 1, lua_gettop(L), plan);
+    lua_pop(L, 1);
   }
-  lt->version = current(lt->t);
-  lua_setiuservalue(L, 1, 1); /* the new values table */
+  planusers(L, plan, seen);
+  for (k = 1; k <= (lua_Integer)lua_rawlen(L, plan); k++) { /* all in place */
+    LTree *x;
+    int r;
+    lua_rawgeti(L, plan, k);
+    lua_rawgeti(L, -1, 1);
+    x = (LTree *)lua_touserdata(L, -1);
+    lua_rawgeti(L, -2, 2);
+    if (luaL_testudata(L, -1, BS_TREE_T) != NULL) {
+      r = bs_tree_adopt(x->t, ((LTree *)lua_touserdata(L, -1))->t);
+    } else { /* a shared tree carries its args to the other states */
+      BpBox *box = (BpBox *)lua_touserdata(L, -1);
+      Blueprint *bp = box->bp;
+      size_t len = 0;
+      const char *host = NULL;
+      if (lua_rawgeti(L, -3, 5) == LUA_TSTRING)
+        host = lua_tolstring(L, -1, &len);
+      box->bp = NULL;
+      r = bs_tree_set(x->t, bp, host, len);
+      lua_pop(L, 1);
+    }
+    if (r != BONSAI_OK)
+      return luaL_error(L, "tree '%s': out of memory",
+                        bonsai_tree_name(x->t));
+    x->version = current(x->t);
+    lua_rawgeti(L, -3, 3);
+    lua_setiuservalue(L, -3, TV_VALUES);
+    lua_rawgeti(L, -3, 4);
+    setuses(L, -3, -1);
+    lua_pop(L, 4);
+  }
   return 0;
 }
 
@@ -510,10 +1025,15 @@ static int doreload(lua_State *L) {
 static int tree_reload(lua_State *L) {
   lb_checktree(L, 1);
   lua_settop(L, 3);
+  lua_getiuservalue(L, 1, TV_SOURCE); /* 4: to put back on failure */
   lua_pushvalue(L, lua_upvalueindex(1));
   lua_pushcclosure(L, doreload, 1);
-  lua_insert(L, 1);
+  lua_pushvalue(L, 1);
+  lua_pushvalue(L, 2);
+  lua_pushvalue(L, 3);
   if (lua_pcall(L, 3, 0, 0) != LUA_OK) {
+    lua_pushvalue(L, 4);
+    lua_setiuservalue(L, 1, TV_SOURCE);
     luaL_pushfail(L);
     lua_insert(L, -2);
     return 2;
@@ -595,6 +1115,7 @@ static int tree_index(lua_State *L) {
 static const luaL_Reg tree_methods[] = {{"dump", tree_dump},
                                         {"reload", tree_reload},
                                         {"share", tree_share},
+                                        {"nodes", lb_tree_nodes},
                                         {NULL, NULL}};
 
 static const luaL_Reg tree_meta[] = {{"__gc", tree_gc},

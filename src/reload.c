@@ -162,7 +162,7 @@ static void carrydata(const Blueprint *ob, const Blueprint *nb,
     *(uint32_t *)d = c < ob->n && map[c] != BS_NONE ? map[c] : j + 1;
     break;
   case BONSAI_REACTIVE_SEQUENCE: case BONSAI_REACTIVE_SELECTOR:
-  case BONSAI_PRIORITY:
+  case BONSAI_PRIORITY: case BONSAI_UTILITY_SELECTOR:
     c = *(uint32_t *)d;
     *(uint32_t *)d = c < ob->n && map[c] != BS_NONE ? map[c] : BS_NONE;
     break;

@@ -15,6 +15,7 @@
 #include "blackboard.h"
 #include "compile.h"
 #include "env.h"
+#include "trace.h"
 
 #define MAGIC "BNSA"
 #define VERSION 1
@@ -74,6 +75,13 @@ static void putchild(const Out *o, const Blueprint *bp, uint32_t i,
   putstr(o, bp->pool + bp->nodes[c].name, strlen(bp->pool + bp->nodes[c].name));
 }
 
+/* Whether node n's data is the index of its running child, saved as the
+** child's name (sequences, selectors, reactive nodes, utility selectors). */
+static int childref(const Node *n) {
+  return (n->flags & (NF_MEMORY | NF_REACTIVE)) ||
+         n->kind == BONSAI_UTILITY_SELECTOR;
+}
+
 /* Whether node i is part of the saved state. */
 static int saved(const bonsai_agent *a, uint32_t i) {
   const Blueprint *bp = a->bp;
@@ -114,7 +122,7 @@ static int putnode(const Out *o, const bonsai_agent *a, uint32_t i) {
   }
   put8(o, n->kind);
   put8(o, a->state[i]);
-  if (n->flags & (NF_MEMORY | NF_REACTIVE)) {
+  if (childref(n)) {
     uint32_t c;
     memcpy(&c, d, 4);
     put8(o, CHILDREF);
@@ -318,7 +326,7 @@ static void getnode(In *in, const Blueprint *bp, uint8_t *ns, int apply) {
     return; /* gone, or another kind now */
   if (dlen != CHILDREF && dlen != bs_kind_datasize(kind))
     return;
-  if (dlen == CHILDREF && !(bp->nodes[i].flags & (NF_MEMORY | NF_REACTIVE)))
+  if (dlen == CHILDREF && !childref(&bp->nodes[i]))
     return;
   p = bp->nodes[i].parent;
   if (status == BONSAI_RUNNING) { /* kept when its parent runs (a priority
@@ -334,7 +342,7 @@ static void getnode(In *in, const Blueprint *bp, uint8_t *ns, int apply) {
   }
   if (ns[i] != BONSAI_RUNNING && !bs_kind_lasting(kind))
     return; /* its data matters only while it runs */
-  if (bp->nodes[i].flags & (NF_MEMORY | NF_REACTIVE)) {
+  if (childref(&bp->nodes[i])) {
     uint32_t c = child != NULL ? findchild(bp, i, child, clen) : BS_NONE;
     if (c == BS_NONE && (bp->nodes[i].flags & NF_MEMORY))
       c = i + 1; /* starts again from its first child */
@@ -502,6 +510,8 @@ int bonsai_agent_restore(bonsai_agent *a, const void *data, size_t len,
   settle(a->bp, a->state);
   a->resume = 0;
   a->seen = 0;
+  if (a->trace != NULL) /* the whole state changed, as after a reset */
+    bs_trace_mark(a, BONSAI_TRACE_RESET, BS_NONE, NULL);
   return r == 0 ? BONSAI_OK : BONSAI_ENOMEM;
 }
 

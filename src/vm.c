@@ -15,6 +15,7 @@
 #include "bonsai.h"
 #include "agent.h"
 #include "blackboard.h"
+#include "trace.h"
 #include "vm.h"
 
 #define RUNNING BONSAI_RUNNING
@@ -26,6 +27,16 @@
 #define W0(i) (*(uint32_t *)(st + nd[i].data))
 #define W1(i) (((uint32_t *)(st + nd[i].data))[1])
 #define F64(i) (*(double *)(st + nd[i].data))
+/* Every status store of a tick goes through the door of trace.h. The tick
+** is compiled twice (see bs_vm_tick): 'traced' is a constant in each copy,
+** so an untraced agent's copy stores the byte and nothing more. */
+#define SET(i, s)                                                              \
+  (traced ? bs_setstatus(a, st, i, s) : (void)(st[i] = (uint8_t)(s)))
+#if defined(__GNUC__)
+#define ALWAYS_INLINE inline __attribute__((always_inline))
+#else
+#define ALWAYS_INLINE inline
+#endif
 
 /* A node's leaf: named ones from the agent's environment (whatever
 ** environment compiled the tree), the others from the blueprint. */
@@ -60,14 +71,18 @@ static int fire(bonsai_agent *a, const Node *n, uint32_t i, int ev,
 }
 
 /* The tick of the running action n (node i), and its exit when done. */
-static inline int tick_action(bonsai_agent *a, const Node *n, uint32_t i,
-                              uint8_t *st, bonsai_call *c) {
+static ALWAYS_INLINE int tick_action(bonsai_agent *a, const Node *n,
+                                     uint32_t i, uint8_t *st, bonsai_call *c,
+                                     const int traced) {
   int s = fire(a, n, i, BONSAI_EV_TICK, 0, c);
-  if (s == RUNNING)
+  if (s == RUNNING) {
+    if (traced)
+      bs_setagain(a, i);
     return s;
+  }
   if (s != SUCCESS && s != FAILURE)
     return leaffail(a, s, "tick");
-  st[i] = (uint8_t)s;
+  SET(i, s);
   if (leafof(a, n)->flags & BONSAI_LEAF_EXIT) {
     int r = fire(a, n, i, BONSAI_EV_EXIT, s, c);
     if (r != BONSAI_OK)
@@ -78,8 +93,9 @@ static inline int tick_action(bonsai_agent *a, const Node *n, uint32_t i,
 
 /* One tick of the action or condition n (node i): enter, tick, and exit
 ** when done. */
-static int tick_leaf(bonsai_agent *a, const Node *n, uint32_t i, uint8_t *st,
-                     bonsai_call *c) {
+static ALWAYS_INLINE int tick_leaf(bonsai_agent *a, const Node *n,
+                                   uint32_t i, uint8_t *st, bonsai_call *c,
+                                   const int traced) {
   int s;
   if (n->kind == BONSAI_CONDITION) { /* its status is stored by the caller */
     s = fire(a, n, i, BONSAI_EV_TICK, 0, c);
@@ -97,9 +113,9 @@ static int tick_leaf(bonsai_agent *a, const Node *n, uint32_t i, uint8_t *st,
       if (r != BONSAI_OK)
         return leaffail(a, r, "enter");
     }
-    st[i] = RUNNING;
+    SET(i, RUNNING);
   }
-  return tick_action(a, n, i, st, c);
+  return tick_action(a, n, i, st, c, traced);
 }
 
 static const char *typename(int t) {
@@ -156,7 +172,7 @@ uint32_t bs_vm_running_child(const Blueprint *bp, const uint8_t *st,
 static int abort_node(bonsai_agent *a, uint32_t i) {
   const Node *n = &a->bp->nodes[i];
   int r = BONSAI_OK;
-  a->state[i] = BONSAI_ABORTED;
+  bs_setstatus(a, a->state, i, BONSAI_ABORTED);
   if (n->kind == BONSAI_ACTION) {
     unsigned f = leafof(a, n)->flags;
     bonsai_call c;
@@ -208,10 +224,12 @@ void bs_vm_recover(bonsai_agent *a, const char *msg) {
   a->protect = 1;
   if (a->current != BS_NONE && a->state[a->current] == RUNNING &&
       a->event == BONSAI_EV_ENTER)
-    a->state[a->current] = BONSAI_IDLE; /* its run never started */
+    bs_setstatus(a, a->state, a->current, BONSAI_IDLE); /* never started */
   (void)bs_vm_abort(a, 0);
   a->protect = protect;
   a->wake = 0; /* nothing runs to sleep on */
+  if (bs_unlikely(a->trace != NULL))
+    bs_trace_mark(a, BONSAI_TRACE_ERROR, a->errnode, bonsai_agent_errmsg(a));
 }
 
 /* A leaf failed inside the VM (C path): recover and report. */
@@ -238,6 +256,68 @@ static int abort_children(bonsai_agent *a, uint32_t i) {
     if (a->state[c] == RUNNING && bs_vm_abort(a, c) != BONSAI_OK)
       r = BONSAI_ELEAF;
   return r;
+}
+
+/*
+** A utility selector's data: W0 its running child (as for a reactive
+** node), W1 the place reached in this tick's order, then its children's
+** utilities (doubles) and the order (child indices, highest utility first).
+*/
+#define UTILS(i) ((double *)(st + nd[i].data + 8))
+#define ORDER(i) ((uint32_t *)(UTILS(i) + nd[i].nchild))
+
+/* A tick of utility selector i: starts it if it was not running, asks for
+** its children's utilities (0 without a function) and sorts them, highest
+** first, ties in child order; returns the child to tick first, or BS_NONE
+** after an error naming the child whose utility failed. Out of line, with
+** a call record of its own: inlined, it cost the tick loop (W1). */
+BS_NOINLINE static uint32_t rank(bonsai_agent *a, uint32_t i) {
+  const Node *nd = a->bp->nodes;
+  uint8_t *st = a->state;
+  double *u = UTILS(i);
+  uint32_t *ord = ORDER(i), k, j, ch;
+  bonsai_call c;
+  if (st[i] != RUNNING) {
+    bs_setstatus(a, st, i, RUNNING);
+    W0(i) = BS_NONE;
+  }
+  c.agent = a;
+  c.owner = a->owner;
+  c.args = NULL;
+  c.event = BONSAI_EV_UTILITY;
+  c.status = 0;
+  for (k = 0, ch = i + 1; k < nd[i].nchild; k++, ch = nd[ch].next) {
+    const Leaf *l = &a->bp->leaves[nd[i].leaf + k];
+    u[k] = 0;
+    if (l->fn != NULL) {
+      int r;
+      c.data = l->data;
+      c.node = ch;
+      c.utility = &u[k];
+      a->current = ch;
+      a->event = BONSAI_EV_UTILITY;
+      if ((r = l->fn(&c)) != BONSAI_OK)
+        return leaffail(a, r, "utility"), BS_NONE;
+      if (u[k] != u[k]) {
+        bs_agent_fail(a, ch, "utility is NaN");
+        return BS_NONE;
+      }
+    }
+    ord[k] = ch;
+  }
+  /* insertion sort, stable: a child moves before those of lower utility */
+  for (k = 1; k < nd[i].nchild; k++) {
+    uint32_t x = ord[k];
+    double ux = u[k];
+    for (j = k; j > 0 && u[j - 1] < ux; j--) {
+      ord[j] = ord[j - 1];
+      u[j] = u[j - 1];
+    }
+    ord[j] = x;
+    u[j] = ux;
+  }
+  W1(i) = 0; /* the place reached in the order */
+  return ord[0];
 }
 
 /* A reactive node ends its tick with status s from child c: a running child
@@ -332,7 +412,8 @@ int bs_vm_watched_changed(const bonsai_agent *a) {
   return 0;
 }
 
-int bs_vm_tick(bonsai_agent *a) {
+/* The tick; 'traced' is a constant in each of its two copies. */
+static ALWAYS_INLINE int run(bonsai_agent *a, const int traced) {
   const Node *nd = a->bp->nodes;
   uint8_t *st = a->state;
   uint32_t i = a->resume, c; /* 0 unless the root is running */
@@ -352,7 +433,7 @@ int bs_vm_tick(bonsai_agent *a) {
     /* resumed at a running action: its status byte need not be read (in a
     ** large tree it lies away from what the tick touches) */
     bs_assert(st[i] == RUNNING);
-    if ((s = tick_action(a, &nd[i], i, st, &cl)) < 0)
+    if ((s = tick_action(a, &nd[i], i, st, &cl, traced)) < 0)
       return fail(a);
     goto done;
   }
@@ -360,13 +441,13 @@ tick: /* node i is ticked; the common kinds first, without a switch */
   for (;;) {
     const Node *n = &nd[i];
     if (n->kind <= BONSAI_CONDITION) { /* action, condition */
-      if ((s = tick_leaf(a, n, i, st, &cl)) < 0)
+      if ((s = tick_leaf(a, n, i, st, &cl, traced)) < 0)
         return fail(a);
       goto done;
     }
     if (n->flags & NF_MEMORY) { /* sequence, selector */
       if (st[i] != RUNNING) {
-        st[i] = RUNNING;
+        SET(i, RUNNING);
         W0(i) = i + 1;
       }
       i = W0(i);
@@ -374,7 +455,7 @@ tick: /* node i is ticked; the common kinds first, without a switch */
     }
     if (n->flags & NF_REACTIVE) { /* reactive_*, priority */
       if (st[i] != RUNNING) {
-        st[i] = RUNNING;
+        SET(i, RUNNING);
         W0(i) = BS_NONE;
       }
       i++;
@@ -388,31 +469,34 @@ tick: /* node i is ticked; the common kinds first, without a switch */
     case BONSAI_WAIT:
       if (st[i] != RUNNING) {
         F64(i) = a->time;
-        st[i] = RUNNING;
+        SET(i, RUNNING);
       }
       s = a->time - F64(i) >= n->secs ? SUCCESS : RUNNING;
+      if (traced && s == RUNNING)
+        bs_setagain(a, i);
       goto done;
     case BONSAI_PARALLEL:
       if (st[i] != RUNNING) {
-        st[i] = RUNNING;
+        SET(i, RUNNING);
         W0(i) = W1(i) = 0; /* successes, failures */
         for (c = i + 1; c < n->next; c = nd[c].next)
           if (st[c] != RUNNING)
-            st[c] = BONSAI_IDLE;
+            SET(c, BONSAI_IDLE);
       }
-      if (W0(i) < n->a && W1(i) < n->b &&
+      if ((n->mode || (W0(i) < n->a && W1(i) < n->b)) && /* mode: "wait" */
           (c = unfinished(a, i, i + 1)) < n->next) {
         i = c;
         continue;
       }
-      /* a reload left its policy met, or no child to tick */
+      /* a reload left its policy met, or no child to tick (with "wait":
+      ** all have finished; the policies decide, success first) */
       s = W0(i) >= n->a ? SUCCESS : FAILURE;
       if (abort_children(a, i) != BONSAI_OK)
         return fail(a);
       goto done;
     case BONSAI_REPEATER: case BONSAI_RETRY:
       if (st[i] != RUNNING) {
-        st[i] = RUNNING;
+        SET(i, RUNNING);
         W0(i) = 0;
       }
       if (st[i + 1] != RUNNING)
@@ -420,14 +504,14 @@ tick: /* node i is ticked; the common kinds first, without a switch */
       i++;
       continue;
     case BONSAI_REPEAT_UNTIL_FAILURE:
-      st[i] = RUNNING;
+      SET(i, RUNNING);
       if (st[i + 1] != RUNNING)
         W0(i) = a->serial;
       i++;
       continue;
     case BONSAI_TIMEOUT: case BONSAI_TIME_LIMIT:
       if (st[i] != RUNNING) {
-        st[i] = RUNNING;
+        SET(i, RUNNING);
         F64(i) = a->time;
       }
       if (a->time - F64(i) >= n->secs) {
@@ -445,7 +529,7 @@ tick: /* node i is ticked; the common kinds first, without a switch */
           goto done;
         }
         W0(i)++;
-        st[i] = RUNNING;
+        SET(i, RUNNING);
       }
       i++;
       continue;
@@ -455,7 +539,7 @@ tick: /* node i is ticked; the common kinds first, without a switch */
           s = FAILURE;
           goto done;
         }
-        st[i] = RUNNING;
+        SET(i, RUNNING);
       }
       i++;
       continue;
@@ -465,30 +549,45 @@ tick: /* node i is ticked; the common kinds first, without a switch */
           s = (int)W0(i);
           goto done;
         }
-        st[i] = RUNNING;
+        SET(i, RUNNING);
       }
       i++;
+      continue;
+    case BONSAI_DELAY: /* running, without its child, for n->secs */
+      if (st[i] != RUNNING) {
+        SET(i, RUNNING);
+        F64(i) = a->time;
+      }
+      if (st[i + 1] != RUNNING && a->time - F64(i) < n->secs) {
+        s = RUNNING;
+        goto done;
+      }
+      i++;
+      continue;
+    case BONSAI_UTILITY_SELECTOR: /* every tick: children by utility */
+      if ((i = rank(a, i)) == BS_NONE)
+        return fail(a);
       continue;
     case BONSAI_GUARD: /* decides whether its child starts */
       if (st[i] != RUNNING) {
         if ((s = check(a, i + 1)) < 0)
           return fail(a);
-        st[i + 1] = (uint8_t)s;
+        SET(i + 1, s);
         W0(i) = (uint32_t)s;
         if (s == FAILURE)
           goto done;
-        st[i] = RUNNING;
+        SET(i, RUNNING);
       }
       i = n->b;
       continue;
     case BONSAI_FILTER: case BONSAI_MONITOR:
-      st[i] = RUNNING;
+      SET(i, RUNNING);
       if (n->b == i + 1)
         W0(i) = a->serial; /* no conditions: the child runs this tick */
       i++;
       continue;
-    default: /* invert, force_*: tick the only child */
-      st[i] = RUNNING;
+    default: /* invert, force_*, subtree: tick the only child */
+      SET(i, RUNNING);
       i++;
       continue;
     }
@@ -505,13 +604,13 @@ done: /* node i finished its tick with status s; control moves on */
       i = n->up;
     } else { /* the jump table: ancestors that end too, then where to go */
       uint32_t k = (uint32_t)(s - SUCCESS), f = n->fin[k], to = n->to[k];
-      st[i] = (uint8_t)s;
+      SET(i, s);
       for (c = i; f > 0; f--) {
         uint32_t p = nd[c].parent;
         if ((nd[p].flags & NF_REACTIVE) &&
             reactive_end(a, nd, st, p, c, s) != BONSAI_OK)
           return fail(a);
-        st[p] = (uint8_t)s;
+        SET(p, s);
         c = p;
       }
       switch (n->how[k]) {
@@ -554,7 +653,7 @@ done: /* node i finished its tick with status s; control moves on */
         W0(i)++;
       else if (s == FAILURE)
         W1(i)++;
-      if (W0(i) >= n->a || W1(i) >= n->b) {
+      if ((W0(i) >= n->a || W1(i) >= n->b) && !n->mode) { /* no "wait" */
         s = W0(i) >= n->a ? SUCCESS : FAILURE;
         if (abort_children(a, i) != BONSAI_OK)
           return fail(a);
@@ -564,8 +663,12 @@ done: /* node i finished its tick with status s; control moves on */
         i = c;
         goto tick;
       }
-      /* every child ticked: running ones remain, or no policy can be met */
-      s = W0(i) + W1(i) < n->nchild ? RUNNING : FAILURE;
+      /* every child ticked: running ones remain, or all have finished
+      ** (then, with "wait", the policies decide, success first; without,
+      ** no policy was met) */
+      s = W0(i) + W1(i) < n->nchild ? RUNNING
+          : W0(i) >= n->a           ? SUCCESS
+                                    : FAILURE;
       break;
     case BONSAI_FILTER: case BONSAI_MONITOR:
       if (c != n->b) { /* a condition */
@@ -582,6 +685,14 @@ done: /* node i finished its tick with status s; control moves on */
         if (bs_vm_abort(a, n->b) != BONSAI_OK)
           return fail(a);
       }
+      break;
+    case BONSAI_UTILITY_SELECTOR: /* a reactive selector over the order */
+      if (s == FAILURE && ++W1(i) < n->nchild) {
+        i = ORDER(i)[W1(i)];
+        goto tick;
+      }
+      if (reactive_end(a, nd, st, i, c, s) != BONSAI_OK)
+        return fail(a);
       break;
     case BONSAI_INVERT:
       if (s != RUNNING)
@@ -628,8 +739,30 @@ done: /* node i finished its tick with status s; control moves on */
       if (s != RUNNING)
         W0(i) = (uint32_t)s;
       break;
-    default: /* timeout, time_limit, limit: the child's status passes */
+    default: /* timeout, time_limit, limit, delay, subtree: the status
+             ** passes */
       break;
     }
   }
+}
+
+/* The two copies, each a function of its own. */
+#if defined(__GNUC__)
+__attribute__((noinline))
+#endif
+static int run_plain(bonsai_agent *a) {
+  return run(a, 0);
+}
+
+#if defined(__GNUC__)
+__attribute__((noinline))
+#endif
+static int run_traced(bonsai_agent *a) {
+  return run(a, 1);
+}
+
+/* One predictable branch per tick: an agent without a trace runs the copy
+** of the tick in which the door of every status store is compiled out. */
+int bs_vm_tick(bonsai_agent *a) {
+  return bs_unlikely(a->trace != NULL) ? run_traced(a) : run_plain(a);
 }

@@ -24,14 +24,15 @@ function M.new(bt)
 end
 
 local composites = { "sequence", "selector", "reactive_sequence",
-                     "reactive_selector", "parallel", "filter", "monitor" }
+                     "reactive_selector", "parallel", "filter", "monitor",
+                     "utility_selector" }
 local decorators = { "invert", "force_success", "force_failure", "repeater",
                      "retry", "repeat_until_failure", "timeout", "time_limit",
-                     "limit", "cooldown", "run_once" }
+                     "limit", "cooldown", "run_once", "delay" }
 -- the parameter a bare number means, for :timeout(2) or :repeater(3)
 local number_param = { repeater = "times", retry = "times", limit = "times",
                        timeout = "seconds", time_limit = "seconds",
-                       cooldown = "seconds" }
+                       cooldown = "seconds", delay = "seconds" }
 
 local single = { filter = true, monitor = true } -- one child, then closed
 for _, k in ipairs(decorators) do single[k] = true end
@@ -107,12 +108,26 @@ function Builder:check(key, op, value) return self:_add(self.bt.check(key, op, v
 function Builder:is_set(key) return self:_add(self.bt.is_set(key)) end
 -- :leaf(node) adds any node built with the DSL
 function Builder:leaf(n) return self:_add(n) end
-Builder.subtree = Builder.leaf
+-- :subtree(tree_or_name, opts) adds bt.subtree(...); given a node, it adds
+-- that node (as :leaf does)
+function Builder:subtree(t, opts)
+  if getmetatable(t) == self.bt.Node then return self:_add(t) end
+  return self:_add(self.bt.subtree(t, opts))
+end
 
 -- Names the node added or opened last.
 function Builder:name(name)
   if not self.last then error("bonsai.builder: :name() before any node", 2) end
   self.last.name = name
+  return self
+end
+
+-- Gives the node added or opened last a utility (for a utility_selector).
+function Builder:utility(fn)
+  if not self.last then
+    error("bonsai.builder: :utility() before any node", 2)
+  end
+  self.last.utility = fn
   return self
 end
 

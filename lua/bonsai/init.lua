@@ -97,12 +97,12 @@ end
 
 for _, k in ipairs { "sequence", "selector", "reactive_sequence",
                      "reactive_selector", "parallel", "filter", "monitor",
-                     "guard" } do
+                     "guard", "utility_selector" } do
   bt[k] = composite(k)
 end
 for _, k in ipairs { "invert", "force_success", "force_failure", "repeater",
                      "retry", "repeat_until_failure", "timeout", "time_limit",
-                     "limit", "cooldown", "run_once" } do
+                     "limit", "cooldown", "run_once", "delay" } do
   bt[k] = decorator(k)
 end
 
@@ -114,6 +114,68 @@ function bt.named(name, n)
   n.name = name
   return n
 end
+
+-- bt.utility(fn, node): node with utility = fn, for a utility_selector
+function bt.utility(fn, n)
+  n.utility = fn
+  return n
+end
+
+-- Subtrees ------------------------------------------------------------------
+
+-- bt.subtree(tree_or_name, { name =, args =, remap = { inner = "outer" } }):
+-- the tree's root, inlined as a child when bt.tree compiles (a name is
+-- looked up among the trees bt.tree and bt.load made).
+function bt.subtree(tree, opts)
+  local n = { type = "subtree", tree = tree }
+  for k, v in pairs(opts or {}) do
+    if k ~= "type" and k ~= "tree" then n[k] = v end
+  end
+  return node(n)
+end
+
+-- The blackboard a Lua leaf inside a remapping subtree receives: bb seen
+-- through map (inner key -> caller's key). Reads and writes go to bb under
+-- the caller's key; the methods take inner keys; observers get bb and the
+-- caller's key; pairs lists inner names (a caller's key hidden by a remap
+-- is left out). Made by the C core once per agent and map.
+local function view(bb, map)
+  local inv = {}
+  for inner, outer in pairs(map) do inv[outer] = inner end
+  local function key(k) return map[k] or k end
+  local methods = {
+    get = function(_, k, default) return bb:get(key(k), default) end,
+    set = function(_, k, v) return bb:set(key(k), v) end,
+    has = function(_, k) return bb:has(key(k)) end,
+    observe = function(_, k, fn) return bb:observe(key(k), fn) end,
+    unobserve = function(_, h) return bb:unobserve(h) end,
+  }
+  local function iter()
+    local it = bb:pairs()
+    return function()
+      while true do
+        local k, v = it()
+        if k == nil then return nil end
+        local inner = inv[k]
+        if inner then return inner, v end
+        if map[k] == nil then return k, v end -- else hidden by a remap
+      end
+    end
+  end
+  methods.pairs = function() return iter() end
+  return setmetatable({}, {
+    __name = "bonsai.blackboard view",
+    __index = function(_, k)
+      local m = methods[k]
+      if m then return m end
+      return bb[key(k)]
+    end,
+    __newindex = function(_, k, v) bb[key(k)] = v end,
+    __pairs = function() return iter() end,
+    blackboard = bb, -- the blackboard seen
+  })
+end
+core._view(view)
 
 -- Named leaves, as registered from Lua (the importers' {key} ports call
 -- them through a wrapper), and the definition of every tree, for
@@ -160,6 +222,54 @@ end
 
 bt.builder = function(...)
   return require("bonsai.builder").new(bt, ...)
+end
+
+-- Seeing the AI think ----------------------------------------------------
+
+-- bt.record(path, agents): a recorder writing the trace file (lua-cjson is
+-- loaded on first use only)
+function bt.record(path, agents)
+  return require("bonsai.record").record(bt, path, agents)
+end
+
+-- tree:dot(a), tree:mermaid(a): added to the tree methods of bonsai.core
+do
+  local methods = debug.getregistry()["bonsai.tree"].methods
+  function methods.dot(tree, agent)
+    return require("bonsai.export").dot(tree, agent)
+  end
+  function methods.mermaid(tree, agent)
+    return require("bonsai.export").mermaid(tree, agent)
+  end
+end
+
+-- bt.debug: the live server (bonsai.debug and lua-socket are loaded on
+-- first use; poll() before serve() loads nothing)
+do
+  local impl
+  local debug_ = {}
+  for _, k in ipairs { "serve", "poll", "add", "remove", "command", "close",
+                       "clients" } do
+    debug_[k] = function(...)
+      if impl == nil then
+        if k == "poll" or k == "clients" then return 0 end
+        if k == "close" then return end
+        impl = require("bonsai.debug").new(bt)
+      end
+      return impl[k](...)
+    end
+  end
+  local serve, close = debug_.serve, debug_.close
+  function debug_.serve(...) -- bt.debug.port and .url: where it listens
+    local port, url = serve(...)
+    debug_.port, debug_.url = port, url
+    return port, url
+  end
+  function debug_.close()
+    debug_.port, debug_.url = nil, nil
+    return close()
+  end
+  bt.debug = debug_
 end
 
 return bt

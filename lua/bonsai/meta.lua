@@ -98,14 +98,30 @@
 ---@field time number a.time during that tick
 ---@field node? string the node's path
 ---@field status? bonsai.Status
----@field event? "reload"|"error"
+---@field event? "reload"|"error"|"interrupt"|"reset"
 ---@field message? string
+---@field again? boolean a running node ticked again that stays running
+---@field id? integer the node's 0-based index, with a:events("id")
 
 ---@class bonsai.Recorder
 local Recorder = {}
 
 ---Stops recording and closes the trace file.
 function Recorder:close() end
+
+---Records one more agent.
+---@param a bonsai.Agent
+---@return bonsai.Recorder
+function Recorder:add(a) end
+
+---Stops recording one agent.
+---@param a bonsai.Agent
+---@return bonsai.Recorder
+function Recorder:remove(a) end
+
+---Writes what is buffered to the file.
+---@return bonsai.Recorder
+function Recorder:flush() end
 
 ---A blackboard: `bb.key` reads (through parents), `bb.key = v` writes
 ---(nil clears); any Lua value.
@@ -167,6 +183,13 @@ function Tree:dot(a) end
 ---@return string
 function Tree:mermaid(a) end
 
+---The nodes of the version a runs (or the current one), in pre-order, and
+---that version's id.
+---@param a? bonsai.Agent
+---@return table[] nodes { id, name, type, parent?, path, params, hidden?, status? }
+---@return integer version
+function Tree:nodes(a) end
+
 ---Text that the editor of that format opens.
 ---@param format "behavior3"|"btcpp"
 ---@return string
@@ -216,9 +239,27 @@ function Agent:remove_interrupt(fn) end
 ---@return bonsai.Agent
 function Agent:trace(n) end
 
----The recorded events, oldest first; forgets them.
+---The recorded events, oldest first; forgets them ("id": nodes as ids).
+---@param how? "id"
 ---@return bonsai.Event[]
-function Agent:events() end
+function Agent:events(how) end
+
+---Frozen agents are not ticked (a breakpoint); "step": one tick, then
+---frozen again.
+---@param on boolean|"step"
+---@return bonsai.Agent
+function Agent:freeze(on) end
+
+---@return boolean
+function Agent:frozen() end
+
+---fn(agent, status, err) after each tick of this agent (nil removes it).
+---@param fn? fun(agent: bonsai.Agent, status: bonsai.Status?, err: string?)
+function Agent:on_tick(fn) end
+
+---{ [node id] = status } for the nodes that are not idle.
+---@return table<integer, bonsai.Status>
+function Agent:node_statuses() end
 
 ---Its next tick runs the tree.
 function Agent:wake() end
@@ -362,7 +403,16 @@ function Builder:is_set(key) end
 ---@return bonsai.Builder
 function Builder:leaf(node) end
 
-Builder.subtree = Builder.leaf
+---Adds bt.subtree(tree, opts); given a node, adds it (as :leaf does).
+---@param tree bonsai.Tree|string|bonsai.Node a tree, the name of one, or a node
+---@param opts? bonsai.SubtreeOpts
+---@return bonsai.Builder
+function Builder:subtree(tree, opts) end
+
+---Gives the node added or opened last a utility (under a utility_selector).
+---@param fn bonsai.UtilityFn
+---@return bonsai.Builder
+function Builder:utility(fn) end
 
 ---Names the node added or opened last.
 ---@param name string
@@ -396,6 +446,27 @@ function Debug.serve(opts) end
 ---Answers pending viewer requests; call once per frame.
 ---@return any
 function Debug.poll() end
+
+---Offers an agent to the page (streamed unless record = false).
+---@param a bonsai.Agent
+---@param opts? { record: boolean? }
+---@return integer id
+function Debug.add(a, opts) end
+
+---@param a bonsai.Agent
+function Debug.remove(a) end
+
+---A command of the live protocol, from Lua.
+---@param cmd table
+---@return true|nil ok
+---@return string? error
+function Debug.command(cmd) end
+
+---Closes the connections and the server.
+function Debug.close() end
+
+---@return integer
+function Debug.clients() end
 
 ---@class bonsai
 local bt = {}
@@ -580,6 +651,14 @@ function bt.run_once(child) end
 ---@param node N
 ---@return N
 function bt.named(name, node) end
+
+---Sets node.utility (its priority under bt.utility_selector) and returns
+---the node.
+---@generic N: bonsai.Node
+---@param fn bonsai.UtilityFn
+---@param node N
+---@return N
+function bt.utility(fn, node) end
 
 ---Is x a node table?
 ---@param x any

@@ -106,7 +106,8 @@ static const char *const kindnames[BONSAI_NKINDS] = {
     "selector", "reactive_sequence", "reactive_selector", "parallel",
     "filter", "monitor", "invert", "force_success", "force_failure",
     "repeater", "retry", "repeat_until_failure", "timeout", "time_limit",
-    "limit", "cooldown", "run_once", "guard", "priority"};
+    "limit", "cooldown", "run_once", "guard", "priority", "delay",
+    "utility_selector", "subtree"};
 
 typedef struct Reader {
   bonsai_def *d;
@@ -175,7 +176,12 @@ static int params(Reader *r) {
       return -1;
     quoted = value(r, val, sizeof val);
     num = strtod(val, &end);
-    if (!quoted && val[0] != '\0' && *end == '\0')
+    if (!quoted && (strcmp(val, "true") == 0 || strcmp(val, "false") == 0)) {
+      bonsai_value b;
+      b.type = BONSAI_TBOOLEAN;
+      b.u.b = val[0] == 't';
+      bonsai_def_value(r->d, key, b);
+    } else if (!quoted && val[0] != '\0' && *end == '\0')
       bonsai_def_number(r->d, key, num);
     else
       bonsai_def_string(r->d, key, val);

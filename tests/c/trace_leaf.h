@@ -48,8 +48,8 @@ void trace_script(Script *s, const char *name, Trace *t, const char *codes);
 **             ['(' node {',' node} ')']
 **   leaf   := ['?'] Name [':' name]    a registered leaf (its name starts
 **                                      with a capital); '?': a condition
-**   param  := key '=' value            a number, or else a string ('...'
-**                                      quotes allowed)
+**   param  := key '=' value            a number, true or false, or else a
+**                                      string ('...' quotes allowed)
 ** e.g. "sequence:root(?Ready, repeater{times=3}(Step), wait{seconds=2})".
 ** Returns 0, or -1 on a syntax error (definition errors stay in d).
 */

@@ -11,12 +11,6 @@ local bt = require "bonsai"
 -- When a feature lands, remove its names here (the test fails for a
 -- pending name that exists, so this list empties itself as work merges).
 local PENDING = {
-  "bt.debug", "bt.debug.poll", "bt.debug.serve", "bt.delay",
-  "bt.record", "bt.subtree",
-  "bt.utility_selector",
-  "Agent:events", "Agent:trace",
-  "Tree:dot", "Tree:mermaid",
-  "Builder:delay", "Builder:utility_selector",
 }
 
 -- The tables of meta.lua and the prefix of their names here.

@@ -188,3 +188,16 @@ describe("blackboard conditions", function()
       "tree 'tree': check: 'check' can order only numbers and strings")
   end)
 end)
+
+describe("pairs over Lua-only values", function()
+  it("returns tables and functions held by the blackboard or its parent",
+     function()
+    local t = {}
+    local parent = bt.blackboard { f = print }
+    local bb = bt.blackboard { parent = parent, t = t, n = 1 }
+    local seen = {}
+    for k, v in pairs(bb) do seen[k] = v end
+    assert.same({ t = t, n = 1, f = print }, seen)
+    assert.equal(t, seen.t)
+  end)
+end)

@@ -16,8 +16,26 @@ local function when(name, f)
   return bt.named(name, bt.condition(function(a) return f(a.time) end))
 end
 
+-- The tree bt.subtree inlines in M.root(): a check on its own key "life"
+-- (remapped to "hp") and a leaf reading its args and the remapped key.
+function M.inner()
+  return bt.tree(bt.sequence { name = "in", bt.check("life", ">", 0),
+    bt.named("ia", bt.action(function(a, bb, args)
+      return bb.life > 0 and math.floor(a.time) % (2 * args.n) == 0 and
+             bt.SUCCESS or bt.RUNNING
+    end)) }, { name = "everything.inner" })
+end
+
 function M.root()
   return bt.parallel { name = "all", success = "all", failure = "all",
+    bt.parallel { name = "pw", wait = true, success = "one",
+      bt.delay { name = "dl", seconds = 2, every(4, "d") },
+      bt.utility_selector { name = "us",
+        bt.utility(function(a) return math.floor(a.time) % 3 end,
+                   every(3, "u1")),
+        bt.utility(function() return 1 end, bt.named("u2", bt.action(run))) },
+      bt.subtree(M.inner(), { name = "sub", args = { n = 2 },
+                              remap = { life = "hp" } }) },
     bt.sequence { name = "seq", when("c1", function() return true end),
       bt.selector { name = "sel", when("c2", function() return false end),
         bt.repeater { name = "rep", times = 3, every(2, "r") } } },

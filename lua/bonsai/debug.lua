@@ -1,0 +1,499 @@
+-- bonsai.debug: the live server behind bt.debug (docs/TRACE_FORMAT.md,
+-- "Live"). A small HTTP/1.1 server on lua-socket, all of it non-blocking:
+-- bt.debug.poll(), called once a frame, accepts, reads and writes what the
+-- sockets allow at once and returns. It serves the viewer's files, streams
+-- the trace lines of the agents it was given as server-sent events, and
+-- takes commands (blackboard writes, breakpoints, resume, step). Every
+-- client has bounded buffers and a deadline, so a client that sends
+-- garbage, stops reading or holds its connection open is dropped.
+
+local socket = require "socket"
+local cjson = require "cjson.safe"
+local record = require "bonsai.record"
+
+local M = {}
+
+-- Limits.
+M.MAX_HEADER = 16 * 1024       -- bytes of request line and headers
+M.MAX_BODY = 64 * 1024         -- bytes of a request body
+M.MAX_OUT = 8 * 1024 * 1024    -- bytes of live lines queued for one client
+M.FEED = 256 * 1024            -- bytes of a trace file's stream queued at once
+M.REQUEST_TIMEOUT = 10         -- seconds to send a whole request
+M.ACCEPT_PER_POLL = 16
+M.MAX_CLIENTS = 64             -- connections at once; more are closed
+M.READ_PER_POLL = 64 * 1024
+M.PING = 15                    -- seconds between keep-alive comments
+
+local LOOPBACK = { ["127.0.0.1"] = true, ["::1"] = true, localhost = true }
+
+local TYPES = {
+  html = "text/html; charset=utf-8", js = "text/javascript; charset=utf-8",
+  css = "text/css; charset=utf-8", json = "application/json",
+  jsonl = "application/x-ndjson", svg = "image/svg+xml", png = "image/png",
+  ico = "image/x-icon", txt = "text/plain; charset=utf-8",
+  map = "application/json",
+}
+
+local STATUS = {
+  [200] = "OK", [400] = "Bad Request", [403] = "Forbidden",
+  [404] = "Not Found", [405] = "Method Not Allowed",
+  [408] = "Request Timeout", [413] = "Payload Too Large",
+}
+
+-- The viewer directory next to this module's tree (lua/bonsai/ -> viewer/).
+local function viewerdir()
+  local src = debug.getinfo(1, "S").source
+  local dir = src:match("^@(.*)[/\\]lua[/\\]bonsai[/\\][^/\\]*$")
+  return (dir or ".") .. "/viewer"
+end
+
+-- A request path as a file under root, or nil when it is not a plain
+-- relative path (no "..", no hidden names, no backslashes or NULs).
+local function filepath(root, path)
+  path = path:gsub("%?.*$", ""):gsub("#.*$", "")
+  path = path:gsub("%%(%x%x)", function(h)
+    return string.char(tonumber(h, 16))
+  end)
+  if path == "/" then path = "/index.html" end
+  if not path:match("^/[%w%._%-/]+$") or path:find("//", 1, true) then
+    return nil
+  end
+  for part in path:gmatch("[^/]+") do
+    if part:sub(1, 1) == "." then return nil end -- "..", ".git", ...
+  end
+  return root .. path
+end
+
+local function readfile(name)
+  local f = io.open(name, "rb")
+  if not f then return nil end
+  local data = f:read("a")
+  f:close()
+  return data
+end
+
+-- Server ------------------------------------------------------------------
+
+function M.new(bt)
+  local D = {}
+  local server        -- listening socket, or nil
+  local clients = {}  -- list of client records
+  local rec           -- the Recording whose lines the clients receive
+  local streams = {}  -- agent -> state (streamed agents)
+  local byid = {}     -- agent id -> agent
+  local breaks = {}   -- tree name -> { [path] = true }
+  local opts = {}
+  local lines = {}    -- header, tree and agent lines, for new clients
+  local file          -- file mode: every line of a trace file
+
+  local function now() return socket.gettime() end
+
+  -- Queues text for a client; live lines (not forced) drop a client that
+  -- reads too slowly. A response's body is queued forced (by reference).
+  local function queue(c, s, forced)
+    if c.closed then return end
+    c.outsize = c.outsize + #s
+    if not forced and c.outsize > M.MAX_OUT then
+      c.closing = true
+      c.out, c.outsize = {}, 0
+      return
+    end
+    c.out[#c.out + 1] = s
+  end
+
+  local function event(c, line) queue(c, "data: " .. line .. "\n\n") end
+
+  -- A line of the stream: sent to every SSE client; header, tree and agent
+  -- lines are also kept for the clients to come.
+  local function emit(line)
+    if not line:find('"t":"tick"', 1, true) then -- (quotes in strings
+      lines[#lines + 1] = line                    -- are escaped)
+    end
+    for _, c in ipairs(clients) do
+      if c.sse then event(c, line) end
+    end
+  end
+
+  local function respond(c, code, ctype, body, extra)
+    queue(c, ("HTTP/1.1 %d %s\r\nContent-Type: %s\r\nContent-Length: %d\r\n" ..
+              "Cache-Control: no-store\r\nConnection: close\r\n%s\r\n")
+             :format(code, STATUS[code], ctype, #body, extra or ""), true)
+    if c.method ~= "HEAD" then queue(c, body, true) end
+    c.closing = true
+  end
+
+  local function json(c, code, t)
+    respond(c, code, TYPES.json, cjson.encode(t))
+  end
+
+  -- Streaming agents ------------------------------------------------------
+
+  -- The line a new client gets for an agent: its last tick with the whole
+  -- state and blackboard.
+  local function snapshot(agent, st)
+    local line = { t = "tick", agent = st.id, tick = st.tick,
+                   time = agent.time, version = st.v.version,
+                   status = agent:status(), events = {}, bb = {} }
+    local state = {}
+    for id, s in pairs(agent:node_statuses()) do
+      state[#state + 1] = { id, s }
+    end
+    table.sort(state, function(x, y) return x[1] < y[1] end)
+    line.state = state
+    for k, v in pairs(agent.bb) do
+      line.bb[k] = (type(v) == "number" or type(v) == "string" or
+                    type(v) == "boolean") and v or tostring(v)
+    end
+    if agent:frozen() then line.frozen = st.frozen or -1 end
+    return record.encode(line, { "events", "state" })
+  end
+
+  -- After each tick of a streamed agent: its line, and breakpoints.
+  local function sink(agent, status, err, ev)
+    local st = rec.ids[agent]
+    if not st then return end
+    local line = rec:line(agent, status, err, ev)
+    local marks = breaks[st.v.tree]
+    if marks then
+      for _, code in ipairs(line.codes) do
+        local id = code // 16
+        local nd = st.v.nodes[id + 1]
+        if code % 2 == 0 and nd and marks[nd.path] then
+          agent:freeze(true)
+          st.frozen = id
+          break
+        end
+      end
+    end
+    if agent:frozen() then line.frozen = st.frozen or -1 end
+    rec:write(line)
+  end
+
+  local function stream(agent, on)
+    if on and not streams[agent] then
+      streams[agent] = true
+      record.attach(agent, sink)
+      if rec.ids[agent] then rec.ids[agent].full = true end -- ticks missed
+    elseif not on and streams[agent] then
+      streams[agent] = nil
+      record.detach(agent, sink)
+    end
+  end
+
+  -- bt.debug.add(agent [, { record = false }]): offers an agent to the
+  -- page, streaming it unless record is false; returns its id.
+  function D.add(agent, o)
+    if not rec then
+      rec = record.new(emit, bt.VERSION)
+      rec:header()
+    end
+    local st = rec:add(agent)
+    byid[st.id] = agent
+    stream(agent, not (o and o.record == false))
+    return st.id
+  end
+
+  -- bt.debug.remove(agent): no longer offered or streamed.
+  function D.remove(agent)
+    if not rec or not rec.ids[agent] then return end
+    stream(agent, false)
+    byid[rec.ids[agent].id] = nil
+    rec:remove(agent)
+    agent:freeze(false)
+  end
+
+  -- Commands ---------------------------------------------------------------
+
+  local commands = {}
+
+  function commands.set(cmd)
+    local agent = byid[cmd.agent]
+    if not agent then return nil, "no agent " .. tostring(cmd.agent) end
+    if type(cmd.key) ~= "string" or cmd.key == "" then
+      return nil, "key must be a string"
+    end
+    local v = cmd.value
+    if v == cjson.null then v = nil end
+    local t = type(v)
+    if v ~= nil and t ~= "number" and t ~= "string" and t ~= "boolean" then
+      return nil, "value must be a number, string, boolean or null"
+    end
+    agent.bb[cmd.key] = v -- the normal write path: guards and observers
+    return true
+  end
+
+  commands["break"] = function(cmd)
+    if type(cmd.tree) ~= "string" or type(cmd.node) ~= "string" then
+      return nil, "tree and node must be strings"
+    end
+    local marks = breaks[cmd.tree] or {}
+    breaks[cmd.tree] = marks
+    marks[cmd.node] = cmd.on ~= false or nil
+    return true
+  end
+
+  function commands.resume(cmd)
+    local agent = byid[cmd.agent]
+    if not agent then return nil, "no agent " .. tostring(cmd.agent) end
+    agent:freeze(false)
+    rec.ids[agent].frozen = nil
+    return true
+  end
+
+  function commands.step(cmd)
+    local agent = byid[cmd.agent]
+    if not agent then return nil, "no agent " .. tostring(cmd.agent) end
+    agent:freeze("step")
+    return true
+  end
+
+  function commands.record(cmd)
+    local agent = byid[cmd.agent]
+    if not agent then return nil, "no agent " .. tostring(cmd.agent) end
+    stream(agent, cmd.on ~= false)
+    return true
+  end
+
+  local function command(body)
+    local cmd = cjson.decode(body)
+    if type(cmd) ~= "table" then return nil, "body is not a JSON object" end
+    local f = commands[cmd.cmd]
+    if not f then return nil, "unknown command " .. tostring(cmd.cmd) end
+    return f(cmd)
+  end
+  D.command = function(t) -- the same commands, from Lua
+    local f = commands[t.cmd]
+    if not f then return nil, "unknown command " .. tostring(t.cmd) end
+    return f(t)
+  end
+
+  -- HTTP -------------------------------------------------------------------
+
+  local function handle(c)
+    local method, path = c.method, c.path
+    if path == "/events" and (method == "GET" or method == "HEAD") then
+      queue(c, "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n" ..
+               "Cache-Control: no-store\r\nConnection: keep-alive\r\n\r\n")
+      c.sse, c.ping = true, now()
+      if file then -- fed as the client reads, M.FEED bytes at a time
+        local at = 0
+        c.feed = function()
+          local parts, n = {}, 0
+          while at < #file and n < M.FEED do
+            at = at + 1
+            parts[#parts + 1] = "data: " .. file[at] .. "\n\n"
+            n = n + #parts[#parts]
+          end
+          return n > 0 and table.concat(parts) or nil
+        end
+      else
+        for _, l in ipairs(lines) do event(c, l) end
+        if rec then
+          for agent, st in pairs(rec.ids) do
+            if st.tick > 0 then event(c, snapshot(agent, st)) end
+          end
+        end
+      end
+      return
+    end
+    if path == "/command" then
+      if method ~= "POST" then
+        return json(c, 405, { ok = false, error = "POST expected" })
+      end
+      if file then
+        return json(c, 200, { ok = false, error = "not a live game" })
+      end
+      local ok, err = command(c.body)
+      if ok then return json(c, 200, { ok = true }) end
+      return json(c, 200, { ok = false, error = tostring(err) })
+    end
+    if method ~= "GET" and method ~= "HEAD" then
+      return json(c, 405, { ok = false, error = "method not allowed" })
+    end
+    if path == "/live" then
+      return json(c, 200, { live = file == nil })
+    end
+    if file and opts.tracename and path == "/" .. opts.tracename then
+      return respond(c, 200, TYPES.jsonl, table.concat(file, "\n") .. "\n")
+    end
+    local name = filepath(opts.root, path)
+    if not name then return respond(c, 403, TYPES.txt, "forbidden\n") end
+    local data = readfile(name)
+    if not data then return respond(c, 404, TYPES.txt, "not found\n") end
+    respond(c, 200, TYPES[name:match("%.(%w+)$") or ""] or
+                    "application/octet-stream", data)
+  end
+
+  -- Parses what c has received; handles a complete request.
+  local function parse(c)
+    if not c.path then
+      local head = c.inbuf:find("\r\n\r\n", 1, true)
+      if not head then
+        if #c.inbuf > M.MAX_HEADER then
+          respond(c, 413, TYPES.txt, "request too large\n")
+        end
+        return
+      end
+      if head > M.MAX_HEADER then
+        return respond(c, 413, TYPES.txt, "request too large\n")
+      end
+      local text = c.inbuf:sub(1, head - 1)
+      c.inbuf = c.inbuf:sub(head + 4)
+      local method, path = text:match("^(%u+) (/%S*) HTTP/1%.[01]\r?\n?")
+      if not method then
+        return respond(c, 400, TYPES.txt, "bad request\n")
+      end
+      c.method, c.path = method, path
+      local len = text:lower():match("\ncontent%-length:%s*(%d+)")
+      c.length = tonumber(len or "0")
+      if c.length > M.MAX_BODY then
+        return respond(c, 413, TYPES.txt, "request too large\n")
+      end
+    end
+    if #c.inbuf < c.length then return end
+    c.body = c.inbuf:sub(1, c.length)
+    c.inbuf = ""
+    c.done = true
+    handle(c)
+  end
+
+  local function drop(c)
+    c.closed = true
+    c.sock:close()
+  end
+
+  -- Reads what has arrived, without waiting.
+  local function receive(c)
+    local data, err, partial = c.sock:receive(M.READ_PER_POLL)
+    data = data or partial
+    if data and #data > 0 then
+      if not c.done then
+        c.inbuf = c.inbuf .. data
+        parse(c)
+      end -- an SSE client's further bytes are ignored
+    end
+    if err == "closed" then drop(c) end
+  end
+
+  -- Writes what the socket takes now.
+  local function send(c)
+    while #c.out > 0 or c.feed do
+      if #c.out == 0 then -- the next part of a trace file's stream
+        local chunk = c.feed()
+        if not chunk then
+          c.feed = nil
+          break
+        end
+        c.out[1], c.outsize = chunk, #chunk
+      end
+      local s = c.out[1]
+      local last, err, part = c.sock:send(s, c.sent + 1)
+      last = last or part
+      if last and last > c.sent then c.sent = last end
+      if c.sent < #s then
+        if err == "closed" then drop(c) end
+        return
+      end
+      table.remove(c.out, 1)
+      c.outsize = c.outsize - #s
+      c.sent = 0
+    end
+    if c.closing then drop(c) end
+  end
+
+  -- bt.debug.serve{ port = P, host = "127.0.0.1", allow_remote = false,
+  -- root = viewer dir, agents = { ... }, file = trace path }: starts the
+  -- server; returns the port it listens on and the page's URL.
+  function D.serve(o)
+    o = o or {}
+    assert(not server, "bt.debug: already serving")
+    local host = o.host or "127.0.0.1"
+    if not LOOPBACK[host] and not o.allow_remote then
+      error(("bt.debug: refusing to listen on %s (only the loopback " ..
+             "interface unless allow_remote = true)"):format(host), 2)
+    end
+    opts = { root = o.root or viewerdir(), host = host }
+    if o.file then
+      file = {}
+      for l in assert(io.open(o.file)):lines() do
+        if l ~= "" then file[#file + 1] = l end
+      end
+      opts.tracename = o.file:match("[^/\\]+$"):gsub("[^%w%._%-]", "_")
+    end
+    local s = assert(socket.tcp())
+    s:setoption("reuseaddr", true)
+    local ok, err = s:bind(host == "localhost" and "127.0.0.1" or host,
+                           o.port or 0)
+    if not ok then
+      s:close()
+      error("bt.debug: cannot listen on " .. host .. ":" ..
+            tostring(o.port or 0) .. ": " .. tostring(err), 2)
+    end
+    assert(s:listen(32))
+    s:settimeout(0)
+    server = s
+    for _, a in ipairs(o.agents or {}) do D.add(a) end
+    local _, port = s:getsockname()
+    D.port = tonumber(port)
+    D.url = ("http://%s:%d/"):format(host:find(":") and "[" .. host .. "]"
+                                       or host, D.port)
+    if opts.tracename then D.url = D.url .. "?trace=" .. opts.tracename end
+    return D.port, D.url
+  end
+
+  -- bt.debug.poll(): does what the sockets allow now; never blocks.
+  -- Returns the number of connected clients.
+  function D.poll()
+    if not server then return 0 end
+    for _ = 1, M.ACCEPT_PER_POLL do
+      local s = server:accept()
+      if not s then break end
+      if #clients >= M.MAX_CLIENTS then
+        s:close() -- too many: refused at once
+      else
+        s:settimeout(0)
+        s:setoption("tcp-nodelay", true)
+        clients[#clients + 1] = { sock = s, inbuf = "", out = {},
+                                  outsize = 0, sent = 0, since = now() }
+      end
+    end
+    local t = now()
+    for i = #clients, 1, -1 do
+      local c = clients[i]
+      if not c.closed and not c.closing then receive(c) end
+      if not c.closed and not c.done and not c.closing and
+         t - c.since > M.REQUEST_TIMEOUT then
+        respond(c, 408, TYPES.txt, "request timeout\n")
+      end
+      if not c.closed and c.sse and t - c.ping > M.PING then
+        queue(c, ": ping\n\n")
+        c.ping = t
+      end
+      if not c.closed then send(c) end
+      if c.closed then table.remove(clients, i) end
+    end
+    return #clients
+  end
+
+  -- bt.debug.close(): closes every connection and the server; agents are
+  -- no longer streamed and frozen ones are released.
+  function D.close()
+    for _, c in ipairs(clients) do
+      if not c.closed then drop(c) end
+    end
+    clients = {}
+    if rec then
+      for agent in pairs(rec.ids) do D.remove(agent) end
+    end
+    rec, lines, byid, breaks, file = nil, {}, {}, {}, nil
+    if server then server:close() end
+    server = nil
+    D.port, D.url = nil, nil
+  end
+
+  function D.clients() return #clients end
+
+  return D
+end
+
+return M

@@ -1,0 +1,331 @@
+-- bonsai.record: turns the ticks of traced agents into the lines of the
+-- trace format (docs/TRACE_FORMAT.md, format 1), encoded with lua-cjson.
+-- bt.record(path, agents) writes them to a file; bt.debug streams the same
+-- lines to the viewer. Each recorded agent gets a tick hook (a:on_tick)
+-- that reads its events once per tick and hands them to every recording of
+-- that agent; an agent that is not recorded pays one flag test per tick.
+
+local cjson = require "cjson"
+
+local M = {}
+
+M.FORMAT = 1
+M.TRACE_SIZE = 4096 -- events kept per recorded agent between two ticks
+
+local encode, null = cjson.encode, cjson.null
+
+-- Hooks -------------------------------------------------------------------
+
+-- agent -> list of sinks, each called as sink(agent, status, err, ev):
+-- ev = { codes, tick, marks } from a:_tick_events() (codes: id * 16 +
+-- status * 2 + again; marks: a bit per agent event kind, below)
+local sinks = setmetatable({}, { __mode = "k" })
+
+local RELOAD, INTERRUPT, RESET = 1 << 1, 1 << 3, 1 << 4 -- BONSAI_TRACE_*
+M.RELOAD, M.INTERRUPT, M.RESET = RELOAD, INTERRUPT, RESET
+
+local function dispatch(agent, status, err)
+  local list = sinks[agent]
+  if not list then return end
+  local codes, tick, marks = agent:_tick_events()
+  local ev = { codes = codes, tick = tick, marks = marks }
+  for i = 1, #list do list[i](agent, status, err, ev) end
+end
+
+-- Adds sink to the agent's hook (tracing the agent if it is not yet).
+function M.attach(agent, sink)
+  local list = sinks[agent]
+  if not list then
+    list = {}
+    sinks[agent] = list
+    agent:trace(M.TRACE_SIZE)
+    agent:events() -- what came before is not part of any recording
+    agent:on_tick(dispatch)
+  end
+  list[#list + 1] = sink
+end
+
+-- Removes sink; the last one gone, the agent's hook and trace go too.
+function M.detach(agent, sink)
+  local list = sinks[agent]
+  if not list then return end
+  for i = #list, 1, -1 do
+    if list[i] == sink then table.remove(list, i) end
+  end
+  if #list == 0 then
+    sinks[agent] = nil
+    agent:on_tick(nil)
+    agent:trace(false)
+  end
+end
+
+-- Values ------------------------------------------------------------------
+
+-- A blackboard value as JSON can hold it: numbers (finite), strings and
+-- booleans as they are, tables that cjson can encode as they are, anything
+-- else as tostring(v).
+local function jsonvalue(v)
+  local t = type(v)
+  if t == "string" or t == "boolean" then return v end
+  if t == "number" then
+    if v ~= v or v == math.huge or v == -math.huge then return tostring(v) end
+    return v
+  end
+  if t == "table" and pcall(encode, v) then return v end
+  return tostring(v)
+end
+
+-- Puts the field k, already encoded as json, first in the encoded object s.
+local function splice(s, k, json)
+  return '{"' .. k .. '":' .. json .. (s == "{}" and "}" or "," .. s:sub(2))
+end
+
+-- Encodes line (a table); fields listed in arrays that are empty tables are
+-- written as [] (cjson writes an empty table as {}).
+local function encodeline(line, arrays)
+  local empty = {}
+  for _, k in ipairs(arrays) do
+    if line[k] ~= nil and next(line[k]) == nil then
+      empty[#empty + 1] = k
+      line[k] = nil
+    end
+  end
+  local s = encode(line)
+  for _, k in ipairs(empty) do s = splice(s, k, "[]") end
+  return s
+end
+M.encode = encodeline
+
+-- Events: each [node, status, again] is encoded once by cjson and kept,
+-- by its code; a tick's list is those texts joined.
+local STATUS = { [0] = "idle", "running", "success", "failure", "aborted" }
+local triples = {}
+local function triple(code)
+  local s = triples[code]
+  if s == nil then
+    s = encode { code // 16, STATUS[code // 2 % 8], code % 2 }
+    triples[code] = s
+  end
+  return s
+end
+
+local function eventsjson(codes)
+  local parts = {}
+  for i = 1, #codes do parts[i] = triple(codes[i]) end
+  return "[" .. table.concat(parts, ",") .. "]"
+end
+
+-- The events of a tick line as { { node, status, again }, ... }.
+function M.events(line)
+  local out = {}
+  for i, code in ipairs(line.codes) do
+    out[i] = { code // 16, STATUS[code // 2 % 8], code % 2 }
+  end
+  return out
+end
+
+-- Recordings --------------------------------------------------------------
+
+local Recording = {}
+Recording.__index = Recording
+
+-- A recording: emit(text) receives each line (without its newline).
+function M.new(emit, version)
+  return setmetatable({
+    emit = emit,
+    bonsai = version,
+    nagents = 0,
+    ids = setmetatable({}, { __mode = "k" }),  -- agent -> state
+    versions = {},   -- blueprint id -> { tree = name, version = n }
+    count = {},      -- tree name -> versions seen
+    ticks = 0,       -- tick lines written
+  }, Recording)
+end
+
+function Recording:header()
+  self.emit(encode { t = "header", format = M.FORMAT, bonsai = self.bonsai,
+                     started = os.date("!%Y-%m-%dT%H:%M:%SZ") })
+end
+
+-- The version record of the blueprint the agent runs, writing its tree
+-- line the first time it is seen.
+function Recording:version(agent)
+  local nodes, id = agent.tree:nodes(agent)
+  local v = self.versions[id]
+  if v then return v end
+  local name = agent.tree.name
+  local n = (self.count[name] or 0) + 1
+  self.count[name] = n
+  v = { tree = name, version = n, nodes = nodes }
+  self.versions[id] = v
+  local list = {}
+  for i, nd in ipairs(nodes) do
+    local params = {}
+    for k, x in pairs(nd.params) do params[k] = jsonvalue(x) end
+    list[i] = { id = nd.id, name = nd.name, type = nd.type,
+                parent = nd.parent or null, path = nd.path,
+                hidden = nd.hidden, params = params }
+  end
+  self.emit(encode { t = "tree", tree = name, version = n, nodes = list })
+  return v
+end
+
+-- Adds an agent: its tree line if new, then its agent line.
+function Recording:add(agent)
+  if self.ids[agent] then return self.ids[agent] end
+  self.nagents = self.nagents + 1
+  local v = self:version(agent)
+  local owner = agent.owner
+  local label = type(owner) == "table" and owner.name ~= nil
+                and tostring(owner.name) or ("agent " .. self.nagents)
+  local st = { id = self.nagents, v = v, bb = nil, tick = 0, full = true,
+               label = label }
+  self.ids[agent] = st
+  self.emit(encode { t = "agent", agent = st.id, tree = v.tree,
+                     version = v.version, label = label })
+  return st
+end
+
+function Recording:remove(agent)
+  self.ids[agent] = nil
+end
+
+-- The whole state of the agent as [[node, status], ...].
+local function fullstate(agent)
+  local state = {}
+  for id, s in pairs(agent:node_statuses()) do
+    state[#state + 1] = { id, s }
+  end
+  table.sort(state, function(x, y) return x[1] < y[1] end)
+  return state
+end
+
+-- The blackboard keys that changed since the last snapshot (all of them
+-- the first time) and the keys cleared (nil if none); returns bb, unset,
+-- the new snapshot.
+local function bbdiff(agent, old)
+  local now, changed, unset, n = {}, {}, nil, 0
+  for k, v in pairs(agent.bb) do
+    now[k] = v
+    n = n + 1
+    if old == nil or old[k] ~= v then changed[k] = jsonvalue(v) end
+  end
+  if old and (next(old) ~= nil or n > 0) then
+    for k in pairs(old) do
+      if now[k] == nil then
+        unset = unset or {}
+        unset[#unset + 1] = k
+      end
+    end
+    if unset then table.sort(unset) end
+  end
+  if n == 0 and old and next(old) == nil then now = old end
+  return changed, unset, now
+end
+
+-- The tick line of one tick of agent (status, or err when it raised; ev:
+-- its events, see dispatch). Returns the line as a table whose 'codes' are
+-- the events' codes (written as the 'events' list).
+function Recording:line(agent, status, err, ev)
+  local st = self.ids[agent]
+  local line = { t = "tick", agent = st.id, time = agent.time,
+                 status = agent:status(), codes = ev.codes }
+  local marks = ev.marks
+  if marks & RELOAD ~= 0 then
+    local from = st.v.version
+    st.v = self:version(agent)
+    line.reload = { from = from, to = st.v.version }
+  end
+  if marks & RESET ~= 0 then st.full = true end
+  if marks & INTERRUPT ~= 0 then line.interrupt = true end
+  if err ~= nil then line.error = tostring(err) end
+  st.tick = ev.tick or st.tick + 1
+  line.tick = st.tick
+  line.version = st.v.version
+  if line.reload or st.full then
+    line.state = fullstate(agent)
+    st.full = false
+  end
+  line.bb, line.unset, st.bb = bbdiff(agent, st.bb)
+  return line
+end
+
+-- Emits a tick line made by Recording:line.
+function Recording:write(line)
+  local codes = line.codes
+  line.codes = nil
+  self.ticks = self.ticks + 1
+  self.emit(splice(encodeline(line, { "state" }), "events",
+                   eventsjson(codes)))
+  line.codes = codes
+end
+
+function Recording:finish()
+  self.emit(encode { t = "end", ticks = self.ticks })
+end
+
+M.Recording = Recording
+
+-- bt.record ---------------------------------------------------------------
+
+local Recorder = {}
+Recorder.__index = Recorder
+
+-- bt.record(path, agents): agents is one agent or a list of them.
+function M.record(bt, path, agents)
+  assert(type(path) == "string", "bt.record: path expected")
+  local f = assert(io.open(path, "w"))
+  f:setvbuf("full")
+  local self = setmetatable({ file = f, agents = {} }, Recorder)
+  self.rec = M.new(function(s) f:write(s, "\n") end, bt.VERSION)
+  self.sink = function(agent, status, err, ev)
+    self.rec:write(self.rec:line(agent, status, err, ev))
+  end
+  self.rec:header()
+  if agents ~= nil then
+    if agents.tick ~= nil then agents = { agents } end -- one agent
+    for _, a in ipairs(agents) do self:add(a) end
+  end
+  return self
+end
+
+-- recorder:add(agent): records one more agent from its next tick on.
+function Recorder:add(agent)
+  assert(self.file, "recorder is closed")
+  if self.agents[agent] then return self end
+  self.agents[agent] = true
+  self.rec:add(agent)
+  M.attach(agent, self.sink)
+  return self
+end
+
+-- recorder:remove(agent): stops recording that agent.
+function Recorder:remove(agent)
+  if self.agents[agent] then
+    self.agents[agent] = nil
+    M.detach(agent, self.sink)
+    self.rec:remove(agent)
+  end
+  return self
+end
+
+function Recorder:flush()
+  if self.file then self.file:flush() end
+  return self
+end
+
+-- recorder:close(): stops recording, writes the end line, closes the file.
+function Recorder:close()
+  if not self.file then return end
+  self.rec:finish()
+  self.file:close()
+  self.file = nil
+  for agent in pairs(self.agents) do -- (at exit, agents may be gone first)
+    pcall(M.detach, agent, self.sink)
+  end
+  self.agents = {}
+end
+Recorder.__close = Recorder.close
+Recorder.__gc = Recorder.close
+
+return M

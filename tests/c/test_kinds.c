@@ -1,0 +1,502 @@
+/*
+** test_kinds.c: the node kinds added in the second round (delay, parallel
+** with wait, utility selector, subtree) through the public C API, tick by
+** tick: statuses and the exact order of enter/tick/exit/abort events,
+** including every way a running node can be cut off.
+*/
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "bonsai.h"
+#include "fixture.h"
+
+/* {====== delay */
+
+/* Running for 'seconds' of agent time without its child, then the child's
+** status; a new run waits again. */
+static void delay_waits(void **state) {
+  bonsai_agent *ag;
+  (void)state;
+  leaf("A", "RSF");
+  ag = start("delay{seconds=2}(A)");
+  STEP(ag, 1, R, ""); /* starts at time 1 */
+  assert_string_equal(states(ag), "R.");
+  STEP(ag, 1, R, "");
+  STEP(ag, 1, R, "enter A; tick A"); /* time 3: 2 seconds passed */
+  assert_string_equal(states(ag), "RR");
+  STEP(ag, 1, S, "tick A; exit A success");
+  assert_string_equal(states(ag), "SS");
+  STEP(ag, 1, R, ""); /* a new run waits again */
+  STEP(ag, 1, R, "");
+  STEP(ag, 1, F, "enter A; tick A; exit A failure");
+  bonsai_agent_free(ag);
+}
+
+static void delay_zero_and_uneven_dt(void **state) {
+  bonsai_agent *ag;
+  (void)state;
+  leaf("A", "S");
+  ag = start("delay{seconds=0}(A)");
+  STEP(ag, 0, S, "enter A; tick A; exit A success");
+  bonsai_agent_free(ag);
+  ag = start("sequence(delay{seconds=1}(A), A)");
+  STEP(ag, 0.5, R, ""); /* starts at time 0.5 */
+  STEP(ag, 0.25, R, "");
+  STEP(ag, 0.5, R, ""); /* 0.75 s since it started */
+  STEP(ag, 0.25, S,
+       "enter A; tick A; exit A success; enter A; tick A; exit A success");
+  bonsai_agent_free(ag);
+}
+
+/* An abort while waiting aborts nothing below; an abort while the child
+** runs aborts the child; either way the next run waits again. */
+static void delay_aborts(void **state) {
+  bonsai_agent *ag;
+  (void)state;
+  leaf("A", "R");
+  ag = start("delay{seconds=1}(A)");
+  STEP(ag, 1, R, "");
+  assert_int_equal(bonsai_agent_abort(ag), BONSAI_OK);
+  assert_string_equal(trace_take(&trace), "");
+  assert_string_equal(states(ag), "A.");
+  STEP(ag, 1, R, ""); /* waits again from time 2 */
+  STEP(ag, 1, R, "enter A; tick A");
+  assert_int_equal(bonsai_agent_abort(ag), BONSAI_OK);
+  assert_string_equal(trace_take(&trace), "abort A");
+  assert_string_equal(states(ag), "AA");
+  STEP(ag, 1, R, "");
+  bonsai_agent_free(ag);
+}
+
+/* Under a reactive selector: a higher child that runs cuts the waiting
+** delay off (no call below it), and later the running child. */
+static void delay_under_reactive(void **state) {
+  bonsai_agent *ag;
+  (void)state;
+  leaf("C", "FFSFFFS");
+  leaf("A", "R");
+  ag = start("reactive_selector(?C, delay{seconds=1}(A))");
+  STEP(ag, 1, R, "tick C");
+  STEP(ag, 1, R, "tick C; enter A; tick A");
+  STEP(ag, 1, S, "tick C; abort A");
+  assert_string_equal(states(ag), "SSAA");
+  STEP(ag, 1, R, "tick C");
+  STEP(ag, 1, R, "tick C; enter A; tick A");
+  STEP(ag, 1, R, "tick C; tick A");
+  STEP(ag, 1, S, "tick C; abort A");
+  bonsai_agent_free(ag);
+  leaf("C", "FS");
+  ag = start("reactive_selector(?C, delay{seconds=5}(A))");
+  STEP(ag, 1, R, "tick C");
+  STEP(ag, 1, S, "tick C"); /* the waiting delay is aborted, A untouched */
+  assert_string_equal(states(ag), "SSA.");
+  bonsai_agent_free(ag);
+}
+
+static void delay_definition_errors(void **state) {
+  char err[256];
+  bonsai_def *d;
+  bonsai_tree *t;
+  (void)state;
+  leaf("A", "S");
+  d = bonsai_def_new(env);
+  assert_int_equal(trace_def(d, "delay(A)"), 0);
+  assert_int_equal(bonsai_tree_new(d, "t", &t, err, sizeof err), BONSAI_EDEF);
+  assert_string_equal(err, "delay: 'delay' needs 'seconds'");
+  bonsai_def_free(d);
+  d = bonsai_def_new(env);
+  assert_int_equal(trace_def(d, "delay{seconds=1}"), 0);
+  assert_int_equal(bonsai_tree_new(d, "t", &t, err, sizeof err), BONSAI_EDEF);
+  assert_string_equal(err, "delay: 'delay' needs a child");
+  bonsai_def_free(d);
+}
+
+/* }====== */
+
+/* {====== parallel with wait */
+
+/* The failure policy is met at once, but every child runs to its end; then
+** the policies decide (success first). */
+static void parallel_wait_finishes_all(void **state) {
+  bonsai_agent *ag;
+  (void)state;
+  leaf("A", "RS");
+  leaf("B", "F");
+  leaf("C", "RRS");
+  ag = start("parallel{wait=true}(A, B, C)");
+  STEP(ag, 1, R,
+       "enter A; tick A; enter B; tick B; exit B failure; enter C; tick C");
+  assert_string_equal(states(ag), "RRFR");
+  STEP(ag, 1, R, "tick A; exit A success; tick C");
+  STEP(ag, 1, F, "tick C; exit C success"); /* 2 of 3 successes */
+  assert_string_equal(states(ag), "FSFS");
+  /* a new run ticks every child again (scripts repeat their last status) */
+  STEP(ag, 1, F, "enter A; tick A; exit A success; enter B; tick B; "
+                 "exit B failure; enter C; tick C; exit C success");
+  bonsai_agent_free(ag);
+}
+
+static void parallel_wait_policies(void **state) {
+  bonsai_agent *ag;
+  (void)state;
+  leaf("A", "S");
+  leaf("B", "RRF");
+  ag = start("parallel{success=one,wait=true}(A, B)");
+  STEP(ag, 1, R, "enter A; tick A; exit A success; enter B; tick B");
+  STEP(ag, 1, R, "tick B");
+  STEP(ag, 1, S, "tick B; exit B failure");
+  bonsai_agent_free(ag);
+  /* both policies met: success is checked first */
+  leaf("A", "F");
+  leaf("B", "S");
+  ag = start("parallel{success=one,failure=one,wait=true}(A, B)");
+  STEP(ag, 1, S, "enter A; tick A; exit A failure; enter B; tick B; "
+                 "exit B success");
+  bonsai_agent_free(ag);
+  /* neither met */
+  ag = start("parallel{success=all,failure=all,wait=true}(A, B)");
+  STEP(ag, 1, F, "enter A; tick A; exit A failure; enter B; tick B; "
+                 "exit B success");
+  bonsai_agent_free(ag);
+  /* all succeed */
+  leaf("A", "RS");
+  ag = start("parallel{wait=true}(A, B)");
+  STEP(ag, 1, R, "enter A; tick A; enter B; tick B; exit B success");
+  STEP(ag, 1, S, "tick A; exit A success");
+  bonsai_agent_free(ag);
+  /* wait=false is the plain parallel */
+  leaf("A", "R");
+  leaf("B", "F");
+  ag = start("parallel{wait=false}(A, B)");
+  STEP(ag, 1, F, "enter A; tick A; enter B; tick B; exit B failure; "
+                 "abort A");
+  bonsai_agent_free(ag);
+}
+
+/* A waiting parallel cut off from above aborts its running children, in
+** child order, each deepest first. */
+static void parallel_wait_aborted(void **state) {
+  bonsai_agent *ag;
+  (void)state;
+  leaf("A", "R");
+  leaf("B", "F");
+  leaf("C", "R");
+  leaf("D", "FFS");
+  ag = start("reactive_selector(?D, parallel{wait=true}(A, B, "
+             "sequence(C)))");
+  STEP(ag, 1, R, "tick D; enter A; tick A; enter B; tick B; "
+                 "exit B failure; enter C; tick C");
+  STEP(ag, 1, R, "tick D; tick A; tick C");
+  STEP(ag, 1, S, "tick D; abort A; abort C");
+  assert_string_equal(states(ag), "SSAAFAA");
+  bonsai_agent_free(ag);
+}
+
+static void parallel_wait_errors(void **state) {
+  char err[256];
+  bonsai_def *d;
+  bonsai_tree *t;
+  (void)state;
+  leaf("A", "S");
+  d = bonsai_def_new(env);
+  assert_int_equal(trace_def(d, "parallel{wait=1}(A)"), 0);
+  assert_int_equal(bonsai_tree_new(d, "t", &t, err, sizeof err), BONSAI_EDEF);
+  assert_string_equal(err, "parallel: argument 'wait' must be a boolean");
+  bonsai_def_free(d);
+  d = bonsai_def_new(env);
+  assert_int_equal(trace_def(d, "sequence{wait=true}(A)"), 0);
+  assert_int_equal(bonsai_tree_new(d, "t", &t, err, sizeof err), BONSAI_EDEF);
+  assert_string_equal(err, "sequence: 'sequence' takes no argument 'wait'");
+  bonsai_def_free(d);
+}
+
+/* }====== */
+
+/* {====== utility selector */
+
+/* A utility function: the number at data, or an error when it is 1e9. */
+static int calls;
+static int util(const bonsai_call *c) {
+  const double *v = c->data;
+  assert_int_equal(c->event, BONSAI_EV_UTILITY);
+  assert_null(c->args);
+  calls++;
+  if (*v == 1e9)
+    return bonsai_agent_error(c->agent, "no utility for node %u", c->node);
+  *c->utility = *v;
+  return BONSAI_OK;
+}
+
+/* A utility selector over the registered leaves names[0..n), each with the
+** utility at u[k] (none when u[k] is NULL); the child of names[k] == "SEQ"
+** is a sequence of one leaf "S1". */
+static bonsai_agent *utility_agent(const char *const *names, double **u,
+                                   int n) {
+  bonsai_def *d = bonsai_def_new(env);
+  bonsai_tree *t;
+  bonsai_agent *ag;
+  char err[256];
+  int k;
+  bonsai_def_begin(d, BONSAI_UTILITY_SELECTOR, "u");
+  for (k = 0; k < n; k++) {
+    if (strcmp(names[k], "SEQ") == 0) {
+      bonsai_def_begin(d, BONSAI_SEQUENCE, "seq");
+      if (u[k] != NULL)
+        bonsai_def_utility(d, util, u[k]);
+      bonsai_def_leaf(d, BONSAI_ACTION, NULL, "S1", NULL);
+      bonsai_def_end(d);
+      continue;
+    }
+    bonsai_def_leaf(d, BONSAI_ACTION, NULL, names[k], NULL);
+    if (u[k] != NULL)
+      bonsai_def_utility(d, util, u[k]);
+  }
+  bonsai_def_end(d);
+  if (bonsai_tree_new(d, "t", &t, err, sizeof err) != BONSAI_OK)
+    fail_msg("%s", err);
+  bonsai_def_free(d);
+  ag = bonsai_agent_new(t, NULL, NULL);
+  bonsai_tree_release(t);
+  return ag;
+}
+
+/* Children are tried highest utility first; ties keep child order; no
+** utility is 0. */
+static void utility_order(void **state) {
+  static const char *const names[] = {"A", "B", "C", "D"};
+  double ua = 1, ub = 3, uc = 1, *u[4];
+  bonsai_agent *ag;
+  (void)state;
+  u[0] = &ua, u[1] = &ub, u[2] = &uc, u[3] = NULL;
+  leaf("A", "F");
+  leaf("B", "F");
+  leaf("C", "F");
+  leaf("D", "S");
+  ag = utility_agent(names, u, 4);
+  calls = 0;
+  STEP(ag, 1, S, "enter B; tick B; exit B failure; enter A; tick A; "
+                 "exit A failure; enter C; tick C; exit C failure; "
+                 "enter D; tick D; exit D success");
+  assert_int_equal(calls, 3); /* D has none */
+  ua = -1; /* now below D's 0 */
+  STEP(ag, 1, S, "enter B; tick B; exit B failure; enter C; tick C; "
+                 "exit C failure; enter D; tick D; exit D success");
+  ub = -2, uc = -2;
+  leaf("D", "F");
+  STEP(ag, 1, F, "enter D; tick D; exit D failure; enter A; tick A; "
+                 "exit A failure; enter B; tick B; exit B failure; "
+                 "enter C; tick C; exit C failure");
+  assert_string_equal(states(ag), "FFFFF");
+  bonsai_agent_free(ag);
+}
+
+/* A running child is aborted (after the other was ticked) when a child of
+** higher utility succeeds or runs; it goes on when it is reached. */
+static void utility_reactive(void **state) {
+  static const char *const names[] = {"A", "SEQ", "C"};
+  double ua = 1, us = 2, uc = 0, *u[3];
+  bonsai_agent *ag;
+  (void)state;
+  u[0] = &ua, u[1] = &us, u[2] = &uc;
+  leaf("A", "R");
+  leaf("S1", "R");
+  leaf("C", "FFS");
+  ag = utility_agent(names, u, 3);
+  STEP(ag, 1, R, "enter S1; tick S1");
+  assert_string_equal(states(ag), "R.RR.");
+  STEP(ag, 1, R, "tick S1"); /* still the highest */
+  ua = 5;
+  STEP(ag, 1, R, "enter A; tick A; abort S1");
+  assert_string_equal(states(ag), "RRAA.");
+  ua = 1;
+  STEP(ag, 1, R, "enter S1; tick S1; abort A");
+  /* a higher child that fails does not cut the running one off */
+  uc = 9;
+  STEP(ag, 1, R, "enter C; tick C; exit C failure; tick S1");
+  STEP(ag, 1, R, "enter C; tick C; exit C failure; tick S1");
+  STEP(ag, 1, S, "enter C; tick C; exit C success; abort S1");
+  assert_string_equal(states(ag), "SAAAS");
+  /* an abort from outside reaches the running child */
+  uc = -1;
+  STEP(ag, 1, R, "enter S1; tick S1");
+  assert_int_equal(bonsai_agent_abort(ag), BONSAI_OK);
+  assert_string_equal(trace_take(&trace), "abort S1");
+  bonsai_agent_free(ag);
+}
+
+/* A utility that fails is an error naming its node: the running nodes are
+** aborted, deepest first, before the tick returns. */
+static void utility_errors(void **state) {
+  static const char *const names[] = {"A", "SEQ"};
+  double ua = 0, us = 1, *u[2];
+  bonsai_agent *ag;
+  char path[64];
+  (void)state;
+  u[0] = &ua, u[1] = &us;
+  leaf("A", "R");
+  leaf("S1", "R");
+  ag = utility_agent(names, u, 2);
+  STEP(ag, 1, R, "enter S1; tick S1");
+  ua = 1e9;
+  STEP(ag, 1, BONSAI_ELEAF, "abort S1");
+  assert_string_equal(bonsai_agent_errmsg(ag), "no utility for node 1");
+  bonsai_tree_node_path(bonsai_agent_tree(ag), bonsai_agent_errnode(ag), path,
+                        sizeof path);
+  assert_string_equal(path, "u/A");
+  assert_string_equal(states(ag), "A.AA");
+  ua = NAN;
+  STEP(ag, 1, BONSAI_ELEAF, "");
+  assert_string_equal(bonsai_agent_errmsg(ag), "utility is NaN");
+  ua = 0;
+  STEP(ag, 1, R, "enter S1; tick S1");
+  bonsai_agent_free(ag);
+}
+
+static void utility_definition_errors(void **state) {
+  char err[256];
+  bonsai_def *d;
+  bonsai_tree *t;
+  double v = 1;
+  (void)state;
+  leaf("A", "S");
+  d = bonsai_def_new(env);
+  bonsai_def_begin(d, BONSAI_SEQUENCE, NULL);
+  bonsai_def_leaf(d, BONSAI_ACTION, NULL, "A", NULL);
+  bonsai_def_utility(d, util, &v);
+  bonsai_def_end(d);
+  assert_int_equal(bonsai_tree_new(d, "t", &t, err, sizeof err), BONSAI_EDEF);
+  assert_string_equal(err, "sequence/A: a utility applies only to a child of "
+                           "a 'utility_selector'");
+  bonsai_def_free(d);
+  d = bonsai_def_new(env);
+  assert_int_equal(trace_def(d, "utility_selector"), 0);
+  assert_int_equal(bonsai_tree_new(d, "t", &t, err, sizeof err), BONSAI_EDEF);
+  assert_string_equal(err, "utility_selector: 'utility_selector' needs "
+                           "children");
+  bonsai_def_free(d);
+  d = bonsai_def_new(env);
+  assert_int_equal(bonsai_def_utility(d, util, &v), BONSAI_EDEF);
+  bonsai_def_free(d);
+}
+
+/* }====== */
+
+/* {====== subtree */
+
+/* In C a subtree node marks an inlined tree: it passes its child's status
+** both ways, is part of paths, and needs one child. */
+static void subtree_passes_through(void **state) {
+  bonsai_agent *ag;
+  unsigned nodes[8];
+  char path[64];
+  char err[256];
+  bonsai_def *d;
+  bonsai_tree *t;
+  (void)state;
+  leaf("A", "RFR");
+  leaf("B", "S");
+  ag = start("selector(subtree:patrol(sequence(A)), B)");
+  STEP(ag, 1, R, "enter A; tick A");
+  assert_int_equal(bonsai_agent_running(ag, nodes, 8), 4);
+  bonsai_tree_node_path(bonsai_agent_tree(ag), nodes[3], path, sizeof path);
+  assert_string_equal(path, "selector/patrol/sequence[1]/A");
+  STEP(ag, 1, S, "tick A; exit A failure; enter B; tick B; exit B success");
+  assert_string_equal(states(ag), "SFFFS");
+  STEP(ag, 1, R, "enter A; tick A");
+  assert_int_equal(bonsai_agent_abort(ag), BONSAI_OK);
+  assert_string_equal(trace_take(&trace), "abort A");
+  assert_string_equal(states(ag), "AAAAS"); /* B keeps its last status */
+  bonsai_agent_free(ag);
+  d = bonsai_def_new(env);
+  assert_int_equal(trace_def(d, "subtree"), 0);
+  assert_int_equal(bonsai_tree_new(d, "t", &t, err, sizeof err), BONSAI_EDEF);
+  assert_string_equal(err, "subtree: 'subtree' needs a child");
+  bonsai_def_free(d);
+}
+
+/* }====== */
+
+/* {====== save and restore */
+
+typedef struct Bytes {
+  unsigned char p[4096];
+  size_t n;
+} Bytes;
+
+static void put(void *ud, const void *p, size_t n) {
+  Bytes *b = (Bytes *)ud;
+  assert_true(b->n + n <= sizeof b->p);
+  memcpy(b->p + b->n, p, n);
+  b->n += n;
+}
+
+/* A utility selector's running child is saved by name: restored into a
+** version with a child inserted before it, it goes on, and is the one
+** aborted when a higher child runs. A waiting delay keeps its start. */
+static void save_new_kinds(void **state) {
+  static const char *const before[] = {"A", "SEQ"};
+  static const char *const after[] = {"N", "A", "SEQ"};
+  double un = -1, ua = 0, us = 1, *u[3];
+  bonsai_agent *ag, *bg;
+  Bytes b;
+  (void)state;
+  leaf("N", "R");
+  leaf("A", "R");
+  leaf("S1", "R");
+  u[0] = &ua, u[1] = &us;
+  ag = utility_agent(before, u, 2);
+  STEP(ag, 1, R, "enter S1; tick S1");
+  b.n = 0;
+  assert_int_equal(bonsai_agent_save(ag, NULL, put, &b), BONSAI_OK);
+  bonsai_agent_free(ag);
+  u[0] = &un, u[1] = &ua, u[2] = &us;
+  bg = utility_agent(after, u, 3);
+  assert_int_equal(bonsai_agent_restore(bg, b.p, b.n, NULL), BONSAI_OK);
+  assert_string_equal(states(bg), "R..RR");
+  STEP(bg, 1, R, "tick S1");
+  un = 5;
+  STEP(bg, 1, R, "enter N; tick N; abort S1");
+  bonsai_agent_free(bg);
+  ag = start("sequence(delay{seconds=2}(A))");
+  STEP(ag, 1, R, "");
+  b.n = 0;
+  assert_int_equal(bonsai_agent_save(ag, NULL, put, &b), BONSAI_OK);
+  bonsai_agent_free(ag);
+  bg = start("sequence(delay{seconds=2}(A))");
+  assert_int_equal(bonsai_agent_restore(bg, b.p, b.n, NULL), BONSAI_OK);
+  STEP(bg, 1, R, "");
+  STEP(bg, 1, R, "enter A; tick A"); /* 2 s after its start at time 1 */
+  bonsai_agent_free(bg);
+}
+
+/* }====== */
+
+#define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      T(delay_waits),
+      T(delay_zero_and_uneven_dt),
+      T(delay_aborts),
+      T(delay_under_reactive),
+      T(delay_definition_errors),
+      T(parallel_wait_finishes_all),
+      T(parallel_wait_policies),
+      T(parallel_wait_aborted),
+      T(parallel_wait_errors),
+      T(utility_order),
+      T(utility_reactive),
+      T(utility_errors),
+      T(utility_definition_errors),
+      T(subtree_passes_through),
+      T(save_new_kinds),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,396 @@
+-- debug_spec: the live server (bt.debug, docs/TRACE_FORMAT.md "Live") with
+-- lua-socket clients in the same process, all on 127.0.0.1 and bounded in
+-- time: the event stream and what a new client receives, commands
+-- (blackboard writes, breakpoints, step, resume, record), static files and
+-- refused paths, a trace file served to the viewer, and clients that
+-- disconnect, send garbage, hold the connection or stop reading. poll()
+-- must never block.
+local bt = require "bonsai"
+local debugmod = require "bonsai.debug"
+local socket = require "socket"
+local cjson = require "cjson"
+
+local D, port
+local limits = {}
+
+local function serve(o)
+  D = debugmod.new(bt)
+  port = D.serve(o)
+  return D
+end
+
+before_each(function()
+  for _, k in ipairs { "REQUEST_TIMEOUT", "MAX_OUT", "MAX_HEADER",
+                       "MAX_CLIENTS", "FEED" } do
+    limits[k] = debugmod[k]
+  end
+end)
+
+after_each(function()
+  if D then D.close() end
+  D = nil
+  for k, v in pairs(limits) do debugmod[k] = v end
+end)
+
+-- Polls the server until cond() is true or secs pass; every poll is timed.
+local slowest = 0
+local function pump(cond, secs)
+  local t0 = socket.gettime()
+  repeat
+    local t = socket.gettime()
+    D.poll()
+    slowest = math.max(slowest, socket.gettime() - t)
+    if cond() then return true end
+    socket.sleep(0.002)
+  until socket.gettime() - t0 > (secs or 3)
+  return false
+end
+
+local function connect()
+  local c = assert(socket.connect("127.0.0.1", port))
+  c:settimeout(0)
+  return { sock = c, buf = "", closed = false }
+end
+
+-- Reads what has arrived at client c.
+local function read(c)
+  local d, e, p = c.sock:receive(65536)
+  c.buf = c.buf .. (d or p or "")
+  if e == "closed" then c.closed = true end
+  return c.buf
+end
+
+-- Sends a raw request and returns the whole response (the server closes
+-- every connection but the event stream).
+local function raw(text)
+  local c = connect()
+  c.sock:send(text)
+  assert(pump(function() read(c); return c.closed end), "no response")
+  c.sock:close()
+  return c.buf
+end
+
+local function get(path)
+  return raw("GET " .. path .. " HTTP/1.1\r\nHost: x\r\n\r\n")
+end
+
+local function post(body)
+  local r = raw("POST /command HTTP/1.1\r\nHost: x\r\nContent-Type: " ..
+                "application/json\r\nContent-Length: " .. #body ..
+                "\r\n\r\n" .. body)
+  return cjson.decode(r:match("\r\n\r\n(.*)$"))
+end
+
+-- An event-stream client: its lines so far, decoded.
+local function subscribe()
+  local c = connect()
+  c.sock:send("GET /events HTTP/1.1\r\nHost: x\r\n\r\n")
+  c.lines = function()
+    local out = {}
+    for data in read(c):gmatch("data: ([^\n]*)\n\n") do
+      out[#out + 1] = cjson.decode(data)
+    end
+    return out
+  end
+  return c
+end
+
+local function guardtree()
+  return bt.tree(bt.reactive_selector { name = "guard",
+    bt.reactive_sequence { name = "flee", bt.check("hp", "<", 25),
+      bt.named("run", bt.action(function() return bt.RUNNING end)) },
+    bt.named("patrol", bt.action(function(a, bb)
+      bb.steps = (bb.steps or 0) + 1
+      return bt.RUNNING
+    end)),
+  }, { name = "guard" })
+end
+
+describe("bt.debug.serve", function()
+  it("listens on 127.0.0.1 only, unless told otherwise", function()
+    D = debugmod.new(bt)
+    assert.has_error(function() D.serve { host = "0.0.0.0" } end)
+    assert.has_error(function() D.serve { host = "192.168.1.10" } end)
+    port = D.serve { port = 0 }
+    assert.is_true(port > 0)
+    assert.equal("http://127.0.0.1:" .. port .. "/", D.url)
+    local _, pa = get("/live"):match("^(HTTP/1.1 200).-\r\n\r\n(.*)$")
+    assert.same({ live = true }, cjson.decode(pa))
+  end)
+
+  it("streams header, trees, agents and ticks; new clients catch up",
+     function()
+    local tree = guardtree()
+    local a = bt.agent(tree, { owner = { name = "Brom" },
+                               blackboard = { hp = 100 } })
+    serve { agents = { a } }
+    local c1 = subscribe()
+    assert.is_true(pump(function() return #c1.lines() >= 3 end))
+    local l = c1.lines()
+    assert.equal("header", l[1].t)
+    assert.equal(1, l[1].format)
+    assert.equal("tree", l[2].t)
+    assert.equal("guard/flee/check[1]", l[2].nodes[3].path)
+    assert.same({ t = "agent", agent = 1, tree = "guard", version = 1,
+                  label = "Brom" }, l[3])
+    a:tick(0.5)
+    bt.tick_all({ a }, 0.5)
+    assert.is_true(pump(function() return #c1.lines() >= 5 end))
+    l = c1.lines()
+    assert.equal("tick", l[4].t)
+    assert.equal(1, l[4].tick)
+    assert.same({ hp = 100, steps = 1 }, l[4].bb)
+    assert.equal(2, l[5].tick)
+    assert.same({ 4, "running", 1 }, l[5].events[#l[5].events])
+    assert.same({ steps = 2 }, l[5].bb)
+    -- a client arriving now gets the last tick with the whole state
+    local c2 = subscribe()
+    assert.is_true(pump(function() return #c2.lines() >= 4 end))
+    local last = c2.lines()[4]
+    assert.equal(2, last.tick)
+    assert.same({ { 0, "running" }, { 1, "failure" }, { 2, "failure" },
+                  { 4, "running" } }, last.state)
+    assert.equal(2, last.bb.steps)
+    -- a reload is streamed as a new tree version
+    tree:reload(bt.reactive_selector { name = "guard",
+      bt.named("patrol", bt.action(function() return bt.RUNNING end)) })
+    a:tick(0.5)
+    assert.is_true(pump(function() return #c2.lines() >= 6 end))
+    l = c2.lines()
+    assert.equal("tree", l[5].t)
+    assert.equal(2, l[5].version)
+    assert.same({ from = 1, to = 2 }, l[6].reload)
+    c1.sock:close()
+    c2.sock:close()
+    assert.is_true(pump(function() return D.clients() == 0 end))
+  end)
+
+  it("writes blackboard values through the normal path", function()
+    local a = bt.agent(guardtree(), { blackboard = { hp = 100 } })
+    local seen
+    a.bb:observe("hp", function(_, _, new) seen = new end)
+    serve { agents = { a } }
+    a:tick(1)
+    assert.same({ ok = true }, post('{"cmd":"set","agent":1,"key":"hp",' ..
+                                    '"value":10}'))
+    assert.equal(10, a.bb.hp)
+    assert.equal(10, seen)
+    a:tick(1)
+    assert.same({ "guard", "flee", "run" }, a:running())
+    assert.same({ ok = true }, post('{"cmd":"set","agent":1,"key":"name",' ..
+                                    '"value":"Brom"}'))
+    assert.same({ ok = true }, post('{"cmd":"set","agent":1,"key":"name",' ..
+                                    '"value":null}'))
+    assert.is_nil(a.bb.name)
+    local r = post('{"cmd":"set","agent":1,"key":"hp","value":{"x":1}}')
+    assert.is_false(r.ok)
+    assert.is_false(post('{"cmd":"set","agent":9,"key":"hp","value":1}').ok)
+    assert.is_false(post('{"cmd":"fly"}').ok)
+    assert.is_false(post('[1,2').ok)
+  end)
+
+  it("freezes an agent that enters a breakpoint; step and resume",
+     function()
+    local a = bt.agent(guardtree(), { blackboard = { hp = 100 } })
+    local b = bt.agent(guardtree(), { blackboard = { hp = 100 } })
+    serve { agents = { a, b } }
+    local c = subscribe()
+    assert.same({ ok = true }, post('{"cmd":"break","tree":"guard",' ..
+                                    '"node":"guard/flee/run","on":true}'))
+    bt.tick_all({ a, b }, 1)
+    assert.is_false(a:frozen())
+    a.bb.hp = 10
+    bt.tick_all({ a, b }, 1)
+    assert.is_true(a:frozen())
+    assert.is_false(b:frozen())
+    assert.is_true(pump(function()
+      for _, l in ipairs(c.lines()) do
+        if l.t == "tick" and l.agent == 1 and l.frozen == 3 then
+          return true
+        end
+      end
+    end))
+    local steps = b.bb.steps
+    local time = a.time
+    bt.tick_all({ a, b }, 1)
+    a:tick(1)
+    assert.equal(time, a.time) -- skipped
+    assert.equal(steps + 1, b.bb.steps) -- the other one goes on
+    assert.same({ ok = true }, post('{"cmd":"step","agent":1}'))
+    bt.tick_all({ a }, 1)
+    assert.equal(time + 1, a.time)
+    assert.is_true(a:frozen())
+    bt.tick_all({ a }, 1)
+    assert.equal(time + 1, a.time)
+    assert.same({ ok = true }, post('{"cmd":"break","tree":"guard",' ..
+                                    '"node":"guard/flee/run","on":false}'))
+    assert.same({ ok = true }, post('{"cmd":"resume","agent":1}'))
+    bt.tick_all({ a }, 1)
+    assert.equal(time + 2, a.time)
+    assert.is_false(a:frozen())
+  end)
+
+  it("streams only the agents recorded", function()
+    local a = bt.agent(guardtree(), { blackboard = { hp = 100 } })
+    local b = bt.agent(guardtree(), { blackboard = { hp = 100 } })
+    serve {}
+    D.add(a)
+    D.add(b, { record = false })
+    local c = subscribe()
+    bt.tick_all({ a, b }, 1)
+    assert.same({ ok = true }, post('{"cmd":"record","agent":2,"on":true}'))
+    assert.same({ ok = true }, post('{"cmd":"record","agent":1,"on":false}'))
+    bt.tick_all({ a, b }, 1)
+    assert.is_true(pump(function() return #c.lines() >= 6 end))
+    local ticks = {}
+    for _, l in ipairs(c.lines()) do
+      if l.t == "tick" then
+        ticks[#ticks + 1] = ("%d:%d"):format(l.agent, l.tick)
+      end
+    end
+    assert.same({ "1:1", "2:2" }, ticks)
+  end)
+
+  it("serves the viewer's files and refuses other paths", function()
+    local root = os.tmpname()
+    os.remove(root)
+    assert(os.execute("mkdir -p '" .. root .. "/sub' '" .. root .. "/.git'"))
+    local function put(name, text)
+      local f = assert(io.open(root .. "/" .. name, "w"))
+      f:write(text)
+      f:close()
+    end
+    put("index.html", "<p>viewer</p>")
+    put("sub/viewer.js", "let x = 1;")
+    put(".git/config", "secret")
+    serve { root = root }
+    local r = get("/")
+    assert.truthy(r:find("^HTTP/1.1 200"))
+    assert.truthy(r:find("text/html", 1, true))
+    assert.truthy(r:find("<p>viewer</p>", 1, true))
+    r = get("/sub/viewer.js?v=2")
+    assert.truthy(r:find("text/javascript", 1, true))
+    assert.truthy(r:find("let x = 1;", 1, true))
+    assert.truthy(get("/nothing.html"):find("^HTTP/1.1 404"))
+    for _, p in ipairs { "/../README.md", "/sub/../../README.md",
+                         "/%2e%2e/README.md", "/.git/config",
+                         "/sub/%2E%2E/index.html", "//etc/passwd",
+                         "/a\\b" } do
+      assert.truthy(get(p):find("^HTTP/1.1 403"), p)
+    end
+    assert.truthy(raw("DELETE / HTTP/1.1\r\n\r\n"):find("^HTTP/1.1 405"))
+    os.execute("rm -rf '" .. root .. "'")
+  end)
+
+  it("serves a trace file to the viewer, larger than any queue", function()
+    local path = os.tmpname()
+    local a = bt.agent(guardtree(), { blackboard = { hp = 100 } })
+    local r = bt.record(path, { a })
+    for _ = 1, 40 do a:tick(1) end
+    r:close()
+    debugmod.MAX_OUT, debugmod.FEED = 1024, 500 -- the file is larger
+    serve { file = path }
+    local name = path:match("[^/]+$")
+    assert.truthy(D.url:find("?trace=" .. name, 1, true))
+    local body = get("/" .. name):match("\r\n\r\n(.*)$")
+    local f = io.open(path)
+    assert.equal(f:read("a"), body)
+    f:close()
+    local _, live = get("/live"):match("^(HTTP/1.1 200).-\r\n\r\n(.*)$")
+    assert.same({ live = false }, cjson.decode(live))
+    local c = subscribe()
+    assert.is_true(pump(function() return #c.lines() >= 44 end))
+    assert.equal(44, #c.lines())
+    assert.equal(40, c.lines()[43].tick)
+    assert.equal("end", c.lines()[44].t)
+    assert.is_false(post('{"cmd":"resume","agent":1}').ok)
+    os.remove(path)
+  end)
+
+  it("survives garbage, disconnects, idle and slow clients", function()
+    debugmod.REQUEST_TIMEOUT = 0.2
+    debugmod.MAX_OUT = 4096
+    debugmod.MAX_HEADER = 1024
+    local a = bt.agent(guardtree(), { blackboard = { hp = 100 } })
+    serve { agents = { a } }
+    -- garbage
+    assert.truthy(raw("\0\1\2garbage\r\n\r\n"):find("^HTTP/1.1 400"))
+    assert.truthy(raw("GET\r\n\r\n"):find("^HTTP/1.1 400"))
+    -- too large: headers that never end, a body over the limit
+    assert.truthy(raw("GET / HTTP/1.1\r\nX: " .. ("x"):rep(2000))
+                  :find("^HTTP/1.1 413"))
+    assert.truthy(raw("POST /command HTTP/1.1\r\nContent-Length: 999999" ..
+                      "\r\n\r\n{}"):find("^HTTP/1.1 413"))
+    -- a client that connects and says nothing, one that stops mid-request
+    local idle, half = connect(), connect()
+    half.sock:send("GET /live HTTP/1.1\r\nHo")
+    assert.is_true(pump(function()
+      read(idle); read(half)
+      return idle.closed and half.closed
+    end))
+    assert.truthy(idle.buf:find("^HTTP/1.1 408"))
+    -- clients that go away: before the answer, and in the middle of the
+    -- stream
+    local gone = connect()
+    gone.sock:send("GET /live HTTP/1.1\r\n\r\n")
+    gone.sock:close()
+    local c = subscribe()
+    assert.is_true(pump(function() return #c.lines() >= 3 end))
+    c.sock:close()
+    -- a stream client that never reads: dropped once its queue is full
+    local slow = connect()
+    slow.sock:setoption("keepalive", false)
+    slow.sock:send("GET /events HTTP/1.1\r\n\r\n")
+    local big = ("x"):rep(40000)
+    for i = 1, 300 do
+      a.bb.filler = big .. i
+      a:tick(0.1)
+      D.poll()
+    end
+    assert.is_true(pump(function() return D.clients() == 0 end))
+    -- more connections than allowed: the extra ones are closed at once
+    debugmod.MAX_CLIENTS = 2
+    local many = {}
+    for i = 1, 4 do many[i] = connect() end
+    assert.is_true(pump(function()
+      for i = 1, 4 do read(many[i]) end
+      return (many[3].closed and many[4].closed) and D.clients() == 2
+    end))
+    for i = 1, 4 do many[i].sock:close() end
+    assert.is_true(pump(function() return D.clients() == 0 end))
+    debugmod.MAX_CLIENTS = 64
+    -- the game and the server still work, and no poll took long
+    a:tick(0.1)
+    assert.truthy(get("/live"):find("^HTTP/1.1 200"))
+    assert.is_true(slowest < 1, "a poll took " .. slowest .. " s")
+    slow.sock:close()
+    idle.sock:close()
+    half.sock:close()
+  end)
+end)
+
+describe("tests/live/game.lua", function()
+  it("serves its game live on 127.0.0.1 for the seconds asked", function()
+    local p = assert(io.popen("lua5.4 tests/live/game.lua 0 1.5"))
+    local first = p:read("l")
+    local gport = tonumber(first and
+                           first:match("^live: http://127%.0%.0%.1:(%d+)/$"))
+    assert.is_number(gport, first)
+    local c = assert(socket.connect("127.0.0.1", gport))
+    c:settimeout(2)
+    c:send("GET /events HTTP/1.1\r\n\r\n")
+    local got, lines = "", 0
+    local t0 = socket.gettime()
+    while lines < 8 and socket.gettime() - t0 < 2 do
+      local d, e, part = c:receive(4096)
+      got = got .. (d or part or "")
+      lines = select(2, got:gsub("\ndata: ", ""))
+      if e == "closed" then break end
+    end
+    c:close()
+    assert.truthy(got:find('"t":"header"', 1, true))
+    assert.truthy(got:find('"t":"tick"', 1, true))
+    p:read("a") -- it stops by itself
+    assert.is_true(p:close())
+  end)
+end)
