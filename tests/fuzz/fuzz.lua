@@ -44,6 +44,7 @@ local FEATURES = {
   "sleep",     -- bt.sleep from leaves and tasks, a:wake
   "budget",    -- bt.tick_all(list, dt, { budget = n })
   "save",      -- a:save() and bt.agent(tree, { restore = s })
+  "subtree",   -- bt.subtree of library trees, reloaded under their hosts
 }
 
 local opt = { first = 1, last = 20, steps = 500, seconds = nil, replay = nil,
@@ -509,20 +510,22 @@ end
 -- Trees ------------------------------------------------------------------
 
 local COMPOSITES = { "sequence", "selector", "reactive_sequence",
-                     "reactive_selector", "parallel" }
+                     "reactive_selector", "parallel", "utility_selector" }
 local DECORATORS = { "invert", "force_success", "force_failure", "repeater",
                      "retry", "repeat_until_failure", "timeout", "time_limit",
-                     "limit", "cooldown", "run_once" }
+                     "limit", "cooldown", "run_once", "delay" }
 local OPS = { "==", "~=", "<", "<=", ">", ">=" }
 
 -- A random spec (plain tables) of a subtree; ids are unique in a version.
+-- (a library tree's ids start at 10000 times its number, so that a host
+-- that inlines it keeps every name unique)
 local function newid(used, prefix, n)
   for _ = 1, 50 do
-    local id = prefix .. R.int(n)
+    local id = prefix .. (W.idbase + R.int(n))
     if not used[id] then used[id] = true; return id end
   end
   W.nid = W.nid + 1
-  local id = prefix .. (n + W.nid)
+  local id = prefix .. (W.idbase + n + W.nid)
   used[id] = true
   return id
 end
@@ -553,6 +556,13 @@ local function genleaf(used)
   if x <= 78 then return { kind = "named", id = newid(used, "R", 12),
                            reg = R.int(NREG) } end
   if x <= 88 then return checkspec() end
+  if x <= 92 and ON.subtree and W.idbase == 0 and #W.libs > 0 then
+    local j = R.int(#W.libs)
+    if not used["lib" .. j] then
+      used["lib" .. j] = true
+      return { kind = "subtree", lib = j }
+    end
+  end
   return { kind = "wait", seconds = R.pick { 0, 0.5, 1, 3 } }
 end
 
@@ -564,6 +574,7 @@ local function gen(used, depth)
     s = { kind = R.pick(COMPOSITES), id = newid(used, "N", 40), children = {} }
     for i = 1, R.int(4) do s.children[i] = gen(used, depth + 1) end
     if s.kind == "parallel" then
+      s.wait = R.chance(0.3) or nil
       local n = #s.children
       local function pol()
         local y = R.int(3)
@@ -588,7 +599,8 @@ local function gen(used, depth)
     local k = s.kind
     if k == "repeater" or k == "retry" or k == "limit" then
       s.times = R.int(4) - 1
-    elseif k == "timeout" or k == "time_limit" or k == "cooldown" then
+    elseif k == "timeout" or k == "time_limit" or k == "cooldown" or
+           k == "delay" then
       s.seconds = R.pick { 0, 0.5, 1, 2, 4 }
     end
   end
@@ -597,6 +609,7 @@ end
 
 local function ids(s, used)
   if s.id then used[s.id] = true end
+  if s.lib then used["lib" .. s.lib] = true end
   for _, c in ipairs(s.children or {}) do ids(c, used) end
   for _, c in ipairs(s.conditions or {}) do ids(c, used) end
   return used
@@ -644,6 +657,22 @@ local function mutate(s)
   return s
 end
 
+-- A utility function for the child called id of a utility selector.
+local function utilityfn(id)
+  return function(a, bb)
+    return guarded(a, id, function()
+      clockcheck(a)
+      sideeffects(a)
+      maybe_raise()
+      if ON.raise and R.chance(0.003) then
+        record(a, id, nil)
+        return "high" -- not a number: an error naming the child
+      end
+      return R.int(5) - 1
+    end)
+  end
+end
+
 -- Node tables from a spec (fresh functions every time).
 local function build(s)
   local k = s.kind
@@ -667,6 +696,8 @@ local function build(s)
     return bt.is_set(s.key)
   elseif k == "wait" then
     return bt.wait { seconds = s.seconds }
+  elseif k == "subtree" then
+    return bt.subtree(W.libs[s.lib].tree, { name = "S" .. s.lib })
   end
   local t = { name = s.id }
   if k == "filter" or k == "monitor" then
@@ -674,9 +705,16 @@ local function build(s)
     for i, c in ipairs(s.conditions) do t.conditions[i] = build(c) end
   end
   if k == "guard" then t[1] = build(s.check) end
-  for _, c in ipairs(s.children) do t[#t + 1] = build(c) end
+  for _, c in ipairs(s.children) do
+    local n = build(c)
+    if k == "utility_selector" and c.id and R.chance(0.8) then
+      n = bt.utility(utilityfn(c.id), n)
+    end
+    t[#t + 1] = n
+  end
   t.success, t.failure, t.times, t.seconds = s.success, s.failure, s.times,
                                              s.seconds
+  t.wait = s.wait
   if k == "guard" then t.abort = s.abort end
   return bt[k](t)
 end
@@ -701,6 +739,33 @@ local function genprio(used)
     p[i] = f
   end
   return p
+end
+
+-- A library tree, inlined by hosts with bt.subtree; reloading it reloads
+-- them all (or none).
+local function newlib()
+  local j = #W.libs + 1
+  W.idbase = 10000 * j
+  local spec = gen({}, 1)
+  W.idbase = 0
+  local name = "Lib" .. j
+  local t = bt.tree(build(spec), { name = name })
+  W.libs[j] = { tree = t, spec = spec, name = name, base = 10000 * j }
+end
+
+local function reloadlib(e)
+  W.idbase = e.base
+  local spec = R.chance(0.8) and mutate(e.spec) or gen({}, 1)
+  W.idbase = 0
+  local ok, good, err = api("reload " .. e.name .. " (and its hosts)", nil,
+                            e.tree.reload, e.tree, build(spec))
+  if not ok then
+    violation("tree:reload of a library raised " .. tostring(good))
+  elseif not good then
+    violation("tree:reload refused a good library tree: " .. tostring(err))
+  else
+    e.spec = spec
+  end
 end
 
 local function newtree()
@@ -953,7 +1018,11 @@ function effect(a)
   elseif x == 5 and ON.abort and target then
     ok, err = abortop(target, R.chance(0.5) and "abort" or "reset")
   elseif x == 6 and ON.reload and #W.trees > 0 then
-    reload(R.pick(W.trees))
+    if ON.subtree and #W.libs > 0 and R.chance(0.3) then
+      reloadlib(R.pick(W.libs))
+    else
+      reload(R.pick(W.trees))
+    end
   elseif x == 7 and ON.register then
     local k = R.int(NREG)
     register(k, R.int(2))
@@ -1001,7 +1070,11 @@ local function step()
   elseif x <= 54 and ON.abort and a then
     abortop(a, R.chance(0.6) and "abort" or "reset")
   elseif x <= 59 and ON.reload and #W.trees > 0 then
-    reload(R.pick(W.trees))
+    if ON.subtree and #W.libs > 0 and R.chance(0.3) then
+      reloadlib(R.pick(W.libs))
+    else
+      reload(R.pick(W.trees))
+    end
   elseif x <= 60 and ON.reload and #W.trees > 1 then
     local e1, e2 = R.pick(W.trees), R.pick(W.trees)
     if e1 ~= e2 and e1.name then
@@ -1109,10 +1182,13 @@ local function runseed(seed, steps)
   W = { books = setmetatable({}, { __mode = "k" }), frames = {}, depth = 0,
         violations = {}, trace = {}, trees = {}, agents = {}, lists = {},
         bbs = {}, observers = {}, nerr = 0, nid = 0, ntrees = 0,
-        nagents = 0 }
+        nagents = 0, libs = {}, idbase = 0 }
   for k = 1, NREG do register(k, R.int(2)) end
   local failed
   local ok, err = xpcall(function()
+    if ON.subtree then
+      for _ = 1, R.int(3) - 1 do newlib() end
+    end
     for _ = 1, R.int(3) do newtree() end
     for _ = 1, 2 + R.int(3) do newagent() end
     for i = 1, steps do
@@ -1129,6 +1205,7 @@ local function runseed(seed, steps)
   end
   local v, tr = W.violations, W.trace
   W.agents, W.trees, W.lists, W.bbs, W.observers = nil, nil, nil, nil, nil
+  W.libs = nil
   W = nil
   for k = 1, NREG do register(k, 1) end
   collectgarbage()
