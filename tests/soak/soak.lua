@@ -1,5 +1,6 @@
--- tests/soak/soak.lua: the soak. AGENTS agents run a tree of about 50 nodes
--- that uses every node kind (and a priority section), ticked TICKS times
+-- tests/soak/soak.lua: the soak. AGENTS agents run a tree of about 60 nodes
+-- that uses every node kind (a priority section, a subtree, a utility
+-- selector, a waiting parallel, a delay among them), ticked TICKS times
 -- with bt.tick_all; the tree is reloaded every 20 ticks (two versions in
 -- turn: a node comes and goes, parameters change) and the keys the guards
 -- watch are written every tick. Checks: enters = exits + aborts + still
@@ -26,7 +27,7 @@ local function life(name, len)
   return bt.action { name = name,
     enter = function() enters = enters + 1 end,
     tick = function(a)
-      local t = a.owner.t
+      local t = a.owner.t + a.owner.id -- each agent in its own phase
       if t % len == 0 then return (t // len) % 4 ~= 0 end
       return bt.RUNNING
     end,
@@ -50,6 +51,14 @@ bt.register("soak.hit", function(a, bb)
   return a.owner.t % 3 == 0 and bt.SUCCESS or bt.RUNNING
 end)
 
+-- A library tree every version inlines (bt.subtree).
+local lib = bt.tree(bt.sequence { name = "errand",
+  bt.delay { name = "pause", seconds = 0.2, life("fetch", 3) },
+  bt.utility_selector { name = "choose",
+    bt.utility(function(a) return a.owner.id % 3 end, life("left", 2)),
+    bt.utility(function(a) return a.owner.t % 3 end, life("right", 3)) } },
+  { name = "errand" })
+
 local function tree(v)
   local extra = v == 2 and life("extra", 2) or bt.wait(0.2)
   return bt.reactive_selector { name = "root",
@@ -72,6 +81,9 @@ local function tree(v)
         bt.cooldown { name = "cd", seconds = 1,
           bt.force_failure(life("sit", 2)) },
         bt.limit { name = "lim", times = 3, life("nap", 5) } } },
+    bt.parallel { name = "errands", wait = true, success = "one",
+      bt.subtree(lib, { name = "errand" }),
+      bt.force_failure(bt.wait(0.3)) },
     bt.selector { name = "idle",
       bt.run_once(bt.action(function() return true end)),
       bt.repeat_until_failure(bt.condition(function(a)
@@ -90,7 +102,9 @@ end
 local T = bt.tree(tree(1), opts())
 local names = {}
 for _, n in ipairs { "shout", "dig", "walk", "extra", "sit", "nap", "look",
-                     "die" } do names[n] = "life" end
+                     "die", "fetch", "left", "right" } do
+  names[n] = "life"
+end
 names.carry, names.stroll = "task", "task"
 
 local agents = {}
@@ -157,10 +171,10 @@ end
 local secs = os.clock() - clock0
 local life_n, task_n = running()
 
-local function mb(x) return ("%.1f MB"):format(x / 1048576) end
-print(("soak: %d agents x %d ticks (%d agent-ticks) in %.1f s CPU, " ..
-       "%d reloads, %d tick errors"):format(AGENTS, TICKS, AGENTS * TICKS,
-       secs, reloads, errors))
+local function mb(x) return ("%.2f MB"):format(x / 1048576) end
+print(("soak: %d agents x %d ticks (%d agent-ticks) of a %d-node tree in " ..
+       "%.1f s CPU, %d reloads, %d tick errors"):format(AGENTS, TICKS,
+       AGENTS * TICKS, T.size, secs, reloads, errors))
 print(("  lifecycle leaves: %d enters = %d exits + %d aborts + %d running")
   :format(enters, exits, aborts, life_n))
 print(("  tasks: %d starts = %d closes + %d running"):format(starts, closes,
