@@ -42,7 +42,8 @@ enum {
   BONSAI_EARG = -6    /* bad argument */
 };
 
-/* Node kinds, for bonsai_def_begin and bonsai_def_leaf. */
+/* Node kinds, for bonsai_def_begin and bonsai_def_leaf. ORDER KIND: the
+** table of their facts (src/kinds.c) follows this order. */
 typedef enum bonsai_kind {
   BONSAI_ACTION,             /* leaf: returns a status */
   BONSAI_CONDITION,          /* leaf: success or failure, never running */
@@ -74,6 +75,26 @@ typedef enum bonsai_kind {
   BONSAI_SUBTREE,            /* another tree's root, inlined; passes status */
   BONSAI_NKINDS
 } bonsai_kind;
+
+/* A kind's name as the Lua API spells it ("reactive_selector"), or NULL. */
+BONSAI_API const char *bonsai_kind_name(int kind);
+
+/* What a kind is, for hosts that make constructors from the table of kinds
+** (the Lua binding's core.KINDS). */
+enum {
+  BONSAI_CLASS_LEAF,      /* no children */
+  BONSAI_CLASS_COMPOSITE, /* one or more children */
+  BONSAI_CLASS_DECORATOR, /* exactly one child */
+  BONSAI_CLASS_HIDDEN     /* made by the tree itself (the priority section) */
+};
+typedef struct bonsai_kindinfo {
+  const char *name;
+  int cls;                /* BONSAI_CLASS_* */
+  const char *number;     /* the parameter a bare number sets, or NULL */
+  const char *params[10]; /* the parameters it takes, NULL-terminated */
+} bonsai_kindinfo;
+/* Fills *info for kind; BONSAI_EARG when there is no such kind. */
+BONSAI_API int bonsai_kind_info(int kind, bonsai_kindinfo *info);
 
 typedef struct bonsai_env bonsai_env;
 typedef struct bonsai_def bonsai_def;

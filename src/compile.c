@@ -1,10 +1,11 @@
 /*
-** compile.c: turns a definition into a Blueprint and manages trees. The
-** compiler validates every node (errors carry the node's path), gives each
-** node a name unique among its siblings, lays out the per-agent data block,
-** and precomputes for each node where a RUNNING status goes ('up'), so the
-** VM skips ancestors that have nothing to do with it. A tree is a mutable
-** handle on its current, immutable, reference-counted Blueprint.
+** compile.c: turns a definition into a Blueprint, the immutable,
+** reference-counted compiled form that agents run (tree.c holds trees, the
+** handles on their current Blueprint). The compiler validates every node
+** (errors carry the node's path), gives each node a name unique among its
+** siblings, lays out the per-agent data block, and precomputes for each
+** node where a RUNNING status goes ('up') and the jump table, so the VM
+** skips ancestors that have nothing to do with it.
 */
 #include <stdarg.h>
 #include <stdio.h>
@@ -13,59 +14,18 @@
 
 #include "bonsai.h"
 #include "compile.h"
+#include "kinds.h"
 #include "env.h"
 #include "reload.h"
-
-/* Kinds that must be ticked from above every tick while running. */
-static int isactive(int kind) {
-  switch (kind) {
-  case BONSAI_REACTIVE_SEQUENCE: case BONSAI_REACTIVE_SELECTOR:
-  case BONSAI_PARALLEL: case BONSAI_FILTER: case BONSAI_MONITOR:
-  case BONSAI_TIMEOUT: case BONSAI_TIME_LIMIT: case BONSAI_PRIORITY:
-  case BONSAI_UTILITY_SELECTOR:
-    return 1;
-  default:
-    return 0;
-  }
-}
-
-/* Bytes of per-agent data a node of this kind needs: 8 (a double or two
-** counters), 4 (a child index or a counter) or 0. */
-uint32_t bs_kind_datasize(int kind) {
-  switch (kind) {
-  case BONSAI_PARALLEL: case BONSAI_REPEATER: case BONSAI_RETRY:
-  case BONSAI_TIMEOUT: case BONSAI_TIME_LIMIT: case BONSAI_COOLDOWN:
-  case BONSAI_WAIT: case BONSAI_DELAY:
-  case BONSAI_UTILITY_SELECTOR: /* and 12 bytes a child: see nodesize */
-    return 8;
-  case BONSAI_SEQUENCE: case BONSAI_SELECTOR: case BONSAI_REACTIVE_SEQUENCE:
-  case BONSAI_REACTIVE_SELECTOR: case BONSAI_PRIORITY:
-  case BONSAI_REPEAT_UNTIL_FAILURE: case BONSAI_LIMIT: case BONSAI_RUN_ONCE:
-  case BONSAI_FILTER: case BONSAI_MONITOR: case BONSAI_GUARD:
-    return 4;
-  default:
-    return 0;
-  }
-}
 
 /* Bytes of per-agent data of definition node dn: its kind's, plus, for a
 ** utility selector, each child's utility (a double) and its place in the
 ** order of a tick (a uint32), rounded up to 8. */
 static uint32_t nodesize(const DefNode *dn) {
-  uint32_t ds = bs_kind_datasize(dn->kind);
+  uint32_t ds = bs_kinds[dn->kind].data;
   if (dn->kind == BONSAI_UTILITY_SELECTOR)
     ds += (12 * dn->nchild + 7) & ~7u;
   return ds;
-}
-
-int bs_kind_lasting(int kind) {
-  return kind == BONSAI_LIMIT || kind == BONSAI_COOLDOWN ||
-         kind == BONSAI_RUN_ONCE || kind == BONSAI_GUARD;
-}
-
-static int isdecorator(int kind) {
-  return (kind >= BONSAI_INVERT && kind <= BONSAI_RUN_ONCE) ||
-         kind == BONSAI_DELAY || kind == BONSAI_SUBTREE;
 }
 
 static void seterr(char *err, size_t size, const bonsai_def *d, uint32_t i,
@@ -91,7 +51,9 @@ static void seterr(char *err, size_t size, const bonsai_def *d, uint32_t i,
 /* Checks node i's shape and parameters; returns 0 or writes err. */
 static int validate(const bonsai_def *d, uint32_t i, char *err, size_t size) {
   const DefNode *n = &d->nodes[i];
-  const char *kn = bs_kind_names[n->kind];
+  const KindInfo *ki = &bs_kinds[n->kind];
+  const char *kn = ki->name;
+  unsigned missing = ki->needs & ~n->set;
   switch (n->kind) {
   case BONSAI_SEQUENCE: case BONSAI_SELECTOR: case BONSAI_REACTIVE_SEQUENCE:
   case BONSAI_REACTIVE_SELECTOR: case BONSAI_PARALLEL:
@@ -136,17 +98,8 @@ static int validate(const bonsai_def *d, uint32_t i, char *err, size_t size) {
     }
     break;
   }
-  case BONSAI_LIMIT:
-    if (!(n->set & P_TIMES))
-      return seterr(err, size, d, i, "'limit' needs 'times'"), -1;
-    break;
-  case BONSAI_WAIT: case BONSAI_TIMEOUT: case BONSAI_TIME_LIMIT:
-  case BONSAI_COOLDOWN: case BONSAI_DELAY:
-    if (!(n->set & P_SECONDS))
-      return seterr(err, size, d, i, "'%s' needs 'seconds'", kn), -1;
-    break;
   case BONSAI_CHECK:
-    if ((n->set & (P_KEY | P_OP)) != (P_KEY | P_OP))
+    if (missing != 0)
       return seterr(err, size, d, i, "'check' needs a key and an operator"),
              -1;
     if (n->op >= OP_LT && n->vkey == BS_NONE &&
@@ -156,7 +109,7 @@ static int validate(const bonsai_def *d, uint32_t i, char *err, size_t size) {
                     "'check' can order only numbers and strings"), -1;
     break;
   case BONSAI_IS_SET:
-    if (!(n->set & P_KEY))
+    if (missing != 0)
       return seterr(err, size, d, i, "'is_set' needs a key"), -1;
     break;
   case BONSAI_ACTION: case BONSAI_CONDITION:
@@ -173,7 +126,14 @@ static int validate(const bonsai_def *d, uint32_t i, char *err, size_t size) {
     return seterr(err, size, d, i,
                   "a utility applies only to a child of a "
                   "'utility_selector'"), -1;
-  if (isdecorator(n->kind) && n->nchild != 1)
+  if (missing != 0) { /* the first parameter it lacks */
+    unsigned p = 0;
+    while (!(missing & (1u << p)))
+      p++;
+    return seterr(err, size, d, i, "'%s' needs '%s'", kn, bs_param_names[p]),
+           -1;
+  }
+  if (ki->cls == KC_DECORATOR && n->nchild != 1)
     return seterr(err, size, d, i,
                   n->nchild == 0 ? "'%s' needs a child"
                                  : "'%s' takes one child", kn), -1;
@@ -232,14 +192,14 @@ static int name_node(Names *nm, const bonsai_def *d, uint32_t i) {
     else if (n->leafname != BS_NONE)
       base = d->strs + n->leafname;
     else if (parent == BS_NONE)
-      base = bs_kind_names[n->kind];
+      base = bs_kinds[n->kind].name;
     else if (d->nodes[parent].kind == BONSAI_PRIORITY &&
              n->place == d->nodes[parent].nchild)
-      base = bs_kind_names[n->kind];
+      base = bs_kinds[n->kind].name;
     else if (d->nodes[parent].kind == BONSAI_PRIORITY)
       snprintf(tmp, sizeof tmp, "priority[%u]", (unsigned)n->place), base = tmp;
     else
-      snprintf(tmp, sizeof tmp, "%s[%u]", bs_kind_names[n->kind],
+      snprintf(tmp, sizeof tmp, "%s[%u]", bs_kinds[n->kind].name,
                (unsigned)n->place), base = tmp;
   }
   /* the first try is the base name; a repeat continues numbering from
@@ -470,28 +430,13 @@ Blueprint *bs_compile(const bonsai_def *d, char *err, size_t errsize,
     n->name = nm.at[i];
     n->args = dn->args;
     n->leaf = BS_NONE;
-    if (isactive(dn->kind))
+    if (bs_kinds[dn->kind].flags & K_ACTIVE)
       n->flags |= NF_ACTIVE;
-    switch (dn->kind) { /* the VM's fast paths */
-    case BONSAI_SEQUENCE:
+    if (bs_kinds[dn->kind].flags & K_MEMORY) /* the VM's fast paths */
       n->flags |= NF_MEMORY;
-      n->cont = BONSAI_SUCCESS;
-      break;
-    case BONSAI_SELECTOR:
-      n->flags |= NF_MEMORY;
-      n->cont = BONSAI_FAILURE;
-      break;
-    case BONSAI_REACTIVE_SEQUENCE:
+    if (bs_kinds[dn->kind].flags & K_REACTIVE)
       n->flags |= NF_REACTIVE;
-      n->cont = BONSAI_SUCCESS;
-      break;
-    case BONSAI_REACTIVE_SELECTOR: case BONSAI_PRIORITY:
-      n->flags |= NF_REACTIVE;
-      n->cont = BONSAI_FAILURE;
-      break;
-    default:
-      break;
-    }
+    n->cont = bs_kinds[dn->kind].cont;
     if (dn->kind == BONSAI_PRIORITY)
       n->flags |= NF_HIDDEN;
     if (ds == 4) {
@@ -526,9 +471,6 @@ Blueprint *bs_compile(const bonsai_def *d, char *err, size_t errsize,
         n->leaf = bp->nleaves;
         bp->leaves[bp->nleaves++] = dn->leaf;
       }
-      break;
-    case BONSAI_REPEATER: case BONSAI_RETRY: case BONSAI_LIMIT:
-      n->a = (uint32_t)dn->times;
       break;
     case BONSAI_PARALLEL: {
       double s = (dn->set & P_SUCCESS) ? dn->success : -1;
@@ -576,6 +518,8 @@ Blueprint *bs_compile(const bonsai_def *d, char *err, size_t errsize,
         d->nodes[dn->parent].kind == BONSAI_UTILITY_SELECTOR)
       bp->leaves[bp->nodes[dn->parent].leaf + dn->place - 1] = dn->util;
     n->secs = dn->secs;
+    if (bs_kinds[dn->kind].takes & P_TIMES)
+      n->a = (uint32_t)dn->times;
   }
   bp->datasize = (uint32_t)align8(off4);
   /* 'next' skips the subtree: fill backwards, children before parents */

@@ -7,17 +7,7 @@
 #define bonsai_compile_h
 
 #include "bstypes.h"
-
-/* Parameters a definition node may carry (DefNode.set bits). */
-#define P_TIMES 1u
-#define P_SECONDS 2u
-#define P_SUCCESS 4u
-#define P_FAILURE 8u
-#define P_KEY 16u
-#define P_OP 32u
-#define P_VALUE 64u
-#define P_ABORT 128u
-#define P_WAIT 256u
+#include "kinds.h"
 
 typedef struct DefNode {
   uint8_t kind;
@@ -51,19 +41,8 @@ struct bonsai_def {
   size_t hostlen;
 };
 
-/* Bytes of per-agent data a node of this kind has (0, 4 or 8). */
-BS_INTERNAL uint32_t bs_kind_datasize(int kind);
 
-/* Kinds whose data lasts while the node is idle (limit counts, cooldown
-** ends, run_once results, guards' last checks): reloads and saves keep
-** it; the others' data is set again when they start. */
-BS_INTERNAL int bs_kind_lasting(int kind);
 
-/* Parameter names, NULL-terminated, in the order of the P_* bits. */
-BS_INTERNAL extern const char *const bs_param_names[];
-
-/* Kind names as the Lua API spells them ("reactive_selector"). */
-BS_INTERNAL extern const char *const bs_kind_names[BONSAI_NKINDS];
 
 /* Writes the path of definition node i into buf (like a blueprint path);
 ** returns its full length (buf may be NULL to measure). */

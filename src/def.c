@@ -12,14 +12,6 @@
 #include "compile.h"
 #include "env.h"
 
-const char *const bs_kind_names[BONSAI_NKINDS] = {
-    "action", "condition", "wait", "check", "is_set", "sequence",
-    "selector", "reactive_sequence", "reactive_selector", "parallel",
-    "filter", "monitor", "invert", "force_success", "force_failure",
-    "repeater", "retry", "repeat_until_failure", "timeout", "time_limit",
-    "limit", "cooldown", "run_once", "guard", "priority", "delay",
-    "utility_selector", "subtree"};
-
 bonsai_def *bonsai_def_new(bonsai_env *env) {
   bonsai_def *d = bs_malloc(env, sizeof *d);
   if (d == NULL)
@@ -68,14 +60,14 @@ static const char *defname(const bonsai_def *d, uint32_t i, char *buf,
   if (n->leafname != BS_NONE)
     return d->strs + n->leafname;
   if (n->parent == BS_NONE)
-    return bs_kind_names[n->kind];
+    return bs_kinds[n->kind].name;
   if (d->nodes[n->parent].kind == BONSAI_PRIORITY) {
     if (n->place == d->nodes[n->parent].nchild)
-      return bs_kind_names[n->kind]; /* the tree's own root */
+      return bs_kinds[n->kind].name; /* the tree's own root */
     snprintf(buf, size, "priority[%u]", (unsigned)n->place);
     return buf;
   }
-  snprintf(buf, size, "%s[%u]", bs_kind_names[n->kind], (unsigned)n->place);
+  snprintf(buf, size, "%s[%u]", bs_kinds[n->kind].name, (unsigned)n->place);
   return buf;
 }
 
@@ -171,7 +163,9 @@ static uint32_t addstr(bonsai_def *d, const char *s) {
   return at;
 }
 
-static int isleaf(int kind) { return kind <= BONSAI_IS_SET; }
+static int isleaf(int kind) {
+  return kind >= 0 && kind < BONSAI_NKINDS && bs_kinds[kind].cls == KC_LEAF;
+}
 
 /* Appends a node under the open one; returns its index or BS_NONE. */
 static uint32_t addnode(bonsai_def *d, int kind, const char *name) {
@@ -226,7 +220,7 @@ static uint32_t addnode(bonsai_def *d, int kind, const char *name) {
 int bonsai_def_begin(bonsai_def *d, int kind, const char *name) {
   uint32_t i;
   if (kind >= 0 && isleaf(kind))
-    return deferror(d, d->open, "'%s' is a leaf", bs_kind_names[kind]);
+    return deferror(d, d->open, "'%s' is a leaf", bs_kinds[kind].name);
   if ((i = addnode(d, kind, name)) == BS_NONE)
     return BONSAI_EDEF;
   d->open = i;
@@ -249,7 +243,7 @@ int bonsai_def_leaf(bonsai_def *d, int kind, const char *name,
   if (kind < 0 || !isleaf(kind))
     return deferror(d, d->open, "'%s' is not a leaf",
                     kind < 0 || kind >= BONSAI_NKINDS ? "?"
-                                                      : bs_kind_names[kind]);
+                                                      : bs_kinds[kind].name);
   if (byname && (leaf == NULL || *leaf == '\0'))
     return deferror(d, d->open, "a leaf needs a registered name");
   if (leaf != NULL && strlen(leaf) > BS_MAXNAME)
@@ -292,32 +286,6 @@ int bonsai_def_utility(bonsai_def *d, bonsai_leaf_fn fn, void *data) {
   return BONSAI_OK;
 }
 
-/* Which parameters each kind takes. */
-static unsigned allowed(int kind) {
-  switch (kind) {
-  case BONSAI_REPEATER: case BONSAI_RETRY: case BONSAI_LIMIT:
-    return P_TIMES;
-  case BONSAI_WAIT: case BONSAI_TIMEOUT: case BONSAI_TIME_LIMIT:
-  case BONSAI_COOLDOWN: case BONSAI_DELAY:
-    return P_SECONDS;
-  case BONSAI_PARALLEL:
-    return P_SUCCESS | P_FAILURE | P_WAIT;
-  case BONSAI_CHECK:
-    return P_KEY | P_OP | P_VALUE;
-  case BONSAI_IS_SET:
-    return P_KEY;
-  case BONSAI_GUARD:
-    return P_ABORT;
-  default:
-    return 0;
-  }
-}
-
-const char *const bs_param_names[] = {"times", "seconds", "success",
-                                      "failure", "key",   "op",
-                                      "value",   "abort", "wait",
-                                      NULL};
-
 /* The P_* bit of a parameter name (in the order of bs_param_names). */
 static unsigned paramof(const char *key) {
   unsigned i;
@@ -338,9 +306,9 @@ static DefNode *paramnode(bonsai_def *d, const char *key, unsigned *p) {
   }
   n = &d->nodes[d->n - 1];
   *p = paramof(key);
-  if ((*p & allowed(n->kind)) == 0) {
+  if ((*p & bs_kinds[n->kind].takes) == 0) {
     deferror(d, d->n - 1, "'%s' takes no argument '%s'",
-             bs_kind_names[n->kind], key);
+             bs_kinds[n->kind].name, key);
     return NULL;
   }
   n->set |= *p;

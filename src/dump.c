@@ -19,25 +19,17 @@ static const char *const statusnames[] = {"idle", "running", "success",
 
 /* The parameters worth showing, e.g. "x3" or "2s". */
 static void params(const Node *n, char *buf, size_t size) {
+  unsigned takes = bs_kinds[n->kind].takes;
   buf[0] = '\0';
-  switch (n->kind) {
-  case BONSAI_REPEATER: case BONSAI_RETRY: case BONSAI_LIMIT:
-    if (n->a)
-      snprintf(buf, size, " x%u", (unsigned)n->a);
-    else
-      snprintf(buf, size, " forever");
-    break;
-  case BONSAI_WAIT: case BONSAI_TIMEOUT: case BONSAI_TIME_LIMIT:
-  case BONSAI_COOLDOWN: case BONSAI_DELAY:
-    snprintf(buf, size, " %gs", n->secs);
-    break;
-  case BONSAI_PARALLEL:
+  if (n->kind == BONSAI_PARALLEL)
     snprintf(buf, size, " success>=%u failure>=%u%s", (unsigned)n->a,
              (unsigned)n->b, n->mode ? " wait" : "");
-    break;
-  default:
-    break;
-  }
+  else if ((takes & P_TIMES) && n->a != 0)
+    snprintf(buf, size, " x%u", (unsigned)n->a);
+  else if (takes & P_TIMES)
+    snprintf(buf, size, " forever");
+  else if (takes & P_SECONDS)
+    snprintf(buf, size, " %gs", n->secs);
 }
 
 /* For a child i of a utility selector that has a utility function:
@@ -72,7 +64,7 @@ void bonsai_tree_dump(const bonsai_tree *t, const bonsai_agent *a,
   uint32_t i;
   for (i = 0; i < bp->n; i++) {
     const Node *n = &bp->nodes[i];
-    const char *kind = bs_kind_names[n->kind];
+    const char *kind = bs_kinds[n->kind].name;
     const char *name = bp->pool + n->name;
     char line[160], extra[48];
     size_t k = strlen(kind);

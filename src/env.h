@@ -1,6 +1,6 @@
 /*
-** env.h: allocation through the environment's allocator, interned strings,
-** and the named-leaf registry.
+** env.h: allocation through the environment's allocator, and the
+** named-leaf registry (names themselves are interned in names.c).
 */
 #ifndef bonsai_env_h
 #define bonsai_env_h

@@ -179,6 +179,35 @@ static const luaL_Reg bonsai_funcs[] = {
     {"_view", lb_setview},
     {NULL, NULL}};
 
+/* Pushes the table of node kinds, in bonsai_kind order (1-based): each
+** { name =, class = "leaf"|"composite"|"decorator"|"hidden", number =,
+** params = { ... } }, from which lua/bonsai makes its constructors. */
+static void pushkinds(lua_State *L) {
+  static const char *const classes[] = {"leaf", "composite", "decorator",
+                                        "hidden"};
+  bonsai_kindinfo ki;
+  int k, p;
+  lua_newtable(L);
+  for (k = 0; bonsai_kind_info(k, &ki) == BONSAI_OK; k++) {
+    lua_createtable(L, 0, 4);
+    lua_pushstring(L, ki.name);
+    lua_setfield(L, -2, "name");
+    lua_pushstring(L, classes[ki.cls]);
+    lua_setfield(L, -2, "class");
+    if (ki.number != NULL) {
+      lua_pushstring(L, ki.number);
+      lua_setfield(L, -2, "number");
+    }
+    lua_newtable(L);
+    for (p = 0; ki.params[p] != NULL; p++) {
+      lua_pushstring(L, ki.params[p]);
+      lua_rawseti(L, -2, p + 1);
+    }
+    lua_setfield(L, -2, "params");
+    lua_rawseti(L, -2, k + 1);
+  }
+}
+
 /* Interns s, remembers its address in *p and anchors it in the context
 ** (stack: context, module); also sets module[field] = s. */
 static void status_string(lua_State *L, const char *field, const char *s,
@@ -256,6 +285,8 @@ int luaopen_bonsai_core(lua_State *L) {
   luaL_setfuncs(L, bonsai_funcs, 1);
   lua_pushliteral(L, BONSAI_VERSION);
   lua_setfield(L, -2, "VERSION");
+  pushkinds(L);
+  lua_setfield(L, -2, "KINDS");
   status_string(L, "SUCCESS", "success", &lb->s_success);
   status_string(L, "FAILURE", "failure", &lb->s_failure);
   status_string(L, "RUNNING", "running", &lb->s_running);

@@ -288,7 +288,7 @@ int lb_tree_nodes(lua_State *L) {
     lua_setfield(L, -2, "id");
     lua_pushstring(L, bp->pool + n->name);
     lua_setfield(L, -2, "name");
-    lua_pushstring(L, bs_kind_names[n->kind]);
+    lua_pushstring(L, bonsai_kind_name(n->kind));
     lua_setfield(L, -2, "type");
     if (n->parent != BS_NONE) {
       lua_pushinteger(L, (lua_Integer)n->parent);

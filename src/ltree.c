@@ -37,7 +37,7 @@ static int defbox_gc(lua_State *L) {
 static int kindof(const char *type) {
   int k;
   for (k = 0; k < BONSAI_NKINDS; k++)
-    if (k != BONSAI_PRIORITY && strcmp(type, bs_kind_names[k]) == 0)
+    if (k != BONSAI_PRIORITY && strcmp(type, bonsai_kind_name(k)) == 0)
       return k;
   return -1;
 }

@@ -136,7 +136,7 @@ static Plan *planfor(bonsai_tree *t, Blueprint *ob) {
   p->env = t->env;
   p->ncarry = 0;
   for (i = 0; i < ob->n; i++)
-    if (p->map[i] != BS_NONE && bs_kind_lasting(ob->nodes[i].kind)) {
+    if (p->map[i] != BS_NONE && (bs_kinds[ob->nodes[i].kind].flags & K_LASTING)) {
       p->carry[2 * p->ncarry] = i;
       p->carry[2 * p->ncarry + 1] = p->map[i];
       p->ncarry++;
@@ -155,7 +155,7 @@ static void carrydata(const Blueprint *ob, const Blueprint *nb,
                       uint32_t o, uint32_t j) {
   uint8_t *d = ns + nb->nodes[j].data;
   uint32_t c;
-  memcpy(d, os + ob->nodes[o].data, bs_kind_datasize(nb->nodes[j].kind));
+  memcpy(d, os + ob->nodes[o].data, bs_kinds[nb->nodes[j].kind].data);
   switch (nb->nodes[j].kind) {
   case BONSAI_SEQUENCE: case BONSAI_SELECTOR:
     c = *(uint32_t *)d;
@@ -263,7 +263,7 @@ int bs_reload_state(bonsai_agent *a, const Plan *plan, uint8_t *ns) {
   for (i = firstrunning(os); i != BS_NONE; i = nextrunning(ob, os, i)) {
     if (!KEPT(i))
       continue;
-    if (!bs_kind_lasting(on[i].kind) && bs_kind_datasize(on[i].kind) != 0)
+    if (!(bs_kinds[on[i].kind].flags & K_LASTING) && bs_kinds[on[i].kind].data != 0)
       carrydata(ob, nb, map, os, ns, i, map[i]);
     if (isparallel(&on[i]))
       carryresults(ob, nb, map, os, ns, i, map[i]);

@@ -94,9 +94,9 @@ static int saved(const bonsai_agent *a, uint32_t i) {
       bp->nodes[p].kind == BONSAI_PARALLEL &&
       a->state[p] == BONSAI_RUNNING)
     return 1;
-  if (!bs_kind_lasting(n->kind))
+  if (!(bs_kinds[n->kind].flags & K_LASTING))
     return 0;
-  for (k = 0; k < bs_kind_datasize(n->kind); k++)
+  for (k = 0; k < bs_kinds[n->kind].data; k++)
     if (a->state[n->data + k] != 0)
       return 1;
   return 0;
@@ -128,8 +128,8 @@ static int putnode(const Out *o, const bonsai_agent *a, uint32_t i) {
     put8(o, CHILDREF);
     putchild(o, bp, i, c);
   } else {
-    put8(o, bs_kind_datasize(n->kind));
-    put(o, d, bs_kind_datasize(n->kind));
+    put8(o, bs_kinds[n->kind].data);
+    put(o, d, bs_kinds[n->kind].data);
   }
   return BONSAI_OK;
 }
@@ -324,7 +324,7 @@ static void getnode(In *in, const Blueprint *bp, uint8_t *ns, int apply) {
   i = findpath(bp, path, len);
   if (i == BS_NONE || bp->nodes[i].kind != kind)
     return; /* gone, or another kind now */
-  if (dlen != CHILDREF && dlen != bs_kind_datasize(kind))
+  if (dlen != CHILDREF && dlen != bs_kinds[kind].data)
     return;
   if (dlen == CHILDREF && !childref(&bp->nodes[i]))
     return;
@@ -340,7 +340,7 @@ static void getnode(In *in, const Blueprint *bp, uint8_t *ns, int apply) {
         ns[p] == BONSAI_RUNNING)
       ns[i] = (uint8_t)status;
   }
-  if (ns[i] != BONSAI_RUNNING && !bs_kind_lasting(kind))
+  if (ns[i] != BONSAI_RUNNING && !(bs_kinds[kind].flags & K_LASTING))
     return; /* its data matters only while it runs */
   if (childref(&bp->nodes[i])) {
     uint32_t c = child != NULL ? findchild(bp, i, child, clen) : BS_NONE;

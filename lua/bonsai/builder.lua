@@ -23,16 +23,19 @@ function M.new(bt)
   return setmetatable({ bt = bt, stack = {}, root = nil }, Builder)
 end
 
-local composites = { "sequence", "selector", "reactive_sequence",
-                     "reactive_selector", "parallel", "filter", "monitor",
-                     "utility_selector" }
-local decorators = { "invert", "force_success", "force_failure", "repeater",
-                     "retry", "repeat_until_failure", "timeout", "time_limit",
-                     "limit", "cooldown", "run_once", "delay" }
--- the parameter a bare number means, for :timeout(2) or :repeater(3)
-local number_param = { repeater = "times", retry = "times", limit = "times",
-                       timeout = "seconds", time_limit = "seconds",
-                       cooldown = "seconds", delay = "seconds" }
+-- The kinds come from the core's table (core.KINDS): composites stay open,
+-- decorators take one child; the guard and the subtree have forms of
+-- their own below.
+local composites, decorators, number_param = {}, {}, {}
+for _, k in ipairs(require("bonsai.core").KINDS) do
+  if k.class == "composite" and k.name ~= "guard" then
+    composites[#composites + 1] = k.name
+  elseif k.class == "decorator" and k.name ~= "subtree" then
+    decorators[#decorators + 1] = k.name
+  end
+  -- the parameter a bare number means, for :timeout(2) or :repeater(3)
+  number_param[k.name] = k.number
+end
 
 local single = { filter = true, monitor = true } -- one child, then closed
 for _, k in ipairs(decorators) do single[k] = true end

@@ -95,15 +95,14 @@ local function decorator(kind)
   end
 end
 
-for _, k in ipairs { "sequence", "selector", "reactive_sequence",
-                     "reactive_selector", "parallel", "filter", "monitor",
-                     "guard", "utility_selector" } do
-  bt[k] = composite(k)
-end
-for _, k in ipairs { "invert", "force_success", "force_failure", "repeater",
-                     "retry", "repeat_until_failure", "timeout", "time_limit",
-                     "limit", "cooldown", "run_once", "delay" } do
-  bt[k] = decorator(k)
+-- One constructor per kind of the core's table (core.KINDS); bt.subtree
+-- and the leaves have their own, above and below.
+for _, k in ipairs(core.KINDS) do
+  if k.class == "composite" then
+    bt[k.name] = composite(k.name)
+  elseif k.class == "decorator" and k.name ~= "subtree" then
+    bt[k.name] = decorator(k.name)
+  end
 end
 
 bt.fallback = bt.selector                -- alias

@@ -473,6 +473,11 @@ local bt = {}
 
 ---"MAJOR.MINOR.PATCH"
 bt.VERSION = "0.2.0"
+---The node kinds of the core, in its order: each { name, class =
+---"leaf"|"composite"|"decorator"|"hidden", number (the parameter a bare
+---number sets), params (the parameters it takes) }.
+---@type { name: string, class: string, number: string?, params: string[] }[]
+bt.KINDS = {}
 bt.SUCCESS = "success"
 bt.FAILURE = "failure"
 bt.RUNNING = "running"

@@ -101,14 +101,6 @@ void trace_script(Script *s, const char *name, Trace *t, const char *codes) {
 
 /* {====== trace_def: a small recursive-descent reader of tree specs */
 
-static const char *const kindnames[BONSAI_NKINDS] = {
-    "action", "condition", "wait", "check", "is_set", "sequence",
-    "selector", "reactive_sequence", "reactive_selector", "parallel",
-    "filter", "monitor", "invert", "force_success", "force_failure",
-    "repeater", "retry", "repeat_until_failure", "timeout", "time_limit",
-    "limit", "cooldown", "run_once", "guard", "priority", "delay",
-    "utility_selector", "subtree"};
-
 typedef struct Reader {
   bonsai_def *d;
   const char *p;
@@ -220,7 +212,7 @@ static int node(Reader *r) {
     return 0;
   }
   for (kind = 0; kind < BONSAI_NKINDS; kind++)
-    if (strcmp(word, kindnames[kind]) == 0)
+    if (strcmp(word, bonsai_kind_name(kind)) == 0)
       break;
   if (kind == BONSAI_NKINDS)
     return -1;

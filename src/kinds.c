@@ -1,0 +1,88 @@
+/*
+** kinds.c: the table of node kinds (kinds.h): per kind its name, its
+** class, its per-agent data and what that data means, its flags, and the
+** parameters it takes and needs. Rows follow bonsai_kind (ORDER KIND).
+*/
+#include "bonsai.h"
+#include "kinds.h"
+
+#define S BONSAI_SUCCESS
+#define F BONSAI_FAILURE
+
+const KindInfo bs_kinds[BONSAI_NKINDS] = {
+  /* name, class, data bytes, flags, cont, takes, needs, number param */
+  /* data: none */
+  {"action", KC_LEAF, 0, 0, 0, 0, 0, NULL},
+  {"condition", KC_LEAF, 0, 0, 0, 0, 0, NULL},
+  /* data: F64 start time */
+  {"wait", KC_LEAF, 8, 0, 0, P_SECONDS, P_SECONDS, "seconds"},
+  {"check", KC_LEAF, 0, 0, 0, P_KEY | P_OP | P_VALUE, P_KEY | P_OP, NULL},
+  {"is_set", KC_LEAF, 0, 0, 0, P_KEY, P_KEY, NULL},
+  /* data: W0 the running (or next) child */
+  {"sequence", KC_COMPOSITE, 4, K_MEMORY, S, 0, 0, NULL},
+  {"selector", KC_COMPOSITE, 4, K_MEMORY, F, 0, 0, NULL},
+  /* data: W0 the child running since the last tick, or none */
+  {"reactive_sequence", KC_COMPOSITE, 4, K_ACTIVE | K_REACTIVE, S, 0, 0, NULL},
+  {"reactive_selector", KC_COMPOSITE, 4, K_ACTIVE | K_REACTIVE, F, 0, 0, NULL},
+  /* data: W0 successes, W1 failures in this run */
+  {"parallel", KC_COMPOSITE, 8, K_ACTIVE, 0, P_SUCCESS | P_FAILURE | P_WAIT,
+   0, NULL},
+  /* data: W0 the tick in which its child runs */
+  {"filter", KC_COMPOSITE, 4, K_ACTIVE, 0, 0, 0, NULL},
+  {"monitor", KC_COMPOSITE, 4, K_ACTIVE, 0, 0, 0, NULL},
+  {"invert", KC_DECORATOR, 0, 0, 0, 0, 0, NULL},
+  {"force_success", KC_DECORATOR, 0, 0, 0, 0, 0, NULL},
+  {"force_failure", KC_DECORATOR, 0, 0, 0, 0, 0, NULL},
+  /* data: W0 runs so far, W1 the tick its child's run started */
+  {"repeater", KC_DECORATOR, 8, 0, 0, P_TIMES, 0, "times"},
+  {"retry", KC_DECORATOR, 8, 0, 0, P_TIMES, 0, "times"},
+  /* data: W0 the tick its child's run started */
+  {"repeat_until_failure", KC_DECORATOR, 4, 0, 0, 0, 0, NULL},
+  /* data: F64 start time */
+  {"timeout", KC_DECORATOR, 8, K_ACTIVE, 0, P_SECONDS, P_SECONDS, "seconds"},
+  {"time_limit", KC_DECORATOR, 8, K_ACTIVE, 0, P_SECONDS, P_SECONDS,
+   "seconds"},
+  /* data: W0 runs started in the agent's life */
+  {"limit", KC_DECORATOR, 4, K_LASTING, 0, P_TIMES, P_TIMES, "times"},
+  /* data: F64 the time until which it refuses */
+  {"cooldown", KC_DECORATOR, 8, K_LASTING, 0, P_SECONDS, P_SECONDS,
+   "seconds"},
+  /* data: W0 its child's final status, or 0 */
+  {"run_once", KC_DECORATOR, 4, K_LASTING, 0, 0, 0, NULL},
+  /* data: W0 the last result of its check */
+  {"guard", KC_COMPOSITE, 4, K_LASTING, 0, P_ABORT, 0, NULL},
+  /* data: W0 the branch running since the last tick */
+  {"priority", KC_HIDDEN, 4, K_ACTIVE | K_REACTIVE, F, 0, 0, NULL},
+  /* data: F64 start time */
+  {"delay", KC_DECORATOR, 8, 0, 0, P_SECONDS, P_SECONDS, "seconds"},
+  /* data: W0 the child running since the last tick, W1 the place reached
+  ** in this tick's order; then per child its utility (a double) and its
+  ** place in the order (compile.c, nodesize) */
+  {"utility_selector", KC_COMPOSITE, 8, K_ACTIVE, 0, 0, 0, NULL},
+  {"subtree", KC_DECORATOR, 0, 0, 0, 0, 0, NULL},
+};
+
+const char *const bs_param_names[] = {"times", "seconds", "success",
+                                      "failure", "key",   "op",
+                                      "value",   "abort", "wait",
+                                      NULL};
+
+const char *bonsai_kind_name(int kind) {
+  return kind >= 0 && kind < BONSAI_NKINDS ? bs_kinds[kind].name : NULL;
+}
+
+int bonsai_kind_info(int kind, bonsai_kindinfo *info) {
+  const KindInfo *k;
+  int p, n = 0;
+  if (kind < 0 || kind >= BONSAI_NKINDS)
+    return BONSAI_EARG;
+  k = &bs_kinds[kind];
+  info->name = k->name;
+  info->cls = k->cls; /* KC_* follow BONSAI_CLASS_* */
+  info->number = k->number;
+  for (p = 0; bs_param_names[p] != NULL; p++)
+    if (k->takes & (1u << p))
+      info->params[n++] = bs_param_names[p];
+  info->params[n] = NULL;
+  return BONSAI_OK;
+}
