@@ -217,6 +217,10 @@ BONSAI_API void bonsai_def_host(bonsai_def *def, const void *bytes,
                                 size_t len);
 /* The first error met while building, or NULL. */
 BONSAI_API const char *bonsai_def_errmsg(const bonsai_def *def);
+/* Sets the most nodes def may hold (default 1,000,000; at most 2^31 - 1);
+** adding one more is a definition error ("more than N nodes"). Names longer
+** than 1024 bytes are definition errors too. */
+BONSAI_API int bonsai_def_max_nodes(bonsai_def *def, unsigned max);
 
 /*
 ** Trees. bonsai_tree_new compiles def (which the caller still frees) into a

@@ -37,6 +37,13 @@
 /* Largest number of nodes in one tree. */
 #define BS_MAXNODES 0x7fffffffu
 
+/* Default limit on the nodes of one definition (bonsai_def_max_nodes,
+** the max_nodes option of bt.tree and tree:reload). */
+#define BS_DEFMAXNODES 1000000u
+
+/* Longest name (of a node, a tree, a leaf, a key in a definition). */
+#define BS_MAXNAME 1024u
+
 /* Size of an agent's error message buffer. */
 #define BS_ERRSIZE 512
 

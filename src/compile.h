@@ -36,6 +36,7 @@ struct bonsai_def {
   size_t nstrs, capstrs;
   char err[256]; /* first error; "" if none */
   int nomem;     /* that error was running out of memory */
+  uint32_t max;  /* most nodes allowed (bonsai_def_max_nodes) */
   const void *host; /* bytes a shared tree carries (bonsai_def_host) */
   size_t hostlen;
 };

@@ -19,6 +19,7 @@ bonsai_def *bonsai_def_new(bonsai_env *env) {
   memset(d, 0, sizeof *d);
   d->env = env;
   d->open = BS_NONE;
+  d->max = BS_DEFMAXNODES;
   bs_env_retain(env);
   return d;
 }
@@ -32,6 +33,13 @@ void bonsai_def_free(bonsai_def *d) {
   bs_free(env, d->strs, d->capstrs);
   bs_free(env, d, sizeof *d);
   bonsai_env_release(env);
+}
+
+int bonsai_def_max_nodes(bonsai_def *d, unsigned max) {
+  if (max < 1 || max > BS_MAXNODES)
+    return BONSAI_EARG;
+  d->max = max;
+  return BONSAI_OK;
 }
 
 void bonsai_def_host(bonsai_def *d, const void *bytes, size_t len) {
@@ -172,8 +180,14 @@ static uint32_t addnode(bonsai_def *d, int kind, const char *name) {
     deferror(d, BS_NONE, "a tree has one root");
     return BS_NONE;
   }
-  if (d->n >= BS_MAXNODES) {
-    deferror(d, d->open, "too many nodes");
+  if (d->n >= d->max) {
+    deferror(d, d->open, "more than %u nodes (raise the limit: max_nodes)",
+             (unsigned)d->max);
+    return BS_NONE;
+  }
+  if (name != NULL && strlen(name) > BS_MAXNAME) {
+    deferror(d, d->open, "a name is longer than %u bytes",
+             (unsigned)BS_MAXNAME);
     return BS_NONE;
   }
   if (d->n == d->cap) {
@@ -232,6 +246,9 @@ int bonsai_def_leaf(bonsai_def *d, int kind, const char *name,
                                                       : bs_kinds[kind].name);
   if (byname && (leaf == NULL || *leaf == '\0'))
     return deferror(d, d->open, "a leaf needs a registered name");
+  if (leaf != NULL && strlen(leaf) > BS_MAXNAME)
+    return deferror(d, d->open, "a leaf name is longer than %u bytes",
+                    (unsigned)BS_MAXNAME);
   if ((i = addnode(d, kind, name)) == BS_NONE)
     return BONSAI_EDEF;
   d->nodes[i].args = args;
@@ -327,9 +344,14 @@ int bonsai_def_value(bonsai_def *d, const char *key, bonsai_value v) {
   DefNode *n = paramnode(d, key, &p);
   if (n == NULL)
     return BONSAI_EDEF;
+  if (s != NULL && memchr(s, '\0', v.u.str.len) != NULL)
+    return badvalue(d, key, "a string without NUL bytes");
+  if (s != NULL && v.u.str.len > BS_MAXNAME)
+    return badvalue(d, key, "a string of at most 1024 bytes");
   switch (p) {
   case P_TIMES:
-    if (!isnum || num < 0 || num != (double)(uint32_t)num)
+    if (!isnum || !(num >= 0 && num <= 4294967295.0) ||
+        num != (double)(uint32_t)num)
       return badvalue(d, key, "a whole number >= 0");
     n->times = num;
     break;
@@ -344,7 +366,8 @@ int bonsai_def_value(bonsai_def *d, const char *key, bonsai_value v) {
       c = -1;
     else if (s != NULL && strcmp(s, "one") == 0)
       c = 1;
-    else if (isnum && num >= 1 && num == (double)(uint32_t)num)
+    else if (isnum && num >= 1 && num <= 4294967295.0 &&
+             num == (double)(uint32_t)num)
       c = num;
     else
       return badvalue(d, key, "\"all\", \"one\" or a count >= 1");
@@ -369,8 +392,6 @@ int bonsai_def_value(bonsai_def *d, const char *key, bonsai_value v) {
     n->op = (uint8_t)i;
     break;
   case P_VALUE:
-    if (s != NULL && memchr(s, '\0', v.u.str.len) != NULL)
-      return badvalue(d, key, "a string without NUL bytes");
     if (s != NULL) {
       uint32_t at = addstr(d, s);
       if (at == BS_NONE)

@@ -1,7 +1,9 @@
 /*
 ** dump.c: a text picture of a compiled tree, one node a line, indented by
 ** depth, with an agent's statuses when one is given. Iterative over the
-** pre-order array; writes through a callback, allocating nothing.
+** pre-order array; writes through a callback, allocating nothing. Past
+** MAXINDENT levels a line is indented no further and starts with its depth
+** in brackets, so the picture of a deep tree stays linear in its size.
 */
 #include <stdio.h>
 #include <string.h>
@@ -9,6 +11,8 @@
 #include "bonsai.h"
 #include "compile.h"
 #include "tree.h"
+
+#define MAXINDENT 64
 
 static const char *const statusnames[] = {"idle", "running", "success",
                                           "failure", "aborted"};
@@ -66,8 +70,12 @@ void bonsai_tree_dump(const bonsai_tree *t, const bonsai_agent *a,
     size_t k = strlen(kind);
     uint32_t d;
     int len;
-    for (d = 0; d < n->depth; d++)
+    for (d = 0; d < n->depth && d < MAXINDENT; d++)
       write(ud, "  ", 2);
+    if (n->depth > MAXINDENT) {
+      len = snprintf(line, sizeof line, "<%u> ", (unsigned)n->depth);
+      write(ud, line, (size_t)len);
+    }
     params(n, extra, sizeof extra);
     if (n->flags & NF_HIDDEN)
       len = snprintf(line, sizeof line, "%s", kind);

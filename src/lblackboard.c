@@ -17,7 +17,9 @@
 
 /* A blackboard userdata has one uservalue, its parent's userdata, when it
 ** has a parent. Its side table { [key id + 1] = handle value, obs =, kids = }
-** is its entry in the context's extras, made when first needed. */
+** is its entry in the context's extras, made when first needed. kids is a
+** weak set of its direct children that have observers or lead to some:
+** a write walks down these links, never up a chain. */
 #define UV_PARENT 1
 
 /* The side table's observer part: obs[key id + 1] = { handle... } in
@@ -121,36 +123,68 @@ static void callobservers(lua_State *L, int idx, int key, int name, int nv,
   lua_settop(L, top);
 }
 
+/* Pushes the kids table (direct children on the way to an observer) of
+** the userdata at idx; returns 0 (pushing nothing) if it has none. */
+static int pushkids(lua_State *L, int idx) {
+  int top = lua_gettop(L);
+  if (pushside(L, idx, 0) && lua_getfield(L, -1, "kids") == LUA_TTABLE) {
+    lua_remove(L, -2);
+    return 1;
+  }
+  lua_settop(L, top);
+  return 0;
+}
+
 /* After key changed in the userdata at idx: notifies its observers, then
 ** those of the descendants that see the change (they do not hold the key
-** themselves, nor does any blackboard between them and this one). */
+** themselves, nor does any blackboard between them and this one). The
+** descendants are gathered first, walking down the kids links with an
+** explicit stack (each blackboard once: linear in their number, no C
+** recursion), since observers may change the set. */
 static void notify(lua_State *L, int idx, int key, int name, int nv, int ov) {
   LBB *b = (LBB *)lua_touserdata(L, idx);
-  int top = lua_gettop(L), first, k;
+  int top = lua_gettop(L), todo, hits;
+  lua_Integer ntodo = 0, nhits = 0, k;
   if (b->nobs > 0)
     callobservers(L, idx, key, name, nv, ov);
-  if (!b->watched || !pushside(L, idx, 0) ||
-      lua_getfield(L, -1, "kids") != LUA_TTABLE) {
-    lua_settop(L, top);
+  if (!b->watched || b->bb == NULL)
     return;
-  }
-  /* gather the descendants first: observers may change the set */
-  first = lua_gettop(L) + 1;
-  lua_pushnil(L);
-  while (lua_next(L, first - 1) != 0) {
+  luaL_checkstack(L, 8, "notify");
+  lua_createtable(L, 8, 0); /* blackboards to visit */
+  todo = lua_gettop(L);
+  lua_createtable(L, 8, 0); /* blackboards whose observers are called */
+  hits = lua_gettop(L);
+  lua_pushvalue(L, idx);
+  lua_rawseti(L, todo, ++ntodo);
+  while (ntodo > 0) {
+    LBB *u;
+    lua_rawgeti(L, todo, ntodo); /* u */
+    lua_pushnil(L);
+    lua_rawseti(L, todo, ntodo--);
+    u = (LBB *)lua_touserdata(L, -1);
+    if (u->bb == NULL || (u != b && bs_bb_owntype(u->bb, key) != BONSAI_TNIL)) {
+      lua_pop(L, 1); /* released, or it hides the change from its subtree */
+      continue;
+    }
+    if (u != b && u->nobs > 0) {
+      lua_pushvalue(L, -1);
+      lua_rawseti(L, hits, ++nhits);
+    }
+    if (u->watched && pushkids(L, lua_gettop(L))) {
+      lua_pushnil(L);
+      while (lua_next(L, -2) != 0) {
+        lua_pop(L, 1);
+        lua_pushvalue(L, -1);
+        lua_rawseti(L, todo, ++ntodo);
+      }
+      lua_pop(L, 1);
+    }
     lua_pop(L, 1);
-    luaL_checkstack(L, 2, "too many observing blackboards");
-    lua_pushvalue(L, -1);
-    lua_insert(L, -2);
   }
-  for (k = first; k <= lua_gettop(L); k++) {
-    LBB *kid = (LBB *)lua_touserdata(L, k);
-    const bonsai_bb *p;
-    for (p = kid->bb; p != NULL && p != b->bb; p = p->parent)
-      if (bs_bb_owner(p, key) == p) /* shadowed below us */
-        break;
-    if (p == b->bb && kid->nobs > 0)
-      callobservers(L, k, key, name, nv, ov);
+  for (k = 1; k <= nhits; k++) {
+    lua_rawgeti(L, hits, k);
+    callobservers(L, lua_gettop(L), key, name, nv, ov);
+    lua_pop(L, 1);
   }
   lua_settop(L, top);
 }
@@ -296,25 +330,29 @@ static int bb_observe(lua_State *L) {
   }
   lua_pushinteger(L, h);
   lua_rawseti(L, -2, (lua_Integer)lua_rawlen(L, -2) + 1);
-  if (b->nobs++ == 0) { /* ancestors now have an observing descendant */
+  if (b->nobs++ == 0) { /* link it into the kids of its ancestors */
     lua_settop(L, 3);
-    lua_pushvalue(L, 1);
-    while (lua_getiuservalue(L, -1, UV_PARENT) == LUA_TUSERDATA) {
-      LBB *p = (LBB *)lua_touserdata(L, -1);
-      int pidx = lua_gettop(L);
+    lua_pushvalue(L, 1); /* 4: the child */
+    while (lua_getiuservalue(L, 4, UV_PARENT) == LUA_TUSERDATA) { /* 5 */
+      LBB *p = (LBB *)lua_touserdata(L, 5);
+      int linked = p->watched || p->nobs > 0; /* and so are its ancestors */
       p->watched = 1;
-      pushside(L, pidx, 1);
-      if (lua_getfield(L, -1, "kids") != LUA_TTABLE) {
+      pushside(L, 5, 1); /* 6 */
+      if (lua_getfield(L, 6, "kids") != LUA_TTABLE) { /* 7 */
         lua_pop(L, 1);
         lb_newweak(L);
         lua_pushvalue(L, -1);
-        lua_setfield(L, -3, "kids");
+        lua_setfield(L, 6, "kids");
       }
-      lua_pushvalue(L, 1);
+      lua_pushvalue(L, 4);
       lua_pushboolean(L, 1);
-      lua_rawset(L, -3);
-      lua_settop(L, pidx);
+      lua_rawset(L, 7);
+      lua_settop(L, 5);
+      lua_replace(L, 4); /* one level up: the stack does not grow */
+      if (linked)
+        break;
     }
+    lua_settop(L, 3);
   }
   lua_pushinteger(L, h);
   return 1;
@@ -346,34 +384,41 @@ static int bb_unobserve(lua_State *L) {
 
 /*
 ** Iteration over every key visible from the blackboard: its own keys, then
-** its parents' keys that it does not hold itself. The iterator's upvalues
-** are the context (upvalue 1, as pushside expects), the userdata, the
-** blackboard being walked (its depth in the chain) and the slot reached.
+** its parents' keys that a nearer blackboard does not hold. The iterator's
+** upvalues are the context (as for every blackboard function), the
+** blackboard being walked (a userdata of the chain, which the first one
+** keeps alive), the slot reached and the keys already seen, so that a whole
+** iteration is linear in the depth plus the keys.
 */
+#define IT_CUR lua_upvalueindex(2)
+#define IT_AT lua_upvalueindex(3)
+#define IT_SEEN lua_upvalueindex(4)
+
 static int bb_iter(lua_State *L) {
-  LBB *b = (LBB *)lua_touserdata(L, lua_upvalueindex(2));
-  int depth = (int)lua_tointeger(L, lua_upvalueindex(3));
-  int at = (int)lua_tointeger(L, lua_upvalueindex(4)), key, d;
-  const bonsai_bb *cur;
   for (;;) {
-    for (cur = b->bb, d = 0; cur != NULL && d < depth; d++)
-      cur = cur->parent;
-    if (cur == NULL)
+    LBB *cur = (LBB *)lua_touserdata(L, IT_CUR);
+    int at = (int)lua_tointeger(L, IT_AT), key;
+    if (cur == NULL || cur->bb == NULL)
       return 0;
-    at = bs_bb_next(cur, at, &key);
+    at = bs_bb_next(cur->bb, at, &key);
     if (at < 0) { /* next blackboard up the chain */
-      lua_pushinteger(L, depth + 1);
-      lua_replace(L, lua_upvalueindex(3));
-      depth++;
-      at = 0;
+      lua_getiuservalue(L, IT_CUR, UV_PARENT);
+      lua_replace(L, IT_CUR);
+      lua_pushinteger(L, 0);
+      lua_replace(L, IT_AT);
       continue;
     }
-    if (bs_bb_owner(b->bb, key) != cur)
-      continue; /* shadowed by a nearer blackboard */
     lua_pushinteger(L, at);
-    lua_replace(L, lua_upvalueindex(4));
-    lua_pushstring(L, bonsai_key_name(b->bb->env, key));
-    pushvalue(L, lua_upvalueindex(2), key);
+    lua_replace(L, IT_AT);
+    if (lua_rawgeti(L, IT_SEEN, key) != LUA_TNIL) {
+      lua_pop(L, 1); /* held by a nearer blackboard */
+      continue;
+    }
+    lua_pop(L, 1);
+    lua_pushboolean(L, 1);
+    lua_rawseti(L, IT_SEEN, key);
+    lua_pushstring(L, bonsai_key_name(cur->bb->env, key));
+    pushvalue(L, IT_CUR, key); /* cur holds it: no walk */
     return 2;
   }
 }
@@ -385,7 +430,7 @@ static int bb_pairs(lua_State *L) {
   lua_pushvalue(L, lua_upvalueindex(1)); /* the context */
   lua_insert(L, 1);
   lua_pushinteger(L, 0);
-  lua_pushinteger(L, 0);
+  lua_newtable(L);
   lua_pushcclosure(L, bb_iter, 4);
   return 1;
 }

@@ -172,6 +172,7 @@ static const luaL_Reg bonsai_funcs[] = {
     {"register", lb_register},
     {"blackboard", lb_blackboard},
     {"memory", lb_memory},
+    {"istree", lb_istree},
     {"_isleaf", lb_isleaf},
     {"_mtime", lb_mtime},
     {"_dir", lb_dir},

@@ -158,6 +158,7 @@ int lb_shared(lua_State *L);
 ** another state reloaded it). */
 void lb_tree_values(lua_State *L, int idx);
 LTree *lb_checktree(lua_State *L, int idx);
+int lb_istree(lua_State *L);
 void lb_open_tree(lua_State *L);
 
 /* lagent.c */

@@ -4,10 +4,13 @@
 ** tree needs no C stack), feeding bonsai_def_* and storing leaf functions
 ** and args tables in a fresh values table, the Lua half of the version.
 ** The definition lives in a userdata, so a Lua error during the walk
-** leaks nothing. A subtree is inlined: the other tree's Lua definition is
-** walked again under the subtree node, with its args and key remap; each
-** tree keeps its definition and the trees that inline it, so that a
-** reload recompiles them all, or none.
+** leaks nothing. Node tables are read raw (no metamethod runs), strings
+** with NUL bytes are refused, and the walk stops past max_nodes nodes, so a
+** definition that lists a table many times costs at most the limit. A
+** subtree is inlined: the other tree's Lua definition is walked again under
+** the subtree node, with its args and key remap; each tree keeps its
+** definition and the trees that inline it, so that a reload recompiles them
+** all, or none.
 */
 #include <stdint.h>
 #include <string.h>
@@ -50,12 +53,21 @@ typedef struct Walk {
   int stack;        /* frames: 3k+1 children list, 3k+2 next index, 3k+3 node */
   int onpath;       /* node tables currently open (cycle check) */
   int nframes;
+  lua_Integer nodes; /* nodes added so far */
+  lua_Integer max;   /* the limit on them */
   int ctx;          /* the innermost subtree's context, or nil: { args =,
                     ** map = inner key -> caller's key, tree =, prev =,
                     ** frame = its frame } */
   int inlining;     /* trees being inlined (recursion check) */
   int uses;         /* trees inlined, as keys */
 } Walk;
+
+/* Pushes t[k] for the table at idx without metamethods; returns its type. */
+static int rawfield(lua_State *L, int idx, const char *k) {
+  idx = lua_absindex(L, idx);
+  lua_pushstring(L, k);
+  return lua_rawget(L, idx);
+}
 
 /* Raises a definition error about the node being read: child 'place' of
 ** the open node, or the open node itself when place is 0. */
@@ -75,6 +87,18 @@ static int walkerror(Walk *w, int place, const char *fmt, const char *arg) {
     return luaL_error(L, "tree '%s': %s: %s", w->tree, path, msg);
   return luaL_error(L, "tree '%s': %s: child %d: %s", w->tree, path, place,
                     msg);
+}
+
+/* The string at idx, refused (as what) when it holds a NUL byte or is
+** longer than BS_MAXNAME. */
+static const char *cstring(Walk *w, int idx, int place, const char *what) {
+  size_t len;
+  const char *s = lua_tolstring(w->L, idx, &len);
+  if (memchr(s, '\0', len) != NULL)
+    walkerror(w, place, "%s contains a NUL byte", what);
+  if (len > BS_MAXNAME)
+    walkerror(w, place, "%s is too long", what);
+  return s;
 }
 
 /* Raises the definition's error, if it has one. */
@@ -130,7 +154,7 @@ static void params(Walk *w, int idx, int kind) {
   }
   for (k = bs_param_names; *k != NULL; k++) {
     bonsai_value v;
-    if (lua_getfield(L, idx, *k) != LUA_TNIL) {
+    if (rawfield(L, idx, *k) != LUA_TNIL) {
       if (map != 0)
         renamekey(L, map, *k);
       lb_tovalue(L, -1, &v);
@@ -155,7 +179,7 @@ static int keep(Walk *w) {
 ** fields are read from the subtree's (through __index). */
 static int leafargs(Walk *w, int idx) {
   lua_State *L = w->L;
-  int own = lua_getfield(L, idx, "args") != LUA_TNIL;
+  int own = rawfield(L, idx, "args") != LUA_TNIL;
   if (ctxfield(w, "args") == LUA_TNIL) {
     lua_pop(L, own ? 1 : 2);
     return own;
@@ -217,8 +241,8 @@ static void addleaf(Walk *w, int idx, int kind, const char *name, int place) {
     args = (const void *)(intptr_t)keep(w);
   if (ctxfield(w, "map") == LUA_TTABLE)
     map = lua_gettop(L);
-  if (lua_getfield(L, idx, "leaf") == LUA_TSTRING) {
-    const char *leaf = lua_tostring(L, -1);
+  if (rawfield(L, idx, "leaf") == LUA_TSTRING) {
+    const char *leaf = cstring(w, -1, place, "'leaf'");
     int id;
     if (map == 0) {
       bonsai_def_leaf(w->def, kind, name, leaf, args);
@@ -257,7 +281,7 @@ static void addleaf(Walk *w, int idx, int kind, const char *name, int place) {
 static void utility(Walk *w, int idx, int place) {
   lua_State *L = w->L;
   void *data;
-  int ty = lua_getfield(L, idx, "utility");
+  int ty = rawfield(L, idx, "utility");
   if (ty == LUA_TNIL) {
     lua_pop(L, 1);
     return;
@@ -300,11 +324,12 @@ static void pushchildren(Walk *w, int idx, int kind, int place) {
     return;
   }
   lua_newtable(L);
-  switch (lua_getfield(L, idx, "conditions")) {
+  switch (rawfield(L, idx, "conditions")) {
   case LUA_TNIL:
     break;
-  case LUA_TTABLE:
-    for (n = (lua_Integer)lua_rawlen(L, -1), k = 1; k <= n; k++) {
+  case LUA_TTABLE: /* past the limit the walk stops anyway */
+    n = (lua_Integer)lua_rawlen(L, -1);
+    for (n = n < w->max ? n : w->max + 1, k = 1; k <= n; k++) {
       lua_rawgeti(L, -1, k);
       lua_rawseti(L, -3, ++m);
     }
@@ -326,7 +351,7 @@ static void pushchildren(Walk *w, int idx, int kind, int place) {
 static void composemap(Walk *w, int idx) {
   lua_State *L = w->L;
   int r, pm, m;
-  switch (lua_getfield(L, idx, "remap")) {
+  switch (rawfield(L, idx, "remap")) {
   case LUA_TNIL:
     lua_pop(L, 1);
     ctxfield(w, "map");
@@ -377,7 +402,7 @@ static void subtree(Walk *w, int idx, const char *name, int place) {
   lua_State *L = w->L;
   int tree, src, ctx;
   LTree *lt;
-  switch (lua_getfield(L, idx, "tree")) {
+  switch (rawfield(L, idx, "tree")) {
   case LUA_TSTRING:
     lua_getiuservalue(L, lua_upvalueindex(1), LB_TREES);
     lua_pushvalue(L, -2);
@@ -413,7 +438,7 @@ static void subtree(Walk *w, int idx, const char *name, int place) {
   utility(w, idx, 0);
   lua_createtable(L, 0, 5); /* the context */
   ctx = lua_gettop(L);
-  if (lua_getfield(L, idx, "args") == LUA_TNIL) {
+  if (rawfield(L, idx, "args") == LUA_TNIL) {
     lua_pop(L, 1);
     ctxfield(w, "args"); /* the nearest subtree's that gives some */
   }
@@ -449,16 +474,21 @@ static void addnode(Walk *w, int place) {
   const char *name = NULL, *type;
   if (!lua_istable(L, idx))
     walkerror(w, place, "not a node (got %s)", luaL_typename(L, idx));
-  if (lua_getfield(L, idx, "type") != LUA_TSTRING)
+  if (rawfield(L, idx, "type") != LUA_TSTRING)
     walkerror(w, place, "not a node (a table without a 'type')", NULL);
-  type = lua_tostring(L, -1);
+  type = cstring(w, -1, place, "'type'");
   if ((kind = kindof(type)) < 0)
     walkerror(w, place, "unknown node type '%s'", type);
-  switch (lua_getfield(L, idx, "name")) {
+  if (++w->nodes > w->max) {
+    lua_pushfstring(L, "more than %I nodes (a node table listed several "
+                    "times counts each time; raise max_nodes)", w->max);
+    walkerror(w, 0, "%s", lua_tostring(L, -1));
+  }
+  switch (rawfield(L, idx, "name")) {
   case LUA_TNIL:
     break;
   case LUA_TSTRING:
-    name = lua_tostring(L, -1);
+    name = cstring(w, -1, place, "'name'");
     break;
   default:
     walkerror(w, place, "'name' must be a string", NULL);
@@ -541,6 +571,18 @@ static void build(lua_State *L, Walk *w, int root, int opts,
   memset(w, 0, sizeof *w);
   w->L = L;
   w->tree = name;
+  w->max = BS_DEFMAXNODES;
+  if (opts != 0 && rawfield(L, opts, "max_nodes") != LUA_TNIL) {
+    int isint;
+    lua_Integer m = lua_tointegerx(L, -1, &isint);
+    if (lua_type(L, -1) != LUA_TNUMBER || !isint || m < 1 ||
+        (lua_Unsigned)m > BS_MAXNODES)
+      luaL_error(L, "tree '%s': 'max_nodes' must be a whole number from 1 "
+                 "to %I", name, (lua_Integer)BS_MAXNODES);
+    w->max = m;
+  }
+  if (opts != 0)
+    lua_pop(L, 1);
   box = (DefBox *)lua_newuserdatauv(L, sizeof *box, 0);
   box->def = NULL;
   if (luaL_newmetatable(L, BS_DEF_T)) {
@@ -552,6 +594,7 @@ static void build(lua_State *L, Walk *w, int root, int opts,
     luaL_error(L, "out of memory");
   w->box = box;
   w->def = box->def;
+  bonsai_def_max_nodes(w->def, (unsigned)w->max);
   lua_newtable(L);
   w->values = lua_gettop(L);
   lua_newtable(L);
@@ -570,11 +613,15 @@ static void build(lua_State *L, Walk *w, int root, int opts,
   lua_pushnil(L);
   w->ctx = lua_gettop(L);
   lua_newtable(L); /* the first frame's list */
-  if (opts != 0 && lua_getfield(L, opts, "priority") != LUA_TNIL) {
+  if (opts != 0 && rawfield(L, opts, "priority") != LUA_TNIL) {
     lua_Integer n, k;
     if (!lua_istable(L, -1))
       luaL_error(L, "tree '%s': 'priority' must be a list of filters", name);
-    for (n = (lua_Integer)lua_rawlen(L, -1), k = 1; k <= n; k++) {
+    n = (lua_Integer)lua_rawlen(L, -1);
+    if (n > w->max)
+      luaL_error(L, "tree '%s': more than %I nodes (raise max_nodes)", name,
+                 w->max);
+    for (k = 1; k <= n; k++) {
       lua_rawgeti(L, -1, k);
       lua_rawseti(L, -3, k);
     }
@@ -716,27 +763,37 @@ int lb_tree(lua_State *L) {
   LTree *lt;
   bonsai_tree *t;
   const char *name = "tree";
+  size_t len;
   int opts;
   lua_settop(L, 2);
   if (!lua_isnoneornil(L, 2))
     luaL_checktype(L, 2, LUA_TTABLE);
-  if (lua_istable(L, 2) && lua_getfield(L, 2, "name") == LUA_TSTRING)
-    name = lua_tostring(L, -1);
-  else if (lua_istable(L, 1) && lua_getfield(L, 1, "name") == LUA_TSTRING)
-    name = lua_tostring(L, -1);
-  else
+  if ((lua_istable(L, 2) && rawfield(L, 2, "name") == LUA_TSTRING) ||
+      (lua_settop(L, 2),
+       lua_istable(L, 1) && rawfield(L, 1, "name") == LUA_TSTRING)) {
+    name = lua_tolstring(L, -1, &len);
+    if (memchr(name, '\0', len) != NULL)
+      return luaL_error(L, "the tree name contains a NUL byte");
+    if (len > BS_MAXNAME)
+      return luaL_error(L, "the tree name is too long");
+  } else {
+    lua_settop(L, 2);
     lua_pushnil(L);
+  }
   /* stack: root, opts, name */
   opts = lua_istable(L, 2) ? 2 : 0;
   build(L, &w, 1, opts, name, 0);
+  /* the userdata first, empty and valid: a memory error leaks nothing */
+  lt = (LTree *)lua_newuserdatauv(L, sizeof *lt, TV_N);
+  lt->t = NULL;
+  lt->version = 0;
+  luaL_setmetatable(L, BS_TREE_T);
   if (bonsai_tree_new(w.def, name, &t, err, sizeof err) != BONSAI_OK)
     return luaL_error(L, "tree '%s': %s", name, err);
-  bonsai_def_free(w.def);
-  w.box->def = NULL;
-  lt = (LTree *)lua_newuserdatauv(L, sizeof *lt, TV_N);
   lt->t = t;
   lt->version = current(t);
-  luaL_setmetatable(L, BS_TREE_T);
+  bonsai_def_free(w.def);
+  w.box->def = NULL;
   lua_pushvalue(L, w.values);
   lua_setiuservalue(L, -2, TV_VALUES);
   pushsource(L, 1, opts);
@@ -892,6 +949,9 @@ static int doreload(lua_State *L) {
   lua_Integer k;
   int plan, seen;
   lua_settop(L, 3);
+  if (!lua_isnil(L, 3) && !lua_istable(L, 3))
+    return luaL_error(L, "tree '%s': the options must be a table (got %s)",
+                      bonsai_tree_name(lt->t), luaL_typename(L, 3));
   lua_newtable(L);
   plan = lua_gettop(L);
   lua_newtable(L);
@@ -982,6 +1042,12 @@ static int tree_reload(lua_State *L) {
   return 1;
 }
 
+/* bt.istree(x): true if x is a tree (not any userdata) */
+int lb_istree(lua_State *L) {
+  lua_pushboolean(L, luaL_testudata(L, 1, BS_TREE_T) != NULL);
+  return 1;
+}
+
 LTree *lb_checktree(lua_State *L, int idx) {
   LTree *lt = (LTree *)luaL_checkudata(L, idx, BS_TREE_T);
   if (lt->t == NULL)
@@ -990,7 +1056,7 @@ LTree *lb_checktree(lua_State *L, int idx) {
 }
 
 static int tree_gc(lua_State *L) {
-  LTree *lt = (LTree *)luaL_checkudata(L, 1, BS_TREE_T);
+  LTree *lt = (LTree *)lua_touserdata(L, 1);
   bonsai_tree_release(lt->t);
   lt->t = NULL;
   return 0;
@@ -1009,7 +1075,8 @@ static int tree_dump(lua_State *L) {
   if (!lua_isnoneornil(L, 2)) {
     luaL_checktype(L, 2, LUA_TTABLE);
     lua_rawgeti(L, 2, 1);
-    la = (LAgent *)luaL_checkudata(L, -1, BS_STATE_T);
+    la = (LAgent *)luaL_testudata(L, -1, BS_STATE_T);
+    luaL_argexpected(L, la != NULL, 2, BS_AGENT_T);
     luaL_argcheck(L, la->magic != NULL, 2, "collected agent");
     a = agentof(la);
     luaL_argcheck(L, a->tree == lt->t, 2, "agent of another tree");

@@ -117,21 +117,30 @@ return function(bt)
     end
     local ok, res, opts = pcall(loader, path, {})
     if not ok then return nil, tostring(res) end
-    if type(res) ~= "userdata" and not bt.isnode(res) and
+    if not bt.istree(res) and not bt.isnode(res) and
        not (type(res) == "table" and type(res.type) == "string") then
       return nil, path .. ": the file must return a node or a tree (got " ..
-             type(res) .. ")"
+             (type(res) == "userdata" and "a userdata that is no tree" or
+              type(res)) .. ")"
     end
     return res, opts
+  end
+
+  local function checkpath(path, fname)
+    if type(path) ~= "string" then
+      error("bad argument #1 to '" .. fname .. "' (string expected, got " ..
+            type(path) .. ")", 3)
+    end
   end
 
   -- bt.load(path): a tree from a file (a node becomes a tree named after
   -- the file); the tree, or nil and a message.
   function bt.load(path)
+    checkpath(path, "load")
     local res, opts = run(path)
     if not res then return nil, opts end
     local tree = res
-    if type(res) ~= "userdata" then
+    if not bt.istree(res) then
       local o = {}
       for k, v in pairs(opts or {}) do o[k] = v end
       o.name = o.name or basename(path)
@@ -147,6 +156,7 @@ return function(bt)
   -- bt.reload(path): compiles the file again into the tree loaded from it;
   -- the tree, or nil and a message with the old version left running.
   function bt.reload(path)
+    checkpath(path, "reload")
     local tree = files.loaded[path]
     if not tree then return bt.load(path) end
     local res, opts = run(path)

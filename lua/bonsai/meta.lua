@@ -68,6 +68,7 @@
 ---@class (exact) bonsai.TreeOpts
 ---@field name? string
 ---@field priority? bonsai.Node[] bt.filter nodes checked before the root
+---@field max_nodes? integer most nodes the definition may expand to (1e6)
 
 ---@class (exact) bonsai.AgentOpts
 ---@field owner? any a.owner, given to nothing else
@@ -668,6 +669,11 @@ function bt.utility(fn, node) end
 ---@param x any
 ---@return boolean
 function bt.isnode(x) end
+
+---Is x a tree (made by bt.tree or bt.load)?
+---@param x any
+---@return boolean
+function bt.istree(x) end
 
 ---Compiles a node once into a shared blueprint.
 ---@param root bonsai.Node

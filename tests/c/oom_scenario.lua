@@ -1,0 +1,233 @@
+-- oom_scenario.lua: the scenario of the allocation-failure sweep
+-- (test_oom_sweep.c). setup() runs with every allocation granted and makes
+-- the books; run() is where the host refuses allocations: trees, agents,
+-- ticks, reloads, observers, interrupts, tasks, sleep, tick_all, save and
+-- restore, each step under pcall; check() runs with allocations granted again and verifies that
+-- every object made still works (tick, abort, reset, reload), that the
+-- books agree with the library, and that bt.memory() is back to its value
+-- after setup once everything is dropped.
+local bt = require "bonsai"
+
+local S = {}
+local O           -- objects made by run(), and the books
+local IDS = { "A", "B", "C", "T" }
+local MAXAGENTS = 6
+local SLEEPY = 4 -- the agent whose leaf B sleeps
+
+-- Books: books[agent slot][leaf id] = true while entered. Every slot is
+-- made in setup, so writing the books never allocates.
+local function leaf(id)
+  return bt.action {
+    name = id,
+    enter = function(a) O.books[a.owner.slot][id] = true end,
+    tick = function(a, bb)
+      bb.n = (bb.n or 0) + 1
+      if (a.owner.slot + bb.n) % 3 == 0 then return bt.SUCCESS end
+      if a.owner.slot == SLEEPY and id == "B" then return bt.sleep(0.5) end
+      return bt.RUNNING
+    end,
+    exit = function(a) O.books[a.owner.slot][id] = false end,
+    abort = function(a) O.books[a.owner.slot][id] = false end,
+  }
+end
+
+local function task(id)
+  return bt.named(id, bt.task(function(a)
+    local b = O.books[a.owner.slot]
+    b[id] = true
+    local guard <close> = O.closers[a.owner.slot]
+    coroutine.yield()
+    coroutine.yield()
+    return true
+  end))
+end
+
+local function root(v)
+  return bt.reactive_selector { name = "root",
+    bt.guard { name = "g", bt.check("alarm", "==", true), abort = "lower",
+               leaf "A" },
+    bt.parallel { name = "p", success = "all",
+      bt.sequence { name = "s", leaf "B", bt.wait(v) },
+      bt.timeout { name = "to", seconds = 5, task "T" },
+      bt.repeater { name = "r", times = 2, leaf "C" } },
+  }
+end
+
+function S.setup()
+  O = { trees = {}, agents = {}, bbs = {}, handles = {}, fired = 0,
+        books = {}, closers = {}, owners = {} }
+  for i = 1, MAXAGENTS do
+    local b = {}
+    for _, id in ipairs(IDS) do b[id] = false end
+    O.books[i] = b
+    O.owners[i] = { slot = i }
+    O.closers[i] = setmetatable({}, { __close = function()
+      O.books[i].T = false
+    end })
+  end
+  -- intern the keys and the leaf name the scenario uses
+  local bb = bt.blackboard { alarm = false, n = 0, x = 1 }
+  bt.register("oom.leaf", function() return true end)
+  bb = nil
+  collectgarbage()
+  collectgarbage()
+  O.base = bt.memory()
+  O.nsteps, O.steps, O.lines = 0, {}, {}
+  for i = 1, 200 do O.steps[i], O.lines[i] = 0, 0 end
+end
+
+-- Runs one step; remembers where the first error came from (for messages).
+local function try(f, ...)
+  local ok, err = pcall(f, ...)
+  if TRACE then -- no allocation: slots made in setup
+    O.nsteps = O.nsteps + 1
+    O.steps[O.nsteps] = ALLOCS()
+    O.lines[O.nsteps] = debug.getinfo(2, "l").currentline
+  end
+  if not ok and not O.first then
+    O.first = debug.traceback(tostring(err), 1):gsub("\n", " | ")
+  end
+  return ok, err
+end
+
+function S.run()
+  local t
+  try(function()
+    t = bt.tree(root(1), { name = "oom" })
+    O.trees[#O.trees + 1] = t
+  end)
+  try(function() O.bbs[1] = bt.blackboard { x = 1 } end)
+  try(function()
+    O.handles[#O.handles + 1] = { bb = O.bbs[1],
+      h = O.bbs[1]:observe("x", function() O.fired = O.fired + 1 end) }
+  end)
+  for i = 1, 3 do
+    try(function()
+      local a = bt.agent(t, { owner = O.owners[i],
+        blackboard = i == 3 and O.bbs[1] or { alarm = false } })
+      O.agents[#O.agents + 1] = a
+    end)
+  end
+  for _, a in ipairs(O.agents) do
+    try(a.add_interrupt, a, function(ag) return ag.bb.x == 99 end)
+  end
+  for k = 1, 3 do
+    for _, a in ipairs(O.agents) do try(a.tick, a, 0.5) end
+  end
+  try(function() O.bbs[1].x = 2 end)
+  try(function() O.agents[1].bb.alarm = true end)
+  try(bt.tick_all, O.agents, 0.5)
+  if not WITHOUT_RELOAD then
+    try(function() t:reload(root(2), { name = "oom" }) end)
+  end
+  try(bt.tick_all, O.agents, 0.5)
+  try(function()
+    local t2 = bt.tree(bt.sequence { name = "root", bt.action "oom.leaf",
+                                     leaf "B" }, { name = "oom2" })
+    O.trees[#O.trees + 1] = t2
+    O.agents[#O.agents + 1] = bt.agent(t2, { owner = O.owners[4] })
+  end)
+  for _, a in ipairs(O.agents) do try(a.tick, a, 1) end
+  try(function() O.agents[2]:abort() end)
+  try(function() O.agents[3]:reset() end)
+  if not WITHOUT_RELOAD then
+    try(function() t:reload(root(3)) end)
+  end
+  try(function() O.bbs[1].x = 99 end) -- the interrupt fires
+  for _, a in ipairs(O.agents) do try(a.tick, a, 1) end
+  try(function() O.bbs[1].x = 3 end)
+  for _, a in ipairs(O.agents) do try(a.tick, a, 1) end
+  try(function() bt.register("oom.leaf", function() return false end) end)
+  try(function() -- save agent 1, restore it as agent 5
+    local s = O.agents[1]:save()
+    local n = bt.agent(O.agents[1].tree, { owner = O.owners[5], restore = s })
+    for _, name in ipairs(n:running()) do -- restored leaves go on
+      if name ~= "T" and O.books[5][name] ~= nil then
+        O.books[5][name] = true
+      end
+    end
+    O.agents[#O.agents + 1] = n
+  end)
+  try(function() for _ in pairs(O.bbs[1]) do end end)
+end
+
+local function fail(fmt, ...)
+  error(string.format(fmt, ...) .. " [first error of the run: " ..
+        tostring(O.first) .. "]", 2)
+end
+
+-- The leaves a:running() lists against the books.
+local function agree(a, when)
+  local run = {}
+  for _, n in ipairs(a:running()) do
+    if O.books[a.owner.slot][n] ~= nil then run[n] = true end
+  end
+  for _, id in ipairs(IDS) do
+    if id == "T" and a.owner.slot == 5 and run[id] and
+       not O.books[5][id] then
+      run[id] = nil -- restored: its body starts again at the next tick
+    end
+    if (run[id] or false) ~= O.books[a.owner.slot][id] then
+      fail("%s: agent %d, leaf %s: running %s, entered %s", when,
+           a.owner.slot, id, tostring(run[id] or false),
+           tostring(O.books[a.owner.slot][id]))
+    end
+  end
+end
+
+function S.check()
+  if TRACE then
+    for i = 1, O.nsteps do print("step", i, "line", O.lines[i], "allocs",
+                                 O.steps[i]) end
+  end
+  if REFUSED == 0 and (#O.agents ~= 5 or #O.trees ~= 2 or #O.handles ~= 1 or
+                       O.fired < 2) then
+    fail("the run without refusals made %d agents, %d trees, %d observers "
+         .. "(called %d times)", #O.agents, #O.trees, #O.handles, O.fired)
+  end
+  for _, a in ipairs(O.agents) do agree(a, "after the run") end
+  for _, t in ipairs(O.trees) do
+    local ok, err = t:reload(root(4))
+    if not ok then fail("reload after the run: %s", err) end
+  end
+  local before = O.fired
+  if O.bbs[1] then
+    O.bbs[1].x = 1000
+    if #O.handles > 0 and O.fired ~= before + 1 then
+      fail("observer not called after the run")
+    end
+  end
+  for _, hd in ipairs(O.handles) do
+    if hd.bb:unobserve(hd.h) ~= true then fail("unobserve failed") end
+  end
+  for _, a in ipairs(O.agents) do
+    for _ = 1, 3 do
+      local s = a:tick(1)
+      if s ~= "running" and s ~= "success" and s ~= "failure" and
+         s ~= "aborted" then
+        fail("tick returned %s", tostring(s))
+      end
+      agree(a, "after a tick")
+    end
+    a:abort()
+    agree(a, "after abort")
+    if #a:running() ~= 0 then fail("running after abort") end
+    a:reset()
+    if a:status() ~= "idle" then fail("status %s after reset", a:status()) end
+    a:tick(1)
+    agree(a, "after reset and tick")
+  end
+  local errs = bt.tick_all(O.agents, 1)
+  if errs then fail("tick_all: %s", errs[1].error) end
+  for _, a in ipairs(O.agents) do a:abort() end
+  local n = #O.agents
+  O.agents, O.trees, O.bbs, O.handles = nil, nil, nil, nil
+  collectgarbage()
+  collectgarbage()
+  if bt.memory() ~= O.base then
+    fail("bt.memory() is %d after the run (%d agents), %d before",
+         bt.memory(), n, O.base)
+  end
+end
+
+return S
