@@ -598,6 +598,9 @@ int lb_tick_all(lua_State *L) {
     lua_pushvalue(L, 4);
     if (lua_pcall(L, 5, LUA_MULTRET, 0) != LUA_OK) {
       lua_rawgeti(L, 3, b.slot);
+      lua_pushnil(L); /* the stack holds the agent now: its slot is freed
+                      ** before anything that may raise */
+      lua_rawseti(L, 3, b.slot);
       lua_rawgeti(L, -1, 1); /* stack: ..., msg, agent, state */
       lua_rotate(L, -3, 2);  /* ..., agent, state, msg */
       recover(L, &b.j, -3, -2, CONTEXT);
@@ -607,6 +610,8 @@ int lb_tick_all(lua_State *L) {
         runhook(L, &b.j, -3, -2, CONTEXT, -1, -1);
       adderror(L, 2, -3);
     } else if (lua_gettop(L) > 5) { /* stack: ..., agent, msg */
+      lua_pushnil(L);
+      lua_rawseti(L, 3, b.slot);
       adderror(L, 2, -2);
     }
     lua_settop(L, 5);
