@@ -11,11 +11,7 @@ local trace = require "helpers.trace"
 local t
 before_each(function() t = trace.new() end)
 
-local function leaves(scripts)
-  for name, script in pairs(scripts) do
-    bt.register(name, t:leafdef(name, script))
-  end
-end
+local function leaves(scripts) t:register(scripts) end
 
 -- A classic tree: nodes given as id -> { name, children | child,
 -- properties }; the root is "1".

@@ -10,11 +10,7 @@ local t
 before_each(function() t = trace.new() end)
 
 -- Registers trace leaves: name -> script.
-local function leaves(scripts)
-  for name, script in pairs(scripts) do
-    bt.register(name, t:leafdef(name, script))
-  end
-end
+local function leaves(scripts) t:register(scripts) end
 
 -- An agent on the main tree of an XML text.
 local function agent(text, opts)

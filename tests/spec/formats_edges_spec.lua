@@ -9,21 +9,9 @@ local trace = require "helpers.trace"
 local t
 before_each(function() t = trace.new() end)
 
-local function leaves(scripts)
-  for name, script in pairs(scripts) do
-    bt.register(name, t:leafdef(name, script))
-  end
-end
+local function leaves(scripts) t:register(scripts) end
 
-local function conditions(scripts)
-  for name, script in pairs(scripts) do
-    t:set(name, script)
-    bt.register(name, function()
-      t:add("tick " .. name)
-      return t:next(name)
-    end)
-  end
-end
+local function conditions(scripts) t:register_conditions(scripts) end
 
 local function refused(text)
   local ok, msg = pcall(bt.import, text, "edges", { file = "t.bt" })

@@ -9,11 +9,7 @@ local trace = require "helpers.trace"
 local t
 before_each(function() t = trace.new() end)
 
-local function leaves(scripts)
-  for name, script in pairs(scripts) do
-    bt.register(name, t:leafdef(name, script))
-  end
-end
+local function leaves(scripts) t:register(scripts) end
 
 local function tree(body)
   return bt.tree(bt.import('<root BTCPP_format="4"><BehaviorTree ID="T">' ..

@@ -141,6 +141,25 @@ function Trace:action(name, script, opts)
   return n
 end
 
+-- Registers a trace action under each name of scripts (name -> script),
+-- for trees that name their leaves (bt.register, editor files).
+function Trace:register(scripts)
+  for name, script in pairs(scripts) do
+    bt.register(name, self:leafdef(name, script))
+  end
+end
+
+-- The same for conditions (they log "tick C" only).
+function Trace:register_conditions(scripts)
+  for name, script in pairs(scripts) do
+    self:set(name, script)
+    bt.register(name, function()
+      self:add("tick " .. name)
+      return self:next(name)
+    end)
+  end
+end
+
 -- A trace condition node named 'name' (logs "tick C" only).
 function Trace:condition(name, script)
   self:set(name, script)
