@@ -588,7 +588,6 @@ int lb_tick_all(lua_State *L) {
   } else {
     lua_pushnil(L);
   }
-  lua_pushnil(L); /* 5: unused */
   while (b.next <= b.n && (b.budget == 0 || b.ticked < b.budget)) {
     lua_pushcfunction(L, pbatch);
     lua_pushlightuserdata(L, &b);
@@ -609,12 +608,12 @@ int lb_tick_all(lua_State *L) {
       else if (b.j.la != NULL && b.j.la->hooked && b.j.ran)
         runhook(L, &b.j, -3, -2, CONTEXT, -1, -1);
       adderror(L, 2, -3);
-    } else if (lua_gettop(L) > 5) { /* stack: ..., agent, msg */
+    } else if (lua_gettop(L) > 4) { /* stack: ..., agent, msg */
       lua_pushnil(L);
       lua_rawseti(L, 3, b.slot);
       adderror(L, 2, -2);
     }
-    lua_settop(L, 5);
+    lua_settop(L, 4);
   }
   lua_pushnil(L);
   lua_rawseti(L, 3, b.slot);
