@@ -296,6 +296,25 @@ BONSAI_API int bonsai_agent_abort(bonsai_agent *agent);
 BONSAI_API int bonsai_agent_reset(bonsai_agent *agent);
 
 /*
+** Interrupts. bonsai_agent_tick asks them in the order they were added, at
+** the start of every tick after the clock moved, until one returns 1: then
+** every running node is aborted, the tree is not ticked and the tick
+** returns BONSAI_ABORTED. One that returns BONSAI_ERROR (after
+** bonsai_agent_error) fails the tick (BONSAI_ELEAF, every running node
+** aborted, no node named); 0 goes on. The list is taken before the calls:
+** one added meanwhile waits for the next tick, one removed before its turn
+** is not asked. Adding the same function and data twice asks it twice;
+** removing takes the first. (The Lua binding has its own, a:add_interrupt.)
+*/
+typedef int (*bonsai_interrupt_fn)(bonsai_agent *agent, void *data);
+BONSAI_API int bonsai_agent_add_interrupt(bonsai_agent *agent,
+                                          bonsai_interrupt_fn fn, void *data);
+/* BONSAI_OK, or BONSAI_EARG when that function and data were not there. */
+BONSAI_API int bonsai_agent_remove_interrupt(bonsai_agent *agent,
+                                             bonsai_interrupt_fn fn,
+                                             void *data);
+
+/*
 ** Sleeping agents. A leaf puts its agent to sleep for some seconds of agent
 ** time (typically while it returns BONSAI_RUNNING); a loop over many agents
 ** then skips it cheaply: bonsai_agent_asleep advances a sleeping agent's
@@ -349,7 +368,7 @@ enum {
   BONSAI_TRACE_STATUS,    /* node took status */
   BONSAI_TRACE_RELOAD,    /* the agent switched to a reloaded version */
   BONSAI_TRACE_ERROR,     /* a tick failed: message, node (or -1) */
-  BONSAI_TRACE_INTERRUPT, /* an interrupt aborted the tick (binding) */
+  BONSAI_TRACE_INTERRUPT, /* an interrupt aborted the tick */
   BONSAI_TRACE_RESET      /* every node's state was replaced: by
                           ** bonsai_agent_reset (all idle) or a restore */
 };

@@ -56,9 +56,15 @@ int bs_agent_init(bonsai_agent *a, bonsai_tree *t, bonsai_bb *bb,
   return BONSAI_OK;
 }
 
+typedef struct Interrupt {
+  bonsai_interrupt_fn fn;
+  void *data;
+} Interrupt;
+
 void bs_agent_done(bonsai_agent *a) {
   bonsai_env *env = a->tree->env;
   bs_agent_clearerr(a);
+  bs_free(env, a->intr, a->nintr * sizeof *a->intr);
   if (a->state != INLINE(a))
     bs_free(env, a->state, a->statecap);
   if (a->err != NULL)
@@ -246,13 +252,90 @@ static int migrate(bonsai_agent *a) {
   return r;
 }
 
+int bonsai_agent_add_interrupt(bonsai_agent *a, bonsai_interrupt_fn fn,
+                               void *data) {
+  bonsai_env *env = a->tree->env;
+  Interrupt *n;
+  if (fn == NULL)
+    return BONSAI_EARG;
+  n = bs_realloc(env, a->intr, a->nintr * sizeof *n,
+                 (a->nintr + 1) * sizeof *n);
+  if (n == NULL)
+    return BONSAI_ENOMEM;
+  n[a->nintr].fn = fn;
+  n[a->nintr].data = data;
+  a->intr = n;
+  a->nintr++;
+  return BONSAI_OK;
+}
+
+int bonsai_agent_remove_interrupt(bonsai_agent *a, bonsai_interrupt_fn fn,
+                                  void *data) {
+  bonsai_env *env = a->tree->env;
+  uint32_t k;
+  for (k = 0; k < a->nintr; k++)
+    if (a->intr[k].fn == fn && a->intr[k].data == data)
+      break;
+  if (k == a->nintr)
+    return BONSAI_EARG;
+  for (; k + 1 < a->nintr; k++)
+    a->intr[k] = a->intr[k + 1];
+  a->intr = bs_realloc(env, a->intr, a->nintr * sizeof *a->intr,
+                       (a->nintr - 1) * sizeof *a->intr);
+  a->nintr--;
+  return BONSAI_OK;
+}
+
+/* Whether interrupt x is still among the agent's. */
+static int present(const bonsai_agent *a, const Interrupt *x) {
+  uint32_t k;
+  for (k = 0; k < a->nintr; k++)
+    if (a->intr[k].fn == x->fn && a->intr[k].data == x->data)
+      return 1;
+  return 0;
+}
+
+/* Asks the C interrupts: 1 when one fired, 0, or BONSAI_ERROR. As for
+** Lua's, the list is taken before the calls (up to 32: more are asked as
+** the list stands): one added meanwhile waits for the next tick, one
+** removed before its turn is not asked. */
+static int interrupted(bonsai_agent *a) {
+  Interrupt list[32];
+  uint32_t n = a->nintr < 32 ? a->nintr : 32, k;
+  memcpy(list, a->intr, n * sizeof *list);
+  for (k = 0; k < n || k < a->nintr; k++) {
+    const Interrupt *x = k < n ? &list[k] : &a->intr[k];
+    int r;
+    if (k < n && !present(a, x))
+      continue;
+    a->current = BS_NONE;
+    if ((r = x->fn(a, x->data)) == 1)
+      return 1;
+    if (r != 0) {
+      if (r != BONSAI_ERROR || !a->failed)
+        bs_agent_fail(a, BS_NONE, "interrupt returned %d", r);
+      return BONSAI_ERROR;
+    }
+  }
+  return 0;
+}
+
 int bonsai_agent_tick(bonsai_agent *a, double dt) {
   int s;
   if (bs_agent_stale(a) && !a->busy && (s = migrate(a)) != BONSAI_OK)
     return s == BONSAI_ENOMEM ? s : BONSAI_ELEAF;
   if ((s = bs_agent_start(a, dt)) != BONSAI_OK)
     return s;
-  s = bs_vm_tick(a);
+  if (a->nintr > 0 && (s = interrupted(a)) != 0) {
+    if (a->trace != NULL && s == 1)
+      bs_trace_mark(a, BONSAI_TRACE_INTERRUPT, BS_NONE, NULL);
+    if (bs_agent_abort(a) != BONSAI_OK || s != 1)
+      s = BONSAI_ELEAF;
+    else
+      s = BONSAI_ABORTED;
+  } else {
+    s = bs_vm_tick(a);
+  }
   bs_agent_finish(a, s);
   return s;
 }

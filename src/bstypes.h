@@ -149,6 +149,8 @@ struct bonsai_agent {
   bonsai_tree *tree;
   char *err;        /* BS_ERRSIZE bytes, allocated on first error */
   Blueprint *errbp; /* the version errnode belongs to (held), or NULL */
+  struct Interrupt *intr; /* C interrupts (bonsai_agent_add_interrupt) */
+  uint32_t nintr;
   uint32_t statecap; /* bytes available at state (a block of its own
                      ** after a reload to a larger version) */
   uint32_t inlinecap; /* bytes of state inside the agent's allocation */

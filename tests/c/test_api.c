@@ -557,6 +557,82 @@ static void switch_abort_error(void **state) {
   bonsai_tree_release(t);
 }
 
+/* Interrupts and traces through the public API alone, as a C engine has
+** them: an interrupt that fires aborts the running nodes and the tick
+** returns BONSAI_ABORTED (the trace shows the interrupt and the abort);
+** one that removes another before its turn; one that fails. */
+typedef struct Alarm {
+  int fire, asked, fail;
+  bonsai_interrupt_fn other;
+} Alarm;
+
+static int alarm_fn(bonsai_agent *ag, void *data) {
+  Alarm *al = (Alarm *)data;
+  al->asked++;
+  if (al->other != NULL)
+    bonsai_agent_remove_interrupt(ag, al->other, data);
+  if (al->fail)
+    return bonsai_agent_error(ag, "alarm broken");
+  return al->fire;
+}
+
+static int never_fn(bonsai_agent *ag, void *data) {
+  (void)ag;
+  ((Alarm *)data)->asked += 100;
+  return 0;
+}
+
+static void interrupts_and_traces(void **state) {
+  Alarm al = {0, 0, 0, NULL};
+  bonsai_agent *ag;
+  bonsai_event ev[16];
+  char path[64];
+  unsigned n, k;
+  int sawint = 0, sawabort = 0;
+  (void)state;
+  leaf("A", "R");
+  ag = start("sequence:root(A)");
+  assert_int_equal(bonsai_agent_trace(ag, 16), BONSAI_OK);
+  assert_int_equal(bonsai_agent_add_interrupt(ag, alarm_fn, &al), BONSAI_OK);
+  STEP(ag, 1, R, "enter A; tick A");
+  assert_int_equal(al.asked, 1);
+  bonsai_agent_events(ag, ev, 16); /* the first tick's, forgotten */
+  al.fire = 1;
+  STEP(ag, 1, BONSAI_ABORTED, "abort A");
+  n = bonsai_agent_events(ag, ev, 16);
+  for (k = 0; k < n; k++) {
+    assert_int_equal(ev[k].tick, 2);
+    if (ev[k].kind == BONSAI_TRACE_INTERRUPT)
+      sawint = 1;
+    if (ev[k].kind == BONSAI_TRACE_STATUS && ev[k].status == A) {
+      bonsai_agent_event_path(ag, &ev[k], path, sizeof path);
+      if (strcmp(path, "root/A") == 0)
+        sawabort = sawint; /* after the interrupt */
+    }
+  }
+  assert_true(sawint && sawabort);
+  assert_int_equal(bonsai_agent_status(ag), BONSAI_ABORTED);
+  /* one removes the next before its turn: that one is not asked */
+  al.fire = 0;
+  al.other = never_fn;
+  assert_int_equal(bonsai_agent_add_interrupt(ag, never_fn, &al), BONSAI_OK);
+  al.asked = 0;
+  STEP(ag, 1, R, "enter A; tick A");
+  assert_int_equal(al.asked, 1);
+  assert_int_equal(bonsai_agent_remove_interrupt(ag, never_fn, &al),
+                   BONSAI_EARG);
+  /* one that fails: the tick fails, running nodes aborted */
+  al.other = NULL;
+  al.fail = 1;
+  STEP(ag, 1, BONSAI_ELEAF, "abort A");
+  assert_string_equal(bonsai_agent_errmsg(ag), "alarm broken");
+  assert_int_equal(bonsai_agent_errnode(ag), NONODE);
+  assert_int_equal(bonsai_agent_remove_interrupt(ag, alarm_fn, &al),
+                   BONSAI_OK);
+  STEP(ag, 1, R, "enter A; tick A");
+  bonsai_agent_free(ag);
+}
+
 /* The environment lives as long as anything made from it. */
 static void env_released_first(void **state) {
   AllocStats st;
@@ -1504,6 +1580,7 @@ int main(void) {
       T(bad_dt),
       T(reload_from_c),
       T(reentrant_switch),
+      T(interrupts_and_traces),
       T(switch_abort_error),
       T(tree_release_while_agents_run),
       T(env_released_first),
