@@ -77,3 +77,16 @@ const char *states(const bonsai_agent *ag) {
   buf[i] = '\0';
   return buf;
 }
+
+/* Compiles spec, which must fail; returns the message. */
+const char *deferr(const char *spec) {
+  static char err[512];
+  bonsai_def *d = bonsai_def_new(env);
+  bonsai_tree *t = (bonsai_tree *)&t;
+  if (trace_def(d, spec) != 0)
+    fail_msg("syntax error in %s", spec);
+  assert_int_equal(bonsai_tree_new(d, "t", &t, err, sizeof err), BONSAI_EDEF);
+  assert_null(t);
+  bonsai_def_free(d);
+  return err;
+}

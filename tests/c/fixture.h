@@ -42,5 +42,8 @@ Script *leaf(const char *name, const char *codes);
 bonsai_tree *build(const char *spec);
 bonsai_agent *start(const char *spec);
 const char *states(const bonsai_agent *ag);
+/* Compiles spec (a trace_def spec), which must fail; returns the message
+** (valid until the next call). */
+const char *deferr(const char *spec);
 
 #endif

@@ -1136,19 +1136,6 @@ static void dump_text(void **state) {
 
 /* {====== definition errors */
 
-/* Compiles spec, which must fail; returns the message. */
-static const char *deferr(const char *spec) {
-  static char err[512];
-  bonsai_def *d = bonsai_def_new(env);
-  bonsai_tree *t = (bonsai_tree *)&t;
-  if (trace_def(d, spec) != 0)
-    fail_msg("syntax error in %s", spec);
-  assert_int_equal(bonsai_tree_new(d, "t", &t, err, sizeof err), BONSAI_EDEF);
-  assert_null(t);
-  bonsai_def_free(d);
-  return err;
-}
-
 static void definition_errors(void **state) {
   (void)state;
   leaf("A", "S");

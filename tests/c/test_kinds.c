@@ -101,21 +101,11 @@ static void delay_under_reactive(void **state) {
 }
 
 static void delay_definition_errors(void **state) {
-  char err[256];
-  bonsai_def *d;
-  bonsai_tree *t;
   (void)state;
   leaf("A", "S");
-  d = bonsai_def_new(env);
-  assert_int_equal(trace_def(d, "delay(A)"), 0);
-  assert_int_equal(bonsai_tree_new(d, "t", &t, err, sizeof err), BONSAI_EDEF);
-  assert_string_equal(err, "delay: 'delay' needs 'seconds'");
-  bonsai_def_free(d);
-  d = bonsai_def_new(env);
-  assert_int_equal(trace_def(d, "delay{seconds=1}"), 0);
-  assert_int_equal(bonsai_tree_new(d, "t", &t, err, sizeof err), BONSAI_EDEF);
-  assert_string_equal(err, "delay: 'delay' needs a child");
-  bonsai_def_free(d);
+  assert_string_equal(deferr("delay(A)"), "delay: 'delay' needs 'seconds'");
+  assert_string_equal(deferr("delay{seconds=1}"),
+                      "delay: 'delay' needs a child");
 }
 
 /* }====== */
@@ -200,21 +190,12 @@ static void parallel_wait_aborted(void **state) {
 }
 
 static void parallel_wait_errors(void **state) {
-  char err[256];
-  bonsai_def *d;
-  bonsai_tree *t;
   (void)state;
   leaf("A", "S");
-  d = bonsai_def_new(env);
-  assert_int_equal(trace_def(d, "parallel{wait=1}(A)"), 0);
-  assert_int_equal(bonsai_tree_new(d, "t", &t, err, sizeof err), BONSAI_EDEF);
-  assert_string_equal(err, "parallel: argument 'wait' must be a boolean");
-  bonsai_def_free(d);
-  d = bonsai_def_new(env);
-  assert_int_equal(trace_def(d, "sequence{wait=true}(A)"), 0);
-  assert_int_equal(bonsai_tree_new(d, "t", &t, err, sizeof err), BONSAI_EDEF);
-  assert_string_equal(err, "sequence: 'sequence' takes no argument 'wait'");
-  bonsai_def_free(d);
+  assert_string_equal(deferr("parallel{wait=1}(A)"),
+                      "parallel: argument 'wait' must be a boolean");
+  assert_string_equal(deferr("sequence{wait=true}(A)"),
+                      "sequence: 'sequence' takes no argument 'wait'");
 }
 
 /* }====== */
@@ -375,12 +356,9 @@ static void utility_definition_errors(void **state) {
   assert_string_equal(err, "sequence/A: a utility applies only to a child of "
                            "a 'utility_selector'");
   bonsai_def_free(d);
-  d = bonsai_def_new(env);
-  assert_int_equal(trace_def(d, "utility_selector"), 0);
-  assert_int_equal(bonsai_tree_new(d, "t", &t, err, sizeof err), BONSAI_EDEF);
-  assert_string_equal(err, "utility_selector: 'utility_selector' needs "
+  assert_string_equal(deferr("utility_selector"),
+                      "utility_selector: 'utility_selector' needs "
                            "children");
-  bonsai_def_free(d);
   d = bonsai_def_new(env);
   assert_int_equal(bonsai_def_utility(d, util, &v), BONSAI_EDEF);
   bonsai_def_free(d);
@@ -396,9 +374,6 @@ static void subtree_passes_through(void **state) {
   bonsai_agent *ag;
   unsigned nodes[8];
   char path[64];
-  char err[256];
-  bonsai_def *d;
-  bonsai_tree *t;
   (void)state;
   leaf("A", "RFR");
   leaf("B", "S");
@@ -414,11 +389,7 @@ static void subtree_passes_through(void **state) {
   assert_string_equal(trace_take(&trace), "abort A");
   assert_string_equal(states(ag), "AAAAS"); /* B keeps its last status */
   bonsai_agent_free(ag);
-  d = bonsai_def_new(env);
-  assert_int_equal(trace_def(d, "subtree"), 0);
-  assert_int_equal(bonsai_tree_new(d, "t", &t, err, sizeof err), BONSAI_EDEF);
-  assert_string_equal(err, "subtree: 'subtree' needs a child");
-  bonsai_def_free(d);
+  assert_string_equal(deferr("subtree"), "subtree: 'subtree' needs a child");
 }
 
 /* }====== */
