@@ -358,7 +358,7 @@ static void utility_definition_errors(void **state) {
   bonsai_def_free(d);
   assert_string_equal(deferr("utility_selector"),
                       "utility_selector: 'utility_selector' needs "
-                           "children");
+                      "children");
   d = bonsai_def_new(env);
   assert_int_equal(bonsai_def_utility(d, util, &v), BONSAI_EDEF);
   bonsai_def_free(d);
