@@ -195,13 +195,14 @@ int bs_agent_migrate(bonsai_agent *a, Plan **planp) {
     bs_agent_fail(a, BS_NONE, "out of memory");
     return BONSAI_ENOMEM;
   }
+  bs_bp_retain(nbp); /* the agent's from now: callbacks may reload again */
   if (a->trace != NULL) /* its aborts belong to the coming tick */
     bs_trace_migrating(a, 1);
   a->busy = a->protect = 1;
   if ((plan = bs_reload_plan(a)) != NULL) {
     r = bs_reload_state(a, plan, ns); /* reads the old state, fills ns */
   } else { /* out of memory: restart from the root in the new version */
-    r = bs_vm_abort(a, 0);
+    (void)bs_vm_abort(a, 0);
     memset(ns, 0, need);
     a->resume = 0;
     if (a->last == BONSAI_RUNNING)
@@ -224,7 +225,6 @@ int bs_agent_migrate(bonsai_agent *a, Plan **planp) {
   }
   bs_bp_release(a->bp);
   a->bp = nbp;
-  bs_bp_retain(nbp);
   if (a->trace != NULL) {
     bs_trace_mark(a, BONSAI_TRACE_RELOAD, BS_NONE, NULL);
     bs_trace_migrating(a, 0);
