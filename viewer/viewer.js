@@ -329,10 +329,15 @@ function renderInfo(view) {
   fz.hidden = l.frozen === undefined;
   if (l.frozen !== undefined) {
     const n = view.tree.nodes[l.frozen];
+    const latest = view.tick === a.ticks[a.ticks.length - 1];
+    // built again only when it changes: a live game re-renders many times
+    // a second, and a button replaced under the pointer cannot be clicked
+    const key = [a.id, n ? n.path : '', !!(ui.live && latest)].join('\n');
+    if (fz.dataset.key === key) return;
+    fz.dataset.key = key;
     fz.innerHTML = '<p></p>';
     fz.firstChild.textContent = 'Frozen at ' + (n ? 'the breakpoint on ' + n.path : 'a breakpoint') +
       ': the agent is not ticked until resumed or stepped.';
-    const latest = view.tick === a.ticks[a.ticks.length - 1];
     if (ui.live && latest) {
       for (const [label, cmd] of [['Resume', 'resume'], ['Step one tick', 'step']]) {
         const b = document.createElement('button');
@@ -342,6 +347,8 @@ function renderInfo(view) {
         fz.appendChild(b);
       }
     }
+  } else {
+    delete fz.dataset.key;
   }
 }
 
@@ -379,37 +386,53 @@ function renderBlackboard(view) {
   const table = $('bb');
   // a value being typed is not redrawn under the user's fingers
   if (table.contains(document.activeElement) && document.activeElement.tagName === 'INPUT') return;
-  table.textContent = '';
-  if (!view) return;
+  if (!view) {
+    table.textContent = '';
+    return;
+  }
   const changed = new Set(view.tick === ui.tick ? Object.keys(view.line.bb || {}) : []);
   const unset = view.tick === ui.tick ? view.line.unset || [] : [];
   const keys = Object.keys(view.bb).concat(unset.filter((k) => !(k in view.bb))).sort();
+  // rows are kept and updated in place, not made again: a live game redraws
+  // many times a second, and a cell replaced under the pointer takes no click
+  const rows = new Map([...table.querySelectorAll('tr[data-key]')].map((tr) => [tr.dataset.key, tr]));
+  let at = table.firstChild;
   for (const k of keys) {
-    const tr = document.createElement('tr');
-    tr.dataset.key = k;
+    let tr = rows.get(k);
+    rows.delete(k);
+    if (!tr) {
+      tr = document.createElement('tr');
+      tr.dataset.key = k;
+      tr.innerHTML = '<th></th><td></td>';
+      tr.firstChild.textContent = k;
+    }
     const isUnset = !(k in view.bb);
-    tr.className = changed.has(k) || isUnset ? 'changed' : '';
-    tr.innerHTML = '<th></th><td></td>';
-    tr.firstChild.textContent = k;
     const v = view.bb[k];
-    tr.lastChild.textContent = isUnset ? '(unset)'
-      : typeof v === 'string' ? '"' + v + '"' : JSON.stringify(v);
+    const text = isUnset ? '(unset)' : typeof v === 'string' ? '"' + v + '"' : JSON.stringify(v);
+    tr.className = changed.has(k) || isUnset ? 'changed' : '';
+    if (tr.lastChild.querySelector('input') || tr.lastChild.textContent !== text) {
+      tr.lastChild.textContent = text; // an edit left behind, or a new value
+    }
     tr.dataset.value = isUnset ? '' : JSON.stringify(v);
-    if (ui.live && !isUnset) tr.lastChild.onclick = () => editValue(tr, k, v);
-    table.appendChild(tr);
+    tr.lastChild.onclick = ui.live && !isUnset ? () => editValue(tr, k, v) : null;
+    if (tr === at) at = at.nextSibling;
+    else table.insertBefore(tr, at);
   }
-  if (ui.live) {
-    const tr = document.createElement('tr');
-    tr.className = 'add';
-    tr.innerHTML = '<th><input id="bb-new-key" placeholder="key"></th>' +
+  for (const tr of rows.values()) tr.remove();
+  let add = table.querySelector('tr.add');
+  if (ui.live && !add) {
+    add = document.createElement('tr');
+    add.className = 'add';
+    add.innerHTML = '<th><input id="bb-new-key" placeholder="key"></th>' +
       '<td><input id="bb-new-value" placeholder="value (Enter)"></td>';
-    tr.querySelector('#bb-new-value').onkeydown = (e) => {
+    add.querySelector('#bb-new-value').onkeydown = (e) => {
       if (e.key !== 'Enter') return;
-      sendSet(tr.querySelector('#bb-new-key').value, parseValue(e.target.value, undefined));
+      sendSet(add.querySelector('#bb-new-key').value, parseValue(e.target.value, undefined));
       e.target.blur();
     };
-    table.appendChild(tr);
   }
+  if (add && !ui.live) add.remove();
+  else if (add && table.lastChild !== add) table.appendChild(add);
 }
 
 // "50" stays a number when the old value was one; true/false are booleans;
@@ -610,7 +633,17 @@ function scheduleRender() {
 
 // ---- Live -------------------------------------------------------------------
 
-async function command(body, quiet) {
+// Commands go one at a time, each after the game answered the one before,
+// so the game applies them in the order the user gave them (a breakpoint
+// cleared, then a resume: not the other way round).
+let commandQueue = Promise.resolve();
+function command(body, quiet) {
+  const sent = commandQueue.then(() => send(body, quiet));
+  commandQueue = sent.catch(() => {});
+  return sent;
+}
+
+async function send(body, quiet) {
   try {
     const r = await fetch('command', { method: 'POST', headers: { 'Content-Type': 'application/json' },
       body: JSON.stringify(body) });

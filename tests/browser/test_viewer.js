@@ -531,7 +531,7 @@ async function main() {
     });
 
     await check('live: follows tests/live/game.lua, pauses, scrubs back, resumes, edits the blackboard', async () => {
-      game = await startGame('tests/live/game.lua', ['0', '40']);
+      game = await startGame('tests/live/game.lua', ['0', '120']); // killed when done
       stream = readStream(game.url);
       await page.goto(game.url);
       await page.waitForSelector('body.loaded.is-live #tree li[data-path]');
