@@ -31,6 +31,12 @@ enum {
   BONSAI_ABORTED /* its run was cut off */
 };
 
+/* "No node" (a node index that names none), and limits. */
+#define BONSAI_NONE ((unsigned)-1)
+#define BONSAI_MAXNODES 0x7fffffffu  /* nodes of one tree */
+#define BONSAI_DEFMAXNODES 1000000u  /* default of bonsai_def_max_nodes */
+#define BONSAI_MAXNAME 1024u         /* longest name (node, tree, leaf, key) */
+
 /* Result codes (negative, so they never collide with a status). */
 enum {
   BONSAI_OK = 0,

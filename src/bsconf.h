@@ -7,6 +7,8 @@
 
 #include <assert.h>
 
+#include "bonsai.h"
+
 #if defined(__GNUC__) && __GNUC__ >= 4
 #define BS_INTERNAL __attribute__((visibility("hidden")))
 #else
@@ -31,28 +33,13 @@
 #define bs_atomic_get(p) __atomic_load_n((p), __ATOMIC_ACQUIRE)
 #define bs_atomic_set(p, v) __atomic_store_n((p), (v), __ATOMIC_RELEASE)
 
-/* "No node": parent of the root, absent child. */
-#define BS_NONE 0xffffffffu
-
-/* Largest number of nodes in one tree. */
-#define BS_MAXNODES 0x7fffffffu
-
-/* Default limit on the nodes of one definition (bonsai_def_max_nodes,
-** the max_nodes option of bt.tree and tree:reload). */
-#define BS_DEFMAXNODES 1000000u
-
-/* Longest name (of a node, a tree, a leaf, a key in a definition). */
-#define BS_MAXNAME 1024u
+/* "No node": parent of the root, absent child; limits (bonsai.h). */
+#define BS_NONE BONSAI_NONE
+#define BS_MAXNODES BONSAI_MAXNODES
+#define BS_DEFMAXNODES BONSAI_DEFMAXNODES
+#define BS_MAXNAME BONSAI_MAXNAME
 
 /* Size of an agent's error message buffer. */
 #define BS_ERRSIZE 512
-
-/* Closing a coroutine: lua_closethread from 5.4.6 on, lua_resetthread on
-** Debian's 5.4.4. Used only by the binding (files that include lua.h). */
-#if defined(LUA_VERSION_RELEASE_NUM) && LUA_VERSION_RELEASE_NUM >= 50406
-#define bs_closethread(co, from) lua_closethread(co, from)
-#else
-#define bs_closethread(co, from) ((void)(from), lua_resetthread(co))
-#endif
 
 #endif

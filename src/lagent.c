@@ -160,7 +160,7 @@ static void rekey(lua_State *L, int si, int ci, const uint32_t *map,
   while (lua_next(L, -3) != 0) {
     if (lua_isinteger(L, -2)) {
       lua_Integer k = lua_tointeger(L, -2);
-      if (map == NULL || k < 1 || k > (lua_Integer)n || map[k - 1] == BS_NONE) {
+      if (map == NULL || k < 1 || k > (lua_Integer)n || map[k - 1] == BONSAI_NONE) {
         lua_pop(L, 1);
         continue;
       }
@@ -278,7 +278,7 @@ static int tickone(lua_State *L, Job *j, int ai, int si) {
   bonsai_agent *a = agentof(j->la);
   int s;
   j->ran = 0;
-  if (bs_unlikely(j->la->frozen)) { /* at a breakpoint */
+  if (lb_unlikely(j->la->frozen)) { /* at a breakpoint */
     if (j->la->frozen == 1)
       return a->last;
     j->la->frozen = 1; /* a step: this tick, then frozen again */
@@ -294,10 +294,10 @@ static int tickone(lua_State *L, Job *j, int ai, int si) {
   j->outer = j->t.lb->ticking;
   j->t.lb->ticking = &j->t;
   a->host = &j->t;
-  a->current = BS_NONE;
+  a->current = BONSAI_NONE;
   if (j->la->ninterrupts > 0 && interrupted(L, &j->t)) {
     if (a->trace != NULL)
-      bs_trace_mark(a, BONSAI_TRACE_INTERRUPT, BS_NONE, NULL);
+      bs_trace_mark(a, BONSAI_TRACE_INTERRUPT, BONSAI_NONE, NULL);
     s = bs_agent_abort(a) == BONSAI_OK ? BONSAI_ABORTED : BONSAI_ELEAF;
   } else if (j->doze) { /* no interrupt fired: it sleeps on */
     a->serial--; /* not a tick of its tree */
@@ -382,7 +382,7 @@ static int ptick(lua_State *L) {
 ** with the error message on top when s < 0. */
 #define hookafter(L, j, s)                                                     \
   do {                                                                         \
-    if (bs_unlikely((j)->la->hooked) && (j)->ran && !(j)->inhook)             \
+    if (lb_unlikely((j)->la->hooked) && (j)->ran && !(j)->inhook)             \
       runhook(L, j, 1, 3, CONTEXT, s, (s) < 0 ? -1 : 0);                     \
   } while (0)
 
@@ -517,18 +517,18 @@ static int pbatch(lua_State *L) {
     s = tickone(L, &b->j, base + 1, base + 2);
     if (s < 0) {
       if (s == BONSAI_EBUSY) /* its own error is not touched */
-        pushnodeerror(L, agentof(la), NULL, BS_NONE,
+        pushnodeerror(L, agentof(la), NULL, BONSAI_NONE,
                       "agent is already ticking");
       else
         pusherror(L, agentof(la), bonsai_agent_errmsg(agentof(la)));
-      if (bs_unlikely(la->hooked) && b->j.ran)
+      if (lb_unlikely(la->hooked) && b->j.ran)
         runhook(L, &b->j, base + 1, base + 2, 3, s, -1);
       lua_pushvalue(L, base + 1); /* the agent that failed, whatever its
                                   ** entry holds now */
       lua_insert(L, -2);
       return 2;
     }
-    if (bs_unlikely(la->hooked) && b->j.ran)
+    if (lb_unlikely(la->hooked) && b->j.ran)
       runhook(L, &b->j, base + 1, base + 2, 3, s, 0);
     lua_settop(L, base);
   }

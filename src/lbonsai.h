@@ -11,7 +11,21 @@
 
 #include <stdint.h>
 
-#include "bstypes.h"
+#include "bonsai.h"
+
+/* Closing a coroutine: lua_closethread from 5.4.6 on, lua_resetthread on
+** Debian's 5.4.4. */
+#if LUA_VERSION_RELEASE_NUM >= 50406
+#define lb_closethread(co, from) lua_closethread(co, from)
+#else
+#define lb_closethread(co, from) ((void)(from), lua_resetthread(co))
+#endif
+
+#if defined(__GNUC__)
+#define lb_unlikely(x) __builtin_expect(!!(x), 0)
+#else
+#define lb_unlikely(x) (x)
+#endif
 
 #define BS_TREE_T "bonsai.tree"
 #define BS_AGENT_T "bonsai.agent"

@@ -133,7 +133,7 @@ static int closetask(lua_State *L, lua_State *co, lua_Integer key) {
     st = LUA_ERRRUN;
     lua_pushliteral(L, "cannot close the task's coroutine: it is running "
                        "(resumed from outside its agent's tick)");
-  } else if ((st = bs_closethread(co, L)) != LUA_OK) {
+  } else if ((st = lb_closethread(co, L)) != LUA_OK) {
     lua_xmove(co, L, 1);
   }
   lua_pushnil(L);

@@ -70,7 +70,7 @@ static void pushevent(lua_State *L, const bonsai_agent *a,
       lua_setfield(L, -2, "again");
     }
   }
-  if (e->node != BS_NONE) {
+  if (e->node != BONSAI_NONE) {
     if (ids) {
       lua_pushinteger(L, (lua_Integer)e->node);
       lua_setfield(L, -2, "id");
@@ -81,7 +81,7 @@ static void pushevent(lua_State *L, const bonsai_agent *a,
   }
   if (e->message != NULL) { /* named as a:tick's error names it */
     const char *name = bonsai_tree_name(a->tree);
-    if (e->node != BS_NONE) {
+    if (e->node != BONSAI_NONE) {
       pushpath(L, a, e);
       lua_pushfstring(L, "tree '%s' node '%s': %s", name,
                       lua_tostring(L, -1), e->message);
@@ -290,7 +290,7 @@ int lb_tree_nodes(lua_State *L) {
     lua_setfield(L, -2, "name");
     lua_pushstring(L, bonsai_kind_name(n->kind));
     lua_setfield(L, -2, "type");
-    if (n->parent != BS_NONE) {
+    if (n->parent != BONSAI_NONE) {
       lua_pushinteger(L, (lua_Integer)n->parent);
       lua_setfield(L, -2, "parent");
     }

@@ -76,7 +76,7 @@ static int walkerror(Walk *w, int place, const char *fmt, const char *arg) {
   const char *msg = lua_pushfstring(L, fmt, arg), *path;
   luaL_Buffer b;
   size_t len;
-  if (w->def->open == BS_NONE)
+  if (w->def->open == BONSAI_NONE)
     return luaL_error(L, "tree '%s': %s", w->tree, msg);
   len = bs_def_path(w->def, w->def->open, NULL, 0);
   bs_def_path(w->def, w->def->open, luaL_buffinitsize(L, &b, len + 1),
@@ -90,13 +90,13 @@ static int walkerror(Walk *w, int place, const char *fmt, const char *arg) {
 }
 
 /* The string at idx, refused (as what) when it holds a NUL byte or is
-** longer than BS_MAXNAME. */
+** longer than BONSAI_MAXNAME. */
 static const char *cstring(Walk *w, int idx, int place, const char *what) {
   size_t len;
   const char *s = lua_tolstring(w->L, idx, &len);
   if (memchr(s, '\0', len) != NULL)
     walkerror(w, place, "%s contains a NUL byte", what);
-  if (len > BS_MAXNAME)
+  if (len > BONSAI_MAXNAME)
     walkerror(w, place, "%s is too long", what);
   return s;
 }
@@ -571,14 +571,14 @@ static void build(lua_State *L, Walk *w, int root, int opts,
   memset(w, 0, sizeof *w);
   w->L = L;
   w->tree = name;
-  w->max = BS_DEFMAXNODES;
+  w->max = BONSAI_DEFMAXNODES;
   if (opts != 0 && rawfield(L, opts, "max_nodes") != LUA_TNIL) {
     int isint;
     lua_Integer m = lua_tointegerx(L, -1, &isint);
     if (lua_type(L, -1) != LUA_TNUMBER || !isint || m < 1 ||
-        (lua_Unsigned)m > BS_MAXNODES)
+        (lua_Unsigned)m > BONSAI_MAXNODES)
       luaL_error(L, "tree '%s': 'max_nodes' must be a whole number from 1 "
-                 "to %I", name, (lua_Integer)BS_MAXNODES);
+                 "to %I", name, (lua_Integer)BONSAI_MAXNODES);
     w->max = m;
   }
   if (opts != 0)
@@ -774,7 +774,7 @@ int lb_tree(lua_State *L) {
     name = lua_tolstring(L, -1, &len);
     if (memchr(name, '\0', len) != NULL)
       return luaL_error(L, "the tree name contains a NUL byte");
-    if (len > BS_MAXNAME)
+    if (len > BONSAI_MAXNAME)
       return luaL_error(L, "the tree name is too long");
   } else {
     lua_settop(L, 2);
