@@ -162,10 +162,15 @@ typedef struct bonsai_call {
   int status;          /* BONSAI_EV_EXIT: how the run ended */
   unsigned node;       /* the node's index in its tree */
   double *utility;     /* BONSAI_EV_UTILITY only: where the number goes */
+  void *host;          /* the host's data (bonsai_host.ud) of the operation
+                       ** under way, or NULL */
+  int mayraise;        /* 1: the leaf may leave by a non-local exit (its
+                       ** host raises, and this is no abort pass) */
 } bonsai_call;
 
 /* A leaf returns a status for BONSAI_EV_TICK and BONSAI_OK for the other
-** events; to fail, it returns bonsai_agent_error(call->agent, ...). */
+** events; to fail, it returns bonsai_agent_error(call->agent, ...), or
+** raises when call->mayraise says it may (see bonsai_host). */
 typedef int (*bonsai_leaf_fn)(const bonsai_call *call);
 
 /*
@@ -184,6 +189,13 @@ BONSAI_API size_t bonsai_env_memory(const bonsai_env *env);
 BONSAI_API int bonsai_leaf_register(bonsai_env *env, const char *name,
                                     bonsai_leaf_fn fn, void *data,
                                     unsigned flags);
+/* The id of a leaf registered under name, or -1. */
+BONSAI_API int bonsai_leaf_find(const bonsai_env *env, const char *name);
+/* The registration of leaf id (its function, data and flags), as a host
+** that wraps another leaf calls it; BONSAI_EARG when id names none. */
+BONSAI_API int bonsai_leaf_get(const bonsai_env *env, int id,
+                               bonsai_leaf_fn *fn, void **data,
+                               unsigned *flags);
 
 /*
 ** Definitions. Nodes are added in order: bonsai_def_begin opens a composite
@@ -302,6 +314,78 @@ BONSAI_API int bonsai_agent_abort(bonsai_agent *agent);
 BONSAI_API int bonsai_agent_reset(bonsai_agent *agent);
 
 /*
+** Hosts. A runtime that embeds Bonsai and runs its own code in leaves (the
+** Lua binding is one) ticks, aborts and resets agents with a host: its ud
+** reaches every callback of the operation as call->host, and its
+** interrupt hook is asked at the start of each tick after the agent's C
+** interrupts, with their protocol (1 aborts the tick, 0 goes on,
+** BONSAI_ERROR fails it). With BONSAI_HOST_RAISES a leaf, a utility or the
+** interrupt hook may leave a tick by a non-local exit (a longjmp, a Lua
+** error) except where call->mayraise is 0 (abort passes, which must run
+** every callback); the host then calls bonsai_agent_recover before
+** anything else touches the agent. A NULL host is the plain C one.
+*/
+#define BONSAI_HOST_RAISES 1u
+typedef struct bonsai_host {
+  void *ud;       /* call->host of every callback */
+  unsigned flags; /* BONSAI_HOST_* */
+  int (*interrupt)(bonsai_agent *agent, void *ud); /* or NULL */
+} bonsai_host;
+/* bonsai_agent_tick, bonsai_agent_abort, bonsai_agent_reset with a host. */
+BONSAI_API int bonsai_agent_run(bonsai_agent *agent, double dt,
+                                const bonsai_host *host);
+BONSAI_API int bonsai_agent_abort_hosted(bonsai_agent *agent,
+                                         const bonsai_host *host);
+BONSAI_API int bonsai_agent_reset_hosted(bonsai_agent *agent,
+                                         const bonsai_host *host);
+/* After a non-local exit out of a tick (or a doze) with message msg: the
+** error is recorded against the node whose callback was running, every
+** running node is aborted (callbacks protected, with host), and the agent
+** is free again with status BONSAI_ABORTED. Does nothing to an agent that
+** was not inside an operation. */
+BONSAI_API void bonsai_agent_recover(bonsai_agent *agent, const char *msg,
+                                     const bonsai_host *host);
+/* Whether the agent is inside a tick, an abort or a switch. */
+BONSAI_API int bonsai_agent_busy(const bonsai_agent *agent);
+
+/*
+** Agents in the host's memory (the Lua binding puts one inside a
+** userdata): bonsai_agent_size(tree) bytes, aligned for a double, given to
+** bonsai_agent_init (BONSAI_OK, BONSAI_ENOMEM, or BONSAI_EARG for a
+** blackboard of another environment); bonsai_agent_done releases what the
+** agent holds, not its memory.
+*/
+BONSAI_API size_t bonsai_agent_size(const bonsai_tree *tree);
+BONSAI_API int bonsai_agent_init(bonsai_agent *mem, bonsai_tree *tree,
+                                 bonsai_bb *bb, void *owner);
+BONSAI_API void bonsai_agent_done(bonsai_agent *agent);
+
+/*
+** Versions. A reload gives the tree a new version; each agent switches to
+** it at its next tick (bonsai_agent_tick does so itself). A host that
+** keeps data per running node (e.g. a coroutine per task) switches the
+** agent step by step before ticking it: while bonsai_agent_stale, one
+** bonsai_agent_switch, after which map[old node] holds the node's index in
+** the new version, or BONSAI_NONE for a node that did not carry over (its
+** run was aborted). map has n entries; it is written only when n covers
+** the old version's nodes (bonsai_agent_nodes before the step). The abort
+** callbacks of a step may reload the tree again: hence the loop. Returns
+** BONSAI_OK, BONSAI_ELEAF (an abort failed: recorded; the switch was
+** made) or BONSAI_ENOMEM (when bonsai_agent_version did not change, the
+** agent is still on its version).
+*/
+BONSAI_API int bonsai_agent_stale(const bonsai_agent *agent);
+BONSAI_API int bonsai_agent_switch(bonsai_agent *agent,
+                                   const bonsai_host *host, unsigned *map,
+                                   unsigned n);
+/* The id of the version the agent runs (unique in the process). */
+BONSAI_API unsigned long long bonsai_agent_version(const bonsai_agent *agent);
+/* Nodes of the version the agent runs, and the name of node i. */
+BONSAI_API unsigned bonsai_agent_nodes(const bonsai_agent *agent);
+BONSAI_API const char *bonsai_agent_node_name(const bonsai_agent *agent,
+                                              unsigned i);
+
+/*
 ** Interrupts. bonsai_agent_tick asks them in the order they were added, at
 ** the start of every tick after the clock moved, until one returns 1: then
 ** every running node is aborted, the tree is not ticked and the tick
@@ -334,6 +418,13 @@ BONSAI_API void bonsai_agent_wake(bonsai_agent *agent);
 /* Seconds of sleep left, or -1 when awake. */
 BONSAI_API double bonsai_agent_sleeping(const bonsai_agent *agent);
 BONSAI_API int bonsai_agent_asleep(bonsai_agent *agent, double dt);
+/* A sleeping agent that has interrupts sleeps on, but they are asked: its
+** clock moves by dt, its interrupts (C, then the host's) are asked, the
+** tree is not ticked. Returns 0 (it sleeps on), 1 (one fired: every
+** running node was aborted, its status is BONSAI_ABORTED and it is
+** awake), or a negative code as bonsai_agent_tick. */
+BONSAI_API int bonsai_agent_doze(bonsai_agent *agent, double dt,
+                                 const bonsai_host *host);
 BONSAI_API int bonsai_agent_status(const bonsai_agent *agent);
 /* Status of node i as of the last tick. */
 BONSAI_API int bonsai_agent_node_status(const bonsai_agent *agent,
@@ -348,6 +439,9 @@ BONSAI_API unsigned bonsai_agent_running(const bonsai_agent *agent,
                                          unsigned *nodes, unsigned max);
 /* Message of the last error ("" if none). */
 BONSAI_API const char *bonsai_agent_errmsg(const bonsai_agent *agent);
+/* Forgets the last error (every operation does so as it starts; a host
+** that switches an agent step by step does so before the first step). */
+BONSAI_API void bonsai_agent_clearerr(bonsai_agent *agent);
 /* For leaves: records a message and returns BONSAI_ERROR. */
 BONSAI_API int bonsai_agent_error(bonsai_agent *agent, const char *fmt, ...)
 #if defined(__GNUC__)

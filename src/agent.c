@@ -26,12 +26,12 @@ static uint32_t statesize(const Blueprint *bp) {
   return bp->statsize + bp->datasize;
 }
 
-size_t bs_agent_size(const bonsai_tree *t) {
+size_t bonsai_agent_size(const bonsai_tree *t) {
   return HEADSIZE + statesize(bs_tree_current(t));
 }
 
-int bs_agent_init(bonsai_agent *a, bonsai_tree *t, bonsai_bb *bb,
-                  void *owner) {
+int bonsai_agent_init(bonsai_agent *a, bonsai_tree *t, bonsai_bb *bb,
+                      void *owner) {
   bonsai_env *env = t->env;
   uint32_t ss = statesize(bs_tree_current(t));
   if (bb != NULL && bb->env != env)
@@ -61,9 +61,9 @@ typedef struct Interrupt {
   void *data;
 } Interrupt;
 
-void bs_agent_done(bonsai_agent *a) {
+void bonsai_agent_done(bonsai_agent *a) {
   bonsai_env *env = a->tree->env;
-  bs_agent_clearerr(a);
+  bonsai_agent_clearerr(a);
   bs_free(env, a->intr, a->nintr * sizeof *a->intr);
   if (a->state != INLINE(a))
     bs_free(env, a->state, a->statecap);
@@ -77,11 +77,11 @@ void bs_agent_done(bonsai_agent *a) {
 }
 
 bonsai_agent *bonsai_agent_new(bonsai_tree *t, bonsai_bb *bb, void *owner) {
-  size_t size = bs_agent_size(t);
+  size_t size = bonsai_agent_size(t);
   bonsai_agent *a = bs_malloc(t->env, size);
   if (a == NULL)
     return NULL;
-  if (bs_agent_init(a, t, bb, owner) != BONSAI_OK) {
+  if (bonsai_agent_init(a, t, bb, owner) != BONSAI_OK) {
     bs_free(t->env, a, size);
     return NULL;
   }
@@ -96,12 +96,12 @@ void bonsai_agent_free(bonsai_agent *a) {
   env = a->tree->env;
   size = HEADSIZE + a->inlinecap;
   bs_env_retain(env); /* alive until the agent's own block is freed */
-  bs_agent_done(a);
+  bonsai_agent_done(a);
   bs_free(env, a, size);
   bonsai_env_release(env);
 }
 
-void bs_agent_clearerr(bonsai_agent *a) {
+void bonsai_agent_clearerr(bonsai_agent *a) {
   a->failed = 0;
   a->errnode = BS_NONE;
   if (a->err != NULL)
@@ -158,11 +158,20 @@ size_t bonsai_agent_errpath(const bonsai_agent *a, char *buf, size_t size) {
   return bs_bp_path(a->errbp, a->errnode, buf, size);
 }
 
-int bs_agent_start(bonsai_agent *a, double dt) {
+/* The host of the operation starting (NULL: none, when it ends). */
+static void sethost(bonsai_agent *a, const bonsai_host *h) {
+  a->hostud = h != NULL ? h->ud : NULL;
+  a->raises = h != NULL && (h->flags & BONSAI_HOST_RAISES) != 0;
+}
+
+/* Before a tick: refuses a busy agent (BONSAI_EBUSY, its error untouched)
+** or a bad dt, forgets the last error, advances the clock and marks the
+** agent busy. */
+static int start(bonsai_agent *a, double dt, const bonsai_host *h) {
   if (a->busy) /* refused: the running operation's error stays */
     return BONSAI_EBUSY;
   if (a->failed)
-    bs_agent_clearerr(a);
+    bonsai_agent_clearerr(a);
   if (!(dt >= 0)) {
     bs_agent_fail(a, BS_NONE, "dt must be a number >= 0");
     return BONSAI_EARG;
@@ -170,15 +179,27 @@ int bs_agent_start(bonsai_agent *a, double dt) {
   a->time += dt;
   a->serial++;
   a->busy = 1;
+  a->current = BS_NONE;
+  sethost(a, h);
   return BONSAI_OK;
 }
 
-void bs_agent_finish(bonsai_agent *a, int status) {
+/* After a tick (or a failed one): the agent is free again. */
+static int finish(bonsai_agent *a, int status) {
   a->busy = 0;
   a->last = (uint8_t)(status < 0 ? BONSAI_ABORTED : status);
+  sethost(a, NULL);
+  return status;
 }
 
-int bs_agent_migrate(bonsai_agent *a, Plan **planp) {
+/* One step of a switch to the tree's current version: the running nodes
+** that do not carry over are aborted (callbacks protected; they may reload
+** the tree again, so the agent can still be stale afterwards). *planp gets
+** the plan used, with a reference (NULL if it could not be made); the
+** caller releases it. BONSAI_ENOMEM with the agent still on its version
+** when the new state could not be allocated; BONSAI_ELEAF when an abort
+** failed (recorded). */
+static int step(bonsai_agent *a, Plan **planp) {
   bonsai_env *env = a->tree->env;
   Blueprint *nbp = bs_tree_current(a->tree);
   uint32_t need = statesize(nbp);
@@ -233,20 +254,43 @@ int bs_agent_migrate(bonsai_agent *a, Plan **planp) {
   return r;
 }
 
+int bonsai_agent_stale(const bonsai_agent *a) { return bs_agent_stale(a); }
+
+unsigned long long bonsai_agent_version(const bonsai_agent *a) {
+  return a->bp->id;
+}
+
+int bonsai_agent_switch(bonsai_agent *a, const bonsai_host *h, unsigned *map,
+                        unsigned n) {
+  uint32_t oldn = a->bp->n, k;
+  Plan *plan;
+  int r;
+  if (a->busy)
+    return BONSAI_EBUSY;
+  if (!bs_agent_stale(a))
+    return BONSAI_OK;
+  sethost(a, h);
+  r = step(a, &plan);
+  sethost(a, NULL);
+  if (map != NULL && n >= oldn)
+    for (k = 0; k < oldn; k++) /* no plan: everything restarted */
+      map[k] = plan != NULL ? plan->map[k] : BONSAI_NONE;
+  bs_plan_release(plan);
+  return r;
+}
+
 /* Switches a stale agent to its tree's current version, step by step (a
 ** callback run during a step may reload the tree again). Returns BONSAI_OK
 ** or the first failure (recorded). */
-static int migrate(bonsai_agent *a) {
+static int migrate(bonsai_agent *a, const bonsai_host *h) {
   int r = BONSAI_OK;
-  bs_agent_clearerr(a);
+  bonsai_agent_clearerr(a);
   while (bs_agent_stale(a)) {
-    Blueprint *before = a->bp;
-    Plan *plan;
-    int s = bs_agent_migrate(a, &plan);
-    bs_plan_release(plan);
+    uint64_t before = a->bp->id;
+    int s = bonsai_agent_switch(a, h, NULL, 0);
     if (r == BONSAI_OK)
       r = s;
-    if (a->bp == before)
+    if (a->bp->id == before)
       break; /* no memory for the new state: still on the old one */
   }
   return r;
@@ -295,50 +339,92 @@ static int present(const bonsai_agent *a, const Interrupt *x) {
   return 0;
 }
 
-/* Asks the C interrupts: 1 when one fired, 0, or BONSAI_ERROR. As for
-** Lua's, the list is taken before the calls (up to 32: more are asked as
-** the list stands): one added meanwhile waits for the next tick, one
-** removed before its turn is not asked. */
-static int interrupted(bonsai_agent *a) {
+/* Asks the C interrupts, then the host's: 1 when one fired, 0, or
+** BONSAI_ERROR. As for Lua's, the list is taken before the calls (up to
+** 32: more are asked as the list stands): one added meanwhile waits for
+** the next tick, one removed before its turn is not asked. */
+static int interrupted(bonsai_agent *a, const bonsai_host *h) {
   Interrupt list[32];
   uint32_t n = a->nintr < 32 ? a->nintr : 32, k;
+  int r = 0;
   memcpy(list, a->intr, n * sizeof *list);
-  for (k = 0; k < n || k < a->nintr; k++) {
+  for (k = 0; r == 0 && (k < n || k < a->nintr); k++) {
     const Interrupt *x = k < n ? &list[k] : &a->intr[k];
-    int r;
     if (k < n && !present(a, x))
       continue;
     a->current = BS_NONE;
-    if ((r = x->fn(a, x->data)) == 1)
-      return 1;
-    if (r != 0) {
-      if (r != BONSAI_ERROR || !a->failed)
-        bs_agent_fail(a, BS_NONE, "interrupt returned %d", r);
-      return BONSAI_ERROR;
-    }
+    r = x->fn(a, x->data);
   }
-  return 0;
+  if (r == 0 && h != NULL && h->interrupt != NULL) {
+    a->current = BS_NONE;
+    r = h->interrupt(a, h->ud);
+  }
+  if (r != 0 && r != 1) {
+    if (r != BONSAI_ERROR || !a->failed)
+      bs_agent_fail(a, BS_NONE, "interrupt returned %d", r);
+    return BONSAI_ERROR;
+  }
+  return r;
+}
+
+/* Asks the interrupts, if there are any: 0 when none fired, else
+** BONSAI_ABORTED after aborting the running nodes, or BONSAI_ELEAF. */
+static int interrupts(bonsai_agent *a, const bonsai_host *h) {
+  int s;
+  if (a->nintr == 0 && (h == NULL || h->interrupt == NULL))
+    return 0;
+  if ((s = interrupted(a, h)) == 0)
+    return 0;
+  if (a->trace != NULL && s == 1)
+    bs_trace_mark(a, BONSAI_TRACE_INTERRUPT, BS_NONE, NULL);
+  return bs_agent_abort(a) != BONSAI_OK || s != 1 ? BONSAI_ELEAF
+                                                  : BONSAI_ABORTED;
+}
+
+/* The start of a tick or a doze: a stale agent switches first. */
+static int begin(bonsai_agent *a, double dt, const bonsai_host *h) {
+  int s;
+  if (bs_agent_stale(a) && !a->busy && (s = migrate(a, h)) != BONSAI_OK)
+    return s == BONSAI_ENOMEM ? s : BONSAI_ELEAF;
+  return start(a, dt, h);
+}
+
+int bonsai_agent_run(bonsai_agent *a, double dt, const bonsai_host *h) {
+  int s;
+  if ((s = begin(a, dt, h)) != BONSAI_OK)
+    return s;
+  if ((s = interrupts(a, h)) == 0)
+    s = bs_vm_tick(a);
+  return finish(a, s);
 }
 
 int bonsai_agent_tick(bonsai_agent *a, double dt) {
-  int s;
-  if (bs_agent_stale(a) && !a->busy && (s = migrate(a)) != BONSAI_OK)
-    return s == BONSAI_ENOMEM ? s : BONSAI_ELEAF;
-  if ((s = bs_agent_start(a, dt)) != BONSAI_OK)
-    return s;
-  if (a->nintr > 0 && (s = interrupted(a)) != 0) {
-    if (a->trace != NULL && s == 1)
-      bs_trace_mark(a, BONSAI_TRACE_INTERRUPT, BS_NONE, NULL);
-    if (bs_agent_abort(a) != BONSAI_OK || s != 1)
-      s = BONSAI_ELEAF;
-    else
-      s = BONSAI_ABORTED;
-  } else {
-    s = bs_vm_tick(a);
-  }
-  bs_agent_finish(a, s);
-  return s;
+  return bonsai_agent_run(a, dt, NULL);
 }
+
+int bonsai_agent_doze(bonsai_agent *a, double dt, const bonsai_host *h) {
+  int s;
+  if ((s = begin(a, dt, h)) != BONSAI_OK)
+    return s;
+  if ((s = interrupts(a, h)) == 0) { /* it sleeps on: no tick of its tree */
+    a->serial--;
+    finish(a, a->last);
+    return 0;
+  }
+  finish(a, s);
+  return s == BONSAI_ABORTED ? 1 : s;
+}
+
+void bonsai_agent_recover(bonsai_agent *a, const char *msg,
+                          const bonsai_host *h) {
+  if (!a->busy)
+    return;
+  sethost(a, h);
+  bs_vm_recover(a, msg != NULL ? msg : "(no message)");
+  finish(a, BONSAI_ELEAF);
+}
+
+int bonsai_agent_busy(const bonsai_agent *a) { return a->busy; }
 
 int bs_agent_abort(bonsai_agent *a) {
   int r;
@@ -353,17 +439,23 @@ int bs_agent_abort(bonsai_agent *a) {
   return r;
 }
 
-int bonsai_agent_abort(bonsai_agent *a) {
+int bonsai_agent_abort_hosted(bonsai_agent *a, const bonsai_host *h) {
   int r;
   if (a->busy)
     return BONSAI_EBUSY;
-  if (bs_agent_stale(a) && (r = migrate(a)) != BONSAI_OK)
+  if (bs_agent_stale(a) && (r = migrate(a, h)) != BONSAI_OK)
     return r == BONSAI_ENOMEM ? r : BONSAI_ELEAF;
-  bs_agent_clearerr(a);
+  bonsai_agent_clearerr(a);
   a->busy = 1;
+  sethost(a, h);
   r = bs_agent_abort(a);
+  sethost(a, NULL);
   a->busy = 0;
   return r;
+}
+
+int bonsai_agent_abort(bonsai_agent *a) {
+  return bonsai_agent_abort_hosted(a, NULL);
 }
 
 void bonsai_agent_sleep(bonsai_agent *a, double seconds) {
@@ -388,8 +480,8 @@ int bonsai_agent_asleep(bonsai_agent *a, double dt) {
   return 0;
 }
 
-int bonsai_agent_reset(bonsai_agent *a) {
-  int r = bonsai_agent_abort(a);
+int bonsai_agent_reset_hosted(bonsai_agent *a, const bonsai_host *h) {
+  int r = bonsai_agent_abort_hosted(a, h);
   if (r == BONSAI_EBUSY)
     return r;
   memset(a->state, 0, statesize(a->bp));
@@ -399,6 +491,10 @@ int bonsai_agent_reset(bonsai_agent *a) {
   a->resume = 0;
   a->wake = 0;
   return r;
+}
+
+int bonsai_agent_reset(bonsai_agent *a) {
+  return bonsai_agent_reset_hosted(a, NULL);
 }
 
 int bonsai_agent_status(const bonsai_agent *a) { return a->last; }
@@ -430,4 +526,10 @@ unsigned bonsai_agent_running(const bonsai_agent *a, unsigned *nodes,
     i++;
   }
   return k;
+}
+
+unsigned bonsai_agent_nodes(const bonsai_agent *a) { return a->bp->n; }
+
+const char *bonsai_agent_node_name(const bonsai_agent *a, unsigned i) {
+  return i < a->bp->n ? a->bp->pool + a->bp->nodes[i].name : NULL;
 }

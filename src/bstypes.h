@@ -130,7 +130,7 @@ struct bonsai_agent {
   uint8_t *state;   /* statsize status bytes, then datasize data bytes */
   void *owner;
   struct Trace *trace; /* event ring buffer, or NULL (see trace.h) */
-  void *host;       /* the binding's context during a call */
+  void *hostud;     /* the host's data during an operation (call->host) */
   double time;      /* agent clock: sum of dt */
   double wake;      /* asleep until this time (0: awake) */
   uint32_t serial;  /* ticks so far */
@@ -138,6 +138,7 @@ struct bonsai_agent {
   uint32_t current; /* node whose callback is being called */
   uint8_t busy;     /* inside a tick or an abort */
   uint8_t last;     /* status of the last tick */
+  uint8_t raises;   /* the operation's host may raise (BONSAI_HOST_RAISES) */
   uint8_t protect;  /* callbacks must not raise (abort passes) */
   uint8_t event;    /* event being delivered to 'current' */
   uint8_t failed;   /* an error is recorded (err, errnode, errbp): the

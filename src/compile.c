@@ -113,7 +113,7 @@ static int validate(const bonsai_def *d, uint32_t i, char *err, size_t size) {
       return seterr(err, size, d, i, "'is_set' needs a key"), -1;
     break;
   case BONSAI_ACTION: case BONSAI_CONDITION:
-    if (n->leafname != BS_NONE && bs_leaf_find(d->env, d->strs + n->leafname) < 0)
+    if (n->leafname != BS_NONE && bonsai_leaf_find(d->env, d->strs + n->leafname) < 0)
       return seterr(err, size, d, i, "no leaf registered as '%s'",
                     d->strs + n->leafname), -1;
     break;
@@ -463,7 +463,7 @@ Blueprint *bs_compile(const bonsai_def *d, char *err, size_t errsize,
     switch (dn->kind) {
     case BONSAI_ACTION: case BONSAI_CONDITION:
       if (dn->leafname != BS_NONE) {
-        n->leaf = (uint32_t)bs_leaf_find(env, d->strs + dn->leafname);
+        n->leaf = (uint32_t)bonsai_leaf_find(env, d->strs + dn->leafname);
         n->flags |= NF_NAMED;
         if (n->leaf >= bp->nnamed)
           bp->nnamed = n->leaf + 1;

@@ -20,7 +20,4 @@ BS_INTERNAL void bs_env_retain(bonsai_env *env);
 ** elsewhere may name leaves this environment never registered). */
 BS_INTERNAL int bs_env_cover(bonsai_env *env, uint32_t n);
 
-/* Registry lookup by name: the leaf id, or -1 if not registered here. */
-BS_INTERNAL int bs_leaf_find(bonsai_env *env, const char *name);
-
 #endif

@@ -10,12 +10,7 @@
 #include <string.h>
 
 #include "bonsai.h"
-#include "agent.h"
-#include "compile.h"
 #include "lbonsai.h"
-#include "reload.h"
-#include "trace.h"
-#include "vm.h"
 
 /* Upvalue 1 of agent methods and module functions: the context (the
 ** functions run under lua_pcall get it as an argument). */
@@ -71,17 +66,17 @@ static void pushshared(lua_State *L, LTick *t, int ci) {
 ** values are; 0 for none). */
 static void setagent(lua_State *L, LTick *t, int ai, int si, int bbslot,
                      uint64_t *loaded, bonsai_agent *a) {
-  const Blueprint *bp = a->bp;
+  uint64_t version = bonsai_agent_version(a);
   t->agent = ai;
   t->state = si;
   t->a = a;
   t->bb = bbslot;
   t->bbready = 0;
   t->pending = 0;
-  if (*loaded != bp->id) {
+  if (*loaded != version) {
     lua_getiuservalue(L, si, UV_VALUES);
     lua_replace(L, t->values);
-    *loaded = bp->id;
+    *loaded = version;
   }
 }
 
@@ -98,28 +93,30 @@ static void pushcontext(lua_State *L, LTick *t, int ai, int si, int ci) {
   setagent(L, t, ai, si, lua_gettop(L), &none, agentof(la));
 }
 
-/* Pushes "tree 't' node 'path': msg", naming node i of version bp (or
-** "tree 't': msg" when i is no node). */
-static const char *pushnodeerror(lua_State *L, bonsai_agent *a,
-                                 const Blueprint *bp, uint32_t i,
+/* Pushes "tree 't': msg". */
+static const char *pushtreeerror(lua_State *L, bonsai_agent *a,
                                  const char *msg) {
-  const char *name = bonsai_tree_name(a->tree);
+  return lua_pushfstring(L, "tree '%s': %s",
+                         bonsai_tree_name(bonsai_agent_tree(a)), msg);
+}
+
+/* Pushes the message of the agent's last error, naming its node (in the
+** version it belonged to): "tree 't' node 'path': msg". */
+static const char *pusherror(lua_State *L, bonsai_agent *a) {
+  const char *msg = bonsai_agent_errmsg(a);
   luaL_Buffer b;
   size_t len;
-  if (bp == NULL || i >= bp->n)
-    return lua_pushfstring(L, "tree '%s': %s", name, msg);
-  len = bs_bp_path(bp, i, NULL, 0);
-  bs_bp_path(bp, i, luaL_buffinitsize(L, &b, len + 1), len + 1);
+  if (bonsai_agent_errnode(a) == BONSAI_NONE)
+    return pushtreeerror(L, a, msg);
+  len = bonsai_agent_errpath(a, NULL, 0);
+  bonsai_agent_errpath(a, luaL_buffinitsize(L, &b, len + 1), len + 1);
   luaL_pushresultsize(&b, len);
-  lua_pushfstring(L, "tree '%s' node '%s': %s", name, lua_tostring(L, -1),
+  lua_pushfstring(L, "tree '%s' node '%s': %s",
+                  bonsai_tree_name(bonsai_agent_tree(a)), lua_tostring(L, -1),
                   msg);
   lua_remove(L, -2);
   return lua_tostring(L, -1);
 }
-
-/* The message of the agent's last error, naming its node (in the version
-** it belonged to). */
-#define pusherror(L, a, msg) pushnodeerror(L, a, (a)->errbp, (a)->errnode, msg)
 
 /* dt at idx: a number >= 0 is checked by the core; none or nil is 0. (One
 ** call where luaL_optnumber makes three: this runs for every a:tick.) */
@@ -148,8 +145,8 @@ typedef struct Job {
 
 /* After a migration: the task coroutines of kept nodes move to their new
 ** node numbers (the others were closed by their aborts). */
-static void rekey(lua_State *L, int si, int ci, const uint32_t *map,
-                  uint32_t n) {
+static void rekey(lua_State *L, int si, int ci, const unsigned *map,
+                  unsigned n) {
   lb_extra(L, si, ci, 0);
   if (!lua_istable(L, -1)) {
     lua_pop(L, 1);
@@ -160,7 +157,7 @@ static void rekey(lua_State *L, int si, int ci, const uint32_t *map,
   while (lua_next(L, -3) != 0) {
     if (lua_isinteger(L, -2)) {
       lua_Integer k = lua_tointeger(L, -2);
-      if (map == NULL || k < 1 || k > (lua_Integer)n || map[k - 1] == BONSAI_NONE) {
+      if (k < 1 || k > (lua_Integer)n || map[k - 1] == BONSAI_NONE) {
         lua_pop(L, 1);
         continue;
       }
@@ -179,55 +176,46 @@ static void rekey(lua_State *L, int si, int ci, const uint32_t *map,
 ** Switches a stale agent to its tree's current version, a step at a time
 ** (an abort callback may reload the tree again): each step's aborts run
 ** with the callbacks of the version being left, then the values table of
-** the version reached, fetched before the step, becomes the agent's.
-** Returns BONSAI_OK, or the first failure (recorded) once the agent runs
-** the current version (or could not leave its own: out of memory).
+** the version reached, fetched before the step, becomes the agent's, and
+** its task coroutines move to their nodes' new numbers (the map of the
+** step, in Lua's memory while Lua may raise; made only for an agent that
+** has extras). Returns BONSAI_OK, or the first failure (recorded) once the
+** agent runs the current version (or could not leave its own: out of
+** memory).
 */
 static int migrate(lua_State *L, Job *j) {
   bonsai_agent *a = agentof(j->la);
-  int r = BONSAI_OK;
-  bs_agent_clearerr(a);
-  while (bs_agent_stale(a)) {
-    const Blueprint *old = a->bp;
-    uint32_t oldn = old->n;
-    Plan **box;
+  bonsai_host h = {NULL, 0, NULL};
+  int r = BONSAI_OK, top = lua_gettop(L);
+  h.ud = &j->t;
+  bonsai_agent_clearerr(a);
+  while (bonsai_agent_stale(a)) {
+    uint64_t old = bonsai_agent_version(a);
+    unsigned oldn = bonsai_agent_nodes(a), *map = NULL;
     int s;
     lua_getiuservalue(L, j->t.state, UV_TREE);
     lb_tree_values(L, -1); /* the values of the version reached */
     lua_remove(L, -2);
-    /* the plan lives in a userdata while Lua may raise (rekey allocates) */
-    box = (Plan **)lua_newuserdatauv(L, sizeof *box, 0);
-    *box = NULL;
-    luaL_setmetatable(L, BS_PLAN_T);
-    a->host = &j->t;
-    s = bs_agent_migrate(a, box);
-    a->host = NULL;
+    lb_extra(L, j->t.state, j->t.ctx, 0);
+    if (!lua_isnil(L, -1))
+      map = (unsigned *)lua_newuserdatauv(L, oldn * sizeof *map + 1, 0);
+    s = bonsai_agent_switch(a, &h, map, oldn);
     if (r == BONSAI_OK)
       r = s;
-    if (a->bp == old) { /* no memory for the new state: not switched */
-      lua_pop(L, 2);
+    if (bonsai_agent_version(a) == old) { /* no memory for the new state */
+      lua_settop(L, top);
       break;
     }
-    lua_pushvalue(L, -2);
+    lua_pushvalue(L, top + 1);
     lua_setiuservalue(L, j->t.state, UV_VALUES);
-    lua_rotate(L, -2, 1);
+    lua_pushvalue(L, top + 1);
     lua_replace(L, j->t.values);
-    j->loaded = a->bp->id;
-    rekey(L, j->t.state, j->t.ctx, *box != NULL ? (*box)->map : NULL, oldn);
-    bs_plan_release(*box);
-    *box = NULL;
-    lua_pop(L, 1);
+    j->loaded = bonsai_agent_version(a);
+    if (map != NULL)
+      rekey(L, j->t.state, j->t.ctx, map, oldn);
+    lua_settop(L, top);
   }
   return r;
-}
-
-/* A migration plan's box (see migrate): releases a plan left in it by a
-** Lua error. */
-static int plan_gc(lua_State *L) {
-  Plan **box = (Plan **)lua_touserdata(L, 1);
-  bs_plan_release(*box);
-  *box = NULL;
-  return 0;
 }
 
 /*
@@ -272,43 +260,46 @@ static int interrupted(lua_State *L, LTick *t) {
   return fired;
 }
 
+/* The host's interrupt hook: the agent's Lua interrupts. */
+static int hostinterrupt(bonsai_agent *a, void *ud) {
+  (void)a;
+  return interrupted(((LTick *)ud)->L, (LTick *)ud);
+}
+
 /* One tick of the agent table at ai, state si, with its blackboard slot
 ** bbslot on top of the stack; may raise. */
 static int tickone(lua_State *L, Job *j, int ai, int si) {
   bonsai_agent *a = agentof(j->la);
+  bonsai_host h;
   int s;
   j->ran = 0;
   if (lb_unlikely(j->la->frozen)) { /* at a breakpoint */
     if (j->la->frozen == 1)
-      return a->last;
+      return bonsai_agent_status(a);
     j->la->frozen = 1; /* a step: this tick, then frozen again */
   }
   setagent(L, &j->t, ai, si, lua_gettop(L), &j->loaded, a);
-  if (bs_agent_stale(a) && !a->busy && migrate(L, j) != BONSAI_OK) {
-    pusherror(L, a, bonsai_agent_errmsg(a));
+  if (bonsai_agent_stale(a) && !bonsai_agent_busy(a) &&
+      migrate(L, j) != BONSAI_OK) {
+    pusherror(L, a);
     lua_error(L); /* no tick: the switch failed */
   }
-  if ((s = bs_agent_start(a, j->dt)) != BONSAI_OK)
-    return s;
-  j->started = j->ran = 1;
+  h.ud = &j->t;
+  h.flags = BONSAI_HOST_RAISES;
+  h.interrupt = j->la->ninterrupts > 0 ? hostinterrupt : NULL;
+  j->started = j->ran = 1; /* as far as a raise out of it can tell */
   j->outer = j->t.lb->ticking;
   j->t.lb->ticking = &j->t;
-  a->host = &j->t;
-  a->current = BONSAI_NONE;
-  if (j->la->ninterrupts > 0 && interrupted(L, &j->t)) {
-    if (a->trace != NULL)
-      bs_trace_mark(a, BONSAI_TRACE_INTERRUPT, BONSAI_NONE, NULL);
-    s = bs_agent_abort(a) == BONSAI_OK ? BONSAI_ABORTED : BONSAI_ELEAF;
-  } else if (j->doze) { /* no interrupt fired: it sleeps on */
-    a->serial--; /* not a tick of its tree */
-    j->ran = 0;
-    s = a->last;
+  if (j->doze) { /* asleep: only its interrupts are asked */
+    s = bonsai_agent_doze(a, j->dt, &h);
+    j->ran = s != 0;
+    s = s == 1 ? BONSAI_ABORTED : s == 0 ? bonsai_agent_status(a) : s;
   } else {
-    s = bs_vm_tick(a);
+    s = bonsai_agent_run(a, j->dt, &h);
   }
-  a->host = NULL;
+  if (s == BONSAI_EBUSY || s == BONSAI_EARG) /* refused: it did not start */
+    j->ran = 0;
   j->t.lb->ticking = j->outer;
-  bs_agent_finish(a, s);
   j->started = 0;
   return s;
 }
@@ -320,6 +311,7 @@ static void recover(lua_State *L, Job *j, int ai, int si, int ci) {
   const char *msg = lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1)
                                                    : "(error object is not "
                                                      "a string)";
+  bonsai_host h = {NULL, 0, NULL};
   int top = lua_gettop(L);
   if (!j->started)
     return;
@@ -328,13 +320,11 @@ static void recover(lua_State *L, Job *j, int ai, int si, int ci) {
   if (lua_touserdata(L, si) == j->la) { /* else its table was tampered with:
                                         ** its Lua leaves cannot run */
     pushcontext(L, &j->t, ai, si, ci);
-    a->host = &j->t;
+    h.ud = &j->t;
   }
-  bs_vm_recover(a, msg);
-  a->host = NULL;
-  bs_agent_finish(a, BONSAI_ELEAF);
+  bonsai_agent_recover(a, msg, &h);
   lua_settop(L, top);
-  pusherror(L, a, bonsai_agent_errmsg(a));
+  pusherror(L, a);
   lua_remove(L, -2);
 }
 
@@ -395,7 +385,7 @@ static int agent_tick(lua_State *L) {
   j.dt = checkdt(L, 2);
   j.la = la;
   j.started = j.ran = j.inhook = j.doze = 0;
-  if (agentof(la)->busy)
+  if (bonsai_agent_busy(agentof(la)))
     return luaL_error(L, "agent is already ticking");
   lua_pushcfunction(L, ptick);
   lua_pushlightuserdata(L, &j);
@@ -408,7 +398,7 @@ static int agent_tick(lua_State *L) {
     return lua_error(L);
   }
   if (j.status < 0) {
-    pusherror(L, agentof(la), bonsai_agent_errmsg(agentof(la)));
+    pusherror(L, agentof(la));
     hookafter(L, &j, -1);
     return lua_error(L);
   }
@@ -517,10 +507,9 @@ static int pbatch(lua_State *L) {
     s = tickone(L, &b->j, base + 1, base + 2);
     if (s < 0) {
       if (s == BONSAI_EBUSY) /* its own error is not touched */
-        pushnodeerror(L, agentof(la), NULL, BONSAI_NONE,
-                      "agent is already ticking");
+        pushtreeerror(L, agentof(la), "agent is already ticking");
       else
-        pusherror(L, agentof(la), bonsai_agent_errmsg(agentof(la)));
+        pusherror(L, agentof(la));
       if (lb_unlikely(la->hooked) && b->j.ran)
         runhook(L, &b->j, base + 1, base + 2, 3, s, -1);
       lua_pushvalue(L, base + 1); /* the agent that failed, whatever its
@@ -641,34 +630,35 @@ int lb_sleep(lua_State *L) {
 /* Runs an abort-like operation on an idle agent with its leaf stack set
 ** up, after switching it to its tree's current version (aborts belong to
 ** the version that runs); raises the first callback error. */
-static int withcontext(lua_State *L, int (*op)(bonsai_agent *)) {
+static int withcontext(lua_State *L,
+                       int (*op)(bonsai_agent *, const bonsai_host *)) {
   LAgent *la;
   bonsai_agent *a;
+  bonsai_host h = {NULL, 0, NULL};
   LTick t;
   int r = BONSAI_OK, s;
   lua_settop(L, 1);
   la = checkagent(L, 1); /* state at 2 */
   a = agentof(la);
-  if (a->busy)
+  if (bonsai_agent_busy(a))
     return luaL_error(L, "agent is already ticking");
-  if (bs_agent_stale(a)) {
+  if (bonsai_agent_stale(a)) {
     Job j;
     j.la = la;
     pushcontext(L, &j.t, 1, 2, CONTEXT);
-    j.loaded = a->bp->id;
+    j.loaded = bonsai_agent_version(a);
     r = migrate(L, &j);
     lua_settop(L, 2);
     if (r != BONSAI_OK)
-      pusherror(L, a, bonsai_agent_errmsg(a)); /* 3: raised after op */
+      pusherror(L, a); /* 3: raised after op */
   }
   pushcontext(L, &t, 1, 2, CONTEXT);
-  a->host = &t;
-  s = op(a);
-  a->host = NULL;
+  h.ud = &t;
+  s = op(a, &h);
   if (s != BONSAI_OK && r == BONSAI_OK) {
     r = s;
     lua_settop(L, 2);
-    pusherror(L, a, bonsai_agent_errmsg(a));
+    pusherror(L, a);
   }
   if (r != BONSAI_OK) {
     lua_settop(L, 3);
@@ -678,11 +668,11 @@ static int withcontext(lua_State *L, int (*op)(bonsai_agent *)) {
 }
 
 static int agent_abort(lua_State *L) {
-  return withcontext(L, bonsai_agent_abort);
+  return withcontext(L, bonsai_agent_abort_hosted);
 }
 
 static int agent_reset(lua_State *L) {
-  return withcontext(L, bonsai_agent_reset);
+  return withcontext(L, bonsai_agent_reset_hosted);
 }
 
 /* a:wake() */
@@ -714,7 +704,7 @@ static int agent_running(lua_State *L) {
   bonsai_agent_running(a, nodes, n);
   lua_createtable(L, (int)n, 0);
   for (k = 0; k < n; k++) {
-    lua_pushstring(L, a->bp->pool + a->bp->nodes[nodes[k]].name);
+    lua_pushstring(L, bonsai_agent_node_name(a, nodes[k]));
     lua_rawseti(L, -2, (lua_Integer)k + 1);
   }
   return 1;
@@ -757,16 +747,17 @@ static int agent_tostring(lua_State *L) {
   LAgent *la = toagent(L, 1);
   if (la == NULL)
     return lua_pushliteral(L, "bonsai.agent (broken)"), 1;
-  lb_pushstatus(L, agentof(la)->last);
+  lb_pushstatus(L, bonsai_agent_status(agentof(la)));
   lua_pushfstring(L, "bonsai.agent of '%s' (%s)",
-                  bonsai_tree_name(agentof(la)->tree), lua_tostring(L, -1));
+                  bonsai_tree_name(bonsai_agent_tree(agentof(la))),
+                  lua_tostring(L, -1));
   return 1;
 }
 
 static int state_gc(lua_State *L) {
   LAgent *la = (LAgent *)lua_touserdata(L, 1);
   if (la->magic != NULL)
-    bs_agent_done(agentof(la));
+    bonsai_agent_done(agentof(la));
   la->magic = NULL;
   return 0;
 }
@@ -786,7 +777,7 @@ int lb_agent(lua_State *L) {
   ** a.time come from __index */
   lua_createtable(L, 1, 2);
   /* 4: state userdata holding the C agent, created empty, then filled */
-  la = (LAgent *)lua_newuserdatauv(L, sizeof *la + bs_agent_size(lt->t),
+  la = (LAgent *)lua_newuserdatauv(L, sizeof *la + bonsai_agent_size(lt->t),
                                    UV_N);
   la->magic = NULL;
   la->ninterrupts = 0;
@@ -813,7 +804,7 @@ int lb_agent(lua_State *L) {
     owner = lua_touserdata(L, -1);
     lua_pop(L, 1);
   }
-  if (bs_agent_init(agentof(la), lt->t, bb->bb, owner) != BONSAI_OK)
+  if (bonsai_agent_init(agentof(la), lt->t, bb->bb, owner) != BONSAI_OK)
     return luaL_error(L, "out of memory");
   la->magic = lb_context(L);
   lb_tree_values(L, 1);
@@ -871,7 +862,7 @@ static int agent_index(lua_State *L) {
     return 1;
   if (lua_rawequal(L, 2, lua_upvalueindex(4)) &&
       (la = toagent(L, 1)) != NULL)
-    lua_pushnumber(L, agentof(la)->time);
+    lua_pushnumber(L, bonsai_agent_time(agentof(la)));
   else if (lua_rawequal(L, 2, lua_upvalueindex(3)) && toagent(L, 1) != NULL)
     lua_getiuservalue(L, -1, UV_TREE);
   else
@@ -883,10 +874,6 @@ static int agent_index(lua_State *L) {
 ** methods get the context and the status names as upvalues. */
 void lb_open_agent(lua_State *L) {
   int ctx = lua_gettop(L);
-  luaL_newmetatable(L, BS_PLAN_T);
-  lua_pushcfunction(L, plan_gc);
-  lua_setfield(L, -2, "__gc");
-  lua_pop(L, 1);
   luaL_newmetatable(L, BS_STATE_T);
   lua_pushcfunction(L, state_gc);
   lua_setfield(L, -2, "__gc");

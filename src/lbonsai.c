@@ -8,7 +8,6 @@
 
 #include "bonsai.h"
 #include "bonsai_lua.h"
-#include "env.h"
 #include "lbonsai.h"
 
 #define LB_CONTEXT_T "bonsai.context"

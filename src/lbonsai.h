@@ -32,7 +32,6 @@
 #define BS_STATE_T "bonsai.agentstate"
 #define BS_BB_T "bonsai.blackboard"
 #define BS_DEF_T "bonsai.definition"
-#define BS_PLAN_T "bonsai.plan"
 
 /* One per lua_State: upvalue 1 of every module function and method. Its
 ** uservalues: */

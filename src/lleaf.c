@@ -9,7 +9,6 @@
 #include <string.h>
 
 #include "bonsai.h"
-#include "env.h"
 #include "lbonsai.h"
 
 /* Converts the value at the top of the stack to a status and leaves it
@@ -37,11 +36,11 @@ static inline int tostatus(lua_State *L, const LBonsai *lb) {
 
 /* A callback failed with the message at the top: raise it during a tick;
 ** in an abort pass, record it and return BONSAI_ERROR. */
-static int failed(lua_State *L, bonsai_agent *a) {
+static int failed(lua_State *L, const bonsai_call *c) {
   int r;
-  if (!a->protect)
+  if (c->mayraise)
     return lua_error(L);
-  r = bonsai_agent_error(a, "%s",
+  r = bonsai_agent_error(c->agent, "%s",
                          lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1)
                                                         : "(error object is "
                                                           "not a string)");
@@ -82,7 +81,7 @@ static int pushargs(lua_State *L, LTick *t, const bonsai_call *c, int n) {
 */
 int lb_leaf_call(const bonsai_call *c) {
   bonsai_agent *a = c->agent;
-  LTick *t = (LTick *)a->host;
+  LTick *t = (LTick *)c->host;
   lua_State *L;
   int n, s;
   if (t == NULL)
@@ -91,17 +90,17 @@ int lb_leaf_call(const bonsai_call *c) {
   lua_rawgeti(L, LEAF_NAMED(c->data) ? t->named : t->values,
               LEAF_SLOT(c->data) + c->event);
   n = pushargs(L, t, c, LEAF_NARGS(c->data));
-  if (!a->protect)
+  if (c->mayraise)
     lua_call(L, n, 1);
   else if (lua_pcall(L, n, 1, 0) != LUA_OK)
-    return failed(L, a);
+    return failed(L, c);
   if (c->event != BONSAI_EV_TICK)
     s = BONSAI_OK;
   else if ((s = tostatus(L, t->lb)) < 0) {
     lua_remove(L, -2);
-    return failed(L, a);
+    return failed(L, c);
   }
-  if (a->protect)
+  if (!c->mayraise)
     lua_settop(L, -2);
   else if (++t->pending == LB_PENDING) {
     lua_settop(L, -1 - LB_PENDING);
@@ -160,7 +159,7 @@ static lua_State *newtask(lua_State *L, LTick *t, const bonsai_call *c,
 */
 int lb_task_call(const bonsai_call *c) {
   bonsai_agent *a = c->agent;
-  LTick *t = (LTick *)a->host;
+  LTick *t = (LTick *)c->host;
   lua_Integer key = (lua_Integer)c->node + 1;
   lua_State *L, *co = NULL;
   int nargs = 0, nres, st, s;
@@ -174,7 +173,7 @@ int lb_task_call(const bonsai_call *c) {
   if (c->event == BONSAI_EV_ABORT || c->event == BONSAI_EV_ENTER) {
     if (co != NULL && closetask(L, co, key) != LUA_OK) {
       lua_remove(L, -2);
-      return failed(L, a);
+      return failed(L, c);
     }
     if (c->event == BONSAI_EV_ENTER)
       newtask(L, t, c, key);
@@ -192,7 +191,7 @@ int lb_task_call(const bonsai_call *c) {
       lua_pop(L, 1);
       lua_pushfstring(L, "the task's coroutine %s: it was resumed from "
                          "outside its agent's tick", why);
-      return failed(L, a);
+      return failed(L, c);
     }
     nargs = lua_gettop(co) - 1;
   } else if (lua_status(co) != LUA_YIELD) { /* failed outside the tick */
@@ -201,7 +200,7 @@ int lb_task_call(const bonsai_call *c) {
     lua_pop(L, 1);
     lua_pushliteral(L, "the task's coroutine failed: it was resumed from "
                        "outside its agent's tick");
-    return failed(L, a);
+    return failed(L, c);
   }
   st = lua_resume(co, L, nargs, &nres);
   if (st == LUA_YIELD) {
@@ -215,7 +214,7 @@ int lb_task_call(const bonsai_call *c) {
     if (closetask(L, co, key) != LUA_OK)
       lua_pop(L, 1); /* a second error while closing: keep the first */
     lua_pop(L, 1);
-    return failed(L, a);
+    return failed(L, c);
   }
   if (nres > 0) {
     lua_xmove(co, L, 1);
@@ -228,12 +227,12 @@ int lb_task_call(const bonsai_call *c) {
   lua_remove(L, -2);
   if ((s = tostatus(L, t->lb)) < 0) {
     lua_remove(L, -2);
-    return failed(L, a);
+    return failed(L, c);
   }
   lua_settop(L, -2);
   if (s == BONSAI_RUNNING) {
     lua_pushliteral(L, "a task returned running (yield to keep running)");
-    return failed(L, a);
+    return failed(L, c);
   }
   return s;
 }
@@ -288,7 +287,7 @@ static void setview(lua_State *L, LTick *t) {
 */
 int lb_utility_call(const bonsai_call *c) {
   bonsai_agent *a = c->agent;
-  LTick *t = (LTick *)a->host;
+  LTick *t = (LTick *)c->host;
   lua_Integer slot = LEAF_SLOT(c->data);
   int n = LEAF_NARGS(c->data), view = LEAF_NAMED(c->data);
   lua_State *L;
@@ -308,17 +307,17 @@ int lb_utility_call(const bonsai_call *c) {
   }
   lua_rawgeti(L, t->values, slot);
   n = pushargs(L, t, c, n);
-  if (!a->protect)
+  if (c->mayraise)
     lua_call(L, n, 1);
   else if (lua_pcall(L, n, 1, 0) != LUA_OK)
-    return t->bbready = 0, failed(L, a);
+    return t->bbready = 0, failed(L, c);
   if (view)
     t->bbready = 0; /* the next leaf fetches the blackboard again */
   if (lua_type(L, -1) != LUA_TNUMBER) {
     lua_pushfstring(L, "utility returned %s (a number expected)",
                     luaL_typename(L, -1));
     lua_remove(L, -2);
-    return failed(L, a);
+    return failed(L, c);
   }
   *c->utility = (double)lua_tonumber(L, -1);
   lua_pop(L, 1);
@@ -327,7 +326,7 @@ int lb_utility_call(const bonsai_call *c) {
 
 int lb_remap_call(const bonsai_call *c) {
   bonsai_agent *a = c->agent;
-  LTick *t = (LTick *)a->host;
+  LTick *t = (LTick *)c->host;
   bonsai_call in = *c;
   bonsai_leaf_fn fn;
   lua_Integer how, at, nargs;
@@ -348,10 +347,9 @@ int lb_remap_call(const bonsai_call *c) {
   lua_remove(L, -2);
   setview(L, t);
   if (how == 2) { /* a registered leaf: its events as it was registered */
-    const Leaf *l = &a->bp->env->leaves[at];
-    unsigned f = l->flags;
-    fn = l->fn;
-    in.data = l->data;
+    unsigned f;
+    if (bonsai_leaf_get(t->lb->env, (int)at, &fn, &in.data, &f) != BONSAI_OK)
+      return bonsai_agent_error(a, "no leaf %d", (int)at);
     if ((c->event == BONSAI_EV_ENTER && !(f & BONSAI_LEAF_ENTER)) ||
         (c->event == BONSAI_EV_EXIT && !(f & BONSAI_LEAF_EXIT)) ||
         (c->event == BONSAI_EV_ABORT &&
@@ -449,10 +447,10 @@ int lb_register(lua_State *L) {
   lua_createtable(L, 4, 0); /* 3: scratch */
   if ((err = lb_leafdef(L, 2, 3, 1, &fn, &flags, &nargs)) != NULL)
     return luaL_error(L, "bt.register '%s': %s", name, err);
-  if ((id = bs_leaf_find(lb->env, name)) < 0) { /* a new name: a slot */
+  if ((id = bonsai_leaf_find(lb->env, name)) < 0) { /* a new name: a slot */
     if (bonsai_leaf_register(lb->env, name, lb_leaf_call, NULL, 0) != BONSAI_OK)
       return luaL_error(L, "out of memory");
-    id = bs_leaf_find(lb->env, name);
+    id = bonsai_leaf_find(lb->env, name);
   }
   if (id > (INT32_MAX - 8) / 4)
     return luaL_error(L, "too many named leaves");
@@ -475,6 +473,6 @@ int lb_register(lua_State *L) {
 ** from C), so that importers can name the file's place of an unknown one. */
 int lb_isleaf(lua_State *L) {
   LBonsai *lb = lb_context(L);
-  lua_pushboolean(L, bs_leaf_find(lb->env, luaL_checkstring(L, 1)) >= 0);
+  lua_pushboolean(L, bonsai_leaf_find(lb->env, luaL_checkstring(L, 1)) >= 0);
   return 1;
 }

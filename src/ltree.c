@@ -246,7 +246,7 @@ static void addleaf(Walk *w, int idx, int kind, const char *name, int place) {
     int id;
     if (map == 0) {
       bonsai_def_leaf(w->def, kind, name, leaf, args);
-    } else if ((id = bs_leaf_find(lb_context(L)->env, leaf)) < 0) {
+    } else if ((id = bonsai_leaf_find(lb_context(L)->env, leaf)) < 0) {
       walkerror(w, place, "no leaf registered as '%s'", leaf);
     } else {
       int slot = remapped(w, map, 2, id, 0);

@@ -158,7 +158,7 @@ int bonsai_agent_save(bonsai_agent *a, const bonsai_savehost *host,
   o.ud = ud;
   if (a->busy)
     return BONSAI_EBUSY;
-  bs_agent_clearerr(a);
+  bonsai_agent_clearerr(a);
   put(&o, MAGIC, 4);
   put8(&o, VERSION);
   putstr(&o, name, strlen(name));
@@ -496,7 +496,7 @@ int bonsai_agent_restore(bonsai_agent *a, const void *data, size_t len,
   int r;
   if (a->busy)
     return BONSAI_EBUSY;
-  bs_agent_clearerr(a);
+  bonsai_agent_clearerr(a);
   if (a->state[0] == BONSAI_RUNNING) {
     bs_agent_fail(a, BS_NONE, "restore into an agent that is running");
     return BONSAI_EARG;

@@ -45,6 +45,14 @@ static const Leaf *leafof(const bonsai_agent *a, const Node *n) {
                                : &a->bp->leaves[n->leaf];
 }
 
+/* The parts of a call record that stay the same through an operation. */
+static void callrecord(const bonsai_agent *a, bonsai_call *c) {
+  c->agent = (bonsai_agent *)a;
+  c->owner = a->owner;
+  c->host = a->hostud;
+  c->mayraise = a->raises && !a->protect;
+}
+
 /* A callback's result was not BONSAI_OK: make sure a message exists. */
 static int leaffail(bonsai_agent *a, int r, const char *what) {
   if (r != BONSAI_ERROR)
@@ -176,8 +184,7 @@ static int abort_node(bonsai_agent *a, uint32_t i) {
   if (n->kind == BONSAI_ACTION) {
     unsigned f = leafof(a, n)->flags;
     bonsai_call c;
-    c.agent = a;
-    c.owner = a->owner;
+    callrecord(a, &c);
     if (f & BONSAI_LEAF_ABORT)
       r = fire(a, n, i, BONSAI_EV_ABORT, 0, &c);
     else if (f & BONSAI_LEAF_EXIT)
@@ -218,7 +225,7 @@ int bs_vm_abort(bonsai_agent *a, uint32_t x) {
 void bs_vm_recover(bonsai_agent *a, const char *msg) {
   uint8_t protect = a->protect;
   if (msg != NULL) { /* the error that unwound the tick is the one */
-    bs_agent_clearerr(a);
+    bonsai_agent_clearerr(a);
     bs_agent_fail(a, a->current, "%s", msg);
   }
   a->protect = 1;
@@ -281,8 +288,7 @@ BS_NOINLINE static uint32_t rank(bonsai_agent *a, uint32_t i) {
     bs_setstatus(a, st, i, RUNNING);
     W0(i) = BS_NONE;
   }
-  c.agent = a;
-  c.owner = a->owner;
+  callrecord(a, &c);
   c.args = NULL;
   c.event = BONSAI_EV_UTILITY;
   c.status = 0;
@@ -421,8 +427,7 @@ static ALWAYS_INLINE int run(bonsai_agent *a, const int traced) {
   bonsai_call cl;
   bs_assert(i == 0 || st[0] == RUNNING);
   a->wake = 0; /* the tree runs: a leaf sleeps again if it wants */
-  cl.agent = a;
-  cl.owner = a->owner;
+  callrecord(a, &cl);
   if (a->bp->nwatch != 0 && bs_bb_changed(a->bb, a->seen)) {
     if ((s = wakeguards(a)) < 0)
       return fail(a);

@@ -11,7 +11,7 @@
 
 /* One tick from the root or the resume point. Returns the root's status,
 ** or BONSAI_ELEAF after aborting the running nodes (message in a->err).
-** Lua leaves may raise through it: see bs_vm_recover. */
+** A host's leaves may raise through it: see bs_vm_recover. */
 BS_INTERNAL int bs_vm_tick(bonsai_agent *a);
 
 /* Whether a key that the agent's guards watch changed since its last
@@ -30,8 +30,10 @@ BS_INTERNAL uint32_t bs_vm_running_child(const Blueprint *bp,
                                          const uint8_t *st, uint32_t i,
                                          uint32_t from);
 
-/* After a leaf raised out of bs_vm_tick: records msg against the node
-** being called, then aborts every running node with callbacks protected. */
+/* After a leaf raised out of bs_vm_tick (bonsai_agent_recover) or failed
+** in it (msg NULL: its message is recorded already): records msg against
+** the node being called, then aborts every running node with callbacks
+** protected. */
 BS_INTERNAL void bs_vm_recover(bonsai_agent *a, const char *msg);
 
 #endif
