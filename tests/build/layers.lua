@@ -1,0 +1,117 @@
+-- tests/build/layers.lua SRC OBJDIR...: the layering of the sources.
+-- 1. The binding (src/l*.c) is a client of the public API: its files
+--    include, of the project's headers, only bonsai.h, bonsai_lua.h and the
+--    binding's own lbonsai.h (which includes only bonsai.h).
+-- 2. No two source files depend on each other in a circle. A file stem is
+--    one module (agent.c with agent.h); it depends on another by including
+--    its header or by calling a function (or reading a variable) the other
+--    defines, read from the symbols of the object files (nm) in OBJDIR...
+-- Prints each breach and exits 1, or prints the order of the modules.
+local src = assert(arg[1], "usage: layers.lua SRC OBJDIR...")
+local failed = false
+
+local function fail(fmt, ...)
+  print(string.format(fmt, ...))
+  failed = true
+end
+
+local function lines(cmd)
+  local p = assert(io.popen(cmd))
+  local t = {}
+  for l in p:lines() do t[#t + 1] = l end
+  p:close()
+  return t
+end
+
+local function includes(path)
+  local t = {}
+  for l in io.lines(path) do
+    local h = l:match('^%s*#%s*include%s+"([^"]+)"')
+    if h then t[#t + 1] = h end
+  end
+  return t
+end
+
+local function stem(name) return (name:match("([^/]+)%.[ch]$")) end
+
+-- 1. the seam
+local allowed = { ["bonsai.h"] = true, ["bonsai_lua.h"] = true,
+                  ["lbonsai.h"] = true }
+local files = lines("ls " .. src .. "/src/*.c " .. src .. "/src/*.h")
+for _, f in ipairs(files) do
+  local base = f:match("([^/]+)$")
+  if base:match("^l.*%.c$") or base == "lbonsai.h" then
+    for _, h in ipairs(includes(f)) do
+      if not allowed[h] or (base == "lbonsai.h" and h ~= "bonsai.h") then
+        fail("%s includes %s: the binding uses the public API alone", base, h)
+      end
+    end
+  end
+end
+
+-- 2. the module graph
+local deps = {} -- deps[a][b] = why
+local function dep(a, b, why)
+  if a == b or a == nil or b == nil then return end
+  deps[a] = deps[a] or {}
+  deps[a][b] = deps[a][b] or why
+end
+for _, f in ipairs(files) do
+  for _, h in ipairs(includes(f)) do
+    if h ~= "bonsai.h" and h ~= "bonsai_lua.h" then
+      dep(stem(f), stem(h), "includes " .. h)
+    end
+  end
+  deps[stem(f)] = deps[stem(f)] or {}
+end
+local defined, uses = {}, {}
+for k = 2, #arg do
+  for _, o in ipairs(lines("ls " .. arg[k] .. "/*.o")) do
+    local m = stem(o:match("([^/]+)%.o$"):gsub("^%.%._", ""))
+    uses[m] = uses[m] or {}
+    for _, l in ipairs(lines("nm " .. o)) do
+      local kind, sym = l:match("(%a) (%S+)$")
+      if kind == "U" then
+        uses[m][#uses[m] + 1] = sym
+      elseif kind and kind:match("[TDBR]") then
+        defined[sym] = m
+      end
+    end
+  end
+end
+for m, syms in pairs(uses) do
+  for _, s in ipairs(syms) do dep(m, defined[s], "calls " .. s) end
+end
+
+-- depth-first search; a module met again while on the path closes a circle
+local state, order, path = {}, {}, {}
+local function visit(m)
+  if state[m] == "done" then return end
+  if state[m] == "open" then
+    local k = #path
+    while path[k] ~= m do k = k - 1 end
+    local circle = {}
+    for i = k, #path do
+      local nxt = path[i + 1] or m
+      circle[#circle + 1] = path[i] .. " (" .. deps[path[i]][nxt] .. ")"
+    end
+    fail("circle: %s -> %s", table.concat(circle, " -> "), m)
+    return
+  end
+  state[m] = "open"
+  path[#path + 1] = m
+  local next = {}
+  for d in pairs(deps[m] or {}) do next[#next + 1] = d end
+  table.sort(next)
+  for _, d in ipairs(next) do visit(d) end
+  path[#path] = nil
+  state[m] = "done"
+  order[#order + 1] = m
+end
+local all = {}
+for m in pairs(deps) do all[#all + 1] = m end
+table.sort(all)
+for _, m in ipairs(all) do visit(m) end
+
+if failed then os.exit(1) end
+print("layers, lowest first: " .. table.concat(order, " "))
