@@ -114,12 +114,16 @@ int bonsai_leaf_register(bonsai_env *env, const char *name, bonsai_leaf_fn fn,
   return BONSAI_OK;
 }
 
-int bs_leaf_find(bonsai_env *env, const char *name) {
+int bs_leaf_find(const bonsai_env *env, const char *name) {
   int id = bs_name_id(BS_LEAVES, name, strlen(name), 0);
   return id >= 0 && (uint32_t)id < env->nleaves &&
                  env->leaves[id].fn != missing
              ? id
              : -1;
+}
+
+int bonsai_leaf_find(const bonsai_env *env, const char *name) {
+  return name != NULL ? bs_leaf_find(env, name) : -1;
 }
 
 int bonsai_key(bonsai_env *env, const char *name, size_t len) {

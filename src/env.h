@@ -21,6 +21,6 @@ BS_INTERNAL void bs_env_retain(bonsai_env *env);
 BS_INTERNAL int bs_env_cover(bonsai_env *env, uint32_t n);
 
 /* Registry lookup by name: the leaf id, or -1 if not registered here. */
-BS_INTERNAL int bs_leaf_find(bonsai_env *env, const char *name);
+BS_INTERNAL int bs_leaf_find(const bonsai_env *env, const char *name);
 
 #endif
