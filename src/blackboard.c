@@ -75,20 +75,6 @@ bonsai_value bonsai_bb_get_own(const bonsai_bb *bb, int key) {
   return nil;
 }
 
-int bs_bb_owntype(const bonsai_bb *bb, int key) {
-  const Slot *s = find(bb, (uint32_t)key);
-  return s != NULL ? s->v.type : BONSAI_TNIL;
-}
-
-const bonsai_bb *bs_bb_owner(const bonsai_bb *bb, int key) {
-  for (; bb != NULL; bb = bb->parent) {
-    const Slot *s = find(bb, (uint32_t)key);
-    if (s != NULL && s->v.type != BONSAI_TNIL)
-      return bb;
-  }
-  return NULL;
-}
-
 bonsai_value bonsai_bb_get(const bonsai_bb *bb, int key) {
   bonsai_value nil;
   for (; bb != NULL; bb = bb->parent) {
