@@ -101,6 +101,10 @@ typedef struct bonsai_kindinfo {
 } bonsai_kindinfo;
 /* Fills *info for kind; BONSAI_EARG when there is no such kind. */
 BONSAI_API int bonsai_kind_info(int kind, bonsai_kindinfo *info);
+/* The name of parameter i (from 0) among all those bonsai_def_value
+** knows, in a fixed order ("times", "seconds", "success", "failure", "key",
+** "op", "value", "abort", "wait"), or NULL past the last. */
+BONSAI_API const char *bonsai_param_name(int i);
 
 typedef struct bonsai_env bonsai_env;
 typedef struct bonsai_def bonsai_def;
@@ -189,7 +193,8 @@ BONSAI_API size_t bonsai_env_memory(const bonsai_env *env);
 BONSAI_API int bonsai_leaf_register(bonsai_env *env, const char *name,
                                     bonsai_leaf_fn fn, void *data,
                                     unsigned flags);
-/* The id of a leaf registered under name, or -1. */
+/* The id of the leaf name (the same in every environment of the process,
+** as key ids are), or -1 when env has no leaf registered under it. */
 BONSAI_API int bonsai_leaf_find(const bonsai_env *env, const char *name);
 /* The registration of leaf id (its function, data and flags), as a host
 ** that wraps another leaf calls it; BONSAI_EARG when id names none. */
@@ -239,6 +244,15 @@ BONSAI_API const char *bonsai_def_errmsg(const bonsai_def *def);
 ** adding one more is a definition error ("more than N nodes"). Names longer
 ** than 1024 bytes are definition errors too. */
 BONSAI_API int bonsai_def_max_nodes(bonsai_def *def, unsigned max);
+/* The node that takes the nodes added next (the innermost one begun and
+** not yet ended), as its index in the order of addition (the index the
+** compiled tree gives it), or BONSAI_NONE at the top level. */
+BONSAI_API unsigned bonsai_def_open(const bonsai_def *def);
+/* Writes the path of node i of def as definition errors name it ("a/b",
+** unnamed nodes as "sequence[2]", the priority section left out) into buf;
+** returns its full length (0 when i is out of range). */
+BONSAI_API size_t bonsai_def_node_path(const bonsai_def *def, unsigned i,
+                                       char *buf, size_t size);
 
 /*
 ** Trees. bonsai_tree_new compiles def (which the caller still frees) into a
@@ -292,6 +306,83 @@ BONSAI_API void bonsai_tree_dump(const bonsai_tree *tree,
                                  void (*write)(void *ud, const char *s,
                                                size_t n),
                                  void *ud);
+
+/*
+** Versions. A version is a compiled definition: immutable, shared by every
+** agent that runs it, reference-counted. A tree has a current version; an
+** agent runs the version it last switched to (at its first tick after a
+** reload). Ids are unique in the process (addresses may be reused, ids
+** never are). bonsai_def_compile compiles without putting the version
+** anywhere: a host that reloads several trees at once (a tree and those
+** that inline it) compiles them all first, then sets each, so that a
+** definition error changes none of them.
+*/
+typedef struct bonsai_version bonsai_version;
+/* Compiles def into a new version held by the caller (*out); on failure
+** returns BONSAI_EDEF or BONSAI_ENOMEM with *out NULL and the message in
+** errbuf (if not NULL), as bonsai_tree_new does. */
+BONSAI_API int bonsai_def_compile(const bonsai_def *def, bonsai_version **out,
+                                  char *errbuf, size_t errsize);
+/* Drops the caller's reference (NULL is ignored). */
+BONSAI_API void bonsai_version_release(bonsai_version *v);
+/* Makes v the tree's current version, taking the caller's reference in
+** every case; agents switch at their next tick. host and hostlen are the
+** bytes a shared tree carries to its other environments (as
+** bonsai_def_host; not kept by a tree that is not shared). BONSAI_OK,
+** BONSAI_EARG (v was compiled in another environment) or BONSAI_ENOMEM
+** (the old version stays). */
+BONSAI_API int bonsai_tree_set_version(bonsai_tree *tree, bonsai_version *v,
+                                       const void *host, size_t hostlen);
+/* Makes tree run other's current version (with its host's bytes), as a
+** reload would; agents switch at their next tick. BONSAI_OK, BONSAI_EARG
+** (trees of two environments) or BONSAI_ENOMEM. */
+BONSAI_API int bonsai_tree_adopt(bonsai_tree *tree, bonsai_tree *other);
+/* The id of the tree's current version (what bonsai_tree_host tells). */
+BONSAI_API unsigned long long bonsai_tree_version_id(const bonsai_tree *tree);
+/* The id of the version the agent runs. */
+BONSAI_API unsigned long long
+bonsai_agent_version_id(const bonsai_agent *agent);
+BONSAI_API bonsai_env *bonsai_tree_env(const bonsai_tree *tree);
+
+/*
+** Node inspection, for debuggers, trace files and exporters: what a
+** compiled node is. bonsai_tree_node_info reads the tree's current version,
+** bonsai_agent_node_info the version the agent runs; nodes are numbered in
+** pre-order from 0, the root. Names stay valid while that version lives,
+** key and leaf names as long as the process. A field the node's kind does
+** not have is 0, NULL or BONSAI_TNIL.
+*/
+typedef struct bonsai_nodeinfo {
+  int kind;             /* bonsai_kind */
+  unsigned parent;      /* the parent's index, or BONSAI_NONE for the root */
+  int hidden;           /* 1: left out of paths (the priority section) */
+  const char *name;     /* its name, unique among its siblings (a hidden
+                        ** node has one too) */
+  const char *leaf;     /* action, condition: the name of the registered
+                        ** leaf it calls, or NULL (a leaf function) */
+  unsigned times;       /* repeater, retry (0: forever), limit */
+  double seconds;       /* wait, timeout, time_limit, cooldown, delay */
+  unsigned success;     /* parallel: children that must succeed ... */
+  unsigned failure;     /* ... or fail, counted ("all" resolved) */
+  int wait;             /* parallel: 1 with "wait" */
+  const char *key;      /* check, is_set: the key read */
+  const char *op;       /* check: "==", "~=", "<", "<=", ">" or ">=" */
+  const char *valuekey; /* check: the key compared with ("$key"), or NULL */
+  bonsai_value value;   /* check without valuekey: the constant */
+  const char *abort;    /* guard: "none", "self", "lower" or "both" */
+} bonsai_nodeinfo;
+/* Fills *info for node i; BONSAI_OK, or BONSAI_EARG when i is out of
+** range. */
+BONSAI_API int bonsai_tree_node_info(const bonsai_tree *tree, unsigned i,
+                                     bonsai_nodeinfo *info);
+BONSAI_API int bonsai_agent_node_info(const bonsai_agent *agent, unsigned i,
+                                      bonsai_nodeinfo *info);
+/* The number of nodes of the version the agent runs. */
+BONSAI_API unsigned bonsai_agent_nodes(const bonsai_agent *agent);
+/* Writes the path of node i of the version the agent runs into buf, as
+** bonsai_tree_node_path does; returns its full length. */
+BONSAI_API size_t bonsai_agent_node_path(const bonsai_agent *agent,
+                                         unsigned i, char *buf, size_t size);
 
 /*
 ** Agents. An agent runs one tree with its own node state and blackboard.
@@ -371,19 +462,13 @@ BONSAI_API void bonsai_agent_done(bonsai_agent *agent);
 ** the old version's nodes (bonsai_agent_nodes before the step). The abort
 ** callbacks of a step may reload the tree again: hence the loop. Returns
 ** BONSAI_OK, BONSAI_ELEAF (an abort failed: recorded; the switch was
-** made) or BONSAI_ENOMEM (when bonsai_agent_version did not change, the
+** made) or BONSAI_ENOMEM (when bonsai_agent_version_id did not change, the
 ** agent is still on its version).
 */
 BONSAI_API int bonsai_agent_stale(const bonsai_agent *agent);
 BONSAI_API int bonsai_agent_switch(bonsai_agent *agent,
                                    const bonsai_host *host, unsigned *map,
                                    unsigned n);
-/* The id of the version the agent runs (unique in the process). */
-BONSAI_API unsigned long long bonsai_agent_version(const bonsai_agent *agent);
-/* Nodes of the version the agent runs, and the name of node i. */
-BONSAI_API unsigned bonsai_agent_nodes(const bonsai_agent *agent);
-BONSAI_API const char *bonsai_agent_node_name(const bonsai_agent *agent,
-                                              unsigned i);
 
 /*
 ** Interrupts. bonsai_agent_tick asks them in the order they were added, at
@@ -559,6 +644,21 @@ BONSAI_API const char *bonsai_key_name(const bonsai_env *env, int key);
 BONSAI_API bonsai_value bonsai_bb_get(const bonsai_bb *bb, int key);
 /* Writes key in bb itself (BONSAI_TNIL clears it). */
 BONSAI_API int bonsai_bb_set(bonsai_bb *bb, int key, bonsai_value v);
+/* Writes key as bonsai_bb_set does; returns 1 when the value changed, 0
+** when bb held that value already (a handle is always a change), or a
+** negative code. */
+BONSAI_API int bonsai_bb_update(bonsai_bb *bb, int key, bonsai_value v);
+/* Reads key in bb itself, not in its parents (BONSAI_TNIL when bb holds no
+** value for it): which blackboard of a chain holds a value, for a host that
+** keeps what a BONSAI_THANDLE means beside the blackboard holding it. */
+BONSAI_API bonsai_value bonsai_bb_get_own(const bonsai_bb *bb, int key);
+/* Iterates over the keys bb itself holds (not its parents'), in no fixed
+** order: start with *cursor = 0; each call writes the next key and its
+** value and returns 1, or returns 0 at the end. Changing or clearing keys
+** during an iteration is safe; adding keys may make it skip or repeat
+** some. */
+BONSAI_API int bonsai_bb_next(const bonsai_bb *bb, unsigned *cursor, int *key,
+                              bonsai_value *v);
 
 #ifdef __cplusplus
 }

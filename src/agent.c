@@ -256,10 +256,6 @@ static int step(bonsai_agent *a, Plan **planp) {
 
 int bonsai_agent_stale(const bonsai_agent *a) { return bs_agent_stale(a); }
 
-unsigned long long bonsai_agent_version(const bonsai_agent *a) {
-  return a->bp->id;
-}
-
 int bonsai_agent_switch(bonsai_agent *a, const bonsai_host *h, unsigned *map,
                         unsigned n) {
   uint32_t oldn = a->bp->n, k;
@@ -526,10 +522,4 @@ unsigned bonsai_agent_running(const bonsai_agent *a, unsigned *nodes,
     i++;
   }
   return k;
-}
-
-unsigned bonsai_agent_nodes(const bonsai_agent *a) { return a->bp->n; }
-
-const char *bonsai_agent_node_name(const bonsai_agent *a, unsigned i) {
-  return i < a->bp->n ? a->bp->pool + a->bp->nodes[i].name : NULL;
 }

@@ -65,18 +65,14 @@ static Slot *find(const bonsai_bb *bb, uint32_t key) {
   return NULL;
 }
 
-int bs_bb_owntype(const bonsai_bb *bb, int key) {
-  const Slot *s = find(bb, (uint32_t)key);
-  return s != NULL ? s->v.type : BONSAI_TNIL;
-}
-
-const bonsai_bb *bs_bb_owner(const bonsai_bb *bb, int key) {
-  for (; bb != NULL; bb = bb->parent) {
-    const Slot *s = find(bb, (uint32_t)key);
-    if (s != NULL && s->v.type != BONSAI_TNIL)
-      return bb;
-  }
-  return NULL;
+bonsai_value bonsai_bb_get_own(const bonsai_bb *bb, int key) {
+  const Slot *s = key >= 0 ? find(bb, (uint32_t)key) : NULL;
+  bonsai_value nil;
+  if (s != NULL)
+    return s->v; /* a cleared key keeps its slot, with nil */
+  nil.type = BONSAI_TNIL;
+  nil.u.i = 0;
+  return nil;
 }
 
 bonsai_value bonsai_bb_get(const bonsai_bb *bb, int key) {
@@ -166,6 +162,11 @@ int bonsai_bb_set(bonsai_bb *bb, int key, bonsai_value v) {
   return bs_bb_set(bb, key, v, NULL);
 }
 
+int bonsai_bb_update(bonsai_bb *bb, int key, bonsai_value v) {
+  int changed, r = bs_bb_set(bb, key, v, &changed);
+  return r != BONSAI_OK ? r : changed;
+}
+
 int bs_bb_set(bonsai_bb *bb, int key, bonsai_value v, int *changed) {
   Slot *s;
   int eq;
@@ -235,4 +236,14 @@ int bs_bb_next(const bonsai_bb *bb, int at, int *key) {
       return (int)i + 1;
     }
   return -1;
+}
+
+int bonsai_bb_next(const bonsai_bb *bb, unsigned *cursor, int *key,
+                   bonsai_value *v) {
+  int at = *cursor <= bb->cap ? bs_bb_next(bb, (int)*cursor, key) : -1;
+  if (at < 0)
+    return 0;
+  *cursor = (unsigned)at;
+  *v = bb->slots[at - 1].v;
+  return 1;
 }

@@ -24,12 +24,6 @@ BS_INTERNAL uint32_t bs_bb_stamp(const bonsai_bb *bb, int key);
 /* True if bb or an ancestor changed after stamp 'since'. */
 BS_INTERNAL int bs_bb_changed(const bonsai_bb *bb, uint64_t since);
 
-/* The type of key's value in bb itself (BONSAI_TNIL if it holds none). */
-BS_INTERNAL int bs_bb_owntype(const bonsai_bb *bb, int key);
-
-/* The blackboard (bb or an ancestor) that holds key, or NULL. */
-BS_INTERNAL const bonsai_bb *bs_bb_owner(const bonsai_bb *bb, int key);
-
 /* Iteration over bb's own keys: returns the next slot index after 'at'
 ** (start with 0) holding a value, or -1; *key gets its key. */
 BS_INTERNAL int bs_bb_next(const bonsai_bb *bb, int at, int *key);

@@ -87,7 +87,8 @@ typedef struct Node {
   char spare[16];
 } Node;
 
-typedef struct Blueprint {
+/* A compiled version of a tree: bonsai.h's opaque bonsai_version. */
+typedef struct bonsai_version {
   int refs;          /* atomic (bs_bp_retain): shared trees cross threads */
   bonsai_env *env;   /* whose allocator holds it; NULL: malloc, shared */
   uint64_t id;       /* unique in the process: addresses may be reused */

@@ -561,6 +561,17 @@ nomem:
   return NULL;
 }
 
+int bonsai_def_compile(const bonsai_def *def, bonsai_version **out,
+                       char *errbuf, size_t errsize) {
+  char tmp[BS_ERRSIZE];
+  int code;
+  *out = bs_compile(def, errbuf ? errbuf : tmp, errbuf ? errsize : sizeof tmp,
+                    &code);
+  return *out != NULL ? BONSAI_OK : code;
+}
+
+void bonsai_version_release(bonsai_version *v) { bs_bp_release(v); }
+
 void bs_bp_retain(Blueprint *bp) { bs_atomic_inc(&bp->refs); }
 
 void bs_bp_release(Blueprint *bp) {

@@ -122,6 +122,18 @@ size_t bs_def_pathtail(const bonsai_def *d, uint32_t i, char *buf,
   return size - 1;
 }
 
+unsigned bonsai_def_open(const bonsai_def *d) { return d->open; }
+
+size_t bonsai_def_node_path(const bonsai_def *d, unsigned i, char *buf,
+                            size_t size) {
+  if (i >= d->n) {
+    if (buf != NULL && size > 0)
+      buf[0] = '\0';
+    return 0;
+  }
+  return writepath(d, i, buf, size, 0, 0);
+}
+
 /* Records the first error, prefixed with node i's path. */
 static int deferror(bonsai_def *d, uint32_t i, const char *fmt, ...) {
   va_list ap;

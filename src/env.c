@@ -115,7 +115,10 @@ int bonsai_leaf_register(bonsai_env *env, const char *name, bonsai_leaf_fn fn,
 }
 
 int bonsai_leaf_find(const bonsai_env *env, const char *name) {
-  int id = bs_name_id(BS_LEAVES, name, strlen(name), 0);
+  int id;
+  if (name == NULL)
+    return -1;
+  id = bs_name_id(BS_LEAVES, name, strlen(name), 0);
   return id >= 0 && (uint32_t)id < env->nleaves &&
                  env->leaves[id].fn != missing
              ? id

@@ -67,6 +67,12 @@ const char *const bs_param_names[] = {"times", "seconds", "success",
                                       "value",   "abort", "wait",
                                       NULL};
 
+const char *bonsai_param_name(int i) {
+  return i >= 0 && i < (int)(sizeof bs_param_names / sizeof *bs_param_names)
+             ? bs_param_names[i]
+             : NULL;
+}
+
 const char *bonsai_kind_name(int kind) {
   return kind >= 0 && kind < BONSAI_NKINDS ? bs_kinds[kind].name : NULL;
 }

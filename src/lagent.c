@@ -66,7 +66,7 @@ static void pushshared(lua_State *L, LTick *t, int ci) {
 ** values are; 0 for none). */
 static void setagent(lua_State *L, LTick *t, int ai, int si, int bbslot,
                      uint64_t *loaded, bonsai_agent *a) {
-  uint64_t version = bonsai_agent_version(a);
+  uint64_t version = bonsai_agent_version_id(a);
   t->agent = ai;
   t->state = si;
   t->a = a;
@@ -190,7 +190,7 @@ static int migrate(lua_State *L, Job *j) {
   h.ud = &j->t;
   bonsai_agent_clearerr(a);
   while (bonsai_agent_stale(a)) {
-    uint64_t old = bonsai_agent_version(a);
+    uint64_t old = bonsai_agent_version_id(a);
     unsigned oldn = bonsai_agent_nodes(a), *map = NULL;
     int s;
     lua_getiuservalue(L, j->t.state, UV_TREE);
@@ -202,7 +202,7 @@ static int migrate(lua_State *L, Job *j) {
     s = bonsai_agent_switch(a, &h, map, oldn);
     if (r == BONSAI_OK)
       r = s;
-    if (bonsai_agent_version(a) == old) { /* no memory for the new state */
+    if (bonsai_agent_version_id(a) == old) { /* no memory for the new state */
       lua_settop(L, top);
       break;
     }
@@ -210,7 +210,7 @@ static int migrate(lua_State *L, Job *j) {
     lua_setiuservalue(L, j->t.state, UV_VALUES);
     lua_pushvalue(L, top + 1);
     lua_replace(L, j->t.values);
-    j->loaded = bonsai_agent_version(a);
+    j->loaded = bonsai_agent_version_id(a);
     if (map != NULL)
       rekey(L, j->t.state, j->t.ctx, map, oldn);
     lua_settop(L, top);
@@ -646,7 +646,7 @@ static int withcontext(lua_State *L,
     Job j;
     j.la = la;
     pushcontext(L, &j.t, 1, 2, CONTEXT);
-    j.loaded = bonsai_agent_version(a);
+    j.loaded = bonsai_agent_version_id(a);
     r = migrate(L, &j);
     lua_settop(L, 2);
     if (r != BONSAI_OK)
@@ -704,7 +704,9 @@ static int agent_running(lua_State *L) {
   bonsai_agent_running(a, nodes, n);
   lua_createtable(L, (int)n, 0);
   for (k = 0; k < n; k++) {
-    lua_pushstring(L, bonsai_agent_node_name(a, nodes[k]));
+    bonsai_nodeinfo info;
+    bonsai_agent_node_info(a, nodes[k], &info);
+    lua_pushstring(L, info.name);
     lua_rawseti(L, -2, (lua_Integer)k + 1);
   }
   return 1;

@@ -12,7 +12,6 @@
 #include <string.h>
 
 #include "bonsai.h"
-#include "blackboard.h"
 #include "lbonsai.h"
 
 /* A blackboard userdata has one uservalue, its parent's userdata, when it
@@ -61,6 +60,11 @@ static int pushside(lua_State *L, int idx, int make) {
   return lua_istable(L, -1);
 }
 
+/* Whether the blackboard itself (not a parent) holds a value for key. */
+static int holds(const LBB *b, int key) {
+  return bonsai_bb_get_own(b->bb, key).type != BONSAI_TNIL;
+}
+
 /* Pushes the value of key (found in bb or a parent) for the userdata at
 ** idx. */
 static void pushvalue(lua_State *L, int idx, int key) {
@@ -72,10 +76,9 @@ static void pushvalue(lua_State *L, int idx, int key) {
   case BONSAI_TINTEGER: lua_pushinteger(L, (lua_Integer)v.u.i); break;
   case BONSAI_TNUMBER: lua_pushnumber(L, v.u.n); break;
   case BONSAI_TSTRING: lua_pushlstring(L, v.u.str.s, v.u.str.len); break;
-  default: { /* a handle: in the side table of the blackboard holding it */
-    const bonsai_bb *owner = bs_bb_owner(b->bb, key);
+  default: /* a handle: in the side table of the blackboard holding it */
     lua_pushvalue(L, idx);
-    while (((LBB *)lua_touserdata(L, -1))->bb != owner) {
+    while (!holds((LBB *)lua_touserdata(L, -1), key)) {
       lua_getiuservalue(L, -1, UV_PARENT);
       lua_remove(L, -2);
     }
@@ -85,7 +88,6 @@ static void pushvalue(lua_State *L, int idx, int key) {
       lua_pushnil(L);
     lua_replace(L, -3);
     lua_pop(L, 1);
-  }
   }
 }
 
@@ -162,7 +164,7 @@ static void notify(lua_State *L, int idx, int key, int name, int nv, int ov) {
     lua_pushnil(L);
     lua_rawseti(L, todo, ntodo--);
     u = (LBB *)lua_touserdata(L, -1);
-    if (u->bb == NULL || (u != b && bs_bb_owntype(u->bb, key) != BONSAI_TNIL)) {
+    if (u->bb == NULL || (u != b && holds(u, key))) {
       lua_pop(L, 1); /* released, or it hides the change from its subtree */
       continue;
     }
@@ -230,8 +232,9 @@ static void setvalue(lua_State *L, int idx, int key, int nidx, int vidx) {
     }
   }
   /* keep (or drop) the Lua side of a handle */
-  if ((v.type == BONSAI_THANDLE || bs_bb_owntype(b->bb, key) == BONSAI_THANDLE)
-      && pushside(L, idx, v.type == BONSAI_THANDLE)) {
+  if ((v.type == BONSAI_THANDLE ||
+       bonsai_bb_get_own(b->bb, key).type == BONSAI_THANDLE) &&
+      pushside(L, idx, v.type == BONSAI_THANDLE)) {
     if (v.type == BONSAI_THANDLE)
       lua_pushvalue(L, vidx);
     else
@@ -239,7 +242,7 @@ static void setvalue(lua_State *L, int idx, int key, int nidx, int vidx) {
     lua_rawseti(L, -2, (lua_Integer)key + 1);
     lua_pop(L, 1);
   }
-  if (bs_bb_set(b->bb, key, v, &changed) != BONSAI_OK)
+  if ((changed = bonsai_bb_update(b->bb, key, v)) < 0)
     luaL_error(L, "out of memory");
   if (watch && changed) { /* the new value as read now (nil may uncover a
                             parent's value) */
@@ -289,7 +292,7 @@ static int bb_has(lua_State *L) {
   int key;
   LBB *b = lb_checkbb(L, 1);
   key = checkkey(L, 2, 0);
-  lua_pushboolean(L, key >= 0 && bs_bb_owner(b->bb, key) != NULL);
+  lua_pushboolean(L, key >= 0 && bonsai_bb_get(b->bb, key).type != BONSAI_TNIL);
   return 1;
 }
 
@@ -397,18 +400,19 @@ static int bb_unobserve(lua_State *L) {
 static int bb_iter(lua_State *L) {
   for (;;) {
     LBB *cur = (LBB *)lua_touserdata(L, IT_CUR);
-    int at = (int)lua_tointeger(L, IT_AT), key;
+    unsigned at = (unsigned)lua_tointeger(L, IT_AT);
+    int key;
+    bonsai_value v;
     if (cur == NULL || cur->bb == NULL)
       return 0;
-    at = bs_bb_next(cur->bb, at, &key);
-    if (at < 0) { /* next blackboard up the chain */
+    if (!bonsai_bb_next(cur->bb, &at, &key, &v)) { /* on up the chain */
       lua_getiuservalue(L, IT_CUR, UV_PARENT);
       lua_replace(L, IT_CUR);
       lua_pushinteger(L, 0);
       lua_replace(L, IT_AT);
       continue;
     }
-    lua_pushinteger(L, at);
+    lua_pushinteger(L, (lua_Integer)at);
     lua_replace(L, IT_AT);
     if (lua_rawgeti(L, IT_SEEN, key) != LUA_TNIL) {
       lua_pop(L, 1); /* held by a nearer blackboard */
@@ -417,7 +421,7 @@ static int bb_iter(lua_State *L) {
     lua_pop(L, 1);
     lua_pushboolean(L, 1);
     lua_rawseti(L, IT_SEEN, key);
-    lua_pushstring(L, bonsai_key_name(cur->bb->env, key));
+    lua_pushstring(L, bonsai_key_name(lb_context(L)->env, key));
     pushvalue(L, IT_CUR, key); /* cur holds it: no walk */
     return 2;
   }
@@ -465,7 +469,12 @@ static int bb_gc(lua_State *L) {
 
 static int bb_tostring(lua_State *L) {
   LBB *b = lb_checkbb(L, 1);
-  lua_pushfstring(L, "bonsai.blackboard (%d keys)", (int)b->bb->n);
+  unsigned at = 0;
+  int key, n = 0;
+  bonsai_value v;
+  while (bonsai_bb_next(b->bb, &at, &key, &v))
+    n++;
+  lua_pushfstring(L, "bonsai.blackboard (%d keys)", n);
   return 1;
 }
 

@@ -8,10 +8,7 @@
 #include <string.h>
 
 #include "bonsai.h"
-#include "compile.h"
 #include "lbonsai.h"
-#include "names.h"
-#include "trace.h"
 
 #define CONTEXT lua_upvalueindex(1)
 
@@ -80,7 +77,7 @@ static void pushevent(lua_State *L, const bonsai_agent *a,
     }
   }
   if (e->message != NULL) { /* named as a:tick's error names it */
-    const char *name = bonsai_tree_name(a->tree);
+    const char *name = bonsai_tree_name(bonsai_agent_tree(a));
     if (e->node != BONSAI_NONE) {
       pushpath(L, a, e);
       lua_pushfstring(L, "tree '%s' node '%s': %s", name,
@@ -194,71 +191,85 @@ int lb_agent_on_tick(lua_State *L) {
 ** (0-based ids, in the version the agent runs) */
 int lb_agent_node_statuses(lua_State *L) {
   bonsai_agent *a = agentof(lb_checkagent(L, 1));
-  uint32_t i;
+  unsigned i, n = bonsai_agent_nodes(a);
   lua_newtable(L);
-  for (i = 0; i < a->bp->n; i++)
-    if (a->state[i] != BONSAI_IDLE) {
-      lua_pushstring(L, statusnames[a->state[i]]);
+  for (i = 0; i < n; i++) {
+    int s = bonsai_agent_node_status(a, i);
+    if (s != BONSAI_IDLE) {
+      lua_pushstring(L, statusnames[s]);
       lua_rawseti(L, -2, (lua_Integer)i);
     }
+  }
   return 1;
 }
 
-/* Sets the parameters of node n in the table on top. */
-static void setparams(lua_State *L, const Blueprint *bp, const Node *n) {
-  static const char *const ops[] = {"==", "~=", "<", "<=", ">", ">="};
-  static const char *const modes[] = {"none", "self", "lower", "both"};
-  bonsai_env *env = bp->env;
+/* Sets the parameters of the node in the table on top. */
+static void setparams(lua_State *L, const bonsai_nodeinfo *n) {
   switch (n->kind) {
   case BONSAI_REPEATER: case BONSAI_RETRY: case BONSAI_LIMIT:
-    lua_pushinteger(L, (lua_Integer)n->a);
+    lua_pushinteger(L, (lua_Integer)n->times);
     lua_setfield(L, -2, "times");
     break;
   case BONSAI_WAIT: case BONSAI_TIMEOUT: case BONSAI_TIME_LIMIT:
   case BONSAI_COOLDOWN:
-    lua_pushnumber(L, n->secs);
+    lua_pushnumber(L, n->seconds);
     lua_setfield(L, -2, "seconds");
     break;
   case BONSAI_PARALLEL:
-    lua_pushinteger(L, (lua_Integer)n->a);
+    lua_pushinteger(L, (lua_Integer)n->success);
     lua_setfield(L, -2, "success");
-    lua_pushinteger(L, (lua_Integer)n->b);
+    lua_pushinteger(L, (lua_Integer)n->failure);
     lua_setfield(L, -2, "failure");
     break;
   case BONSAI_CHECK: case BONSAI_IS_SET:
-    lua_pushstring(L, bonsai_key_name(env, (int)n->a));
+    lua_pushstring(L, n->key);
     lua_setfield(L, -2, "key");
     if (n->kind == BONSAI_IS_SET)
       break;
-    lua_pushstring(L, ops[n->op]);
+    lua_pushstring(L, n->op);
     lua_setfield(L, -2, "op");
-    if (n->flags & NF_KEYREF)
-      lua_pushfstring(L, "$%s", bonsai_key_name(env, (int)n->b));
+    if (n->valuekey != NULL)
+      lua_pushfstring(L, "$%s", n->valuekey);
     else
-      switch (n->val.type) {
-      case BONSAI_TBOOLEAN: lua_pushboolean(L, n->val.u.b); break;
-      case BONSAI_TINTEGER: lua_pushinteger(L, n->val.u.i); break;
-      case BONSAI_TNUMBER: lua_pushnumber(L, n->val.u.n); break;
+      switch (n->value.type) {
+      case BONSAI_TBOOLEAN: lua_pushboolean(L, n->value.u.b); break;
+      case BONSAI_TINTEGER: lua_pushinteger(L, n->value.u.i); break;
+      case BONSAI_TNUMBER: lua_pushnumber(L, n->value.u.n); break;
       case BONSAI_TSTRING:
-        lua_pushlstring(L, n->val.u.str.s, n->val.u.str.len);
+        lua_pushlstring(L, n->value.u.str.s, n->value.u.str.len);
         break;
       default: lua_pushnil(L); break;
       }
     lua_setfield(L, -2, "value");
     break;
   case BONSAI_GUARD:
-    lua_pushstring(L, modes[n->mode]);
+    lua_pushstring(L, n->abort);
     lua_setfield(L, -2, "abort");
     break;
   case BONSAI_ACTION: case BONSAI_CONDITION:
-    if (n->flags & NF_NAMED) {
-      lua_pushstring(L, bs_name(BS_LEAVES, n->leaf));
+    if (n->leaf != NULL) {
+      lua_pushstring(L, n->leaf);
       lua_setfield(L, -2, "leaf");
     }
     break;
   default:
     break;
   }
+}
+
+/* Pushes the path of node i, of the version the agent runs (a not NULL)
+** or of the tree's current one. */
+static void pushnodepath(lua_State *L, const bonsai_tree *t,
+                         const bonsai_agent *a, unsigned i) {
+  luaL_Buffer b;
+  size_t len = a != NULL ? bonsai_agent_node_path(a, i, NULL, 0)
+                         : bonsai_tree_node_path(t, i, NULL, 0);
+  char *buf = luaL_buffinitsize(L, &b, len + 1);
+  if (a != NULL)
+    bonsai_agent_node_path(a, i, buf, len + 1);
+  else
+    bonsai_tree_node_path(t, i, buf, len + 1);
+  luaL_pushresultsize(&b, len);
 }
 
 /* tree:nodes([agent]): the nodes of the version the agent runs (else the
@@ -268,48 +279,49 @@ static void setparams(lua_State *L, const Blueprint *bp, const Node *n) {
 int lb_tree_nodes(lua_State *L) {
   LTree *lt;
   const bonsai_agent *a = NULL;
-  const Blueprint *bp;
-  uint32_t i;
+  unsigned i, n;
+  bonsai_nodeinfo info;
   lua_settop(L, 2);
   lt = lb_checktree(L, 1);
   if (!lua_isnoneornil(L, 2)) {
     a = agentof(lb_checkagent(L, 2));
-    luaL_argcheck(L, a->tree == lt->t, 2, "agent of another tree");
+    luaL_argcheck(L, bonsai_agent_tree(a) == lt->t, 2,
+                  "agent of another tree");
   }
-  bp = a != NULL ? a->bp : lt->t->bp;
+  n = a != NULL ? bonsai_agent_nodes(a) : bonsai_tree_size(lt->t);
   lua_settop(L, 2);
-  lua_createtable(L, (int)bp->n, 0);
-  for (i = 0; i < bp->n; i++) {
-    const Node *n = &bp->nodes[i];
-    luaL_Buffer b;
-    size_t len = bs_bp_path(bp, i, NULL, 0);
+  lua_createtable(L, (int)n, 0);
+  for (i = 0; i < n; i++) {
+    if ((a != NULL ? bonsai_agent_node_info(a, i, &info)
+                   : bonsai_tree_node_info(lt->t, i, &info)) != BONSAI_OK)
+      break; /* a shared tree reloaded meanwhile by another thread */
     lua_createtable(L, 0, 8);
     lua_pushinteger(L, (lua_Integer)i);
     lua_setfield(L, -2, "id");
-    lua_pushstring(L, bp->pool + n->name);
+    lua_pushstring(L, info.name);
     lua_setfield(L, -2, "name");
-    lua_pushstring(L, bonsai_kind_name(n->kind));
+    lua_pushstring(L, bonsai_kind_name(info.kind));
     lua_setfield(L, -2, "type");
-    if (n->parent != BONSAI_NONE) {
-      lua_pushinteger(L, (lua_Integer)n->parent);
+    if (info.parent != BONSAI_NONE) {
+      lua_pushinteger(L, (lua_Integer)info.parent);
       lua_setfield(L, -2, "parent");
     }
-    bs_bp_path(bp, i, luaL_buffinitsize(L, &b, len + 1), len + 1);
-    luaL_pushresultsize(&b, len);
+    pushnodepath(L, lt->t, a, i);
     lua_setfield(L, -2, "path");
-    if (n->flags & NF_HIDDEN) {
+    if (info.hidden) {
       lua_pushboolean(L, 1);
       lua_setfield(L, -2, "hidden");
     }
     lua_newtable(L);
-    setparams(L, bp, n);
+    setparams(L, &info);
     lua_setfield(L, -2, "params");
     if (a != NULL) {
-      lua_pushstring(L, statusnames[a->state[i]]);
+      lua_pushstring(L, statusnames[bonsai_agent_node_status(a, i)]);
       lua_setfield(L, -2, "status");
     }
     lua_rawseti(L, -2, (lua_Integer)i + 1);
   }
-  lua_pushinteger(L, (lua_Integer)bp->id);
+  lua_pushinteger(L, (lua_Integer)(a != NULL ? bonsai_agent_version_id(a)
+                                             : bonsai_tree_version_id(lt->t)));
   return 2;
 }

@@ -16,11 +16,7 @@
 #include <string.h>
 
 #include "bonsai.h"
-#include "compile.h"
-#include "env.h"
 #include "lbonsai.h"
-#include "reload.h"
-#include "tree.h"
 
 typedef struct DefBox {
   bonsai_def *def;
@@ -74,13 +70,14 @@ static int rawfield(lua_State *L, int idx, const char *k) {
 static int walkerror(Walk *w, int place, const char *fmt, const char *arg) {
   lua_State *L = w->L;
   const char *msg = lua_pushfstring(L, fmt, arg), *path;
+  unsigned open = bonsai_def_open(w->def);
   luaL_Buffer b;
   size_t len;
-  if (w->def->open == BONSAI_NONE)
+  if (open == BONSAI_NONE)
     return luaL_error(L, "tree '%s': %s", w->tree, msg);
-  len = bs_def_path(w->def, w->def->open, NULL, 0);
-  bs_def_path(w->def, w->def->open, luaL_buffinitsize(L, &b, len + 1),
-              len + 1);
+  len = bonsai_def_node_path(w->def, open, NULL, 0);
+  bonsai_def_node_path(w->def, open, luaL_buffinitsize(L, &b, len + 1),
+                       len + 1);
   luaL_pushresultsize(&b, len);
   path = len > 0 ? lua_tostring(L, -1) : "priority";
   if (place == 0)
@@ -144,21 +141,21 @@ static void renamekey(lua_State *L, int map, const char *p) {
 ** just added; the definition refuses values C cannot hold. */
 static void params(Walk *w, int idx, int kind) {
   lua_State *L = w->L;
-  const char *const *k;
-  int map = 0;
+  const char *k;
+  int i, map = 0;
   if (kind == BONSAI_CHECK || kind == BONSAI_IS_SET) {
     if (ctxfield(w, "map") == LUA_TTABLE)
       map = lua_gettop(L);
     else
       lua_pop(L, 1);
   }
-  for (k = bs_param_names; *k != NULL; k++) {
+  for (i = 0; (k = bonsai_param_name(i)) != NULL; i++) {
     bonsai_value v;
-    if (rawfield(L, idx, *k) != LUA_TNIL) {
+    if (rawfield(L, idx, k) != LUA_TNIL) {
       if (map != 0)
-        renamekey(L, map, *k);
+        renamekey(L, map, k);
       lb_tovalue(L, -1, &v);
-      bonsai_def_value(w->def, *k, v);
+      bonsai_def_value(w->def, k, v);
       checkdef(w);
     }
     lua_pop(L, 1);
@@ -670,14 +667,6 @@ static void pushsource(lua_State *L, int root, int opts) {
   }
 }
 
-/* The id of the tree's current version. */
-static unsigned long long current(const bonsai_tree *t) {
-  size_t len;
-  unsigned long long v;
-  bonsai_tree_host(t, &len, &v);
-  return v;
-}
-
 /* The values table at idx as bytes for other states (pushed): only args
 ** tables can go; a function is a leaf only this state has. */
 static void packvalues(lua_State *L, int idx, const char *name) {
@@ -731,7 +720,7 @@ static int tree_share(lua_State *L) {
   r = bonsai_tree_share(lt->t, bytes, len, handle, sizeof handle);
   if (r != BONSAI_OK)
     return luaL_error(L, "out of memory");
-  lt->version = current(lt->t);
+  lt->version = bonsai_tree_version_id(lt->t);
   lua_pushstring(L, handle);
   return 1;
 }
@@ -791,7 +780,7 @@ int lb_tree(lua_State *L) {
   if (bonsai_tree_new(w.def, name, &t, err, sizeof err) != BONSAI_OK)
     return luaL_error(L, "tree '%s': %s", name, err);
   lt->t = t;
-  lt->version = current(t);
+  lt->version = bonsai_tree_version_id(t);
   bonsai_def_free(w.def);
   w.box->def = NULL;
   lua_pushvalue(L, w.values);
@@ -809,15 +798,14 @@ int lb_tree(lua_State *L) {
 }
 
 /* A compiled version not yet in place (released if it never is). */
-typedef struct BpBox {
-  Blueprint *bp;
-} BpBox;
+typedef struct VersionBox {
+  bonsai_version *v;
+} VersionBox;
 
-static int bpbox_gc(lua_State *L) {
-  BpBox *b = (BpBox *)lua_touserdata(L, 1);
-  if (b->bp != NULL)
-    bs_bp_release(b->bp);
-  b->bp = NULL;
+static int versionbox_gc(lua_State *L) {
+  VersionBox *b = (VersionBox *)lua_touserdata(L, 1);
+  bonsai_version_release(b->v);
+  b->v = NULL;
   return 0;
 }
 
@@ -827,23 +815,23 @@ static int bpbox_gc(lua_State *L) {
 static void prepare(lua_State *L, int ti, int src, int plan) {
   LTree *lt = (LTree *)lua_touserdata(L, ti);
   const char *name = bonsai_tree_name(lt->t);
-  int top = lua_gettop(L), root, opts = 0, code;
+  int top = lua_gettop(L), root, opts = 0;
   char err[512];
-  BpBox *box;
+  VersionBox *box;
   Walk w;
   lua_getfield(L, src, "root");
   root = lua_gettop(L);
   if (lua_getfield(L, src, "opts") == LUA_TTABLE)
     opts = lua_gettop(L);
   build(L, &w, root, opts, name, ti); /* stack: def box, values, uses */
-  box = (BpBox *)lua_newuserdatauv(L, sizeof *box, 0);
-  box->bp = NULL;
-  if (luaL_newmetatable(L, "bonsai.blueprint")) {
-    lua_pushcfunction(L, bpbox_gc);
+  box = (VersionBox *)lua_newuserdatauv(L, sizeof *box, 0);
+  box->v = NULL;
+  if (luaL_newmetatable(L, "bonsai.version")) {
+    lua_pushcfunction(L, versionbox_gc);
     lua_setfield(L, -2, "__gc");
   }
   lua_setmetatable(L, -2);
-  if ((box->bp = bs_compile(w.def, err, sizeof err, &code)) == NULL)
+  if (bonsai_def_compile(w.def, &box->v, err, sizeof err) != BONSAI_OK)
     luaL_error(L, "tree '%s': %s", name, err);
   bonsai_def_free(w.def);
   w.box->def = NULL;
@@ -961,7 +949,7 @@ static int doreload(lua_State *L) {
   lua_rawset(L, seen);
   if (luaL_testudata(L, 2, BS_TREE_T)) { /* take another tree's version */
     LTree *other = lb_checktree(L, 2);
-    if (other->t->env != lt->t->env)
+    if (bonsai_tree_env(other->t) != bonsai_tree_env(lt->t))
       return luaL_error(L, "tree '%s': a tree of another state",
                         bonsai_tree_name(lt->t));
     if (inlines(L, 2, 1))
@@ -995,22 +983,22 @@ static int doreload(lua_State *L) {
     x = (LTree *)lua_touserdata(L, -1);
     lua_rawgeti(L, -2, 2);
     if (luaL_testudata(L, -1, BS_TREE_T) != NULL) {
-      r = bs_tree_adopt(x->t, ((LTree *)lua_touserdata(L, -1))->t);
+      r = bonsai_tree_adopt(x->t, ((LTree *)lua_touserdata(L, -1))->t);
     } else { /* a shared tree carries its args to the other states */
-      BpBox *box = (BpBox *)lua_touserdata(L, -1);
-      Blueprint *bp = box->bp;
+      VersionBox *box = (VersionBox *)lua_touserdata(L, -1);
+      bonsai_version *v = box->v;
       size_t len = 0;
       const char *host = NULL;
       if (lua_rawgeti(L, -3, 5) == LUA_TSTRING)
         host = lua_tolstring(L, -1, &len);
-      box->bp = NULL;
-      r = bs_tree_set(x->t, bp, host, len);
+      box->v = NULL;
+      r = bonsai_tree_set_version(x->t, v, host, len);
       lua_pop(L, 1);
     }
     if (r != BONSAI_OK)
       return luaL_error(L, "tree '%s': out of memory",
                         bonsai_tree_name(x->t));
-    x->version = current(x->t);
+    x->version = bonsai_tree_version_id(x->t);
     lua_rawgeti(L, -3, 3);
     lua_setiuservalue(L, -3, TV_VALUES);
     lua_rawgeti(L, -3, 4);
@@ -1079,7 +1067,8 @@ static int tree_dump(lua_State *L) {
     luaL_argexpected(L, la != NULL, 2, BS_AGENT_T);
     luaL_argcheck(L, la->magic != NULL, 2, "collected agent");
     a = agentof(la);
-    luaL_argcheck(L, a->tree == lt->t, 2, "agent of another tree");
+    luaL_argcheck(L, bonsai_agent_tree(a) == lt->t, 2,
+                  "agent of another tree");
   }
   luaL_buffinit(L, &b);
   bonsai_tree_dump(lt->t, a, addbuf, &b);

@@ -130,7 +130,18 @@ int bonsai_tree_reload(bonsai_tree *t, const bonsai_def *def, char *errbuf,
   return code;
 }
 
-int bs_tree_adopt(bonsai_tree *t, bonsai_tree *other) {
+int bonsai_tree_set_version(bonsai_tree *t, bonsai_version *v,
+                            const void *host, size_t hostlen) {
+  if (v == NULL)
+    return BONSAI_EARG;
+  if (v->env != t->env) {
+    bs_bp_release(v);
+    return BONSAI_EARG;
+  }
+  return bs_tree_set(t, v, host, hostlen);
+}
+
+int bonsai_tree_adopt(bonsai_tree *t, bonsai_tree *other) {
   Blueprint *bp = bs_tree_current(other);
   if (t->env != other->env)
     return BONSAI_EARG;
@@ -247,6 +258,12 @@ const void *bonsai_tree_host(const bonsai_tree *t, size_t *len,
   *version = bp->id;
   return bp->host;
 }
+
+unsigned long long bonsai_tree_version_id(const bonsai_tree *t) {
+  return bs_tree_current(t)->id;
+}
+
+bonsai_env *bonsai_tree_env(const bonsai_tree *t) { return t->env; }
 
 int bonsai_tree_is_shared(const bonsai_tree *t) { return t->share != NULL; }
 

@@ -17,8 +17,4 @@ BS_INTERNAL Blueprint *bs_tree_current(const bonsai_tree *t);
 BS_INTERNAL int bs_tree_set(bonsai_tree *t, Blueprint *bp, const void *host,
                             size_t hostlen);
 
-/* Makes t run other's current version (both of one environment); agents
-** of t switch at their next tick. */
-BS_INTERNAL int bs_tree_adopt(bonsai_tree *t, bonsai_tree *other);
-
 #endif

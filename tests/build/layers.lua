@@ -1,13 +1,14 @@
--- tests/build/layers.lua SRC OBJDIR...: the layering of the sources.
+-- tests/build/layers.lua SRC BUILD: the layering of the sources.
 -- 1. The binding (src/l*.c) is a client of the public API: its files
 --    include, of the project's headers, only bonsai.h, bonsai_lua.h and the
 --    binding's own lbonsai.h (which includes only bonsai.h).
 -- 2. No two source files depend on each other in a circle. A file stem is
 --    one module (agent.c with agent.h); it depends on another by including
 --    its header or by calling a function (or reading a variable) the other
---    defines, read from the symbols of the object files (nm) in OBJDIR...
+--    defines, read from the symbols of the object files (nm) under BUILD.
 -- Prints each breach and exits 1, or prints the order of the modules.
-local src = assert(arg[1], "usage: layers.lua SRC OBJDIR...")
+local src = assert(arg[1] and arg[2], "usage: layers.lua SRC BUILD") and
+            arg[1]
 local failed = false
 
 local function fail(fmt, ...)
@@ -65,9 +66,9 @@ for _, f in ipairs(files) do
   deps[stem(f)] = deps[stem(f)] or {}
 end
 local defined, uses = {}, {}
-for k = 2, #arg do
-  for _, o in ipairs(lines("ls " .. arg[k] .. "/*.o")) do
-    local m = stem(o:match("([^/]+)%.o$"):gsub("^%.%._", ""))
+for _, o in ipairs(lines("find " .. arg[2] .. "/src -name '*.c.o'")) do
+  local m = stem(o:match("([^/]+)%.o$"):gsub("^%.%._", ""))
+  do
     uses[m] = uses[m] or {}
     for _, l in ipairs(lines("nm " .. o)) do
       local kind, sym = l:match("(%a) (%S+)$")
