@@ -37,6 +37,7 @@ build = {
         "src/def.c",
         "src/dump.c",
         "src/env.c",
+        "src/error.c",
         "src/inspect.c",
         "src/kinds.c",
         "src/names.c",

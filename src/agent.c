@@ -9,13 +9,19 @@
 #include <string.h>
 
 #include "bonsai.h"
-#include "agent.h"
+#include "error.h"
 #include "blackboard.h"
 #include "compile.h"
 #include "env.h"
 #include "reload.h"
 #include "trace.h"
+#include "tree.h"
 #include "vm.h"
+
+/* True when the tree was reloaded and the agent has not switched yet (a
+** tick reads only its own blueprint until then). */
+#define bs_agent_stale(a)                                                      \
+  (bs_atomic_get(&(a)->bp->replaced) && (a)->bp != bs_tree_current((a)->tree))
 
 #define HEADSIZE ((sizeof(bonsai_agent) + 7) & ~(size_t)7)
 /* The state block inside the agent's own allocation; after a reload to a
@@ -99,63 +105,6 @@ void bonsai_agent_free(bonsai_agent *a) {
   bonsai_agent_done(a);
   bs_free(env, a, size);
   bonsai_env_release(env);
-}
-
-void bonsai_agent_clearerr(bonsai_agent *a) {
-  a->failed = 0;
-  a->errnode = BS_NONE;
-  if (a->err != NULL)
-    a->err[0] = '\0';
-  bs_bp_release(a->errbp);
-  a->errbp = NULL;
-}
-
-/* Records the error of the current operation at node (of the version the
-** agent runs), unless one is recorded already: the first error counts. */
-static void verror(bonsai_agent *a, uint32_t node, const char *fmt,
-                   va_list ap) {
-  if (a->failed)
-    return;
-  a->failed = 1;
-  a->errnode = node;
-  if (node != BS_NONE) {
-    a->errbp = a->bp;
-    bs_bp_retain(a->bp);
-  }
-  if (a->err == NULL &&
-      (a->err = bs_malloc(a->tree->env, BS_ERRSIZE)) == NULL)
-    return;
-  vsnprintf(a->err, BS_ERRSIZE, fmt, ap);
-}
-
-void bs_agent_fail(bonsai_agent *a, uint32_t node, const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  verror(a, node, fmt, ap);
-  va_end(ap);
-}
-
-int bonsai_agent_error(bonsai_agent *a, const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  verror(a, a->current, fmt, ap);
-  va_end(ap);
-  return BONSAI_ERROR;
-}
-
-const char *bonsai_agent_errmsg(const bonsai_agent *a) {
-  return a->err != NULL ? a->err : "";
-}
-
-unsigned bonsai_agent_errnode(const bonsai_agent *a) { return a->errnode; }
-
-size_t bonsai_agent_errpath(const bonsai_agent *a, char *buf, size_t size) {
-  if (a->errbp == NULL || a->errnode >= a->errbp->n) {
-    if (size > 0)
-      buf[0] = '\0';
-    return 0;
-  }
-  return bs_bp_path(a->errbp, a->errnode, buf, size);
 }
 
 /* The host of the operation starting (NULL: none, when it ends). */
@@ -335,6 +284,21 @@ static int present(const bonsai_agent *a, const Interrupt *x) {
   return 0;
 }
 
+/* Aborts every running node with callbacks protected; marks the agent
+** aborted if anything ran. */
+static int abortall(bonsai_agent *a) {
+  int r;
+  uint8_t protect = a->protect;
+  if (a->state[0] != BONSAI_RUNNING)
+    return BONSAI_OK;
+  a->protect = 1;
+  r = bs_vm_abort(a, 0);
+  a->protect = protect;
+  a->last = BONSAI_ABORTED;
+  a->wake = 0; /* nothing runs to sleep on */
+  return r;
+}
+
 /* Asks the C interrupts, then the host's: 1 when one fired, 0, or
 ** BONSAI_ERROR. As for Lua's, the list is taken before the calls (up to
 ** 32: more are asked as the list stands): one added meanwhile waits for
@@ -373,7 +337,7 @@ static int interrupts(bonsai_agent *a, const bonsai_host *h) {
     return 0;
   if (a->trace != NULL && s == 1)
     bs_trace_mark(a, BONSAI_TRACE_INTERRUPT, BS_NONE, NULL);
-  return bs_agent_abort(a) != BONSAI_OK || s != 1 ? BONSAI_ELEAF
+  return abortall(a) != BONSAI_OK || s != 1 ? BONSAI_ELEAF
                                                   : BONSAI_ABORTED;
 }
 
@@ -422,19 +386,6 @@ void bonsai_agent_recover(bonsai_agent *a, const char *msg,
 
 int bonsai_agent_busy(const bonsai_agent *a) { return a->busy; }
 
-int bs_agent_abort(bonsai_agent *a) {
-  int r;
-  uint8_t protect = a->protect;
-  if (a->state[0] != BONSAI_RUNNING)
-    return BONSAI_OK;
-  a->protect = 1;
-  r = bs_vm_abort(a, 0);
-  a->protect = protect;
-  a->last = BONSAI_ABORTED;
-  a->wake = 0; /* nothing runs to sleep on */
-  return r;
-}
-
 int bonsai_agent_abort_hosted(bonsai_agent *a, const bonsai_host *h) {
   int r;
   if (a->busy)
@@ -444,7 +395,7 @@ int bonsai_agent_abort_hosted(bonsai_agent *a, const bonsai_host *h) {
   bonsai_agent_clearerr(a);
   a->busy = 1;
   sethost(a, h);
-  r = bs_agent_abort(a);
+  r = abortall(a);
   sethost(a, NULL);
   a->busy = 0;
   return r;

@@ -18,8 +18,12 @@
 typedef struct Leaf {
   bonsai_leaf_fn fn;
   void *data;
-  unsigned flags; /* BONSAI_LEAF_* */
+  unsigned flags; /* BONSAI_LEAF_*, LEAF_MISSING */
 } Leaf;
+
+/* Leaf.flags: the name has no leaf in this environment (a tree shared by
+** another one names it); data is the name, and a tick fails. */
+#define LEAF_MISSING 0x100u
 
 struct bonsai_env {
   int refs;

@@ -16,7 +16,6 @@
 #include "compile.h"
 #include "kinds.h"
 #include "env.h"
-#include "reload.h"
 
 /* Bytes of per-agent data of definition node dn: its kind's, plus, for a
 ** utility selector, each child's utility (a double) and its place in the

@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "bonsai.h"
-#include "compile.h"
+#include "def.h"
 #include "env.h"
 
 bonsai_def *bonsai_def_new(bonsai_env *env) {

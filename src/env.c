@@ -73,10 +73,11 @@ void bonsai_env_release(bonsai_env *env) {
 size_t bonsai_env_memory(const bonsai_env *env) { return env->bytes; }
 
 /* The leaf of a name nothing was registered under in this environment
-** (a tree shared by another one names it): its tick is an error. */
+** (a tree shared by another one names it): its tick fails, and the VM
+** names the leaf (LEAF_MISSING). */
 static int missing(const bonsai_call *c) {
-  return bonsai_agent_error(c->agent, "no leaf registered as '%s'",
-                            (const char *)c->data);
+  (void)c;
+  return BONSAI_ERROR;
 }
 
 int bs_env_cover(bonsai_env *env, uint32_t n) {
@@ -93,7 +94,7 @@ int bs_env_cover(bonsai_env *env, uint32_t n) {
   for (i = env->nleaves; i < ncap; i++) {
     nl[i].fn = missing;
     nl[i].data = (void *)bs_name(BS_LEAVES, i); /* NULL past the names */
-    nl[i].flags = 0;
+    nl[i].flags = LEAF_MISSING;
   }
   env->leaves = nl;
   env->nleaves = ncap;

@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "bonsai.h"
-#include "agent.h"
+#include "error.h"
 #include "blackboard.h"
 #include "compile.h"
 #include "env.h"

@@ -13,7 +13,7 @@
 #include <string.h>
 
 #include "bonsai.h"
-#include "agent.h"
+#include "error.h"
 #include "blackboard.h"
 #include "trace.h"
 #include "vm.h"
@@ -55,8 +55,14 @@ static void callrecord(const bonsai_agent *a, bonsai_call *c) {
 
 /* A callback's result was not BONSAI_OK: make sure a message exists. */
 static int leaffail(bonsai_agent *a, int r, const char *what) {
+  const Leaf *l = a->event != BONSAI_EV_UTILITY
+                      ? leafof(a, &a->bp->nodes[a->current])
+                      : NULL;
   if (r != BONSAI_ERROR)
     bs_agent_fail(a, a->current, "%s returned %d", what, r);
+  else if (l != NULL && (l->flags & LEAF_MISSING))
+    bs_agent_fail(a, a->current, "no leaf registered as '%s'",
+                  (const char *)l->data);
   else
     bs_agent_fail(a, a->current, "%s failed", what); /* unless it said */
   return BONSAI_ELEAF;
