@@ -28,6 +28,12 @@
 ** larger version the state may live in a block of its own. */
 #define INLINE(a) ((uint8_t *)(a) + HEADSIZE)
 
+/*
+** {======================================================
+** Agents and their memory
+** =======================================================
+*/
+
 static uint32_t statesize(const Blueprint *bp) {
   return bp->statsize + bp->datasize;
 }
@@ -106,6 +112,14 @@ void bonsai_agent_free(bonsai_agent *a) {
   bs_free(env, a, size);
   bonsai_env_release(env);
 }
+
+/* }====================================================== */
+
+/*
+** {======================================================
+** Operations: start, finish, switch steps
+** =======================================================
+*/
 
 /* The host of the operation starting (NULL: none, when it ends). */
 static void sethost(bonsai_agent *a, const bonsai_host *h) {
@@ -241,6 +255,14 @@ static int migrate(bonsai_agent *a, const bonsai_host *h) {
   return r;
 }
 
+/* }====================================================== */
+
+/*
+** {======================================================
+** Interrupts
+** =======================================================
+*/
+
 int bonsai_agent_add_interrupt(bonsai_agent *a, bonsai_interrupt_fn fn,
                                void *data) {
   bonsai_env *env = a->tree->env;
@@ -341,6 +363,14 @@ static int interrupts(bonsai_agent *a, const bonsai_host *h) {
                                                   : BONSAI_ABORTED;
 }
 
+/* }====================================================== */
+
+/*
+** {======================================================
+** Ticks, dozes, recovery, aborts, resets
+** =======================================================
+*/
+
 /* The start of a tick or a doze: a stale agent switches first. */
 static int begin(bonsai_agent *a, double dt, const bonsai_host *h) {
   int s;
@@ -405,6 +435,31 @@ int bonsai_agent_abort(bonsai_agent *a) {
   return bonsai_agent_abort_hosted(a, NULL);
 }
 
+int bonsai_agent_reset_hosted(bonsai_agent *a, const bonsai_host *h) {
+  int r = bonsai_agent_abort_hosted(a, h);
+  if (r == BONSAI_EBUSY)
+    return r;
+  memset(a->state, 0, statesize(a->bp));
+  if (a->trace != NULL)
+    bs_trace_mark(a, BONSAI_TRACE_RESET, BS_NONE, NULL);
+  a->last = BONSAI_IDLE;
+  a->resume = 0;
+  a->wake = 0;
+  return r;
+}
+
+int bonsai_agent_reset(bonsai_agent *a) {
+  return bonsai_agent_reset_hosted(a, NULL);
+}
+
+/* }====================================================== */
+
+/*
+** {======================================================
+** Sleeping
+** =======================================================
+*/
+
 void bonsai_agent_sleep(bonsai_agent *a, double seconds) {
   a->wake = seconds > 0 ? a->time + seconds : 0;
 }
@@ -427,22 +482,13 @@ int bonsai_agent_asleep(bonsai_agent *a, double dt) {
   return 0;
 }
 
-int bonsai_agent_reset_hosted(bonsai_agent *a, const bonsai_host *h) {
-  int r = bonsai_agent_abort_hosted(a, h);
-  if (r == BONSAI_EBUSY)
-    return r;
-  memset(a->state, 0, statesize(a->bp));
-  if (a->trace != NULL)
-    bs_trace_mark(a, BONSAI_TRACE_RESET, BS_NONE, NULL);
-  a->last = BONSAI_IDLE;
-  a->resume = 0;
-  a->wake = 0;
-  return r;
-}
+/* }====================================================== */
 
-int bonsai_agent_reset(bonsai_agent *a) {
-  return bonsai_agent_reset_hosted(a, NULL);
-}
+/*
+** {======================================================
+** What an agent tells
+** =======================================================
+*/
 
 int bonsai_agent_status(const bonsai_agent *a) { return a->last; }
 
@@ -474,3 +520,5 @@ unsigned bonsai_agent_running(const bonsai_agent *a, unsigned *nodes,
   }
   return k;
 }
+
+/* }====================================================== */

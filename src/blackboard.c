@@ -141,7 +141,7 @@ int bs_value_compare(bonsai_value x, bonsai_value y, int *eq) {
     else if ((c = intflt(y.u.i, x.u.n)) != 2)
       c = -c; /* float against integer: the other way round */
     *eq = c == 0;
-    return c == 2 ? -3 : c; /* -3: NaN, ordered comparisons all fail */
+    return c == 2 ? CMP_NAN : c;
   }
   if (x.type == BONSAI_TSTRING && y.type == BONSAI_TSTRING) {
     size_t m = x.u.str.len < y.u.str.len ? x.u.str.len : y.u.str.len;
@@ -155,7 +155,7 @@ int bs_value_compare(bonsai_value x, bonsai_value y, int *eq) {
         (x.type == BONSAI_TNIL ||
          (x.type == BONSAI_TBOOLEAN && !x.u.b == !y.u.b) ||
          (x.type == BONSAI_THANDLE && x.u.handle == y.u.handle));
-  return -2;
+  return CMP_NONE;
 }
 
 int bonsai_bb_set(bonsai_bb *bb, int key, bonsai_value v) {

@@ -14,8 +14,11 @@ BS_INTERNAL int bs_bb_set(bonsai_bb *bb, int key, bonsai_value v,
                           int *changed);
 
 /* Three-way comparison (-1, 0, 1) of numbers with numbers (exactly, as
-** Lua compares integers with floats) and strings with strings; -2 for other
-** pairs, -3 when a NaN is involved. *eq tells equality for any types. */
+** Lua compares integers with floats) and strings with strings; CMP_NONE
+** for other pairs, CMP_NAN when a NaN is involved. *eq tells equality for
+** any types. */
+#define CMP_NONE (-2) /* not comparable: ordered comparisons are errors */
+#define CMP_NAN (-3)  /* a NaN: ordered comparisons all fail */
 BS_INTERNAL int bs_value_compare(bonsai_value x, bonsai_value y, int *eq);
 
 /* A stamp that changes whenever key changes in bb or an ancestor. */

@@ -12,6 +12,12 @@
 #include "def.h"
 #include "env.h"
 
+/*
+** {======================================================
+** Definitions
+** =======================================================
+*/
+
 bonsai_def *bonsai_def_new(bonsai_env *env) {
   bonsai_def *d = bs_malloc(env, sizeof *d);
   if (d == NULL)
@@ -50,6 +56,14 @@ void bonsai_def_host(bonsai_def *d, const void *bytes, size_t len) {
 const char *bonsai_def_errmsg(const bonsai_def *d) {
   return d->err[0] ? d->err : NULL;
 }
+
+/* }====================================================== */
+
+/*
+** {======================================================
+** Paths of definition nodes
+** =======================================================
+*/
 
 /* Name of definition node i as a path component, in buf. */
 static const char *defname(const bonsai_def *d, uint32_t i, char *buf,
@@ -133,6 +147,14 @@ size_t bonsai_def_node_path(const bonsai_def *d, unsigned i, char *buf,
   }
   return writepath(d, i, buf, size, 0, 0);
 }
+
+/* }====================================================== */
+
+/*
+** {======================================================
+** Nodes
+** =======================================================
+*/
 
 /* Records the first error, prefixed with node i's path. */
 static int deferror(bonsai_def *d, uint32_t i, const char *fmt, ...) {
@@ -298,6 +320,14 @@ int bonsai_def_utility(bonsai_def *d, bonsai_leaf_fn fn, void *data) {
   return BONSAI_OK;
 }
 
+/* }====================================================== */
+
+/*
+** {======================================================
+** Parameters
+** =======================================================
+*/
+
 /* The P_* bit of a parameter name (in the order of bs_param_names). */
 static unsigned paramof(const char *key) {
   unsigned i;
@@ -433,3 +463,5 @@ int bonsai_def_value(bonsai_def *d, const char *key, bonsai_value v) {
   }
   return BONSAI_OK;
 }
+
+/* }====================================================== */

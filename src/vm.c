@@ -153,9 +153,9 @@ static int check(bonsai_agent *a, uint32_t i) {
   case OP_NE: return eq ? FAILURE : SUCCESS;
   default: break;
   }
-  if (c == -3)
+  if (c == CMP_NAN)
     return FAILURE; /* NaN: every ordering is false, as in Lua */
-  if (c == -2) {
+  if (c == CMP_NONE) {
     bs_agent_fail(a, i, "cannot compare %s with %s", typename(x.type),
                   typename(y.type));
     return BONSAI_ELEAF;
