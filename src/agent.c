@@ -349,12 +349,14 @@ static int interrupted(bonsai_agent *a, const bonsai_host *h) {
   return r;
 }
 
-/* Asks the interrupts, if there are any: 0 when none fired, else
-** BONSAI_ABORTED after aborting the running nodes, or BONSAI_ELEAF. */
+/* Whether the agent has interrupts to ask (C ones, or the host's). */
+#define hasinterrupts(a, h)                                                    \
+  ((a)->nintr != 0 || ((h) != NULL && (h)->interrupt != NULL))
+
+/* Asks the interrupts: 0 when none fired, else BONSAI_ABORTED after
+** aborting the running nodes, or BONSAI_ELEAF. */
 static int interrupts(bonsai_agent *a, const bonsai_host *h) {
   int s;
-  if (a->nintr == 0 && (h == NULL || h->interrupt == NULL))
-    return 0;
   if ((s = interrupted(a, h)) == 0)
     return 0;
   if (a->trace != NULL && s == 1)
@@ -383,7 +385,7 @@ int bonsai_agent_run(bonsai_agent *a, double dt, const bonsai_host *h) {
   int s;
   if ((s = begin(a, dt, h)) != BONSAI_OK)
     return s;
-  if ((s = interrupts(a, h)) == 0)
+  if (!hasinterrupts(a, h) || (s = interrupts(a, h)) == 0)
     s = bs_vm_tick(a);
   return finish(a, s);
 }
@@ -396,7 +398,8 @@ int bonsai_agent_doze(bonsai_agent *a, double dt, const bonsai_host *h) {
   int s;
   if ((s = begin(a, dt, h)) != BONSAI_OK)
     return s;
-  if ((s = interrupts(a, h)) == 0) { /* it sleeps on: no tick of its tree */
+  if (!hasinterrupts(a, h) || (s = interrupts(a, h)) == 0) {
+    /* it sleeps on: no tick of its tree */
     a->serial--;
     finish(a, a->last);
     return 0;
