@@ -329,7 +329,8 @@ static int interrupted(bonsai_agent *a, const bonsai_host *h) {
   Interrupt list[32];
   uint32_t n = a->nintr < 32 ? a->nintr : 32, k;
   int r = 0;
-  memcpy(list, a->intr, n * sizeof *list);
+  if (n > 0)
+    memcpy(list, a->intr, n * sizeof *list);
   for (k = 0; r == 0 && (k < n || k < a->nintr); k++) {
     const Interrupt *x = k < n ? &list[k] : &a->intr[k];
     if (k < n && !present(a, x))
