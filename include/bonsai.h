@@ -84,6 +84,9 @@ typedef enum bonsai_kind {
 
 /* A kind's name as the Lua API spells it ("reactive_selector"), or NULL. */
 BONSAI_API const char *bonsai_kind_name(int kind);
+/* A status's name ("idle", "running", "success", "failure", "aborted"), or
+** NULL. */
+BONSAI_API const char *bonsai_status_name(int status);
 
 /* What a kind is, for hosts that make constructors from the table of kinds
 ** (the Lua binding's core.KINDS). */

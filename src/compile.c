@@ -16,6 +16,7 @@
 #include "compile.h"
 #include "kinds.h"
 #include "env.h"
+#include "names.h"
 
 /* Bytes of per-agent data of definition node dn: its kind's, plus, for a
 ** utility selector, each child's utility (a double) and its place in the
@@ -27,24 +28,14 @@ static uint32_t nodesize(const DefNode *dn) {
   return ds;
 }
 
-static void seterr(char *err, size_t size, const bonsai_def *d, uint32_t i,
-                   const char *fmt, ...) {
+/* Writes "path: message" for node i (BS_NONE: no path) into err; -1. */
+static int seterr(char *err, size_t size, const bonsai_def *d, uint32_t i,
+                  const char *fmt, ...) {
   va_list ap;
-  size_t len = 0;
-  if (size == 0)
-    return;
-  err[0] = '\0';
-  if (i != BS_NONE) {
-    bs_def_pathtail(d, i, err, size / 2);
-    len = strlen(err);
-    if (len > 0 && len + 2 < size) {
-      memcpy(err + len, ": ", 3);
-      len += 2;
-    }
-  }
   va_start(ap, fmt);
-  vsnprintf(err + len, size - len, fmt, ap);
+  bs_def_vmessage(d, i, err, size, fmt, ap);
   va_end(ap);
+  return -1;
 }
 
 /* Checks node i's shape and parameters; returns 0 or writes err. */
@@ -58,19 +49,19 @@ static int validate(const bonsai_def *d, uint32_t i, char *err, size_t size) {
   case BONSAI_REACTIVE_SELECTOR: case BONSAI_PARALLEL:
   case BONSAI_UTILITY_SELECTOR:
     if (n->nchild == 0)
-      return seterr(err, size, d, i, "'%s' needs children", kn), -1;
+      return seterr(err, size, d, i, "'%s' needs children", kn);
     if (n->kind == BONSAI_PARALLEL) {
       double s = (n->set & P_SUCCESS) ? n->success : -1;
       double f = (n->set & P_FAILURE) ? n->failure : 1;
       if (s > n->nchild || f > n->nchild)
         return seterr(err, size, d, i,
                       "'parallel' policy count is larger than its %u children",
-                      (unsigned)n->nchild), -1;
+                      (unsigned)n->nchild);
     }
     break;
   case BONSAI_FILTER: case BONSAI_MONITOR:
     if (n->nchild == 0)
-      return seterr(err, size, d, i, "'%s' needs a child", kn), -1;
+      return seterr(err, size, d, i, "'%s' needs a child", kn);
     break;
   case BONSAI_GUARD: {
     const DefNode *c = n->nchild > 0 ? &d->nodes[i + 1] : NULL;
@@ -78,20 +69,19 @@ static int validate(const bonsai_def *d, uint32_t i, char *err, size_t size) {
         (c->kind != BONSAI_CHECK && c->kind != BONSAI_IS_SET))
       return seterr(err, size, d, i,
                     "'guard' needs a check (bt.check or bt.is_set) and a "
-                    "child"), -1;
+                    "child");
     break;
   }
   case BONSAI_PRIORITY: {
     uint32_t c, k;
     if (n->parent != BS_NONE)
       return seterr(err, size, d, i,
-                    "a priority section belongs at the top of a tree"), -1;
+                    "a priority section belongs at the top of a tree");
     if (n->nchild == 0)
-      return seterr(err, size, d, i, "'priority' needs a root"), -1;
+      return seterr(err, size, d, i, "'priority' needs a root");
     for (c = i + 1, k = 1; k < n->nchild; k++) {
       if (d->nodes[c].kind != BONSAI_FILTER)
-        return seterr(err, size, d, c, "a priority branch must be a filter"),
-               -1;
+        return seterr(err, size, d, c, "a priority branch must be a filter");
       while (++c < d->n && d->nodes[c].parent != i)
         ; /* next sibling */
     }
@@ -99,22 +89,21 @@ static int validate(const bonsai_def *d, uint32_t i, char *err, size_t size) {
   }
   case BONSAI_CHECK:
     if (missing != 0)
-      return seterr(err, size, d, i, "'check' needs a key and an operator"),
-             -1;
+      return seterr(err, size, d, i, "'check' needs a key and an operator");
     if (n->op >= OP_LT && n->vkey == BS_NONE &&
         n->val.type != BONSAI_TNUMBER && n->val.type != BONSAI_TINTEGER &&
         n->val.type != BONSAI_TSTRING)
       return seterr(err, size, d, i,
-                    "'check' can order only numbers and strings"), -1;
+                    "'check' can order only numbers and strings");
     break;
   case BONSAI_IS_SET:
     if (missing != 0)
-      return seterr(err, size, d, i, "'is_set' needs a key"), -1;
+      return seterr(err, size, d, i, "'is_set' needs a key");
     break;
   case BONSAI_ACTION: case BONSAI_CONDITION:
     if (n->leafname != BS_NONE && bonsai_leaf_find(d->env, d->strs + n->leafname) < 0)
       return seterr(err, size, d, i, "no leaf registered as '%s'",
-                    d->strs + n->leafname), -1;
+                    d->strs + n->leafname);
     break;
   default:
     break;
@@ -124,18 +113,17 @@ static int validate(const bonsai_def *d, uint32_t i, char *err, size_t size) {
        d->nodes[n->parent].kind != BONSAI_UTILITY_SELECTOR))
     return seterr(err, size, d, i,
                   "a utility applies only to a child of a "
-                  "'utility_selector'"), -1;
+                  "'utility_selector'");
   if (missing != 0) { /* the first parameter it lacks */
     unsigned p = 0;
     while (!(missing & (1u << p)))
       p++;
-    return seterr(err, size, d, i, "'%s' needs '%s'", kn, bs_param_names[p]),
-           -1;
+    return seterr(err, size, d, i, "'%s' needs '%s'", kn, bs_param_names[p]);
   }
   if (ki->cls == KC_DECORATOR && n->nchild != 1)
     return seterr(err, size, d, i,
                   n->nchild == 0 ? "'%s' needs a child"
-                                 : "'%s' takes one child", kn), -1;
+                                 : "'%s' takes one child", kn);
   return 0;
 }
 
@@ -155,10 +143,7 @@ typedef struct Names {
 } Names;
 
 static uint32_t namehash(uint32_t parent, const char *s) {
-  uint32_t h = 2166136261u ^ parent;
-  while (*s)
-    h = (h ^ (unsigned char)*s++) * 16777619u;
-  return h;
+  return bs_hash(BS_HASHSEED ^ parent, s, strlen(s));
 }
 
 static int pushname(Names *nm, const char *s) {

@@ -126,7 +126,9 @@ size_t bs_def_path(const bonsai_def *d, uint32_t i, char *buf, size_t size) {
   return writepath(d, i, buf, size, 0, 0);
 }
 
-size_t bs_def_pathtail(const bonsai_def *d, uint32_t i, char *buf,
+/* As bs_def_path, but a path too long for buf keeps its end, after
+** "...". */
+static size_t pathtail(const bonsai_def *d, uint32_t i, char *buf,
                        size_t size) {
   size_t len = writepath(d, i, NULL, 0, 0, 0);
   if (len < size || size < 8)
@@ -137,6 +139,23 @@ size_t bs_def_pathtail(const bonsai_def *d, uint32_t i, char *buf,
 }
 
 unsigned bonsai_def_open(const bonsai_def *d) { return d->open; }
+
+void bs_def_vmessage(const bonsai_def *d, uint32_t i, char *buf, size_t size,
+                     const char *fmt, va_list ap) {
+  size_t len = 0;
+  if (size == 0)
+    return;
+  buf[0] = '\0';
+  if (i != BS_NONE) {
+    pathtail(d, i, buf, size / 2);
+    len = strlen(buf);
+    if (len > 0 && len + 2 < size) {
+      memcpy(buf + len, ": ", 3);
+      len += 2;
+    }
+  }
+  vsnprintf(buf + len, size - len, fmt, ap);
+}
 
 size_t bonsai_def_node_path(const bonsai_def *d, unsigned i, char *buf,
                             size_t size) {
@@ -159,21 +178,18 @@ size_t bonsai_def_node_path(const bonsai_def *d, unsigned i, char *buf,
 /* Records the first error, prefixed with node i's path. */
 static int deferror(bonsai_def *d, uint32_t i, const char *fmt, ...) {
   va_list ap;
-  size_t len = 0;
   if (d->err[0] != '\0')
     return BONSAI_EDEF;
-  if (i != BS_NONE) {
-    bs_def_pathtail(d, i, d->err, sizeof d->err / 2);
-    len = strlen(d->err);
-    if (len > 0 && len + 2 < sizeof d->err) {
-      memcpy(d->err + len, ": ", 3);
-      len += 2;
-    }
-  }
   va_start(ap, fmt);
-  vsnprintf(d->err + len, sizeof d->err - len, fmt, ap);
+  bs_def_vmessage(d, i, d->err, sizeof d->err, fmt, ap);
   va_end(ap);
   return BONSAI_EDEF;
+}
+
+/* Records running out of memory at node i. */
+static int nomemory(bonsai_def *d, uint32_t i) {
+  d->nomem = 1;
+  return deferror(d, i, "out of memory");
 }
 
 /* Copies s into the definition's string buffer; returns its offset. */
@@ -229,7 +245,7 @@ static uint32_t addnode(bonsai_def *d, int kind, const char *name) {
     DefNode *nn = bs_realloc(d->env, d->nodes, d->cap * sizeof *nn,
                              (size_t)ncap * sizeof *nn);
     if (nn == NULL) {
-      (d->nomem = 1, deferror(d, d->open, "out of memory"));
+      nomemory(d, d->open);
       return BS_NONE;
     }
     d->nodes = nn;
@@ -245,7 +261,7 @@ static uint32_t addnode(bonsai_def *d, int kind, const char *name) {
   n->key = n->vkey = BS_NONE;
   d->n++;
   if (name != NULL && (n->name = addstr(d, name)) == BS_NONE) {
-    (d->nomem = 1, deferror(d, d->n - 1, "out of memory"));
+    nomemory(d, d->n - 1);
     return BS_NONE;
   }
   return d->n - 1;
@@ -287,7 +303,7 @@ int bonsai_def_leaf(bonsai_def *d, int kind, const char *name,
     return BONSAI_EDEF;
   d->nodes[i].args = args;
   if (leaf != NULL && (d->nodes[i].leafname = addstr(d, leaf)) == BS_NONE)
-    return d->nomem = 1, deferror(d, i, "out of memory");
+    return nomemory(d, i);
   return BONSAI_OK;
 }
 
@@ -423,7 +439,7 @@ int bonsai_def_value(bonsai_def *d, const char *key, bonsai_value v) {
     if (s == NULL || *s == '\0')
       return badvalue(d, key, "a key name");
     if ((n->key = addstr(d, s)) == BS_NONE)
-      return (d->nomem = 1, deferror(d, d->n - 1, "out of memory"));
+      return nomemory(d, d->n - 1);
     break;
   case P_OP:
     for (i = 0; s != NULL && i < 6; i++)
@@ -437,7 +453,7 @@ int bonsai_def_value(bonsai_def *d, const char *key, bonsai_value v) {
     if (s != NULL) {
       uint32_t at = addstr(d, s);
       if (at == BS_NONE)
-        return (d->nomem = 1, deferror(d, d->n - 1, "out of memory"));
+        return nomemory(d, d->n - 1);
       if (s[0] == '$')
         n->vkey = at + 1;
       v.u.str.len = at; /* resolved against the pool when compiled */

@@ -6,6 +6,8 @@
 #ifndef bonsai_def_h
 #define bonsai_def_h
 
+#include <stdarg.h>
+
 #include "bstypes.h"
 #include "kinds.h"
 
@@ -45,8 +47,9 @@ struct bonsai_def {
 ** returns its full length (buf may be NULL to measure). */
 BS_INTERNAL size_t bs_def_path(const bonsai_def *def, uint32_t i, char *buf,
                                size_t size);
-/* The same, but a path too long for buf keeps its end, after "...". */
-BS_INTERNAL size_t bs_def_pathtail(const bonsai_def *def, uint32_t i,
-                                   char *buf, size_t size);
+/* Writes "path: message" for node i (BS_NONE: the message alone) into buf:
+** the one form of definition errors. */
+BS_INTERNAL void bs_def_vmessage(const bonsai_def *d, uint32_t i, char *buf,
+                                 size_t size, const char *fmt, va_list ap);
 
 #endif

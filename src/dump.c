@@ -14,9 +14,6 @@
 
 #define MAXINDENT 64
 
-static const char *const statusnames[] = {"idle", "running", "success",
-                                          "failure", "aborted"};
-
 /* The parameters worth showing, e.g. "x3" or "2s". */
 static void params(const Node *n, char *buf, size_t size) {
   unsigned takes = bs_kinds[n->kind].takes;
@@ -91,7 +88,7 @@ void bonsai_tree_dump(const bonsai_tree *t, const bonsai_agent *a,
     utility(bp, a, i, extra, sizeof extra);
     write(ud, extra, strlen(extra));
     if (a != NULL) {
-      const char *s = statusnames[a->state[i]];
+      const char *s = bonsai_status_name(a->state[i]);
       write(ud, " [", 2);
       write(ud, s, strlen(s));
       write(ud, "]", 1);

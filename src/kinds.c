@@ -2,6 +2,7 @@
 ** kinds.c: the table of node kinds (kinds.h): per kind its name, its
 ** class, its per-agent data and what that data means, its flags, and the
 ** parameters it takes and needs. Rows follow bonsai_kind (ORDER KIND).
+** Also the names of statuses: the vocabulary of trees in one place.
 */
 #include "bonsai.h"
 #include "kinds.h"
@@ -71,6 +72,13 @@ const char *bonsai_param_name(int i) {
   return i >= 0 && i < (int)(sizeof bs_param_names / sizeof *bs_param_names)
              ? bs_param_names[i]
              : NULL;
+}
+
+const char *bonsai_status_name(int status) {
+  static const char *const names[] = {"idle", "running", "success",
+                                      "failure", "aborted"};
+  return status >= BONSAI_IDLE && status <= BONSAI_ABORTED ? names[status]
+                                                           : NULL;
 }
 
 const char *bonsai_kind_name(int kind) {

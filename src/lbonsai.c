@@ -46,9 +46,7 @@ int lb_tovalue(lua_State *L, int idx, bonsai_value *v) {
 }
 
 void lb_pushstatus(lua_State *L, int status) {
-  static const char *const names[] = {"idle", "running", "success",
-                                      "failure", "aborted"};
-  lua_pushstring(L, names[status]);
+  lua_pushstring(L, bonsai_status_name(status));
 }
 
 int lb_keyid_in(lua_State *L, int idx, int add, int cache) {

@@ -26,13 +26,6 @@ typedef struct Table {
 static Table tables[2];
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 
-static uint32_t strhash(const char *s, size_t len) {
-  uint32_t h = 2166136261u; /* FNV-1a */
-  while (len--)
-    h = (h ^ (unsigned char)*s++) * 16777619u;
-  return h;
-}
-
 static const char *at(const Table *t, uint32_t id) {
   return t->chunk[id / CHUNK][id % CHUNK];
 }
@@ -45,7 +38,7 @@ static int rehash(Table *t) {
     return -1;
   for (i = 0; i < t->n; i++) {
     const char *s = at(t, i);
-    uint32_t j = strhash(s, strlen(s)) & (ncap - 1);
+    uint32_t j = bs_hash(BS_HASHSEED, s, strlen(s)) & (ncap - 1);
     while (h[j] != 0)
       j = (j + 1) & (ncap - 1);
     h[j] = i + 1;
@@ -60,7 +53,7 @@ static int intern(Table *t, const char *s, size_t len, int add) {
   uint32_t j, id;
   char *copy;
   if (t->hcap != 0)
-    for (j = strhash(s, len) & (t->hcap - 1); t->hash[j] != 0;
+    for (j = bs_hash(BS_HASHSEED, s, len) & (t->hcap - 1); t->hash[j] != 0;
          j = (j + 1) & (t->hcap - 1)) {
       const char *o = at(t, t->hash[j] - 1);
       if (strncmp(o, s, len) == 0 && o[len] == '\0')
@@ -79,7 +72,7 @@ static int intern(Table *t, const char *s, size_t len, int add) {
   memcpy(copy, s, len);
   copy[len] = '\0';
   t->chunk[id / CHUNK][id % CHUNK] = copy;
-  for (j = strhash(s, len) & (t->hcap - 1); t->hash[j] != 0;
+  for (j = bs_hash(BS_HASHSEED, s, len) & (t->hcap - 1); t->hash[j] != 0;
        j = (j + 1) & (t->hcap - 1))
     ;
   t->hash[j] = id + 1;

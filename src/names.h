@@ -17,4 +17,14 @@ BS_INTERNAL uint32_t bs_name_count(int table);
 /* The name of id, or NULL. The string lives as long as the process. */
 BS_INTERNAL const char *bs_name(int table, uint32_t id);
 
+/* FNV-1a over len bytes of s, from h (BS_HASHSEED, or a seed mixed into
+** it): the hash of names here, of sibling names in the compiler and of
+** paths in reload plans. */
+#define BS_HASHSEED 2166136261u
+static inline uint32_t bs_hash(uint32_t h, const char *s, size_t len) {
+  while (len--)
+    h = (h ^ (unsigned char)*s++) * 16777619u;
+  return h;
+}
+
 #endif

@@ -19,6 +19,7 @@
 #include "bonsai.h"
 #include "compile.h"
 #include "env.h"
+#include "names.h"
 #include "reload.h"
 #include "vm.h"
 
@@ -31,10 +32,7 @@ static uint32_t pathparent(const Blueprint *bp, uint32_t i) {
 }
 
 static uint32_t pairhash(uint32_t parent, const char *s) {
-  uint32_t h = 2166136261u ^ (parent * 0x9e3779b9u);
-  while (*s)
-    h = (h ^ (unsigned char)*s++) * 16777619u;
-  return h;
+  return bs_hash(BS_HASHSEED ^ (parent * 0x9e3779b9u), s, strlen(s));
 }
 
 /*
