@@ -79,6 +79,8 @@ typedef enum bonsai_kind {
   BONSAI_DELAY,              /* "seconds" before its child is ticked */
   BONSAI_UTILITY_SELECTOR,   /* children by utility, highest first; reactive */
   BONSAI_SUBTREE,            /* another tree's root, inlined; passes status */
+  BONSAI_KEEP_RUNNING_UNTIL_FAILURE, /* running after each success (the
+                                     ** next run at the next tick) */
   BONSAI_NKINDS
 } bonsai_kind;
 

@@ -61,6 +61,7 @@ const KindInfo bs_kinds[BONSAI_NKINDS] = {
   ** place in the order (compile.c, nodesize) */
   {"utility_selector", KC_COMPOSITE, 8, K_ACTIVE, 0, 0, 0, NULL},
   {"subtree", KC_DECORATOR, 0, 0, 0, 0, 0, NULL},
+  {"keep_running_until_failure", KC_DECORATOR, 0, 0, 0, 0, 0, NULL},
 };
 
 const char *const bs_param_names[] = {"times", "seconds", "success",

@@ -597,7 +597,8 @@ tick: /* node i is ticked; the common kinds first, without a switch */
         W0(i) = a->serial; /* no conditions: the child runs this tick */
       i++;
       continue;
-    default: /* invert, force_*, subtree: tick the only child */
+    default: /* invert, force_*, subtree, keep_running_until_failure:
+             ** tick the only child */
       SET(i, RUNNING);
       i++;
       continue;
@@ -749,6 +750,10 @@ done: /* node i finished its tick with status s; control moves on */
     case BONSAI_RUN_ONCE:
       if (s != RUNNING)
         W0(i) = (uint32_t)s;
+      break;
+    case BONSAI_KEEP_RUNNING_UNTIL_FAILURE:
+      if (s == SUCCESS)
+        s = RUNNING; /* its child starts again at the next tick */
       break;
     default: /* timeout, time_limit, limit, delay, subtree: the status
              ** passes */

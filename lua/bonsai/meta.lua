@@ -338,6 +338,10 @@ function Builder:retry(opts) end
 ---@return bonsai.Builder
 function Builder:repeat_until_failure(opts) end
 
+---@param opts? bonsai.NodeOpts|string
+---@return bonsai.Builder
+function Builder:keep_running_until_failure(opts) end
+
 ---@param opts bonsai.SecondsOpts|number
 ---@return bonsai.Builder
 function Builder:timeout(opts) end
@@ -620,6 +624,13 @@ function bt.retry(t) end
 ---@param child bonsai.Node|bonsai.NodeOpts
 ---@return bonsai.Node
 function bt.repeat_until_failure(child) end
+
+---Running after each success of its child, whose next run starts at the
+---next tick; fails when the child fails (BehaviorTree.CPP's
+---KeepRunningUntilFailure).
+---@param child bonsai.Node|bonsai.NodeOpts
+---@return bonsai.Node
+function bt.keep_running_until_failure(child) end
 
 ---Aborts the child and fails when s seconds pass while it runs.
 ---@param t bonsai.SecondsOpts

@@ -114,6 +114,49 @@ static void delay_definition_errors(void **state) {
 
 /* The failure policy is met at once, but every child runs to its end; then
 ** the policies decide (success first). */
+/* keep_running_until_failure: running after each success of its child,
+** whose next run starts at the next tick (one run per tick at most); it
+** fails when the child fails. */
+static void keep_running_until_failure(void **state) {
+  bonsai_agent *ag;
+  (void)state;
+  leaf("A", "SRSF");
+  ag = start("keep_running_until_failure(A)");
+  STEP(ag, 1, R, "enter A; tick A; exit A success");
+  assert_string_equal(states(ag), "RS");
+  STEP(ag, 1, R, "enter A; tick A");
+  assert_string_equal(states(ag), "RR");
+  STEP(ag, 1, R, "tick A; exit A success");
+  STEP(ag, 1, F, "enter A; tick A; exit A failure");
+  assert_string_equal(states(ag), "FF");
+  STEP(ag, 1, F, "enter A; tick A; exit A failure"); /* a new run (the
+                                                       ** script's last) */
+  bonsai_agent_free(ag);
+}
+
+/* Under a selector the next child waits for the failure; an abort cuts
+** off a running child, not a finished one. */
+static void keep_running_until_failure_aborts(void **state) {
+  bonsai_agent *ag;
+  (void)state;
+  leaf("A", "S");
+  leaf("B", "R");
+  ag = start("selector(keep_running_until_failure(A), B)");
+  STEP(ag, 1, R, "enter A; tick A; exit A success");
+  STEP(ag, 1, R, "enter A; tick A; exit A success");
+  assert_string_equal(states(ag), "RRS.");
+  assert_int_equal(bonsai_agent_abort(ag), BONSAI_OK);
+  assert_string_equal(trace_take(&trace), "");
+  assert_string_equal(states(ag), "AAS.");
+  bonsai_agent_free(ag);
+  ag = start("keep_running_until_failure(B)");
+  STEP(ag, 1, R, "enter B; tick B");
+  assert_int_equal(bonsai_agent_abort(ag), BONSAI_OK);
+  assert_string_equal(trace_take(&trace), "abort B");
+  assert_string_equal(states(ag), "AA");
+  bonsai_agent_free(ag);
+}
+
 static void parallel_wait_finishes_all(void **state) {
   bonsai_agent *ag;
   (void)state;
@@ -458,6 +501,8 @@ int main(void) {
       T(delay_aborts),
       T(delay_under_reactive),
       T(delay_definition_errors),
+      T(keep_running_until_failure),
+      T(keep_running_until_failure_aborts),
       T(parallel_wait_finishes_all),
       T(parallel_wait_policies),
       T(parallel_wait_aborted),

@@ -1,5 +1,6 @@
 -- kinds_spec: the node kinds of the second round (API.md "Subtrees and
--- more nodes", and bt.delay): delay, parallel with wait = true, the
+-- more nodes", bt.delay and bt.keep_running_until_failure): delay,
+-- keep_running_until_failure, parallel with wait = true, the
 -- utility selector and subtrees, tick by tick through the trace helper,
 -- with their dumps, builder forms and hot reloads.
 local bt = require "bonsai"
@@ -99,6 +100,56 @@ describe("delay", function()
     assert.is_true(tree:reload(bt.delay { name = "d", seconds = 100,
                                           t:action("A", "R") }))
     assert.equal("running | tick A", t:step(a, 1))
+  end)
+end)
+
+describe("keep_running_until_failure", function()
+  it("is running after each success, its child's next run at the next "
+     .. "tick, and fails with it", function()
+    local a = agent_of(bt.keep_running_until_failure(t:action("A", "SRSF")))
+    assert.equal("running | enter A; tick A; exit A success", t:step(a, 1))
+    assert.same({ "keep_running_until_failure" }, a:running())
+    assert.equal("running | enter A; tick A", t:step(a, 1))
+    assert.equal("running | tick A; exit A success", t:step(a, 1))
+    assert.equal("failure | enter A; tick A; exit A failure", t:step(a, 1))
+  end)
+
+  it("keeps a selector on it until it fails; an abort reaches a running "
+     .. "child only", function()
+    local a = agent_of(bt.selector {
+      bt.keep_running_until_failure(t:action("A", "SSF")),
+      t:action("B", "R"),
+    })
+    assert.equal("running | enter A; tick A; exit A success", t:step(a, 1))
+    assert.equal("running | enter A; tick A; exit A success", t:step(a, 1))
+    a:abort()
+    assert.equal("", t:take())
+    assert.equal("running | enter A; tick A; exit A failure; enter B; "
+                 .. "tick B", t:step(a, 1))
+    a:abort()
+    assert.equal("abort B", t:take())
+  end)
+
+  it("has a builder form, a BehaviorTree.CPP name and survives a reload",
+     function()
+    local built = bt.builder():keep_running_until_failure()
+      :action(t:leafdef("A", "S")):build { name = "B" }
+    assert.equal("running | enter A; tick A; exit A success",
+                 t:step(bt.agent(built), 1))
+    local tree = bt.tree(bt.keep_running_until_failure(t:action("A", "R")),
+                         { name = "K" })
+    local a = bt.agent(tree)
+    assert.equal("running | enter A; tick A", t:step(a, 1))
+    assert.is_true(tree:reload(
+      bt.keep_running_until_failure(t:action("A", "S"))))
+    assert.equal("running | tick A; exit A success", t:step(a, 1))
+    bt.register("Patrol", function() return bt.SUCCESS end)
+    local named = bt.tree(bt.keep_running_until_failure(bt.action "Patrol"),
+                          { name = "P" })
+    local xml = named:export("btcpp")
+    assert.truthy(xml:find("<KeepRunningUntilFailure>", 1, true))
+    local back = bt.tree(bt.import(xml, "btcpp"), { name = "P2" })
+    assert.equal("keep_running_until_failure", back:nodes()[1].type)
   end)
 end)
 

@@ -179,17 +179,7 @@ local builtins = {
   ForceSuccess = decorator "force_success",
   ForceFailure = decorator "force_failure",
 
-  -- Its child runs once per tick at most: after a success it returns
-  -- running, and the next run starts at the next tick.
-  KeepRunningUntilFailure = function(ctx, e, scope)
-    shape(ctx, e, {}, 1)
-    local child = convert(ctx, e[1], scope)
-    local n = { type = "repeat_until_failure",
-                { type = "sequence", child, leaves.next_tick() } }
-    leaves.origin[n] = { format = "btcpp", name = "KeepRunningUntilFailure",
-                         child = child }
-    return n
-  end,
+  KeepRunningUntilFailure = decorator "keep_running_until_failure",
 
   -- Fails as soon as success is out of reach: failure count capped at
   -- N - success + 1.
@@ -541,6 +531,7 @@ local types = {
   reactive_selector = "ReactiveFallback",
   invert = "Inverter", force_success = "ForceSuccess",
   force_failure = "ForceFailure",
+  keep_running_until_failure = "KeepRunningUntilFailure",
 }
 
 -- The shortest text that reads back as the same number.

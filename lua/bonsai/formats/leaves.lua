@@ -23,17 +23,6 @@ function M.always(status, name)
   return { type = "action", fn = M.constant[status], name = name }
 end
 
--- Running for the tick it starts in, success at the next one: lets a
--- composition wait for the next tick (a task: one coroutine per run).
-local function next_tick()
-  coroutine.yield()
-  return SUCCESS
-end
-
-function M.next_tick()
-  return { type = "action", task = next_tick, name = "next_tick" }
-end
-
 -- node -> { kind, leaf, args } (the leaf behind a wrapper) or
 -- { format = ..., ... } (the editor node a composition stands for).
 M.origin = setmetatable({}, { __mode = "k" })
