@@ -45,7 +45,9 @@ enum {
   BONSAI_EDEF = -3,   /* bad tree definition */
   BONSAI_ELEAF = -4,  /* a leaf failed during a tick or an abort */
   BONSAI_EBUSY = -5,  /* the agent is already ticking */
-  BONSAI_EARG = -6    /* bad argument */
+  BONSAI_EARG = -6,   /* bad argument */
+  BONSAI_ESTALE = -7  /* the agent must switch versions first (a host
+                      ** with BONSAI_HOST_SWITCHES does that itself) */
 };
 
 /* Node kinds, for bonsai_def_begin and bonsai_def_leaf. ORDER KIND: the
@@ -422,6 +424,9 @@ BONSAI_API int bonsai_agent_reset(bonsai_agent *agent);
 ** anything else touches the agent. A NULL host is the plain C one.
 */
 #define BONSAI_HOST_RAISES 1u
+#define BONSAI_HOST_SWITCHES 2u /* a tick or doze of a stale agent returns
+                                ** BONSAI_ESTALE and does nothing: the
+                                ** host switches it (bonsai_agent_switch) */
 typedef struct bonsai_host {
   void *ud;       /* call->host of every callback */
   unsigned flags; /* BONSAI_HOST_* */

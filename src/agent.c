@@ -377,8 +377,12 @@ static int interrupts(bonsai_agent *a, const bonsai_host *h) {
 /* The start of a tick or a doze: a stale agent switches first. */
 static int begin(bonsai_agent *a, double dt, const bonsai_host *h) {
   int s;
-  if (bs_agent_stale(a) && !a->busy && (s = migrate(a, h)) != BONSAI_OK)
-    return s == BONSAI_ENOMEM ? s : BONSAI_ELEAF;
+  if (bs_agent_stale(a) && !a->busy) {
+    if (h != NULL && (h->flags & BONSAI_HOST_SWITCHES))
+      return BONSAI_ESTALE;
+    if ((s = migrate(a, h)) != BONSAI_OK)
+      return s == BONSAI_ENOMEM ? s : BONSAI_ELEAF;
+  }
   return start(a, dt, h);
 }
 

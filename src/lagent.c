@@ -279,28 +279,31 @@ static int tickone(lua_State *L, Job *j, int ai, int si) {
     j->la->frozen = 1; /* a step: this tick, then frozen again */
   }
   setagent(L, &j->t, ai, si, lua_gettop(L), &j->loaded, a);
-  if (bonsai_agent_stale(a) && !bonsai_agent_busy(a) &&
-      migrate(L, j) != BONSAI_OK) {
-    pusherror(L, a);
-    lua_error(L); /* no tick: the switch failed */
-  }
   h.ud = &j->t;
-  h.flags = BONSAI_HOST_RAISES;
+  h.flags = BONSAI_HOST_RAISES | BONSAI_HOST_SWITCHES;
   h.interrupt = j->la->ninterrupts > 0 ? hostinterrupt : NULL;
-  j->started = j->ran = 1; /* as far as a raise out of it can tell */
-  j->outer = j->t.lb->ticking;
-  j->t.lb->ticking = &j->t;
-  if (j->doze) { /* asleep: only its interrupts are asked */
-    s = bonsai_agent_doze(a, j->dt, &h);
-    j->ran = s != 0;
-    s = s == 1 ? BONSAI_ABORTED : s == 0 ? bonsai_agent_status(a) : s;
-  } else {
-    s = bonsai_agent_run(a, j->dt, &h);
+  for (;;) {
+    j->started = j->ran = 1; /* as far as a raise out of it can tell */
+    j->outer = j->t.lb->ticking;
+    j->t.lb->ticking = &j->t;
+    if (j->doze) { /* asleep: only its interrupts are asked */
+      s = bonsai_agent_doze(a, j->dt, &h);
+      j->ran = s != 0;
+      s = s == 1 ? BONSAI_ABORTED : s == 0 ? bonsai_agent_status(a) : s;
+    } else {
+      s = bonsai_agent_run(a, j->dt, &h);
+    }
+    j->t.lb->ticking = j->outer;
+    j->started = 0;
+    if (s != BONSAI_ESTALE)
+      break;
+    if (migrate(L, j) != BONSAI_OK) { /* it switches first */
+      pusherror(L, a);
+      lua_error(L); /* no tick: the switch failed */
+    }
   }
   if (s == BONSAI_EBUSY || s == BONSAI_EARG) /* refused: it did not start */
     j->ran = 0;
-  j->t.lb->ticking = j->outer;
-  j->started = 0;
   return s;
 }
 
