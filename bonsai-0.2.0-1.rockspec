@@ -51,6 +51,7 @@ build = {
         "src/lblackboard.c",
         "src/lbonsai.c",
         "src/lfiles.c",
+        "src/linit.c",
         "src/lleaf.c",
         "src/ltrace.c",
         "src/lsave.c",

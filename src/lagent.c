@@ -836,24 +836,17 @@ int lb_agent(lua_State *L) {
   return 1;
 }
 
+/* lsave.c adds a:save, ltrace.c a:trace, a:events, a:freeze, a:on_tick... */
 static const luaL_Reg agent_methods[] = {
     {"tick", agent_tick},
     {"abort", agent_abort},
     {"reset", agent_reset},
     {"status", agent_status},
     {"wake", agent_wake},
-    {"save", lb_agent_save},
     {"sleeping", agent_sleeping},
     {"running", agent_running},
     {"add_interrupt", agent_add_interrupt},
     {"remove_interrupt", agent_remove_interrupt},
-    {"trace", lb_agent_trace},
-    {"events", lb_agent_events},
-    {"_tick_events", lb_agent_tick_events}, /* for bonsai.record */
-    {"freeze", lb_agent_freeze},
-    {"frozen", lb_agent_frozen},
-    {"on_tick", lb_agent_on_tick},
-    {"node_statuses", lb_agent_node_statuses},
     {NULL, NULL}};
 
 /* a.tree, a.time and the methods: what an agent table does not hold
@@ -876,7 +869,9 @@ static int agent_index(lua_State *L) {
 }
 
 /* stack: context. Makes the state and agent metatables; the agent
-** methods get the context and the status names as upvalues. */
+** methods get the context and the status names as upvalues. The methods
+** table is upvalue 2 of __index, where lb_addmethods finds it for the
+** methods of ltrace.c and lsave.c. */
 void lb_open_agent(lua_State *L) {
   int ctx = lua_gettop(L);
   luaL_newmetatable(L, BS_STATE_T);

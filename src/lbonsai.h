@@ -124,7 +124,14 @@ typedef struct LTick {
 #define LEAF_NARGS(d) ((int)(((intptr_t)(d) >> 1) & 7))
 #define LEAF_NAMED(d) ((int)((intptr_t)(d)&1))
 
-/* lbonsai.c */
+/*
+** The functions each file offers the others, file by file from the bottom
+** of the binding up: a file calls only files listed before it (no
+** circles; tests/build/layers.lua checks it). lbonsai.c calls none; linit.c
+** calls the openers and module functions and is called by none.
+*/
+
+/* lbonsai.c: shared helpers */
 LBonsai *lb_context(lua_State *L); /* upvalue 1 */
 /* Removes the first element raw-equal to the value at v from the list at
 ** the top, moving the later ones down; 1 if there was one. */
@@ -136,6 +143,7 @@ void lb_newweak(lua_State *L);
 void lb_extra(lua_State *L, int si, int ci, int make);
 /* Makes the table at the top (popped) the extras of the state at si. */
 void lb_setextra(lua_State *L, int si, int ci);
+/* Pushes the name of a status ("idle", "running"...). */
 void lb_pushstatus(lua_State *L, int status);
 /* The Lua value at idx as a C value; 0 (and BONSAI_THANDLE) for values C
 ** cannot hold (tables, functions...). Strings point into Lua. */
@@ -144,70 +152,19 @@ int lb_tovalue(lua_State *L, int idx, bonsai_value *v);
 ** ids is the context's (lb_keyid) or the table at stack index cache. */
 int lb_keyid(lua_State *L, int idx, int add);
 int lb_keyid_in(lua_State *L, int idx, int add, int cache);
-
-/* lleaf.c: leaf trampolines; data = (slot << 1) | (1 if in the named table) */
-int lb_leaf_call(const bonsai_call *c);
-int lb_task_call(const bonsai_call *c);
-int lb_register(lua_State *L);
-/* A utility function: lb_utility_call with the data lb_utilitydef returns
-** for the function at the top (popped, stored in values[slot]). */
-int lb_utility_call(const bonsai_call *c);
-/* A Lua leaf inside a remapping subtree (ltree.c's 'remapped'): called
-** with a view of the blackboard that renames keys. */
-int lb_remap_call(const bonsai_call *c);
-void *lb_utilitydef(lua_State *L, int values, int slot);
-int lb_isleaf(lua_State *L);
-/* Reads the leaf definition at idx (a function, or a table with fn, task or
-** tick/enter/exit/abort) into values[slot..slot+3]; sets fn and flags.
-** Returns NULL, or a message. */
-const char *lb_leafdef(lua_State *L, int idx, int values, int slot,
-                       bonsai_leaf_fn *fn, unsigned *flags, int *nargs);
-
-/* ltree.c */
-int lb_tree(lua_State *L);
-int lb_shared(lua_State *L);
-/* Pushes the values table of the tree's current version (for a tree
-** shared with other states, made again from the version's bytes when
-** another state reloaded it). */
-void lb_tree_values(lua_State *L, int idx);
-LTree *lb_checktree(lua_State *L, int idx);
-int lb_istree(lua_State *L);
-void lb_open_tree(lua_State *L);
-
-/* lagent.c */
-int lb_agent(lua_State *L);
-LAgent *lb_checkagent(lua_State *L, int idx); /* pushes the state */
-int lb_tick_all(lua_State *L);
-int lb_sleep(lua_State *L);
-void lb_open_agent(lua_State *L);
-
-/* ltrace.c: methods of agents and trees (see there) */
-int lb_agent_trace(lua_State *L);
-int lb_agent_events(lua_State *L);
-int lb_agent_tick_events(lua_State *L);
-int lb_agent_freeze(lua_State *L);
-int lb_agent_frozen(lua_State *L);
-int lb_agent_on_tick(lua_State *L);
-int lb_agent_node_statuses(lua_State *L);
-int lb_tree_nodes(lua_State *L);
-/* lsave.c */
-int lb_agent_save(lua_State *L);
-/* Pushes the value at idx as bytes (a string): booleans, numbers,
-** strings and plain tables; raises "msg" for anything else. */
-void lb_pack(lua_State *L, int idx);
-/* Pushes the value read from p[0..n); 0, or -1 (nothing pushed) when the
-** bytes are not exactly one packed value. */
-int lb_unpack(lua_State *L, const void *p, size_t n);
-/* Restores the agent (table at ai, state si) from the string at sidx;
-** raises "tree 'T': cannot restore: msg". */
-void lb_agent_restore(lua_State *L, int ai, int si, int sidx);
+/* stack: context. Adds the functions of l, with the context as upvalue 1,
+** to the methods of the type tname, made by its opener (the field 'methods'
+** of its metatable, or for agents upvalue 2 of their __index). So a file
+** adds its own methods to a type a file below it made. */
+void lb_addmethods(lua_State *L, const char *tname, const luaL_Reg *l);
 
 /* lfiles.c */
-int lb_mtime(lua_State *L);
-int lb_dir(lua_State *L);
+int lb_mtime(lua_State *L); /* bt._mtime(path) */
+int lb_dir(lua_State *L);   /* bt._dir(path) */
 
 /* lblackboard.c */
-int lb_blackboard(lua_State *L);
+int lb_blackboard(lua_State *L); /* bt.blackboard([init]) */
+/* The blackboard userdata at idx, or raises. */
 LBB *lb_checkbb(lua_State *L, int idx);
 /* Pushes a new, empty blackboard; parentidx is the parent's userdata or 0.
 ** Needs the context as upvalue 1. */
@@ -217,6 +174,72 @@ LBB *lb_newbb(lua_State *L, int parentidx);
 void lb_bb_store(lua_State *L, int bbidx, int key, int vidx);
 /* Copies the string-keyed fields of the table at idx into the userdata. */
 void lb_bb_fill(lua_State *L, int bbidx, int tidx);
+/* stack: context. Makes the blackboard metatable and methods. */
 void lb_open_blackboard(lua_State *L);
+
+/* lleaf.c: leaf trampolines (their data: LEAFDATA) and bt.register */
+/* A Lua leaf's call: tick, enter, exit or abort. */
+int lb_leaf_call(const bonsai_call *c);
+/* A bt.task: a coroutine per run. */
+int lb_task_call(const bonsai_call *c);
+/* bt.register(name, leafdef) */
+int lb_register(lua_State *L);
+/* A utility function: lb_utility_call with the data lb_utilitydef returns
+** for the function at the top (popped, stored in values[slot]). */
+int lb_utility_call(const bonsai_call *c);
+/* A Lua leaf inside a remapping subtree (ltree.c's 'remapped'): called
+** with a view of the blackboard that renames keys. */
+int lb_remap_call(const bonsai_call *c);
+void *lb_utilitydef(lua_State *L, int values, int slot);
+/* core._isleaf(name): whether a leaf is registered under name. */
+int lb_isleaf(lua_State *L);
+/* Reads the leaf definition at idx (a function, or a table with fn, task or
+** tick/enter/exit/abort) into values[slot..slot+3]; sets fn and flags.
+** Returns NULL, or a message. */
+const char *lb_leafdef(lua_State *L, int idx, int values, int slot,
+                       bonsai_leaf_fn *fn, unsigned *flags, int *nargs);
+
+/* lsave.c: Lua values as bytes, a:save and restore */
+/* Pushes the value at idx as bytes (a string): booleans, numbers,
+** strings and plain tables; raises "msg" for anything else. */
+void lb_pack(lua_State *L, int idx);
+/* Pushes the value read from p[0..n); 0, or -1 (nothing pushed) when the
+** bytes are not exactly one packed value. */
+int lb_unpack(lua_State *L, const void *p, size_t n);
+/* Restores the agent (table at ai, state si) from the string at sidx;
+** raises "tree 'T': cannot restore: msg". */
+void lb_agent_restore(lua_State *L, int ai, int si, int sidx);
+/* stack: context. Adds a:save to the agent methods (after lb_open_agent). */
+void lb_open_save(lua_State *L);
+
+/* ltree.c */
+int lb_tree(lua_State *L);   /* bt.tree(root [, opts]) */
+int lb_shared(lua_State *L); /* bt.shared(handle) */
+/* Pushes the values table of the tree's current version (for a tree
+** shared with other states, made again from the version's bytes when
+** another state reloaded it). */
+void lb_tree_values(lua_State *L, int idx);
+/* The tree userdata at idx, or raises (also for a released tree). */
+LTree *lb_checktree(lua_State *L, int idx);
+int lb_istree(lua_State *L); /* bt.istree(x) */
+/* stack: context. Makes the tree metatable and methods. */
+void lb_open_tree(lua_State *L);
+
+/* lagent.c */
+int lb_agent(lua_State *L); /* bt.agent(tree [, opts]) */
+/* The agent table at idx: its state, pushed; or raises. */
+LAgent *lb_checkagent(lua_State *L, int idx);
+int lb_tick_all(lua_State *L); /* bt.tick_all(list, dt [, opts]) */
+int lb_sleep(lua_State *L);    /* bt.sleep(seconds) */
+/* stack: context. Makes the agent and agent state metatables, and the
+** agent methods. */
+void lb_open_agent(lua_State *L);
+
+/* ltrace.c */
+/* stack: context. Adds a:trace, a:events, a:freeze, a:on_tick... and
+** tree:nodes (after lb_open_tree and lb_open_agent). */
+void lb_open_trace(lua_State *L);
+
+/* linit.c: luaopen_bonsai_core and bonsai_lua_env (bonsai_lua.h) */
 
 #endif

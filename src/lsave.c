@@ -5,6 +5,9 @@
 ** metatables, no cycles) of booleans, numbers and strings, written after
 ** the tag BONSAI_SAVE_HOST with the core's scalar tags plus one for tables.
 ** The bytes read back are untrusted: bounded, depth-limited, checked.
+** The same encoding carries a shared tree's args tables to other states
+** (lb_pack, lb_unpack for ltree.c). Below trees and agents: lb_open_save
+** adds a:save to the agent methods lagent.c made.
 */
 #include <stdio.h>
 #include <string.h>
@@ -374,7 +377,7 @@ static void sethost(Host *h, bonsai_savehost *sh, lua_State *L, int bb,
 }
 
 /* a:save(): the agent's state as a string */
-int lb_agent_save(lua_State *L) {
+static int agent_save(lua_State *L) {
   bonsai_agent *a = agentat(L, 1); /* 2: state */
   bonsai_savehost sh;
   Host h;
@@ -427,4 +430,11 @@ void lb_agent_restore(lua_State *L, int ai, int si, int sidx) {
     luaL_error(L, "tree '%s': cannot restore: %s",
                bonsai_tree_name(bonsai_agent_tree(a)), bonsai_agent_errmsg(a));
   lua_settop(L, top);
+}
+
+static const luaL_Reg agent_methods[] = {{"save", agent_save}, {NULL, NULL}};
+
+/* stack: context. After lb_open_agent. */
+void lb_open_save(lua_State *L) {
+  lb_addmethods(L, BS_AGENT_T, agent_methods);
 }

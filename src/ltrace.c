@@ -4,6 +4,8 @@
 ** freezing agents at breakpoints (a:freeze), and tree:nodes, the structure
 ** of a tree version that trace files, tree:dot and tree:mermaid describe.
 ** Nothing here runs for an agent that is not traced, hooked or frozen.
+** lb_open_trace adds these methods to those of agents (lagent.c) and trees
+** (ltree.c); lagent.c reads the 'frozen' and 'hooked' flags set here.
 */
 #include <string.h>
 
@@ -21,7 +23,7 @@ static const char *const marknames[] = {"status", "reload", "error",
                                         "interrupt", "reset"};
 
 /* a:trace([n | false]): returns the agent */
-int lb_agent_trace(lua_State *L) {
+static int agent_trace(lua_State *L) {
   bonsai_agent *a;
   lua_Integer n = 1024;
   int r;
@@ -92,7 +94,7 @@ static void pushevent(lua_State *L, const bonsai_agent *a,
 
 /* a:events(["id"]): the recorded events, oldest first, then forgets them;
 ** with "id", nodes are given as 0-based indices (field id). */
-int lb_agent_events(lua_State *L) {
+static int agent_events(lua_State *L) {
   bonsai_agent *a;
   int ids;
   bonsai_event ev[BATCH];
@@ -116,7 +118,7 @@ int lb_agent_events(lua_State *L) {
 ** status events after the last reload (0-based ids, in the version the
 ** agent runs), the tick of the last event (or nil), and a bit set of the
 ** agent events seen (bit k: BONSAI_TRACE_* kind k). One table a tick. */
-int lb_agent_tick_events(lua_State *L) {
+static int agent_tick_events(lua_State *L) {
   bonsai_agent *a;
   bonsai_event ev[BATCH];
   unsigned n, k;
@@ -151,7 +153,7 @@ int lb_agent_tick_events(lua_State *L) {
 
 /* a:freeze(true | false | "step"): frozen agents are not ticked; "step"
 ** lets exactly one tick run, then the agent is frozen again. */
-int lb_agent_freeze(lua_State *L) {
+static int agent_freeze(lua_State *L) {
   LAgent *la;
   lua_settop(L, 2);
   la = lb_checkagent(L, 1);
@@ -167,14 +169,14 @@ int lb_agent_freeze(lua_State *L) {
 }
 
 /* a:frozen(): true while frozen (a step not yet taken counts) */
-int lb_agent_frozen(lua_State *L) {
+static int agent_frozen(lua_State *L) {
   lua_pushboolean(L, lb_checkagent(L, 1)->frozen != 0);
   return 1;
 }
 
 /* a:on_tick(fn | nil): fn(agent, status, err) after each tick of the agent
 ** (status nil and err the message when the tick raised) */
-int lb_agent_on_tick(lua_State *L) {
+static int agent_on_tick(lua_State *L) {
   LAgent *la;
   lua_settop(L, 2);
   la = lb_checkagent(L, 1); /* state at 3 */
@@ -189,7 +191,7 @@ int lb_agent_on_tick(lua_State *L) {
 
 /* a:node_statuses(): { [id] = status } for the nodes that are not idle
 ** (0-based ids, in the version the agent runs) */
-int lb_agent_node_statuses(lua_State *L) {
+static int agent_node_statuses(lua_State *L) {
   bonsai_agent *a = agentof(lb_checkagent(L, 1));
   unsigned i, n = bonsai_agent_nodes(a);
   lua_newtable(L);
@@ -276,7 +278,7 @@ static void pushnodepath(lua_State *L, const bonsai_tree *t,
 ** tree's current one) in pre-order, as { id, name, type, parent, path,
 ** params, hidden, status (with an agent) }, ids 0-based; then the
 ** version's id (unique among the versions of every tree) */
-int lb_tree_nodes(lua_State *L) {
+static int tree_nodes(lua_State *L) {
   LTree *lt;
   const bonsai_agent *a = NULL;
   unsigned i, n;
@@ -324,4 +326,22 @@ int lb_tree_nodes(lua_State *L) {
   lua_pushinteger(L, (lua_Integer)(a != NULL ? bonsai_agent_version_id(a)
                                              : bonsai_tree_version_id(lt->t)));
   return 2;
+}
+
+static const luaL_Reg agent_methods[] = {
+    {"trace", agent_trace},
+    {"events", agent_events},
+    {"_tick_events", agent_tick_events}, /* for bonsai.record */
+    {"freeze", agent_freeze},
+    {"frozen", agent_frozen},
+    {"on_tick", agent_on_tick},
+    {"node_statuses", agent_node_statuses},
+    {NULL, NULL}};
+
+static const luaL_Reg tree_methods[] = {{"nodes", tree_nodes}, {NULL, NULL}};
+
+/* stack: context. After lb_open_tree and lb_open_agent. */
+void lb_open_trace(lua_State *L) {
+  lb_addmethods(L, BS_AGENT_T, agent_methods);
+  lb_addmethods(L, BS_TREE_T, tree_methods);
 }

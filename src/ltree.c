@@ -1101,10 +1101,10 @@ static int tree_index(lua_State *L) {
   return 1;
 }
 
+/* ltrace.c adds tree:nodes. */
 static const luaL_Reg tree_methods[] = {{"dump", tree_dump},
                                         {"reload", tree_reload},
                                         {"share", tree_share},
-                                        {"nodes", lb_tree_nodes},
                                         {NULL, NULL}};
 
 static const luaL_Reg tree_meta[] = {{"__gc", tree_gc},

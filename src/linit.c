@@ -1,0 +1,181 @@
+/*
+** linit.c: luaopen_bonsai_core, as Lua's own linit.c opens its libraries.
+** Makes the per-state context (the environment, the named-leaf table, the
+** key cache, the interned status strings), has each binding file make its
+** metatables and methods, and builds the module table. Every module
+** function and method gets the context as upvalue 1, so nothing here is
+** global. The top of the binding: it calls every file, and no file calls
+** it.
+*/
+#include "bonsai.h"
+#include "bonsai_lua.h"
+#include "lbonsai.h"
+
+/* The registry field of the context (bonsai_lua_env finds it there). */
+#define LB_CONTEXT_T "bonsai.context"
+
+/* __gc of the context: the environment goes with the last Lua reference. */
+static int context_gc(lua_State *L) {
+  LBonsai *lb = (LBonsai *)lua_touserdata(L, 1);
+  if (lb->env != NULL) {
+    bonsai_env_release(lb->env);
+    lb->env = NULL;
+  }
+  return 0;
+}
+
+/* bt.memory(): bytes the C core has allocated (trees, agents, blackboards). */
+static int lb_memory(lua_State *L) {
+  lua_pushinteger(L, (lua_Integer)bonsai_env_memory(lb_context(L)->env));
+  return 1;
+}
+
+/* core._view(fn): the maker of remapping blackboard views (init.lua). */
+static int lb_setview(lua_State *L) {
+  luaL_checktype(L, 1, LUA_TFUNCTION);
+  lua_settop(L, 1);
+  lua_setiuservalue(L, lua_upvalueindex(1), LB_VIEW);
+  return 0;
+}
+
+static const luaL_Reg bonsai_funcs[] = {
+    {"tree", lb_tree},
+    {"shared", lb_shared},
+    {"agent", lb_agent},
+    {"tick_all", lb_tick_all},
+    {"sleep", lb_sleep},
+    {"register", lb_register},
+    {"blackboard", lb_blackboard},
+    {"memory", lb_memory},
+    {"istree", lb_istree},
+    {"_isleaf", lb_isleaf},
+    {"_mtime", lb_mtime},
+    {"_dir", lb_dir},
+    {"_view", lb_setview},
+    {NULL, NULL}};
+
+/* Pushes the table of node kinds, in bonsai_kind order (1-based): each
+** { name =, class = "leaf"|"composite"|"decorator"|"hidden", number =,
+** params = { ... } }, from which lua/bonsai makes its constructors. */
+static void pushkinds(lua_State *L) {
+  static const char *const classes[] = {"leaf", "composite", "decorator",
+                                        "hidden"};
+  bonsai_kindinfo ki;
+  int k, p;
+  lua_newtable(L);
+  for (k = 0; bonsai_kind_info(k, &ki) == BONSAI_OK; k++) {
+    lua_createtable(L, 0, 4);
+    lua_pushstring(L, ki.name);
+    lua_setfield(L, -2, "name");
+    lua_pushstring(L, classes[ki.cls]);
+    lua_setfield(L, -2, "class");
+    if (ki.number != NULL) {
+      lua_pushstring(L, ki.number);
+      lua_setfield(L, -2, "number");
+    }
+    lua_newtable(L);
+    for (p = 0; ki.params[p] != NULL; p++) {
+      lua_pushstring(L, ki.params[p]);
+      lua_rawseti(L, -2, p + 1);
+    }
+    lua_setfield(L, -2, "params");
+    lua_rawseti(L, -2, k + 1);
+  }
+}
+
+/* Interns s, remembers its address in *p and anchors it in the context
+** (stack: context, module); also sets module[field] = s. */
+static void status_string(lua_State *L, const char *field, const char *s,
+                          const char **p) {
+  lua_pushstring(L, s);
+  *p = lua_tostring(L, -1);
+  lua_getiuservalue(L, -3, LB_ANCHOR);
+  lua_pushvalue(L, -2);
+  lua_rawseti(L, -2, (lua_Integer)lua_rawlen(L, -2) + 1);
+  lua_pop(L, 1);
+  lua_setfield(L, -2, field);
+}
+
+/* bonsai_lua.h: the environment of L's module, or NULL before it opens. */
+bonsai_env *bonsai_lua_env(lua_State *L) {
+  LBonsai *lb;
+  lua_getfield(L, LUA_REGISTRYINDEX, LB_CONTEXT_T);
+  lb = (LBonsai *)lua_touserdata(L, -1);
+  lua_pop(L, 1);
+  return lb != NULL ? lb->env : NULL;
+}
+
+/* Pushes the state's context, made on the first call. */
+static LBonsai *context(lua_State *L) {
+  LBonsai *lb;
+  void *ud;
+  lua_Alloc f;
+  if (lua_getfield(L, LUA_REGISTRYINDEX, LB_CONTEXT_T) == LUA_TUSERDATA)
+    return (LBonsai *)lua_touserdata(L, -1);
+  lua_pop(L, 1);
+  lb = (LBonsai *)lua_newuserdatauv(L, sizeof *lb, LB_NUV);
+  lb->env = NULL;
+  lb->ticking = NULL;
+  lua_createtable(L, 0, 1);
+  lua_pushcfunction(L, context_gc);
+  lua_setfield(L, -2, "__gc");
+  lua_setmetatable(L, -2);
+  f = lua_getallocf(L, &ud);
+  if ((lb->env = bonsai_env_new((bonsai_alloc)f, ud)) == NULL)
+    luaL_error(L, "out of memory");
+  lua_newtable(L);
+  lua_setiuservalue(L, -2, LB_NAMED);
+  lua_newtable(L);
+  lua_setiuservalue(L, -2, LB_KEYS);
+  lua_newtable(L);
+  lua_setiuservalue(L, -2, LB_ANCHOR);
+  lb_newweak(L);
+  lua_setiuservalue(L, -2, LB_IDS);
+  lb_newweak(L);
+  lua_setiuservalue(L, -2, LB_EXTRAS);
+  lua_newtable(L);
+  lua_setiuservalue(L, -2, LB_TICKING);
+  lua_newtable(L);
+  lua_createtable(L, 0, 1);
+  lua_pushliteral(L, "v");
+  lua_setfield(L, -2, "__mode");
+  lua_setmetatable(L, -2);
+  lua_setiuservalue(L, -2, LB_TREES);
+  lb->nextid = 0;
+  lb->ticking = NULL;
+  lua_pushvalue(L, -1);
+  lua_setfield(L, LUA_REGISTRYINDEX, LB_CONTEXT_T);
+  return lb;
+}
+
+/* bonsai_lua.h. The types first, each by its own file; ltrace.c and
+** lsave.c add their methods to the tables that ltree.c and lagent.c made. */
+int luaopen_bonsai_core(lua_State *L) {
+  LBonsai *lb;
+  luaL_checkversion(L);
+  lb = context(L);
+  lb_open_tree(L);
+  lb_open_agent(L);
+  lb_open_blackboard(L);
+  lb_open_save(L);
+  lb_open_trace(L);
+  /* stack: context */
+  lua_newtable(L);
+  lua_pushvalue(L, -2);
+  luaL_setfuncs(L, bonsai_funcs, 1);
+  lua_pushliteral(L, BONSAI_VERSION);
+  lua_setfield(L, -2, "VERSION");
+  pushkinds(L);
+  lua_setfield(L, -2, "KINDS");
+  status_string(L, "SUCCESS", "success", &lb->s_success);
+  status_string(L, "FAILURE", "failure", &lb->s_failure);
+  status_string(L, "RUNNING", "running", &lb->s_running);
+  lua_pushliteral(L, "aborted");
+  lua_setfield(L, -2, "ABORTED");
+  lua_pushliteral(L, "idle");
+  lua_setfield(L, -2, "IDLE");
+  /* keep the context alive as long as the module table */
+  lua_pushvalue(L, -2);
+  lua_setfield(L, -2, "_context");
+  return 1;
+}
