@@ -374,15 +374,25 @@ static int interrupts(bonsai_agent *a, const bonsai_host *h) {
 ** =======================================================
 */
 
-/* The start of a tick or a doze: a stale agent switches first. */
-static int begin(bonsai_agent *a, double dt, const bonsai_host *h) {
+/* Before a tick or a doze of a stale agent: it switches first, unless it
+** is busy (the tick is refused) or its host switches it. */
+BS_NOINLINE static int switchfirst(bonsai_agent *a, const bonsai_host *h) {
   int s;
-  if (bs_agent_stale(a) && !a->busy) {
-    if (h != NULL && (h->flags & BONSAI_HOST_SWITCHES))
-      return BONSAI_ESTALE;
-    if ((s = migrate(a, h)) != BONSAI_OK)
-      return s == BONSAI_ENOMEM ? s : BONSAI_ELEAF;
-  }
+  if (a->busy)
+    return BONSAI_OK;
+  if (h != NULL && (h->flags & BONSAI_HOST_SWITCHES))
+    return BONSAI_ESTALE;
+  if ((s = migrate(a, h)) != BONSAI_OK)
+    return s == BONSAI_ENOMEM ? s : BONSAI_ELEAF;
+  return BONSAI_OK;
+}
+
+/* The start of a tick or a doze. */
+static BS_ALWAYS_INLINE int begin(bonsai_agent *a, double dt,
+                                  const bonsai_host *h) {
+  int s;
+  if (bs_agent_stale(a) && (s = switchfirst(a, h)) != BONSAI_OK)
+    return s;
   return start(a, dt, h);
 }
 

@@ -23,6 +23,14 @@
 #define BS_NOINLINE
 #endif
 
+/* A step of a hot path kept in a function of its own for reading, which
+** must still be inlined. */
+#if defined(__GNUC__)
+#define BS_ALWAYS_INLINE inline __attribute__((always_inline))
+#else
+#define BS_ALWAYS_INLINE inline
+#endif
+
 /* Internal invariants only; compiled out in release builds (NDEBUG). */
 #define bs_assert(c) assert(c)
 

@@ -626,7 +626,7 @@ int lb_sleep(lua_State *L) {
   if (lb->ticking == NULL)
     return luaL_error(L, "bt.sleep: no agent is ticking");
   bonsai_agent_sleep(lb->ticking->a, s);
-  lua_pushstring(L, lb->s_running);
+  lua_pushliteral(L, "running");
   return 1;
 }
 

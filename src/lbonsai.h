@@ -51,7 +51,10 @@ struct LTick;
 typedef struct LBonsai {
   bonsai_env *env;
   long long nextid; /* last handle id given */
-  const char *s_success, *s_failure, *s_running; /* interned strings */
+  /* the status strings as objects (lua_topointer): a leaf's result is one
+  ** of them when it is the very same string (short strings are interned,
+  ** and these are anchored) */
+  const void *s_success, *s_failure, *s_running;
   struct LTick *ticking; /* the innermost tick under way (bt.sleep) */
 } LBonsai;
 

@@ -86,9 +86,9 @@ static void pushkinds(lua_State *L) {
 /* Interns s, remembers its address in *p and anchors it in the context
 ** (stack: context, module); also sets module[field] = s. */
 static void status_string(lua_State *L, const char *field, const char *s,
-                          const char **p) {
+                          const void **p) {
   lua_pushstring(L, s);
-  *p = lua_tostring(L, -1);
+  *p = lua_topointer(L, -1);
   lua_getiuservalue(L, -3, LB_ANCHOR);
   lua_pushvalue(L, -2);
   lua_rawseti(L, -2, (lua_Integer)lua_rawlen(L, -2) + 1);

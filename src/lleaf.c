@@ -12,25 +12,25 @@
 #include "lbonsai.h"
 
 /* Converts the value at the top of the stack to a status and leaves it
-** there; -1 if it is not one, with a description of it pushed. */
+** there; -1 if it is not one, with a description of it pushed. Two calls
+** for a status string or false, one for nil. */
 static inline int tostatus(lua_State *L, const LBonsai *lb) {
-  int t;
-  if (!lua_toboolean(L, -1)) /* false or nil: one call for most conditions */
+  const void *p;
+  if (!lua_toboolean(L, -1)) /* false or nil */
     return BONSAI_FAILURE;
-  if ((t = lua_type(L, -1)) == LUA_TBOOLEAN)
+  p = lua_topointer(L, -1); /* a string: the object */
+  if (p == lb->s_running)
+    return BONSAI_RUNNING;
+  if (p == lb->s_success)
     return BONSAI_SUCCESS;
-  if (t == LUA_TSTRING) {
-    const char *p = lua_tostring(L, -1);
-    if (p == lb->s_success)
-      return BONSAI_SUCCESS;
-    if (p == lb->s_failure)
-      return BONSAI_FAILURE;
-    if (p == lb->s_running)
-      return BONSAI_RUNNING;
-    lua_pushfstring(L, "invalid status '%s'", p);
-  } else {
+  if (p == lb->s_failure)
+    return BONSAI_FAILURE;
+  if (lua_isboolean(L, -1)) /* true */
+    return BONSAI_SUCCESS;
+  if (lua_type(L, -1) == LUA_TSTRING)
+    lua_pushfstring(L, "invalid status '%s'", lua_tostring(L, -1));
+  else
     lua_pushfstring(L, "invalid status (a %s value)", luaL_typename(L, -1));
-  }
   return -1;
 }
 

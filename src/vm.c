@@ -32,11 +32,6 @@
 ** so an untraced agent's copy stores the byte and nothing more. */
 #define SET(i, s)                                                              \
   (traced ? bs_setstatus(a, st, i, s) : (void)(st[i] = (uint8_t)(s)))
-#if defined(__GNUC__)
-#define ALWAYS_INLINE inline __attribute__((always_inline))
-#else
-#define ALWAYS_INLINE inline
-#endif
 
 /* A node's leaf: named ones from the agent's environment (whatever
 ** environment compiled the tree), the others from the blueprint. */
@@ -85,7 +80,7 @@ static int fire(bonsai_agent *a, const Node *n, uint32_t i, int ev,
 }
 
 /* The tick of the running action n (node i), and its exit when done. */
-static ALWAYS_INLINE int tick_action(bonsai_agent *a, const Node *n,
+static BS_ALWAYS_INLINE int tick_action(bonsai_agent *a, const Node *n,
                                      uint32_t i, uint8_t *st, bonsai_call *c,
                                      const int traced) {
   int s = fire(a, n, i, BONSAI_EV_TICK, 0, c);
@@ -107,7 +102,7 @@ static ALWAYS_INLINE int tick_action(bonsai_agent *a, const Node *n,
 
 /* One tick of the action or condition n (node i): enter, tick, and exit
 ** when done. */
-static ALWAYS_INLINE int tick_leaf(bonsai_agent *a, const Node *n,
+static BS_ALWAYS_INLINE int tick_leaf(bonsai_agent *a, const Node *n,
                                    uint32_t i, uint8_t *st, bonsai_call *c,
                                    const int traced) {
   int s;
@@ -425,7 +420,7 @@ int bs_vm_watched_changed(const bonsai_agent *a) {
 }
 
 /* The tick; 'traced' is a constant in each of its two copies. */
-static ALWAYS_INLINE int run(bonsai_agent *a, const int traced) {
+static BS_ALWAYS_INLINE int run(bonsai_agent *a, const int traced) {
   const Node *nd = a->bp->nodes;
   uint8_t *st = a->state;
   uint32_t i = a->resume, c; /* 0 unless the root is running */
