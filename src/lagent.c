@@ -740,18 +740,21 @@ static int agent_remove_interrupt(lua_State *L) {
   lua_settop(L, 2);
   la = checkagent(L, 1); /* state at 3 */
   lb_extra(L, 3, CONTEXT, 1);
-  if (lua_getfield(L, -1, "interrupts") != LUA_TTABLE)
-    return lua_pushboolean(L, 0), 1;
-  if (!lb_list_remove(L, 2))
-    return lua_pushboolean(L, 0), 1;
-  la->ninterrupts--;
-  return lua_pushboolean(L, 1), 1;
+  if (lua_getfield(L, -1, "interrupts") == LUA_TTABLE && lb_list_remove(L, 2)) {
+    la->ninterrupts--;
+    lua_pushboolean(L, 1);
+  } else {
+    lua_pushboolean(L, 0);
+  }
+  return 1;
 }
 
 static int agent_tostring(lua_State *L) {
   LAgent *la = toagent(L, 1);
-  if (la == NULL)
-    return lua_pushliteral(L, "bonsai.agent (broken)"), 1;
+  if (la == NULL) {
+    lua_pushliteral(L, "bonsai.agent (broken)");
+    return 1;
+  }
   lb_pushstatus(L, bonsai_agent_status(agentof(la)));
   lua_pushfstring(L, "bonsai.agent of '%s' (%s)",
                   bonsai_tree_name(bonsai_agent_tree(agentof(la))),

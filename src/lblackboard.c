@@ -24,6 +24,12 @@
 /* The side table's observer part: obs[key id + 1] = { handle... } in
 ** registration order, obs.fn[handle] = function, obs.key[handle] = key. */
 
+/*
+** {======================================================
+** Blackboard userdata
+** =======================================================
+*/
+
 LBB *lb_checkbb(lua_State *L, int idx) {
   LBB *b = (LBB *)luaL_checkudata(L, idx, BS_BB_T);
   if (b->bb == NULL)
@@ -90,6 +96,14 @@ static void pushvalue(lua_State *L, int idx, int key) {
     lua_pop(L, 1);
   }
 }
+
+/* }====================================================== */
+
+/*
+** {======================================================
+** Observers
+** =======================================================
+*/
 
 /* Calls the observers of key on the userdata at idx with (bb, name, new,
 ** old); new and old are at nv and ov. They are gathered first, so an
@@ -191,6 +205,14 @@ static void notify(lua_State *L, int idx, int key, int name, int nv, int ov) {
   lua_settop(L, top);
 }
 
+/* }====================================================== */
+
+/*
+** {======================================================
+** Values: C ones in the core, Lua ones beside it
+** =======================================================
+*/
+
 /* The id of the Lua value at idx as a handle (a weak map in the context),
 ** so that bt.check's "==" sees the same table in two keys as equal. */
 static long long handleid(lua_State *L, int idx) {
@@ -257,6 +279,14 @@ static void setvalue(lua_State *L, int idx, int key, int nidx, int vidx) {
 ** cache (a read of a known key is one table lookup), 3 (__index only) the
 ** methods. */
 #define KEYCACHE lua_upvalueindex(2)
+
+/* }====================================================== */
+
+/*
+** {======================================================
+** Methods
+** =======================================================
+*/
 
 static int checkkey(lua_State *L, int idx, int add) {
   luaL_argcheck(L, lua_type(L, idx) == LUA_TSTRING, idx,
@@ -366,11 +396,15 @@ static int bb_unobserve(lua_State *L) {
   LBB *b = lb_checkbb(L, 1);
   lua_Integer h = luaL_checkinteger(L, 2);
   lua_settop(L, 2);
-  if (!pushside(L, 1, 0) || lua_getfield(L, 3, "obs") != LUA_TTABLE)
-    return lua_pushboolean(L, 0), 1;
+  if (!pushside(L, 1, 0) || lua_getfield(L, 3, "obs") != LUA_TTABLE) {
+    lua_pushboolean(L, 0); /* no observer at all */
+    return 1;
+  }
   lua_getfield(L, 4, "key");
-  if (lua_rawgeti(L, -1, h) != LUA_TNUMBER) /* 6: key id */
-    return lua_pushboolean(L, 0), 1;
+  if (lua_rawgeti(L, -1, h) != LUA_TNUMBER) { /* 6: key id */
+    lua_pushboolean(L, 0); /* not this one */
+    return 1;
+  }
   lua_pushnil(L);
   lua_rawseti(L, 5, h);
   lua_getfield(L, 4, "fn");
@@ -443,15 +477,17 @@ static int bb_pairs(lua_State *L) {
 ** ever sees blackboards (the metatable is protected), so no type check. */
 static int bb_index(lua_State *L) {
   int key;
-  if (lua_type(L, 2) != LUA_TSTRING)
-    return lua_pushnil(L), 1;
+  if (lua_type(L, 2) != LUA_TSTRING) {
+    lua_pushnil(L);
+    return 1;
+  }
   lua_pushvalue(L, 2);
   if (lua_rawget(L, lua_upvalueindex(3)) != LUA_TNIL)
     return 1;
-  key = lb_keyid_in(L, 2, 0, KEYCACHE);
-  if (key < 0)
-    return lua_pushnil(L), 1;
-  pushvalue(L, 1, key);
+  if ((key = lb_keyid_in(L, 2, 0, KEYCACHE)) < 0)
+    lua_pushnil(L);
+  else
+    pushvalue(L, 1, key);
   return 1;
 }
 
@@ -477,6 +513,14 @@ static int bb_tostring(lua_State *L) {
   lua_pushfstring(L, "bonsai.blackboard (%d keys)", n);
   return 1;
 }
+
+/* }====================================================== */
+
+/*
+** {======================================================
+** For the other binding files, bt.blackboard
+** =======================================================
+*/
 
 void lb_bb_store(lua_State *L, int bbidx, int key, int vidx) {
   setvalue(L, bbidx, key, 0, vidx);
@@ -546,3 +590,5 @@ void lb_open_blackboard(lua_State *L) {
   lua_setfield(L, -2, "__index");
   lua_pop(L, 2);
 }
+
+/* }====================================================== */

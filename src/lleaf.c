@@ -11,6 +11,12 @@
 #include "bonsai.h"
 #include "lbonsai.h"
 
+/*
+** {======================================================
+** Leaves: the trampoline of every Lua leaf
+** =======================================================
+*/
+
 /* Converts the value at the top of the stack to a status and leaves it
 ** there; -1 if it is not one, with a description of it pushed. Two calls
 ** for a status string or false, one for nil. */
@@ -108,6 +114,14 @@ int lb_leaf_call(const bonsai_call *c) {
   }
   return s;
 }
+
+/* }====================================================== */
+
+/*
+** {======================================================
+** Tasks: a coroutine per run
+** =======================================================
+*/
 
 /* The agent's extras table, created on first use (pushed). */
 static void pushextra(lua_State *L, const LTick *t) {
@@ -237,6 +251,14 @@ int lb_task_call(const bonsai_call *c) {
   return s;
 }
 
+/* }====================================================== */
+
+/*
+** {======================================================
+** Utilities and remapped leaves
+** =======================================================
+*/
+
 /* How many arguments the function at the top needs (0-4): a function
 ** that declares fewer parameters cannot see the others, so they are not
 ** pushed. Leaves the function in place. */
@@ -309,8 +331,10 @@ int lb_utility_call(const bonsai_call *c) {
   n = pushargs(L, t, c, n);
   if (c->mayraise)
     lua_call(L, n, 1);
-  else if (lua_pcall(L, n, 1, 0) != LUA_OK)
-    return t->bbready = 0, failed(L, c);
+  else if (lua_pcall(L, n, 1, 0) != LUA_OK) {
+    t->bbready = 0;
+    return failed(L, c);
+  }
   if (view)
     t->bbready = 0; /* the next leaf fetches the blackboard again */
   if (lua_type(L, -1) != LUA_TNUMBER) {
@@ -370,6 +394,14 @@ int lb_remap_call(const bonsai_call *c) {
   t->bbready = 0;
   return r;
 }
+
+/* }====================================================== */
+
+/*
+** {======================================================
+** Leaf definitions and bt.register
+** =======================================================
+*/
 
 void *lb_utilitydef(lua_State *L, int values, int slot) {
   int n = needs(L);
@@ -476,3 +508,5 @@ int lb_isleaf(lua_State *L) {
   lua_pushboolean(L, bonsai_leaf_find(lb->env, luaL_checkstring(L, 1)) >= 0);
   return 1;
 }
+
+/* }====================================================== */

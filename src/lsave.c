@@ -89,6 +89,14 @@ static void out32(Host *h, size_t v) {
   out(h, b, 4);
 }
 
+/* A value that cannot be saved: pops n, keeps why (NULL: already kept). */
+static int refuse(lua_State *L, Host *h, int n, const char *why) {
+  lua_pop(L, n);
+  if (why != NULL)
+    h->error = why;
+  return -1;
+}
+
 /* Writes the Lua value at idx; 0, or -1 with h->error. */
 static int encode(Host *h, int idx, int depth) {
   lua_State *L = h->L;
@@ -113,7 +121,7 @@ static int encode(Host *h, int idx, int depth) {
     size_t len;
     const char *s = lua_tolstring(L, idx, &len);
     if (len > 0xffffffffu)
-      return h->error = "a string too long to save", -1;
+      return refuse(L, h, 0, "a string too long to save");
     out8(h, TAG_STR);
     out32(h, len);
     out(h, s, len);
@@ -122,14 +130,12 @@ static int encode(Host *h, int idx, int depth) {
   case LUA_TTABLE: {
     size_t n = 0;
     if (depth >= MAXDEPTH)
-      return h->error = "tables nested too deep to save", -1;
+      return refuse(L, h, 0, "tables nested too deep to save");
     if (lua_getmetatable(L, idx))
-      return lua_pop(L, 1), h->error = "a table with a metatable cannot be "
-                                       "saved", -1;
+      return refuse(L, h, 1, "a table with a metatable cannot be saved");
     lua_pushvalue(L, idx);
     if (lua_rawget(L, h->seen) != LUA_TNIL)
-      return lua_pop(L, 1), h->error = "a table that contains itself cannot "
-                                       "be saved", -1;
+      return refuse(L, h, 1, "a table that contains itself cannot be saved");
     lua_pop(L, 1);
     lua_pushvalue(L, idx);
     lua_pushboolean(L, 1);
@@ -146,10 +152,9 @@ static int encode(Host *h, int idx, int depth) {
     while (lua_next(L, idx) != 0) { /* stack: key, value */
       int t = lua_type(L, -2);
       if (t != LUA_TSTRING && t != LUA_TNUMBER && t != LUA_TBOOLEAN)
-        return lua_pop(L, 2), h->error = "a table key of this type cannot "
-                                         "be saved", -1;
+        return refuse(L, h, 2, "a table key of this type cannot be saved");
       if (encode(h, -2, depth + 1) != 0 || encode(h, -1, depth + 1) != 0)
-        return lua_pop(L, 2), -1;
+        return refuse(L, h, 2, NULL);
       lua_pop(L, 1);
     }
     lua_pushvalue(L, idx);

@@ -22,6 +22,12 @@ typedef struct DefBox {
   bonsai_def *def;
 } DefBox;
 
+/*
+** {======================================================
+** Walking node tables into a definition
+** =======================================================
+*/
+
 static int defbox_gc(lua_State *L) {
   DefBox *box = (DefBox *)lua_touserdata(L, 1);
   bonsai_def_free(box->def);
@@ -638,6 +644,14 @@ static void build(lua_State *L, Walk *w, int root, int opts,
   lua_settop(L, w->uses);
 }
 
+/* }====================================================== */
+
+/*
+** {======================================================
+** Trees: bt.tree, bt.shared, their values
+** =======================================================
+*/
+
 /* Records that the tree at ti inlines the trees that are keys of the
 ** table at uses: its TV_USES, and it is in each one's TV_USERS. */
 static void setuses(lua_State *L, int ti, int uses) {
@@ -801,6 +815,14 @@ int lb_tree(lua_State *L) {
 typedef struct VersionBox {
   bonsai_version *v;
 } VersionBox;
+
+/* }====================================================== */
+
+/*
+** {======================================================
+** Reload: every tree that inlines this one, all or none
+** =======================================================
+*/
 
 static int versionbox_gc(lua_State *L) {
   VersionBox *b = (VersionBox *)lua_touserdata(L, 1);
@@ -1030,6 +1052,14 @@ static int tree_reload(lua_State *L) {
   return 1;
 }
 
+/* }====================================================== */
+
+/*
+** {======================================================
+** Tree methods
+** =======================================================
+*/
+
 /* bt.istree(x): true if x is a tree (not any userdata) */
 int lb_istree(lua_State *L) {
   lua_pushboolean(L, luaL_testudata(L, 1, BS_TREE_T) != NULL);
@@ -1123,3 +1153,5 @@ void lb_open_tree(lua_State *L) {
   lua_setfield(L, -2, "methods");
   lua_pop(L, 1);
 }
+
+/* }====================================================== */
