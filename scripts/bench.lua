@@ -360,31 +360,6 @@ local function w3_run(variant, n, depth, count)
 end
 
 ------------------------------------------------------------------------
--- --profile W VARIANT [agents] [ticks] [depth]: one untimed run of one
--- variant, nothing else, for callgrind or perf (W: w1, w2, w3; VARIANT:
--- floor, tick_all, tick, and for w1 also cloop, cfloor, cbonsai; depth:
--- W3's, 100 by default).
-------------------------------------------------------------------------
-
-if arg[1] == "--profile" then
-  local w, variant = arg[2], arg[3]
-  local n, ticks = tonumber(arg[4]) or 1000, tonumber(arg[5]) or 100
-  local r
-  if w == "w1" then
-    r = w1_run(variant, n)
-  elseif w == "w2" then
-    r = w2_run(variant, n)
-  else
-    r = w3_run(variant, n, tonumber(arg[6]) or 100)
-  end
-  collectgarbage("collect") -- no debt from the setup
-  r.step(ticks)
-  io.write(string.format("%s %s %d agents x %d ticks: %s\n", w, variant, n,
-                         ticks, tostring(r.sum())))
-  os.exit(0)
-end
-
-------------------------------------------------------------------------
 -- Driver
 ------------------------------------------------------------------------
 
@@ -617,6 +592,60 @@ function sections.g()
 end
 
 ------------------------------------------------------------------------
+-- P: a running parallel whose other children have finished. Each agent's
+-- parallel has 'finished' children that succeeded in its first tick
+-- (untimed) and one that keeps running; a tick of 1,000 finished children
+-- against one of 1: a tick touches only the unfinished children. Leaf
+-- calls and the checksum count the running child's ticks.
+------------------------------------------------------------------------
+
+local function p_run(n, finished)
+  return function(count)
+    local st, agents = {}, {}
+    local kids = {}
+    for k = 1, finished do
+      kids[k] = bt.action(function() return SUCCESS end)
+    end
+    kids[finished + 1] = bt.action(function(a)
+      if count then count.n = count.n + 1 end
+      local s = a.owner
+      s.n = s.n + 1
+      return RUNNING
+    end)
+    local tree = bt.tree(bt.parallel(kids), { name = "p" .. finished })
+    for i = 1, n do
+      st[i] = { n = 0 }
+      agents[i] = bt.agent(tree, { owner = st[i] })
+    end
+    -- the first tick finishes all but the running child: not measured
+    local function start()
+      reset_all(agents)
+      bt.tick_all(agents, 1)
+      for i = 1, n do st[i].n = 0 end
+      if count then count.n = 0 end
+    end
+    start()
+    return {
+      step = function(k) for _ = 1, k do bt.tick_all(agents, 1) end end,
+      sum = function()
+        local sum = 0
+        for i = 1, n do sum = sum + st[i].n end
+        return sum
+      end,
+      reset = start,
+    }
+  end
+end
+
+function sections.p()
+  local n, ticks = 1000, quick and 100 or 200
+  compare("P parallel,", {
+    variant("1 finished child + 1 running", p_run(n, 1), nil, true),
+    variant("1000 finished + 1 running", p_run(n, 1000), "<= 1.2"),
+  }, ticks, n, reps, n * ticks, 20)
+end
+
+------------------------------------------------------------------------
 -- R: hot reload of a 200-node tree with 10,000 running agents, against
 -- one full tick of those agents.
 ------------------------------------------------------------------------
@@ -711,8 +740,35 @@ function sections.s()
       median(ratios), "<= 0.15")
 end
 
+------------------------------------------------------------------------
+-- --profile W VARIANT [agents] [ticks] [depth]: one untimed run of one
+-- variant, nothing else, for callgrind or perf (W: w1, w2, w3, p; VARIANT:
+-- floor, tick_all, tick, and for w1 also cloop, cfloor, cbonsai; for p
+-- the number of finished children; depth: W3's, 100 by default).
+------------------------------------------------------------------------
+
+if arg[1] == "--profile" then
+  local w, variant = arg[2], arg[3]
+  local n, ticks = tonumber(arg[4]) or 1000, tonumber(arg[5]) or 100
+  local r
+  if w == "w1" then
+    r = w1_run(variant, n)
+  elseif w == "w2" then
+    r = w2_run(variant, n)
+  elseif w == "p" then
+    r = p_run(n, tonumber(variant))()
+  else
+    r = w3_run(variant, n, tonumber(arg[6]) or 100)
+  end
+  collectgarbage("collect") -- no debt from the setup
+  r.step(ticks)
+  io.write(string.format("%s %s %d agents x %d ticks: %s\n", w, variant, n,
+                         ticks, tostring(r.sum())))
+  os.exit(0)
+end
+
 -- The driver: every section in a process of its own, then the table.
-local ORDER = { "w1", "w1c", "trace", "record", "w2", "w3", "w3depth", "g",
+local ORDER = { "w1", "w1c", "trace", "record", "w2", "w3", "w3depth", "g", "p",
                 "r", "s" }
 if section then
   assert(sections[section], "no section " .. section)()

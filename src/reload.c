@@ -198,23 +198,18 @@ static uint32_t nextrunning(const Blueprint *bp, const uint8_t *st,
 }
 
 /* A kept parallel (old node o, new node j) keeps the results of its
-** finished children that are matched; its counts are those of the new
-** version's children. */
+** finished children that are matched; its counts and its list of
+** unfinished children are those of the new version's children. */
 static void carryresults(const Blueprint *ob, const Blueprint *nb,
                          const uint32_t *map, const uint8_t *os, uint8_t *ns,
                          uint32_t o, uint32_t j) {
-  const Node *on = ob->nodes, *nn = nb->nodes;
-  uint32_t c, succ = 0, fail = 0;
+  const Node *on = ob->nodes;
+  uint32_t c;
   for (c = o + 1; c < on[o].next; c = on[c].next)
     if (map[c] != BS_NONE &&
         (os[c] == BONSAI_SUCCESS || os[c] == BONSAI_FAILURE))
       ns[map[c]] = os[c];
-  for (c = j + 1; c < nn[j].next; c = nn[c].next) {
-    succ += ns[c] == BONSAI_SUCCESS;
-    fail += ns[c] == BONSAI_FAILURE;
-  }
-  ((uint32_t *)(ns + nn[j].data))[0] = succ;
-  ((uint32_t *)(ns + nn[j].data))[1] = fail;
+  bs_vm_parallel_settle(nb, ns, j);
 }
 
 int bs_reload_state(bonsai_agent *a, const Plan *plan, uint8_t *ns) {
