@@ -44,6 +44,13 @@ struct bonsai_def {
 
 
 
+/* Bytes of per-agent data of a node of this kind with nchild children:
+** its kind's, plus, for a utility selector, each child's utility (a
+** double) and its place in the order of a tick (a uint32), rounded up to
+** 8; for a parallel, three counts and the list of its unfinished children
+** (vm.c, UNDONE). */
+BS_INTERNAL uint32_t bs_datasize(int kind, uint32_t nchild);
+
 /* Writes the path of definition node i into buf (like a blueprint path);
 ** returns its full length (buf may be NULL to measure). */
 BS_INTERNAL size_t bs_def_path(const bonsai_def *def, uint32_t i, char *buf,

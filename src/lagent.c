@@ -190,15 +190,22 @@ static int migrate(lua_State *L, Job *j) {
   while (bs_agent_stale(a)) {
     const Blueprint *old = a->bp;
     uint32_t oldn = old->n;
-    Plan **box;
-    int s;
+    Plan **box, *plan = NULL;
+    int s, keyed;
     lua_getiuservalue(L, j->t.state, UV_TREE);
     lb_tree_values(L, -1); /* the values of the version reached */
     lua_remove(L, -2);
-    /* the plan lives in a userdata while Lua may raise (rekey allocates) */
-    box = (Plan **)lua_newuserdatauv(L, sizeof *box, 0);
-    *box = NULL;
-    luaL_setmetatable(L, BS_PLAN_T);
+    lb_extra(L, j->t.state, j->t.ctx, 0); /* task coroutines to rekey? */
+    keyed = lua_istable(L, -1);
+    lua_pop(L, 1);
+    if (keyed) { /* the plan lives in a userdata while rekey may raise */
+      box = (Plan **)lua_newuserdatauv(L, sizeof *box, 0);
+      *box = NULL;
+      luaL_setmetatable(L, BS_PLAN_T);
+    } else { /* no rekey (aborts make no coroutines): nothing raises */
+      box = &plan;
+      lua_pushnil(L);
+    }
     a->host = &j->t;
     s = bs_agent_migrate(a, box);
     a->host = NULL;
@@ -213,7 +220,9 @@ static int migrate(lua_State *L, Job *j) {
     lua_rotate(L, -2, 1);
     lua_replace(L, j->t.values);
     j->loaded = a->bp->id;
-    rekey(L, j->t.state, j->t.ctx, *box != NULL ? (*box)->map : NULL, oldn);
+    if (keyed)
+      rekey(L, j->t.state, j->t.ctx, *box != NULL ? (*box)->map : NULL,
+            oldn);
     bs_plan_release(*box);
     *box = NULL;
     lua_pop(L, 1);
