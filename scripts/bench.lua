@@ -170,7 +170,23 @@ local function w1_floor(L)
   end
 end
 
-local function w1_tree(L)
+-- A branch of 200 nodes (a sequence of 33 sequences of a condition and
+-- five actions, and an action) whose leaves are never called.
+local function never_branch()
+  local function never() error("never reached") end
+  local kids = {}
+  for k = 1, 33 do
+    local seq = { bt.condition(never) }
+    for j = 1, 5 do seq[j + 1] = bt.action(never) end
+    kids[k] = bt.sequence(seq)
+  end
+  kids[34] = bt.action(never)
+  return bt.sequence(kids)
+end
+
+-- W1's tree; with 'big', the 200-node branch after chase, which never
+-- fails: the same ticks in a larger tree, patrol 200 nodes further on.
+local function w1_tree(L, big)
   return bt.tree(bt.reactive_selector {
     bt.reactive_sequence { bt.condition(L.is_dead), bt.action(L.die) },
     bt.reactive_sequence { bt.condition(L.sees_enemy),
@@ -178,6 +194,7 @@ local function w1_tree(L)
         bt.reactive_sequence { bt.condition(L.health_low), bt.action(L.flee) },
         bt.reactive_sequence { bt.condition(L.in_range), bt.action(L.attack) },
         bt.action(L.chase),
+        big and never_branch() or nil,
       },
     },
     bt.action(L.patrol),
@@ -195,12 +212,15 @@ local function reset_all(agents)
 end
 
 -- W1; variant: "floor", "cloop" (hard-coded C calling the Lua leaves),
--- "tick", "tick_all", "cfloor" and "cbonsai" (all in C). The batch
+-- "tick", "tick_all", "cfloor" and "cbonsai" (all in C); "tick_all_big"
+-- and "cbonsai_big": with a 200-node branch never reached. The batch
 -- variants (tick_all, cloop) step the world for every agent, then tick
 -- every agent: each agent still sees its own step before its tick.
 local function w1_run(variant, n, count, prep)
-  if variant == "cfloor" or variant == "cbonsai" then
-    local r = benchc.w1(n, variant == "cfloor" and "floor" or "bonsai", count)
+  local cvariants = { cfloor = "floor", cbonsai = "bonsai",
+                      cbonsai_big = "bonsai_big" }
+  if cvariants[variant] then
+    local r = benchc.w1(n, cvariants[variant], count)
     return { step = function(k) r:step(k); if count then count.n = r:calls() end end,
              sum = function() return r:sum() end,
              reset = function() r:reset() end }
@@ -224,7 +244,7 @@ local function w1_run(variant, n, count, prep)
       end
     end
   else
-    local tree = w1_tree(w1_leaves_agent(count))
+    local tree = w1_tree(w1_leaves_agent(count), variant == "tick_all_big")
     agents = {}
     for i = 1, n do agents[i] = bt.agent(tree, { owner = st[i] }) end
     if prep then prep(agents) end
@@ -457,6 +477,23 @@ function sections.w1c() -- the core alone: C leaves registered by name
   compare("W1", { variant("C floor", w1("cfloor"), nil, true),
                   variant("Bonsai core, C leaves", w1("cbonsai"), "<= 2") },
           W1T, W1N, reps, W1_EXPECT[W1N], 20)
+end
+
+-- The same ticks in a tree with a 200-node branch never reached: what a
+-- larger agent state costs (the cache lines a tick touches), with C
+-- leaves (the core alone) and with Lua leaves.
+function sections.w1big()
+  local v = {}
+  if benchc then
+    compare("W1 C leaves,", {
+      variant("plain", w1("cbonsai"), nil, true),
+      variant("+ 200-node branch never reached", w1("cbonsai_big"), "<= 1.15"),
+    }, W1T, W1N, reps, W1_EXPECT[W1N], 20)
+  end
+  v[1] = variant("plain", w1("tick_all"), nil, true)
+  v[2] = variant("+ 200-node branch never reached", w1("tick_all_big"),
+                 "<= 1.15")
+  compare("W1 bt.tick_all,", v, W1T, W1N, reps, W1_EXPECT[W1N], 20)
 end
 
 -- Traces (issue #12): W1 with bt.tick_all, tracing off (the reference, as
@@ -772,7 +809,7 @@ if arg[1] == "--profile" then
 end
 
 -- The driver: every section in a process of its own, then the table.
-local ORDER = { "w1", "w1c", "trace", "record", "w2", "w3", "w3depth", "g", "p",
+local ORDER = { "w1", "w1c", "w1big", "trace", "record", "w2", "w3", "w3depth", "g", "p",
                 "r", "s" }
 if section then
   assert(sections[section], "no section " .. section)()
