@@ -487,7 +487,8 @@ function sections.w1big()
   if benchc then
     compare("W1 C leaves,", {
       variant("plain", w1("cbonsai"), nil, true),
-      variant("+ 200-node branch never reached", w1("cbonsai_big"), "<= 1.15"),
+      variant("+ 200-node branch never reached", w1("cbonsai_big"),
+              "<= 1.15"),
     }, W1T, W1N, reps, W1_EXPECT[W1N], 20)
   end
   v[1] = variant("plain", w1("tick_all"), nil, true)
@@ -809,8 +810,8 @@ if arg[1] == "--profile" then
 end
 
 -- The driver: every section in a process of its own, then the table.
-local ORDER = { "w1", "w1c", "w1big", "trace", "record", "w2", "w3", "w3depth", "g", "p",
-                "r", "s" }
+local ORDER = { "w1", "w1c", "w1big", "trace", "record", "w2", "w3",
+                "w3depth", "g", "p", "r", "s" }
 if section then
   assert(sections[section], "no section " .. section)()
   os.exit(0)

@@ -119,7 +119,8 @@ static int sameshape(const Blueprint *ob, const Blueprint *nb,
   for (i = 0; i < ob->n; i++) {
     const Node *o = &ob->nodes[i], *n = &nb->nodes[i];
     if (map[i] != i || o->parent != n->parent || o->next != n->next ||
-        o->data != n->data || (o->flags & NF_HIDDEN) != (n->flags & NF_HIDDEN))
+        o->data != n->data ||
+        (o->flags & NF_HIDDEN) != (n->flags & NF_HIDDEN))
       return 0;
   }
   return 1;
@@ -305,12 +306,13 @@ int bs_reload_state(bonsai_agent *a, const Plan *plan, uint8_t *ns) {
 /*
 ** In place, for versions of the same shape. What bs_reload_state keeps
 ** is marked (MARK) in the status bytes: the running nodes, walked from
-** the root, and the finished children of running parallels; one pass over
-** the status bytes then clears the rest. The data of the
-** kept nodes is what bs_reload_state leaves: the kind's bytes (extras
-** cleared, parallels' lists rebuilt; finished children's cleared), lasting
-** data, the watched keys' stamps. The data of idle nodes that do not last is left
-** as it was: the VM sets it when they start, and nothing reads it before.
+** the root, and the finished children of running parallels; one pass
+** over the status bytes then clears the rest. The data is what
+** bs_reload_state leaves: the running nodes' kind bytes (extras cleared,
+** parallels' lists rebuilt), the finished children's cleared, lasting
+** data and the watched keys' stamps as they were. The data of idle nodes
+** that does not last stays as it was: the VM sets it when they start, and
+** nothing reads it before.
 */
 #define MARK 0x80u
 
