@@ -170,7 +170,23 @@ local function w1_floor(L)
   end
 end
 
-local function w1_tree(L)
+-- A branch of 200 nodes (a sequence of 33 sequences of a condition and
+-- five actions, and an action) whose leaves are never called.
+local function never_branch()
+  local function never() error("never reached") end
+  local kids = {}
+  for k = 1, 33 do
+    local seq = { bt.condition(never) }
+    for j = 1, 5 do seq[j + 1] = bt.action(never) end
+    kids[k] = bt.sequence(seq)
+  end
+  kids[34] = bt.action(never)
+  return bt.sequence(kids)
+end
+
+-- W1's tree; with 'big', the 200-node branch after chase, which never
+-- fails: the same ticks in a larger tree, patrol 200 nodes further on.
+local function w1_tree(L, big)
   return bt.tree(bt.reactive_selector {
     bt.reactive_sequence { bt.condition(L.is_dead), bt.action(L.die) },
     bt.reactive_sequence { bt.condition(L.sees_enemy),
@@ -178,6 +194,7 @@ local function w1_tree(L)
         bt.reactive_sequence { bt.condition(L.health_low), bt.action(L.flee) },
         bt.reactive_sequence { bt.condition(L.in_range), bt.action(L.attack) },
         bt.action(L.chase),
+        big and never_branch() or nil,
       },
     },
     bt.action(L.patrol),
@@ -195,12 +212,15 @@ local function reset_all(agents)
 end
 
 -- W1; variant: "floor", "cloop" (hard-coded C calling the Lua leaves),
--- "tick", "tick_all", "cfloor" and "cbonsai" (all in C). The batch
+-- "tick", "tick_all", "cfloor" and "cbonsai" (all in C); "tick_all_big"
+-- and "cbonsai_big": with a 200-node branch never reached. The batch
 -- variants (tick_all, cloop) step the world for every agent, then tick
 -- every agent: each agent still sees its own step before its tick.
 local function w1_run(variant, n, count, prep)
-  if variant == "cfloor" or variant == "cbonsai" then
-    local r = benchc.w1(n, variant == "cfloor" and "floor" or "bonsai", count)
+  local cvariants = { cfloor = "floor", cbonsai = "bonsai",
+                      cbonsai_big = "bonsai_big" }
+  if cvariants[variant] then
+    local r = benchc.w1(n, cvariants[variant], count)
     return { step = function(k) r:step(k); if count then count.n = r:calls() end end,
              sum = function() return r:sum() end,
              reset = function() r:reset() end }
@@ -224,7 +244,7 @@ local function w1_run(variant, n, count, prep)
       end
     end
   else
-    local tree = w1_tree(w1_leaves_agent(count))
+    local tree = w1_tree(w1_leaves_agent(count), variant == "tick_all_big")
     agents = {}
     for i = 1, n do agents[i] = bt.agent(tree, { owner = st[i] }) end
     if prep then prep(agents) end
@@ -360,31 +380,6 @@ local function w3_run(variant, n, depth, count)
 end
 
 ------------------------------------------------------------------------
--- --profile W VARIANT [agents] [ticks] [depth]: one untimed run of one
--- variant, nothing else, for callgrind or perf (W: w1, w2, w3; VARIANT:
--- floor, tick_all, tick, and for w1 also cloop, cfloor, cbonsai; depth:
--- W3's, 100 by default).
-------------------------------------------------------------------------
-
-if arg[1] == "--profile" then
-  local w, variant = arg[2], arg[3]
-  local n, ticks = tonumber(arg[4]) or 1000, tonumber(arg[5]) or 100
-  local r
-  if w == "w1" then
-    r = w1_run(variant, n)
-  elseif w == "w2" then
-    r = w2_run(variant, n)
-  else
-    r = w3_run(variant, n, tonumber(arg[6]) or 100)
-  end
-  collectgarbage("collect") -- no debt from the setup
-  r.step(ticks)
-  io.write(string.format("%s %s %d agents x %d ticks: %s\n", w, variant, n,
-                         ticks, tostring(r.sum())))
-  os.exit(0)
-end
-
-------------------------------------------------------------------------
 -- Driver
 ------------------------------------------------------------------------
 
@@ -482,6 +477,24 @@ function sections.w1c() -- the core alone: C leaves registered by name
   compare("W1", { variant("C floor", w1("cfloor"), nil, true),
                   variant("Bonsai core, C leaves", w1("cbonsai"), "<= 2") },
           W1T, W1N, reps, W1_EXPECT[W1N], 20)
+end
+
+-- The same ticks in a tree with a 200-node branch never reached: what a
+-- larger agent state costs (the cache lines a tick touches), with C
+-- leaves (the core alone) and with Lua leaves.
+function sections.w1big()
+  local v = {}
+  if benchc then
+    compare("W1 C leaves,", {
+      variant("plain", w1("cbonsai"), nil, true),
+      variant("+ 200-node branch never reached", w1("cbonsai_big"),
+              "<= 1.15"),
+    }, W1T, W1N, reps, W1_EXPECT[W1N], 20)
+  end
+  v[1] = variant("plain", w1("tick_all"), nil, true)
+  v[2] = variant("+ 200-node branch never reached", w1("tick_all_big"),
+                 "<= 1.15")
+  compare("W1 bt.tick_all,", v, W1T, W1N, reps, W1_EXPECT[W1N], 20)
 end
 
 -- Traces (issue #12): W1 with bt.tick_all, tracing off (the reference, as
@@ -617,8 +630,64 @@ function sections.g()
 end
 
 ------------------------------------------------------------------------
+-- P: a running parallel whose other children have finished. Each agent's
+-- parallel has 'finished' children that succeeded in its first tick
+-- (untimed) and one that keeps running; a tick of 1,000 finished children
+-- against one of 1: a tick touches only the unfinished children. Leaf
+-- calls and the checksum count the running child's ticks.
+------------------------------------------------------------------------
+
+local function p_run(n, finished)
+  return function(count)
+    local st, agents = {}, {}
+    local kids = {}
+    for k = 1, finished do
+      kids[k] = bt.action(function() return SUCCESS end)
+    end
+    kids[finished + 1] = bt.action(function(a)
+      if count then count.n = count.n + 1 end
+      local s = a.owner
+      s.n = s.n + 1
+      return RUNNING
+    end)
+    local tree = bt.tree(bt.parallel(kids), { name = "p" .. finished })
+    for i = 1, n do
+      st[i] = { n = 0 }
+      agents[i] = bt.agent(tree, { owner = st[i] })
+    end
+    -- the first tick finishes all but the running child: not measured
+    local function start()
+      reset_all(agents)
+      bt.tick_all(agents, 1)
+      for i = 1, n do st[i].n = 0 end
+      if count then count.n = 0 end
+    end
+    start()
+    return {
+      step = function(k) for _ = 1, k do bt.tick_all(agents, 1) end end,
+      sum = function()
+        local sum = 0
+        for i = 1, n do sum = sum + st[i].n end
+        return sum
+      end,
+      reset = start,
+    }
+  end
+end
+
+function sections.p()
+  local n, ticks = 1000, quick and 100 or 200
+  compare("P parallel,", {
+    variant("1 finished child + 1 running", p_run(n, 1), nil, true),
+    variant("1000 finished + 1 running", p_run(n, 1000), "<= 1.2"),
+  }, ticks, n, reps, n * ticks, 20)
+end
+
+------------------------------------------------------------------------
 -- R: hot reload of a 200-node tree with 10,000 running agents, against
--- one full tick of those agents.
+-- one full tick of those agents. The row: the extra cost of the reload
+-- (compile, and the first tick's migrations) in plain ticks; its ns are per
+-- agent.
 ------------------------------------------------------------------------
 
 function sections.r()
@@ -655,6 +724,8 @@ function sections.r()
     .. "after it %.2f ms (migration included) against %.2f ms for a plain "
     .. "tick:\n  reload cost = %.2f full ticks (compile + migration - tick)\n",
     tree.size, n, rl * 1e3, ft * 1e3, tk * 1e3, (rl + ft - tk) / tk))
+  row(string.format("R reload, %d running agents", n),
+      (rl + ft - tk) / n * 1e9, 0, (rl + ft - tk) / tk, "<= 0.5")
 end
 
 ------------------------------------------------------------------------
@@ -711,9 +782,36 @@ function sections.s()
       median(ratios), "<= 0.15")
 end
 
+------------------------------------------------------------------------
+-- --profile W VARIANT [agents] [ticks] [depth]: one untimed run of one
+-- variant, nothing else, for callgrind or perf (W: w1, w2, w3, p; VARIANT:
+-- floor, tick_all, tick, and for w1 also cloop, cfloor, cbonsai; for p
+-- the number of finished children; depth: W3's, 100 by default).
+------------------------------------------------------------------------
+
+if arg[1] == "--profile" then
+  local w, variant = arg[2], arg[3]
+  local n, ticks = tonumber(arg[4]) or 1000, tonumber(arg[5]) or 100
+  local r
+  if w == "w1" then
+    r = w1_run(variant, n)
+  elseif w == "w2" then
+    r = w2_run(variant, n)
+  elseif w == "p" then
+    r = p_run(n, tonumber(variant))()
+  else
+    r = w3_run(variant, n, tonumber(arg[6]) or 100)
+  end
+  collectgarbage("collect") -- no debt from the setup
+  r.step(ticks)
+  io.write(string.format("%s %s %d agents x %d ticks: %s\n", w, variant, n,
+                         ticks, tostring(r.sum())))
+  os.exit(0)
+end
+
 -- The driver: every section in a process of its own, then the table.
-local ORDER = { "w1", "w1c", "trace", "record", "w2", "w3", "w3depth", "g",
-                "r", "s" }
+local ORDER = { "w1", "w1c", "w1big", "trace", "record", "w2", "w3",
+                "w3depth", "g", "p", "r", "s" }
 if section then
   assert(sections[section], "no section " .. section)()
   os.exit(0)

@@ -168,22 +168,24 @@ static int step(bonsai_agent *a, Plan **planp) {
   uint32_t need = statesize(nbp);
   uint64_t buf[128]; /* a state that goes back inline is built here */
   int back = need <= a->inlinecap, r;
-  uint8_t *ns = back && need <= sizeof buf ? (uint8_t *)buf
-                                           : bs_malloc(env, need);
-  Plan *plan;
+  uint8_t *ns = NULL;
+  Plan *plan = NULL;
   *planp = NULL;
-  if (ns == NULL || bs_env_cover(env, nbp->nnamed) != BONSAI_OK) {
-    /* nothing changes: the next tick tries again */
-    if (ns != NULL && ns != (uint8_t *)buf)
-      bs_free(env, ns, need);
-    bs_agent_fail(a, BS_NONE, "out of memory");
-    return BONSAI_ENOMEM;
-  }
+  if (bs_env_cover(env, nbp->nnamed) != BONSAI_OK)
+    goto nomem;
+  plan = bs_reload_plan(a);
+  if ((plan == NULL || !plan->same) && /* else moved in place */
+      (ns = back && need <= sizeof buf ? (uint8_t *)buf
+                                       : bs_malloc(env, need)) == NULL)
+    goto nomem;
   bs_bp_retain(nbp); /* the agent's from now: callbacks may reload again */
   if (a->trace != NULL) /* its aborts belong to the coming tick */
     bs_trace_migrating(a, 1);
   a->busy = a->protect = 1;
-  if ((plan = bs_reload_plan(a)) != NULL) {
+  if (plan != NULL && plan->same) { /* in place: nothing is aborted */
+    bs_reload_inplace(a, plan);
+    r = BONSAI_OK;
+  } else if (plan != NULL) {
     r = bs_reload_state(a, plan, ns); /* reads the old state, fills ns */
   } else { /* out of memory: restart from the root in the new version */
     (void)bs_vm_abort(a, 0);
@@ -195,15 +197,15 @@ static int step(bonsai_agent *a, Plan **planp) {
     r = BONSAI_ENOMEM;
   }
   a->busy = a->protect = 0;
-  if (a->state != INLINE(a))
+  if (ns != NULL && a->state != INLINE(a)) /* not moved in place */
     bs_free(env, a->state, a->statecap);
-  if (back) { /* into the agent's own block */
+  if (ns != NULL && back) { /* into the agent's own block */
     a->state = INLINE(a);
     memcpy(a->state, ns, need);
     if (ns != (uint8_t *)buf)
       bs_free(env, ns, need);
     a->statecap = a->inlinecap;
-  } else {
+  } else if (ns != NULL) {
     a->state = ns;
     a->statecap = need;
   }
@@ -215,6 +217,10 @@ static int step(bonsai_agent *a, Plan **planp) {
   }
   *planp = plan;
   return r;
+nomem: /* nothing changes: the next tick tries again */
+  bs_plan_release(plan);
+  bs_agent_fail(a, BS_NONE, "out of memory");
+  return BONSAI_ENOMEM;
 }
 
 int bonsai_agent_stale(const bonsai_agent *a) { return bs_agent_stale(a); }

@@ -18,14 +18,17 @@
 #include "env.h"
 #include "names.h"
 
-/* Bytes of per-agent data of definition node dn: its kind's, plus, for a
-** utility selector, each child's utility (a double) and its place in the
-** order of a tick (a uint32), rounded up to 8. */
-static uint32_t nodesize(const DefNode *dn) {
-  uint32_t ds = bs_kinds[dn->kind].data;
-  if (dn->kind == BONSAI_UTILITY_SELECTOR)
-    ds += (12 * dn->nchild + 7) & ~7u;
+uint32_t bs_datasize(int kind, uint32_t nchild) {
+  uint32_t ds = bs_kinds[kind].data;
+  if (kind == BONSAI_UTILITY_SELECTOR)
+    ds += (12 * nchild + 7) & ~7u;
+  if (kind == BONSAI_PARALLEL)
+    ds += (12 + 4 * nchild + 7) & ~7u;
   return ds;
+}
+
+static uint32_t nodesize(const DefNode *dn) {
+  return bs_datasize(dn->kind, dn->nchild);
 }
 
 /* Writes "path: message" for node i (BS_NONE: no path) into err; -1. */

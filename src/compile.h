@@ -9,6 +9,13 @@
 #include "bstypes.h"
 #include "def.h"
 
+/* Bytes of per-agent data of a node of this kind with nchild children:
+** its kind's, plus, for a utility selector, each child's utility (a
+** double) and its place in the order of a tick (a uint32), rounded up to
+** 8; for a parallel, three counts and the list of its unfinished children
+** (vm.c, UNDONE). */
+BS_INTERNAL uint32_t bs_datasize(int kind, uint32_t nchild);
+
 /* Compiles def into a new Blueprint (refs = 1); on error returns NULL with a
 ** message in err and *code BONSAI_EDEF or BONSAI_ENOMEM. */
 BS_INTERNAL Blueprint *bs_compile(const bonsai_def *def, char *err,

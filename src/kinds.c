@@ -25,7 +25,9 @@ const KindInfo bs_kinds[BONSAI_NKINDS] = {
   /* data: W0 the child running since the last tick, or none */
   {"reactive_sequence", KC_COMPOSITE, 4, K_ACTIVE | K_REACTIVE, S, 0, 0, NULL},
   {"reactive_selector", KC_COMPOSITE, 4, K_ACTIVE | K_REACTIVE, F, 0, 0, NULL},
-  /* data: W0 successes, W1 failures in this run */
+  /* data: W0 successes, W1 failures in this run; then the list of its
+  ** unfinished children (compile.c, nodesize), not saved: rebuilt from
+  ** their statuses after a reload or a restore */
   {"parallel", KC_COMPOSITE, 8, K_ACTIVE, 0, P_SUCCESS | P_FAILURE | P_WAIT,
    0, NULL},
   /* data: W0 the tick in which its child runs */

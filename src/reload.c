@@ -12,7 +12,9 @@
 ** checks) carries over too; their last statuses do not. Per agent the work
 ** follows the running nodes and those lasting data, not the whole tree;
 ** per pair of versions the plan is linear in their sizes, whatever the
-** depth.
+** depth. Between versions of the same shape (a reload that changed leaves
+** or parameters) an agent's state moves in place: no allocation, no copy,
+** one pass over its status bytes.
 */
 #include <string.h>
 
@@ -99,6 +101,29 @@ void bs_reload_forget(bonsai_tree *t) {
   t->plan = NULL;
 }
 
+/* Whether nb has ob's nodes (map is the identity), in the same shape,
+** with the same state layout and watched keys: a reload that changed
+** only leaves or parameters. */
+static int sameshape(const Blueprint *ob, const Blueprint *nb,
+                     const uint32_t *map) {
+  uint32_t i;
+  if (ob->n != nb->n || ob->statsize != nb->statsize ||
+      ob->datasize != nb->datasize || ob->nwatch != nb->nwatch ||
+      ob->watchdata != nb->watchdata)
+    return 0;
+  for (i = 0; i < ob->nwatch; i++)
+    if (ob->watchkey[i] != nb->watchkey[i])
+      return 0;
+  for (i = 0; i < ob->n; i++) {
+    const Node *o = &ob->nodes[i], *n = &nb->nodes[i];
+    if (map[i] != i || o->parent != n->parent || o->next != n->next ||
+        o->data != n->data ||
+        (o->flags & NF_HIDDEN) != (n->flags & NF_HIDDEN))
+      return 0;
+  }
+  return 1;
+}
+
 /*
 ** The migration plan from ob to the tree's current version, cached in the
 ** tree and returned with a reference for the caller: a callback run during
@@ -139,6 +164,7 @@ static Plan *planfor(bonsai_tree *t, Blueprint *ob) {
       p->carry[2 * p->ncarry + 1] = p->map[i];
       p->ncarry++;
     }
+  p->same = sameshape(ob, nb, p->map);
   bs_reload_forget(t);
   t->plan = p;
   return p;
@@ -196,23 +222,18 @@ static uint32_t nextrunning(const Blueprint *bp, const uint8_t *st,
 }
 
 /* A kept parallel (old node o, new node j) keeps the results of its
-** finished children that are matched; its counts are those of the new
-** version's children. */
+** finished children that are matched; its counts and its list of
+** unfinished children are those of the new version's children. */
 static void carryresults(const Blueprint *ob, const Blueprint *nb,
                          const uint32_t *map, const uint8_t *os, uint8_t *ns,
                          uint32_t o, uint32_t j) {
-  const Node *on = ob->nodes, *nn = nb->nodes;
-  uint32_t c, succ = 0, fail = 0;
+  const Node *on = ob->nodes;
+  uint32_t c;
   for (c = o + 1; c < on[o].next; c = on[c].next)
     if (map[c] != BS_NONE &&
         (os[c] == BONSAI_SUCCESS || os[c] == BONSAI_FAILURE))
       ns[map[c]] = os[c];
-  for (c = j + 1; c < nn[j].next; c = nn[c].next) {
-    succ += ns[c] == BONSAI_SUCCESS;
-    fail += ns[c] == BONSAI_FAILURE;
-  }
-  ((uint32_t *)(ns + nn[j].data))[0] = succ;
-  ((uint32_t *)(ns + nn[j].data))[1] = fail;
+  bs_vm_parallel_settle(nb, ns, j);
 }
 
 int bs_reload_state(bonsai_agent *a, const Plan *plan, uint8_t *ns) {
@@ -278,6 +299,56 @@ int bs_reload_state(bonsai_agent *a, const Plan *plan, uint8_t *ns) {
   if (ns[0] != BONSAI_RUNNING && a->last == BONSAI_RUNNING)
     a->last = BONSAI_ABORTED; /* nothing carried over */
   return r;
+}
+
+/*
+** In place, for versions of the same shape. What bs_reload_state keeps
+** is marked (MARK) in the status bytes: the running nodes, walked from
+** the root, and the finished children of running parallels; one pass
+** over the status bytes then clears the rest. The data is what
+** bs_reload_state leaves: the running nodes' kind bytes (extras cleared,
+** parallels' lists rebuilt), the finished children's cleared, lasting
+** data and the watched keys' stamps as they were. The data of idle nodes
+** that does not last stays as it was: the VM sets it when they start, and
+** nothing reads it before.
+*/
+#define MARK 0x80u
+
+/* Clears what follows the kind's bytes in the data of node i. */
+static void clearextra(const Blueprint *bp, uint8_t *st, uint32_t i) {
+  const Node *n = &bp->nodes[i];
+  uint32_t k = bs_kinds[n->kind].data;
+  memset(st + n->data + k, 0, bs_datasize(n->kind, n->nchild) - k);
+}
+
+void bs_reload_inplace(bonsai_agent *a, const Plan *plan) {
+  const Blueprint *bp = plan->to;
+  const Node *nd = bp->nodes;
+  uint8_t *st = a->state;
+  uint32_t i, next, c, k, n;
+  bs_assert(plan->same && a->bp == plan->from);
+  for (i = firstrunning(st); i != BS_NONE; i = next) {
+    next = nextrunning(bp, st, i); /* looks only at nodes not marked yet */
+    st[i] |= MARK;
+    if (nd[i].kind == BONSAI_UTILITY_SELECTOR)
+      clearextra(bp, st, i);
+    if (nd[i].kind != BONSAI_PARALLEL)
+      continue;
+    clearextra(bp, st, i);
+    bs_vm_parallel_settle(bp, st, i); /* the statuses are not marked yet */
+    for (c = i + 1; c < nd[i].next; c = nd[c].next)
+      if (st[c] == BONSAI_SUCCESS || st[c] == BONSAI_FAILURE) {
+        st[c] |= MARK;
+        if (!(bs_kinds[nd[c].kind].flags & K_LASTING))
+          memset(st + nd[c].data, 0, bs_datasize(nd[c].kind, nd[c].nchild));
+      }
+  }
+  for (k = 0, n = bp->statsize; k < n; k++) /* marked: unmarked; else idle */
+    st[k] = (uint8_t)(st[k] & 0x7f & -(st[k] >> 7));
+  /* a->resume stays: from the root the next tick would come to the same
+  ** node through the same running nodes, which store nothing on the way */
+  if (st[0] != BONSAI_RUNNING && a->last == BONSAI_RUNNING)
+    a->last = BONSAI_ABORTED; /* nothing carried over */
 }
 
 Plan *bs_reload_plan(bonsai_agent *a) { return planfor(a->tree, a->bp); }

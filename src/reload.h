@@ -16,6 +16,8 @@ typedef struct Plan {
   uint32_t *map;        /* map[old node] = new node, or BS_NONE */
   uint32_t *carry;      /* ncarry pairs (old, new): matched lasting data */
   uint32_t ncarry;
+  int same;             /* the same nodes, paths and state layout: a state
+                        ** carries over in place (bs_reload_inplace) */
   size_t size;
 } Plan;
 
@@ -30,6 +32,11 @@ BS_INTERNAL void bs_plan_release(Plan *p);
 ** the state block and the blueprint afterwards. */
 BS_INTERNAL int bs_reload_state(bonsai_agent *a, const Plan *plan,
                                 uint8_t *ns);
+
+/* For a plan between versions of the same shape (plan->same): moves the
+** agent's state in place, with the result bs_reload_state would give
+** (nothing is aborted: every running node is kept). */
+BS_INTERNAL void bs_reload_inplace(bonsai_agent *a, const Plan *plan);
 
 /* Drops the tree's cached plan (the tree changed version or goes away). */
 BS_INTERNAL void bs_reload_forget(bonsai_tree *t);

@@ -16,6 +16,7 @@
 #include "compile.h"
 #include "env.h"
 #include "trace.h"
+#include "vm.h"
 
 #define MAGIC "BNSA"
 #define VERSION 1
@@ -477,17 +478,9 @@ static void settle(const Blueprint *bp, uint8_t *ns) {
         break;
       }
   }
-  for (i = 0; i < bp->n; i++) {
-    uint32_t succ = 0, fail = 0;
-    if (nd[i].kind != BONSAI_PARALLEL || ns[i] != BONSAI_RUNNING)
-      continue;
-    for (c = i + 1; c < nd[i].next; c = nd[c].next) {
-      succ += ns[c] == BONSAI_SUCCESS;
-      fail += ns[c] == BONSAI_FAILURE;
-    }
-    memcpy(ns + nd[i].data, &succ, 4);
-    memcpy(ns + nd[i].data + 4, &fail, 4);
-  }
+  for (i = 0; i < bp->n; i++)
+    if (nd[i].kind == BONSAI_PARALLEL && ns[i] == BONSAI_RUNNING)
+      bs_vm_parallel_settle(bp, ns, i);
 }
 
 int bonsai_agent_restore(bonsai_agent *a, const void *data, size_t len,

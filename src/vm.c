@@ -246,13 +246,30 @@ static int fail(bonsai_agent *a) {
   return BONSAI_ELEAF;
 }
 
-/* First child of parallel i not yet finished in this run, from c on. */
-static uint32_t unfinished(const bonsai_agent *a, uint32_t i, uint32_t c) {
-  const Node *nd = a->bp->nodes;
-  while (c < nd[i].next &&
-         (a->state[c] == SUCCESS || a->state[c] == FAILURE))
-    c = nd[c].next;
-  return c;
+/*
+** A parallel's data: W0 successes and W1 failures in this run (what saves
+** keep), then its unfinished children: how many (LEFT), this tick's read
+** and write places in their list (POS, KEEP) and the list (UNDONE), in
+** child order. A tick walks the list and keeps the children that still
+** run, so finished children are not looked at again.
+*/
+#define LEFT(i) (((uint32_t *)(st + nd[i].data))[2])
+#define POS(i) (((uint32_t *)(st + nd[i].data))[3])
+#define KEEP(i) (((uint32_t *)(st + nd[i].data))[4])
+#define UNDONE(i) ((uint32_t *)(st + nd[i].data) + 5)
+
+void bs_vm_parallel_settle(const Blueprint *bp, uint8_t *st, uint32_t i) {
+  const Node *nd = bp->nodes;
+  uint32_t c, m = 0;
+  W0(i) = W1(i) = 0;
+  for (c = i + 1; c < nd[i].next; c = nd[c].next)
+    if (st[c] == SUCCESS)
+      W0(i)++;
+    else if (st[c] == FAILURE)
+      W1(i)++;
+    else
+      UNDONE(i)[m++] = c;
+  LEFT(i) = m;
 }
 
 /* Aborts every running child of i. */
@@ -483,15 +500,20 @@ tick: /* node i is ticked; the common kinds first, without a switch */
       goto done;
     case BONSAI_PARALLEL:
       if (st[i] != RUNNING) {
+        uint32_t m = 0;
         SET(i, RUNNING);
         W0(i) = W1(i) = 0; /* successes, failures */
-        for (c = i + 1; c < n->next; c = nd[c].next)
+        for (c = i + 1; c < n->next; c = nd[c].next) {
           if (st[c] != RUNNING)
             SET(c, BONSAI_IDLE);
+          UNDONE(i)[m++] = c;
+        }
+        LEFT(i) = m;
       }
       if ((n->mode || (W0(i) < n->a && W1(i) < n->b)) && /* mode: "wait" */
-          (c = unfinished(a, i, i + 1)) < n->next) {
-        i = c;
+          LEFT(i) > 0) {
+        POS(i) = KEEP(i) = 0;
+        i = UNDONE(i)[0];
         continue;
       }
       /* a reload left its policy met, or no child to tick (with "wait":
@@ -666,10 +688,14 @@ done: /* node i finished its tick with status s; control moves on */
           return fail(a);
         break;
       }
-      if ((c = unfinished(a, i, nd[c].next)) < n->next) {
-        i = c;
+      bs_assert(UNDONE(i)[POS(i)] == c);
+      if (s == RUNNING) /* it stays in the list */
+        UNDONE(i)[KEEP(i)++] = c;
+      if (++POS(i) < LEFT(i)) {
+        i = UNDONE(i)[POS(i)];
         goto tick;
       }
+      LEFT(i) = KEEP(i);
       /* every child ticked: running ones remain, or all have finished
       ** (then, with "wait", the policies decide, success first; without,
       ** no policy was met) */

@@ -36,4 +36,9 @@ BS_INTERNAL uint32_t bs_vm_running_child(const Blueprint *bp,
 ** protected. */
 BS_INTERNAL void bs_vm_recover(bonsai_agent *a, const char *msg);
 
+/* Recounts the results of parallel i's children in state st and lists
+** those not finished (after a reload or a restore set their statuses). */
+BS_INTERNAL void bs_vm_parallel_settle(const Blueprint *bp, uint8_t *st,
+                                       uint32_t i);
+
 #endif

@@ -1,7 +1,8 @@
 /*
 ** benchc.c: the C half of scripts/bench. W1 "guard" with C leaves: the same
-** decisions hand-written in C (the floor) and as a Bonsai tree whose leaves
-** are C functions registered by name and ticked through the public C API,
+** decisions hand-written in C, calling the leaves through function pointers
+** (the floor), and as a Bonsai tree whose leaves are the same C functions
+** registered by name and ticked through the public C API,
 ** with no Lua in the loop; and W1's decisions hard-coded in C calling
 ** Lua leaves (the limit for Lua leaves). Loaded by scripts/bench.lua as
 ** the module "benchc"; it links its own copy of the core.
@@ -62,22 +63,6 @@ static int attack(State *s) { return act(s, 3, 2, &s->n_attack, 0); }
 static int chase(State *s) { return act(s, 4, 5, &s->n_chase, 0); }
 static int patrol(State *s) { return act(s, 5, 6, &s->n_patrol, 0); }
 
-/* The floor: W1's decisions written by hand. */
-static int floor_tick(State *s) {
-  int r;
-  if (is_dead(s) && (r = die(s)) != FAILURE)
-    return r;
-  if (sees_enemy(s)) {
-    if (health_low(s) && (r = flee(s)) != FAILURE)
-      return r;
-    if (in_range(s) && (r = attack(s)) != FAILURE)
-      return r;
-    if ((r = chase(s)) != FAILURE)
-      return r;
-  }
-  return patrol(s);
-}
-
 /* The same leaves as registered C leaves. */
 #define COND(name)                                                             \
   static int l_##name(const bonsai_call *c) {                                  \
@@ -95,9 +80,48 @@ ACT(attack)
 ACT(chase)
 ACT(patrol)
 
-static bonsai_tree *w1_tree(bonsai_env *env) {
+/*
+** The floor: W1's decisions written by hand in a C loop that calls the
+** same leaves as the tree, through function pointers and with a call
+** record, as the core calls them: the same work without a tree. (Called
+** directly, the compiler would inline the leaves into the loop.)
+*/
+enum { F_IS_DEAD, F_DIE, F_SEES_ENEMY, F_HEALTH_LOW, F_FLEE, F_IN_RANGE,
+       F_ATTACK, F_CHASE, F_PATROL, F_N };
+
+static int floor_tick(bonsai_leaf_fn const *f, State *s) {
+  bonsai_call c;
+  int r;
+  memset(&c, 0, sizeof c);
+  c.owner = s;
+  c.event = BONSAI_EV_TICK;
+  if (f[F_IS_DEAD](&c) == SUCCESS && (r = f[F_DIE](&c)) != FAILURE)
+    return r;
+  if (f[F_SEES_ENEMY](&c) == SUCCESS) {
+    if (f[F_HEALTH_LOW](&c) == SUCCESS && (r = f[F_FLEE](&c)) != FAILURE)
+      return r;
+    if (f[F_IN_RANGE](&c) == SUCCESS && (r = f[F_ATTACK](&c)) != FAILURE)
+      return r;
+    if ((r = f[F_CHASE](&c)) != FAILURE)
+      return r;
+  }
+  return f[F_PATROL](&c);
+}
+
+/* A leaf of the branch that is never reached: counted if it were. */
+static int l_never(const bonsai_call *c) {
+  (void)c;
+  calls += counting;
+  return FAILURE;
+}
+
+/* W1's tree; with 'big', a 200-node branch that is never reached (a
+** sequence of 33 sequences of a condition and five actions, and an
+** action) after chase, which never fails: patrol comes 200 nodes later. */
+static bonsai_tree *w1_tree(bonsai_env *env, int big) {
   bonsai_def *d = bonsai_def_new(env);
   bonsai_tree *t = NULL;
+  int k, j;
   bonsai_leaf_register(env, "is_dead", l_is_dead, NULL, 0);
   bonsai_leaf_register(env, "sees_enemy", l_sees_enemy, NULL, 0);
   bonsai_leaf_register(env, "health_low", l_health_low, NULL, 0);
@@ -107,6 +131,7 @@ static bonsai_tree *w1_tree(bonsai_env *env) {
   bonsai_leaf_register(env, "attack", l_attack, NULL, 0);
   bonsai_leaf_register(env, "chase", l_chase, NULL, 0);
   bonsai_leaf_register(env, "patrol", l_patrol, NULL, 0);
+  bonsai_leaf_register(env, "never", l_never, NULL, 0);
   bonsai_def_begin(d, BONSAI_REACTIVE_SELECTOR, NULL);
   bonsai_def_begin(d, BONSAI_REACTIVE_SEQUENCE, NULL);
   bonsai_def_leaf(d, BONSAI_CONDITION, NULL, "is_dead", NULL);
@@ -124,6 +149,18 @@ static bonsai_tree *w1_tree(bonsai_env *env) {
   bonsai_def_leaf(d, BONSAI_ACTION, NULL, "attack", NULL);
   bonsai_def_end(d);
   bonsai_def_leaf(d, BONSAI_ACTION, NULL, "chase", NULL);
+  if (big) {
+    bonsai_def_begin(d, BONSAI_SEQUENCE, NULL);
+    for (k = 0; k < 33; k++) {
+      bonsai_def_begin(d, BONSAI_SEQUENCE, NULL);
+      bonsai_def_leaf(d, BONSAI_CONDITION, NULL, "never", NULL);
+      for (j = 0; j < 5; j++)
+        bonsai_def_leaf(d, BONSAI_ACTION, NULL, "never", NULL);
+      bonsai_def_end(d);
+    }
+    bonsai_def_leaf(d, BONSAI_ACTION, NULL, "never", NULL);
+    bonsai_def_end(d);
+  }
   bonsai_def_end(d);
   bonsai_def_end(d);
   bonsai_def_leaf(d, BONSAI_ACTION, NULL, "patrol", NULL);
@@ -134,7 +171,8 @@ static bonsai_tree *w1_tree(bonsai_env *env) {
 }
 
 /*
-** benchc.w1(n, "floor" | "bonsai" [, count]) -> a run of W1 over n agents:
+** benchc.w1(n, "floor" | "bonsai" | "bonsai_big" [, count]) -> a run of W1
+** over n agents (bonsai_big: its tree with a 200-node branch never reached):
 ** run:step(k) ticks every agent k times, run:sum() is the checksum,
 ** run:calls() the leaf calls made (when count is true) and run:reset()
 ** puts states and agents back to their start. scripts/bench alternates
@@ -143,6 +181,8 @@ static bonsai_tree *w1_tree(bonsai_env *env) {
 typedef struct Run {
   long n, calls;
   int bonsai, counting;
+  int big; /* the tree with a branch never reached */
+  bonsai_leaf_fn leaves[F_N]; /* the floor's: set at run time */
   State *st;
   bonsai_env *env;
   bonsai_tree *tree;
@@ -204,7 +244,7 @@ static int run_step(lua_State *L) {
     for (t = 0; t < k; t++)
       for (i = 0; i < n; i++) {
         step(&st[i]);
-        floor_tick(&st[i]);
+        floor_tick(r->leaves, &st[i]);
       }
   }
   r->calls += calls;
@@ -245,7 +285,8 @@ static int b_w1(lua_State *L) {
   Run *r = (Run *)lua_newuserdatauv(L, sizeof *r, 1);
   memset(r, 0, sizeof *r);
   r->n = n;
-  r->bonsai = strcmp(luaL_checkstring(L, 2), "bonsai") == 0;
+  r->bonsai = strcmp(luaL_checkstring(L, 2), "floor") != 0;
+  r->big = strcmp(luaL_checkstring(L, 2), "bonsai_big") == 0;
   r->counting = lua_toboolean(L, 3);
   if (luaL_newmetatable(L, RUN_T)) {
     static const luaL_Reg methods[] = {{"step", run_step}, {"sum", run_sum},
@@ -257,13 +298,22 @@ static int b_w1(lua_State *L) {
     lua_setfield(L, -2, "__gc");
   }
   lua_setmetatable(L, -2);
+  r->leaves[F_IS_DEAD] = l_is_dead;
+  r->leaves[F_DIE] = l_die;
+  r->leaves[F_SEES_ENEMY] = l_sees_enemy;
+  r->leaves[F_HEALTH_LOW] = l_health_low;
+  r->leaves[F_FLEE] = l_flee;
+  r->leaves[F_IN_RANGE] = l_in_range;
+  r->leaves[F_ATTACK] = l_attack;
+  r->leaves[F_CHASE] = l_chase;
+  r->leaves[F_PATROL] = l_patrol;
   /* the states live in a userdata kept as the run's uservalue */
   r->st = (State *)lua_newuserdatauv(L, (size_t)n * sizeof *r->st, 0);
   lua_setiuservalue(L, -2, 1);
   run_init(r);
   if (r->bonsai) {
     if ((r->env = bonsai_env_new(NULL, NULL)) == NULL ||
-        (r->tree = w1_tree(r->env)) == NULL ||
+        (r->tree = w1_tree(r->env, r->big)) == NULL ||
         (r->agents = (bonsai_agent **)calloc((size_t)n, sizeof *r->agents)) ==
             NULL)
       return luaL_error(L, "out of memory");

@@ -337,6 +337,25 @@ describe("parallel", function()
     assert.equal("failure | tick B; exit B failure", t:step(a, 1))
   end)
 
+  it("does not tick again children that finished between running ones",
+     function()
+    local a = agent_of(bt.parallel {
+      t:action("A", "R"), t:action("B", "RS"), t:action("C", "R"),
+      t:action("D", "S"), t:action("E", "RRS"),
+    })
+    assert.equal("running | enter A; tick A; enter B; tick B; enter C; "
+                 .. "tick C; enter D; tick D; exit D success; enter E; tick E",
+                 t:step(a, 1))
+    assert.equal("running | tick A; tick B; exit B success; tick C; tick E",
+                 t:step(a, 1))
+    assert.equal("running | tick A; tick C; tick E; exit E success",
+                 t:step(a, 1))
+    t:set("A", "S")
+    assert.equal("running | tick A; exit A success; tick C", t:step(a, 1))
+    t:set("C", "S")
+    assert.equal("success | tick C; exit C success", t:step(a, 1))
+  end)
+
   it("runs every child again in its next run", function()
     local a = agent_of(bt.parallel { t:action("A", "S"), t:action("B", "RS") })
     assert.equal("running | enter A; tick A; exit A success; enter B; tick B",

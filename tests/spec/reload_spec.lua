@@ -374,6 +374,43 @@ describe("a running node that still exists", function()
     assert.equal("success | tick C; exit C success", t:step(a, 1))
   end)
 
+  it("to the same shape: statuses as in any reload, the tick goes on",
+     function()
+    -- the same shape moves the state in place; a node added at the end
+    -- makes the general move: both give the same statuses and ticks
+    local function def(extra)
+      local kids = { t:action("A", "S"), bt.parallel { name = "p",
+        t:action("B", "S"), t:action("C", "R"), t:action("D", "RS") },
+        bt.repeater { times = 3, t:action("E", "R") } }
+      if extra then kids[#kids + 1] = t:action("X", "S") end
+      return bt.sequence(kids)
+    end
+    local results = {}
+    for _, extra in ipairs { false, true } do
+      local tree = bt.tree(def(), { name = "T" })
+      local a = bt.agent(tree)
+      t:step(a, 1)
+      assert.equal("running | tick C; tick D; exit D success", t:step(a, 1))
+      assert.is_true(tree:reload(def(extra)))
+      local steps = { t:step(a, 1) } -- the agent moves, then ticks
+      local st = trace.statuses(a)
+      st.X = nil
+      t:set("C", "S")
+      steps[2] = t:step(a, 1)
+      results[#results + 1] = { st, steps }
+    end
+    assert.same(results[1], results[2])
+    local st, steps = results[1][1], results[1][2]
+    assert.equal("running", st.p)
+    assert.equal("success", st.B)
+    assert.equal("running", st.C)
+    assert.equal("success", st.D)
+    assert.equal("idle", st.A) -- last statuses do not carry over
+    assert.equal("running | tick C", steps[1])
+    assert.equal("running | tick C; exit C success; enter E; tick E",
+                 steps[2])
+  end)
+
   it("a parallel that loses one running child goes on with the others",
      function()
     local tree = bt.tree(bt.parallel { t:action("A", "R"), t:action("B", "R") },

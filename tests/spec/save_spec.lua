@@ -96,6 +96,36 @@ describe("a:save and restore", function()
     assert.same({ "job starts" }, log)
   end)
 
+  it("keeps a running parallel's finished children, wherever they are",
+     function()
+    local ticks = {}
+    local function leaf(name, script)
+      return bt.action { name = name, tick = function()
+        ticks[#ticks + 1] = name
+        ticks[name] = (ticks[name] or 0) + 1
+        local c = script:sub(ticks[name], ticks[name])
+        return c == "S" and bt.SUCCESS or c == "F" and bt.FAILURE
+               or bt.RUNNING
+      end }
+    end
+    local T = bt.tree(bt.parallel { name = "p", success = 3,
+      leaf("A", "RRRS"), leaf("B", "S"), leaf("C", "RRRR"), leaf("D", "RS"),
+      leaf("E", "RRRRS") }, { name = "t" })
+    local a = bt.agent(T)
+    a:tick(1)
+    a:tick(1) -- B and D finished, between running A, C and E
+    local s = a:save()
+    ticks = {}
+    assert.equal("running", a:tick(1))
+    local want = table.concat(ticks, " ")
+    ticks = { A = 2, B = 1, C = 2, D = 2, E = 2 }
+    local b = bt.agent(T, { restore = s })
+    assert.equal("running", b:tick(1))
+    assert.equal(want, table.concat(ticks, " "))
+    assert.equal("A C E", want)
+    assert.equal("success", b:tick(1)) -- A: the third success
+  end)
+
   it("works across processes", function()
     local path = os.tmpname()
     local T = tree()
