@@ -193,11 +193,14 @@ static int migrate(lua_State *L, Job *j) {
     uint64_t old = bonsai_agent_version_id(a);
     unsigned oldn = bonsai_agent_nodes(a), *map = NULL;
     int s;
-    lua_getiuservalue(L, j->t.state, UV_TREE);
-    lb_tree_values(L, -1); /* the values of the version reached */
-    lua_remove(L, -2);
-    lb_extra(L, j->t.state, j->t.ctx, 0);
-    if (!lua_isnil(L, -1))
+    if (j->loaded == bonsai_tree_version_id(bonsai_agent_tree(a))) {
+      lua_pushvalue(L, j->t.values); /* loaded for another agent already */
+    } else { /* the values of the version reached */
+      lua_getiuservalue(L, j->t.state, UV_TREE);
+      lb_tree_values(L, -1);
+      lua_remove(L, -2);
+    }
+    if (j->la->tasks)
       map = (unsigned *)lua_newuserdatauv(L, oldn * sizeof *map + 1, 0);
     s = bonsai_agent_switch(a, &h, map, oldn);
     if (r == BONSAI_OK)
@@ -789,7 +792,7 @@ int lb_agent(lua_State *L) {
                                    UV_N);
   la->magic = NULL;
   la->ninterrupts = 0;
-  la->frozen = la->hooked = 0;
+  la->frozen = la->hooked = la->tasks = 0;
   luaL_setmetatable(L, BS_STATE_T);
   /* 5: blackboard userdata */
   if (lua_istable(L, 2) && lua_getfield(L, 2, "blackboard") != LUA_TNIL) {

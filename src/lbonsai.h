@@ -82,10 +82,13 @@ typedef struct LAgent {
   int ninterrupts;
   uint8_t frozen; /* 1: not ticked (a breakpoint); 2: one step, then 1 */
   uint8_t hooked; /* a tick hook is set (a:on_tick, see ltrace.c) */
+  uint8_t tasks;  /* it has had task coroutines (in its extras, by node):
+                  ** a switch to another version moves them */
 } LAgent;
 
-/* The C agent, right after the header. */
+/* The C agent, right after the header, and back. */
 #define agentof(la) ((bonsai_agent *)((la) + 1))
+#define stateofagent(a) ((LAgent *)(a)-1)
 
 /* Blackboard userdata (see lblackboard.c for its uservalues). */
 typedef struct LBB {

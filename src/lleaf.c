@@ -158,6 +158,7 @@ static int closetask(lua_State *L, lua_State *co, lua_Integer key) {
 ** its stack, in extras[key]. Stack: the extras table on top. */
 static lua_State *newtask(lua_State *L, LTick *t, const bonsai_call *c,
                           lua_Integer key) {
+  stateofagent(t->a)->tasks = 1;
   lua_State *co = lua_newthread(L);
   lua_rawseti(L, -2, key);
   lua_rawgeti(L, LEAF_NAMED(c->data) ? t->named : t->values,
