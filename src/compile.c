@@ -27,6 +27,12 @@ uint32_t bs_datasize(int kind, uint32_t nchild) {
   return ds;
 }
 
+/*
+** {======================================================
+** Checks and names
+** =======================================================
+*/
+
 static uint32_t nodesize(const DefNode *dn) {
   return bs_datasize(dn->kind, dn->nchild);
 }
@@ -230,6 +236,14 @@ static void names_free(Names *nm, uint32_t n) {
   bs_free(nm->env, nm->seen, nm->scap * sizeof *nm->seen);
 }
 
+/* }====================================================== */
+
+/*
+** {======================================================
+** Keys watched by guards, ids, the jump table
+** =======================================================
+*/
+
 static size_t align8(size_t x) { return (x + 7) & ~(size_t)7; }
 
 /* Adds key to the watch list (keys[0..*n)) unless there; returns its place. */
@@ -334,192 +348,225 @@ static void jumps(Blueprint *bp) {
   }
 }
 
-Blueprint *bs_compile(const bonsai_def *d, char *err, size_t errsize,
-                      int *code) {
-  bonsai_env *env = d->env;
-  Names nm;
-  Blueprint *bp;
-  uint32_t i, nleaves = 0, off8 = 0, off4;
-  size_t poolsize, size, at;
-  char *mem;
+/* }====================================================== */
+
+/*
+** {======================================================
+** The compiler, phase by phase
+** =======================================================
+*/
+
+/* Phase 1: the definition as a whole. Returns the number of leaves the
+** blueprint holds (anonymous leaves and utilities), or -1 with err and
+** *code set. */
+static long checkdef(const bonsai_def *d, char *err, size_t errsize,
+                     int *code) {
+  uint32_t i;
+  long nleaves = 0;
   *code = BONSAI_EDEF;
   if (d->err[0] != '\0') {
     snprintf(err, errsize, "%s", d->err);
     if (d->nomem)
       *code = BONSAI_ENOMEM;
-    return NULL;
+    return -1;
   }
   if (d->n == 0) {
     snprintf(err, errsize, "empty tree definition");
-    return NULL;
+    return -1;
   }
-  if (d->open != BS_NONE) {
-    seterr(err, errsize, d, d->open, "node not closed (bonsai_def_end)");
-    return NULL;
-  }
+  if (d->open != BS_NONE)
+    return seterr(err, errsize, d, d->open,
+                  "node not closed (bonsai_def_end)");
   for (i = 0; i < d->n; i++) {
+    const DefNode *dn = &d->nodes[i];
     if (validate(d, i, err, errsize) != 0)
-      return NULL;
-    if ((d->nodes[i].kind == BONSAI_ACTION || d->nodes[i].kind == BONSAI_CONDITION) &&
-        d->nodes[i].leafname == BS_NONE)
+      return -1;
+    if ((dn->kind == BONSAI_ACTION || dn->kind == BONSAI_CONDITION) &&
+        dn->leafname == BS_NONE)
       nleaves++;
-    if (d->nodes[i].kind == BONSAI_UTILITY_SELECTOR)
-      nleaves += d->nodes[i].nchild; /* its children's utilities */
+    if (dn->kind == BONSAI_UTILITY_SELECTOR)
+      nleaves += dn->nchild; /* its children's utilities */
   }
-  /* names */
-  memset(&nm, 0, sizeof nm);
-  nm.env = env;
-  for (nm.scap = 16; nm.scap < 2 * d->n; nm.scap *= 2)
+  return nleaves;
+}
+
+/* Phase 2: every node's name, unique among its siblings (nm->buf, at). */
+static int names_make(Names *nm, const bonsai_def *d) {
+  uint32_t i;
+  memset(nm, 0, sizeof *nm);
+  nm->env = d->env;
+  for (nm->scap = 16; nm->scap < 2 * d->n; nm->scap *= 2)
     ;
-  nm.at = bs_malloc(env, d->n * sizeof *nm.at);
-  nm.dups = bs_malloc(env, d->n * sizeof *nm.dups);
-  nm.seen = bs_malloc(env, nm.scap * sizeof *nm.seen);
-  if (nm.at == NULL || nm.dups == NULL || nm.seen == NULL)
-    goto nomem;
-  memset(nm.seen, 0, nm.scap * sizeof *nm.seen);
+  nm->at = bs_malloc(d->env, d->n * sizeof *nm->at);
+  nm->dups = bs_malloc(d->env, d->n * sizeof *nm->dups);
+  nm->seen = bs_malloc(d->env, nm->scap * sizeof *nm->seen);
+  if (nm->at == NULL || nm->dups == NULL || nm->seen == NULL)
+    return -1;
+  memset(nm->seen, 0, nm->scap * sizeof *nm->seen);
   for (i = 0; i < d->n; i++)
-    if (name_node(&nm, d, i) != 0)
-      goto nomem;
-  /* one allocation: header, nodes, leaves, pool (names, check strings) */
-  poolsize = nm.n;
+    if (name_node(nm, d, i) != 0)
+      return -1;
+  return 0;
+}
+
+/* Phase 3: one allocation: header, nodes (on a cache line: a node's first
+** half is one line), leaves, pool (names, then check strings). */
+static Blueprint *allocate(const bonsai_def *d, const Names *nm,
+                           size_t nleaves) {
+  size_t poolsize = nm->n, size;
+  Blueprint *bp;
+  char *mem;
+  uint32_t i;
   for (i = 0; i < d->n; i++)
     if (d->nodes[i].val.type == BONSAI_TSTRING)
       poolsize += strlen(d->strs + d->nodes[i].val.u.str.len) + 1;
   size = sizeof *bp + 63 + (size_t)d->n * sizeof(Node) +
-         align8((size_t)nleaves * sizeof(Leaf)) + poolsize;
-  if ((mem = bs_malloc(env, size)) == NULL)
-    goto nomem;
+         align8(nleaves * sizeof(Leaf)) + poolsize;
+  if ((mem = bs_malloc(d->env, size)) == NULL)
+    return NULL;
   memset(mem, 0, size);
   bp = (Blueprint *)mem;
   bp->refs = 1;
-  bp->env = env;
+  bp->env = d->env;
   bp->id = newid();
   bp->n = d->n;
   bp->size = size;
-  /* nodes on a cache line: a node's first half is one line */
   bp->nodes = (Node *)(((uintptr_t)(mem + sizeof *bp) + 63) & ~(uintptr_t)63);
   bp->leaves = (Leaf *)((char *)bp->nodes + (size_t)d->n * sizeof(Node));
-  bp->pool = (char *)bp->leaves + align8((size_t)nleaves * sizeof(Leaf));
-  memcpy(bp->pool, nm.buf, nm.n);
-  at = nm.n;
+  bp->pool = (char *)bp->leaves + align8(nleaves * sizeof(Leaf));
+  memcpy(bp->pool, nm->buf, nm->n);
   bp->statsize = (uint32_t)align8(d->n);
-  for (i = 0; i < d->n; i++)
-    if (nodesize(&d->nodes[i]) % 8 == 0)
-      off8 += nodesize(&d->nodes[i]);
-  off4 = off8;
-  for (i = 0; i < d->n; i++) {
-    const DefNode *dn = &d->nodes[i];
-    Node *n = &bp->nodes[i];
-    uint32_t ds = nodesize(dn);
-    n->kind = dn->kind;
-    n->parent = dn->parent;
-    n->nchild = dn->nchild;
-    n->name = nm.at[i];
-    n->args = dn->args;
-    n->leaf = BS_NONE;
-    if (bs_kinds[dn->kind].flags & K_ACTIVE)
-      n->flags |= NF_ACTIVE;
-    if (bs_kinds[dn->kind].flags & K_MEMORY) /* the VM's fast paths */
-      n->flags |= NF_MEMORY;
-    if (bs_kinds[dn->kind].flags & K_REACTIVE)
-      n->flags |= NF_REACTIVE;
-    n->cont = bs_kinds[dn->kind].cont;
-    if (dn->kind == BONSAI_PRIORITY)
-      n->flags |= NF_HIDDEN;
-    if (ds == 4) {
-      n->data = bp->statsize + off4;
-      off4 += 4;
-    } else if (ds != 0) { /* multiples of 8 */
-      n->data = bp->statsize + off8 - ds;
-      off8 -= ds;
-    }
-    if (dn->parent == BS_NONE) {
-      n->depth = 0;
-      n->up = n->upchild = BS_NONE;
-    } else {
-      const Node *p = &bp->nodes[dn->parent];
-      n->depth = p->depth + 1;
-      if (p->flags & NF_ACTIVE) {
-        n->up = dn->parent;
-        n->upchild = i;
-      } else {
-        n->up = p->up;
-        n->upchild = p->upchild;
-      }
-    }
-    switch (dn->kind) {
-    case BONSAI_ACTION: case BONSAI_CONDITION:
-      if (dn->leafname != BS_NONE) {
-        n->leaf = (uint32_t)bonsai_leaf_find(env, d->strs + dn->leafname);
-        n->flags |= NF_NAMED;
-        if (n->leaf >= bp->nnamed)
-          bp->nnamed = n->leaf + 1;
-      } else {
-        n->leaf = bp->nleaves;
-        bp->leaves[bp->nleaves++] = dn->leaf;
-      }
-      break;
-    case BONSAI_PARALLEL: {
-      double s = (dn->set & P_SUCCESS) ? dn->success : -1;
-      double f = (dn->set & P_FAILURE) ? dn->failure : 1;
-      n->a = s < 0 ? dn->nchild : (uint32_t)s;
-      n->b = f < 0 ? dn->nchild : (uint32_t)f;
-      n->mode = dn->mode; /* "wait" */
-      break;
-    }
-    case BONSAI_CHECK: case BONSAI_IS_SET: {
-      int k = bonsai_key(env, d->strs + dn->key, strlen(d->strs + dn->key));
-      if (k < 0)
-        goto nomemfree;
-      n->a = (uint32_t)k;
-      n->op = dn->op;
-      n->val = dn->val;
-      if (dn->vkey != BS_NONE) {
-        const char *vk = d->strs + dn->vkey;
-        if ((k = bonsai_key(env, vk, strlen(vk))) < 0)
-          goto nomemfree;
-        n->b = (uint32_t)k;
-        n->flags |= NF_KEYREF;
-      }
-      if (dn->val.type == BONSAI_TSTRING) {
-        const char *s = d->strs + dn->val.u.str.len;
-        size_t len = strlen(s);
-        memcpy(bp->pool + at, s, len + 1);
-        n->val.u.str.s = bp->pool + at;
-        n->val.u.str.len = len;
-        at += len + 1;
-      }
-      break;
-    }
-    case BONSAI_GUARD:
-      n->mode = dn->mode;
-      break;
-    case BONSAI_UTILITY_SELECTOR: /* its children's utilities, in order */
-      n->leaf = bp->nleaves;
-      bp->nleaves += dn->nchild;
-      break;
-    default:
-      break;
-    }
-    if (dn->parent != BS_NONE &&
-        d->nodes[dn->parent].kind == BONSAI_UTILITY_SELECTOR)
-      bp->leaves[bp->nodes[dn->parent].leaf + dn->place - 1] = dn->util;
-    n->secs = dn->secs;
-    if (bs_kinds[dn->kind].takes & P_TIMES)
-      n->a = (uint32_t)dn->times;
+  return bp;
+}
+
+/* Where phase 4 is: the next free data offsets (8-byte blocks from the
+** end of the 8-byte region down, 4-byte ones after it) and pool byte. */
+typedef struct Layout {
+  uint32_t off8, off4;
+  size_t at;
+} Layout;
+
+/* Phase 4: node i from its definition: flags, data, links to its active
+** ancestor, parameters. -1 when out of memory (interning a key). */
+static int fillnode(Blueprint *bp, const bonsai_def *d, const Names *nm,
+                    uint32_t i, Layout *lay) {
+  const DefNode *dn = &d->nodes[i];
+  const KindInfo *ki = &bs_kinds[dn->kind];
+  Node *n = &bp->nodes[i];
+  uint32_t ds = nodesize(dn);
+  n->kind = dn->kind;
+  n->parent = dn->parent;
+  n->nchild = dn->nchild;
+  n->name = nm->at[i];
+  n->args = dn->args;
+  n->leaf = BS_NONE;
+  if (ki->flags & K_ACTIVE)
+    n->flags |= NF_ACTIVE;
+  if (ki->flags & K_MEMORY) /* the VM's fast paths */
+    n->flags |= NF_MEMORY;
+  if (ki->flags & K_REACTIVE)
+    n->flags |= NF_REACTIVE;
+  n->cont = ki->cont;
+  if (dn->kind == BONSAI_PRIORITY)
+    n->flags |= NF_HIDDEN;
+  if (ds == 4) {
+    n->data = bp->statsize + lay->off4;
+    lay->off4 += 4;
+  } else if (ds != 0) { /* multiples of 8 */
+    n->data = bp->statsize + lay->off8 - ds;
+    lay->off8 -= ds;
   }
-  bp->datasize = (uint32_t)align8(off4);
-  /* 'next' skips the subtree: fill backwards, children before parents */
-  for (i = d->n; i-- > 0;)
+  if (dn->parent == BS_NONE) {
+    n->depth = 0;
+    n->up = n->upchild = BS_NONE;
+  } else {
+    const Node *p = &bp->nodes[dn->parent];
+    n->depth = p->depth + 1;
+    if (p->flags & NF_ACTIVE) {
+      n->up = dn->parent;
+      n->upchild = i;
+    } else {
+      n->up = p->up;
+      n->upchild = p->upchild;
+    }
+  }
+  switch (dn->kind) {
+  case BONSAI_ACTION: case BONSAI_CONDITION:
+    if (dn->leafname != BS_NONE) {
+      n->leaf = (uint32_t)bonsai_leaf_find(d->env, d->strs + dn->leafname);
+      n->flags |= NF_NAMED;
+      if (n->leaf >= bp->nnamed)
+        bp->nnamed = n->leaf + 1;
+    } else {
+      n->leaf = bp->nleaves;
+      bp->leaves[bp->nleaves++] = dn->leaf;
+    }
+    break;
+  case BONSAI_PARALLEL: {
+    double s = (dn->set & P_SUCCESS) ? dn->success : -1;
+    double f = (dn->set & P_FAILURE) ? dn->failure : 1;
+    n->a = s < 0 ? dn->nchild : (uint32_t)s;
+    n->b = f < 0 ? dn->nchild : (uint32_t)f;
+    n->mode = dn->mode; /* "wait" */
+    break;
+  }
+  case BONSAI_CHECK: case BONSAI_IS_SET: {
+    int k = bonsai_key(d->env, d->strs + dn->key, strlen(d->strs + dn->key));
+    if (k < 0)
+      return -1;
+    n->a = (uint32_t)k;
+    n->op = dn->op;
+    n->val = dn->val;
+    if (dn->vkey != BS_NONE) {
+      const char *vk = d->strs + dn->vkey;
+      if ((k = bonsai_key(d->env, vk, strlen(vk))) < 0)
+        return -1;
+      n->b = (uint32_t)k;
+      n->flags |= NF_KEYREF;
+    }
+    if (dn->val.type == BONSAI_TSTRING) {
+      const char *s = d->strs + dn->val.u.str.len;
+      size_t len = strlen(s);
+      memcpy(bp->pool + lay->at, s, len + 1);
+      n->val.u.str.s = bp->pool + lay->at;
+      n->val.u.str.len = len;
+      lay->at += len + 1;
+    }
+    break;
+  }
+  case BONSAI_GUARD:
+    n->mode = dn->mode;
+    break;
+  case BONSAI_UTILITY_SELECTOR: /* its children's utilities, in order */
+    n->leaf = bp->nleaves;
+    bp->nleaves += dn->nchild;
+    break;
+  default:
+    break;
+  }
+  if (dn->parent != BS_NONE &&
+      d->nodes[dn->parent].kind == BONSAI_UTILITY_SELECTOR)
+    bp->leaves[bp->nodes[dn->parent].leaf + dn->place - 1] = dn->util;
+  n->secs = dn->secs;
+  if (ki->takes & P_TIMES)
+    n->a = (uint32_t)dn->times;
+  return 0;
+}
+
+/* Phase 5: the links between nodes: 'next' skips the subtree (filled
+** backwards, children before parents), the jump table, and the index of
+** the last child of filters, monitors and guards. */
+static void links(Blueprint *bp) {
+  uint32_t i;
+  for (i = bp->n; i-- > 0;)
     bp->nodes[i].next = i + 1;
-  for (i = d->n; i-- > 1;) {
+  for (i = bp->n; i-- > 1;) {
     uint32_t p = bp->nodes[i].parent;
     if (bp->nodes[i].next > bp->nodes[p].next)
       bp->nodes[p].next = bp->nodes[i].next;
   }
   jumps(bp);
-  /* filters, monitors and guards keep the index of their last child */
-  for (i = 0; i < d->n; i++) {
+  for (i = 0; i < bp->n; i++) {
     Node *n = &bp->nodes[i];
     if (n->kind == BONSAI_FILTER || n->kind == BONSAI_MONITOR ||
         n->kind == BONSAI_GUARD) {
@@ -529,20 +576,39 @@ Blueprint *bs_compile(const bonsai_def *d, char *err, size_t errsize,
       n->b = c;
     }
   }
-  if (watchlist(env, bp) != 0) {
-    names_free(&nm, d->n);
-    bs_free(env, mem, size);
-    snprintf(err, errsize, "out of memory");
-    *code = BONSAI_ENOMEM;
+}
+
+Blueprint *bs_compile(const bonsai_def *d, char *err, size_t errsize,
+                      int *code) {
+  long nleaves = checkdef(d, err, errsize, code);
+  Blueprint *bp = NULL;
+  Layout lay = {0, 0, 0};
+  Names nm;
+  uint32_t i;
+  if (nleaves < 0)
     return NULL;
-  }
+  if (names_make(&nm, d) != 0 ||
+      (bp = allocate(d, &nm, (size_t)nleaves)) == NULL)
+    goto nomem;
+  for (i = 0; i < d->n; i++) /* 8-byte blocks first, then 4-byte ones */
+    if (nodesize(&d->nodes[i]) % 8 == 0)
+      lay.off8 += nodesize(&d->nodes[i]);
+  lay.off4 = lay.off8;
+  lay.at = nm.n;
+  for (i = 0; i < d->n; i++)
+    if (fillnode(bp, d, &nm, i, &lay) != 0)
+      goto nomem;
+  bp->datasize = (uint32_t)align8(lay.off4);
+  links(bp);
+  if (watchlist(d->env, bp) != 0)
+    goto nomem;
   names_free(&nm, d->n);
-  bs_env_retain(env);
+  bs_env_retain(d->env);
   return bp;
-nomemfree:
-  bs_free(env, mem, size);
 nomem:
   names_free(&nm, d->n);
+  if (bp != NULL)
+    bs_free(d->env, bp, bp->size);
   snprintf(err, errsize, "out of memory");
   *code = BONSAI_ENOMEM;
   return NULL;
@@ -558,6 +624,14 @@ int bonsai_def_compile(const bonsai_def *def, bonsai_version **out,
 }
 
 void bonsai_version_release(bonsai_version *v) { bs_bp_release(v); }
+
+/* }====================================================== */
+
+/*
+** {======================================================
+** Blueprints: references, detached copies, paths
+** =======================================================
+*/
 
 void bs_bp_retain(Blueprint *bp) { bs_atomic_inc(&bp->refs); }
 
@@ -648,3 +722,4 @@ size_t bs_bp_path(const Blueprint *bp, uint32_t i, char *buf, size_t size) {
   return len;
 }
 
+/* }====================================================== */

@@ -33,6 +33,12 @@
 #define SET(i, s)                                                              \
   (traced ? bs_setstatus(a, st, i, s) : (void)(st[i] = (uint8_t)(s)))
 
+/*
+** {======================================================
+** Leaves: the call record, events, failures
+** =======================================================
+*/
+
 /* A node's leaf: named ones from the agent's environment (whatever
 ** environment compiled the tree), the others from the blueprint. */
 static const Leaf *leafof(const bonsai_agent *a, const Node *n) {
@@ -127,6 +133,14 @@ static BS_ALWAYS_INLINE int tick_leaf(bonsai_agent *a, const Node *n,
   return tick_action(a, n, i, st, c, traced);
 }
 
+/* }====================================================== */
+
+/*
+** {======================================================
+** Checks, evaluated in C
+** =======================================================
+*/
+
 static const char *typename(int t) {
   static const char *const names[] = {"nil",    "boolean", "integer",
                                       "number", "string",  "value"};
@@ -162,6 +176,14 @@ static int check(bonsai_agent *a, uint32_t i) {
   default: return c >= 0 ? SUCCESS : FAILURE;
   }
 }
+
+/* }====================================================== */
+
+/*
+** {======================================================
+** Aborts and recovery
+** =======================================================
+*/
 
 uint32_t bs_vm_running_child(const Blueprint *bp, const uint8_t *st,
                              uint32_t i, uint32_t from) {
@@ -245,6 +267,14 @@ static int fail(bonsai_agent *a) {
   bs_vm_recover(a, NULL);
   return BONSAI_ELEAF;
 }
+
+/* }====================================================== */
+
+/*
+** {======================================================
+** Parallels and utility selectors
+** =======================================================
+*/
 
 /*
 ** A parallel's data: W0 successes and W1 failures in this run (what saves
@@ -358,6 +388,14 @@ static int reactive_end(bonsai_agent *a, const Node *nd, uint8_t *st,
   return BONSAI_OK;
 }
 
+/* }====================================================== */
+
+/*
+** {======================================================
+** Guards: observer aborts
+** =======================================================
+*/
+
 /*
 ** Observer aborts. A guard in mode "self" (or "both") whose running child's
 ** condition is now false aborts that child; one in mode "lower" (or
@@ -435,6 +473,14 @@ int bs_vm_watched_changed(const bonsai_agent *a) {
       return 1;
   return 0;
 }
+
+/* }====================================================== */
+
+/*
+** {======================================================
+** The tick: each kind's start and child-done steps
+** =======================================================
+*/
 
 /* The tick; 'traced' is a constant in each of its two copies. */
 static BS_ALWAYS_INLINE int run(bonsai_agent *a, const int traced) {
@@ -803,3 +849,5 @@ static int run_traced(bonsai_agent *a) {
 int bs_vm_tick(bonsai_agent *a) {
   return bs_unlikely(a->trace != NULL) ? run_traced(a) : run_plain(a);
 }
+
+/* }====================================================== */
