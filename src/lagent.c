@@ -179,7 +179,7 @@ static void rekey(lua_State *L, int si, int ci, const unsigned *map,
 ** the version reached, fetched before the step, becomes the agent's, and
 ** its task coroutines move to their nodes' new numbers (the map of the
 ** step, in Lua's memory while Lua may raise; made only for an agent that
-** has extras). Returns BONSAI_OK, or the first failure (recorded) once the
+** has had tasks). Returns BONSAI_OK, or the first failure (recorded) once the
 ** agent runs the current version (or could not leave its own: out of
 ** memory).
 */
@@ -193,13 +193,9 @@ static int migrate(lua_State *L, Job *j) {
     uint64_t old = bonsai_agent_version_id(a);
     unsigned oldn = bonsai_agent_nodes(a), *map = NULL;
     int s;
-    if (j->loaded == bonsai_tree_version_id(bonsai_agent_tree(a))) {
-      lua_pushvalue(L, j->t.values); /* loaded for another agent already */
-    } else { /* the values of the version reached */
-      lua_getiuservalue(L, j->t.state, UV_TREE);
-      lb_tree_values(L, -1);
-      lua_remove(L, -2);
-    }
+    lua_getiuservalue(L, j->t.state, UV_TREE);
+    lb_tree_values(L, -1); /* the values of the version reached */
+    lua_remove(L, -2);
     if (j->la->tasks)
       map = (unsigned *)lua_newuserdatauv(L, oldn * sizeof *map + 1, 0);
     s = bonsai_agent_switch(a, &h, map, oldn);
