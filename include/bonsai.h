@@ -462,10 +462,10 @@ BONSAI_API int bonsai_agent_init(bonsai_agent *mem, bonsai_tree *tree,
 BONSAI_API void bonsai_agent_done(bonsai_agent *agent);
 
 /*
-** Versions. A reload gives the tree a new version; each agent switches to
-** it at its next tick (bonsai_agent_tick does so itself). A host that
-** keeps data per running node (e.g. a coroutine per task) switches the
-** agent step by step before ticking it: while bonsai_agent_stale, one
+** Switching versions. A reload gives the tree a new version; each agent
+** switches to it at its next tick (bonsai_agent_tick does so itself). A
+** host that keeps data per running node (e.g. a coroutine per task)
+** switches the agent step by step before ticking it: while bonsai_agent_stale, one
 ** bonsai_agent_switch, after which map[old node] holds the node's index in
 ** the new version, or BONSAI_NONE for a node that did not carry over (its
 ** run was aborted). map has n entries; it is written only when n covers
