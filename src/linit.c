@@ -110,6 +110,7 @@ static LBonsai *context(lua_State *L) {
   LBonsai *lb;
   void *ud;
   lua_Alloc f;
+  int k;
   if (lua_getfield(L, LUA_REGISTRYINDEX, LB_CONTEXT_T) == LUA_TUSERDATA)
     return (LBonsai *)lua_touserdata(L, -1);
   lua_pop(L, 1);
@@ -123,18 +124,13 @@ static LBonsai *context(lua_State *L) {
   f = lua_getallocf(L, &ud);
   if ((lb->env = bonsai_env_new((bonsai_alloc)f, ud)) == NULL)
     luaL_error(L, "out of memory");
-  lua_newtable(L);
-  lua_setiuservalue(L, -2, LB_NAMED);
-  lua_newtable(L);
-  lua_setiuservalue(L, -2, LB_KEYS);
-  lua_newtable(L);
-  lua_setiuservalue(L, -2, LB_ANCHOR);
-  lb_newweak(L);
-  lua_setiuservalue(L, -2, LB_IDS);
-  lb_newweak(L);
-  lua_setiuservalue(L, -2, LB_EXTRAS);
-  lua_newtable(L);
-  lua_setiuservalue(L, -2, LB_TICKING);
+  for (k = LB_NAMED; k <= LB_TICKING; k++) { /* weak keys: ids, extras */
+    if (k == LB_IDS || k == LB_EXTRAS)
+      lb_newweak(L);
+    else
+      lua_newtable(L);
+    lua_setiuservalue(L, -2, k);
+  }
   lua_newtable(L);
   lua_createtable(L, 0, 1);
   lua_pushliteral(L, "v");

@@ -199,6 +199,15 @@ static void switch_step_map(void **state) {
   assert_true(bonsai_agent_stale(ag));
   old = bonsai_agent_nodes(ag);
   assert_int_equal(old, 3);
+  /* a host that switches agents itself: a tick of a stale one does
+  ** nothing and says so */
+  h.flags = BONSAI_HOST_SWITCHES;
+  assert_int_equal(bonsai_agent_run(ag, 1, &h), BONSAI_ESTALE);
+  assert_int_equal(bonsai_agent_doze(ag, 1, &h), BONSAI_ESTALE);
+  assert_true(bonsai_agent_time(ag) == 1);
+  assert_int_equal(bonsai_agent_version_id(ag), v);
+  assert_string_equal(trace_take(&trace), "");
+  h.flags = 0;
   assert_int_equal(bonsai_agent_switch(ag, &h, map, 8), BONSAI_OK);
   assert_false(bonsai_agent_stale(ag));
   assert_true(bonsai_agent_version_id(ag) != v);

@@ -157,6 +157,19 @@ static void keep_running_until_failure_aborts(void **state) {
   bonsai_agent_free(ag);
 }
 
+/* A leaf error under it aborts the run like anywhere else; the next tick
+** starts it again. */
+static void keep_running_until_failure_leaf_error(void **state) {
+  bonsai_agent *ag;
+  (void)state;
+  leaf("A", "S")->fail_event = BONSAI_EV_TICK + 1;
+  ag = start("keep_running_until_failure(A)");
+  STEP(ag, 1, BONSAI_ELEAF, "enter A; tick A; abort A");
+  assert_string_equal(states(ag), "AA");
+  assert_string_equal(bonsai_agent_errmsg(ag), "A failed on purpose");
+  bonsai_agent_free(ag);
+}
+
 static void parallel_wait_finishes_all(void **state) {
   bonsai_agent *ag;
   (void)state;
@@ -503,6 +516,7 @@ int main(void) {
       T(delay_definition_errors),
       T(keep_running_until_failure),
       T(keep_running_until_failure_aborts),
+      T(keep_running_until_failure_leaf_error),
       T(parallel_wait_finishes_all),
       T(parallel_wait_policies),
       T(parallel_wait_aborted),
