@@ -1,6 +1,7 @@
 -- crowds_spec.lua: many agents: sleeping agents (bt.sleep, a:wake,
--- a:sleeping, and what wakes them) and tick budgets (bt.tick_all with
--- { budget = n }), tick by tick.
+-- a:sleeping, and what wakes them), tick budgets (bt.tick_all with
+-- { budget = n }) and long lists of sleepers edited between and during
+-- calls, tick by tick.
 local bt = require "bonsai"
 local trace = require "helpers.trace"
 
@@ -192,5 +193,343 @@ describe("bt.tick_all with a budget", function()
     assert.equal("element 2 is not an agent", errs[2].error)
     assert.has_error(function() bt.tick_all(list, 1, { budget = -1 }) end)
     assert.has_error(function() bt.tick_all(list, 1, { budget = 1.5 }) end)
+  end)
+end)
+
+describe("bt.tick_all over a long list of sleepers", function()
+  -- A list of n agents whose leaf counts its ticks in a.owner.ticks and
+  -- sleeps a.owner.s seconds (100 unless set), under a guard watching the
+  -- key "alarm" (then the leaf "fight" runs). Such a list gets a sleep
+  -- cache (its second call that skips 16 sleepers or more makes it, the
+  -- next fills it): warm() ticks it past that, every agent asleep.
+  local function sleepers(n)
+    local T = bt.tree(bt.selector { name = "root",
+      bt.guard { name = "g", bt.check("alarm", "==", true), abort = "lower",
+        bt.action { name = "fight", tick = function(a)
+          a.owner.fights = a.owner.fights + 1; return bt.RUNNING end } },
+      bt.action { name = "nap", tick = function(a)
+        a.owner.ticks = a.owner.ticks + 1
+        return bt.sleep(a.owner.s or 100)
+      end, abort = function(a) a.owner.aborts = a.owner.aborts + 1 end } },
+      { name = "s" })
+    local list = {}
+    for i = 1, n do
+      list[i] = bt.agent(T, { owner = { id = i, ticks = 0, fights = 0,
+        aborts = 0 }, blackboard = { alarm = false } })
+    end
+    return list
+  end
+  local function warm(list)
+    for _ = 1, 6 do assert.is_nil(bt.tick_all(list, 1)) end
+  end
+  local function field(list, k)
+    local t = {}
+    for i, a in ipairs(list) do t[i] = k == "time" and a.time or a.owner[k] end
+    return t
+  end
+  local function rep(v, n)
+    local t = {}
+    for i = 1, n do t[i] = v end
+    return t
+  end
+  local function counter()
+    return bt.agent(bt.tree(bt.action(function(a)
+      a.owner.ticks = a.owner.ticks + 1
+      return bt.RUNNING
+    end), { name = "c" }), { owner = { ticks = 0 } })
+  end
+
+  it("skips them call after call, their clocks moving", function()
+    local list = sleepers(32)
+    warm(list)
+    for _ = 1, 10 do assert.is_nil(bt.tick_all(list, 0.5)) end
+    assert.same(rep(1, 32), field(list, "ticks"))
+    assert.same(rep(11, 32), field(list, "time"))
+    assert.equal(90, list[32]:sleeping())
+    list[9].owner.s = 2 -- its next nap is short
+    list[9]:wake()
+    bt.tick_all(list, 1) -- ticked: time 12, asleep until 14
+    assert.equal(2, list[9].owner.ticks)
+    bt.tick_all(list, 1)
+    assert.equal(2, list[9].owner.ticks)
+    bt.tick_all(list, 1) -- time 14: awake, ticked again
+    assert.equal(3, list[9].owner.ticks)
+    assert.equal(1, list[10].owner.ticks)
+  end)
+
+  it("ticks an agent put in a sleeper's entry, and leaves the one taken " ..
+     "out alone", function()
+    local list = sleepers(32)
+    warm(list)
+    local out, x = list[5], counter()
+    list[5] = x
+    list[7] = list[8] -- a sleeper listed twice
+    assert.is_nil(bt.tick_all(list, 1))
+    assert.equal(1, x.owner.ticks)
+    assert.equal(6, out.time)
+    assert.equal(8, list[8].time)
+    list[5] = out
+    assert.is_nil(bt.tick_all(list, 1))
+    assert.equal(7, out.time)
+    assert.equal(1, x.owner.ticks)
+    assert.equal(10, list[8].time)
+    assert.same(rep(1, 32), field(list, "ticks"))
+  end)
+
+  it("sees the edits a leaf makes to the entries after its own", function()
+    local list = sleepers(32)
+    local x = counter()
+    local e = bt.agent(bt.tree(bt.action(function(a)
+      if a.owner.edit then
+        list[5] = x
+        list[7][1] = nil
+        a.owner.edit = false
+      end
+      return bt.RUNNING
+    end), { name = "e" }), { owner = { edit = false } })
+    table.insert(list, 1, e) -- ticked first, then the sleepers
+    warm(list)
+    local out, broken = list[5], list[7]
+    e.owner.edit = true
+    local errs = bt.tick_all(list, 1)
+    assert.equal(1, x.owner.ticks)
+    assert.equal(6, out.time)
+    assert.equal(1, #errs)
+    assert.equal(broken, errs[1].agent)
+    assert.equal("element 7 is not an agent", errs[1].error)
+    assert.equal(7, list[8].time)
+  end)
+
+  it("reads each entry's [1] at each call", function()
+    local list = sleepers(32)
+    warm(list)
+    local a, b = list[3], list[4]
+    local state = a[1]
+    a[1] = nil
+    local errs = bt.tick_all(list, 1)
+    assert.equal(1, #errs)
+    assert.equal(a, errs[1].agent)
+    assert.equal("element 3 is not an agent", errs[1].error)
+    a[1] = {}
+    errs = bt.tick_all(list, 1)
+    assert.equal("element 3 is not an agent", errs[1].error)
+    a[1] = b[1] -- b's state, now in two entries: its clock moves twice
+    assert.is_nil(bt.tick_all(list, 1))
+    assert.equal(10, b.time)
+    a[1] = state
+    assert.equal(6, a.time)
+    assert.is_nil(bt.tick_all(list, 1))
+    assert.equal(7, a.time)
+    assert.equal(11, b.time)
+    assert.same(rep(1, 32), field(list, "ticks"))
+  end)
+
+  it("follows the list when it shrinks, shifts and grows", function()
+    local list = sleepers(32)
+    warm(list)
+    local last = list[32]
+    list[32] = nil
+    assert.is_nil(bt.tick_all(list, 1))
+    assert.equal(6, last.time)
+    local first = table.remove(list, 1) -- every entry moves down
+    assert.is_nil(bt.tick_all(list, 1))
+    assert.equal(7, first.time)
+    assert.same(rep(8, 30), field(list, "time"))
+    for _ = 1, 3 do bt.tick_all(list, 1) end -- known again at their places
+    local x, y = counter(), counter()
+    list[31], list[32] = x, y
+    list[33] = first
+    assert.is_nil(bt.tick_all(list, 1))
+    assert.same({ 1, 1, 8 }, { x.owner.ticks, y.owner.ticks, first.time })
+    assert.same(rep(12, 30), field({ table.unpack(list, 1, 30) }, "time"))
+    assert.same(rep(1, 30), field({ table.unpack(list, 1, 30) }, "ticks"))
+  end)
+
+  it("ticks at once a sleeper woken by a:wake, by a key its guard " ..
+     "watches or by an interrupt", function()
+    local list = sleepers(32)
+    warm(list)
+    list[2]:wake()
+    list[3].bb.alarm = true
+    list[4].bb.other = 1 -- not watched: it sleeps on
+    local asked = 0
+    list[5]:add_interrupt(function(a)
+      asked = asked + 1
+      return a.owner.fire == true
+    end)
+    assert.is_nil(bt.tick_all(list, 1))
+    assert.equal(2, list[2].owner.ticks)
+    assert.same({ 1, 1 }, { list[3].owner.ticks, list[3].owner.fights })
+    assert.equal("running", list[3]:status())
+    assert.is_nil(list[3]:sleeping())
+    assert.same({ 1, 0 }, { list[4].owner.ticks, list[4].owner.fights })
+    assert.equal(1, asked)
+    assert.same({ 1, 0 }, { list[5].owner.ticks, list[5].owner.aborts })
+    list[5].owner.fire = true
+    assert.is_nil(bt.tick_all(list, 1))
+    assert.equal(2, asked)
+    assert.same({ 1, 1 }, { list[5].owner.ticks, list[5].owner.aborts })
+    assert.equal("aborted", list[5]:status())
+    assert.is_nil(list[5]:sleeping())
+    list[5].owner.fire = false
+    assert.is_nil(bt.tick_all(list, 1)) -- ticked: it naps again
+    assert.equal(2, list[5].owner.ticks)
+    assert.equal(3, asked)
+    assert.same(rep(9, 32), field(list, "time"))
+  end)
+
+  it("lets an agent dropped from the list, and the list, be collected",
+     function()
+    local list = sleepers(32)
+    warm(list)
+    local gone = setmetatable({}, { __mode = "v" })
+    gone.replaced, gone.cut = list[7], list[32]
+    gone.state = list[7][1]
+    list[7] = counter()
+    list[32] = nil
+    bt.tick_all(list, 1)
+    collectgarbage()
+    collectgarbage()
+    assert.is_nil(gone.replaced)
+    assert.is_nil(gone.state)
+    assert.is_nil(gone.cut)
+    gone.tenth = list[10]
+    for i = 31, 4, -1 do list[i] = nil end -- a short list now
+    bt.tick_all(list, 1)
+    collectgarbage()
+    collectgarbage()
+    assert.is_nil(gone.tenth)
+    gone.list, gone.first = list, list[1]
+    list = nil -- luacheck: ignore
+    collectgarbage()
+    collectgarbage()
+    assert.is_nil(gone.list)
+    assert.is_nil(gone.first)
+  end)
+
+  it("keeps budgets and calls from a leaf on the same list working",
+     function()
+    local list = sleepers(32)
+    warm(list)
+    local errs
+    local w = bt.agent(bt.tree(bt.action(function(a)
+      a.owner.ticks = a.owner.ticks + 1
+      if a.owner.nest then errs = bt.tick_all(list, 1) end
+      return bt.RUNNING
+    end), { name = "w" }), { owner = { ticks = 0, nest = true } })
+    list[33] = w
+    assert.is_nil(bt.tick_all(list, 1)) -- and inside, a call on the list
+    assert.equal(1, #errs)
+    assert.equal(w, errs[1].agent)
+    assert.matches("already ticking", errs[1].error)
+    assert.same(rep(8, 32), field({ table.unpack(list, 1, 32) }, "time"))
+    w.owner.nest = false
+    bt.tick_all(list, 1, { budget = 1 }) -- the sleepers do not count
+    bt.tick_all(list, 1, { budget = 1 })
+    assert.equal(3, w.owner.ticks)
+    assert.same(rep(1, 32), field({ table.unpack(list, 1, 32) }, "ticks"))
+    assert.is_nil(bt.tick_all(list, 1))
+    assert.equal(4, w.owner.ticks)
+    assert.same(rep(11, 32), field({ table.unpack(list, 1, 32) }, "time"))
+  end)
+end)
+
+describe("a list's sleep cache", function()
+  -- Two worlds built alike. One ticks its own list, which gets a sleep
+  -- cache; the other ticks a copy of its list made for each call (a new
+  -- table every time, which never gets one). The same random edits go to
+  -- both between calls, and after each call the worlds must look the same.
+  local N = 40
+  local function world(seed)
+    local w = { seed = seed, agents = {}, states = {}, list = {}, fire = {} }
+    local function rand(n) -- the world's own numbers, drawn in tick order
+      w.seed = (w.seed * 1103515245 + 12345) % 2147483648
+      return w.seed // 65536 % n + 1
+    end
+    local T = bt.tree(bt.selector { name = "root",
+      bt.guard { name = "g", bt.check("alarm", "==", true), abort = "lower",
+        bt.action { name = "fight", tick = function(a)
+          a.owner.fights = a.owner.fights + 1
+          a.bb.alarm = false
+          return bt.SUCCESS
+        end } },
+      bt.action { name = "nap", tick = function(a)
+        a.owner.ticks = a.owner.ticks + 1
+        local r = rand(8)
+        if r <= 6 then return bt.sleep(r) end
+        return bt.RUNNING
+      end, abort = function(a) a.owner.aborts = a.owner.aborts + 1 end } },
+      { name = "twin" })
+    for i = 1, N do
+      local a = bt.agent(T, { owner = { id = i, ticks = 0, fights = 0,
+        aborts = 0 }, blackboard = { alarm = false } })
+      w.agents[i], w.states[i], w.list[i] = a, a[1], a
+    end
+    return w
+  end
+
+  -- What can be seen of a world: its agents and the errors of a call.
+  local function look(w, errs)
+    local t = {}
+    for i, a in ipairs(w.agents) do
+      local o = a.owner
+      t[i] = { o.ticks, o.fights, o.aborts }
+      if a[1] == w.states[i] then
+        t[i][4], t[i][5], t[i][6] = a.time, a:status(), a:sleeping()
+      end
+    end
+    for k, e in ipairs(errs or {}) do
+      t[N + k] = { type(e.agent) == "table" and e.agent.owner.id or e.agent,
+                   e.error }
+    end
+    return t
+  end
+
+  -- One random edit (r: the shared numbers), made in both worlds.
+  local function edit(ws, r)
+    local op, i, j = r(12), r(N), r(N)
+    for _, w in ipairs(ws) do
+      local l, a = w.list, w.agents[i]
+      local whole = a[1] == w.states[i] -- not tampered with
+      if op == 1 and #l > 0 then l[(i - 1) % #l + 1] = w.agents[j]
+      elseif op == 2 then l[#l] = nil
+      elseif op == 3 then l[#l + 1] = w.agents[j]
+      elseif op == 4 and #l > 0 then table.remove(l, (i - 1) % #l + 1)
+      elseif op == 5 then a[1] = ({ false, {}, w.states[j] })[j % 3 + 1] or nil
+      elseif op == 6 then a[1] = w.states[i]
+      elseif op == 7 and whole then a:wake()
+      elseif op == 8 and whole then a.bb.alarm = true
+      elseif op == 9 and whole and not w.fire[i] then
+        w.fire[i] = function(ag) return ag.owner.fire == true end
+        a:add_interrupt(w.fire[i])
+      elseif op == 10 and whole and w.fire[i] then
+        a:remove_interrupt(w.fire[i])
+        w.fire[i] = nil
+      elseif op == 11 then a.owner.fire = not a.owner.fire
+      elseif op == 12 and #l > 0 then l[(i - 1) % #l + 1] = 42
+      end
+    end
+    if op == 5 or op == 12 or r(4) == 1 then collectgarbage() end
+  end
+
+  it("changes nothing that can be seen", function()
+    for seed = 1, 12 do
+      local ws = { world(seed), world(seed) }
+      local s = seed
+      local function r(n)
+        s = (s * 69069 + 1) % 4294967296
+        return s // 65536 % n + 1
+      end
+      for step = 1, 120 do
+        local errs = bt.tick_all(ws[1].list, 1)
+        local copy = table.move(ws[2].list, 1, #ws[2].list, 1, {})
+        local want = look(ws[2], bt.tick_all(copy, 1))
+        assert.same(want, look(ws[1], errs), "seed " .. seed .. " step " ..
+                    step)
+        if step > 8 then -- the cache is made and filled by then
+          for _ = 1, r(3) - 1 do edit(ws, r) end
+        end
+      end
+    end
   end)
 end)
