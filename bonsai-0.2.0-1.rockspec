@@ -55,6 +55,7 @@ build = {
         "src/lleaf.c",
         "src/ltrace.c",
         "src/lsave.c",
+        "src/lsleep.c",
         "src/ltree.c",
       },
       incdirs = { "include", "src" },

@@ -418,6 +418,8 @@ typedef struct Batch {
   ** 'start' on, around the list (whose clock, the sum of the dt of its
   ** calls, is its budget state's 'total') */
   lua_Integer budget, start, ticked;
+  LSleepers *sc;     /* the list's sleep cache (not with a budget), or NULL */
+  lua_Integer slept; /* sleepers skipped without it */
 } Batch;
 
 /* Appends { agent = the agent at ai, error = msg } to the errors list at
@@ -455,10 +457,17 @@ static double owed(lua_State *L, int ai, int state, int last) {
   return now > since ? now - since : 0;
 }
 
+/* Keeps the sleep cache up with entry b->cur: la found asleep there, or
+** (NULL) not. */
+#define sleepnote(L, b, base, la)                                              \
+  ((b)->sc != NULL                                                             \
+       ? lb_sleepers_note(L, (b)->sc, 6, (b)->cur, (base) + 1, (base) + 2, la) \
+       : (void)0)
+
 /*
 ** Ticks the entries of the list (args: batch, list, context, ticking,
-** budget state), reading each when it is reached (a leaf may edit the
-** list). The
+** budget state, sleep cache), reading each when it is reached (a leaf may
+** edit the list). The
 ** agent being ticked is also kept in ticking[b->slot], so that after a Lua
 ** error the error and the recovery belong to it, whatever the list holds
 ** by then. A sleeping agent is skipped (its clock still moves). Returns
@@ -469,31 +478,40 @@ static int pbatch(lua_State *L) {
   Batch *b = (Batch *)lua_touserdata(L, 1);
   int base;
   b->j.loaded = 0;
-  if (b->budget > 0) /* 6: the clocks of the list's agents */
+  if (b->budget > 0) /* 7: the clocks of the list's agents */
     lua_getfield(L, 5, "last");
   else
     lua_pushnil(L);
-  pushshared(L, &b->j.t, 3); /* 7: named, 8: values */
+  pushshared(L, &b->j.t, 3); /* 8: named, 9: values */
   lb_tick_room(L);
   base = lua_gettop(L);
   while (b->next <= b->n && (b->budget == 0 || b->ticked < b->budget)) {
     LAgent *la;
     bonsai_agent *a;
     int s;
+    if (b->sc != NULL) { /* first the sleepers it knows, in a row */
+      b->next = lb_sleepers_skip(L, b->sc, 2, b->next, b->n, b->dt,
+                                 b->j.t.lb);
+      if (b->next > b->n)
+        break;
+    }
     b->cur = b->budget == 0 ? b->next : (b->start + b->next - 2) % b->n + 1;
     b->next++;
     b->j.started = 0;
     if (lua_rawgeti(L, 2, b->cur) != LUA_TTABLE || /* base+1: agent */
         (la = stateof(L, base + 1, b->j.t.lb)) == NULL) { /* base+2: state */
+      sleepnote(L, b, base, NULL);
       lua_pushvalue(L, base + 1);
       lua_pushfstring(L, "element %d is not an agent", (int)b->cur);
       return 2;
     }
     a = agentof(la);
-    b->j.dt = b->budget == 0 ? b->dt : owed(L, base + 1, 5, 6);
+    b->j.dt = b->budget == 0 ? b->dt : owed(L, base + 1, 5, 7);
     b->j.doze = 0;
     if (la->ninterrupts == 0) {
       if (bonsai_agent_asleep(a, b->j.dt)) { /* skipped, its clock moved */
+        sleepnote(L, b, base, la);
+        b->slept++;
         lua_settop(L, base);
         continue;
       }
@@ -501,6 +519,7 @@ static int pbatch(lua_State *L) {
                                                      ** still asked */
       b->j.doze = bonsai_agent_asleep(a, 0);
     }
+    sleepnote(L, b, base, NULL);
     b->ticked += !b->j.doze;
     lua_pushvalue(L, base + 1);
     lua_rawseti(L, 4, b->slot);
@@ -541,7 +560,7 @@ static void budgetstate(lua_State *L) {
 
 /* bt.tick_all(list, dt [, { budget = n }]): returns nil, or a list of
 ** { agent =, error = }; nothing is allocated unless an agent fails (or a
-** budget is given). */
+** budget is given, or the list gets its sleep cache, once). */
 int lb_tick_all(lua_State *L) {
   Batch b;
   luaL_checktype(L, 1, LUA_TTABLE);
@@ -579,6 +598,10 @@ int lb_tick_all(lua_State *L) {
   } else {
     lua_pushnil(L);
   }
+  b.sc = lb_sleepers(L, 1, CONTEXT, b.n); /* 5: the list's sleep cache */
+  if (b.budget > 0)
+    b.sc = NULL; /* kept to the list's length, not used */
+  b.slept = 0;
   while (b.next <= b.n && (b.budget == 0 || b.ticked < b.budget)) {
     lua_pushcfunction(L, pbatch);
     lua_pushlightuserdata(L, &b);
@@ -586,7 +609,8 @@ int lb_tick_all(lua_State *L) {
     lua_pushvalue(L, CONTEXT);
     lua_pushvalue(L, 3);
     lua_pushvalue(L, 4);
-    if (lua_pcall(L, 5, LUA_MULTRET, 0) != LUA_OK) {
+    lua_pushvalue(L, 5);
+    if (lua_pcall(L, 6, LUA_MULTRET, 0) != LUA_OK) {
       lua_rawgeti(L, 3, b.slot);
       lua_pushnil(L); /* the stack holds the agent now: its slot is freed
                       ** before anything that may raise */
@@ -599,18 +623,20 @@ int lb_tick_all(lua_State *L) {
       else if (b.j.la != NULL && b.j.la->hooked && b.j.ran)
         runhook(L, &b.j, -3, -2, CONTEXT, -1, -1);
       adderror(L, 2, -3);
-    } else if (lua_gettop(L) > 4) { /* stack: ..., agent, msg */
+    } else if (lua_gettop(L) > 5) { /* stack: ..., agent, msg */
       lua_pushnil(L);
       lua_rawseti(L, 3, b.slot);
       adderror(L, 2, -2);
     }
-    lua_settop(L, 4);
+    lua_settop(L, 5);
   }
   lua_pushnil(L);
   lua_rawseti(L, 3, b.slot);
   if (b.budget > 0) { /* the next call takes up after the last entry seen */
     lua_pushinteger(L, b.n > 0 ? (b.start + b.next - 2) % b.n + 1 : 1);
     lua_setfield(L, 4, "cursor");
+  } else if (b.sc == NULL) {
+    lb_sleepers_want(L, 1, CONTEXT, b.n, b.slept);
   }
   lua_settop(L, 2);
   return 1;

@@ -56,6 +56,7 @@ typedef struct LBonsai {
   ** and these are anchored) */
   const void *s_success, *s_failure, *s_running;
   struct LTick *ticking; /* the innermost tick under way (bt.sleep) */
+  int sleepers; /* sleep caches alive (lsleep.c); none: no list has one */
 } LBonsai;
 
 /* Tree userdata. Its uservalues: */
@@ -163,6 +164,29 @@ int lb_keyid_in(lua_State *L, int idx, int add, int cache);
 ** of its metatable, or for agents upvalue 2 of their __index). So a file
 ** adds its own methods to a type a file below it made. */
 void lb_addmethods(lua_State *L, const char *tname, const luaL_Reg *l);
+
+/* lsleep.c: the sleep cache of a bt.tick_all list (see there) */
+typedef struct LSleepers LSleepers;
+/* Pushes the cache of the list at 'list' (ci: the context), ready for a
+** call over its n entries (those past them emptied), or nil when it has
+** none (or none that large, and no memory for one); returns it or NULL.
+** Costs nothing while no list has a cache. */
+LSleepers *lb_sleepers(lua_State *L, int list, int ci, lua_Integer n);
+/* After a call without a cache over n entries that skipped 'slept'
+** sleepers: with enough of them, the list gets a cache (at its second
+** such call; never raises). */
+void lb_sleepers_want(lua_State *L, int list, int ci, lua_Integer n,
+                      lua_Integer slept);
+/* Skips entries i to n of the list at 'list' while the cache knows them
+** and they are still asleep without interrupts (their clocks move by dt),
+** as the ordinary path would; returns the first entry it did not skip. */
+lua_Integer lb_sleepers_skip(lua_State *L, const LSleepers *c, int list,
+                             lua_Integer i, lua_Integer n, double dt,
+                             const LBonsai *lb);
+/* Records entry i as the agent table at ai, state si (la), found asleep;
+** with la NULL, forgets it. The cache is at idx. Never allocates. */
+void lb_sleepers_note(lua_State *L, LSleepers *c, int idx, lua_Integer i,
+                      int ai, int si, LAgent *la);
 
 /* lfiles.c */
 int lb_mtime(lua_State *L); /* bt._mtime(path) */

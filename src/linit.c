@@ -117,6 +117,7 @@ static LBonsai *context(lua_State *L) {
   lb = (LBonsai *)lua_newuserdatauv(L, sizeof *lb, LB_NUV);
   lb->env = NULL;
   lb->ticking = NULL;
+  lb->sleepers = 0;
   lua_createtable(L, 0, 1);
   lua_pushcfunction(L, context_gc);
   lua_setfield(L, -2, "__gc");
@@ -138,7 +139,6 @@ static LBonsai *context(lua_State *L) {
   lua_setmetatable(L, -2);
   lua_setiuservalue(L, -2, LB_TREES);
   lb->nextid = 0;
-  lb->ticking = NULL;
   lua_pushvalue(L, -1);
   lua_setfield(L, LUA_REGISTRYINDEX, LB_CONTEXT_T);
   return lb;

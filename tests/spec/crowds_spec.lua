@@ -1,7 +1,7 @@
 -- crowds_spec.lua: many agents: sleeping agents (bt.sleep, a:wake,
 -- a:sleeping, and what wakes them), tick budgets (bt.tick_all with
--- { budget = n }) and long lists of sleepers edited between and during
--- calls, tick by tick.
+-- { budget = n }) and the sleep cache of long lists (src/lsleep.c), tick by
+-- tick.
 local bt = require "bonsai"
 local trace = require "helpers.trace"
 
