@@ -731,62 +731,76 @@ end
 ------------------------------------------------------------------------
 -- S: sleeping agents. 10,000 agents in one bt.tick_all list: all running
 -- W1, against 1,000 running W1 (every tenth) among 9,000 asleep (their
--- leaf returned bt.sleep). The row is per list entry, the ratio against
+-- leaf returned bt.sleep). The rows are per list entry, the ratios against
 -- the all-awake list (goal: <= 0.15, the awake tenth plus a few ns for
--- each sleeper).
+-- each sleeper). A third list holds the awake tenth alone: what the
+-- sleepers add is the difference, shown per sleeper.
 ------------------------------------------------------------------------
+
+-- The list of n agents: kind "all" (all awake), "tenth" (9 in 10 asleep)
+-- or "alone" (only the awake tenth; the states of all, as in the others).
+local function s_run(kind, n)
+  local st = w1_states(n)
+  local tree = w1_tree(w1_leaves_agent())
+  local sleeper = bt.tree(bt.action(function() return bt.sleep(1e300) end),
+                          { name = "sleeper" })
+  local list, awake = {}, {}
+  for i = 1, n do
+    if kind == "all" or i % 10 == 0 then
+      list[#list + 1] = bt.agent(tree, { owner = st[i] })
+      awake[#awake + 1] = st[i]
+    elseif kind == "tenth" then
+      list[#list + 1] = bt.agent(sleeper)
+    end
+  end
+  bt.tick_all(list, 1) -- the sleepers fall asleep
+  local function step(k)
+    for _ = 1, k do
+      for j = 1, #awake do w1_step(awake[j]) end
+      bt.tick_all(list, 1)
+    end
+  end
+  return { step = step, sum = function() return w1_sum(awake) end }
+end
 
 function sections.s()
   local n = W1N
-  local function make(asleep)
-    local st = w1_states(n)
-    local tree = w1_tree(w1_leaves_agent())
-    local sleeper = bt.tree(bt.action(function() return bt.sleep(1e300) end),
-                            { name = "sleeper" })
-    local list, awake = {}, {}
-    for i = 1, n do
-      if asleep and i % 10 ~= 0 then
-        list[i] = bt.agent(sleeper)
-      else
-        list[i] = bt.agent(tree, { owner = st[i] })
-        awake[#awake + 1] = st[i]
-      end
-    end
-    bt.tick_all(list, 1) -- the sleepers fall asleep
-    return function(k)
-      for _ = 1, k do
-        for j = 1, #awake do w1_step(awake[j]) end
-        bt.tick_all(list, 1)
-      end
-    end
-  end
-  local runs = { make(false), make(true) }
-  local times = { {}, {} }
+  local runs = { s_run("all", n).step, s_run("tenth", n).step,
+                 s_run("alone", n).step }
+  local times = { {}, {}, {} }
   for _ = 1, reps do
-    local t = { 0, 0 }
+    local t = { 0, 0, 0 }
     for _ = 1, W1T // 20 do
-      for k = 1, 2 do
+      for k = 1, 3 do
         collectgarbage("collect")
         local t0 = clock()
         runs[k](20)
         t[k] = t[k] + clock() - t0
       end
     end
-    times[1][#times[1] + 1] = t[1]
-    times[2][#times[2] + 1] = t[2]
+    for k = 1, 3 do times[k][#times[k] + 1] = t[k] end
   end
-  local ratios = {}
-  for i = 1, #times[1] do ratios[i] = times[2][i] / times[1][i] end
-  row("S W1 list, all awake", median(times[1]) / (W1T * n) * 1e9, 0, 1)
-  row("S W1 list, 90% asleep", median(times[2]) / (W1T * n) * 1e9, 0,
-      median(ratios), "<= 0.15")
+  local function ratio(k)
+    local r = {}
+    for i = 1, #times[1] do r[i] = times[k][i] / times[1][i] end
+    return median(r)
+  end
+  local ns = {}
+  for k = 1, 3 do ns[k] = median(times[k]) / (W1T * n) * 1e9 end
+  row("S W1 list, all awake", ns[1], 0, 1)
+  row("S W1 list, 90% asleep", ns[2], 0, ratio(2), "<= 0.15")
+  row("S W1 list, the awake tenth alone", ns[3], 0, ratio(3))
+  io.stdout:write(string.format(
+    "S: a sleeper costs %.1f ns (the 90%% list less the tenth alone, per "
+    .. "sleeper)\n", (ns[2] - ns[3]) * n / (n - n // 10)))
 end
 
 ------------------------------------------------------------------------
 -- --profile W VARIANT [agents] [ticks] [depth]: one untimed run of one
--- variant, nothing else, for callgrind or perf (W: w1, w2, w3, p; VARIANT:
--- floor, tick_all, tick, and for w1 also cloop, cfloor, cbonsai; for p
--- the number of finished children; depth: W3's, 100 by default).
+-- variant, nothing else, for callgrind or perf (W: w1, w2, w3, p, s;
+-- VARIANT: floor, tick_all, tick, and for w1 also cloop, cfloor, cbonsai;
+-- for p the number of finished children; for s all, tenth or alone;
+-- depth: W3's, 100 by default).
 ------------------------------------------------------------------------
 
 if arg[1] == "--profile" then
@@ -799,6 +813,8 @@ if arg[1] == "--profile" then
     r = w2_run(variant, n)
   elseif w == "p" then
     r = p_run(n, tonumber(variant))()
+  elseif w == "s" then
+    r = s_run(variant, n)
   else
     r = w3_run(variant, n, tonumber(arg[6]) or 100)
   end

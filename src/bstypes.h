@@ -130,17 +130,11 @@ struct bonsai_tree {
 };
 
 struct bonsai_agent {
-  /* what every tick reads and writes, together */
+  /* what every tick reads and writes, together; first what a sleeping
+  ** agent's skip reads (bonsai_agent_asleep), in the fewest bytes */
   Blueprint *bp;    /* the version this agent runs */
-  uint8_t *state;   /* statsize status bytes, then datasize data bytes */
-  void *owner;
-  struct Trace *trace; /* event ring buffer, or NULL (see trace.h) */
-  void *hostud;     /* the host's data during an operation (call->host) */
   double time;      /* agent clock: sum of dt */
   double wake;      /* asleep until this time (0: awake) */
-  uint32_t serial;  /* ticks so far */
-  uint32_t resume;  /* where the next tick starts (0 unless the root runs) */
-  uint32_t current; /* node whose callback is being called */
   uint8_t busy;     /* inside a tick or an abort */
   uint8_t last;     /* status of the last tick */
   uint8_t raises;   /* the operation's host may raise (BONSAI_HOST_RAISES) */
@@ -148,6 +142,13 @@ struct bonsai_agent {
   uint8_t event;    /* event being delivered to 'current' */
   uint8_t failed;   /* an error is recorded (err, errnode, errbp): the
                     ** first of an operation; cleared by the next one */
+  uint32_t serial;  /* ticks so far */
+  uint32_t resume;  /* where the next tick starts (0 unless the root runs) */
+  uint32_t current; /* node whose callback is being called */
+  uint8_t *state;   /* statsize status bytes, then datasize data bytes */
+  void *owner;
+  struct Trace *trace; /* event ring buffer, or NULL (see trace.h) */
+  void *hostud;     /* the host's data during an operation (call->host) */
   bonsai_bb *bb;    /* then what a tick of a tree with guards reads */
   uint64_t seen;    /* blackboard change stamp last looked at (guards) */
   /* the rest */

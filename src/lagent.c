@@ -490,8 +490,7 @@ static int pbatch(lua_State *L) {
     bonsai_agent *a;
     int s;
     if (b->sc != NULL) { /* first the sleepers it knows, in a row */
-      b->next = lb_sleepers_skip(L, b->sc, 2, b->next, b->n, b->dt,
-                                 b->j.t.lb);
+      b->next = lb_sleepers_skip(L, b->sc, 2, b->next, b->n, b->dt);
       if (b->next > b->n)
         break;
     }

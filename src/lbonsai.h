@@ -181,8 +181,7 @@ void lb_sleepers_want(lua_State *L, int list, int ci, lua_Integer n,
 ** and they are still asleep without interrupts (their clocks move by dt),
 ** as the ordinary path would; returns the first entry it did not skip. */
 lua_Integer lb_sleepers_skip(lua_State *L, const LSleepers *c, int list,
-                             lua_Integer i, lua_Integer n, double dt,
-                             const LBonsai *lb);
+                             lua_Integer i, lua_Integer n, double dt);
 /* Records entry i as the agent table at ai, state si (la), found asleep;
 ** with la NULL, forgets it. The cache is at idx. Never allocates. */
 void lb_sleepers_note(lua_State *L, LSleepers *c, int idx, lua_Integer i,

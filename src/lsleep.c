@@ -1,16 +1,17 @@
 /*
 ** lsleep.c: the sleep cache of a bt.tick_all list. For each entry it keeps
-** the state of the agent an earlier call found asleep there, so that a
-** call skips a run of sleepers in a tight loop that knows where the next
-** ones live and fetches their memory ahead (in a large crowd that memory,
-** not the instructions, is most of a sleeper's cost). An entry is a hint,
-** checked at each use exactly as the ordinary path checks it: it is
-** skipped only while the list holds there a table whose [1] is that same
-** state, still asleep, with no interrupt; anything else goes the ordinary
-** way. The cache anchors every state it names (no address it holds can
-** come to name another object), lives in the list's tick_all state (the
-** context's extras, beside the budget's) and goes with it. The context
-** counts the caches alive: while there are none, a call does not look.
+** the agent table an earlier call found asleep there and that agent's
+** state, so that a call skips a run of sleepers in a tight loop: it reads
+** each entry (a leaf may have edited the list) and compares it with the
+** table remembered, asks the state whether it still sleeps (which moves its
+** clock) and fetches the memory of the sleepers ahead. It does not read the
+** table's [1] again: the cache anchors both the table and the state, so an
+** address it holds can never come to name another object; a [1] replaced
+** while its agent sleeps is seen when the agent wakes. Anything else (an
+** entry edited, an agent awake, busy or with interrupts) goes the ordinary
+** way. The cache lives in the list's tick_all state (the context's extras,
+** beside the budget's) and goes with it; the context counts the caches
+** alive: while there are none, a call does not look.
 */
 #include <string.h>
 
@@ -19,33 +20,36 @@
 
 /* What an earlier call found at an entry. */
 typedef struct Sleeper {
-  LAgent *la;       /* the state at the entry's [1], asleep; NULL: none */
-  const void *hint; /* the table it was in: only ever prefetched (it may
-                    ** be gone since: the entry is read again) */
+  LAgent *la;        /* the state at the entry's [1], asleep; NULL: none */
+  const void *table; /* the agent table it was in */
 } Sleeper;
 
-/* A userdata; its uservalue 1 is the anchors table, entry i's state at i,
-** presized so that recording never allocates. */
+/* A userdata; its uservalue 1 is the anchors table, entry i's agent table
+** at 2i - 1 and its state at 2i, presized so that recording never
+** allocates. */
 struct LSleepers {
   LBonsai *lb;      /* the context, which counts it; NULL until made */
   lua_Integer cap;  /* entries allocated */
   lua_Integer used; /* the entries after this one are empty */
-  Sleeper e[];      /* entry i at e[i - 1] */
+  Sleeper e[];      /* entry i at e[i - 1]; then AHEAD empty ones */
 };
 
-/* Fewest sleepers a call must skip for its list to get a cache (a build
-** with -DBS_SLEEPMIN=1 gives the fuzzer's short lists caches). */
-#if defined(BS_SLEEPMIN)
-#define MINSLEPT BS_SLEEPMIN
-#else
+/* Fewest sleepers a call must skip for its list to get a cache; in a
+** debug build one, so that the specs' and the fuzzer's short lists use
+** caches too. */
+#if defined(NDEBUG)
 #define MINSLEPT 16
+#else
+#define MINSLEPT 1
 #endif
 /* Longest list that gets a cache (the anchors table's size is an int). */
-#define MAXCAP ((lua_Integer)1 << 28)
-/* How many entries ahead the loop fetches memory. */
+#define MAXCAP ((lua_Integer)1 << 27)
+/* How many entries ahead the loop fetches memory, and how many bytes of
+** it, from the state: the header and the agent's first fields. */
 #define AHEAD 16
-/* Entries skipped between two pops of the stack (two slots each). */
-#define RUN 8
+#define PREFETCHED (sizeof(LAgent) + 40)
+/* Entries skipped between two pops of the stack. */
+#define RUN 32
 
 /* The metatable of a cache (for its __gc). */
 #define BS_SLEEPERS_T "bonsai.sleepers"
@@ -67,7 +71,9 @@ static void trim(lua_State *L, LSleepers *c, lua_Integer n) {
     if (c->e[i - 1].la != NULL) {
       c->e[i - 1].la = NULL;
       lua_pushnil(L);
-      lua_rawseti(L, -2, i);
+      lua_rawseti(L, -2, 2 * i - 1);
+      lua_pushnil(L);
+      lua_rawseti(L, -2, 2 * i);
     }
   }
   lua_pop(L, 1);
@@ -88,7 +94,7 @@ static int sleepers_gc(lua_State *L) {
 ** and returned. */
 static int make(lua_State *L) {
   lua_Integer n = lua_tointeger(L, 2), cap = n + n / 8;
-  size_t size = sizeof(LSleepers) + (size_t)cap * sizeof(Sleeper);
+  size_t size = sizeof(LSleepers) + (size_t)(cap + AHEAD) * sizeof(Sleeper);
   LSleepers *c = (LSleepers *)lua_newuserdatauv(L, size, 1);
   memset(c, 0, size);
   c->cap = cap;
@@ -97,7 +103,7 @@ static int make(lua_State *L) {
     lua_setfield(L, -2, "__gc");
   }
   lua_setmetatable(L, -2);
-  lua_createtable(L, (int)cap, 0);
+  lua_createtable(L, (int)(2 * cap), 0);
   lua_setiuservalue(L, -2, 1);
   lua_pushvalue(L, -1);
   lua_setfield(L, 1, "sleepers");
@@ -172,31 +178,26 @@ void lb_sleepers_want(lua_State *L, int list, int ci, lua_Integer n,
 }
 
 lua_Integer lb_sleepers_skip(lua_State *L, const LSleepers *c, int list,
-                             lua_Integer i, lua_Integer n, double dt,
-                             const LBonsai *lb) {
+                             lua_Integer i, lua_Integer n, double dt) {
   const Sleeper *e, *last;
   int top, at;
   if (n > c->used)
     n = c->used; /* the rest is empty */
-  if (i > n || c->e[i - 1].la == NULL || !lua_checkstack(L, 2 * RUN))
+  if (i > n || c->e[i - 1].la == NULL || !lua_checkstack(L, RUN))
     return i;
-  top = at = lua_gettop(L); /* the entry goes to at + 1, its [1] to at + 2 */
+  top = at = lua_gettop(L);
   last = c->e + (n - 1);
   for (e = c->e + (i - 1); e <= last && e->la != NULL; e++, i++) {
     LAgent *la = e->la;
-    if (i + AHEAD <= n && e[AHEAD].la != NULL) { /* what its check reads */
-      prefetch(e[AHEAD].hint);
-      prefetch(e[AHEAD].la);
-      prefetch(&agentof(e[AHEAD].la)->time);
-      prefetch(&agentof(e[AHEAD].la)->busy);
-    }
+    prefetch(e[AHEAD].la); /* what its check reads (a prefetch of NULL is
+                           ** harmless) */
+    prefetch((const char *)e[AHEAD].la + PREFETCHED);
     if (lua_rawgeti(L, list, i) != LUA_TTABLE ||
-        lua_rawgeti(L, at + 1, 1) != LUA_TUSERDATA ||
-        lua_touserdata(L, at + 2) != la || la->magic != lb ||
-        la->ninterrupts != 0 || !bonsai_agent_asleep(agentof(la), dt))
+        lua_topointer(L, ++at) != e->table || la->ninterrupts != 0 ||
+        !bonsai_agent_asleep(agentof(la), dt))
       break; /* the ordinary path takes it (bonsai_agent_asleep may have
              ** woken it: then that path ticks it) */
-    if ((at += 2) == top + 2 * RUN) {
+    if (at == top + RUN) {
       lua_settop(L, top);
       at = top;
     }
@@ -208,23 +209,28 @@ lua_Integer lb_sleepers_skip(lua_State *L, const LSleepers *c, int list,
 void lb_sleepers_note(lua_State *L, LSleepers *c, int idx, lua_Integer i,
                       int ai, int si, LAgent *la) {
   Sleeper *e;
+  const void *table = la != NULL ? lua_topointer(L, ai) : NULL;
   if (i > c->cap)
     return;
   e = &c->e[i - 1];
-  if (e->la == la)
+  if (e->la == la && e->table == table)
     return; /* as it was: the common case */
-  if (la != NULL)
-    e->hint = lua_topointer(L, ai);
+  ai = lua_absindex(L, ai);
   si = lua_absindex(L, si);
   lua_getiuservalue(L, idx, 1); /* the anchors */
   e->la = la;
-  if (la != NULL) {
-    lua_pushvalue(L, si);
-    if (i > c->used)
-      c->used = i;
-  } else {
+  e->table = table;
+  if (la != NULL && i > c->used)
+    c->used = i;
+  if (la != NULL)
+    lua_pushvalue(L, ai);
+  else
     lua_pushnil(L);
-  }
-  lua_rawseti(L, -2, i);
+  lua_rawseti(L, -2, 2 * i - 1);
+  if (la != NULL)
+    lua_pushvalue(L, si);
+  else
+    lua_pushnil(L);
+  lua_rawseti(L, -2, 2 * i);
   lua_pop(L, 1);
 }

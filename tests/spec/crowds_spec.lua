@@ -278,18 +278,18 @@ describe("bt.tick_all over a long list of sleepers", function()
 
   it("sees the edits a leaf makes to the entries after its own", function()
     local list = sleepers(32)
-    local x = counter()
+    local x, broken = counter(), { "not an agent" }
     local e = bt.agent(bt.tree(bt.action(function(a)
       if a.owner.edit then
         list[5] = x
-        list[7][1] = nil
+        list[7] = broken
         a.owner.edit = false
       end
       return bt.RUNNING
     end), { name = "e" }), { owner = { edit = false } })
     table.insert(list, 1, e) -- ticked first, then the sleepers
     warm(list)
-    local out, broken = list[5], list[7]
+    local out = list[5]
     e.owner.edit = true
     local errs = bt.tick_all(list, 1)
     assert.equal(1, x.owner.ticks)
@@ -300,28 +300,42 @@ describe("bt.tick_all over a long list of sleepers", function()
     assert.equal(7, list[8].time)
   end)
 
-  it("reads each entry's [1] at each call", function()
+  it("sees an agent's [1] replaced once the state it held wakes",
+     function()
     local list = sleepers(32)
-    warm(list)
+    warm(list) -- time 6, and the list has its sleep cache
     local a, b = list[3], list[4]
     local state = a[1]
-    a[1] = nil
+    a[1] = nil -- a sleeping entry's skip does not read [1]: a sleeps on
+    state = setmetatable({ state }, { __mode = "v" }) -- held by the cache
+    collectgarbage()
+    collectgarbage()
+    state = state[1]
+    assert.is_userdata(state)
+    assert.is_nil(bt.tick_all(list, 1))
+    assert.is_nil(a.time) -- nothing at [1]: no clock to read
+    assert.has_error(function() a:wake() end)
+    a[1] = {}
+    assert.is_nil(bt.tick_all(list, 1))
+    a[1] = state
+    assert.equal(8, a.time) -- the state's clock moved at both calls
+    a:wake()
+    a[1] = {} -- awake now: the call reads [1] and refuses it
     local errs = bt.tick_all(list, 1)
     assert.equal(1, #errs)
     assert.equal(a, errs[1].agent)
     assert.equal("element 3 is not an agent", errs[1].error)
-    a[1] = {}
-    errs = bt.tick_all(list, 1)
-    assert.equal("element 3 is not an agent", errs[1].error)
-    a[1] = b[1] -- b's state, now in two entries: its clock moves twice
+    a[1] = b[1] -- b's state, asleep, in two entries: its clock moves twice
     assert.is_nil(bt.tick_all(list, 1))
-    assert.equal(10, b.time)
-    a[1] = state
-    assert.equal(6, a.time)
-    assert.is_nil(bt.tick_all(list, 1))
-    assert.equal(7, a.time)
     assert.equal(11, b.time)
-    assert.same(rep(1, 32), field(list, "ticks"))
+    a[1] = state -- entry 3 still names b's state, which sleeps: a waits
+    b:wake() -- until it wakes; then each entry goes its own way
+    assert.is_nil(bt.tick_all(list, 1))
+    assert.equal(9, a.time) -- its own state: woken, ticked, asleep again
+    assert.equal(12, b.time)
+    assert.equal(11, list[5].time)
+    assert.same({ 1, 1, 2, 2, 1 }, { list[1].owner.ticks,
+      list[2].owner.ticks, a.owner.ticks, b.owner.ticks, list[5].owner.ticks })
   end)
 
   it("follows the list when it shrinks, shifts and grows", function()
@@ -441,7 +455,7 @@ describe("a list's sleep cache", function()
   -- both between calls, and after each call the worlds must look the same.
   local N = 40
   local function world(seed)
-    local w = { seed = seed, agents = {}, states = {}, list = {}, fire = {} }
+    local w = { seed = seed, agents = {}, list = {}, fire = {} }
     local function rand(n) -- the world's own numbers, drawn in tick order
       w.seed = (w.seed * 1103515245 + 12345) % 2147483648
       return w.seed // 65536 % n + 1
@@ -463,7 +477,7 @@ describe("a list's sleep cache", function()
     for i = 1, N do
       local a = bt.agent(T, { owner = { id = i, ticks = 0, fights = 0,
         aborts = 0 }, blackboard = { alarm = false } })
-      w.agents[i], w.states[i], w.list[i] = a, a[1], a
+      w.agents[i], w.list[i] = a, a
     end
     return w
   end
@@ -474,9 +488,7 @@ describe("a list's sleep cache", function()
     for i, a in ipairs(w.agents) do
       local o = a.owner
       t[i] = { o.ticks, o.fights, o.aborts }
-      if a[1] == w.states[i] then
-        t[i][4], t[i][5], t[i][6] = a.time, a:status(), a:sleeping()
-      end
+      t[i][4], t[i][5], t[i][6] = a.time, a:status(), a:sleeping()
     end
     for k, e in ipairs(errs or {}) do
       t[N + k] = { type(e.agent) == "table" and e.agent.owner.id or e.agent,
@@ -490,19 +502,18 @@ describe("a list's sleep cache", function()
     local op, i, j = r(12), r(N), r(N)
     for _, w in ipairs(ws) do
       local l, a = w.list, w.agents[i]
-      local whole = a[1] == w.states[i] -- not tampered with
       if op == 1 and #l > 0 then l[(i - 1) % #l + 1] = w.agents[j]
       elseif op == 2 then l[#l] = nil
       elseif op == 3 then l[#l + 1] = w.agents[j]
       elseif op == 4 and #l > 0 then table.remove(l, (i - 1) % #l + 1)
-      elseif op == 5 then a[1] = ({ false, {}, w.states[j] })[j % 3 + 1] or nil
-      elseif op == 6 then a[1] = w.states[i]
-      elseif op == 7 and whole then a:wake()
-      elseif op == 8 and whole then a.bb.alarm = true
-      elseif op == 9 and whole and not w.fire[i] then
+      elseif op == 5 then a:reset()
+      elseif op == 6 then a:abort()
+      elseif op == 7 then a:wake()
+      elseif op == 8 then a.bb.alarm = true
+      elseif op == 9 and not w.fire[i] then
         w.fire[i] = function(ag) return ag.owner.fire == true end
         a:add_interrupt(w.fire[i])
-      elseif op == 10 and whole and w.fire[i] then
+      elseif op == 10 and w.fire[i] then
         a:remove_interrupt(w.fire[i])
         w.fire[i] = nil
       elseif op == 11 then a.owner.fire = not a.owner.fire
