@@ -13,6 +13,7 @@
 ** beside the budget's) and goes with it; the context counts the caches
 ** alive: while there are none, a call does not look.
 */
+#include <stdint.h>
 #include <string.h>
 
 #include "bonsai.h"
@@ -189,9 +190,9 @@ lua_Integer lb_sleepers_skip(lua_State *L, const LSleepers *c, int list,
   last = c->e + (n - 1);
   for (e = c->e + (i - 1); e <= last && e->la != NULL; e++, i++) {
     LAgent *la = e->la;
-    prefetch(e[AHEAD].la); /* what its check reads (a prefetch of NULL is
-                           ** harmless) */
-    prefetch((const char *)e[AHEAD].la + PREFETCHED);
+    /* what its check reads (an empty entry's fetch is of NULL: harmless) */
+    prefetch(e[AHEAD].la);
+    prefetch((const void *)((uintptr_t)e[AHEAD].la + PREFETCHED));
     if (lua_rawgeti(L, list, i) != LUA_TTABLE ||
         lua_topointer(L, ++at) != e->table || la->ninterrupts != 0 ||
         !bonsai_agent_asleep(agentof(la), dt))
