@@ -597,9 +597,11 @@ int lb_tick_all(lua_State *L) {
   } else {
     lua_pushnil(L);
   }
-  b.sc = lb_sleepers(L, 1, CONTEXT, b.n); /* 5: the list's sleep cache */
+  /* 5: the list's sleep cache; a call with a budget does not use it and
+  ** empties it (it would keep agents taken out of the list) */
+  b.sc = lb_sleepers(L, 1, CONTEXT, b.budget > 0 ? 0 : b.n);
   if (b.budget > 0)
-    b.sc = NULL; /* kept to the list's length, not used */
+    b.sc = NULL;
   b.slept = 0;
   while (b.next <= b.n && (b.budget == 0 || b.ticked < b.budget)) {
     lua_pushcfunction(L, pbatch);

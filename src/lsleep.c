@@ -194,10 +194,11 @@ lua_Integer lb_sleepers_skip(lua_State *L, const LSleepers *c, int list,
     prefetch(e[AHEAD].la);
     prefetch((const void *)((uintptr_t)e[AHEAD].la + PREFETCHED));
     if (lua_rawgeti(L, list, i) != LUA_TTABLE ||
-        lua_topointer(L, ++at) != e->table || la->ninterrupts != 0 ||
-        !bonsai_agent_asleep(agentof(la), dt))
+        lua_topointer(L, ++at) != e->table || la->magic == NULL ||
+        la->ninterrupts != 0 || !bonsai_agent_asleep(agentof(la), dt))
       break; /* the ordinary path takes it (bonsai_agent_asleep may have
-             ** woken it: then that path ticks it) */
+             ** woken it: then that path ticks it; a state finalized, by a
+             ** list brought back by a finalizer or at close: it refuses it) */
     if (at == top + RUN) {
       lua_settop(L, top);
       at = top;

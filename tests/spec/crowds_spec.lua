@@ -338,6 +338,44 @@ describe("bt.tick_all over a long list of sleepers", function()
       list[2].owner.ticks, a.owner.ticks, b.owner.ticks, list[5].owner.ticks })
   end)
 
+  it("refuses the finalized agents of a list a finalizer brought back",
+     function()
+    local other = sleepers(4) -- a cache alive elsewhere: caches are looked up
+    warm(other)
+    local saved
+    do -- a list whose tree only its agents hold: all go in one cycle
+      local T = bt.tree(bt.action(function() return bt.sleep(100) end),
+                        { name = "gone" })
+      local list = {}
+      for i = 1, 4 do list[i] = bt.agent(T) end
+      warm(list)
+      setmetatable(list, { __gc = function(l) saved = l end })
+    end
+    collectgarbage()
+    collectgarbage()
+    assert.equal(4, #saved) -- its agents' states were finalized meanwhile
+    local errs = bt.tick_all(saved, 1)
+    assert.equal(4, #errs)
+    for i = 1, 4 do
+      assert.equal(saved[i], errs[i].agent)
+      assert.equal("element " .. i .. " is not an agent", errs[i].error)
+    end
+    assert.is_nil(bt.tick_all(other, 1))
+  end)
+
+  it("lets go of an agent taken out of the list at a call with a budget",
+     function()
+    local list = sleepers(20)
+    warm(list)
+    local weak = setmetatable({}, { __mode = "k" })
+    weak[list[5].owner] = true
+    list[5] = sleepers(1)[1] -- despawned, another spawned in its place
+    assert.is_nil(bt.tick_all(list, 1, { budget = 8 }))
+    collectgarbage()
+    collectgarbage()
+    assert.is_nil(next(weak))
+  end)
+
   it("follows the list when it shrinks, shifts and grows", function()
     local list = sleepers(32)
     warm(list)
