@@ -825,6 +825,88 @@ if arg[1] == "--profile" then
   os.exit(0)
 end
 
+------------------------------------------------------------------------
+-- --instructions: the stable figure, for a machine whose timings wander:
+-- instructions per agent-tick of each variant, counted by callgrind
+-- (valgrind) as the difference of two --profile runs of different lengths
+-- (the setup cancels), then the ratios the goals of issues #14 and #15 are
+-- stated in. Prints a line and returns when valgrind is not installed.
+------------------------------------------------------------------------
+
+-- name, --profile arguments (W VARIANT AGENTS [depth]), agents, two tick
+-- counts
+local IROWS = {
+  { "W1 Lua floor", "w1 floor", 1000, 20, 40 },
+  { "W1 C loop, Lua leaves", "w1 cloop", 1000, 20, 40 },
+  { "W1 bt.tick_all", "w1 tick_all", 1000, 20, 40 },
+  { "W1 a:tick loop", "w1 tick", 1000, 20, 40 },
+  { "W1 bt.tick_all, + 200-node branch", "w1 tick_all_big", 1000, 20, 40 },
+  { "W1 C floor", "w1 cfloor", 1000, 100, 200 },
+  { "W1 Bonsai core, C leaves", "w1 cbonsai", 1000, 100, 200 },
+  { "W1 C leaves, + 200-node branch", "w1 cbonsai_big", 1000, 100, 200 },
+  { "W2 Lua floor", "w2 floor", 200, 5, 10 },
+  { "W2 bt.tick_all", "w2 tick_all", 200, 5, 10 },
+  { "W2 a:tick loop", "w2 tick", 200, 5, 10 },
+  { "W3 depth 100 Lua floor", "w3 floor", 1000, 100, 200, 100 },
+  { "W3 depth 100 bt.tick_all", "w3 tick_all", 1000, 100, 200, 100 },
+  { "W3 depth 100 a:tick loop", "w3 tick", 1000, 100, 200, 100 },
+  { "W3 depth 1 bt.tick_all", "w3 tick_all", 1000, 100, 200, 1 },
+  { "P parallel, 1 finished + 1 running", "p 1", 1000, 100, 200 },
+  { "P parallel, 1000 finished + 1 running", "p 1000", 1000, 100, 200 },
+  { "S list, all awake", "s all", 2000, 10, 20 },
+  { "S list, 90% asleep", "s tenth", 2000, 10, 20 },
+  { "S list, the awake tenth alone", "s alone", 2000, 10, 20 },
+}
+
+-- the ratios: name, numerator row, denominator row, goal
+local IRATIOS = {
+  { "W1 bt.tick_all / C loop", "W1 bt.tick_all", "W1 C loop, Lua leaves", "<= 1.08" },
+  { "W2 bt.tick_all / floor", "W2 bt.tick_all", "W2 Lua floor", "<= 1.35" },
+  { "W3 depth 100 bt.tick_all / floor", "W3 depth 100 bt.tick_all", "W3 depth 100 Lua floor", "<= 2.3" },
+  { "W1 a:tick / bt.tick_all", "W1 a:tick loop", "W1 bt.tick_all", "<= 1.15" },
+  { "W3 a:tick / bt.tick_all", "W3 depth 100 a:tick loop", "W3 depth 100 bt.tick_all", "<= 1.5" },
+  { "W1 C leaves / C floor", "W1 Bonsai core, C leaves", "W1 C floor", "<= 2.0" },
+  { "W1 + 200-node branch / W1 (C leaves)", "W1 C leaves, + 200-node branch", "W1 Bonsai core, C leaves", "<= 1.15" },
+  { "W1 + 200-node branch / W1 (Lua leaves)", "W1 bt.tick_all, + 200-node branch", "W1 bt.tick_all", "<= 1.15" },
+  { "W3 depth 100 / depth 1", "W3 depth 100 bt.tick_all", "W3 depth 1 bt.tick_all", "<= 1.1" },
+  { "P 1000 finished / 1 finished", "P parallel, 1000 finished + 1 running", "P parallel, 1 finished + 1 running", "<= 1.2" },
+  { "S 90% asleep / all awake", "S list, 90% asleep", "S list, all awake", "<= 0.15" },
+}
+
+local function instructions()
+  if not os.execute("valgrind --version >/dev/null 2>&1") then
+    io.write("\nInstructions: valgrind is not installed (apt install valgrind)\n")
+    return
+  end
+  local function count(args, n, ticks, depth)
+    local cmd = string.format("valgrind --tool=callgrind --callgrind-out-file=/dev/null "
+      .. "%s %s --profile %s %d %d %s 2>&1", arg[-1], arg[0], args, n, ticks,
+      depth and tostring(depth) or "")
+    local p = assert(io.popen(cmd))
+    local out = p:read("a")
+    p:close()
+    return assert(tonumber(out:match("Collected : (%d+)")), "callgrind: " .. out)
+  end
+  io.write(string.format("\nInstructions per agent-tick (callgrind):\n%-40s %12s\n",
+                         "variant", "instructions"))
+  local per = {}
+  for _, r in ipairs(IROWS) do
+    local a = count(r[2], r[3], r[4], r[6])
+    local b = count(r[2], r[3], r[5], r[6])
+    per[r[1]] = (b - a) / (r[3] * (r[5] - r[4]))
+    io.write(string.format("%-40s %12.0f\n", r[1], per[r[1]]))
+  end
+  io.write(string.format("%-40s %12s %9s\n", "ratio (instructions)", "", "goal"))
+  for _, q in ipairs(IRATIOS) do
+    io.write(string.format("%-40s %12.3f %9s\n", q[1], per[q[2]] / per[q[3]], q[4]))
+  end
+end
+
+if arg[1] == "--instructions" then
+  instructions()
+  os.exit(0)
+end
+
 -- The driver: every section in a process of its own, then the table.
 local ORDER = { "w1", "w1c", "w1big", "trace", "record", "w2", "w3",
                 "w3depth", "g", "p", "r", "s" }
