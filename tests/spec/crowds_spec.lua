@@ -200,8 +200,9 @@ describe("bt.tick_all over a long list of sleepers", function()
   -- A list of n agents whose leaf counts its ticks in a.owner.ticks and
   -- sleeps a.owner.s seconds (100 unless set), under a guard watching the
   -- key "alarm" (then the leaf "fight" runs). Such a list gets a sleep
-  -- cache (its second call that skips 16 sleepers or more makes it, the
-  -- next fills it): warm() ticks it past that, every agent asleep.
+  -- cache (its second call that skips 16 sleepers or more, 1 in a debug
+  -- build, makes it; the next fills it): warm() ticks it past that, every
+  -- agent asleep.
   local function sleepers(n)
     local T = bt.tree(bt.selector { name = "root",
       bt.guard { name = "g", bt.check("alarm", "==", true), abort = "lower",
