@@ -833,8 +833,7 @@ end
 -- stated in. Prints a line and returns when valgrind is not installed.
 ------------------------------------------------------------------------
 
--- name, --profile arguments (W VARIANT AGENTS [depth]), agents, two tick
--- counts
+-- name, --profile's W and VARIANT, agents, two tick counts[, W3's depth]
 local IROWS = {
   { "W1 Lua floor", "w1 floor", 1000, 20, 40 },
   { "W1 C loop, Lua leaves", "w1 cloop", 1000, 20, 40 },
