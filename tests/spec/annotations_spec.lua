@@ -88,8 +88,8 @@ local function sorted(set)
 end
 
 describe("meta.lua", function()
-  local meta, have, pending = annotated(), actual(), {}
-  for _, k in ipairs(PENDING) do pending[k] = true end
+  local meta, have, waiting = annotated(), actual(), {}
+  for _, k in ipairs(PENDING) do waiting[k] = true end
 
   it("annotates every public name of the module", function()
     local missing = {}
@@ -105,7 +105,7 @@ describe("meta.lua", function()
   it("annotates only names the module has (or pending ones)", function()
     local extra = {}
     for _, k in ipairs(sorted(meta)) do
-      if not have[k] and not pending[k] then extra[#extra + 1] = k end
+      if not have[k] and not waiting[k] then extra[#extra + 1] = k end
     end
     assert.are.same({}, extra,
       "annotated in lua/bonsai/meta.lua, not in the module: " ..
