@@ -497,6 +497,7 @@ static int pbatch(lua_State *L) {
     b->cur = b->budget == 0 ? b->next : (b->start + b->next - 2) % b->n + 1;
     b->next++;
     b->j.started = 0;
+    b->j.la = NULL; /* no agent's tick until its slot is filled */
     if (lua_rawgeti(L, 2, b->cur) != LUA_TTABLE || /* base+1: agent */
         (la = stateof(L, base + 1, b->j.t.lb)) == NULL) { /* base+2: state */
       sleepnote(L, b, base, NULL);
@@ -565,7 +566,7 @@ int lb_tick_all(lua_State *L) {
   luaL_checktype(L, 1, LUA_TTABLE);
   b.dt = checkdt(L, 2);
   b.next = 1;
-  b.j.inhook = b.j.ran = 0;
+  b.j.started = b.j.inhook = b.j.ran = 0;
   b.j.la = NULL;
   b.n = (lua_Integer)lua_rawlen(L, 1);
   b.budget = b.ticked = 0;
@@ -584,6 +585,8 @@ int lb_tick_all(lua_State *L) {
   lua_pushnil(L); /* 2: errors */
   lua_getiuservalue(L, CONTEXT, LB_TICKING); /* 3: agents being ticked */
   b.slot = (lua_Integer)lua_rawlen(L, 3) + 1; /* nested calls stack up */
+  lua_pushboolean(L, 0); /* the slot made now: filling it cannot fail */
+  lua_rawseti(L, 3, b.slot);
   if (b.budget > 0) { /* 4: the list's budget state */
     budgetstate(L);
     lua_getfield(L, 4, "cursor");
@@ -612,6 +615,12 @@ int lb_tick_all(lua_State *L) {
     lua_pushvalue(L, 4);
     lua_pushvalue(L, 5);
     if (lua_pcall(L, 6, LUA_MULTRET, 0) != LUA_OK) {
+      if (b.j.la == NULL) { /* out of memory between two agents' ticks:
+                            ** nobody's error, bt.tick_all's own */
+        lua_pushnil(L);
+        lua_rawseti(L, 3, b.slot);
+        return lua_error(L);
+      }
       lua_rawgeti(L, 3, b.slot);
       lua_pushnil(L); /* the stack holds the agent now: its slot is freed
                       ** before anything that may raise */
@@ -621,7 +630,7 @@ int lb_tick_all(lua_State *L) {
       recover(L, &b.j, -3, -2, CONTEXT);
       if (b.j.inhook) /* the hook raised: it is not called again */
         b.j.inhook = 0;
-      else if (b.j.la != NULL && b.j.la->hooked && b.j.ran)
+      else if (b.j.la->hooked && b.j.ran)
         runhook(L, &b.j, -3, -2, CONTEXT, -1, -1);
       adderror(L, 2, -3);
     } else if (lua_gettop(L) > 5) { /* stack: ..., agent, msg */

@@ -1,8 +1,9 @@
 -- oom_scenario.lua: the scenario of the allocation-failure sweep
 -- (test_oom_sweep.c). setup() runs with every allocation granted and makes
 -- the books; run() is where the host refuses allocations: trees, agents,
--- ticks, reloads, observers, interrupts, tasks, sleep, tick_all, save and
--- restore, each step under pcall; check() runs with allocations granted again and verifies that
+-- ticks, reloads, observers, interrupts, tasks, sleep, tick_all (and the
+-- sleep cache of a list of sleepers), save and restore, each step under
+-- pcall; check() runs with allocations granted again and verifies that
 -- every object made still works (tick, abort, reset, reload), that the
 -- books agree with the library, and that bt.memory() is back to its value
 -- after setup once everything is dropped.
@@ -65,6 +66,14 @@ function S.setup()
       O.books[i].T = false
     end })
   end
+  -- a list of sleepers, asleep: the run's calls give it its sleep cache
+  local nap = bt.tree(bt.action { name = "nap", tick = function(a)
+    a.owner.naps = a.owner.naps + 1
+    return bt.sleep(100)
+  end }, { name = "oom.nap" })
+  O.nappers = {}
+  for i = 1, 3 do O.nappers[i] = bt.agent(nap, { owner = { naps = 0 } }) end
+  bt.tick_all(O.nappers, 1)
   -- intern the keys and the leaf name the scenario uses
   local bb = bt.blackboard { alarm = false, n = 0, x = 1 }
   bt.register("oom.leaf", function() return true end)
@@ -92,6 +101,7 @@ end
 
 function S.run()
   local t
+  for _ = 1, 4 do try(bt.tick_all, O.nappers, 1) end
   try(function()
     t = bt.tree(root(1), { name = "oom" })
     O.trees[#O.trees + 1] = t
@@ -219,6 +229,25 @@ function S.check()
   end
   local errs = bt.tick_all(O.agents, 1)
   if errs then fail("tick_all: %s", errs[1].error) end
+  -- the sleepers: skipped by every call now, cache or not, clocks moving
+  local was = {}
+  for i, a in ipairs(O.nappers) do was[i] = a.time end
+  for _ = 1, 3 do
+    errs = bt.tick_all(O.nappers, 1)
+    if errs then fail("tick_all of the sleepers: %s", errs[1].error) end
+  end
+  for i, a in ipairs(O.nappers) do
+    if a.time ~= was[i] + 3 or a.owner.naps ~= 1 or not a:sleeping() then
+      fail("sleeper %d: time %s (was %s), %d naps, sleeping %s", i,
+           tostring(a.time), tostring(was[i]), a.owner.naps,
+           tostring(a:sleeping()))
+    end
+  end
+  O.nappers[2]:wake()
+  errs = bt.tick_all(O.nappers, 1)
+  if errs or O.nappers[2].owner.naps ~= 2 or O.nappers[1].owner.naps ~= 1 then
+    fail("a woken sleeper was not ticked once, or another was")
+  end
   for _, a in ipairs(O.agents) do a:abort() end
   local n = #O.agents
   O.agents, O.trees, O.bbs, O.handles = nil, nil, nil, nil
