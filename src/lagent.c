@@ -50,9 +50,9 @@ LAgent *lb_checkagent(lua_State *L, int idx) { return checkagent(L, idx); }
 
 /* Pushes the per-call part of the leaf stack: the named-leaf table and a
 ** slot for the values table (ci: the context). */
-static void pushshared(lua_State *L, LTick *t, int ci) {
+static void pushshared(lua_State *L, LTick *t, int ci, LBonsai *lb) {
   t->L = L;
-  t->lb = (LBonsai *)lua_touserdata(L, ci);
+  t->lb = lb;
   t->ctx = ci;
   lua_getiuservalue(L, ci, LB_NAMED);
   t->named = lua_gettop(L);
@@ -88,7 +88,7 @@ static void pushcontext(lua_State *L, LTick *t, int ai, int si, int ci) {
   si = lua_absindex(L, si);
   if (ci > LUA_REGISTRYINDEX)
     ci = lua_absindex(L, ci);
-  pushshared(L, t, ci);
+  pushshared(L, t, ci, (LBonsai *)lua_touserdata(L, ci));
   lua_pushnil(L);
   setagent(L, t, ai, si, lua_gettop(L), &none, agentof(la));
 }
@@ -363,7 +363,7 @@ static void runhook(lua_State *L, Job *j, int ai, int si, int ci, int s,
 static int ptick(lua_State *L) {
   Job *j = (Job *)lua_touserdata(L, 1);
   j->loaded = 0;
-  pushshared(L, &j->t, 4);
+  pushshared(L, &j->t, 4, (LBonsai *)j->la->magic);
   lb_tick_room(L);
   lua_pushnil(L); /* blackboard slot */
   j->status = tickone(L, j, 2, 3);
@@ -413,7 +413,7 @@ typedef struct Batch {
   Job j;
   double dt;        /* of this call */
   lua_Integer next, n, cur; /* visits: next to make, how many; the entry */
-  lua_Integer slot; /* of the agent being ticked in the context's list */
+  lua_Integer slot; /* the depth of this call in the context's list */
   /* with a budget: at most 'budget' awake agents ticked, from entry
   ** 'start' on, around the list (whose clock, the sum of the dt of its
   ** calls, is its budget state's 'total') */
@@ -461,28 +461,29 @@ static double owed(lua_State *L, int ai, int state, int last) {
 ** (NULL) not. */
 #define sleepnote(L, b, base, la)                                              \
   ((b)->sc != NULL                                                             \
-       ? lb_sleepers_note(L, (b)->sc, 6, (b)->cur, (base) + 1, (base) + 2, la) \
+       ? lb_sleepers_note(L, (b)->sc, 5, (b)->cur, (base) + 1, (base) + 2, la) \
        : (void)0)
 
 /*
-** Ticks the entries of the list (args: batch, list, context, ticking,
-** budget state, sleep cache), reading each when it is reached (a leaf may
-** edit the list). The
-** agent being ticked is also kept in ticking[b->slot], so that after a Lua
-** error the error and the recovery belong to it, whatever the list holds
-** by then. A sleeping agent is skipped (its clock still moves). Returns
-** nothing when done, or the message of the first agent that failed or is
-** no agent (entry b->cur), for bt.tick_all to record before it goes on.
+** Ticks the entries of the list (args: batch, list, context, budget state,
+** sleep cache), reading each when it is reached (a leaf may edit the
+** list). The agent being ticked is also kept in the closure's upvalue, so
+** that after a Lua error the error and the recovery belong to it, whatever
+** the list holds by then (one store: this runs for every agent). A
+** sleeping agent is skipped (its clock still moves). Returns nothing when
+** done, or the message of the first agent that failed or is no agent
+** (entry b->cur), for bt.tick_all to record before it goes on.
 */
 static int pbatch(lua_State *L) {
   Batch *b = (Batch *)lua_touserdata(L, 1);
   int base;
   b->j.loaded = 0;
-  if (b->budget > 0) /* 7: the clocks of the list's agents */
-    lua_getfield(L, 5, "last");
+  if (b->budget > 0) /* 6: the clocks of the list's agents */
+    lua_getfield(L, 4, "last");
   else
     lua_pushnil(L);
-  pushshared(L, &b->j.t, 3); /* 8: named, 9: values */
+  pushshared(L, &b->j.t, 3, (LBonsai *)lua_touserdata(L, 3));
+  /* 7: named, 8: values */
   lb_tick_room(L);
   base = lua_gettop(L);
   while (b->next <= b->n && (b->budget == 0 || b->ticked < b->budget)) {
@@ -506,7 +507,7 @@ static int pbatch(lua_State *L) {
       return 2;
     }
     a = agentof(la);
-    b->j.dt = b->budget == 0 ? b->dt : owed(L, base + 1, 5, 7);
+    b->j.dt = b->budget == 0 ? b->dt : owed(L, base + 1, 4, 6);
     b->j.doze = 0;
     if (la->ninterrupts == 0) {
       if (bonsai_agent_asleep(a, b->j.dt)) { /* skipped, its clock moved */
@@ -521,8 +522,7 @@ static int pbatch(lua_State *L) {
     }
     sleepnote(L, b, base, NULL);
     b->ticked += !b->j.doze;
-    lua_pushvalue(L, base + 1);
-    lua_rawseti(L, 4, b->slot);
+    lua_copy(L, base + 1, lua_upvalueindex(1));
     b->j.la = la;
     lua_pushnil(L); /* base+3: blackboard slot */
     s = tickone(L, &b->j, base + 1, base + 2);
@@ -583,10 +583,8 @@ int lb_tick_all(lua_State *L) {
   }
   lua_settop(L, 1);
   lua_pushnil(L); /* 2: errors */
-  lua_getiuservalue(L, CONTEXT, LB_TICKING); /* 3: agents being ticked */
+  lua_getiuservalue(L, CONTEXT, LB_TICKING); /* 3: calls under way */
   b.slot = (lua_Integer)lua_rawlen(L, 3) + 1; /* nested calls stack up */
-  lua_pushboolean(L, 0); /* the slot made now: filling it cannot fail */
-  lua_rawseti(L, 3, b.slot);
   if (b.budget > 0) { /* 4: the list's budget state */
     budgetstate(L);
     lua_getfield(L, 4, "cursor");
@@ -606,25 +604,37 @@ int lb_tick_all(lua_State *L) {
   if (b.budget > 0)
     b.sc = NULL;
   b.slept = 0;
+  /* 6: the batch function of this depth, made once (kept at
+  ** ticking[-slot]); its upvalue holds the agent being ticked */
+  if (lua_rawgeti(L, 3, -b.slot) != LUA_TFUNCTION) {
+    lua_pop(L, 1);
+    lua_pushnil(L);
+    lua_pushcclosure(L, pbatch, 1);
+    lua_pushvalue(L, -1);
+    lua_rawseti(L, 3, -b.slot);
+  }
+  lua_pushboolean(L, 1); /* the depth taken, after all that may fail */
+  lua_rawseti(L, 3, b.slot);
   while (b.next <= b.n && (b.budget == 0 || b.ticked < b.budget)) {
-    lua_pushcfunction(L, pbatch);
+    lua_pushvalue(L, 6);
     lua_pushlightuserdata(L, &b);
     lua_pushvalue(L, 1);
     lua_pushvalue(L, CONTEXT);
-    lua_pushvalue(L, 3);
     lua_pushvalue(L, 4);
     lua_pushvalue(L, 5);
-    if (lua_pcall(L, 6, LUA_MULTRET, 0) != LUA_OK) {
+    if (lua_pcall(L, 5, LUA_MULTRET, 0) != LUA_OK) {
       if (b.j.la == NULL) { /* out of memory between two agents' ticks:
                             ** nobody's error, bt.tick_all's own */
+        lua_pushnil(L);
+        lua_setupvalue(L, 6, 1);
         lua_pushnil(L);
         lua_rawseti(L, 3, b.slot);
         return lua_error(L);
       }
-      lua_rawgeti(L, 3, b.slot);
-      lua_pushnil(L); /* the stack holds the agent now: its slot is freed
-                      ** before anything that may raise */
-      lua_rawseti(L, 3, b.slot);
+      lua_getupvalue(L, 6, 1);
+      lua_pushnil(L); /* the stack holds the agent now: the upvalue lets
+                      ** it go before anything that may raise */
+      lua_setupvalue(L, 6, 1);
       lua_rawgeti(L, -1, 1); /* stack: ..., msg, agent, state */
       lua_rotate(L, -3, 2);  /* ..., agent, state, msg */
       recover(L, &b.j, -3, -2, CONTEXT);
@@ -633,13 +643,15 @@ int lb_tick_all(lua_State *L) {
       else if (b.j.la->hooked && b.j.ran)
         runhook(L, &b.j, -3, -2, CONTEXT, -1, -1);
       adderror(L, 2, -3);
-    } else if (lua_gettop(L) > 5) { /* stack: ..., agent, msg */
+    } else if (lua_gettop(L) > 6) { /* stack: ..., agent, msg */
       lua_pushnil(L);
-      lua_rawseti(L, 3, b.slot);
+      lua_setupvalue(L, 6, 1);
       adderror(L, 2, -2);
     }
-    lua_settop(L, 5);
+    lua_settop(L, 6);
   }
+  lua_pushnil(L);
+  lua_setupvalue(L, 6, 1);
   lua_pushnil(L);
   lua_rawseti(L, 3, b.slot);
   if (b.budget > 0) { /* the next call takes up after the last entry seen */
@@ -892,8 +904,7 @@ static const luaL_Reg agent_methods[] = {
 ** costs a call, but no tick has to write it. */
 static int agent_index(lua_State *L) {
   LAgent *la;
-  lua_settop(L, 2);
-  lua_pushvalue(L, 2);
+  lua_pushvalue(L, 2); /* nil if called without a key */
   if (lua_rawget(L, lua_upvalueindex(2)) != LUA_TNIL)
     return 1;
   if (lua_rawequal(L, 2, lua_upvalueindex(4)) &&

@@ -42,8 +42,9 @@
 #define LB_EXTRAS 5 /* weak: agent state -> { interrupts = {...},
                     ** [node + 1] = task coroutine }, blackboard -> its side
                     ** table; for the few that have one */
-#define LB_TICKING 6 /* the agents bt.tick_all calls are ticking, one per
-                     ** call (nested calls stack up) */
+#define LB_TICKING 6 /* the bt.tick_all calls under way: [depth] = true
+                     ** (nested calls stack up); [-depth] = the batch
+                     ** function of that depth (lagent.c) */
 #define LB_TREES 7  /* weak values: tree name -> tree (bt.subtree by name) */
 #define LB_VIEW 8   /* view(bb, map): a remapping view (init.lua) */
 #define LB_NUV 8

@@ -202,6 +202,46 @@ describe("bt.tick_all with a list edited by its leaves", function()
     assert.same({ 1, nil, 1 }, { x.n, y.n, z.n }) -- list[3]: added later
   end)
 
+  it("keeps each nested call's failing agent apart from the outer one's",
+     function()
+    local outer, inner = {}, {}
+    local T = errtree(function(a)
+      if a.owner.nest then -- an inner call whose agent fails too
+        local errs = bt.tick_all(inner, 1)
+        assert.equal(inner[1], errs[1].agent)
+        assert.equal(inner[1], inner[1].owner.aborted)
+      end
+      outer[1] = nil
+    end)
+    local A = bt.agent(T, { owner = { nest = true } })
+    inner[1] = bt.agent(T, { owner = {} })
+    outer[1] = A
+    bt.tick_all(inner, 1)
+    assert.is_nil(bt.tick_all(outer, 1))
+    A.owner.raise, inner[1].owner.raise = true, true
+    outer[1] = A
+    local errs = bt.tick_all(outer, 1)
+    assert.equal(A, errs[1].agent)
+    assert.equal(A, A.owner.aborted)
+    assert.equal(1, #errs)
+  end)
+
+  it("lets the agents it ticked go once it returns", function()
+    local T = errtree(function() end)
+    local weak = setmetatable({}, { __mode = "k" })
+    local list = { bt.agent(T, { owner = {} }) }
+    weak[list[1]] = true
+    list[1].owner.raise = true
+    bt.tick_all(list, 1) -- an error: the recovery path
+    list[1] = bt.agent(T, { owner = {} })
+    weak[list[1]] = true
+    bt.tick_all(list, 1) -- no error
+    list[1] = nil
+    collectgarbage()
+    collectgarbage()
+    assert.is_nil(next(weak))
+  end)
+
   it("keeps an error raised from a recovery that calls bt.tick_all on " ..
      "the failing agent", function()
     local A
