@@ -48,16 +48,16 @@ static LAgent *checkagent(lua_State *L, int idx) {
 
 LAgent *lb_checkagent(lua_State *L, int idx) { return checkagent(L, idx); }
 
-/* Pushes the per-call part of the leaf stack: the named-leaf table and a
-** slot for the values table (ci: the context). */
+/* Pushes the per-call part of the leaf stack: the named-leaf table; the
+** caller pushes the values table's slot after it (ci: the context, lb its
+** record). */
 static void pushshared(lua_State *L, LTick *t, int ci, LBonsai *lb) {
   t->L = L;
   t->lb = lb;
   t->ctx = ci;
   lua_getiuservalue(L, ci, LB_NAMED);
   t->named = lua_gettop(L);
-  lua_pushnil(L);
-  t->values = lua_gettop(L);
+  t->values = t->named + 1;
 }
 
 /* Points t at the agent table ai and its state si, with a slot for the
@@ -89,7 +89,8 @@ static void pushcontext(lua_State *L, LTick *t, int ai, int si, int ci) {
   if (ci > LUA_REGISTRYINDEX)
     ci = lua_absindex(L, ci);
   pushshared(L, t, ci, (LBonsai *)lua_touserdata(L, ci));
-  lua_pushnil(L);
+  lua_pushnil(L); /* values */
+  lua_pushnil(L); /* blackboard slot */
   setagent(L, t, ai, si, lua_gettop(L), &none, agentof(la));
 }
 
@@ -266,8 +267,8 @@ static int hostinterrupt(bonsai_agent *a, void *ud) {
 }
 
 /* One tick of the agent table at ai, state si, with its blackboard slot
-** bbslot on top of the stack; may raise. */
-static int tickone(lua_State *L, Job *j, int ai, int si) {
+** at bbslot, on top of the stack; may raise. */
+static int tickone(lua_State *L, Job *j, int ai, int si, int bbslot) {
   bonsai_agent *a = agentof(j->la);
   bonsai_host h;
   int s;
@@ -277,7 +278,7 @@ static int tickone(lua_State *L, Job *j, int ai, int si) {
       return bonsai_agent_status(a);
     j->la->frozen = 1; /* a step: this tick, then frozen again */
   }
-  setagent(L, &j->t, ai, si, lua_gettop(L), &j->loaded, a);
+  setagent(L, &j->t, ai, si, bbslot, &j->loaded, a);
   h.ud = &j->t;
   h.flags = BONSAI_HOST_RAISES | BONSAI_HOST_SWITCHES;
   h.interrupt = j->la->ninterrupts > 0 ? hostinterrupt : NULL;
@@ -362,11 +363,12 @@ static void runhook(lua_State *L, Job *j, int ai, int si, int ci, int s,
 /* args: job, agent, state, context */
 static int ptick(lua_State *L) {
   Job *j = (Job *)lua_touserdata(L, 1);
-  j->loaded = 0;
-  pushshared(L, &j->t, 4, (LBonsai *)j->la->magic);
+  pushshared(L, &j->t, 4, (LBonsai *)j->la->magic); /* 5: named */
+  lua_getiuservalue(L, 3, UV_VALUES); /* 6: the values of its version */
+  j->loaded = bonsai_agent_version_id(agentof(j->la));
   lb_tick_room(L);
-  lua_pushnil(L); /* blackboard slot */
-  j->status = tickone(L, j, 2, 3);
+  lua_pushnil(L); /* 7: blackboard slot */
+  j->status = tickone(L, j, 2, 3, 7);
   return 0;
 }
 
@@ -482,8 +484,8 @@ static int pbatch(lua_State *L) {
     lua_getfield(L, 4, "last");
   else
     lua_pushnil(L);
-  pushshared(L, &b->j.t, 3, (LBonsai *)lua_touserdata(L, 3));
-  /* 7: named, 8: values */
+  pushshared(L, &b->j.t, 3, (LBonsai *)lua_touserdata(L, 3)); /* 7: named */
+  lua_pushnil(L); /* 8: values */
   lb_tick_room(L);
   base = lua_gettop(L);
   while (b->next <= b->n && (b->budget == 0 || b->ticked < b->budget)) {
@@ -525,7 +527,7 @@ static int pbatch(lua_State *L) {
     lua_copy(L, base + 1, lua_upvalueindex(1));
     b->j.la = la;
     lua_pushnil(L); /* base+3: blackboard slot */
-    s = tickone(L, &b->j, base + 1, base + 2);
+    s = tickone(L, &b->j, base + 1, base + 2, base + 3);
     if (s < 0) {
       if (s == BONSAI_EBUSY) /* its own error is not touched */
         pushtreeerror(L, agentof(la), "agent is already ticking");
