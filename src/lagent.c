@@ -562,7 +562,8 @@ static void budgetstate(lua_State *L) {
 
 /* bt.tick_all(list, dt [, { budget = n }]): returns nil, or a list of
 ** { agent =, error = }; nothing is allocated unless an agent fails (or a
-** budget is given, or the list gets its sleep cache, once). */
+** budget is given, or once: the list gets its sleep cache, a new depth of
+** nested calls its batch function). */
 int lb_tick_all(lua_State *L) {
   Batch b;
   luaL_checktype(L, 1, LUA_TTABLE);
