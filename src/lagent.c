@@ -616,28 +616,28 @@ int lb_tick_all(lua_State *L) {
     lua_pushvalue(L, -1);
     lua_rawseti(L, 3, -b.slot);
   }
-  lua_pushboolean(L, 1); /* the depth taken, after all that may fail */
-  lua_rawseti(L, 3, b.slot);
   while (b.next <= b.n && (b.budget == 0 || b.ticked < b.budget)) {
+    int r;
+    lua_pushboolean(L, 1); /* the depth is taken while its batch runs */
+    lua_rawseti(L, 3, b.slot);
     lua_pushvalue(L, 6);
     lua_pushlightuserdata(L, &b);
     lua_pushvalue(L, 1);
     lua_pushvalue(L, CONTEXT);
     lua_pushvalue(L, 4);
     lua_pushvalue(L, 5);
-    if (lua_pcall(L, 5, LUA_MULTRET, 0) != LUA_OK) {
+    r = lua_pcall(L, 5, LUA_MULTRET, 0);
+    lua_pushnil(L); /* and given back before anything that may raise */
+    lua_rawseti(L, 3, b.slot);
+    lua_getupvalue(L, 6, 1); /* the agent ticked last, let go */
+    lua_pushnil(L);
+    lua_setupvalue(L, 6, 1);
+    if (r != LUA_OK) { /* stack: ..., msg, agent */
       if (b.j.la == NULL) { /* out of memory between two agents' ticks:
                             ** nobody's error, bt.tick_all's own */
-        lua_pushnil(L);
-        lua_setupvalue(L, 6, 1);
-        lua_pushnil(L);
-        lua_rawseti(L, 3, b.slot);
+        lua_pop(L, 1);
         return lua_error(L);
       }
-      lua_getupvalue(L, 6, 1);
-      lua_pushnil(L); /* the stack holds the agent now: the upvalue lets
-                      ** it go before anything that may raise */
-      lua_setupvalue(L, 6, 1);
       lua_rawgeti(L, -1, 1); /* stack: ..., msg, agent, state */
       lua_rotate(L, -3, 2);  /* ..., agent, state, msg */
       recover(L, &b.j, -3, -2, CONTEXT);
@@ -646,17 +646,12 @@ int lb_tick_all(lua_State *L) {
       else if (b.j.la->hooked && b.j.ran)
         runhook(L, &b.j, -3, -2, CONTEXT, -1, -1);
       adderror(L, 2, -3);
-    } else if (lua_gettop(L) > 6) { /* stack: ..., agent, msg */
-      lua_pushnil(L);
-      lua_setupvalue(L, 6, 1);
+    } else if (lua_gettop(L) > 7) { /* stack: ..., agent, msg, last */
+      lua_pop(L, 1);
       adderror(L, 2, -2);
     }
     lua_settop(L, 6);
   }
-  lua_pushnil(L);
-  lua_setupvalue(L, 6, 1);
-  lua_pushnil(L);
-  lua_rawseti(L, 3, b.slot);
   if (b.budget > 0) { /* the next call takes up after the last entry seen */
     lua_pushinteger(L, b.n > 0 ? (b.start + b.next - 2) % b.n + 1 : 1);
     lua_setfield(L, 4, "cursor");
