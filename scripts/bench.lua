@@ -985,4 +985,43 @@ if memory_only then
     io.write(string.format("  tree state: %d bytes per agent (%.1f per node)\n",
                            bt._state_size(agents[1]), bt._state_size(agents[1]) / tree.size))
   end
+
+  -- Bytes allocated per agent-tick (Lua heap and C core, the collector
+  -- stopped; goal 0): W1 as above, and a running bt.task (its coroutine
+  -- resumed every tick), with bt.tick_all and with an a:tick loop.
+  local function allocated(list, step)
+    step() -- whatever grows once
+    collectgarbage("collect"); collectgarbage("stop")
+    local h, c = collectgarbage("count"), bt.memory()
+    for _ = 1, 10 do step() end
+    local h2, c2 = collectgarbage("count"), bt.memory()
+    collectgarbage("restart")
+    return ((h2 - h) * 1024 + c2 - c) / (10 * #list)
+  end
+  local function loops(list, world)
+    return function()
+      if world then for i = 1, #list do world(i) end end
+      bt.tick_all(list, 1)
+    end, function()
+      for i = 1, #list do
+        if world then world(i) end
+        list[i]:tick(1)
+      end
+    end
+  end
+  local tasks = {}
+  local task_tree = bt.tree(bt.sequence { bt.task(function()
+    while true do coroutine.yield() end
+  end) }, { name = "task" })
+  for i = 1, 1000 do tasks[i] = bt.agent(task_tree) end
+  local w1_all, w1_each = loops(agents, function(i) w1_step(st[i]) end)
+  local task_all, task_each = loops(tasks)
+  io.write("\nAllocation per agent-tick (Lua heap + C core, bytes; goal 0):\n")
+  for _, r in ipairs {
+    { "W1 bt.tick_all", agents, w1_all }, { "W1 a:tick loop", agents, w1_each },
+    { "running bt.task, bt.tick_all", tasks, task_all },
+    { "running bt.task, a:tick loop", tasks, task_each },
+  } do
+    io.write(string.format("  %-34s %10.1f\n", r[1], allocated(r[2], r[3])))
+  end
 end

@@ -428,6 +428,29 @@ describe("tasks", function()
     assert.equal("success", b:tick(1))
     assert.equal("start a; start b; end a; end b", jobs:take())
   end)
+
+  it("allocates nothing while it runs, ticked by a:tick or bt.tick_all",
+     function()
+    local tree = bt.tree(bt.sequence { bt.task(function()
+      while true do coroutine.yield() end
+    end) })
+    local list = {}
+    for k = 1, 20 do list[k] = bt.agent(tree) end
+    bt.tick_all(list, 1) -- the coroutines start
+    local tick_all, errs = bt.tick_all, nil
+    collectgarbage("collect")
+    collectgarbage("stop")
+    local heap, core = collectgarbage("count"), bt.memory()
+    for _ = 1, 50 do
+      errs = errs or tick_all(list, 1)
+      for k = 1, #list do list[k]:tick(1) end
+    end
+    local heap2, core2 = collectgarbage("count"), bt.memory()
+    collectgarbage("restart")
+    assert.is_nil(errs)
+    assert.equal("running", list[1]:status())
+    assert.same({ heap, core }, { heap2, core2 })
+  end)
 end)
 
 describe("named leaves", function()
