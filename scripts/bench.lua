@@ -690,9 +690,11 @@ end
 -- agent.
 ------------------------------------------------------------------------
 
-function sections.r()
-  local n = quick and 2000 or 10000
-  local function root(tag)
+-- The R tree (50 sequences, the last one's action holding), n agents
+-- running it after one tick, and a function that makes its root again
+-- (new leaf closures: the reload of a tree of the same shape).
+local function r_setup(n)
+  local function root()
     local kids = {}
     for i = 1, 50 do
       kids[i] = bt.sequence { name = "b" .. i,
@@ -701,17 +703,36 @@ function sections.r()
         bt.action { name = "hold", tick = function() return RUNNING end,
                     abort = function() end } }
     end
-    kids[50].name = tag and "b50" or "b50"
     return bt.selector(kids)
   end
   local tree = bt.tree(root(), { name = "r" })
   local agents = {}
   for i = 1, n do agents[i] = bt.agent(tree) end
   bt.tick_all(agents, 1)
+  return tree, agents, root
+end
+
+-- For --profile r VARIANT: after the setup, nothing ("none"), one plain
+-- tick ("tick") or a reload and the tick that migrates ("reload").
+local function r_run(variant, n)
+  local tree, agents, root = r_setup(n)
+  local newroot = root()
+  return {
+    step = function()
+      if variant == "reload" then assert(tree:reload(newroot)) end
+      if variant ~= "none" then bt.tick_all(agents, 1) end
+    end,
+    sum = function() return tree.size end,
+  }
+end
+
+function sections.r()
+  local n = quick and 2000 or 10000
+  local tree, agents, root = r_setup(n)
   local tick_t, reload_t, first_t = {}, {}, {}
   for _ = 1, reps do
     tick_t[#tick_t + 1] = timed(function() bt.tick_all(agents, 1) end)
-    local newroot = root(true)
+    local newroot = root()
     reload_t[#reload_t + 1] = timed(function() assert(tree:reload(newroot)) end)
     first_t[#first_t + 1] = timed(function() bt.tick_all(agents, 1) end)
   end
@@ -797,10 +818,10 @@ end
 
 ------------------------------------------------------------------------
 -- --profile W VARIANT [agents] [ticks] [depth]: one untimed run of one
--- variant, nothing else, for callgrind or perf (W: w1, w2, w3, p, s;
+-- variant, nothing else, for callgrind or perf (W: w1, w2, w3, p, s, r;
 -- VARIANT: floor, tick_all, tick, and for w1 also cloop, cfloor, cbonsai;
--- for p the number of finished children; for s all, tenth or alone;
--- depth: W3's, 100 by default).
+-- for p the number of finished children; for s all, tenth or alone; for r
+-- none, tick or reload, whatever the ticks; depth: W3's, 100 by default).
 ------------------------------------------------------------------------
 
 if arg[1] == "--profile" then
@@ -815,6 +836,8 @@ if arg[1] == "--profile" then
     r = p_run(n, tonumber(variant))()
   elseif w == "s" then
     r = s_run(variant, n)
+  elseif w == "r" then
+    r = r_run(variant, n)
   else
     r = w3_run(variant, n, tonumber(arg[6]) or 100)
   end
@@ -870,6 +893,7 @@ local IRATIOS = {
   { "W3 depth 100 / depth 1", "W3 depth 100 bt.tick_all", "W3 depth 1 bt.tick_all", "<= 1.1" },
   { "P 1000 finished / 1 finished", "P parallel, 1000 finished + 1 running", "P parallel, 1 finished + 1 running", "<= 1.2" },
   { "S 90% asleep / all awake", "S list, 90% asleep", "S list, all awake", "<= 0.15" },
+  { "R reload extra / plain tick", "R reload, extra", "R plain tick", "<= 0.5" },
 }
 
 local function instructions()
@@ -895,6 +919,15 @@ local function instructions()
     per[r[1]] = (b - a) / (r[3] * (r[5] - r[4]))
     io.write(string.format("%-40s %12.0f\n", r[1], per[r[1]]))
   end
+  -- R, per agent: a plain tick, and the reload with the tick that migrates
+  -- less that plain tick (three runs: setup only, + a tick, + both)
+  local rn = 10000
+  local r0, r1, r2 = count("r none", rn, 1), count("r tick", rn, 1),
+                     count("r reload", rn, 1)
+  per["R plain tick"], per["R reload, extra"] = (r1 - r0) / rn, (r2 - r1) / rn
+  io.write(string.format("%-40s %12.0f\n%-40s %12.0f\n",
+                         "R plain tick, 10,000 running agents", per["R plain tick"],
+                         "R reload + migration - tick, per agent", per["R reload, extra"]))
   io.write(string.format("%-40s %12s %9s\n", "ratio (instructions)", "", "goal"))
   for _, q in ipairs(IRATIOS) do
     io.write(string.format("%-40s %12.3f %9s\n", q[1], per[q[2]] / per[q[3]], q[4]))
