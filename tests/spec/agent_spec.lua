@@ -85,6 +85,22 @@ describe("agent fields", function()
     assert.equal("function", type(a.tick))
   end)
 
+  it("answers nil when its __index is called by hand on something else",
+     function()
+    local tree = bt.tree(bt.wait { seconds = 5 })
+    local a = bt.agent(tree)
+    a:tick(2)
+    local index = getmetatable(a).__index
+    assert.is_nil(index(a))                     -- no key
+    assert.equal(2, index(a, "time", 1, 2, 3))  -- extra arguments
+    assert.equal(tree, index(a, "tree", "x"))
+    assert.is_nil(index({}, "time"))            -- a table that is no agent
+    assert.is_nil(index({ {} }, "tree"))
+    assert.is_nil(index(nil, "tree"))
+    assert.is_nil(index(5, "time"))
+    assert.equal(a.tick, index(42, "tick"))     -- methods are shared
+  end)
+
   it("lets a field set on the agent table shadow time and tree", function()
     local tree = bt.tree(bt.wait { seconds = 5 })
     local a = bt.agent(tree)
