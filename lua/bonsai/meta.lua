@@ -487,6 +487,8 @@ bt.FAILURE = "failure"
 bt.RUNNING = "running"
 bt.ABORTED = "aborted"
 bt.IDLE = "idle"
+---The status of a node skipped by its skip_if (the root's: a:tick returns it).
+bt.SKIPPED = "skipped"
 
 ---The metatable of node tables.
 ---@type table
@@ -763,5 +765,39 @@ function bt.sleep(s) end
 ---@param handle string
 ---@return bonsai.Tree
 function bt.shared(handle) end
+
+---A node type by name: builder(args, children) returns a node. Importers
+---and bt.node use it; a defined name wins over a format's own mapping.
+---@param name string
+---@param builder fun(args: table, children: bonsai.Node[]): bonsai.Node
+function bt.define(name, builder) end
+
+---A node of a type defined with bt.define.
+---@param name string
+---@param args? table
+---@param children? bonsai.Node[]
+---@return bonsai.Node
+function bt.node(name, args, children) end
+
+---A control node (composite or decorator) whose decisions are Lua:
+---`tick(c, agent, bb, args)` returns a status; c:tick(i), c:abort(i), c.n,
+---c.memory inside it.
+---@param t table { name?, args?, enter?, tick, abort?, children... }
+---@return bonsai.Node
+function bt.control(t) end
+
+---An action running a script on the agent's blackboard; success.
+---@param code string
+---@return bonsai.Node
+function bt.script(code) end
+
+---A condition: success when the expression is true.
+---@param code string
+---@return bonsai.Node
+function bt.script_condition(code) end
+
+---Names scripts may use as constants (calls add names).
+---@param t table<string, number>
+function bt.enums(t) end
 
 return bt
