@@ -524,12 +524,47 @@ local function constants(node)
   return node
 end
 
--- compile(code) -> f(bb) returning the last statement's value, plus, when
--- the script is one comparison of a key, the key, op and value of the
--- equivalent bt.check; or nil and the message.
-function M.compile(code)
+-- Renames the keys of a statement tree: rename(key) returns "key", k or
+-- "value", v (a constant the key stands for). Counts the changes in n.
+local function renamed(node, rename, n)
+  if node.tag == "key" then
+    local what, v = rename(node.name)
+    if what == "value" then
+      n.changed = n.changed + 1
+      return { tag = "const", value = v, parens = node.parens }
+    end
+    if v ~= node.name then n.changed = n.changed + 1 end
+    node.name = v
+  elseif node.tag == "assign" then
+    local what, v = rename(node.key)
+    if what == "value" then
+      error("assigns to '" .. node.key .. "', which stands for a constant " ..
+            "here", 0)
+    end
+    if v ~= node.key then n.changed = n.changed + 1 end
+    node.key = v
+    node.value = renamed(node.value, rename, n)
+  end
+  for i, child in ipairs(node) do node[i] = renamed(child, rename, n) end
+  return node
+end
+
+-- compile(code, rename) -> f(bb) returning the last statement's value, then
+-- (when the script is one comparison of a key) the key, op and value of the
+-- equivalent bt.check; or nil and the message. rename (optional): the keys
+-- seen from a subtree, as for renamed(); compile(...) then also tells, as
+-- its fifth value, whether a key was renamed.
+function M.compile(code, rename)
   local stmts, err = M.parse(code)
   if not stmts then return nil, err end
+  local n = { changed = 0 }
+  if rename then
+    for i, s in ipairs(stmts) do
+      local ok, r = pcall(renamed, s, rename, n)
+      if not ok then return nil, r end
+      stmts[i] = r
+    end
+  end
   local fs = {}
   for i, s in ipairs(stmts) do
     stmts[i] = constants(s)
@@ -542,20 +577,22 @@ function M.compile(code)
     local f1, f2 = fs[1], fs[2]
     f = function(bb) f1(bb) return f2(bb) end
   else
-    local n = #fs
+    local count = #fs
     f = function(bb)
-      for i = 1, n - 1 do fs[i](bb) end
-      return fs[n](bb)
+      for i = 1, count - 1 do fs[i](bb) end
+      return fs[count](bb)
     end
   end
-  if #stmts == 1 then return f, check(stmts[1]) end
-  return f
+  local key, op, value
+  if #stmts == 1 then key, op, value = check(stmts[1]) end
+  return f, key, op, value, n.changed > 0
 end
 
 -- Nodes ---------------------------------------------------------------------
 
--- node -> { kind = "script" | "condition", code = code }: the script a node
--- was made from, for the exporters.
+-- node -> { kind = "script" | "condition", code = code, renamed = bool }:
+-- the script a node was made from, for the exporters (renamed: its keys are
+-- not the code's, seen through a subtree's remapping).
 M.source = setmetatable({}, { __mode = "k" })
 
 local function succeed(f)
@@ -568,9 +605,10 @@ end
 -- The node table of bt.script(code) (kind "script": an action that
 -- succeeds) or bt.script_condition(code) (kind "condition": success when
 -- the value is true; a comparison of a key is a bt.check). Raises
--- "bt.script('...'): at character N: ..." at `level`.
-function M.node(kind, code, level)
-  local f, key, op, value = M.compile(code)
+-- "bt.script('...'): at character N: ..." at `level`. rename: as for
+-- compile.
+function M.node(kind, code, level, rename)
+  local f, key, op, value, changed = M.compile(code, rename)
   if not f then
     local what = type(code) == "string" and
       (#code > 40 and code:sub(1, 37) .. "..." or code) or tostring(code)
@@ -585,7 +623,7 @@ function M.node(kind, code, level)
   else
     n = { type = "action", fn = succeed(f) }
   end
-  M.source[n] = { kind = kind, code = code }
+  M.source[n] = { kind = kind, code = code, renamed = changed }
   return n
 end
 

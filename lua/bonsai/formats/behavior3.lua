@@ -415,10 +415,78 @@ current.children = { AlwaysSuccess = "0-1", AlwaysFail = "0-1",
   RepeatUntilFailure = 1, RepeatUntilSuccess = 1, Repeat = 1, Timeout = 1,
   Wait = 0 }
 
-local nocode = "evaluates an expression, and a file never runs code"
+-- Expressions (behavior3lua's `code` args) through bonsai.script, loaded
+-- by the first one: the node of kind "script" or "condition" for code.
+local function expression(ctx, path, spec, kind, code)
+  if type(code) ~= "string" then
+    fail(ctx, path .. ".args", spec.name, "needs an expression in 'value'")
+  end
+  local ok, n = pcall(require("bonsai.script").node, kind, code, 1)
+  if not ok then
+    fail(ctx, path .. ".args.value", spec.name,
+         tostring(n):gsub("^.-%): ", ""))
+  end
+  return n
+end
+
+-- The one output variable of spec (a key name).
+local function output(ctx, path, spec)
+  local out = type(spec.output) == "table" and spec.output[1]
+  if type(out) ~= "string" or not out:match("^[%a_][%w_]*$") then
+    fail(ctx, path .. ".output", spec.name, "needs an output variable name")
+  end
+  return out
+end
+
+-- Success when the expression is true.
+current.builtin.Check = function(ctx, path, spec)
+  return expression(ctx, path, spec, "condition", spec.args and spec.args.value)
+end
+-- Stores the expression's value in the output variable; success.
+current.builtin.Calculate = function(ctx, path, spec)
+  local value = spec.args and spec.args.value
+  return expression(ctx, path, spec, "script",
+    output(ctx, path, spec) .. " := " .. tostring(value))
+end
+-- Stores a constant (args.value) or an input variable in the output
+-- variable; success.
+current.builtin.Let = function(ctx, path, spec)
+  local out = output(ctx, path, spec)
+  local input = type(spec.input) == "table" and spec.input[1]
+  local v = spec.args and spec.args.value
+  if type(input) == "string" and input ~= "" then
+    return expression(ctx, path, spec, "script", out .. " := " .. input)
+  elseif type(v) == "number" or type(v) == "boolean" then
+    return expression(ctx, path, spec, "script", out .. " := " .. tostring(v))
+  elseif type(v) == "string" and not v:find("'") then
+    return expression(ctx, path, spec, "script", out .. " := '" .. v .. "'")
+  end
+  fail(ctx, path .. ".args", spec.name, "'value' must be a number, a " ..
+       "boolean or a string without quotes (tables and null are not kept " ..
+       "on the blackboard by a script)")
+end
+-- Compares the input variable with the first of gt, ge, eq, lt, le: a
+-- bt.check.
+current.builtin.Cmp = function(ctx, path, spec)
+  local input = type(spec.input) == "table" and spec.input[1]
+  if type(input) ~= "string" or not input:match("^[%a_][%w_]*$") then
+    fail(ctx, path .. ".input", spec.name, "needs an input variable name")
+  end
+  local args = spec.args or {}
+  for _, c in ipairs { { "gt", ">" }, { "ge", ">=" }, { "eq", "==" },
+                       { "lt", "<" }, { "le", "<=" } } do
+    if type(args[c[1]]) == "number" then
+      return { type = "check", key = input, op = c[2], value = args[c[1]] }
+    end
+  end
+  fail(ctx, path .. ".args", spec.name, "needs one of gt, ge, eq, lt, le")
+end
+current.children.Check, current.children.Calculate = 0, 0
+current.children.Let, current.children.Cmp = 0, 0
+
 current.refused = {
-  Check = nocode, Calculate = nocode, Let = nocode, Assert = nocode,
-  Cmp = "compares variables: use bt.check in Lua",
+  Assert = "raises its message when its child fails (Bonsai has no " ..
+           "equivalent)",
   Delay = "runs its child later, outside the tree, and succeeds at once " ..
           "(Bonsai has no equivalent)",
   Listen = "reacts to game events outside the tree", IfElse = "-", Race = "-",
