@@ -627,6 +627,39 @@ function M.node(kind, code, level, rename)
   return n
 end
 
+-- The code of a bt.check node (key, op, value): "hp >= 5", "a != $b" as
+-- "a != b"; nil when its value has no literal (a string with both quotes).
+local function iskey(k)
+  return type(k) == "string" and k:match("^[%a_][%w_]*$") and
+    not lpeg.match(reserved * -1, k) and M.enums[k] == nil
+end
+
+function M.check_code(n)
+  local v = n.value
+  if not iskey(n.key) then return nil end
+  if type(v) == "string" and v:sub(1, 1) == "$" then
+    v = v:sub(2)
+    if not iskey(v) then return nil end
+  elseif type(v) == "string" then
+    if not v:find("'") then v = "'" .. v .. "'"
+    elseif not v:find('"') then v = '"' .. v .. '"'
+    else return nil end
+  elseif type(v) == "number" then
+    if v ~= v or v == math.huge or v == -math.huge then return nil end
+    if v == math.floor(v) and math.abs(v) < 2^53 then
+      v = string.format("%.0f", v)
+    else
+      for digits = 1, 17 do -- the shortest text that reads back the same
+        v = string.format("%." .. digits .. "g", n.value)
+        if tonumber(v) == n.value then break end
+      end
+    end
+  elseif type(v) ~= "boolean" then
+    return nil
+  end
+  return n.key .. " " .. (n.op == "~=" and "!=" or n.op) .. " " .. tostring(v)
+end
+
 -- enums(t): adds names (identifiers) with number values.
 function M.add_enums(t)
   if type(t) ~= "table" then
@@ -634,7 +667,7 @@ function M.add_enums(t)
   end
   for k, v in pairs(t) do
     if type(k) ~= "string" or not k:match("^[%a_][%w_]*$") or
-       lpeg.match(reserved, k) then
+       lpeg.match(reserved * -1, k) then
       error("bt.enums: '" .. tostring(k) .. "' is not a name", 3)
     end
     if type(v) ~= "number" or v ~= v then

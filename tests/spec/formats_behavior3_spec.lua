@@ -79,6 +79,40 @@ describe("behavior3 expressions", function()
       id = 1, name = "Assert", children = { { id = 2, name = "Check",
       args = { value = "true" } } } }))
   end)
+
+  it("are written back as Check and Calculate and read again the same",
+     function()
+    local tree = bt.tree(bt.import(current { id = 1, name = "Sequence",
+      children = {
+        { id = 2, name = "Calculate", args = { value = "hp * 2" },
+          output = { "power" } },
+        { id = 3, name = "Check", args = { value = "power >= 20" } },
+        { id = 4, name = "Cmp", input = { "hp" }, args = { lt = 50 } },
+      } }, "behavior3"), { name = "T" })
+    local out = tree:export("behavior3")
+    local copy = bt.tree(bt.import(out, "behavior3"), { name = "T" })
+    assert.equal(out, copy:export("behavior3"))
+    local nodes = {}
+    for _, n in pairs(cjson.decode(out).nodes) do
+      nodes[#nodes + 1] = n.name .. " " .. tostring(n.properties.value)
+    end
+    table.sort(nodes)
+    assert.same({ "Calculate power := (hp * 2)", "Check hp < 50",
+                  "Check power >= 20", "MemSequence nil" }, nodes)
+    for _, hp in ipairs { 5, 12, 60 } do
+      local a = bt.agent(tree, { blackboard = { hp = hp } })
+      local b = bt.agent(copy, { blackboard = { hp = hp } })
+      assert.equal(a:tick(1), b:tick(1))
+      assert.equal(a.bb.power, b.bb.power)
+    end
+    -- Lua trees too
+    out = bt.tree(bt.sequence { bt.script("x := 2; y := x + 1"),
+      bt.script_condition("y == 3 && x < 5") }, { name = "L" })
+      :export("behavior3")
+    assert.matches('"value":"x := 2; y := x %+ 1"', out)
+    assert.equal("success", bt.agent(bt.tree(bt.import(out, "behavior3")))
+                              :tick(1))
+  end)
 end)
 
 describe("a classic behavior3editor project", function()

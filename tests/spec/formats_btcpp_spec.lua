@@ -422,6 +422,13 @@ describe("scripts in BehaviorTree.CPP files", function()
       bt.script_condition("x * 2 == 4") }, { name = "L" }):export("btcpp")
     assert.matches('<Script code="x := 2"/>', out)
     assert.matches('<ScriptCondition code="x %* 2 == 4"/>', out)
+    -- and bt.check, as the script it is
+    out = bt.tree(bt.sequence { bt.check("hp", "<", 2.5),
+      bt.check("name", "~=", "$other"), bt.check("s", "==", "it's") },
+      { name = "L" }):export("btcpp")
+    assert.matches('<ScriptCondition code="hp &lt; 2.5"/>', out)
+    assert.matches('<ScriptCondition code="name != other"/>', out)
+    assert.matches('<ScriptCondition code="s == &quot;it\'s&quot;"/>', out)
   end)
 end)
 

@@ -626,6 +626,9 @@ local function emit(n, out, depth, model, path)
     end
     id = src.kind == "script" and "Script" or "ScriptCondition"
     attrs.code = src.code
+  elseif n.type == "check" then
+    id, attrs.code = "ScriptCondition", require("bonsai.script").check_code(n)
+    if not attrs.code then fail("this check has no script equivalent") end
   elseif leaf then
     id = leaf
     for k, v in pairs(args or {}) do
