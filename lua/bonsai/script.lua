@@ -505,6 +505,8 @@ local function check(s)
   elseif r.tag == "const" then
     v = r.value
     if type(v) == "string" and v:sub(1, 1) == "$" then return nil end
+    -- bt.check orders numbers and strings only (else a definition error)
+    if type(v) == "boolean" and op ~= "==" and op ~= "!=" then return nil end
   else
     return nil
   end

@@ -236,6 +236,11 @@ describe("bt.script_condition", function()
     assert.equal("condition", bt.script_condition("s == '$x'").type)
     assert.equal("condition", bt.script_condition("hp + 1 > 50").type)
     assert.equal("condition", bt.script_condition("1 < hp < 3").type)
+    -- bt.check orders numbers and strings only: this one fails at run time
+    local n = bt.script_condition("flag < true")
+    assert.equal("condition", n.type)
+    assert.matches("'flag' is a boolean, compared with a boolean",
+                   trace.tick_error(agent_of(n, { flag = false })))
   end)
 
   it("gives the same results in its check form and its Lua form",
