@@ -157,9 +157,8 @@ local grammar = P{
           + token(str) / function(s) return { tag = "const", value = s } end
           + token(boolean) / function(b) return { tag = "const", value = b } end
           + token(lpeg.Cmt(Cp() * name * space * C(S"([" + "." * -P".")^-1, named))
-          + token(lpeg.Cmt(Cp() * "@", function(_, _, pos)
-              error({ pos = pos, msg = "'@' (BehaviorTree.CPP's root " ..
-                "blackboard) is not supported: use the key's name" }) end))
+          + token(P"@" * name) / function(id) -- the root's key (BT.CPP)
+              return { tag = "key", name = "@" .. id } end
           + token("(") * V"expr" * token(")") / function(e)
               e.parens = (e.parens or 0) + 1 -- counts as a level
               return e end,
@@ -551,6 +550,17 @@ local function renamed(node, rename, n)
   return node
 end
 
+-- The first key of BT.CPP's "@key" form left in a statement tree, or nil.
+local function rooted(node)
+  local k = node.tag == "key" and node.name or node.tag == "assign" and node.key
+  if k and k:sub(1, 1) == "@" then return k end
+  for _, child in ipairs(node) do
+    local r = rooted(child)
+    if r then return r end
+  end
+  return node.value and type(node.value) == "table" and rooted(node.value)
+end
+
 -- compile(code, rename) -> f(bb) returning the last statement's value, then
 -- (when the script is one comparison of a key) the key, op and value of the
 -- equivalent bt.check; or nil and the message. rename (optional): the keys
@@ -565,6 +575,13 @@ function M.compile(code, rename)
       local ok, r = pcall(renamed, s, rename, n)
       if not ok then return nil, r end
       stmts[i] = r
+    end
+  end
+  for _, s in ipairs(stmts) do
+    local root = rooted(s)
+    if root then
+      return nil, "'" .. root .. "': the root blackboard's keys are " ..
+        "reached from a BehaviorTree.CPP file only"
     end
   end
   local fs = {}

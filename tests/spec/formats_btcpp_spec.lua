@@ -390,6 +390,13 @@ describe("scripts in BehaviorTree.CPP files", function()
       '<BehaviorTree ID="S"><Script code="hp := max - 1"/></BehaviorTree></root>')
     assert.equal("success", a:tick(1))
     assert.equal(9, a.bb.life)
+    -- "@key": the main tree's key, from anywhere
+    a = agent('<root BTCPP_format="4" main_tree_to_execute="T">' ..
+      '<BehaviorTree ID="T"><SubTree ID="S"/></BehaviorTree><BehaviorTree ' ..
+      'ID="S"><Script code="@alarm := true; local := 1"/></BehaviorTree></root>')
+    a:tick(1)
+    assert.is_true(a.bb.alarm)
+    assert.is_nil(a.bb["local"])
     assert.matches("stands for a constant", refused('<root BTCPP_format="4" ' ..
       'main_tree_to_execute="T"><BehaviorTree ID="T"><SubTree ID="S" ' ..
       'max="10"/></BehaviorTree><BehaviorTree ID="S"><Script ' ..
