@@ -44,10 +44,9 @@ local BP = {
 }
 local SPELLING = { ["~="] = "!=", ["and"] = "&&", ["or"] = "||", ["not"] = "!" }
 
--- Folds one run `operand op operand op ...` (list, from index i) into a
--- tree, as BT.CPP's Pratt parser does: assignments and ternaries take
+-- Climbs one run `operand op operand op ...` (list, from index run.i) into
+-- a tree, as BT.CPP's Pratt parser does: assignments and ternaries take
 -- everything to their right and end the run; comparisons chain.
-local fold
 local function climb(run, min)
   local left = run[run.i]
   run.i = run.i + 1
@@ -80,7 +79,8 @@ local function climb(run, min)
   end
 end
 
-function fold(run)
+-- The tree of a whole run; an operator left over is an error.
+local function fold(run)
   run.i = 1
   local tree = climb(run, 0)
   local rest = run[run.i]
@@ -221,12 +221,8 @@ local METHODS = { get = true, set = true, has = true, observe = true,
                   unobserve = true, pairs = true }
 
 local function article(v)
-  local t = type(v)
-  if t == "nil" then return "nil" end
-  if t == "string" then return "a string" end
-  if t == "boolean" then return "a boolean" end
-  if t == "number" then return "a number" end
-  return "a " .. t
+  if v == nil then return "nil" end
+  return "a " .. type(v)
 end
 
 -- The message for operand `node` holding the wrong value v.

@@ -365,6 +365,21 @@ describe("definition errors", function()
   end)
 end)
 
+describe("shared trees", function()
+  it("take a script_condition that is a check, not a Lua script", function()
+    local ok = pcall(function()
+      return bt.tree(bt.script_condition("hp > 5"), { name = "c" }):share()
+    end)
+    assert.is_true(ok)
+    local ok2, msg = pcall(function()
+      return bt.tree(bt.script("hp := 5"), { name = "s" }):share()
+    end)
+    assert.is_false(ok2)
+    assert.matches("cannot share a tree with leaves that are Lua functions",
+                   msg)
+  end)
+end)
+
 describe("cost", function()
   it("allocates nothing per tick for numbers and booleans", function()
     local a = agent_of(bt.sequence {
