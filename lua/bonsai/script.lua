@@ -384,6 +384,76 @@ local function step(op, l, r)
   return bitwise(op, l, r)
 end
 
+-- Fast paths for the common shapes on a key that is not named like a
+-- blackboard method: `key op constant` and `key op= constant` (also written
+-- `key := key op constant`). The key is read (and written) inline and the
+-- operation done inline when the value has the expected type; any other
+-- value goes to the general path (slow), which computes it or raises.
+local arith_fast = {
+  ["+"] = function(k, y, slow) return function(bb)
+    local x = bb[k] if type(x) == "number" then return x + y end
+    return slow(x, y) end end,
+  ["-"] = function(k, y, slow) return function(bb)
+    local x = bb[k] if type(x) == "number" then return x - y end
+    return slow(x, y) end end,
+  ["*"] = function(k, y, slow) return function(bb)
+    local x = bb[k] if type(x) == "number" then return x * y end
+    return slow(x, y) end end,
+  ["/"] = function(k, y, slow) return function(bb)
+    local x = bb[k] if type(x) == "number" then return x / y end
+    return slow(x, y) end end,
+  ["%"] = function(k, y, slow) return function(bb)
+    local x = bb[k] if type(x) == "number" then return x % y end
+    return slow(x, y) end end,
+}
+
+local update_fast = {
+  ["+"] = function(k, y, slow) return function(bb)
+    local x = bb[k]
+    if type(x) == "number" then x = x + y bb[k] = x return x end
+    return slow(bb) end end,
+  ["-"] = function(k, y, slow) return function(bb)
+    local x = bb[k]
+    if type(x) == "number" then x = x - y bb[k] = x return x end
+    return slow(bb) end end,
+  ["*"] = function(k, y, slow) return function(bb)
+    local x = bb[k]
+    if type(x) == "number" then x = x * y bb[k] = x return x end
+    return slow(bb) end end,
+  ["/"] = function(k, y, slow) return function(bb)
+    local x = bb[k]
+    if type(x) == "number" then x = x / y bb[k] = x return x end
+    return slow(bb) end end,
+}
+
+-- ty: the constant's type, "number" or "string"
+local order_fast = {
+  ["<"] = function(k, y, ty, slow) return function(bb)
+    local x = bb[k] if type(x) == ty then return x < y end
+    return slow(x, y) end end,
+  ["<="] = function(k, y, ty, slow) return function(bb)
+    local x = bb[k] if type(x) == ty then return x <= y end
+    return slow(x, y) end end,
+  [">"] = function(k, y, ty, slow) return function(bb)
+    local x = bb[k] if type(x) == ty then return x > y end
+    return slow(x, y) end end,
+  [">="] = function(k, y, ty, slow) return function(bb)
+    local x = bb[k] if type(x) == ty then return x >= y end
+    return slow(x, y) end end,
+}
+
+-- Whether node is `key op constant` with a fast path: the key, the constant.
+local function keyconst(node, fast)
+  local l, r = node[1], node[2]
+  if l.tag ~= "key" or r.tag ~= "const" or METHODS[l.name] then return nil end
+  local y = r.value
+  if fast == arith_fast and (type(y) ~= "number" or
+     y == 0 and (node.op == "/" or node.op == "%")) then
+    return nil
+  end
+  return l.name, y
+end
+
 -- node -> f(bb) returning its value.
 local compilers = {}
 
@@ -414,14 +484,29 @@ end
 function compilers.binary(node)
   local op, l, r = node.op, node[1], node[2]
   local fl, fr = compile(l), compile(r)
-  if op == "&&" then return function(bb) return truth(fl(bb)) and truth(fr(bb)) end end
-  if op == "||" then return function(bb) return truth(fl(bb)) or truth(fr(bb)) end end
-  local s = step(op, l, r)
-  -- the common shapes read their key directly
-  if l.tag == "key" and r.tag == "const" then
-    local get, y = reader(l.name), r.value
-    return function(bb) return s(get(bb), y) end
+  if op == "&&" then
+    return function(bb) -- truth() inline: the common case is a boolean
+      local v = fl(bb)
+      if v ~= true and (v == false or v == nil or v == 0 or v == "") then
+        return false
+      end
+      v = fr(bb)
+      return v == true or v ~= false and v ~= nil and v ~= 0 and v ~= ""
+    end
   end
+  if op == "||" then
+    return function(bb)
+      local v = fl(bb)
+      if v == true or v ~= false and v ~= nil and v ~= 0 and v ~= "" then
+        return true
+      end
+      v = fr(bb)
+      return v == true or v ~= false and v ~= nil and v ~= 0 and v ~= ""
+    end
+  end
+  local s = step(op, l, r)
+  local k, y = keyconst(node, arith_fast)
+  if k and arith_fast[op] then return arith_fast[op](k, y, s) end
   return function(bb) return s(fl(bb), fr(bb)) end
 end
 
@@ -430,10 +515,13 @@ function compilers.compare(node)
   for i, operand in ipairs(node) do fs[i] = compile(operand) end
   for i, op in ipairs(node.ops) do cs[i] = comparer(op, node[i], node[i + 1]) end
   if #cs == 1 then
-    local c, fl, fr = cs[1], fs[1], fs[2]
-    if node[1].tag == "key" and node[2].tag == "const" then
-      local get, y = reader(node[1].name), node[2].value
-      return function(bb) return c(get(bb), y) end
+    local c, fl, fr, op = cs[1], fs[1], fs[2], node.ops[1]
+    local k, y = keyconst(node, order_fast)
+    if k and (op == "==" or op == "!=") then
+      if op == "==" then return function(bb) return bb[k] == y end end
+      return function(bb) return bb[k] ~= y end
+    elseif k and (type(y) == "number" or type(y) == "string") then
+      return order_fast[op](k, y, type(y), c)
     end
     return function(bb) return c(fl(bb), fr(bb)) end
   end
@@ -457,10 +545,18 @@ compilers["if"] = function(node)
   end
 end
 
-function compilers.assign(node)
+-- The general assignment; compilers.assign adds the fast paths.
+local function assignment(node)
   local k, op = node.key, node.op
   local get, set, value = reader(k), writer(k), compile(node.value)
   if op == ":=" then
+    if not METHODS[k] then
+      return function(bb)
+        local v = value(bb)
+        bb[k] = v
+        return v
+      end
+    end
     return function(bb)
       local v = value(bb)
       set(bb, v)
@@ -480,6 +576,22 @@ function compilers.assign(node)
     set(bb, v)
     return v
   end
+end
+
+function compilers.assign(node)
+  local slow, k, op, v = assignment(node), node.key, node.op, node.value
+  if METHODS[k] then return slow end
+  local by, y -- k op= y, or k := k op y
+  if #op == 2 and op ~= ":=" and v.tag == "const" then
+    by, y = op:sub(1, 1), v.value
+  elseif op == ":=" and v.tag == "binary" and v[1].tag == "key" and
+         v[1].name == k and v[2].tag == "const" then
+    by, y = v.op, v[2].value
+  end
+  if update_fast[by] and type(y) == "number" and (by ~= "/" or y ~= 0) then
+    return update_fast[by](k, y, slow)
+  end
+  return slow
 end
 
 function compile(node)
@@ -585,18 +697,10 @@ function M.compile(code, rename)
     stmts[i] = constants(s)
     fs[i] = compile(stmts[i])
   end
-  local f
-  if #fs == 1 then
-    f = fs[1]
-  elseif #fs == 2 then
-    local f1, f2 = fs[1], fs[2]
-    f = function(bb) f1(bb) return f2(bb) end
-  else
-    local count = #fs
-    f = function(bb)
-      for i = 1, count - 1 do fs[i](bb) end
-      return fs[count](bb)
-    end
+  local f = fs[#fs]
+  for i = #fs - 1, 1, -1 do -- each statement, then the rest
+    local first, rest = fs[i], f
+    f = function(bb) first(bb) return rest(bb) end
   end
   local key, op, value
   if #stmts == 1 then key, op, value = check(stmts[1]) end

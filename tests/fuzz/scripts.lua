@@ -2,12 +2,12 @@
 -- seed: random expressions built from the grammar, written twice (every
 -- operation in parentheses, and with only the parentheses BehaviorTree.CPP's
 -- binding powers need) and checked against this file's own evaluation of
--- them; the same run as bt.script and bt.script_condition nodes of real
--- agents (the C checks included); mutations of valid scripts (characters
--- and tokens inserted, dropped, swapped), random bytes, deep nesting and
--- huge literals, which must compile or be refused with a message, never
--- raise anything else. Any error of the engine's own (a Lua error with a
--- file position) fails the run.
+-- them, and assignments; the same run as bt.script and bt.script_condition
+-- nodes of real agents (the C checks included); mutations of valid scripts
+-- (characters and tokens inserted, dropped, swapped), random bytes, deep
+-- nesting and huge literals, which must compile or be refused with a
+-- message, never raise anything else. Any error of the engine's own (a Lua
+-- error with a file position) fails the run.
 --
 --   lua5.4 tests/fuzz/scripts.lua --seeds 1-300
 --   lua5.4 tests/fuzz/scripts.lua --seconds 30     (new seeds, from the time)
@@ -271,6 +271,41 @@ local function nodes(seed, e, code, bb)
   end
 end
 
+-- Assignments: `k op= y`, `k := k op y`, `k = y` on a table blackboard,
+-- against eval.
+local function assignments(seed)
+  local bb = board()
+  local k = pick { "a", "b", "c", "hp", "name", "flag", "fresh" }
+  local op = pick { "+", "-", "*", "/" }
+  local y = pick { { k = "num", v = 0 }, { k = "num", v = 1 },
+                   { k = "num", v = 2.5 }, { k = "num", v = -3 },
+                   { k = "str", v = "s" } }
+  local e = { k = "bin", op = op, { k = "key", v = k }, y }
+  for _, code in ipairs { k .. " " .. op .. "= " .. atom(y),
+                          k .. " := " .. k .. " " .. op .. " " .. atom(y),
+                          k .. " = " .. atom(y) } do
+    local copy = {}
+    for key, v in pairs(bb) do copy[key] = v end
+    local f, err = script.compile(code)
+    if not f then return fail(seed, "a valid script is refused", code, err) end
+    local ok, want
+    if code:find(" = ") then
+      ok, want = bb[k] ~= nil, y.v
+    else
+      ok, want = pcall(eval, e, bb)
+      ok = ok and (bb[k] ~= nil or code:find(":="))
+    end
+    local ok2, got = pcall(f, copy)
+    if ok ~= ok2 or ok and not (same(got, want) and same(copy[k], want)) then
+      return fail(seed, "assignment", code, tostring(ok2) .. " " ..
+                  tostring(got) .. " instead of " .. tostring(want))
+    end
+    if not ok2 and internal(got) then
+      return fail(seed, "an error of the engine's own", code, got)
+    end
+  end
+end
+
 -- Mutations and other bad input --------------------------------------------
 
 local TOKENS = { "(", ")", "?", ":", ";", ":=", "=", "+=", "'", '"', "..",
@@ -340,6 +375,7 @@ local function run(seed)
     against(seed, e, tight(e, 0), bb)
     nodes(seed, e, tight(e, 0), board())
     for _ = 1, 5 do survives(seed, mutate(tight(e, 0))) end
+    assignments(seed)
   end
   extremes(seed)
 end
