@@ -817,11 +817,51 @@ function sections.s()
 end
 
 ------------------------------------------------------------------------
+-- X "scripts" (issue #26): n agents whose tree is one condition on the
+-- blackboard key hp, or one script. Variants: "check" bt.check("hp", ">",
+-- 50); "script_condition" the same written "hp > 50" (it compiles to that
+-- check: the instructions must be equal); "fn" a Lua condition reading
+-- bb.hp (what the check saves); "script3" the 3-statement script
+-- "count := count + 1; hp -= 1; low := hp < 20 && count > 3".
+------------------------------------------------------------------------
+
+local X_ROOTS = {
+  check = function() return bt.check("hp", ">", 50) end,
+  script_condition = function() return bt.script_condition("hp > 50") end,
+  fn = function()
+    return bt.condition(function(_, bb) return bb.hp > 50 end)
+  end,
+  script3 = function()
+    return bt.script("count := count + 1; hp -= 1; low := hp < 20 && count > 3")
+  end,
+}
+
+local function x_run(variant, n)
+  local tree = bt.tree(assert(X_ROOTS[variant], "no variant " .. variant)(),
+                       { name = "x" })
+  local list = {}
+  for i = 1, n do
+    list[i] = bt.agent(tree, { blackboard = { hp = 1e9 + i % 100, count = 0 } })
+  end
+  local ok = 0
+  return {
+    step = function(k)
+      for _ = 1, k or 1 do
+        if bt.tick_all(list, 1) == nil then ok = ok + 1 end
+      end
+    end,
+    sum = function() return "clean ticks " .. ok end,
+    list = list,
+  }
+end
+
+------------------------------------------------------------------------
 -- --profile W VARIANT [agents] [ticks] [depth]: one untimed run of one
--- variant, nothing else, for callgrind or perf (W: w1, w2, w3, p, s, r;
+-- variant, nothing else, for callgrind or perf (W: w1, w2, w3, p, s, r, x;
 -- VARIANT: floor, tick_all, tick, and for w1 also cloop, cfloor, cbonsai;
 -- for p the number of finished children; for s all, tenth or alone; for r
--- none, tick or reload, whatever the ticks; depth: W3's, 100 by default).
+-- none, tick or reload, whatever the ticks; for x check,
+-- script_condition, fn or script3; depth: W3's, 100 by default).
 ------------------------------------------------------------------------
 
 if arg[1] == "--profile" then
@@ -838,6 +878,8 @@ if arg[1] == "--profile" then
     r = s_run(variant, n)
   elseif w == "r" then
     r = r_run(variant, n)
+  elseif w == "x" then
+    r = x_run(variant, n)
   else
     r = w3_run(variant, n, tonumber(arg[6]) or 100)
   end
@@ -878,6 +920,10 @@ local IROWS = {
   { "S list, all awake", "s all", 2000, 10, 20 },
   { "S list, 90% asleep", "s tenth", 2000, 10, 20 },
   { "S list, the awake tenth alone", "s alone", 2000, 10, 20 },
+  { "X bt.check hp > 50", "x check", 1000, 100, 200 },
+  { "X script_condition 'hp > 50'", "x script_condition", 1000, 100, 200 },
+  { "X Lua condition bb.hp > 50", "x fn", 1000, 100, 200 },
+  { "X 3-statement bt.script", "x script3", 1000, 100, 200 },
 }
 
 -- the ratios: name, numerator row, denominator row, goal
@@ -894,6 +940,7 @@ local IRATIOS = {
   { "P 1000 finished / 1 finished", "P parallel, 1000 finished + 1 running", "P parallel, 1 finished + 1 running", "<= 1.2" },
   { "S 90% asleep / all awake", "S list, 90% asleep", "S list, all awake", "<= 0.15" },
   { "R reload extra / plain tick", "R reload, extra", "R plain tick", "<= 0.5" },
+  { "X script_condition / bt.check", "X script_condition 'hp > 50'", "X bt.check hp > 50", "== 1" },
 }
 
 local function instructions()
@@ -1049,11 +1096,13 @@ if memory_only then
   for i = 1, 1000 do tasks[i] = bt.agent(task_tree) end
   local w1_all, w1_each = loops(agents, function(i) w1_step(st[i]) end)
   local task_all, task_each = loops(tasks)
+  local x = x_run("script3", 1000)
   io.write("\nAllocation per agent-tick (Lua heap + C core, bytes; goal 0):\n")
   for _, r in ipairs {
     { "W1 bt.tick_all", agents, w1_all }, { "W1 a:tick loop", agents, w1_each },
     { "running bt.task, bt.tick_all", tasks, task_all },
     { "running bt.task, a:tick loop", tasks, task_each },
+    { "3-statement bt.script, bt.tick_all", x.list, x.step },
   } do
     io.write(string.format("  %-34s %10.1f\n", r[1], allocated(r[2], r[3])))
   end

@@ -70,6 +70,23 @@ function bt.is_set(key)
   return node { type = "is_set", key = key }
 end
 
+-- Scripts (BehaviorTree.CPP's script language), compiled once, here: a
+-- comparison of a key becomes a bt.check. bonsai.script needs LPeg: it is
+-- loaded by the first script.
+local function scripts() return require "bonsai.script" end
+
+function bt.script(code)
+  return node(scripts().node("script", code, 2))
+end
+
+function bt.script_condition(code)
+  return node(scripts().node("condition", code, 2))
+end
+
+function bt.enums(t)
+  scripts().add_enums(t)
+end
+
 -- Composites and decorators -----------------------------------------------
 
 -- A table form { children..., name = ..., params... } becomes a node.

@@ -786,17 +786,22 @@ function bt.node(name, args, children) end
 ---@return bonsai.Node
 function bt.control(t) end
 
----An action running a script on the agent's blackboard; success.
----@param code string
+---An action running a script (BehaviorTree.CPP's script language, see
+---docs/SCRIPTS.md) on the agent's blackboard; success. Compiled here: a
+---script that does not parse raises.
+---@param code string e.g. "count := count + 1; state := 'done'"
 ---@return bonsai.Node
 function bt.script(code) end
 
----A condition: success when the expression is true.
----@param code string
+---A condition: success when the script's last value is true (false, nil,
+---0 and '' are false). A comparison of a key with a constant or a key is a
+---bt.check.
+---@param code string e.g. "hp > 50 && ammo > 0"
 ---@return bonsai.Node
 function bt.script_condition(code) end
 
----Names scripts may use as constants (calls add names).
+---Names scripts may use as constants (calls add names; a script reads them
+---when it is defined).
 ---@param t table<string, number>
 function bt.enums(t) end
 

@@ -43,6 +43,78 @@ local function refused(text, opts)
   return msg
 end
 
+describe("behavior3 expressions", function()
+  it("run Check, Calculate, Let and Cmp on the blackboard, tick by tick",
+     function()
+    local a = agent(current { id = 1, name = "Sequence", children = {
+      { id = 2, name = "Check", args = { value = "hp > 10 and not dead" } },
+      { id = 3, name = "Calculate", args = { value = "hp * 2 + bonus" },
+        output = { "power" } },
+      { id = 4, name = "Let", args = { value = "ready" }, output = { "mood" } },
+      { id = 5, name = "Let", input = { "power" }, output = { "copy" } },
+      { id = 6, name = "Cmp", input = { "power" }, args = { ge = 30 } },
+    } }, { blackboard = { hp = 12, dead = false, bonus = 6 } })
+    assert.equal("success", a:tick(1))
+    assert.equal(30, a.bb.power)
+    assert.equal(30, a.bb.copy)
+    assert.equal("ready", a.bb.mood)
+    a.bb.bonus = 5
+    assert.equal("failure", a:tick(1)) -- Cmp: 29 >= 30 is false
+    a.bb.hp = 10
+    assert.equal("failure", a:tick(1)) -- Check
+    assert.equal(29, a.bb.power)
+  end)
+
+  it("make Cmp a bt.check and refuse what they cannot keep", function()
+    local n = bt.import(current { id = 1, name = "Cmp", input = { "hp" },
+                                  args = { lt = 5 } }, "behavior3")
+    assert.same({ "check", "hp", "<", 5 }, { n.type, n.key, n.op, n.value })
+    assert.matches("needs one of gt", refused(current { id = 1,
+      name = "Cmp", input = { "hp" }, args = {} }))
+    assert.matches("needs an output variable", refused(current { id = 1,
+      name = "Calculate", args = { value = "1" } }))
+    assert.matches("'value' must be a number", refused(current { id = 1,
+      name = "Let", args = { value = { 1, 2 } }, output = { "x" } }))
+    assert.matches("node 'Assert': raises its message", refused(current {
+      id = 1, name = "Assert", children = { { id = 2, name = "Check",
+      args = { value = "true" } } } }))
+  end)
+
+  it("are written back as Check and Calculate and read again the same",
+     function()
+    local tree = bt.tree(bt.import(current { id = 1, name = "Sequence",
+      children = {
+        { id = 2, name = "Calculate", args = { value = "hp * 2" },
+          output = { "power" } },
+        { id = 3, name = "Check", args = { value = "power >= 20" } },
+        { id = 4, name = "Cmp", input = { "hp" }, args = { lt = 50 } },
+      } }, "behavior3"), { name = "T" })
+    local out = tree:export("behavior3")
+    local copy = bt.tree(bt.import(out, "behavior3"), { name = "T" })
+    assert.equal(out, copy:export("behavior3"))
+    local nodes = {}
+    for _, n in pairs(cjson.decode(out).nodes) do
+      nodes[#nodes + 1] = n.name .. " " .. tostring(n.properties.value)
+    end
+    table.sort(nodes)
+    assert.same({ "Calculate power := (hp * 2)", "Check hp < 50",
+                  "Check power >= 20", "MemSequence nil" }, nodes)
+    for _, hp in ipairs { 5, 12, 60 } do
+      local a = bt.agent(tree, { blackboard = { hp = hp } })
+      local b = bt.agent(copy, { blackboard = { hp = hp } })
+      assert.equal(a:tick(1), b:tick(1))
+      assert.equal(a.bb.power, b.bb.power)
+    end
+    -- Lua trees too
+    out = bt.tree(bt.sequence { bt.script("x := 2; y := x + 1"),
+      bt.script_condition("y == 3 && x < 5") }, { name = "L" })
+      :export("behavior3")
+    assert.matches('"value":"x := 2; y := x %+ 1"', out)
+    assert.equal("success", bt.agent(bt.tree(bt.import(out, "behavior3")))
+                              :tick(1))
+  end)
+end)
+
 describe("a classic behavior3editor project", function()
   it("loads the selected tree, its custom nodes and a subtree", function()
     local seen = {}
@@ -284,10 +356,10 @@ describe("refused behavior3 files", function()
     assert.equal("t.json: $.nodes[\"1\"]: node 'Error': returns ERROR, " ..
       "which Bonsai does not have", refused(classic { ["1"] = {
       name = "Error" } }))
-    assert.equal("t.json: $.root.children[1]: node 'Check': evaluates an " ..
-      "expression, and a file never runs code", refused(current {
-      id = 1, name = "Sequence", children = { { id = 2, name = "Check",
-      args = { value = "hp > 10" } } } }))
+    assert.equal("t.json: $.root.children[1].args.value: node 'Check': " ..
+      "at character 4: 'math.': a script reads blackboard keys only (no " ..
+      "fields)", refused(current { id = 1, name = "Sequence", children = {
+      { id = 2, name = "Check", args = { value = "hp>math.huge" } } } }))
     assert.matches("t.json: %$.root: node 'Delay': runs its child later",
       refused(current { id = 1, name = "Delay", args = { delay = 1 },
                         children = { { id = 2, name = "A" } } }))

@@ -354,15 +354,100 @@ describe("BehaviorTree.CPP files with includes and models", function()
   end)
 end)
 
+describe("scripts in BehaviorTree.CPP files", function()
+  it("run Script and ScriptCondition on the blackboard, tick by tick",
+     function()
+    leaves { A = "S" }
+    local a = agent(doc('<Sequence><Script code="n := n + 1; s := \'r\' .. n"/>' ..
+      '<ScriptCondition code="n &lt; 3 &amp;&amp; s != \'r9\'"/><A/></Sequence>'),
+      { blackboard = { n = 0 } })
+    assert.equal("success | enter A; tick A; exit A success", t:step(a, 1))
+    assert.equal("r1", a.bb.s)
+    assert.equal("success | enter A; tick A; exit A success", t:step(a, 1))
+    assert.equal("failure |", t:step(a, 1))
+    assert.equal(3, a.bb.n)
+  end)
+
+  it("map Precondition: checked when the child starts, else its status",
+     function()
+    leaves { A = "RS" }
+    local a = agent(doc('<Precondition if="armed" else="FAILURE"><A/>' ..
+      "</Precondition>"), { blackboard = { armed = true } })
+    assert.equal("running | enter A; tick A", t:step(a, 1))
+    a.bb.armed = false -- not checked again while A runs
+    assert.equal("success | tick A; exit A success", t:step(a, 1))
+    assert.equal("failure |", t:step(a, 1))
+    local b = agent(doc('<Precondition if="hp &gt; 5" else="SUCCESS"><A/>' ..
+      "</Precondition>"), { blackboard = { hp = 1 } })
+    assert.equal("success |", t:step(b, 1))
+    assert.matches("else=\"RUNNING\"", refused(doc('<Precondition ' ..
+      'if="x" else="RUNNING"><A/></Precondition>')))
+  end)
+
+  it("see the keys a subtree remaps", function()
+    local a = agent('<root BTCPP_format="4" main_tree_to_execute="T">' ..
+      '<BehaviorTree ID="T"><SubTree ID="S" hp="{life}" max="10"/></BehaviorTree>' ..
+      '<BehaviorTree ID="S"><Script code="hp := max - 1"/></BehaviorTree></root>')
+    assert.equal("success", a:tick(1))
+    assert.equal(9, a.bb.life)
+    -- "@key": the main tree's key, from anywhere
+    a = agent('<root BTCPP_format="4" main_tree_to_execute="T">' ..
+      '<BehaviorTree ID="T"><SubTree ID="S"/></BehaviorTree><BehaviorTree ' ..
+      'ID="S"><Script code="@alarm := true; local := 1"/></BehaviorTree></root>')
+    a:tick(1)
+    assert.is_true(a.bb.alarm)
+    assert.is_nil(a.bb["local"])
+    assert.matches("stands for a constant", refused('<root BTCPP_format="4" ' ..
+      'main_tree_to_execute="T"><BehaviorTree ID="T"><SubTree ID="S" ' ..
+      'max="10"/></BehaviorTree><BehaviorTree ID="S"><Script ' ..
+      'code="max := 1"/></BehaviorTree></root>'))
+  end)
+
+  it("are refused with the file place when they do not parse", function()
+    assert.equal("t.xml:1:45: node 'ScriptCondition': 'code': at " ..
+      "character 4: syntax error at the end",
+      refused(doc('<ScriptCondition code="1 +"/>')))
+    assert.matches("needs port 'code'", refused(doc("<Script/>")))
+  end)
+
+  it("are written back and read again the same", function()
+    leaves { A = "S" }
+    local text = doc('<Sequence><Script code="n := 1"/><ScriptCondition ' ..
+      'code="n == 1"/><Precondition if="n &gt; 0" else="SUCCESS"><A/>' ..
+      '</Precondition><Precondition if="n &gt; 0"><A/></Precondition>' ..
+      "</Sequence>")
+    local tree = bt.tree(bt.import(text, "btcpp"), { name = "T" })
+    local out = tree:export("btcpp")
+    assert.matches('<Script code="n := 1"/>', out)
+    assert.matches('<ScriptCondition code="n == 1"/>', out)
+    assert.matches('<Precondition else="SUCCESS" if="n &gt; 0">', out)
+    local copy = bt.tree(bt.import(out, "btcpp"), { name = "T" })
+    assert.equal(out, copy:export("btcpp"))
+    assert.equal("success", bt.agent(copy):tick(1))
+    -- Lua trees too
+    out = bt.tree(bt.sequence { bt.script("x := 2"),
+      bt.script_condition("x * 2 == 4") }, { name = "L" }):export("btcpp")
+    assert.matches('<Script code="x := 2"/>', out)
+    assert.matches('<ScriptCondition code="x %* 2 == 4"/>', out)
+    -- and bt.check, as the script it is
+    out = bt.tree(bt.sequence { bt.check("hp", "<", 2.5),
+      bt.check("name", "~=", "$other"), bt.check("s", "==", "it's") },
+      { name = "L" }):export("btcpp")
+    assert.matches('<ScriptCondition code="hp &lt; 2.5"/>', out)
+    assert.matches('<ScriptCondition code="name != other"/>', out)
+    assert.matches('<ScriptCondition code="s == &quot;it\'s&quot;"/>', out)
+  end)
+end)
+
 describe("refused BehaviorTree.CPP files", function()
   before_each(function() leaves { A = "S" } end)
 
   it("name the file, the line and column and the node", function()
     assert.equal("t.xml:1:45: node 'Bogus': no leaf registered as 'Bogus'",
       refused(doc('<Bogus x="{k}"/>')))
-    assert.equal("t.xml:1:45: node 'Script': runs BehaviorTree.CPP's " ..
-      "scripting language, which Bonsai does not have (a file never runs " ..
-      "code)", refused(doc('<Script code="x:=1"/>')))
+    assert.equal("t.xml:1:45: node 'Script': 'code': at character 4: " ..
+      "'os.': a script reads blackboard keys only (no fields)",
+      refused(doc('<Script code="x:=os.exit()"/>')))
     assert.equal("t.xml:1:45: node 'A': '_skipIf' is a scripted pre/post " ..
       "condition of BehaviorTree.CPP, which Bonsai does not run",
       refused(doc('<A _skipIf="x"/>')))

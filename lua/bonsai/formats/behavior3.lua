@@ -116,6 +116,23 @@ end
 
 -- Classic behavior3js / behavior3editor ------------------------------------
 
+-- Expressions (behavior3lua's `code` args) through bonsai.script, loaded
+-- by the first one: the node of kind "script" or "condition" for code, the
+-- `value` of spec's field ("args"; the classic format's "properties").
+local function expression(ctx, path, spec, kind, code, field)
+  field = field or "args"
+  if type(code) ~= "string" then
+    fail(ctx, path .. "." .. field, spec.name,
+         "needs an expression in 'value'")
+  end
+  local ok, n = pcall(require("bonsai.script").node, kind, code, 1)
+  if not ok then
+    fail(ctx, path .. "." .. field .. ".value", spec.name,
+         tostring(n):gsub("^.-%): ", ""))
+  end
+  return n
+end
+
 local classic = {}
 
 -- composites and decorators: f(ctx, path, spec, kids) with kids the
@@ -258,6 +275,11 @@ local function classic_node(ctx, tree, tpath, id, path)
   elseif category == "composite" or category == "decorator" then
     fail(ctx, here, name, "custom " .. category .. " nodes have no Bonsai " ..
          "equivalent")
+  elseif not custom and (name == "Check" or name == "Calculate") and
+         not require("bonsai.core")._isleaf(name) then
+    -- the exporter's scripts (behavior3lua's nodes, properties.value)
+    node = expression(ctx, here, spec, name == "Check" and "condition" or
+                      "script", props and props.value, "properties")
   elseif custom or require("bonsai.core")._isleaf(name) then
     local args
     if props and next(props) ~= nil then
@@ -415,10 +437,71 @@ current.children = { AlwaysSuccess = "0-1", AlwaysFail = "0-1",
   RepeatUntilFailure = 1, RepeatUntilSuccess = 1, Repeat = 1, Timeout = 1,
   Wait = 0 }
 
-local nocode = "evaluates an expression, and a file never runs code"
+-- The one output variable of spec (a key name); nil when it has none and
+-- optional.
+local function output(ctx, path, spec, optional)
+  local out = type(spec.output) == "table" and spec.output[1]
+  if (out == nil or out == "") and optional then return nil end
+  if type(out) ~= "string" or not out:match("^[%a_][%w_]*$") then
+    fail(ctx, path .. ".output", spec.name, "needs an output variable name")
+  end
+  return out
+end
+
+-- Success when the expression is true.
+current.builtin.Check = function(ctx, path, spec)
+  return expression(ctx, path, spec, "condition", spec.args and spec.args.value)
+end
+-- Stores the expression's value in the output variable; success. With no
+-- output variable the expression is a script run for its assignments (as
+-- the exporter writes a bt.script).
+current.builtin.Calculate = function(ctx, path, spec)
+  local value = spec.args and spec.args.value
+  local out = output(ctx, path, spec, true)
+  if type(value) ~= "string" or not out then
+    return expression(ctx, path, spec, "script", value)
+  end
+  return expression(ctx, path, spec, "script", out .. " := (" .. value .. ")")
+end
+-- Stores a constant (args.value) or an input variable in the output
+-- variable; success.
+current.builtin.Let = function(ctx, path, spec)
+  local out = output(ctx, path, spec)
+  local input = type(spec.input) == "table" and spec.input[1]
+  local v = spec.args and spec.args.value
+  if type(input) == "string" and input ~= "" then
+    return expression(ctx, path, spec, "script", out .. " := " .. input)
+  elseif type(v) == "number" or type(v) == "boolean" then
+    return expression(ctx, path, spec, "script", out .. " := " .. tostring(v))
+  elseif type(v) == "string" and not v:find("'") then
+    return expression(ctx, path, spec, "script", out .. " := '" .. v .. "'")
+  end
+  fail(ctx, path .. ".args", spec.name, "'value' must be a number, a " ..
+       "boolean or a string without quotes (tables and null are not kept " ..
+       "on the blackboard by a script)")
+end
+-- Compares the input variable with the first of gt, ge, eq, lt, le: a
+-- bt.check.
+current.builtin.Cmp = function(ctx, path, spec)
+  local input = type(spec.input) == "table" and spec.input[1]
+  if type(input) ~= "string" or not input:match("^[%a_][%w_]*$") then
+    fail(ctx, path .. ".input", spec.name, "needs an input variable name")
+  end
+  local args = spec.args or {}
+  for _, c in ipairs { { "gt", ">" }, { "ge", ">=" }, { "eq", "==" },
+                       { "lt", "<" }, { "le", "<=" } } do
+    if type(args[c[1]]) == "number" then
+      return { type = "check", key = input, op = c[2], value = args[c[1]] }
+    end
+  end
+  fail(ctx, path .. ".args", spec.name, "needs one of gt, ge, eq, lt, le")
+end
+current.children.Check, current.children.Calculate = 0, 0
+current.children.Let, current.children.Cmp = 0, 0
+
 current.refused = {
-  Check = nocode, Calculate = nocode, Let = nocode, Assert = nocode,
-  Cmp = "compares variables: use bt.check in Lua",
+  Assert = "raises its message when its child fails (Bonsai has no " ..
+           "equivalent)",
   Delay = "runs its child later, outside the tree, and succeeds at once " ..
           "(Bonsai has no equivalent)",
   Listen = "reacts to game events outside the tree", IfElse = "-", Race = "-",
@@ -587,6 +670,8 @@ function M.export(root, opts)
     nodes[id] = spec
     local o = leaves.origin[node]
     local kind, leaf, args, refs = leaves.named(node)
+    local src = package.loaded["bonsai.script"] and
+      package.loaded["bonsai.script"].source[node]
     local function child(c, i)
       return add(c, path .. "/" .. (c.name or c.type .. "[" .. i .. "]"))
     end
@@ -605,6 +690,15 @@ function M.export(root, opts)
         custom[#custom + 1] = { name = leaf, category = kind, title = leaf,
                                 description = "", properties = {} }
       end
+    elseif src or node.type == "check" then -- behavior3lua's nodes
+      local code = src and not src.renamed and src.code or
+        node.type == "check" and require("bonsai.script").check_code(node)
+      if not code then
+        error("export behavior3: " .. path .. ": this " .. (src and
+              "script's keys are remapped" or "check has no expression"), 0)
+      end
+      spec.name = (src and src.kind == "script") and "Calculate" or "Check"
+      spec.properties.value = code
     elseif node.type == "action" and node.fn == leaves.constant.success then
       spec.name = "Succeeder"
     elseif node.type == "action" and node.fn == leaves.constant.failure then

@@ -29,12 +29,6 @@ local refused = {
   Switch2 = "has no Bonsai equivalent", Switch3 = "has no Bonsai equivalent",
   Switch4 = "has no Bonsai equivalent", Switch5 = "has no Bonsai equivalent",
   Switch6 = "has no Bonsai equivalent",
-  Script = "runs BehaviorTree.CPP's scripting language, which Bonsai " ..
-    "does not have (a file never runs code)",
-  ScriptCondition = "runs BehaviorTree.CPP's scripting language, which " ..
-    "Bonsai does not have (a file never runs code)",
-  Precondition = "runs BehaviorTree.CPP's scripting language, which " ..
-    "Bonsai does not have (a file never runs code)",
   SetBlackboard = "has no Bonsai equivalent (write the key from a leaf)",
   UnsetBlackboard = "has no Bonsai equivalent (clear the key from a leaf)",
   SkipUnlessUpdated = "returns SKIPPED, which Bonsai does not have",
@@ -137,6 +131,22 @@ local function shape(ctx, e, ports, nchildren)
 end
 
 local convert, build -- function(ctx, e, scope) -> node
+
+-- The node of the script in attribute attr of e (kind "script" or
+-- "condition"; wrap: a format for the code, "!(%s)"), its keys seen
+-- through the subtree scope. bonsai.script (LPeg) is loaded by the first
+-- script of a file.
+local function scripted_node(ctx, e, scope, kind, attr, wrap)
+  local code = e.attrs[attr]
+  if code == nil then where(ctx, e, "needs port '" .. attr .. "'") end
+  if wrap then code = string.format(wrap, code) end
+  local ok, n = pcall(require("bonsai.script").node, kind, code, 1,
+    function(key) return resolve(scope, key) end)
+  if not ok then
+    where(ctx, e, "'" .. attr .. "': " .. tostring(n):gsub("^.-%): ", ""))
+  end
+  return n
+end
 
 local function children(ctx, e, scope)
   local list = {}
@@ -280,6 +290,39 @@ local builtins = {
   AlwaysFailure = function(ctx, e)
     shape(ctx, e, {}, 0)
     return leaves.always("failure")
+  end,
+
+  Script = function(ctx, e, scope)
+    shape(ctx, e, { code = true }, 0)
+    return scripted_node(ctx, e, scope, "script", "code")
+  end,
+
+  ScriptCondition = function(ctx, e, scope)
+    shape(ctx, e, { code = true }, 0)
+    return scripted_node(ctx, e, scope, "condition", "code")
+  end,
+
+  -- The child when "if" holds when it starts (not checked again while the
+  -- child runs), else the status "else" names: a sequence of the condition
+  -- and the child, or a selector of the condition's negation and the child.
+  Precondition = function(ctx, e, scope)
+    shape(ctx, e, { ["if"] = true, ["else"] = true }, 1)
+    local otherwise = e.attrs["else"] or "FAILURE"
+    local cond = scripted_node(ctx, e, scope, "condition", "if",
+      otherwise == "SUCCESS" and "!(%s)" or nil)
+    local child = convert(ctx, e[1], scope)
+    local n
+    if otherwise == "FAILURE" then
+      n = { type = "sequence", cond, child }
+    elseif otherwise == "SUCCESS" then
+      n = { type = "selector", cond, child }
+    else
+      where(ctx, e, "else=\"" .. otherwise .. "\": Bonsai's Precondition " ..
+            "returns SUCCESS or FAILURE when its condition is false")
+    end
+    leaves.origin[n] = { format = "btcpp", name = "Precondition", child = child,
+      attrs = { ["if"] = e.attrs["if"], ["else"] = e.attrs["else"] } }
+    return n
   end,
 }
 
@@ -572,8 +615,20 @@ local function emit(n, out, depth, model, path)
   local id
   local o = leaves.origin[n]
   local kind, leaf, args, refs = leaves.named(n)
+  local src = package.loaded["bonsai.script"] and
+    package.loaded["bonsai.script"].source[n]
   if o and o.format == "btcpp" then -- a composition standing for one node
     id, kids = o.name, { o.child }
+    for k, v in pairs(o.attrs or {}) do attrs[k] = v end
+  elseif src then
+    if src.renamed then
+      fail("a script whose keys a subtree remaps cannot be written back")
+    end
+    id = src.kind == "script" and "Script" or "ScriptCondition"
+    attrs.code = src.code
+  elseif n.type == "check" then
+    id, attrs.code = "ScriptCondition", require("bonsai.script").check_code(n)
+    if not attrs.code then fail("this check has no script equivalent") end
   elseif leaf then
     id = leaf
     for k, v in pairs(args or {}) do
