@@ -74,5 +74,7 @@ build = {
     ["bonsai.formats.behavior3"] = "lua/bonsai/formats/behavior3.lua",
     ["bonsai.formats.edges"] = "lua/bonsai/formats/edges.lua",
     ["bonsai.meta"] = "lua/bonsai/meta.lua", -- annotations for editors
+    ["bonsai.test"] = "lua/bonsai/test.lua", -- the test kit
+    ["bonsai.test.standin"] = "lua/bonsai/test/standin.lua",
   },
 }

@@ -1,0 +1,315 @@
+-- testkit_spec: the test kit, require "bonsai.test" (docs/TESTING.md).
+-- Scenarios with stand-ins by name and by path (inside subtrees and
+-- imported files too), their call records, timelines, the expect_*
+-- assertions (passing, and failing on purpose with the message checked);
+-- and the bad input the issue names: a stand-in for a path that is not
+-- there, a scenario that never finishes.
+local bt = require "bonsai"
+local T = require "bonsai.test"
+
+-- The message of f(...), which must raise.
+local function raises(f, ...)
+  local ok, msg = pcall(f, ...)
+  assert(not ok, "expected an error")
+  return tostring(msg)
+end
+
+local function has(text, part)
+  assert(text:find(part, 1, true), "expected\n" .. part .. "\nin\n" .. text)
+end
+
+-- A small combat tree: the patrol is cut off by a guard on bb.enemy.
+bt.register("tk_patrol", function() return bt.RUNNING end)
+bt.register("tk_chase", function() return bt.RUNNING end)
+bt.register("tk_attack", function() return bt.SUCCESS end)
+bt.register("tk_in_reach", function(a, bb) return bb.near == true end)
+bt.register("tk_flee", function() return bt.RUNNING end)
+
+local function combat()
+  return bt.selector { name = "npc",
+    bt.guard { name = "combat", bt.is_set "enemy", abort = "both",
+      bt.reactive_selector { name = "fight",
+        bt.filter { name = "retreat", conditions = { bt.check("hp", "<", 3) },
+                    bt.action "tk_flee" },
+        bt.filter { name = "strike", conditions = { bt.condition "tk_in_reach" },
+                    bt.action "tk_attack" },
+        bt.action "tk_chase",
+      } },
+    bt.action "tk_patrol",
+  }, { name = "npc" }
+end
+
+local function scenario(o)
+  o.tree = o.tree or combat
+  o.blackboard = o.blackboard or { hp = 10 }
+  return T.scenario(o)
+end
+
+describe("a scenario", function()
+  it("runs the tree tick by tick and reads like the design", function()
+    local s = scenario {
+      timeline = { { at = 3, set = { enemy = "wolf" } },
+                   { at = 6, set = { hp = 2 } },
+                   { at = 9, clear = { "enemy" } } },
+    }
+    s:run(10)
+    s:expect_running(2, "npc/tk_patrol")
+      :expect_running(3, "combat/fight/tk_chase")
+      :expect_aborted("tk_patrol", { at = 3 })
+      :expect_running(6, "retreat/tk_flee")
+      :expect_aborted("tk_flee", { when = function(bb)
+        return bb.enemy == nil end })
+      :expect_never_entered("tk_attack")
+      :expect_entered("tk_chase", { times = 1, at = 3 })
+      :expect_running(10, "tk_patrol")
+    assert.equal(10, #s.ticks)
+    assert.equal("wolf", s:tick(4).bb.enemy)
+    assert.same({ "npc/tk_patrol" }, s:tick(1).running)
+    assert.is_true(s:tick(9):aborted("fight"))
+    assert.is_true(s:tick(5):is_running("tk_chase"))
+  end)
+
+  it("fails with the trace of the ticks around the failure", function()
+    local s = scenario { timeline = { { at = 3, set = { enemy = "x" } } } }
+    s:run(6)
+    local msg = raises(s.expect_running, s, 4, "tk_patrol")
+    has(msg, "tree 'npc': at tick 4 the running path is not tk_patrol " ..
+             "(running: npc/combat/fight/tk_chase)")
+    has(msg, "trace of ticks 2-6:")
+    has(msg, "tick 3  time 0.3  -> running   [enemy = \"x\"]")
+    has(msg, "npc/tk_patrol")
+    has(msg, "aborted")
+    msg = raises(s.expect_never_entered, s, "tk_chase")
+    has(msg, "tk_chase was entered at tick 3")
+    msg = raises(s.expect_aborted, s, "tk_chase")
+    has(msg, "tk_chase was never aborted")
+    msg = raises(s.expect_aborted, s, "tk_patrol", { at = 5 })
+    has(msg, "tk_patrol was aborted at tick 3, but never at tick 5")
+    msg = raises(s.expect_status, s, 2, bt.SUCCESS)
+    has(msg, "tick 2 returned running, not success")
+    msg = raises(s.expect_returned, s, bt.SUCCESS, { within = 5 })
+    has(msg, "the tree did not return success within 5 ticks")
+    msg = raises(s.expect_running, s, 1, "no_such_node")
+    has(msg, "at tick 1 the running path is not no_such_node")
+    msg = raises(s.expect_never_entered, s, "no_such_node")
+    has(msg, "no node 'no_such_node' in tree 'npc'")
+    has(raises(s.tick, s, 7), "tick 7 has not run (6 ticks ran)")
+  end)
+
+  it("says within how many ticks the tree returned", function()
+    local s = scenario {
+      stand_ins = { tk_patrol = T.running(4) },
+    }
+    s:finish(20)
+    local _, n = s:expect_returned(bt.SUCCESS, { within = 20 })
+    assert.equal(5, n)
+    has(raises(s.expect_returned, s, bt.SUCCESS, { within = 3 }),
+        "did not return success within 3 ticks (it did at tick 5)")
+  end)
+
+  it("never hangs: a tree that never finishes fails at its bound", function()
+    local s = scenario { max_ticks = 50 }
+    local msg = raises(s.finish, s)
+    has(msg, "never met the condition within 50 ticks")
+    assert.equal(50, #s.ticks)
+    s = scenario {}
+    has(raises(s.run_until, s, bt.SUCCESS, 30),
+        "never returned success within 30 ticks")
+    assert.equal(30, #s.ticks)
+    s = scenario { max_ticks = 5 }
+    s:run(5)
+    has(raises(s.run, s, 1), "the scenario reached max_ticks (5)")
+  end)
+
+  it("takes dt as a number, a list or a function", function()
+    local s = scenario { dt = { 0.5, 0.25 } }
+    s:run(3)
+    assert.equal(1, s:tick(3).time)
+    s = scenario { dt = function(n) return n end }
+    s:run(3)
+    assert.equal(6, s:tick(3).time)
+  end)
+
+  it("raises when the tree raises, unless errors are recorded", function()
+    bt.register("tk_boom", function() error("boom", 0) end)
+    local s = scenario { tree = bt.sequence { bt.action "tk_boom" } }
+    has(raises(s.run, s, 1), "the tree raised at tick 1: tree 'scenario" ..
+        "~test' node 'sequence/tk_boom': boom")
+    s = scenario { tree = bt.sequence { bt.action "tk_boom" },
+                   errors = "record" }
+    s:run(2)
+    s:expect_error("boom", { at = 2 })
+    assert.equal("error", s:tick(1).status)
+    has(raises(s.expect_error, s, "bang"), "no tick raised an error " ..
+        "with 'bang'")
+  end)
+
+  it("refuses unknown fields and bad timelines", function()
+    has(raises(T.scenario, { tree = combat, blackbord = {} }),
+        "T.scenario: unknown field 'blackbord'")
+    has(raises(scenario, { timeline = { { set = { a = 1 } } } }),
+        "timeline entry 1 needs at = a tick number")
+    has(raises(scenario, { timeline = { { at = 1, sett = {} } } }),
+        "timeline entry 1: unknown field 'sett'")
+  end)
+end)
+
+describe("stand-ins", function()
+  it("replace a registered leaf everywhere and record their calls", function()
+    local s = scenario {
+      stand_ins = { tk_chase = T.statuses { "running", "running", "failure" },
+                    tk_patrol = T.running() },
+      timeline = { { at = 2, set = { enemy = "wolf" } } },
+    }
+    s:run(5)
+    local calls = s:calls_of("tk_chase")
+    local kinds = {}
+    for i, c in ipairs(calls) do kinds[i] = c.what .. "@" .. c.tick end
+    assert.same({ "enter@2", "tick@2", "tick@3", "tick@4", "exit@4" }, kinds)
+    assert.equal("npc/combat/fight/tk_chase", calls[1].path)
+    assert.equal("wolf", calls[1].bb.enemy)
+    assert.equal(bt.FAILURE, calls[5].status)
+    assert.equal(1, calls[2].run)
+    assert.equal(2, calls[3].step)
+    assert.same({ "abort" }, { s:calls_of("tk_patrol", "abort")[1].what })
+    assert.equal(2, s:calls_of("tk_patrol", "abort")[1].tick)
+    -- the registered leaf is untouched: another tree still runs it
+    local a = bt.agent(bt.tree(bt.action "tk_attack"))
+    assert.equal(bt.SUCCESS, a:tick(0.1))
+  end)
+
+  it("stand in by path, for one place only, keeping the leaf's args",
+     function()
+    local s = scenario {
+      tree = bt.sequence { name = "root",
+        bt.action(function() return true end, { n = 1 }),
+        bt.action(function() return true end, { n = 2 }),
+      },
+      stand_ins = { ["root/action[2]"] = T.runs { { "running", "success" },
+                                                  { "failure" } } },
+    }
+    s:run(3)
+    local c = s:calls_of("root/action[2]")
+    assert.equal(2, c[1].args.n)
+    assert.same({ "success", "running", "failure" },
+                { s:tick(2).status == "success" and "success" or
+                  s:tick(2).status, s:tick(1).status, s:tick(3).status })
+    s:expect_running(1, "root/action[2]")
+  end)
+
+  it("take a function, a status or T.raise", function()
+    local s = scenario {
+      stand_ins = {
+        tk_in_reach = function(call) return call.bb.near == 1 end,
+        tk_attack = true,
+        tk_chase = T.raise("no legs"),
+      },
+      timeline = { { at = 1, set = { enemy = "e" } },
+                   { at = 2, set = { near = 1 } } },
+    }
+    s:run(2)
+    s:expect_error("no legs", { at = 1 })
+    s:expect_entered("tk_attack", { at = 2 })
+    assert.equal("record", s.errors) -- a raising stand-in records errors
+  end)
+
+  it("reach into subtrees given by definition", function()
+    local inner = function()
+      return bt.sequence { name = "body", bt.action "tk_attack",
+                           bt.action(function() return true end) },
+             { name = "tk_inner" }
+    end
+    local inner_tree = bt.tree(inner())
+    local s = scenario {
+      tree = bt.selector { name = "outer", bt.subtree(inner_tree) },
+      trees = { tk_inner = inner },
+      stand_ins = { ["outer/tk_inner/body/action[2]"] = T.running(),
+                    tk_attack = T.statuses { "success" } },
+    }
+    s:run(2)
+    s:expect_running(2, "outer/tk_inner/body/action[2]")
+    assert.equal(1, #s:calls_of("tk_attack", "enter"))
+    -- the game's tree of that name is still the game's
+    local again = bt.tree(bt.subtree("tk_inner"))
+    assert.equal(bt.SUCCESS, bt.agent(again):tick(0.1))
+  end)
+
+  it("say so when a subtree's definition is missing", function()
+    local inner_tree = bt.tree(bt.sequence { name = "body",
+      bt.action(function() return true end) }, { name = "tk_inner2" })
+    local msg = raises(scenario, {
+      tree = bt.selector { name = "outer", bt.subtree(inner_tree) },
+      stand_ins = { ["body/action[1]"] = true },
+    })
+    has(msg, "stand-in 'body/action[1]': outer/tk_inner2/body/action[1] " ..
+             "is inside a subtree whose definition the scenario lacks")
+  end)
+
+  it("stand in for leaves of an imported file", function()
+    local f = assert(io.open("/tmp/bonsai_testkit_tree.xml", "w"))
+    f:write([[<root BTCPP_format="4"><BehaviorTree ID="Main">
+      <Sequence name="seq"><Action ID="tk_attack"/><Action ID="tk_chase"/>
+      </Sequence></BehaviorTree></root>]])
+    f:close()
+    local s = scenario { tree = "/tmp/bonsai_testkit_tree.xml",
+                         stand_ins = { tk_chase = T.running(1) } }
+    s:finish(5)
+    s:expect_returned(bt.SUCCESS, { within = 2 })
+    assert.equal(2, #s:calls_of("tk_chase", "tick"))
+    os.remove("/tmp/bonsai_testkit_tree.xml")
+  end)
+
+  it("refuse what they cannot replace, with a clear message", function()
+    has(raises(scenario, { stand_ins = { ["npc/nowhere"] = true } }),
+        "stand-in 'npc/nowhere': no leaf registered by that name and no " ..
+        "node at that path in tree 'npc'; its leaves: ")
+    has(raises(scenario, { stand_ins = { fight = true } }),
+        "npc/combat/fight is a reactive_selector, not a leaf")
+    has(raises(scenario, { stand_ins = { ["combat/is_set[1]"] = true } }),
+        "is the check of guard npc/combat, which stays in C")
+    has(raises(scenario, { tree = bt.tree(combat()),
+                           stand_ins = { tk_chase = true } }),
+        "stand-ins need the tree's definition")
+    has(raises(scenario, { stand_ins = { tk_chase = 42 } }),
+        "stand-in 'tk_chase': a status, a function or T.statuses")
+    has(raises(scenario, { tree = 42 }), "tree must be a node")
+    has(raises(scenario, { stand_ins = { ["tk_chase"] = true,
+                                         ["fight/tk_chase"] = false } }),
+        "both name npc/combat/fight/tk_chase")
+  end)
+end)
+
+describe("a timeline", function()
+  it("fires interrupts at given ticks", function()
+    local s = scenario { timeline = { { at = 3, interrupt = true } } }
+    s:run(4)
+    s:expect_status(3, bt.ABORTED):expect_aborted("tk_patrol", { at = 3 })
+    s:expect_status(4, bt.RUNNING)
+    assert.same({ "interrupt" }, s:tick(3).applied)
+  end)
+
+  it("wakes sleepers, which are not ticked before", function()
+    local s = scenario {
+      tree = bt.sequence { name = "nap",
+        bt.action { tick = function() return bt.sleep(100) end },
+      },
+      timeline = { { at = 4, wake = true } },
+    }
+    s:run(5)
+    assert.is_false(s:tick(1).slept)
+    assert.is_true(s:tick(2).slept and s:tick(3).slept)
+    assert.is_false(s:tick(4).slept)
+    assert.equal(0.4, s:tick(4).time)
+  end)
+
+  it("calls a function with the scenario", function()
+    local seen
+    local s = scenario { timeline = { { at = 2, call = function(sc, a, bb)
+      seen = sc.agent == a and bb == a.bb
+      bb.enemy = "x"
+    end } } }
+    s:run(2)
+    assert.is_true(seen)
+    s:expect_running(2, "tk_chase")
+  end)
+end)
