@@ -76,5 +76,6 @@ build = {
     ["bonsai.meta"] = "lua/bonsai/meta.lua", -- annotations for editors
     ["bonsai.test"] = "lua/bonsai/test.lua", -- the test kit
     ["bonsai.test.standin"] = "lua/bonsai/test/standin.lua",
+    ["bonsai.test.golden"] = "lua/bonsai/test/golden.lua",
   },
 }

@@ -5,8 +5,9 @@
 -- interrupts and wakes; every tick is kept (its status, the events of
 -- a:trace, the running leaves, the blackboard before and after) and the
 -- expect_* methods read it, raising a message that shows the trace of the
--- ticks around the failure. Every run is bounded: nothing here can hang a
--- test.
+-- ticks around the failure. Golden traces (test/golden.lua) compare a
+-- scenario's run with a recorded file. Every run is bounded: nothing here
+-- can hang a test.
 
 local bt = require "bonsai"
 local standin = require "bonsai.test.standin"
@@ -657,6 +658,12 @@ function Scenario:calls_of(key, what)
     if c.what == what then out[#out + 1] = c end
   end
   return out
+end
+
+-- The rest of the kit -------------------------------------------------------
+
+function T.golden(s, path, o)
+  return require("bonsai.test.golden").check(s, path, o)
 end
 
 T.Scenario, T.Tick = Scenario, Tick

@@ -1,9 +1,10 @@
 -- testkit_spec: the test kit, require "bonsai.test" (docs/TESTING.md).
 -- Scenarios with stand-ins by name and by path (inside subtrees and
 -- imported files too), their call records, timelines, the expect_*
--- assertions (passing, and failing on purpose with the message checked);
--- and the bad input the issue names: a stand-in for a path that is not
--- there, a scenario that never finishes.
+-- assertions (passing, and failing on purpose with the message checked),
+-- golden traces; and the bad input the issue names: a stand-in for a path
+-- that is not there, a scenario that never finishes, golden files missing,
+-- truncated or from another version of the tree.
 local bt = require "bonsai"
 local T = require "bonsai.test"
 
@@ -246,17 +247,18 @@ describe("stand-ins", function()
   end)
 
   it("stand in for leaves of an imported file", function()
-    local f = assert(io.open("/tmp/bonsai_testkit_tree.xml", "w"))
+    local file = os.tmpname() .. ".xml"
+    local f = assert(io.open(file, "w"))
     f:write([[<root BTCPP_format="4"><BehaviorTree ID="Main">
       <Sequence name="seq"><Action ID="tk_attack"/><Action ID="tk_chase"/>
       </Sequence></BehaviorTree></root>]])
     f:close()
-    local s = scenario { tree = "/tmp/bonsai_testkit_tree.xml",
+    local s = scenario { tree = file,
                          stand_ins = { tk_chase = T.running(1) } }
     s:finish(5)
     s:expect_returned(bt.SUCCESS, { within = 2 })
     assert.equal(2, #s:calls_of("tk_chase", "tick"))
-    os.remove("/tmp/bonsai_testkit_tree.xml")
+    os.remove(file)
   end)
 
   it("refuse what they cannot replace, with a clear message", function()
@@ -311,5 +313,65 @@ describe("a timeline", function()
     s:run(2)
     assert.is_true(seen)
     s:expect_running(2, "tk_chase")
+  end)
+end)
+
+describe("golden traces", function()
+  local path = os.tmpname()
+  local function run(o)
+    local s = scenario(o or { timeline = { { at = 2, set = { enemy = "e" } } },
+                              stand_ins = { tk_chase = T.running(2) } })
+    s:run(5)
+    return s
+  end
+  before_each(function() os.remove(path) end)
+  after_each(function() os.remove(path) end)
+
+  it("are recorded when missing (failing once), then compared", function()
+    has(raises(T.golden, run(), path), "missing: recorded it now (5 ticks)")
+    T.golden(run(), path)
+    local text = io.open(path):read("*a")
+    has(text, "bonsai-golden 1\ntree npc\nnode npc selector\n")
+    has(text, "  timeline enemy = \"e\"\n")
+    has(text, "  call npc/combat/fight/tk_chase enter\n")
+    has(text, "  node npc/tk_patrol aborted\n")
+    has(text, "end 5\n")
+    assert.is_nil(text:find("0x%x+")) -- no addresses
+  end)
+
+  it("print the first differing tick and node", function()
+    T.golden(run(), path, { update = true })
+    local msg = raises(T.golden, run {
+      timeline = { { at = 3, set = { enemy = "e" } } },
+      stand_ins = { tk_chase = T.running(2) } }, path)
+    has(msg, "first difference at tick 2, node npc/tk_patrol")
+    has(msg, "expected:   timeline enemy = \"e\"")
+    has(msg, "got:        node npc/tk_patrol running again")
+  end)
+
+  it("refuse truncated, foreign and other-version files", function()
+    T.golden(run(), path, { update = true })
+    local text = io.open(path):read("*a")
+    local f = io.open(path, "w")
+    f:write(text:sub(1, math.floor(#text / 2)))
+    f:close()
+    has(raises(T.golden, run(), path), "truncated: it stops at line")
+    f = io.open(path, "w")
+    f:write("hello\n")
+    f:close()
+    has(raises(T.golden, run(), path), "not a golden trace of this kit")
+    f = io.open(path, "w")
+    f:write((text:gsub("node npc/tk_patrol action\n", "node npc/tk_walk " ..
+                                                      "action\n")))
+    f:close()
+    has(raises(T.golden, run(), path), "recorded from another version of " ..
+        "the tree (nodes gone: npc/tk_walk action; nodes new: " ..
+        "npc/tk_patrol action)")
+  end)
+
+  it("are the same on every run", function()
+    T.golden(run(), path, { update = true })
+    T.golden(run(), path)
+    T.golden(run(), path)
   end)
 end)
