@@ -77,5 +77,6 @@ build = {
     ["bonsai.test"] = "lua/bonsai/test.lua", -- the test kit
     ["bonsai.test.standin"] = "lua/bonsai/test/standin.lua",
     ["bonsai.test.golden"] = "lua/bonsai/test/golden.lua",
+    ["bonsai.test.coverage"] = "lua/bonsai/test/coverage.lua",
   },
 }

@@ -6,11 +6,13 @@
 -- a:trace, the running leaves, the blackboard before and after) and the
 -- expect_* methods read it, raising a message that shows the trace of the
 -- ticks around the failure. Golden traces (test/golden.lua) compare a
--- scenario's run with a recorded file. Every run is bounded: nothing here
--- can hang a test.
+-- scenario's run with a recorded file; every scenario feeds the coverage
+-- of its tree (test/coverage.lua). Every run is bounded: nothing here can
+-- hang a test.
 
 local bt = require "bonsai"
 local standin = require "bonsai.test.standin"
+local coverage = require "bonsai.test.coverage"
 
 local T = {}
 
@@ -174,7 +176,7 @@ Scenario.__index = Scenario
 local OPTIONS = { tree = true, options = true, name = true, trees = true,
                   blackboard = true, owner = true, dt = true,
                   stand_ins = true, timeline = true, max_ticks = true,
-                  errors = true }
+                  errors = true, coverage = true }
 
 -- The timeline as a list sorted by tick (stable), checked.
 local function timeline_of(list)
@@ -252,6 +254,10 @@ function T.scenario(o)
   s.agent = bt.agent(tree, { owner = o.owner, blackboard = init })
   s.agent:trace(TRACE_EVENTS)
   s.agent:add_interrupt(function() return s.interrupt_now == true end)
+  if o.coverage ~= false then
+    s.coverage = o.coverage or T.coverage
+    s.coverage:tree(s.name, s.nodes)
+  end
   return s
 end
 
@@ -364,6 +370,7 @@ function Scenario:step()
   rec.bb = snapshot(a.bb)
   self:readstate(rec)
   self.ticks[n] = rec
+  if self.coverage then self.coverage:feed(self.name, self.nodes, rec) end
   if rec.error and self.errors == "raise" then
     self:fail(n, "the tree raised at tick " .. n .. ": " .. rec.error)
   end
@@ -661,6 +668,9 @@ function Scenario:calls_of(key, what)
 end
 
 -- The rest of the kit -------------------------------------------------------
+
+T.coverage = coverage.new()
+T.new_coverage = coverage.new
 
 function T.golden(s, path, o)
   return require("bonsai.test.golden").check(s, path, o)

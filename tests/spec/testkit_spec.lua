@@ -2,7 +2,7 @@
 -- Scenarios with stand-ins by name and by path (inside subtrees and
 -- imported files too), their call records, timelines, the expect_*
 -- assertions (passing, and failing on purpose with the message checked),
--- golden traces; and the bad input the issue names: a stand-in for a path
+-- golden traces, coverage of trees; and the bad input the issue names: a stand-in for a path
 -- that is not there, a scenario that never finishes, golden files missing,
 -- truncated or from another version of the tree.
 local bt = require "bonsai"
@@ -43,6 +43,7 @@ end
 local function scenario(o)
   o.tree = o.tree or combat
   o.blackboard = o.blackboard or { hp = 10 }
+  o.coverage = o.coverage or T.new_coverage()
   return T.scenario(o)
 end
 
@@ -373,5 +374,52 @@ describe("golden traces", function()
     T.golden(run(), path, { update = true })
     T.golden(run(), path)
     T.golden(run(), path)
+  end)
+end)
+
+describe("coverage", function()
+  it("counts each node's outcomes and names the gaps", function()
+    local cov = T.new_coverage()
+    local s = scenario { coverage = cov,
+      timeline = { { at = 2, set = { enemy = "e" } } } }
+    s:run(4)
+    local r = cov:report()[1]
+    assert.equal("npc", r.tree)
+    local by = {}
+    for _, n in ipairs(r.nodes) do by[n.path] = n end
+    assert.equal(1, by["npc/tk_patrol"].aborted)
+    assert.same({ "never ran" }, by["npc/combat/fight/retreat/tk_flee"].gaps)
+    assert.same({ "never succeeded" },
+                by["npc/combat/fight/retreat/check[1]"].gaps)
+    assert.same({ "never aborted its child" }, by["npc/combat"].gaps)
+    local text = cov:text()
+    has(text, "tree 'npc': ")
+    has(text, "never aborted its child")
+    has(raises(cov.check, cov, { min = 99 }), "tree 'npc' covers")
+    has(raises(cov.check, cov, { min = 99 }), "npc/combat: never aborted " ..
+        "its child")
+    cov:check { min = 10 }
+    has(raises(cov.check, cov, { min = 10, tree = "zzz" }),
+        "tree 'zzz' never ran")
+  end)
+
+  it("collects from agents of a game loop and writes JSON", function()
+    local cov = T.new_coverage()
+    local tree = bt.tree(combat())
+    local a = bt.agent(tree, { blackboard = { hp = 1 } })
+    cov:add(a, "npc")
+    a:tick(0.1)
+    a.bb.enemy = "e"
+    a:tick(0.1)
+    cov:collect()
+    local by = {}
+    for _, n in ipairs(cov:report()[1].nodes) do by[n.path] = n end
+    assert.equal(1, by["npc/combat/fight/retreat/tk_flee"].ticks)
+    cov:write("/tmp/bonsai_testkit_cov.json")
+    local text = io.open("/tmp/bonsai_testkit_cov.json"):read("*a")
+    os.remove("/tmp/bonsai_testkit_cov.json")
+    has(text, '{"format":"bonsai-coverage","trees":[{"covered":')
+    has(text, '"path":"npc/combat/fight/retreat/tk_flee"')
+    has(text, '"gaps":["never failed"]')
   end)
 end)
