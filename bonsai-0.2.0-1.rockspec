@@ -78,5 +78,6 @@ build = {
     ["bonsai.test.standin"] = "lua/bonsai/test/standin.lua",
     ["bonsai.test.golden"] = "lua/bonsai/test/golden.lua",
     ["bonsai.test.coverage"] = "lua/bonsai/test/coverage.lua",
+    ["bonsai.test.worlds"] = "lua/bonsai/test/worlds.lua",
   },
 }

@@ -5,10 +5,9 @@
 -- interrupts and wakes; every tick is kept (its status, the events of
 -- a:trace, the running leaves, the blackboard before and after) and the
 -- expect_* methods read it, raising a message that shows the trace of the
--- ticks around the failure. Golden traces (test/golden.lua) compare a
--- scenario's run with a recorded file; every scenario feeds the coverage
--- of its tree (test/coverage.lua). Every run is bounded: nothing here can
--- hang a test.
+-- ticks around the failure. Golden traces (test/golden.lua), coverage of
+-- trees (test/coverage.lua) and random worlds (test/worlds.lua) build on
+-- the same scenarios. Every run is bounded: nothing here can hang a test.
 
 local bt = require "bonsai"
 local standin = require "bonsai.test.standin"
@@ -675,6 +674,12 @@ T.new_coverage = coverage.new
 function T.golden(s, path, o)
   return require("bonsai.test.golden").check(s, path, o)
 end
+
+local worlds = require "bonsai.test.worlds"
+T.random = worlds.random
+T.int, T.number, T.bool = worlds.int, worlds.number, worlds.bool
+T.one_of, T.maybe = worlds.one_of, worlds.maybe
+function T.property(o) return worlds.property(T, o) end
 
 T.Scenario, T.Tick = Scenario, Tick
 

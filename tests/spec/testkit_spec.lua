@@ -2,9 +2,10 @@
 -- Scenarios with stand-ins by name and by path (inside subtrees and
 -- imported files too), their call records, timelines, the expect_*
 -- assertions (passing, and failing on purpose with the message checked),
--- golden traces, coverage of trees; and the bad input the issue names: a stand-in for a path
--- that is not there, a scenario that never finishes, golden files missing,
--- truncated or from another version of the tree.
+-- golden traces, coverage of trees and random worlds; and the bad input
+-- the issue names: a stand-in for a path that is not there, a scenario
+-- that never finishes, golden files missing, truncated or from another
+-- version of the tree.
 local bt = require "bonsai"
 local T = require "bonsai.test"
 
@@ -248,7 +249,8 @@ describe("stand-ins", function()
   end)
 
   it("stand in for leaves of an imported file", function()
-    local file = os.tmpname() .. ".xml"
+    local base = os.tmpname()
+    local file = base .. ".xml"
     local f = assert(io.open(file, "w"))
     f:write([[<root BTCPP_format="4"><BehaviorTree ID="Main">
       <Sequence name="seq"><Action ID="tk_attack"/><Action ID="tk_chase"/>
@@ -260,6 +262,7 @@ describe("stand-ins", function()
     s:expect_returned(bt.SUCCESS, { within = 2 })
     assert.equal(2, #s:calls_of("tk_chase", "tick"))
     os.remove(file)
+    os.remove(base)
   end)
 
   it("refuse what they cannot replace, with a clear message", function()
@@ -421,5 +424,75 @@ describe("coverage", function()
     has(text, '{"format":"bonsai-coverage","trees":[{"covered":')
     has(text, '"path":"npc/combat/fight/retreat/tk_flee"')
     has(text, '"gaps":["never failed"]')
+  end)
+end)
+
+describe("random worlds", function()
+  it("draw the same numbers from the same seed on every Lua", function()
+    local r = T.random(42)
+    local got = {}
+    for i = 1, 5 do got[i] = r:next() end
+    -- x1 = 43 * 16807 mod (2^31 - 1), and so on (Park and Miller)
+    assert.same({ 722701, 1409017472, 1054476435, 1550388001, 1952043756 },
+                got)
+    local a, b = T.random(7), T.random(7)
+    for _ = 1, 100 do assert.equal(a:int(1, 6), b:int(1, 6)) end
+  end)
+
+  it("pass when the invariant holds in every history", function()
+    local runs = T.property {
+      tree = combat, blackboard = { hp = 10 },
+      keys = { hp = T.int(0, 10), enemy = T.maybe(T.one_of { "a", "b" }) },
+      ticks = 20, runs = 30, coverage = false,
+      invariants = {
+        ["never flees with hp >= 3"] = function(t)
+          return not (t:is_running("tk_flee") and t.before.hp >= 3)
+        end,
+      },
+    }
+    assert.equal(30, runs)
+  end)
+
+  it("print the seed and the shrunk history of a broken one", function()
+    local msg = raises(T.property, {
+      tree = combat, blackboard = { hp = 10 },
+      keys = { hp = T.int(0, 10), enemy = T.maybe(T.bool()),
+               near = T.bool() },
+      ticks = 30, runs = 50, seed = 5, coverage = false,
+      invariants = {
+        ["never attacks when hp < 5"] = function(t)
+          return not (t:entered("tk_attack") and t.before.hp < 5)
+        end,
+      },
+    })
+    has(msg, "invariant 'never attacks when hp < 5' broken at tick")
+    local first = tonumber(msg:match("%(seed (%d+);"))
+    assert.is_true(first >= 5 and first < 55) -- one of the 50 runs
+    has(msg, "shrunk history (")
+    -- shrunk to the smallest hp that still breaks it, all at tick 1 but
+    -- the enemy that starts the fight
+    has(msg, "shrunk history (3 of")
+    has(msg, "  tick 1: hp = 3\n")
+    has(msg, "  tick 1: near = true\n")
+    assert.truthy(msg:find("  tick %d+: enemy = false\n"))
+    has(msg, "trace of ticks")
+    local seed = tonumber(msg:match("replay with seed = (%d+)"))
+    has(raises(T.property, {
+      tree = combat, blackboard = { hp = 10 },
+      keys = { hp = T.int(0, 10), enemy = T.maybe(T.bool()),
+               near = T.bool() },
+      ticks = 30, runs = 1, seed = seed, coverage = false,
+      invariants = {
+        ["never attacks when hp < 5"] = function(t)
+          return not (t:entered("tk_attack") and t.before.hp < 5)
+        end,
+      },
+    }), "(seed " .. seed .. ";")
+  end)
+
+  it("refuse keys without generators", function()
+    has(raises(T.property, { tree = combat, keys = { hp = 3 },
+                             invariants = { x = function() return true end } }),
+        "key 'hp' needs a generator")
   end)
 end)
