@@ -348,9 +348,16 @@ describe("golden traces", function()
     local msg = raises(T.golden, run {
       timeline = { { at = 3, set = { enemy = "e" } } },
       stand_ins = { tk_chase = T.running(2) } }, path)
-    has(msg, "first difference at tick 2, node npc/tk_patrol")
+    has(msg, "first difference at tick 2, line 23:")
     has(msg, "expected:   timeline enemy = \"e\"")
-    has(msg, "got:        node npc/tk_patrol running again")
+    has(msg, "got:        status running")
+    has(msg, "this run:\n")
+    -- where a node differs, the message names it
+    T.golden(run { stand_ins = { tk_chase = T.running(2) } }, path,
+             { update = true })
+    has(raises(T.golden, run { stand_ins = { tk_chase = T.running(2),
+                                             tk_patrol = T.running() } },
+               path), "first difference at tick 1, node npc/tk_patrol")
   end)
 
   it("refuse truncated, foreign and other-version files", function()

@@ -1,13 +1,15 @@
 -- bonsai.test.golden: golden traces. A scenario's run is written as text,
 -- one line per fact (the tree's nodes, then per tick: what the timeline
--- did, each event, each stand-in call, each blackboard key that changed,
--- the status), and compared with the file recorded before. Nothing in it
+-- did, each status a node took, each stand-in call, each blackboard key
+-- that changed, the status), and compared with the file recorded before. Nothing in it
 -- depends on the machine or the run: no addresses (functions and userdata
 -- print as their type), no wall time, numbers in %.14g. The first
 -- difference is reported with its tick and node; a missing, truncated or
 -- foreign file, or one recorded from another version of the tree, fails
 -- with a message saying so. BONSAI_UPDATE_GOLDEN=1 (or update = true)
--- re-records instead.
+-- re-records instead. Running nodes ticked again ("again" events) are left
+-- out: a stand-in's calls show its ticks, and a trace that reports more
+-- visits keeps the same golden file.
 
 local M = {}
 
@@ -33,13 +35,13 @@ function M.lines(s)
     for _, what in ipairs(t.applied) do out[#out + 1] = "  timeline " .. what end
     if t.slept then out[#out + 1] = "  asleep" end
     for _, e in ipairs(t.events) do
-      if e.event then
+      if e.again then -- a running node ticked again: its calls show it
+      elseif e.event then
         out[#out + 1] = "  " .. e.event .. (e.node and (" " .. e.node) or "")
                         .. (e.message and (": " .. e.message) or "")
       else
         out[#out + 1] = "  node " .. (e.node == "" and "(priority)" or
-                                      e.node) .. " " .. e.status ..
-                        (e.again and " again" or "")
+                                      e.node) .. " " .. e.status
       end
     end
     for _, c in ipairs(calls[t.n] or {}) do
