@@ -203,67 +203,10 @@ local function timeline_of(list)
   return out
 end
 
--- T.scenario{ tree = ..., blackboard = ..., stand_ins = ..., ... }: see
--- docs/TESTING.md for every field.
-function T.scenario(o)
-  if type(o) ~= "table" then error("bonsai.test: T.scenario takes a table", 2) end
-  for k in pairs(o) do
-    if not OPTIONS[k] then
-      error("bonsai.test: T.scenario: unknown field '" .. tostring(k) .. "'", 2)
-    end
-  end
-  local s = setmetatable({ ticks = {}, calls = {}, log = {} }, Scenario)
-  s.name = o.name or (bt.istree(o.tree) and o.tree.name) or
-           (o.options and o.options.name)
-  s.max_ticks = o.max_ticks or DEFAULT_MAX_TICKS
-  s.dt = o.dt or DEFAULT_DT
-  s.timeline = timeline_of(o.timeline)
-  s.next_event = 1
-  local raises = false
-  local scripts = {}
-  for k, v in pairs(o.stand_ins or {}) do
-    scripts[k] = toscript(k, v)
-    if scripts[k].what == "raise" then raises = true end
-    s.calls[k] = {}
-  end
-  s.errors = o.errors or (raises and "record" or "raise")
-  s.state = {} -- path -> { run, step } of each stand-in
-  local function make(node, key, def)
-    return s:standin(node, key, def, scripts[key])
-  end
-  local tree, paths = standin.build(o.tree, o.options, o.trees, o.stand_ins,
-                                    make, s.name)
-  if s.name == nil then
-    s.name = tree.name:gsub(standin.SUFFIX .. "$", "")
-  end
-  s.tree, s.standin_paths = tree, paths
-  s.nodes = tree:nodes()
-  s.kids = {}
-  for _, n in ipairs(s.nodes) do
-    s.kids[n.id] = s.kids[n.id] or {}
-    if n.parent then
-      s.kids[n.parent] = s.kids[n.parent] or {}
-      table.insert(s.kids[n.parent], n)
-    end
-  end
-  local bb = o.blackboard
-  if type(bb) == "function" then bb = bb() end
-  local init = {}
-  for k, v in pairs(bb or {}) do init[k] = v end
-  s.agent = bt.agent(tree, { owner = o.owner, blackboard = init })
-  s.agent:trace(TRACE_EVENTS)
-  s.agent:add_interrupt(function() return s.interrupt_now == true end)
-  if o.coverage ~= false then
-    s.coverage = o.coverage or T.coverage
-    s.coverage:tree(s.name, s.nodes)
-  end
-  return s
-end
-
 -- The stand-in node for a compiled node: a condition for conditions, else
--- an action with every callback; each call is recorded.
-function Scenario:standin(node, key, def, sc)
-  local s, path = self, node.path
+-- an action with every callback; each call is recorded in s.
+local function standin_node(s, node, key, def, sc)
+  local path = node.path
   local function record(what, a, bb, args, extra)
     local st = s.state[path]
     local c = { what = what, path = path, tick = s.now, time = a.time,
@@ -303,9 +246,66 @@ function Scenario:standin(node, key, def, sc)
   }, args)
 end
 
+-- T.scenario{ tree = ..., blackboard = ..., stand_ins = ..., ... }: see
+-- docs/TESTING.md for every field.
+function T.scenario(o)
+  if type(o) ~= "table" then error("bonsai.test: T.scenario takes a table", 2) end
+  for k in pairs(o) do
+    if not OPTIONS[k] then
+      error("bonsai.test: T.scenario: unknown field '" .. tostring(k) .. "'", 2)
+    end
+  end
+  local s = setmetatable({ ticks = {}, calls = {}, log = {} }, Scenario)
+  s.name = o.name or (bt.istree(o.tree) and o.tree.name) or
+           (o.options and o.options.name)
+  s.max_ticks = o.max_ticks or DEFAULT_MAX_TICKS
+  s.dt = o.dt or DEFAULT_DT
+  s.timeline = timeline_of(o.timeline)
+  s.next_event = 1
+  local raises = false
+  local scripts = {}
+  for k, v in pairs(o.stand_ins or {}) do
+    scripts[k] = toscript(k, v)
+    if scripts[k].what == "raise" then raises = true end
+    s.calls[k] = {}
+  end
+  s.errors = o.errors or (raises and "record" or "raise")
+  s.state = {} -- path -> { run, step } of each stand-in
+  local function make(node, key, def)
+    return standin_node(s, node, key, def, scripts[key])
+  end
+  local tree, paths = standin.build(o.tree, o.options, o.trees, o.stand_ins,
+                                    make, s.name)
+  if s.name == nil then
+    s.name = tree.name:gsub(standin.SUFFIX .. "$", "")
+  end
+  s.tree, s.standin_paths = tree, paths
+  s.nodes = tree:nodes()
+  s.kids = {}
+  for _, n in ipairs(s.nodes) do
+    s.kids[n.id] = s.kids[n.id] or {}
+    if n.parent then
+      s.kids[n.parent] = s.kids[n.parent] or {}
+      table.insert(s.kids[n.parent], n)
+    end
+  end
+  local bb = o.blackboard
+  if type(bb) == "function" then bb = bb() end
+  local init = {}
+  for k, v in pairs(bb or {}) do init[k] = v end
+  s.agent = bt.agent(tree, { owner = o.owner, blackboard = init })
+  s.agent:trace(TRACE_EVENTS)
+  s.agent:add_interrupt(function() return s.interrupt_now == true end)
+  if o.coverage ~= false then
+    s.coverage = o.coverage or T.coverage
+    s.coverage:tree(s.name, s.nodes)
+  end
+  return s
+end
+
 -- The dt of tick n.
-function Scenario:dt_of(n)
-  local dt = self.dt
+local function dt_of(s, n)
+  local dt = s.dt
   if type(dt) == "number" then return dt end
   if type(dt) == "function" then return dt(n) end
   return dt[math.min(n, #dt)]
@@ -313,12 +313,11 @@ end
 
 -- Applies the timeline's entries for tick n (before it runs); returns the
 -- list of what was done, as text.
-function Scenario:apply(n)
-  local done, a = {}, self.agent
-  while self.timeline[self.next_event] and
-        self.timeline[self.next_event].at <= n do
-    local e = self.timeline[self.next_event]
-    self.next_event = self.next_event + 1
+local function apply(s, n)
+  local done, a = {}, s.agent
+  while s.timeline[s.next_event] and s.timeline[s.next_event].at <= n do
+    local e = s.timeline[s.next_event]
+    s.next_event = s.next_event + 1
     local keys = {}
     for k in pairs(e.set or {}) do keys[#keys + 1] = k end
     table.sort(keys)
@@ -331,7 +330,7 @@ function Scenario:apply(n)
       done[#done + 1] = k .. " = nil"
     end
     if e.interrupt then
-      self.interrupt_now = true
+      s.interrupt_now = true
       done[#done + 1] = "interrupt"
     end
     if e.wake then
@@ -339,11 +338,38 @@ function Scenario:apply(n)
       done[#done + 1] = "wake"
     end
     if e.call then
-      e.call(self, a, a.bb)
+      e.call(s, a, a.bb)
       done[#done + 1] = "call"
     end
   end
   return done
+end
+
+-- Fills rec.statuses (path -> status at the end of the tick), rec.running
+-- (running leaves, outermost first in tree order) and rec.started (the
+-- nodes that began a run in this tick).
+local function readstate(s, rec)
+  rec.statuses, rec.running, rec.started = {}, {}, {}
+  local now = s.agent:node_statuses() -- node id -> status
+  for _, n in ipairs(s.nodes) do
+    rec.statuses[n.path] = now[n.id] or bt.IDLE
+    if now[n.id] == bt.RUNNING then
+      local leaf = true
+      for _, c in ipairs(s.kids[n.id]) do
+        if now[c.id] == bt.RUNNING then leaf = false end
+      end
+      if leaf then rec.running[#rec.running + 1] = n.path end
+    end
+  end
+  local prev = s.ticks[rec.n - 1]
+  local was = {}
+  if prev then for p, st in pairs(prev.statuses) do was[p] = st end end
+  for _, e in ipairs(rec.events) do
+    if e.node and e.status and not e.again then
+      if was[e.node] ~= bt.RUNNING then rec.started[e.node] = true end
+      was[e.node] = e.status
+    end
+  end
 end
 
 -- Runs one more tick; returns its record.
@@ -351,8 +377,8 @@ function Scenario:step()
   local a = self.agent
   local n = #self.ticks + 1
   self.now = n
-  local applied = self:apply(n)
-  local dt = self:dt_of(n)
+  local applied = apply(self, n)
+  local dt = dt_of(self, n)
   local rec = setmetatable({ n = n, dt = dt, applied = applied,
                              before = snapshot(a.bb), scenario = self,
                              slept = a:sleeping() ~= nil }, Tick)
@@ -367,43 +393,13 @@ function Scenario:step()
   end
   rec.slept = rec.slept and #rec.events == 0
   rec.bb = snapshot(a.bb)
-  self:readstate(rec)
+  readstate(self, rec)
   self.ticks[n] = rec
   if self.coverage then self.coverage:feed(self.name, self.nodes, rec) end
   if rec.error and self.errors == "raise" then
     self:fail(n, "the tree raised at tick " .. n .. ": " .. rec.error)
   end
   return rec
-end
-
--- Fills rec.statuses (path -> status at the end of the tick), rec.running
--- (running leaves, outermost first in tree order) and rec.started (the
--- nodes that began a run in this tick).
-function Scenario:readstate(rec)
-  rec.statuses, rec.running, rec.started = {}, {}, {}
-  local now = {}
-  for _, n in ipairs(self.tree:nodes(self.agent)) do
-    rec.statuses[n.path] = n.status
-    now[n.id] = n.status
-  end
-  for _, n in ipairs(self.nodes) do
-    if now[n.id] == bt.RUNNING then
-      local leaf = true
-      for _, c in ipairs(self.kids[n.id]) do
-        if now[c.id] == bt.RUNNING then leaf = false end
-      end
-      if leaf then rec.running[#rec.running + 1] = n.path end
-    end
-  end
-  local prev = self.ticks[rec.n - 1]
-  local was = {}
-  if prev then for p, st in pairs(prev.statuses) do was[p] = st end end
-  for _, e in ipairs(rec.events) do
-    if e.node and e.status and not e.again then
-      if was[e.node] ~= bt.RUNNING then rec.started[e.node] = true end
-      was[e.node] = e.status
-    end
-  end
 end
 
 -- s:run(n): n more ticks (bounded by max_ticks in all).

@@ -278,6 +278,9 @@ describe("stand-ins", function()
         "stand-ins need the tree's definition")
     has(raises(scenario, { stand_ins = { tk_chase = 42 } }),
         "stand-in 'tk_chase': a status, a function or T.statuses")
+    has(raises(scenario, { tree = function() return bt.tree(combat()) end,
+                           stand_ins = { tk_chase = true } }),
+        "not the compiled tree 'npc'")
     has(raises(scenario, { tree = 42 }), "tree must be a node")
     has(raises(scenario, { stand_ins = { ["tk_chase"] = true,
                                          ["fight/tk_chase"] = false } }),

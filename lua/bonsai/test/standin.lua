@@ -19,11 +19,13 @@ local FORMATS = { json = "behavior3", b3 = "behavior3", xml = "btcpp",
                   bt = "edges" }
 
 -- A definition as (root node, tree options), from a node, a function
--- returning them, or a file path; nil for a compiled tree.
+-- returning them, or a file path; nil for a compiled tree (nil, nil, the
+-- tree when a function returned one).
 function M.definition(src, opts)
   if bt.isnode(src) then return src, opts end
   if type(src) == "function" then
     local root, o = src()
+    if bt.istree(root) then return nil, nil, root end -- it built the tree
     return root, o or opts
   end
   if type(src) == "string" then
@@ -247,7 +249,8 @@ end
 -- builds a stand-in node (node, key, definition). Returns the compiled tree and a map from node
 -- path to the key of its stand-in.
 function M.build(src, opts, trees, standins, make, name)
-  local root, topts = M.definition(src, opts)
+  local root, topts, built = M.definition(src, opts)
+  if built then src = built end
   local keys = {}
   for k in pairs(standins or {}) do keys[#keys + 1] = k end
   table.sort(keys)
