@@ -79,5 +79,6 @@ build = {
     ["bonsai.test.golden"] = "lua/bonsai/test/golden.lua",
     ["bonsai.test.coverage"] = "lua/bonsai/test/coverage.lua",
     ["bonsai.test.worlds"] = "lua/bonsai/test/worlds.lua",
+    ["bonsai.test_meta"] = "lua/bonsai/test_meta.lua", -- the kit's annotations
   },
 }

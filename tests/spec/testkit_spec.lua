@@ -506,3 +506,55 @@ describe("random worlds", function()
         "key 'hp' needs a generator")
   end)
 end)
+
+describe("the kit's annotations (lua/bonsai/test_meta.lua)", function()
+  local prefix = { T = "T.", Scenario = "Scenario:", Tick = "Tick:",
+                   Coverage = "Coverage:", Random = "Random:" }
+  local function annotated()
+    local names = {}
+    for line in io.lines("lua/bonsai/test_meta.lua") do
+      local t, k = line:match("^function%s+([%a_][%w_]*)[.:]([%a_][%w_]*)%s*%(")
+      if not t then t, k = line:match("^([%a_][%w_]*)%.([%a_][%w_]*)%s*=") end
+      if t and prefix[t] then names[prefix[t] .. k] = true end
+    end
+    return names
+  end
+  local function actual()
+    local names = {}
+    local function add(pre, t, functions_only)
+      for k, v in pairs(t) do
+        if type(k) == "string" and k:sub(1, 1) ~= "_" and
+           (not functions_only or type(v) == "function") then
+          names[pre .. k] = true
+        end
+      end
+    end
+    add("T.", T)
+    add("Scenario:", T.Scenario, true)
+    add("Tick:", T.Tick, true)
+    add("Coverage:", getmetatable(T.coverage).__index, true)
+    add("Random:", getmetatable(T.random(1)).__index, true)
+    return names
+  end
+
+  it("annotates every public name of the kit, and only those", function()
+    local meta, have, missing, extra = annotated(), actual(), {}, {}
+    for k in pairs(have) do
+      if not meta[k] then missing[#missing + 1] = k end
+    end
+    for k in pairs(meta) do
+      if not have[k] then extra[#extra + 1] = k end
+    end
+    table.sort(missing)
+    table.sort(extra)
+    assert.same({}, missing, "not annotated: " .. table.concat(missing, ", "))
+    assert.same({}, extra, "annotated, not in the kit: " ..
+                table.concat(extra, ", "))
+  end)
+
+  it("is valid Lua that never runs the kit", function()
+    local chunk = assert(loadfile("lua/bonsai/test_meta.lua", "t", {}))
+    assert.equal("table", type(chunk()))
+  end)
+end)
+
