@@ -245,7 +245,8 @@ describe("stand-ins", function()
       stand_ins = { ["body/action[1]"] = true },
     })
     has(msg, "stand-in 'body/action[1]': outer/tk_inner2/body/action[1] " ..
-             "is inside a subtree whose definition the scenario lacks")
+             "is inside subtree outer/tk_inner2, whose definition the " ..
+             "scenario lacks")
   end)
 
   it("stand in for leaves of an imported file", function()
@@ -378,6 +379,10 @@ describe("golden traces", function()
     f:write((text:gsub("node npc/tk_patrol action\n", "node npc/tk_walk " ..
                                                       "action\n")))
     f:close()
+    local other = scenario { tree = bt.action "tk_attack", name = "other" }
+    other:run(1)
+    has(raises(T.golden, other, path), "recorded for tree npc, this is " ..
+        "tree other")
     has(raises(T.golden, run(), path), "recorded from another version of " ..
         "the tree (nodes gone: npc/tk_walk action; nodes new: " ..
         "npc/tk_patrol action)")

@@ -36,6 +36,7 @@ function M.definition(src, opts)
     f:close()
     if ext == "lua" then
       local root, o = bt.import(text, "lua", { file = src })
+      if bt.istree(root) then return nil, nil, root end
       return root, o or opts
     end
     if not FORMATS[ext] then
@@ -243,6 +244,28 @@ local function rebuild(root, opts, place, wanted, make, name)
   return top.root, o
 end
 
+-- Raises why the stand-in key's node n was not reached in the definition:
+-- under a subtree without its definition, or under a node whose table
+-- holds its children otherwise than as a list (a kind this walk does not
+-- know).
+local function unreachable(key, n, nodes, place)
+  local p = n.parent
+  while p ~= nil do
+    local up = nodes[p + 1]
+    if up.type == "subtree" and place[p] then
+      error(string.format("bonsai.test: stand-in '%s': %s is inside " ..
+        "subtree %s, whose definition the scenario lacks: give it in " ..
+        "trees = { [tree name] = root node, function or file }", key,
+        n.path, up.path), 0)
+    end
+    p = up.parent
+  end
+  error(string.format("bonsai.test: stand-in '%s': %s was not found in " ..
+    "the tree's definition (a node above it keeps its children in a way " ..
+    "the kit does not walk): stand in by registered name instead", key,
+    n.path), 0)
+end
+
 -- The definition of the scenario's tree with its stand-ins put in.
 -- src, opts: the tree as the scenario gives it; trees: subtree
 -- definitions by tree name; standins: key -> stand-in; make(node, key)
@@ -277,11 +300,7 @@ function M.build(src, opts, trees, standins, make, name)
     for _, id in ipairs(resolve(key, nodes, kids, name)) do
       local n = nodes[id + 1]
       local e = place[id]
-      if not e then
-        error(string.format("bonsai.test: stand-in '%s': %s is inside a " ..
-          "subtree whose definition the scenario lacks: give it in " ..
-          "trees = { [name] = root node, function or file }", key, n.path), 0)
-      end
+      if not e then unreachable(key, n, nodes, place) end
       if e.holder and e.holder.node and e.holder.node.type == "guard" and
          e.slot == 1 then
         error(string.format("bonsai.test: stand-in '%s': %s is the check " ..
