@@ -75,5 +75,11 @@ build = {
     ["bonsai.formats.behavior3"] = "lua/bonsai/formats/behavior3.lua",
     ["bonsai.formats.edges"] = "lua/bonsai/formats/edges.lua",
     ["bonsai.meta"] = "lua/bonsai/meta.lua", -- annotations for editors
+    ["bonsai.test"] = "lua/bonsai/test.lua", -- the test kit
+    ["bonsai.test.standin"] = "lua/bonsai/test/standin.lua",
+    ["bonsai.test.golden"] = "lua/bonsai/test/golden.lua",
+    ["bonsai.test.coverage"] = "lua/bonsai/test/coverage.lua",
+    ["bonsai.test.worlds"] = "lua/bonsai/test/worlds.lua",
+    ["bonsai.test_meta"] = "lua/bonsai/test_meta.lua", -- the kit's annotations
   },
 }
