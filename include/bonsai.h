@@ -28,7 +28,9 @@ enum {
   BONSAI_RUNNING,
   BONSAI_SUCCESS,
   BONSAI_FAILURE,
-  BONSAI_ABORTED /* its run was cut off */
+  BONSAI_ABORTED, /* its run was cut off */
+  BONSAI_SKIPPED  /* passed over: a pre-condition said so (skip_if, a
+                  ** run_while that is false), or all its children were */
 };
 
 /* "No node" (a node index that names none), and limits. */
@@ -88,8 +90,8 @@ typedef enum bonsai_kind {
 
 /* A kind's name as the Lua API spells it ("reactive_selector"), or NULL. */
 BONSAI_API const char *bonsai_kind_name(int kind);
-/* A status's name ("idle", "running", "success", "failure", "aborted"), or
-** NULL. */
+/* A status's name ("idle", "running", "success", "failure", "aborted",
+** "skipped"), or NULL. */
 BONSAI_API const char *bonsai_status_name(int status);
 
 /* What a kind is, for hosts that make constructors from the table of kinds
@@ -240,6 +242,40 @@ BONSAI_API int bonsai_def_value(bonsai_def *def, const char *key,
 ** without one has utility 0. */
 BONSAI_API int bonsai_def_utility(bonsai_def *def, bonsai_leaf_fn fn,
                                   void *data);
+/*
+** Pre- and post-conditions (BehaviorTree.CPP 4's _failureIf, _successIf,
+** _skipIf, _while, _onHalted, _onFailure, _onSuccess, _post), on any node.
+** The pre-conditions are checked in this order when the node starts (not
+** while it runs): the first that holds decides, and the node does not run:
+** FAILURE_IF true: failure; SUCCESS_IF true: success; SKIP_IF true, or
+** RUN_WHILE false: BONSAI_SKIPPED. RUN_WHILE is also checked at every tick
+** while the node runs: when false, the node is aborted (its ON_HALTED runs)
+** and ends BONSAI_SKIPPED. When the node ends with success or failure
+** (pre-conditions' included), ON_SUCCESS or ON_FAILURE runs, then POST; when
+** it is aborted, ON_HALTED. ORDER COND.
+*/
+enum {
+  BONSAI_FAILURE_IF,
+  BONSAI_SUCCESS_IF,
+  BONSAI_SKIP_IF,
+  BONSAI_RUN_WHILE,
+  BONSAI_ON_HALTED,
+  BONSAI_ON_FAILURE,
+  BONSAI_ON_SUCCESS,
+  BONSAI_POST,
+  BONSAI_NCONDS
+};
+/* Gives the node added last (a composite or decorator right after
+** bonsai_def_begin) condition 'which' (BONSAI_FAILURE_IF ..): fn is called
+** with BONSAI_EV_TICK (call->node is that node, call->data is data,
+** call->args NULL) and returns BONSAI_SUCCESS (true) or BONSAI_FAILURE
+** (false; a post-condition's result is not looked at), or fails as a leaf
+** does. A second call for the same 'which' replaces the first. */
+BONSAI_API int bonsai_def_when(bonsai_def *def, int which, bonsai_leaf_fn fn,
+                               void *data);
+/* The name of condition 'which' as the Lua API spells it ("skip_if",
+** "run_while", "on_halted", "post"...), or NULL. */
+BONSAI_API const char *bonsai_cond_name(int which);
 /* Bytes the host attaches to the tree compiled from def (kept by pointer
 ** until then): a shared tree carries them to the other environments, for
 ** what only the host has (the Lua binding: the leaves' args tables). */

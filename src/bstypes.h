@@ -43,6 +43,7 @@ struct bonsai_env {
 #define NF_KEYREF 8u    /* check: value is another key ("$key") */
 #define NF_MEMORY 16u   /* sequence, selector: resumes its running child */
 #define NF_REACTIVE 32u /* reactive_sequence/_selector, priority */
+#define NF_COND 64u     /* has pre- or post-conditions ('when', 'cond') */
 
 /* Where a node's jump goes (Node.how). */
 enum {
@@ -63,7 +64,8 @@ enum { GUARD_NONE, GUARD_SELF, GUARD_LOWER, GUARD_BOTH };
 typedef struct Node {
   uint8_t kind;     /* bonsai_kind */
   uint8_t flags;    /* NF_* */
-  uint8_t op;       /* check: OP_* */
+  uint8_t op;       /* check: OP_*; parallel: 1 when its success policy
+                    ** is "all" (skipped children count as successes) */
   uint8_t mode;     /* guard: GUARD_*; parallel: 1 with "wait" */
   uint8_t cont;     /* sequence-like nodes: the status on which they go on
                     ** to the next child (SUCCESS or FAILURE), else 0 */
@@ -88,7 +90,10 @@ typedef struct Node {
   uint32_t nchild;
   double secs;      /* timers */
   bonsai_value val; /* check: the constant (strings point into the pool) */
-  char spare[16];
+  uint32_t cond;    /* NF_COND: its conditions in bp->leaves, from here in
+                    ** BONSAI_* condition order, one per bit of 'when' */
+  uint8_t when;     /* NF_COND: bit k set when it has condition k */
+  char spare[11];
 } Node;
 
 /* A compiled version of a tree: bonsai.h's opaque bonsai_version. */
@@ -102,6 +107,8 @@ typedef struct bonsai_version {
   uint32_t n;        /* nodes */
   uint32_t nleaves;
   uint32_t nnamed;   /* named leaves use leaf name ids below this */
+  uint32_t nconds;   /* nodes with pre- or post-conditions (NF_COND): the
+                     ** VM's copy that checks them runs this version */
   void *host;        /* the host's bytes (a shared tree's Lua values) */
   size_t hostlen;
   uint32_t statsize; /* n rounded up to 8: status bytes */

@@ -23,7 +23,7 @@ uint32_t bs_datasize(int kind, uint32_t nchild) {
   if (kind == BONSAI_UTILITY_SELECTOR)
     ds += (12 * nchild + 7) & ~7u;
   if (kind == BONSAI_PARALLEL)
-    ds += (12 + 4 * nchild + 7) & ~7u;
+    ds += (16 + 4 * nchild + 7) & ~7u;
   return ds;
 }
 
@@ -117,6 +117,9 @@ static int validate(const bonsai_def *d, uint32_t i, char *err, size_t size) {
   default:
     break;
   }
+  if (n->when != BS_NONE && n->parent != BS_NONE &&
+      d->nodes[n->parent].kind == BONSAI_GUARD && n->place == 1)
+    return seterr(err, size, d, i, "a guard's check takes no conditions");
   if (n->util.fn != NULL &&
       (n->parent == BS_NONE ||
        d->nodes[n->parent].kind != BONSAI_UTILITY_SELECTOR))
@@ -386,6 +389,11 @@ static long checkdef(const bonsai_def *d, char *err, size_t errsize,
       nleaves++;
     if (dn->kind == BONSAI_UTILITY_SELECTOR)
       nleaves += dn->nchild; /* its children's utilities */
+    if (dn->when != BS_NONE) { /* its conditions */
+      int k;
+      for (k = 0; k < BONSAI_NCONDS; k++)
+        nleaves += d->conds[dn->when][k].fn != NULL;
+    }
   }
   return nleaves;
 }
@@ -466,6 +474,20 @@ static int fillnode(Blueprint *bp, const bonsai_def *d, const Names *nm,
     n->flags |= NF_MEMORY;
   if (ki->flags & K_REACTIVE)
     n->flags |= NF_REACTIVE;
+  if (dn->when != BS_NONE) { /* its conditions, in order */
+    const Leaf *w = d->conds[dn->when];
+    int k;
+    n->flags |= NF_COND;
+    n->cond = bp->nleaves;
+    for (k = 0; k < BONSAI_NCONDS; k++)
+      if (w[k].fn != NULL) {
+        n->when |= (uint8_t)(1u << k);
+        bp->leaves[bp->nleaves++] = w[k];
+      }
+    if (w[BONSAI_RUN_WHILE].fn != NULL) /* checked at every tick */
+      n->flags |= NF_ACTIVE;
+    bp->nconds++;
+  }
   n->cont = ki->cont;
   if (dn->kind == BONSAI_PRIORITY)
     n->flags |= NF_HIDDEN;
@@ -508,6 +530,7 @@ static int fillnode(Blueprint *bp, const bonsai_def *d, const Names *nm,
     n->a = s < 0 ? dn->nchild : (uint32_t)s;
     n->b = f < 0 ? dn->nchild : (uint32_t)f;
     n->mode = dn->mode; /* "wait" */
+    n->op = s < 0;      /* "all" */
     break;
   }
   case BONSAI_CHECK: case BONSAI_IS_SET: {

@@ -37,6 +37,7 @@ void bonsai_def_free(bonsai_def *d) {
   env = d->env;
   bs_free(env, d->nodes, d->cap * sizeof *d->nodes);
   bs_free(env, d->strs, d->capstrs);
+  bs_free(env, d->conds, d->capconds * sizeof *d->conds);
   bs_free(env, d, sizeof *d);
   bonsai_env_release(env);
 }
@@ -259,6 +260,7 @@ static uint32_t addnode(bonsai_def *d, int kind, const char *name) {
   n->name = BS_NONE;
   n->leafname = BS_NONE;
   n->key = n->vkey = BS_NONE;
+  n->when = BS_NONE;
   d->n++;
   if (name != NULL && (n->name = addstr(d, name)) == BS_NONE) {
     nomemory(d, d->n - 1);
@@ -333,6 +335,38 @@ int bonsai_def_utility(bonsai_def *d, bonsai_leaf_fn fn, void *data) {
     return deferror(d, d->n - 1, "a utility needs a function");
   d->nodes[d->n - 1].util.fn = fn;
   d->nodes[d->n - 1].util.data = data;
+  return BONSAI_OK;
+}
+
+int bonsai_def_when(bonsai_def *d, int which, bonsai_leaf_fn fn,
+                    void *data) {
+  DefNode *n;
+  if (d->err[0] != '\0')
+    return BONSAI_EDEF;
+  if (d->n == 0)
+    return deferror(d, BS_NONE, "a condition before any node");
+  if (which < 0 || which >= BONSAI_NCONDS)
+    return deferror(d, d->n - 1, "unknown condition %d", which);
+  if (fn == NULL)
+    return deferror(d, d->n - 1, "'%s' needs a function",
+                    bonsai_cond_name(which));
+  n = &d->nodes[d->n - 1];
+  if (n->when == BS_NONE) { /* its block */
+    if (d->nconds == d->capconds) {
+      uint32_t ncap = d->capconds ? d->capconds * 2 : 4;
+      Leaf(*nc)[BONSAI_NCONDS] =
+          bs_realloc(d->env, d->conds, d->capconds * sizeof *nc,
+                     (size_t)ncap * sizeof *nc);
+      if (nc == NULL)
+        return nomemory(d, d->n - 1);
+      d->conds = nc;
+      d->capconds = ncap;
+    }
+    memset(d->conds[d->nconds], 0, sizeof *d->conds);
+    n->when = d->nconds++;
+  }
+  d->conds[n->when][which].fn = fn;
+  d->conds[n->when][which].data = data;
   return BONSAI_OK;
 }
 

@@ -21,6 +21,8 @@ typedef struct DefNode {
   uint32_t leafname; /* named leaf: offset in def->strs, or BS_NONE */
   Leaf leaf;         /* anonymous leaf */
   Leaf util;         /* utility for a utility_selector parent (fn or NULL) */
+  uint32_t when;     /* its pre- and post-conditions: a block of def->conds,
+                     ** or BS_NONE */
   const void *args;
   unsigned set;      /* P_* */
   double times, secs;
@@ -40,6 +42,9 @@ struct bonsai_def {
   int nomem;     /* that error was running out of memory */
   uint32_t max;  /* most nodes allowed (bonsai_def_max_nodes) */
   const void *host; /* bytes a shared tree carries (bonsai_def_host) */
+  Leaf (*conds)[BONSAI_NCONDS]; /* blocks of conditions (bonsai_def_when):
+                                ** fn NULL where a node has none */
+  uint32_t nconds, capconds;
   size_t hostlen;
 };
 

@@ -2,7 +2,8 @@
 ** kinds.c: the table of node kinds (kinds.h): per kind its name, its
 ** class, its per-agent data and what that data means, its flags, and the
 ** parameters it takes and needs. Rows follow bonsai_kind (ORDER KIND).
-** Also the names of statuses: the vocabulary of trees in one place.
+** Also the names of statuses and of pre- and post-conditions: the
+** vocabulary of trees in one place.
 */
 #include "bonsai.h"
 #include "kinds.h"
@@ -78,10 +79,17 @@ const char *bonsai_param_name(int i) {
 }
 
 const char *bonsai_status_name(int status) {
-  static const char *const names[] = {"idle", "running", "success",
-                                      "failure", "aborted"};
-  return status >= BONSAI_IDLE && status <= BONSAI_ABORTED ? names[status]
+  static const char *const names[] = {"idle",    "running", "success",
+                                      "failure", "aborted", "skipped"};
+  return status >= BONSAI_IDLE && status <= BONSAI_SKIPPED ? names[status]
                                                            : NULL;
+}
+
+const char *bonsai_cond_name(int which) {
+  static const char *const names[] = {
+      "failure_if", "success_if", "skip_if", "run_while", /* ORDER COND */
+      "on_halted",  "on_failure", "on_success", "post"};
+  return which >= 0 && which < BONSAI_NCONDS ? names[which] : NULL;
 }
 
 const char *bonsai_kind_name(int kind) {

@@ -15,7 +15,7 @@
 /* Upvalue 1 of agent methods and module functions: the context (the
 ** functions run under lua_pcall get it as an argument). */
 #define CONTEXT lua_upvalueindex(1)
-/* Agent methods also get the status names as upvalues 2-6. */
+/* Agent methods also get the status names as upvalues 2-7. */
 #define STATUSNAME(s) lua_upvalueindex(2 + (s))
 
 /* The state userdata of the agent table at idx (known to be a table),
@@ -934,7 +934,8 @@ void lb_open_agent(lua_State *L) {
   lua_pushliteral(L, "success");
   lua_pushliteral(L, "failure");
   lua_pushliteral(L, "aborted");
-  luaL_setfuncs(L, agent_methods, 6);
+  lua_pushliteral(L, "skipped");
+  luaL_setfuncs(L, agent_methods, 7);
   lua_pushvalue(L, ctx);
   lua_insert(L, -2);
   lua_pushliteral(L, "tree");

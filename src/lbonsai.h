@@ -47,7 +47,9 @@
                      ** function of that depth (lagent.c) */
 #define LB_TREES 7  /* weak values: tree name -> tree (bt.subtree by name) */
 #define LB_VIEW 8   /* view(bb, map): a remapping view (init.lua) */
-#define LB_NUV 8
+#define LB_SCRIPT 9 /* script(code, field): a condition's function, or nil
+                    ** and a message (init.lua) */
+#define LB_NUV 9
 struct LTick;
 typedef struct LBonsai {
   bonsai_env *env;

@@ -38,6 +38,15 @@ static int lb_setview(lua_State *L) {
   return 0;
 }
 
+/* core._script(fn): the compiler of the scripts of pre- and
+** post-conditions (init.lua). */
+static int lb_setscript(lua_State *L) {
+  luaL_checktype(L, 1, LUA_TFUNCTION);
+  lua_settop(L, 1);
+  lua_setiuservalue(L, lua_upvalueindex(1), LB_SCRIPT);
+  return 0;
+}
+
 static const luaL_Reg bonsai_funcs[] = {
     {"tree", lb_tree},
     {"shared", lb_shared},
@@ -52,6 +61,7 @@ static const luaL_Reg bonsai_funcs[] = {
     {"_mtime", lb_mtime},
     {"_dir", lb_dir},
     {"_view", lb_setview},
+    {"_script", lb_setscript},
     {NULL, NULL}};
 
 /* Pushes the table of node kinds, in bonsai_kind order (1-based): each
@@ -170,6 +180,8 @@ int luaopen_bonsai_core(lua_State *L) {
   lua_setfield(L, -2, "ABORTED");
   lua_pushliteral(L, "idle");
   lua_setfield(L, -2, "IDLE");
+  lua_pushliteral(L, "skipped");
+  lua_setfield(L, -2, "SKIPPED");
   /* keep the context alive as long as the module table */
   lua_pushvalue(L, -2);
   lua_setfield(L, -2, "_context");

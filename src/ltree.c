@@ -302,6 +302,53 @@ static void utility(Walk *w, int idx, int place) {
   checkdef(w);
 }
 
+/* Gives the node just added the pre- and post-conditions of the node
+** table at idx (its fields skip_if, run_while, on_success...): each a
+** script, compiled by init.lua's script maker, or a function fn(agent, bb)
+** whose result is taken as true or false. Inside a remapping subtree they
+** see the blackboard through the view, as leaves do. */
+static void conditions(Walk *w, int idx, int place) {
+  lua_State *L = w->L;
+  int k;
+  for (k = 0; k < BONSAI_NCONDS; k++) {
+    const char *f = bonsai_cond_name(k);
+    bonsai_leaf_fn fn = lb_leaf_call;
+    void *data;
+    int ty = rawfield(L, idx, f);
+    if (ty == LUA_TNIL) {
+      lua_pop(L, 1);
+      continue;
+    }
+    if (ty == LUA_TSTRING) {
+      lua_getiuservalue(L, lua_upvalueindex(1), LB_SCRIPT);
+      lua_insert(L, -2);
+      lua_pushstring(L, f);
+      if (lua_pcall(L, 2, 2, 0) != LUA_OK) { /* nil, the error */
+        lua_pushnil(L);
+        lua_insert(L, -2);
+      }
+      if (lua_isnil(L, -2)) {
+        lua_pushfstring(L, "'%s': %s", f, luaL_tolstring(L, -1, NULL));
+        walkerror(w, place, "%s", lua_tostring(L, -1));
+      }
+      lua_pop(L, 1);
+    } else if (ty != LUA_TFUNCTION) {
+      lua_pushfstring(L, "'%s' must be a script (got %s)", f,
+                      luaL_typename(L, -1));
+      walkerror(w, place, "%s", lua_tostring(L, -1));
+    }
+    data = lb_utilitydef(L, w->values, ++w->nvalues);
+    if (ctxfield(w, "map") == LUA_TTABLE) { /* it sees the view */
+      data = LEAFDATA(remapped(w, lua_gettop(L), 0, w->nvalues,
+                               LEAF_NARGS(data)), 0, 0);
+      fn = lb_remap_call;
+    }
+    lua_pop(L, 1);
+    bonsai_def_when(w->def, k, fn, data);
+    checkdef(w);
+  }
+}
+
 /* Pushes a frame for the node at idx (0: none) whose children are the list
 ** at the top (popped). */
 static void pushframe(Walk *w, int idx) {
@@ -439,6 +486,7 @@ static void subtree(Walk *w, int idx, const char *name, int place) {
                    name != NULL ? name : bonsai_tree_name(lt->t));
   checkdef(w);
   utility(w, idx, 0);
+  conditions(w, idx, 0);
   lua_createtable(L, 0, 5); /* the context */
   ctx = lua_gettop(L);
   if (rawfield(L, idx, "args") == LUA_TNIL) {
@@ -499,6 +547,7 @@ static void addnode(Walk *w, int place) {
   if (kind <= BONSAI_IS_SET) {
     addleaf(w, idx, kind, name, place);
     utility(w, idx, place);
+    conditions(w, idx, place);
   } else if (kind == BONSAI_SUBTREE) {
     lua_pushvalue(L, idx);
     if (lua_rawget(L, w->onpath) != LUA_TNIL)
@@ -514,6 +563,7 @@ static void addnode(Walk *w, int place) {
     checkdef(w);
     params(w, idx, kind);
     utility(w, idx, 0);
+    conditions(w, idx, 0);
     lua_pushvalue(L, idx);
     lua_pushboolean(L, 1);
     lua_rawset(L, w->onpath);

@@ -103,7 +103,8 @@ void bs_reload_forget(bonsai_tree *t) {
 
 /* Whether nb has ob's nodes (map is the identity), in the same shape,
 ** with the same state layout and watched keys: a reload that changed
-** only leaves or parameters. */
+** only leaves or parameters (not where a tick resumes: a run_while
+** added or removed makes a node active or not). */
 static int sameshape(const Blueprint *ob, const Blueprint *nb,
                      const uint32_t *map) {
   uint32_t i;
@@ -118,7 +119,8 @@ static int sameshape(const Blueprint *ob, const Blueprint *nb,
     const Node *o = &ob->nodes[i], *n = &nb->nodes[i];
     if (map[i] != i || o->parent != n->parent || o->next != n->next ||
         o->data != n->data ||
-        (o->flags & NF_HIDDEN) != (n->flags & NF_HIDDEN))
+        (o->flags & (NF_HIDDEN | NF_ACTIVE)) !=
+            (n->flags & (NF_HIDDEN | NF_ACTIVE)))
       return 0;
   }
   return 1;

@@ -317,7 +317,7 @@ static void getnode(In *in, const Blueprint *bp, uint8_t *ns, int apply) {
   } else {
     data = take(in, dlen);
   }
-  if (kind >= BONSAI_NKINDS || status > BONSAI_ABORTED ||
+  if (kind >= BONSAI_NKINDS || status > BONSAI_SKIPPED ||
       (dlen > 8 && dlen != CHILDREF))
     in->bad = 1;
   if (in->bad || !apply)
@@ -442,7 +442,7 @@ static int readall(bonsai_agent *a, const bonsai_savehost *host, In *in,
   } else {
     double t = getnum(in), w = getnum(in);
     (void)get32(in);
-    if (!(t >= 0) || !(w >= 0) || get8(in) > BONSAI_ABORTED)
+    if (!(t >= 0) || !(w >= 0) || get8(in) > BONSAI_SKIPPED)
       in->bad = 1;
   }
   count = get32(in);

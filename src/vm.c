@@ -9,6 +9,9 @@
 ** ('up'), and the next tick resumes at the topmost such node, so a running
 ** leaf under plain sequences is resumed without walking its ancestors.
 ** Abort always walks the running nodes deepest-first.
+** Pre- and post-conditions (skip_if, run_while, on_success...) and the
+** SKIPPED status they make are handled by a third copy of the tick, run by
+** the versions that have some: a tree without them pays nothing.
 */
 #include <string.h>
 
@@ -21,6 +24,7 @@
 #define RUNNING BONSAI_RUNNING
 #define SUCCESS BONSAI_SUCCESS
 #define FAILURE BONSAI_FAILURE
+#define SKIPPED BONSAI_SKIPPED
 
 /* A node's data: one or two 32-bit words, or a double ('st' is the
 ** agent's state block, which does not move during a tick). */
@@ -181,6 +185,99 @@ static int check(bonsai_agent *a, uint32_t i) {
 
 /*
 ** {======================================================
+** Pre- and post-conditions
+** =======================================================
+*/
+
+/* Runs condition k of node i (its leaf follows those of the conditions
+** before k, in bp->leaves from n->cond on): SUCCESS (true), FAILURE, or
+** BONSAI_ELEAF after recording the error. */
+BS_NOINLINE static int runcond(bonsai_agent *a, uint32_t i, int k) {
+  const Node *n = &a->bp->nodes[i];
+  uint32_t at = n->cond;
+  const Leaf *l;
+  bonsai_call c;
+  int b, r;
+  for (b = 0; b < k; b++)
+    at += (n->when >> b) & 1u;
+  l = &a->bp->leaves[at];
+  callrecord(a, &c);
+  c.data = l->data;
+  c.args = NULL;
+  c.event = BONSAI_EV_TICK;
+  c.status = 0;
+  c.node = i;
+  c.utility = NULL;
+  a->current = i;
+  a->event = BONSAI_EV_TICK;
+  r = l->fn(&c);
+  if (r == SUCCESS || r == FAILURE)
+    return r;
+  if (r == BONSAI_ERROR) /* unless it said */
+    bs_agent_fail(a, i, "'%s' failed", bonsai_cond_name(k));
+  else
+    bs_agent_fail(a, i, "'%s' returned %d", bonsai_cond_name(k), r);
+  return BONSAI_ELEAF;
+}
+
+/* Node i's pre-conditions as a tick reaches it, BehaviorTree.CPP's way:
+** when it starts, failure_if, success_if, skip_if and run_while in order,
+** the first that holds decides; while it runs, run_while alone, and a
+** false one aborts it. Returns 0 when it is ticked, else the status it
+** takes instead, or BONSAI_ELEAF. */
+BS_NOINLINE static int precheck(bonsai_agent *a, uint32_t i) {
+  const Node *n = &a->bp->nodes[i];
+  int k, r;
+  if (a->state[i] == RUNNING) {
+    if (!(n->when & (1u << BONSAI_RUN_WHILE)) ||
+        (r = runcond(a, i, BONSAI_RUN_WHILE)) == SUCCESS)
+      return 0;
+    if (r < 0)
+      return r;
+    return bs_vm_abort(a, i) != BONSAI_OK ? BONSAI_ELEAF : SKIPPED;
+  }
+  for (k = BONSAI_FAILURE_IF; k <= BONSAI_RUN_WHILE; k++) {
+    if (!(n->when & (1u << k)))
+      continue;
+    if ((r = runcond(a, i, k)) < 0)
+      return r;
+    if (r == (k == BONSAI_RUN_WHILE ? FAILURE : SUCCESS))
+      return k == BONSAI_FAILURE_IF   ? FAILURE
+             : k == BONSAI_SUCCESS_IF ? SUCCESS
+                                      : SKIPPED;
+  }
+  return 0;
+}
+
+/* Node i ended with status s (success or failure): its on_success or
+** on_failure, then its post. BONSAI_OK or BONSAI_ELEAF. */
+BS_NOINLINE static int postcheck(bonsai_agent *a, uint32_t i, int s) {
+  const Node *n = &a->bp->nodes[i];
+  int k = s == SUCCESS ? BONSAI_ON_SUCCESS : BONSAI_ON_FAILURE;
+  if ((n->when & (1u << k)) && runcond(a, i, k) < 0)
+    return BONSAI_ELEAF;
+  if ((n->when & (1u << BONSAI_POST)) && runcond(a, i, BONSAI_POST) < 0)
+    return BONSAI_ELEAF;
+  return BONSAI_OK;
+}
+
+/* Post-conditions of node n (index i) that ended with s, if it has any. */
+#define POST(n, i, s)                                                          \
+  (conds && ((n)->flags & NF_COND) && postcheck(a, i, s) != BONSAI_OK)
+
+/* Whether every child of node i was skipped (in the run that ends). */
+static int allskipped(const Node *nd, const uint8_t *st, uint32_t i) {
+  uint32_t c;
+  for (c = i + 1; c < nd[i].next; c = nd[c].next)
+    if (st[c] != SKIPPED)
+      return 0;
+  return 1;
+}
+
+/* }====================================================== */
+
+/*
+** {======================================================
 ** Aborts and recovery
 ** =======================================================
 */
@@ -199,7 +296,8 @@ uint32_t bs_vm_running_child(const Blueprint *bp, const uint8_t *st,
   return BS_NONE;
 }
 
-/* Cuts off node i (its children are no longer running). */
+/* Cuts off node i (its children are no longer running), then runs its
+** on_halted. */
 static int abort_node(bonsai_agent *a, uint32_t i) {
   const Node *n = &a->bp->nodes[i];
   int r = BONSAI_OK;
@@ -213,9 +311,12 @@ static int abort_node(bonsai_agent *a, uint32_t i) {
     else if (f & BONSAI_LEAF_EXIT)
       r = fire(a, n, i, BONSAI_EV_EXIT, BONSAI_ABORTED, &c);
     if (r != BONSAI_OK)
-      return leaffail(a, r, "abort");
+      r = leaffail(a, r, "abort");
   }
-  return BONSAI_OK;
+  if ((n->flags & NF_COND) && (n->when & (1u << BONSAI_ON_HALTED)) &&
+      runcond(a, i, BONSAI_ON_HALTED) < 0)
+    r = BONSAI_ELEAF;
+  return r;
 }
 
 int bs_vm_abort(bonsai_agent *a, uint32_t x) {
@@ -279,14 +380,16 @@ static int fail(bonsai_agent *a) {
 /*
 ** A parallel's data: W0 successes and W1 failures in this run (what saves
 ** keep), then its unfinished children: how many (LEFT), this tick's read
-** and write places in their list (POS, KEEP) and the list (UNDONE), in
-** child order. A tick walks the list and keeps the children that still
-** run, so finished children are not looked at again.
+** and write places in their list (POS, KEEP), the children skipped in this
+** tick (SKIPS) and the list (UNDONE), in child order. A tick walks the
+** list and keeps the children that still run (or were skipped: they are
+** ticked again), so finished children are not looked at again.
 */
 #define LEFT(i) (((uint32_t *)(st + nd[i].data))[2])
 #define POS(i) (((uint32_t *)(st + nd[i].data))[3])
 #define KEEP(i) (((uint32_t *)(st + nd[i].data))[4])
-#define UNDONE(i) ((uint32_t *)(st + nd[i].data) + 5)
+#define SKIPS(i) (((uint32_t *)(st + nd[i].data))[5])
+#define UNDONE(i) ((uint32_t *)(st + nd[i].data) + 6)
 
 void bs_vm_parallel_settle(const Blueprint *bp, uint8_t *st, uint32_t i) {
   const Node *nd = bp->nodes;
@@ -482,8 +585,10 @@ int bs_vm_watched_changed(const bonsai_agent *a) {
 ** =======================================================
 */
 
-/* The tick; 'traced' is a constant in each of its two copies. */
-static BS_ALWAYS_INLINE int run(bonsai_agent *a, const int traced) {
+/* The tick; 'conds' is a constant in each of its three copies, 'traced'
+** in the two without conditions. */
+static BS_ALWAYS_INLINE int run(bonsai_agent *a, const int traced,
+                                const int conds) {
   const Node *nd = a->bp->nodes;
   uint8_t *st = a->state;
   uint32_t i = a->resume, c; /* 0 unless the root is running */
@@ -498,7 +603,8 @@ static BS_ALWAYS_INLINE int run(bonsai_agent *a, const int traced) {
     if (s > 0)
       i = 0; /* the root's running path changed */
   }
-  if (i != 0 && nd[i].kind == BONSAI_ACTION) {
+  if (i != 0 && nd[i].kind == BONSAI_ACTION &&
+      !(conds && (nd[i].flags & NF_COND))) {
     /* resumed at a running action: its status byte need not be read (in a
     ** large tree it lies away from what the tick touches) */
     bs_assert(st[i] == RUNNING);
@@ -509,6 +615,12 @@ static BS_ALWAYS_INLINE int run(bonsai_agent *a, const int traced) {
 tick: /* node i is ticked; the common kinds first, without a switch */
   for (;;) {
     const Node *n = &nd[i];
+    if (conds && (n->flags & NF_COND) && (n->when & 15u) && /* pre */
+        (s = precheck(a, i)) != 0) {
+      if (s < 0)
+        return fail(a);
+      goto done; /* it does not run: s instead */
+    }
     if (n->kind <= BONSAI_CONDITION) { /* action, condition */
       if ((s = tick_leaf(a, n, i, st, &cl, traced)) < 0)
         return fail(a);
@@ -559,6 +671,8 @@ tick: /* node i is ticked; the common kinds first, without a switch */
       if ((n->mode || (W0(i) < n->a && W1(i) < n->b)) && /* mode: "wait" */
           LEFT(i) > 0) {
         POS(i) = KEEP(i) = 0;
+        if (conds)
+          SKIPS(i) = 0;
         i = UNDONE(i)[0];
         continue;
       }
@@ -677,15 +791,27 @@ done: /* node i finished its tick with status s; control moves on */
       }
       c = n->upchild;
       i = n->up;
+    } else if (conds && s == SKIPPED) { /* its parent decides */
+      SET(i, s);
+      if (n->parent == BS_NONE) {
+        a->resume = 0;
+        return s;
+      }
+      c = i;
+      i = n->parent;
     } else { /* the jump table: ancestors that end too, then where to go */
       uint32_t k = (uint32_t)(s - SUCCESS), f = n->fin[k], to = n->to[k];
       SET(i, s);
+      if (POST(n, i, s))
+        return fail(a);
       for (c = i; f > 0; f--) {
         uint32_t p = nd[c].parent;
         if ((nd[p].flags & NF_REACTIVE) &&
             reactive_end(a, nd, st, p, c, s) != BONSAI_OK)
           return fail(a);
         SET(p, s);
+        if (POST(&nd[p], p, s))
+          return fail(a);
         c = p;
       }
       switch (n->how[k]) {
@@ -708,7 +834,8 @@ done: /* node i finished its tick with status s; control moves on */
       /* (only the priority section comes here on a status other than
       ** running: a branch whose conditions passed ran instead of the root,
       ** whatever its child returned) */
-      if (s == n->cont && nd[c].next < n->next &&
+      /* (a skipped child is passed over as one that lets it go on) */
+      if ((s == n->cont || (conds && s == SKIPPED)) && nd[c].next < n->next &&
           (n->kind != BONSAI_PRIORITY || nd[c].kind != BONSAI_FILTER ||
            W0(c) != a->serial)) {
         c = nd[c].next;
@@ -717,6 +844,8 @@ done: /* node i finished its tick with status s; control moves on */
         i = c;
         goto tick;
       }
+      if (conds && s == SKIPPED && nd[c].next >= n->next) /* the last */
+        s = allskipped(nd, st, i) ? SKIPPED : n->cont;
       if ((n->flags & NF_REACTIVE) &&
           reactive_end(a, nd, st, i, c, s) != BONSAI_OK)
         return fail(a);
@@ -728,6 +857,8 @@ done: /* node i finished its tick with status s; control moves on */
         W0(i)++;
       else if (s == FAILURE)
         W1(i)++;
+      else if (conds && s == SKIPPED)
+        SKIPS(i)++;
       if ((W0(i) >= n->a || W1(i) >= n->b) && !n->mode) { /* no "wait" */
         s = W0(i) >= n->a ? SUCCESS : FAILURE;
         if (abort_children(a, i) != BONSAI_OK)
@@ -735,7 +866,7 @@ done: /* node i finished its tick with status s; control moves on */
         break;
       }
       bs_assert(UNDONE(i)[POS(i)] == c);
-      if (s == RUNNING) /* it stays in the list */
+      if (s == RUNNING || (conds && s == SKIPPED)) /* it stays listed */
         UNDONE(i)[KEEP(i)++] = c;
       if (++POS(i) < LEFT(i)) {
         i = UNDONE(i)[POS(i)];
@@ -748,6 +879,15 @@ done: /* node i finished its tick with status s; control moves on */
       s = W0(i) + W1(i) < n->nchild ? RUNNING
           : W0(i) >= n->a           ? SUCCESS
                                     : FAILURE;
+      if (conds && SKIPS(i) > 0) {
+        /* all skipped: skipped; none running, with "wait" or success
+        ** "all" (counting the skipped as successes): the policies decide;
+        ** else it runs on, and the skipped ones are ticked again */
+        if (SKIPS(i) == n->nchild)
+          s = SKIPPED;
+        else if (W0(i) + W1(i) + SKIPS(i) == n->nchild && (n->mode || n->op))
+          s = W0(i) + (n->op ? SKIPS(i) : 0) >= n->a ? SUCCESS : FAILURE;
+      }
       break;
     case BONSAI_FILTER: case BONSAI_MONITOR:
       if (c != n->b) { /* a condition */
@@ -755,7 +895,7 @@ done: /* node i finished its tick with status s; control moves on */
           bs_agent_fail(a, c, "a condition cannot return running");
           return fail(a);
         }
-        if (s == SUCCESS) {
+        if (s == SUCCESS || (conds && s == SKIPPED)) { /* passed */
           if (nd[c].next == n->b)
             W0(i) = a->serial; /* the child runs this tick */
           i = nd[c].next;
@@ -766,23 +906,26 @@ done: /* node i finished its tick with status s; control moves on */
       }
       break;
     case BONSAI_UTILITY_SELECTOR: /* a reactive selector over the order */
-      if (s == FAILURE && ++W1(i) < n->nchild) {
+      if ((s == FAILURE || (conds && s == SKIPPED)) && ++W1(i) < n->nchild) {
         i = ORDER(i)[W1(i)];
         goto tick;
       }
+      if (conds && s == SKIPPED) /* the last in the order */
+        s = allskipped(nd, st, i) ? SKIPPED : FAILURE;
       if (reactive_end(a, nd, st, i, c, s) != BONSAI_OK)
         return fail(a);
       break;
+    /* decorators: a skipped child's status passes, except where said */
     case BONSAI_INVERT:
-      if (s != RUNNING)
+      if (s != RUNNING && !(conds && s == SKIPPED))
         s = s == SUCCESS ? FAILURE : SUCCESS;
       break;
     case BONSAI_FORCE_SUCCESS:
-      if (s != RUNNING)
+      if (s != RUNNING && !(conds && s == SKIPPED))
         s = SUCCESS;
       break;
     case BONSAI_FORCE_FAILURE:
-      if (s != RUNNING)
+      if (s != RUNNING && !(conds && s == SKIPPED))
         s = FAILURE;
       break;
     case BONSAI_REPEATER: case BONSAI_RETRY:
@@ -810,16 +953,16 @@ done: /* node i finished its tick with status s; control moves on */
         goto tick;
       }
       break;
-    case BONSAI_COOLDOWN:
-      if (s != RUNNING)
+    case BONSAI_COOLDOWN: /* a skipped child did not run: no cooldown */
+      if (s != RUNNING && !(conds && s == SKIPPED))
         F64(i) = a->time + n->secs;
       break;
-    case BONSAI_RUN_ONCE:
-      if (s != RUNNING)
+    case BONSAI_RUN_ONCE: /* a skipped child did not run: not remembered */
+      if (s != RUNNING && !(conds && s == SKIPPED))
         W0(i) = (uint32_t)s;
       break;
     case BONSAI_KEEP_RUNNING_UNTIL_FAILURE:
-      if (s == SUCCESS)
+      if (s == SUCCESS || (conds && s == SKIPPED))
         s = RUNNING; /* its child starts again at the next tick */
       break;
     default: /* timeout, time_limit, limit, delay, subtree: the status
@@ -829,24 +972,34 @@ done: /* node i finished its tick with status s; control moves on */
   }
 }
 
-/* The two copies, each a function of its own. */
+/* The three copies, each a function of its own. */
 #if defined(__GNUC__)
 __attribute__((noinline))
 #endif
 static int run_plain(bonsai_agent *a) {
-  return run(a, 0);
+  return run(a, 0, 0);
 }
 
 #if defined(__GNUC__)
 __attribute__((noinline))
 #endif
 static int run_traced(bonsai_agent *a) {
-  return run(a, 1);
+  return run(a, 1, 0);
 }
 
-/* One predictable branch per tick: an agent without a trace runs the copy
-** of the tick in which the door of every status store is compiled out. */
+#if defined(__GNUC__)
+__attribute__((noinline))
+#endif
+static int run_conds(bonsai_agent *a) {
+  return run(a, a->trace != NULL, 1);
+}
+
+/* Predictable branches per tick: an agent without a trace runs the copy of
+** the tick in which the door of every status store is compiled out, a
+** version without conditions one in which they are. */
 int bs_vm_tick(bonsai_agent *a) {
+  if (bs_unlikely(a->bp->nconds != 0))
+    return run_conds(a);
   return bs_unlikely(a->trace != NULL) ? run_traced(a) : run_plain(a);
 }
 

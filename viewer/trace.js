@@ -7,8 +7,8 @@
 // live stream alike. No DOM here: viewer.js draws.
 'use strict';
 
-const STATUSES = ['idle', 'running', 'success', 'failure', 'aborted'];
-const STATUS_CODE = { idle: 0, running: 1, success: 2, failure: 3, aborted: 4 };
+const STATUSES = ['idle', 'running', 'success', 'failure', 'aborted', 'skipped'];
+const STATUS_CODE = { idle: 0, running: 1, success: 2, failure: 3, aborted: 4, skipped: 5 };
 const KEYFRAME_EVERY = 16;
 
 // A problem with one line of the file; `line` is 1-based.

@@ -8,7 +8,7 @@ local M = {}
 -- Fill colours by status (idle: white).
 M.COLORS = {
   idle = "#ffffff", running = "#ffd966", success = "#93c47d",
-  failure = "#e06666", aborted = "#b4a7d6",
+  failure = "#e06666", aborted = "#b4a7d6", skipped = "#cfe2f3",
 }
 
 -- "name" or "name (type)" when the name does not already say the type;
@@ -96,7 +96,8 @@ function M.mermaid(tree, agent)
         table.insert(by[nd.status], "n" .. nd.id)
       end
     end
-    for _, s in ipairs { "running", "success", "failure", "aborted" } do
+    for _, s in ipairs { "running", "success", "failure", "aborted",
+                            "skipped" } do
       if by[s] then
         out[#out + 1] = ("  classDef %s fill:%s"):format(s, M.COLORS[s])
         out[#out + 1] = ("  class %s %s"):format(table.concat(by[s], ","), s)

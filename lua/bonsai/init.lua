@@ -87,6 +87,13 @@ function bt.enums(t)
   scripts().add_enums(t)
 end
 
+-- The scripts of pre- and post-conditions (skip_if, run_while, on_success...
+-- on any node), compiled when bt.tree walks the node tables.
+core._script(function(code, field)
+  if type(code) ~= "string" then return nil, "not a script" end
+  return scripts().condition(code, field)
+end)
+
 -- Composites and decorators -----------------------------------------------
 
 -- A table form { children..., name = ..., params... } becomes a node.

@@ -5,7 +5,7 @@
 -- option is flagged. tests/spec/annotations_spec.lua checks that every
 -- public function of the module is annotated here and the reverse.
 
----@alias bonsai.Status "success"|"failure"|"running"|"aborted"|"idle"
+---@alias bonsai.Status "success"|"failure"|"running"|"aborted"|"idle"|"skipped"
 
 ---What a leaf may return: true or "success", false, nil or "failure",
 ---"running" (actions only).
@@ -37,6 +37,14 @@
 ---@class (exact) bonsai.NodeOpts
 ---@field name? string names the node in errors, dumps, traces, reloads
 ---@field utility? bonsai.UtilityFn its priority under bt.utility_selector
+---@field failure_if? string script: when the node starts and it is true, the node fails without running
+---@field success_if? string script: when the node starts and it is true, the node succeeds without running
+---@field skip_if? string script: when the node starts and it is true, the node is skipped ("skipped")
+---@field run_while? string script: checked when the node starts (false: skipped) and at every tick while it runs (false: aborted, then skipped)
+---@field on_success? string script run when the node succeeds
+---@field on_failure? string script run when the node fails
+---@field on_halted? string script run when the node is aborted
+---@field post? string script run when the node succeeds or fails (after on_success/on_failure)
 ---@field [integer] bonsai.Node
 
 ---@class (exact) bonsai.ParallelOpts: bonsai.NodeOpts
@@ -60,6 +68,14 @@
 ---@class (exact) bonsai.Lifecycle
 ---@field name? string
 ---@field utility? bonsai.UtilityFn
+---@field failure_if? string script: when the node starts and it is true, the node fails without running
+---@field success_if? string script: when the node starts and it is true, the node succeeds without running
+---@field skip_if? string script: when the node starts and it is true, the node is skipped ("skipped")
+---@field run_while? string script: checked when the node starts (false: skipped) and at every tick while it runs (false: aborted, then skipped)
+---@field on_success? string script run when the node succeeds
+---@field on_failure? string script run when the node fails
+---@field on_halted? string script run when the node is aborted
+---@field post? string script run when the node succeeds or fails (after on_success/on_failure)
 ---@field enter? fun(agent: bonsai.Agent, bb: bonsai.Blackboard, args: table?)
 ---@field tick fun(agent: bonsai.Agent, bb: bonsai.Blackboard, args: table?): bonsai.Result
 ---@field exit? fun(agent: bonsai.Agent, bb: bonsai.Blackboard, args: table?, status: bonsai.Status)
@@ -82,6 +98,14 @@
 ---@class (exact) bonsai.SubtreeOpts
 ---@field name? string
 ---@field utility? bonsai.UtilityFn
+---@field failure_if? string script: when the node starts and it is true, the node fails without running
+---@field success_if? string script: when the node starts and it is true, the node succeeds without running
+---@field skip_if? string script: when the node starts and it is true, the node is skipped ("skipped")
+---@field run_while? string script: checked when the node starts (false: skipped) and at every tick while it runs (false: aborted, then skipped)
+---@field on_success? string script run when the node succeeds
+---@field on_failure? string script run when the node fails
+---@field on_halted? string script run when the node is aborted
+---@field post? string script run when the node succeeds or fails (after on_success/on_failure)
 ---@field args? table the subtree's leaves see it as their args
 ---@field remap? table<string, string> subtree key -> caller's key
 
@@ -487,7 +511,8 @@ bt.FAILURE = "failure"
 bt.RUNNING = "running"
 bt.ABORTED = "aborted"
 bt.IDLE = "idle"
----The status of a node skipped by its skip_if (the root's: a:tick returns it).
+---The status of a node passed over by its pre-conditions (skip_if, run_while)
+---or whose children all were; a:tick returns it when the root is skipped.
 bt.SKIPPED = "skipped"
 
 ---The metatable of node tables.

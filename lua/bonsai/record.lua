@@ -98,7 +98,8 @@ M.encode = encodeline
 
 -- Events: each [node, status, again] is encoded once by cjson and kept,
 -- by its code; a tick's list is those texts joined.
-local STATUS = { [0] = "idle", "running", "success", "failure", "aborted" }
+local STATUS = { [0] = "idle", "running", "success", "failure", "aborted",
+                 "skipped" }
 local triples = {}
 local function triple(code)
   local s = triples[code]
