@@ -18,7 +18,7 @@
 #define BATCH 64
 
 static const char *const statusnames[] = {"idle", "running", "success",
-                                          "failure", "aborted"};
+                                          "failure", "aborted", "skipped"};
 static const char *const marknames[] = {"status", "reload", "error",
                                         "interrupt", "reset"};
 

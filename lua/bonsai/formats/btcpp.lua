@@ -31,7 +31,7 @@ local refused = {
   Switch6 = "has no Bonsai equivalent",
   SetBlackboard = "has no Bonsai equivalent (write the key from a leaf)",
   UnsetBlackboard = "has no Bonsai equivalent (clear the key from a leaf)",
-  SkipUnlessUpdated = "returns SKIPPED, which Bonsai does not have",
+  SkipUnlessUpdated = "has no Bonsai equivalent (it watches a key's updates)",
   WaitValueUpdate = "has no Bonsai equivalent",
   WasEntryUpdated = "has no Bonsai equivalent",
   LoopInt = "has no Bonsai equivalent", LoopDouble = "has no Bonsai " ..
@@ -40,9 +40,11 @@ local refused = {
   SubTreePlus = "is BehaviorTree.CPP 3 (use SubTree with _autoremap)",
 }
 
-local scripted = { _skipIf = true, _successIf = true, _failureIf = true,
-                   _while = true, _onSuccess = true, _onFailure = true,
-                   _onHalted = true, _post = true }
+-- BT.CPP's pre- and post-condition attributes: Bonsai's fields, on any node.
+local scripted = { _failureIf = "failure_if", _successIf = "success_if",
+                   _skipIf = "skip_if", _while = "run_while",
+                   _onHalted = "on_halted", _onFailure = "on_failure",
+                   _onSuccess = "on_success", _post = "post" }
 
 -- Context of one parse: ctx.file, ctx.bt, ctx.trees (ID -> element),
 -- ctx.models (ID -> { kind =, ports = set }), ctx.count, ctx.active.
@@ -130,7 +132,7 @@ local function shape(ctx, e, ports, nchildren)
   end
 end
 
-local convert, build -- function(ctx, e, scope) -> node
+local convert, build, build_node -- function(ctx, e, scope) -> node
 
 -- The node of the script in attribute attr of e (kind "script" or
 -- "condition"; wrap: a format for the code, "!(%s)"), its keys seen
@@ -268,7 +270,7 @@ local builtins = {
     local skip = e.attrs.then_skip
     if skip == nil or skip == "true" then
       where(ctx, e, "then_skip=\"true\" returns SKIPPED after the first " ..
-            "run, which Bonsai does not have (use then_skip=\"false\")")
+            "run, which Bonsai's run_once does not do (use then_skip=\"false\")")
     elseif skip ~= "false" then
       where(ctx, e, "bad boolean '" .. skip .. "' for port 'then_skip'")
     end
@@ -447,14 +449,45 @@ function convert(ctx, e, scope)
   return n
 end
 
--- The node of element e (convert's body).
-function build(ctx, e, scope)
+-- The pre- and post-conditions of element e, compiled (keys seen through
+-- the subtree scope) into the node table n; returns e without their
+-- attributes (a copy), or e when it has none.
+local function conditions(ctx, e, scope)
+  local found, conds = false, {}
+  for _, k in ipairs(e.order) do found = found or scripted[k] ~= nil end
+  if not found then return e, conds end
+  local c, script = {}, require "bonsai.script"
+  for k, v in pairs(e) do c[k] = v end
+  c.attrs, c.order = {}, {}
   for _, k in ipairs(e.order) do
-    if scripted[k] then
-      where(ctx, e, "'" .. k .. "' is a scripted pre/post condition of " ..
-            "BehaviorTree.CPP, which Bonsai does not run")
+    local field = scripted[k]
+    if field then
+      local f, changed = script.condition(e.attrs[k], field, function(key)
+        return resolve(scope, key)
+      end)
+      if not f then where(ctx, e, "'" .. k .. "': " .. tostring(changed)) end
+      script.source[f] = { kind = "condition", code = e.attrs[k],
+                           renamed = changed }
+      conds[field] = f
+    else
+      c.attrs[k] = e.attrs[k]
+      c.order[#c.order + 1] = k
     end
   end
+  return c, conds
+end
+
+-- The node of element e (convert's body).
+function build(ctx, e, scope)
+  local conds
+  e, conds = conditions(ctx, e, scope)
+  local n = build_node(ctx, e, scope)
+  for field, f in pairs(conds) do n[field] = f end
+  return n
+end
+
+-- The node of element e, its conditions left out.
+function build_node(ctx, e, scope)
   local id = e.tag
   if e.tag == "Action" or e.tag == "Condition" or e.tag == "Control" or
      e.tag == "Decorator" or e.tag == "SubTree" then
@@ -689,6 +722,19 @@ local function emit(n, out, depth, model, path)
     fail("'" .. n.type .. "' has no BehaviorTree.CPP equivalent" ..
          ((n.type == "action" or n.type == "condition") and
           " (only registered leaves can be exported)" or ""))
+  end
+  for attr, field in pairs(scripted) do -- pre- and post-conditions
+    local v = n[field]
+    if type(v) == "function" then
+      local s = package.loaded["bonsai.script"] and
+        package.loaded["bonsai.script"].source[v]
+      if not s or s.renamed then
+        fail("'" .. field .. "' cannot be written back (" .. (s and
+          "a subtree remaps its keys" or "a function, not a script") .. ")")
+      end
+      v = s.code
+    end
+    if v ~= nil then attrs[attr] = v end
   end
   if n.name and n.name ~= id then attrs.name = n.name end
   local keys = {}

@@ -1,0 +1,320 @@
+-- conditions_spec: pre- and post-conditions on any node (skip_if,
+-- success_if, failure_if, run_while; on_success, on_failure, on_halted,
+-- post) with BehaviorTree.CPP 4's semantics, and the SKIPPED status in
+-- every composite and decorator (API.md "Scripts, expressions, pre- and
+-- post-conditions"; docs/SCRIPTS.md, docs/NODES.md), tick by tick, in Lua
+-- trees and in imported BehaviorTree.CPP files.
+local bt = require "bonsai"
+local trace = require "helpers.trace"
+
+local t
+before_each(function() t = trace.new() end)
+
+-- Trace action `name` (script) with fields (conditions) added.
+local function act(name, script, fields)
+  local n = t:action(name, script)
+  for k, v in pairs(fields or {}) do n[k] = v end
+  return n
+end
+
+local function agent(root, bb)
+  return trace.agent_of(root, { blackboard = bb or {} })
+end
+
+-- The status of the node named name in a's tree, as its dump shows it.
+local function status(a, name)
+  return a.tree:dump(a):match("\n%s*" .. name .. " %b() %[(%a+)%]") or
+         a.tree:dump(a):match("\n%s*" .. name .. " %[(%a+)%]")
+end
+
+describe("pre-conditions on a leaf", function()
+  it("skip_if: the leaf does not run, its sequence goes on", function()
+    local a = agent(bt.sequence { act("A", "S", { skip_if = "x == 1" }),
+                                  act("B", "S") }, { x = 1 })
+    assert.equal("success | enter B; tick B; exit B success", t:step(a))
+    assert.equal("skipped", status(a, "A"))
+    a.bb.x = 2
+    assert.equal("success | enter A; tick A; exit A success; enter B; " ..
+                 "tick B; exit B success", t:step(a))
+  end)
+
+  it("success_if and failure_if decide without running it; post runs",
+     function()
+    local a = agent(bt.selector {
+      act("A", "S", { failure_if = "n > 1", on_failure = "f := n",
+                      post = "p := 'A'" }),
+      act("B", "F", { success_if = "n == 2", on_success = "s := n",
+                      post = "p := p .. 'B'" }),
+    }, { n = 2 })
+    assert.equal("success |", t:step(a))
+    assert.equal(2, a.bb.f)
+    assert.equal(2, a.bb.s)
+    assert.equal("AB", a.bb.p)
+  end)
+
+  it("are checked in BT.CPP's order: failure_if, success_if, skip_if, " ..
+     "run_while", function()
+    local a = agent(bt.sequence {
+      act("A", "S", { skip_if = "true", success_if = "true",
+                      failure_if = "true" }),
+    })
+    assert.equal("failure |", t:step(a))
+    a = agent(bt.sequence { act("A", "S", { skip_if = "true",
+                                            success_if = "true" }) })
+    assert.equal("success |", t:step(a))
+    a = agent(bt.sequence { act("A", "S", { skip_if = "true",
+                                            run_while = "false" }) })
+    assert.equal("skipped |", t:step(a))
+  end)
+
+  it("only when the node starts, not while it runs", function()
+    local a = agent(bt.sequence {
+      act("A", "RS", { skip_if = "stop", success_if = "stop",
+                       failure_if = "stop" }),
+    }, { stop = false })
+    assert.equal("running | enter A; tick A", t:step(a))
+    a.bb.stop = true
+    assert.equal("success | tick A; exit A success", t:step(a))
+    assert.equal("failure |", t:step(a)) -- failure_if, checked first
+  end)
+
+  it("a root that is skipped makes a:tick return skipped", function()
+    local a = agent(act("A", "S", { skip_if = "true" }))
+    assert.equal(bt.SKIPPED, a:tick(1))
+    assert.equal("skipped", a:status())
+  end)
+end)
+
+describe("run_while", function()
+  it("false at the start skips the node", function()
+    local a = agent(bt.sequence { act("A", "S", { run_while = "ok" }),
+                                  act("B", "S") }, { ok = false })
+    assert.equal("success | enter B; tick B; exit B success", t:step(a))
+  end)
+
+  it("false while a subtree runs aborts it (on_halted runs, deepest " ..
+     "first), the node is skipped and its parent goes on", function()
+    local a = agent(bt.sequence {
+      bt.sequence { name = "S", run_while = "ok", on_halted = "h := h .. 'S'",
+                    act("A", "S"),
+                    act("B", "R", { on_halted = "h := h .. 'B'" }) },
+      act("C", "S"),
+    }, { ok = true, h = "" })
+    assert.equal("running | enter A; tick A; exit A success; enter B; " ..
+                 "tick B", t:step(a))
+    assert.equal("running | tick B", t:step(a))
+    a.bb.ok = false
+    assert.equal("success | abort B; enter C; tick C; exit C success",
+                 t:step(a))
+    assert.equal("BS", a.bb.h)
+    assert.equal("skipped", status(a, "S"))
+    assert.equal("aborted", status(a, "B"))
+  end)
+
+  it("on a running root: the tick returns skipped (BT.CPP's " ..
+     "WhileCallsOnHalt)", function()
+    local a = agent(act("K", "R", { run_while = "A == 1",
+                                    on_halted = "B = 69" }), { A = 1, B = 0 })
+    assert.equal("running", a:tick(1))
+    assert.equal(0, a.bb.B)
+    a.bb.A = 0
+    assert.equal("skipped", a:tick(1))
+    assert.equal(69, a.bb.B)
+  end)
+
+  it("under a parallel, each tick", function()
+    local a = agent(bt.parallel { success = "one",
+      act("A", "R", { run_while = "go" }), act("B", "RRS") }, { go = true })
+    assert.equal("running | enter A; tick A; enter B; tick B", t:step(a))
+    a.bb.go = false
+    assert.equal("running | abort A; tick B", t:step(a))
+    assert.equal("success | tick B; exit B success", t:step(a))
+  end)
+end)
+
+describe("on_halted", function()
+  it("runs when a node is aborted from outside", function()
+    local a = agent(bt.reactive_sequence { bt.check("go", "==", true),
+      act("A", "R", { on_halted = "halted := true", post = "post := true" }) },
+      { go = true })
+    assert.equal("running", a:tick(1))
+    a.bb.go = false
+    assert.equal("failure", a:tick(1))
+    assert.is_true(a.bb.halted)
+    assert.is_nil(a.bb.post) -- post: only after success or failure
+  end)
+end)
+
+describe("post-conditions on composites and decorators", function()
+  it("run when the node ends, child's first", function()
+    local a = agent(bt.sequence { on_success = "log := log .. 'seq '",
+      bt.invert { on_failure = "log := log .. 'inv '", post = "n += 1",
+                  act("A", "S", { on_success = "log := log .. 'A '" }) },
+    }, { log = "", n = 0 })
+    assert.equal("failure", a:tick(1))
+    assert.equal("A inv ", a.bb.log)
+    assert.equal(1, a.bb.n)
+  end)
+
+  it("a failing script is a tick error naming the node", function()
+    local a = agent(bt.sequence { act("A", "S", { on_success = "x = 1" }) })
+    assert.matches("A", trace.tick_error(a))
+  end)
+
+  it("a script that does not parse is a definition error", function()
+    assert.matches("'skip_if': at character 6: syntax error",
+      trace.tree_error(bt.sequence { skip_if = "a := ", act("A", "S") }))
+    assert.matches("'post' must be a script",
+      trace.tree_error(bt.sequence { post = 3, act("A", "S") }))
+  end)
+end)
+
+describe("SKIPPED in composites", function()
+  local function skipped(name) return act(name, "S", { skip_if = "true" }) end
+
+  for _, kind in ipairs { "sequence", "selector", "reactive_sequence",
+                          "reactive_selector", "parallel",
+                          "utility_selector" } do
+    it(kind .. ": all children skipped is skipped", function()
+      local a = agent(bt[kind] { skipped("A"), skipped("B") })
+      assert.equal("skipped |", t:step(a))
+    end)
+  end
+
+  it("sequence and selector pass a skipped child over", function()
+    local a = agent(bt.sequence { skipped("A"), act("B", "S") })
+    assert.equal("success | enter B; tick B; exit B success", t:step(a))
+    a = agent(bt.selector { skipped("A"), act("B", "F") })
+    assert.equal("failure | enter B; tick B; exit B failure", t:step(a))
+    a = agent(bt.selector { act("B", "F"), skipped("A") })
+    assert.equal("failure | enter B; tick B; exit B failure", t:step(a))
+  end)
+
+  it("a skipped last child ends the sequence with success", function()
+    local a = agent(bt.sequence { act("A", "RS"), skipped("B") })
+    assert.equal("running | enter A; tick A", t:step(a))
+    assert.equal("success | tick A; exit A success", t:step(a))
+  end)
+
+  it("parallel: a skipped child counts for neither policy and is " ..
+     "checked again; success 'all' counts it", function()
+    local a = agent(bt.parallel { act("A", "RS"),
+                                  act("B", "S", { skip_if = "skip" }) },
+                    { skip = true })
+    assert.equal("running | enter A; tick A", t:step(a))
+    assert.equal("success | tick A; exit A success", t:step(a))
+    a = agent(bt.parallel { success = 2, act("A", "S"),
+                            act("B", "S", { skip_if = "skip" }) },
+              { skip = true })
+    assert.equal("running | enter A; tick A; exit A success", t:step(a))
+    a.bb.skip = false
+    assert.equal("success | enter B; tick B; exit B success", t:step(a))
+  end)
+end)
+
+describe("SKIPPED in decorators", function()
+  local function skipped() return act("A", "S", { skip_if = "true" }) end
+
+  for _, kind in ipairs { "invert", "force_success", "force_failure",
+                          "repeat_until_failure", "subtree_free",
+                          "run_once", "cooldown", "limit", "timeout",
+                          "time_limit" } do
+    if kind ~= "subtree_free" then
+      it(kind .. " passes it", function()
+        local n = bt[kind] { skipped() }
+        if kind == "cooldown" or kind == "timeout" or kind == "time_limit" then
+          n.seconds = 5
+        elseif kind == "limit" then
+          n.times = 3
+        end
+        local a = agent(n)
+        assert.equal("skipped", a:tick(1))
+        assert.equal("skipped", a:tick(1)) -- run_once, cooldown: not kept
+      end)
+    end
+  end
+
+  it("repeater and retry pass it and start over", function()
+    local a = agent(bt.repeater { times = 3, skipped() })
+    assert.equal("skipped", a:tick(1))
+    a = agent(bt.retry { times = 3, skipped() })
+    assert.equal("skipped", a:tick(1))
+  end)
+
+  it("keep_running_until_failure runs on", function()
+    local a = agent(bt.keep_running_until_failure { skipped() })
+    assert.equal("running", a:tick(1))
+    assert.equal("running", a:tick(1))
+  end)
+end)
+
+describe("SKIPPED in traces, saves and dumps", function()
+  it("is an event, restores, and shows in dumps", function()
+    local tree = bt.tree(bt.sequence { act("A", "S", { skip_if = "true" }),
+                                       act("B", "R") }, { name = "T" })
+    local a = bt.agent(tree)
+    a:trace(16)
+    a:tick(1)
+    local seen = false
+    for _, e in ipairs(a:events()) do
+      if e.status == "skipped" then seen = true end
+    end
+    assert.is_true(seen)
+    assert.equal("skipped", status(a, "A"))
+    local b = bt.agent(tree, { restore = a:save() })
+    assert.equal("running", status(b, "B")) -- (finished ones restore idle)
+    local root = bt.tree(act("C", "S", { skip_if = "true" }))
+    local c = bt.agent(root)
+    assert.equal("skipped", c:tick(1))
+    assert.equal("skipped", bt.agent(root, { restore = c:save() }):status())
+  end)
+end)
+
+describe("BehaviorTree.CPP files", function()
+  local function doc(body)
+    return '<root BTCPP_format="4"><BehaviorTree ID="T">' .. body ..
+           "</BehaviorTree></root>"
+  end
+
+  it("read _skipIf, _onSuccess... on any element (BT.CPP's Issue533)",
+     function()
+    t:register { TestA = "S", TestB = "S", TestC = "S" }
+    local root = bt.import(doc([[<Sequence>
+      <TestA _skipIf="A!=1"/>
+      <TestB _skipIf="A!=2" _onSuccess="A=1"/>
+      <TestC _skipIf="A!=3" _onSuccess="A=2"/></Sequence>]]), "btcpp")
+    local a = agent(root, { A = 3 })
+    a:tick(1)
+    assert.same({ 0, 0, 1 }, { t:count("TestA"), t:count("TestB"),
+                               t:count("TestC") })
+    a:tick(1)
+    assert.same({ 0, 1, 1 }, { t:count("TestA"), t:count("TestB"),
+                               t:count("TestC") })
+    a:tick(1)
+    assert.same({ 1, 1, 1 }, { t:count("TestA"), t:count("TestB"),
+                               t:count("TestC") })
+  end)
+
+  it("SkippedSequence, and the exporter writes them back", function()
+    t:register { A = "S" }
+    local text = doc('<Sequence><A _skipIf="skip"/></Sequence>')
+    local tree = bt.tree(bt.import(text, "btcpp"), { name = "T" })
+    local a = bt.agent(tree, { blackboard = { skip = true } })
+    assert.equal("skipped", a:tick(1))
+    a.bb.skip = false
+    assert.equal("success", a:tick(1))
+    local out = tree:export("btcpp")
+    assert.matches('_skipIf="skip"', out)
+    local b = bt.agent(bt.tree(bt.import(out, "btcpp")),
+                       { blackboard = { skip = true } })
+    assert.equal("skipped", b:tick(1))
+  end)
+
+  it("refuse a condition that does not parse, with its place", function()
+    t:register { A = "S" }
+    local ok, msg = pcall(bt.import, doc('<A _while="x :="/>'), "btcpp",
+                          { file = "t.xml" })
+    assert.is_false(ok)
+    assert.matches("t.xml:1:45: node 'A': '_while': at character", msg)
+  end)
+end)
