@@ -163,6 +163,10 @@ local grammar = P{
               e.parens = (e.parens or 0) + 1 -- counts as a level
               return e end,
 }
+-- LPeg compiles a pattern at its first match, and a match that runs out of
+-- memory while compiling leaves it broken: compile now, at load time.
+far = 1
+lpeg.match(grammar, "0")
 
 -- The depth of an expression tree, refused past MAX_DEPTH.
 local function depth(node, d)
