@@ -59,6 +59,7 @@ int bonsai_agent_init(bonsai_agent *a, bonsai_tree *t, bonsai_bb *bb,
   t->refs++;
   a->bp = bs_tree_current(t);
   bs_bp_retain(a->bp);
+  bs_copy(a);
   a->bb = bb;
   a->owner = owner;
   a->current = a->errnode = BS_NONE;
@@ -211,6 +212,7 @@ static int step(bonsai_agent *a, Plan **planp) {
   }
   bs_bp_release(a->bp);
   a->bp = nbp;
+  bs_copy(a);
   if (a->trace != NULL) {
     bs_trace_mark(a, BONSAI_TRACE_RELOAD, BS_NONE, NULL);
     bs_trace_migrating(a, 0);

@@ -147,6 +147,7 @@ struct bonsai_agent {
   uint8_t raises;   /* the operation's host may raise (BONSAI_HOST_RAISES) */
   uint8_t protect;  /* callbacks must not raise (abort passes) */
   uint8_t event;    /* event being delivered to 'current' */
+  uint8_t copy;     /* the copy of the tick it runs (vm.c): bs_copy */
   uint8_t failed;   /* an error is recorded (err, errnode, errbp): the
                     ** first of an operation; cleared by the next one */
   uint32_t serial;  /* ticks so far */
@@ -169,6 +170,13 @@ struct bonsai_agent {
                      ** after a reload to a larger version) */
   uint32_t inlinecap; /* bytes of state inside the agent's allocation */
 };
+
+/* Picks the copy of the tick an agent runs (vm.c): the one that checks
+** conditions for a version that has some, else the traced one when it
+** records, else the plain one. After any change of a->bp or a->trace. */
+static inline void bs_copy(bonsai_agent *a) {
+  a->copy = (uint8_t)(a->bp->nconds != 0 ? 2 : a->trace != NULL);
+}
 
 /* Blackboard slot: key id, value, and the stamp of its last change. */
 typedef struct Slot {

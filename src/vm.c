@@ -994,13 +994,13 @@ static int run_conds(bonsai_agent *a) {
   return run(a, a->trace != NULL, 1);
 }
 
-/* Predictable branches per tick: an agent without a trace runs the copy of
-** the tick in which the door of every status store is compiled out, a
-** version without conditions one in which they are. */
+/* No test per tick: an agent runs the copy bs_copy picked for it, the
+** plain one (the door of every status store and the conditions compiled
+** out) unless it records a trace or its version has conditions. */
 int bs_vm_tick(bonsai_agent *a) {
-  if (bs_unlikely(a->bp->nconds != 0))
-    return run_conds(a);
-  return bs_unlikely(a->trace != NULL) ? run_traced(a) : run_plain(a);
+  static int (*const copies[])(bonsai_agent *) = {run_plain, run_traced,
+                                                  run_conds};
+  return copies[a->copy](a);
 }
 
 /* }====================================================== */
