@@ -273,6 +273,13 @@ enum {
 ** does. A second call for the same 'which' replaces the first. */
 BONSAI_API int bonsai_def_when(bonsai_def *def, int which, bonsai_leaf_fn fn,
                                void *data);
+/* Gives the node added last pre-condition 'which' (BONSAI_FAILURE_IF ..
+** BONSAI_RUN_WHILE) as a comparison evaluated in C, as a BONSAI_CHECK
+** node's: key, op (== ~= < <= > >=) and value (a string "$name" names
+** another key); true when it holds. No call per tick. */
+BONSAI_API int bonsai_def_when_check(bonsai_def *def, int which,
+                                     const char *key, const char *op,
+                                     bonsai_value value);
 /* The name of condition 'which' as the Lua API spells it ("skip_if",
 ** "run_while", "on_halted", "post"...), or NULL. */
 BONSAI_API const char *bonsai_cond_name(int which);

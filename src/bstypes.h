@@ -96,6 +96,15 @@ typedef struct Node {
   char spare[11];
 } Node;
 
+/* A pre-condition evaluated in C (bonsai_def_when_check): its leaf in
+** bp->leaves has no function and its data is the index of this record. */
+typedef struct Check {
+  uint32_t key;     /* key id */
+  uint32_t vkey;    /* the key id the value names, or BS_NONE */
+  uint8_t op;       /* OP_* */
+  bonsai_value val; /* strings point into the pool */
+} Check;
+
 /* A compiled version of a tree: bonsai.h's opaque bonsai_version. */
 typedef struct bonsai_version {
   int refs;          /* atomic (bs_bp_retain): shared trees cross threads */
@@ -115,6 +124,8 @@ typedef struct bonsai_version {
   uint32_t datasize; /* bytes of node data after the statuses */
   Node *nodes;
   Leaf *leaves;
+  Check *checks;     /* conditions evaluated in C */
+  uint32_t nchecks;
   char *pool;
   size_t size;       /* of the whole allocation */
   /* Keys watched by guards: watchkey[k], the guards watching it are

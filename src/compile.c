@@ -392,7 +392,8 @@ static long checkdef(const bonsai_def *d, char *err, size_t errsize,
     if (dn->when != BS_NONE) { /* its conditions */
       int k;
       for (k = 0; k < BONSAI_NCONDS; k++)
-        nleaves += d->conds[dn->when][k].fn != NULL;
+        nleaves += d->conds[dn->when][k].leaf.fn != NULL ||
+                   d->conds[dn->when][k].key != BS_NONE;
     }
   }
   return nleaves;
@@ -421,15 +422,22 @@ static int names_make(Names *nm, const bonsai_def *d) {
 ** half is one line), leaves, pool (names, then check strings). */
 static Blueprint *allocate(const bonsai_def *d, const Names *nm,
                            size_t nleaves) {
-  size_t poolsize = nm->n, size;
+  size_t poolsize = nm->n, size, nchecks = 0;
   Blueprint *bp;
   char *mem;
-  uint32_t i;
+  uint32_t i, k;
   for (i = 0; i < d->n; i++)
     if (d->nodes[i].val.type == BONSAI_TSTRING)
       poolsize += strlen(d->strs + d->nodes[i].val.u.str.len) + 1;
+  for (i = 0; i < d->nconds; i++) /* checks of conditions */
+    for (k = 0; k < BONSAI_NCONDS; k++)
+      if (d->conds[i][k].key != BS_NONE) {
+        nchecks++;
+        if (d->conds[i][k].val.type == BONSAI_TSTRING)
+          poolsize += strlen(d->strs + d->conds[i][k].val.u.str.len) + 1;
+      }
   size = sizeof *bp + 63 + (size_t)d->n * sizeof(Node) +
-         align8(nleaves * sizeof(Leaf)) + poolsize;
+         align8(nleaves * sizeof(Leaf)) + nchecks * sizeof(Check) + poolsize;
   if ((mem = bs_malloc(d->env, size)) == NULL)
     return NULL;
   memset(mem, 0, size);
@@ -441,7 +449,8 @@ static Blueprint *allocate(const bonsai_def *d, const Names *nm,
   bp->size = size;
   bp->nodes = (Node *)(((uintptr_t)(mem + sizeof *bp) + 63) & ~(uintptr_t)63);
   bp->leaves = (Leaf *)((char *)bp->nodes + (size_t)d->n * sizeof(Node));
-  bp->pool = (char *)bp->leaves + align8(nleaves * sizeof(Leaf));
+  bp->checks = (Check *)((char *)bp->leaves + align8(nleaves * sizeof(Leaf)));
+  bp->pool = (char *)(bp->checks + nchecks);
   memcpy(bp->pool, nm->buf, nm->n);
   bp->statsize = (uint32_t)align8(d->n);
   return bp;
@@ -453,6 +462,35 @@ typedef struct Layout {
   uint32_t off8, off4;
   size_t at;
 } Layout;
+
+/* The check of a condition c into bp->checks (strings into the pool);
+** returns its index, or BS_NONE when out of memory. */
+static uint32_t addcheck(Blueprint *bp, const bonsai_def *d, const DefCond *c,
+                         Layout *lay) {
+  Check *k = &bp->checks[bp->nchecks];
+  int id = bonsai_key(d->env, d->strs + c->key, strlen(d->strs + c->key));
+  if (id < 0)
+    return BS_NONE;
+  k->key = (uint32_t)id;
+  k->vkey = BS_NONE;
+  k->op = c->op;
+  k->val = c->val;
+  if (c->vkey != BS_NONE) {
+    const char *vk = d->strs + c->vkey;
+    if ((id = bonsai_key(d->env, vk, strlen(vk))) < 0)
+      return BS_NONE;
+    k->vkey = (uint32_t)id;
+  }
+  if (c->val.type == BONSAI_TSTRING) {
+    const char *s = d->strs + c->val.u.str.len;
+    size_t len = strlen(s);
+    memcpy(bp->pool + lay->at, s, len + 1);
+    k->val.u.str.s = bp->pool + lay->at;
+    k->val.u.str.len = len;
+    lay->at += len + 1;
+  }
+  return bp->nchecks++;
+}
 
 /* Phase 4: node i from its definition: flags, data, links to its active
 ** ancestor, parameters. -1 when out of memory (interning a key). */
@@ -475,16 +513,28 @@ static int fillnode(Blueprint *bp, const bonsai_def *d, const Names *nm,
   if (ki->flags & K_REACTIVE)
     n->flags |= NF_REACTIVE;
   if (dn->when != BS_NONE) { /* its conditions, in order */
-    const Leaf *w = d->conds[dn->when];
+    const DefCond *w = d->conds[dn->when];
     int k;
     n->flags |= NF_COND;
     n->cond = bp->nleaves;
-    for (k = 0; k < BONSAI_NCONDS; k++)
-      if (w[k].fn != NULL) {
-        n->when |= (uint8_t)(1u << k);
-        bp->leaves[bp->nleaves++] = w[k];
+    for (k = 0; k < BONSAI_NCONDS; k++) {
+      Leaf *l = &bp->leaves[bp->nleaves];
+      if (w[k].leaf.fn != NULL) {
+        *l = w[k].leaf;
+      } else if (w[k].key != BS_NONE) {
+        uint32_t at = addcheck(bp, d, &w[k], lay);
+        if (at == BS_NONE)
+          return -1;
+        l->fn = NULL;
+        l->data = (void *)(uintptr_t)at;
+        l->flags = 0;
+      } else {
+        continue;
       }
-    if (w[BONSAI_RUN_WHILE].fn != NULL) /* checked at every tick */
+      n->when |= (uint8_t)(1u << k);
+      bp->nleaves++;
+    }
+    if (n->when & (1u << BONSAI_RUN_WHILE)) /* checked at every tick */
       n->flags |= NF_ACTIVE;
     bp->nconds++;
   }
@@ -698,6 +748,10 @@ Blueprint *bs_bp_detach(const Blueprint *bp, const void *host,
   c->nodes = MOVED(bp->nodes, bp, c);
   c->leaves = MOVED(bp->leaves, bp, c);
   c->pool = MOVED(bp->pool, bp, c);
+  c->checks = MOVED(bp->checks, bp, c);
+  for (i = 0; i < c->nchecks; i++)
+    if (c->checks[i].val.type == BONSAI_TSTRING)
+      c->checks[i].val.u.str.s = MOVED(bp->checks[i].val.u.str.s, bp, c);
   for (i = 0; i < c->n; i++)
     if (c->nodes[i].val.type == BONSAI_TSTRING &&
         (c->nodes[i].kind == BONSAI_CHECK))

@@ -338,35 +338,103 @@ int bonsai_def_utility(bonsai_def *d, bonsai_leaf_fn fn, void *data) {
   return BONSAI_OK;
 }
 
-int bonsai_def_when(bonsai_def *d, int which, bonsai_leaf_fn fn,
-                    void *data) {
+/* The condition 'which' of the node added last, emptied (its block made
+** on first use), or NULL after recording the error. */
+static DefCond *condof(bonsai_def *d, int which) {
   DefNode *n;
+  uint32_t k;
   if (d->err[0] != '\0')
-    return BONSAI_EDEF;
-  if (d->n == 0)
-    return deferror(d, BS_NONE, "a condition before any node");
-  if (which < 0 || which >= BONSAI_NCONDS)
-    return deferror(d, d->n - 1, "unknown condition %d", which);
-  if (fn == NULL)
-    return deferror(d, d->n - 1, "'%s' needs a function",
-                    bonsai_cond_name(which));
+    return NULL;
+  if (d->n == 0) {
+    deferror(d, BS_NONE, "a condition before any node");
+    return NULL;
+  }
+  if (which < 0 || which >= BONSAI_NCONDS) {
+    deferror(d, d->n - 1, "unknown condition %d", which);
+    return NULL;
+  }
   n = &d->nodes[d->n - 1];
   if (n->when == BS_NONE) { /* its block */
     if (d->nconds == d->capconds) {
       uint32_t ncap = d->capconds ? d->capconds * 2 : 4;
-      Leaf(*nc)[BONSAI_NCONDS] =
+      DefCond(*nc)[BONSAI_NCONDS] =
           bs_realloc(d->env, d->conds, d->capconds * sizeof *nc,
                      (size_t)ncap * sizeof *nc);
-      if (nc == NULL)
-        return nomemory(d, d->n - 1);
+      if (nc == NULL) {
+        nomemory(d, d->n - 1);
+        return NULL;
+      }
       d->conds = nc;
       d->capconds = ncap;
     }
-    memset(d->conds[d->nconds], 0, sizeof *d->conds);
+    for (k = 0; k < BONSAI_NCONDS; k++) {
+      memset(&d->conds[d->nconds][k], 0, sizeof(DefCond));
+      d->conds[d->nconds][k].key = d->conds[d->nconds][k].vkey = BS_NONE;
+    }
     n->when = d->nconds++;
   }
-  d->conds[n->when][which].fn = fn;
-  d->conds[n->when][which].data = data;
+  memset(&d->conds[n->when][which], 0, sizeof(DefCond));
+  d->conds[n->when][which].key = d->conds[n->when][which].vkey = BS_NONE;
+  return &d->conds[n->when][which];
+}
+
+int bonsai_def_when(bonsai_def *d, int which, bonsai_leaf_fn fn,
+                    void *data) {
+  DefCond *c;
+  if (fn == NULL && d->err[0] == '\0' && d->n > 0 && which >= 0 &&
+      which < BONSAI_NCONDS)
+    return deferror(d, d->n - 1, "'%s' needs a function",
+                    bonsai_cond_name(which));
+  if ((c = condof(d, which)) == NULL)
+    return d->nomem ? BONSAI_ENOMEM : BONSAI_EDEF;
+  c->leaf.fn = fn;
+  c->leaf.data = data;
+  return BONSAI_OK;
+}
+
+int bonsai_def_when_check(bonsai_def *d, int which, const char *key,
+                          const char *op, bonsai_value v) {
+  static const char *const ops[] = {"==", "~=", "<", "<=", ">", ">="};
+  const char *s = v.type == BONSAI_TSTRING ? v.u.str.s : NULL;
+  DefCond *c;
+  unsigned i;
+  if (which > BONSAI_RUN_WHILE && d->err[0] == '\0' && d->n > 0)
+    return deferror(d, d->n - 1, "'%s' runs a function, not a check",
+                    bonsai_cond_name(which));
+  if ((c = condof(d, which)) == NULL)
+    return d->nomem ? BONSAI_ENOMEM : BONSAI_EDEF;
+  for (i = 0; op != NULL && i < 6; i++)
+    if (strcmp(op, ops[i]) == 0)
+      break;
+  if (key == NULL || *key == '\0' || strlen(key) > BS_MAXNAME)
+    return deferror(d, d->n - 1, "'%s': a check needs a key name",
+                    bonsai_cond_name(which));
+  if (op == NULL || i == 6)
+    return deferror(d, d->n - 1, "'%s': the operator must be one of == ~= "
+                    "< <= > >=", bonsai_cond_name(which));
+  if (s != NULL && (memchr(s, '\0', v.u.str.len) != NULL ||
+                    v.u.str.len > BS_MAXNAME))
+    return deferror(d, d->n - 1, "'%s': a bad string", bonsai_cond_name(which));
+  if (s == NULL && v.type != BONSAI_TNUMBER && v.type != BONSAI_TINTEGER &&
+      v.type != BONSAI_TBOOLEAN && v.type != BONSAI_TNIL)
+    return deferror(d, d->n - 1, "'%s': the value must be a number, string, "
+                    "boolean or nil", bonsai_cond_name(which));
+  if (i >= 2 && s == NULL && v.type != BONSAI_TNUMBER &&
+      v.type != BONSAI_TINTEGER)
+    return deferror(d, d->n - 1, "'%s': a check can order only numbers and "
+                    "strings", bonsai_cond_name(which));
+  if ((c->key = addstr(d, key)) == BS_NONE)
+    return nomemory(d, d->n - 1);
+  if (s != NULL) {
+    uint32_t at = addstr(d, s);
+    if (at == BS_NONE)
+      return nomemory(d, d->n - 1);
+    if (s[0] == '$')
+      c->vkey = at + 1;
+    v.u.str.len = at; /* resolved against the pool when compiled */
+  }
+  c->op = (uint8_t)i;
+  c->val = v;
   return BONSAI_OK;
 }
 

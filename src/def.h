@@ -11,6 +11,16 @@
 #include "bstypes.h"
 #include "kinds.h"
 
+/* A pre- or post-condition: a function, or a check (bonsai_def_when_check;
+** strings as in DefNode). */
+typedef struct DefCond {
+  Leaf leaf;          /* fn NULL: a check, or none */
+  uint32_t key, vkey; /* check: offsets in def->strs (vkey of a "$name"
+                      ** value), or BS_NONE; key BS_NONE: no check */
+  uint8_t op;
+  bonsai_value val;
+} DefCond;
+
 typedef struct DefNode {
   uint8_t kind;
   uint8_t op, mode; /* mode: guard: GUARD_*; parallel: 1 with "wait" */
@@ -42,8 +52,8 @@ struct bonsai_def {
   int nomem;     /* that error was running out of memory */
   uint32_t max;  /* most nodes allowed (bonsai_def_max_nodes) */
   const void *host; /* bytes a shared tree carries (bonsai_def_host) */
-  Leaf (*conds)[BONSAI_NCONDS]; /* blocks of conditions (bonsai_def_when):
-                                ** fn NULL where a node has none */
+  DefCond (*conds)[BONSAI_NCONDS]; /* blocks of conditions (bonsai_def_when,
+                                   ** bonsai_def_when_check) */
   uint32_t nconds, capconds;
   size_t hostlen;
 };

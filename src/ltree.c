@@ -304,9 +304,10 @@ static void utility(Walk *w, int idx, int place) {
 
 /* Gives the node just added the pre- and post-conditions of the node
 ** table at idx (its fields skip_if, run_while, on_success...): each a
-** script, compiled by init.lua's script maker, or a function fn(agent, bb)
-** whose result is taken as true or false. Inside a remapping subtree they
-** see the blackboard through the view, as leaves do. */
+** script, compiled by init.lua's script maker (a pre-condition that is one
+** comparison of a key becomes a check, evaluated in C), or a function
+** fn(agent, bb) whose result is taken as true or false. Inside a remapping
+** subtree they see the blackboard through the view, as leaves do. */
 static void conditions(Walk *w, int idx, int place) {
   lua_State *L = w->L;
   int k;
@@ -319,19 +320,30 @@ static void conditions(Walk *w, int idx, int place) {
       lua_pop(L, 1);
       continue;
     }
-    if (ty == LUA_TSTRING) {
+    if (ty == LUA_TSTRING) { /* fn, or fn, key, op, value: a check */
+      int top = lua_gettop(L) - 1;
       lua_getiuservalue(L, lua_upvalueindex(1), LB_SCRIPT);
       lua_insert(L, -2);
       lua_pushstring(L, f);
-      if (lua_pcall(L, 2, 2, 0) != LUA_OK) { /* nil, the error */
+      if (lua_pcall(L, 2, 4, 0) != LUA_OK) { /* nil, the error */
         lua_pushnil(L);
         lua_insert(L, -2);
       }
-      if (lua_isnil(L, -2)) {
-        lua_pushfstring(L, "'%s': %s", f, luaL_tolstring(L, -1, NULL));
+      if (lua_isnil(L, top + 1)) {
+        lua_pushfstring(L, "'%s': %s", f, luaL_tolstring(L, top + 2, NULL));
         walkerror(w, place, "%s", lua_tostring(L, -1));
       }
-      lua_pop(L, 1);
+      if (lua_type(L, top + 2) == LUA_TSTRING &&
+          ctxfield(w, "map") == LUA_TNIL) { /* in C (no remapping) */
+        bonsai_value v;
+        lb_tovalue(L, top + 4, &v);
+        bonsai_def_when_check(w->def, k, lua_tostring(L, top + 2),
+                              lua_tostring(L, top + 3), v);
+        lua_settop(L, top);
+        checkdef(w);
+        continue;
+      }
+      lua_settop(L, top + 1);
     } else if (ty != LUA_TFUNCTION) {
       lua_pushfstring(L, "'%s' must be a script (got %s)", f,
                       luaL_typename(L, -1));

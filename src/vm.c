@@ -151,17 +151,12 @@ static const char *typename(int t) {
   return names[t];
 }
 
-/* bt.check and bt.is_set, evaluated in C. */
-static int check(bonsai_agent *a, uint32_t i) {
-  const Node *n = &a->bp->nodes[i];
-  bonsai_value x = bonsai_bb_get(a->bb, (int)n->a), y;
-  int eq, c;
-  a->current = i;
-  if (n->kind == BONSAI_IS_SET)
-    return x.type != BONSAI_TNIL ? SUCCESS : FAILURE;
-  y = (n->flags & NF_KEYREF) ? bonsai_bb_get(a->bb, (int)n->b) : n->val;
-  c = bs_value_compare(x, y, &eq);
-  switch (n->op) {
+/* Compares key x (already read) with y by op, for node i: SUCCESS,
+** FAILURE, or BONSAI_ELEAF after recording the error. */
+static BS_ALWAYS_INLINE int compare(bonsai_agent *a, uint32_t i,
+                                    bonsai_value x, int op, bonsai_value y) {
+  int eq, c = bs_value_compare(x, y, &eq);
+  switch (op) {
   case OP_EQ: return eq ? SUCCESS : FAILURE;
   case OP_NE: return eq ? FAILURE : SUCCESS;
   default: break;
@@ -173,12 +168,32 @@ static int check(bonsai_agent *a, uint32_t i) {
                   typename(y.type));
     return BONSAI_ELEAF;
   }
-  switch (n->op) {
+  switch (op) {
   case OP_LT: return c < 0 ? SUCCESS : FAILURE;
   case OP_LE: return c <= 0 ? SUCCESS : FAILURE;
   case OP_GT: return c > 0 ? SUCCESS : FAILURE;
   default: return c >= 0 ? SUCCESS : FAILURE;
   }
+}
+
+/* bt.check and bt.is_set, evaluated in C. */
+static int check(bonsai_agent *a, uint32_t i) {
+  const Node *n = &a->bp->nodes[i];
+  bonsai_value x = bonsai_bb_get(a->bb, (int)n->a);
+  a->current = i;
+  if (n->kind == BONSAI_IS_SET)
+    return x.type != BONSAI_TNIL ? SUCCESS : FAILURE;
+  return compare(a, i, x, n->op,
+                 (n->flags & NF_KEYREF) ? bonsai_bb_get(a->bb, (int)n->b)
+                                        : n->val);
+}
+
+/* A condition of node i evaluated in C (bonsai_def_when_check). */
+static int checkcond(bonsai_agent *a, uint32_t i, const Check *k) {
+  a->current = i;
+  return compare(a, i, bonsai_bb_get(a->bb, (int)k->key), k->op,
+                 k->vkey != BS_NONE ? bonsai_bb_get(a->bb, (int)k->vkey)
+                                    : k->val);
 }
 
 /* }====================================================== */
@@ -201,6 +216,8 @@ BS_NOINLINE static int runcond(bonsai_agent *a, uint32_t i, int k) {
   for (b = 0; b < k; b++)
     at += (n->when >> b) & 1u;
   l = &a->bp->leaves[at];
+  if (l->fn == NULL) /* a check */
+    return checkcond(a, i, &a->bp->checks[(uintptr_t)l->data]);
   callrecord(a, &c);
   c.data = l->data;
   c.args = NULL;

@@ -88,10 +88,12 @@ function bt.enums(t)
 end
 
 -- The scripts of pre- and post-conditions (skip_if, run_while, on_success...
--- on any node), compiled when bt.tree walks the node tables.
+-- on any node), compiled when bt.tree walks the node tables: fn, or fn and
+-- the check (key, op, value) that a comparison of a key is, run in C.
 core._script(function(code, field)
-  if type(code) ~= "string" then return nil, "not a script" end
-  return scripts().condition(code, field)
+  local f, err, key, op, value = scripts().condition(code, field)
+  if not f then return nil, err end
+  return f, key, op, value
 end)
 
 -- Composites and decorators -----------------------------------------------

@@ -753,13 +753,16 @@ end
 -- The function of a pre- or post-condition (field: "skip_if", "on_success"...)
 -- given as a script: fn(agent, bb) returning whether the condition holds
 -- (a post-condition's script just runs, and says true); or nil and the
--- message; then whether rename renamed a key. rename: as for compile.
+-- message; then whether rename renamed a key, and for a pre-condition that
+-- is one comparison of a key, its check (key, op, value, as bt.check's).
+-- rename: as for compile.
 local PRE = { failure_if = true, success_if = true, skip_if = true,
               run_while = true }
 function M.condition(code, field, rename)
-  local f, err, _, _, changed = M.compile(code, rename)
-  if not f then return nil, err end
-  return PRE[field] and holds(f) or succeed(f), changed
+  local f, key, op, value, changed = M.compile(code, rename)
+  if not f then return nil, key end
+  if PRE[field] then return holds(f), changed, key, op, value end
+  return succeed(f), changed
 end
 
 -- The code of a bt.check node (key, op, value): "hp >= 5", "a != $b" as

@@ -212,6 +212,60 @@ static void skipped_in_decorators(void **state) {
   }
 }
 
+/* A pre-condition evaluated in C: a key with a constant or another key. */
+static void check_conditions(void **state) {
+  bonsai_def *d = bonsai_def_new(env);
+  bonsai_agent *ag;
+  bonsai_value v;
+  (void)state;
+  leaf("A", "S");
+  bonsai_def_begin(d, BONSAI_SEQUENCE, NULL);
+  bonsai_def_leaf(d, BONSAI_ACTION, NULL, "A", NULL);
+  v.type = BONSAI_TINTEGER;
+  v.u.i = 10;
+  assert_int_equal(bonsai_def_when_check(d, BONSAI_SKIP_IF, "hp", "<", v),
+                   BONSAI_OK);
+  v.type = BONSAI_TSTRING;
+  v.u.str.s = "$max";
+  v.u.str.len = 4;
+  assert_int_equal(
+      bonsai_def_when_check(d, BONSAI_SUCCESS_IF, "hp", ">=", v), BONSAI_OK);
+  bonsai_def_end(d);
+  ag = agent_of(d);
+  v.type = BONSAI_TINTEGER;
+  v.u.i = 5;
+  bonsai_bb_set(bonsai_agent_bb(ag), bonsai_key(env, "hp", 2), v);
+  v.u.i = 100;
+  bonsai_bb_set(bonsai_agent_bb(ag), bonsai_key(env, "max", 3), v);
+  STEP(ag, 1, K, ""); /* hp < 10: skipped */
+  v.u.i = 50;
+  bonsai_bb_set(bonsai_agent_bb(ag), bonsai_key(env, "hp", 2), v);
+  STEP(ag, 1, S, "enter A; tick A; exit A success");
+  v.u.i = 100;
+  bonsai_bb_set(bonsai_agent_bb(ag), bonsai_key(env, "hp", 2), v);
+  STEP(ag, 1, S, ""); /* hp >= max: success without running */
+  v.type = BONSAI_TBOOLEAN;
+  v.u.b = 1;
+  bonsai_bb_set(bonsai_agent_bb(ag), bonsai_key(env, "hp", 2), v);
+  assert_int_equal(bonsai_agent_tick(ag, 1), BONSAI_ELEAF);
+  assert_string_equal(bonsai_agent_errmsg(ag),
+                      "cannot compare boolean with integer");
+  bonsai_agent_free(ag);
+  d = bonsai_def_new(env);
+  bonsai_def_leaf(d, BONSAI_ACTION, NULL, "A", NULL);
+  v.type = BONSAI_TINTEGER;
+  assert_int_equal(bonsai_def_when_check(d, BONSAI_POST, "hp", "<", v),
+                   BONSAI_EDEF);
+  assert_string_equal(bonsai_def_errmsg(d),
+                      "A: 'post' runs a function, not a check");
+  bonsai_def_free(d);
+  d = bonsai_def_new(env);
+  bonsai_def_leaf(d, BONSAI_ACTION, NULL, "A", NULL);
+  assert_int_equal(bonsai_def_when_check(d, BONSAI_SKIP_IF, "hp", "=", v),
+                   BONSAI_EDEF);
+  bonsai_def_free(d);
+}
+
 /* A condition that fails is a leaf error naming the node; a bad call is
 ** refused; a guard's check takes none. */
 static void errors(void **state) {
@@ -252,6 +306,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(post_and_halted, setup, teardown),
       cmocka_unit_test_setup_teardown(skipped_in_composites, setup, teardown),
       cmocka_unit_test_setup_teardown(skipped_in_decorators, setup, teardown),
+      cmocka_unit_test_setup_teardown(check_conditions, setup, teardown),
       cmocka_unit_test_setup_teardown(errors, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

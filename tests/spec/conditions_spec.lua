@@ -270,6 +270,57 @@ describe("SKIPPED in traces, saves and dumps", function()
   end)
 end)
 
+describe("a pre-condition that compares a key", function()
+  it("is a check in C: no Lua call, so the tree can be shared", function()
+    local function tree(cond)
+      return bt.tree(bt.sequence { bt.check("a", "==", 1),
+        bt.action { leaf = "Step", skip_if = cond } })
+    end
+    bt.register("Step", function(_, bb) bb.ran = true return true end)
+    local shared = tree("x == 'one'")
+    assert.is_string(shared:share())
+    local a = bt.agent(shared, { blackboard = { a = 1, x = "one" } })
+    assert.equal("success", a:tick(1))
+    assert.is_nil(a.bb.ran) -- skipped
+    a.bb.x = "two"
+    a:tick(1)
+    assert.is_true(a.bb.ran)
+    assert.is_string(tree("hp >= max_hp"):share())
+    assert.matches("cannot share", select(2, pcall(function()
+      return tree("x + 1 == 2"):share() end)))
+  end)
+
+  it("decides as the script does, errors included", function()
+    local a = agent(bt.sequence { act("A", "S", { skip_if = "hp < 10" }),
+                                  act("B", "S", { failure_if = "'x' == k" }) },
+                    { hp = 5, k = "y" })
+    assert.equal("success | enter B; tick B; exit B success", t:step(a))
+    a.bb.k = "x"
+    a.bb.hp = 10
+    assert.equal("failure | enter A; tick A; exit A success", t:step(a))
+    a.bb.hp = "ten"
+    assert.matches("A.*cannot compare string with integer",
+                   trace.tick_error(a))
+  end)
+end)
+
+describe("reload", function()
+  it("a run_while added to a running node is checked from the next tick",
+     function()
+    local function root(cond)
+      return bt.sequence { name = "S", run_while = cond,
+        bt.sequence { name = "T", act("A", "R") } }
+    end
+    local tree = bt.tree(root(nil), { name = "T" })
+    local a = bt.agent(tree, { blackboard = { ok = true } })
+    assert.equal("running | enter A; tick A", t:step(a))
+    assert(tree:reload(root("ok")))
+    assert.equal("running | tick A", t:step(a))
+    a.bb.ok = false
+    assert.equal("skipped | abort A", t:step(a))
+  end)
+end)
+
 describe("BehaviorTree.CPP files", function()
   local function doc(body)
     return '<root BTCPP_format="4"><BehaviorTree ID="T">' .. body ..
