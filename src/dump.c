@@ -1,6 +1,7 @@
 /*
 ** dump.c: a text picture of a compiled tree, one node a line, indented by
-** depth, with an agent's statuses when one is given. Iterative over the
+** depth, its parameters and conditions, with an agent's statuses when one
+** is given. Iterative over the
 ** pre-order array; writes through a callback, allocating nothing. Past
 ** MAXINDENT levels a line is indented no further and starts with its depth
 ** in brackets, so the picture of a deep tree stays linear in its size.
@@ -54,6 +55,16 @@ static void utility(const Blueprint *bp, const bonsai_agent *a, uint32_t i,
   }
 }
 
+/* The pre- and post-conditions of n, e.g. " skip_if on_success". */
+static void conditions(const Node *n, char *buf, size_t size) {
+  size_t at = 0;
+  int k;
+  buf[0] = '\0';
+  for (k = 0; k < BONSAI_NCONDS && (n->flags & NF_COND); k++)
+    if ((n->when & (1u << k)) && at < size)
+      at += (size_t)snprintf(buf + at, size - at, " %s", bonsai_cond_name(k));
+}
+
 void bonsai_tree_dump(const bonsai_tree *t, const bonsai_agent *a,
                       void (*write)(void *ud, const char *s, size_t n),
                       void *ud) {
@@ -63,7 +74,7 @@ void bonsai_tree_dump(const bonsai_tree *t, const bonsai_agent *a,
     const Node *n = &bp->nodes[i];
     const char *kind = bs_kinds[n->kind].name;
     const char *name = bp->pool + n->name;
-    char line[160], extra[48];
+    char line[160], extra[96];
     size_t k = strlen(kind);
     uint32_t d;
     int len;
@@ -86,6 +97,8 @@ void bonsai_tree_dump(const bonsai_tree *t, const bonsai_agent *a,
       len = sizeof line - 1;
     write(ud, line, (size_t)len);
     utility(bp, a, i, extra, sizeof extra);
+    write(ud, extra, strlen(extra));
+    conditions(n, extra, sizeof extra);
     write(ud, extra, strlen(extra));
     if (a != NULL) {
       const char *s = bonsai_status_name(a->state[i]);

@@ -23,8 +23,7 @@ end
 
 -- The status of the node named name in a's tree, as its dump shows it.
 local function status(a, name)
-  return a.tree:dump(a):match("\n%s*" .. name .. " %b() %[(%a+)%]") or
-         a.tree:dump(a):match("\n%s*" .. name .. " %[(%a+)%]")
+  return ("\n" .. a.tree:dump(a)):match("\n%s*" .. name .. " [^\n]-%[(%a+)%]")
 end
 
 describe("pre-conditions on a leaf", function()
@@ -261,6 +260,7 @@ describe("SKIPPED in traces, saves and dumps", function()
     end
     assert.is_true(seen)
     assert.equal("skipped", status(a, "A"))
+    assert.matches("A %(action%) skip_if %[skipped%]", tree:dump(a))
     local b = bt.agent(tree, { restore = a:save() })
     assert.equal("running", status(b, "B")) -- (finished ones restore idle)
     local root = bt.tree(act("C", "S", { skip_if = "true" }))
