@@ -862,7 +862,9 @@ done: /* node i finished its tick with status s; control moves on */
         goto tick;
       }
       if (conds && s == SKIPPED && nd[c].next >= n->next) /* the last */
-        s = allskipped(nd, st, i) ? SKIPPED : n->cont;
+        s = n->kind == BONSAI_PRIORITY || allskipped(nd, st, i) ? SKIPPED
+                                                                : n->cont;
+      /* (the priority section: its root was skipped, so is the tick) */
       if ((n->flags & NF_REACTIVE) &&
           reactive_end(a, nd, st, i, c, s) != BONSAI_OK)
         return fail(a);

@@ -81,6 +81,11 @@ describe("pre-conditions on a leaf", function()
     local a = agent(act("A", "S", { skip_if = "true" }))
     assert.equal(bt.SKIPPED, a:tick(1))
     assert.equal("skipped", a:status())
+    local tree = bt.tree(act("B", "S", { skip_if = "true" }), { priority = {
+      bt.filter { conditions = { bt.check("alarm", "==", true) },
+                  act("C", "S") } } })
+    a = bt.agent(tree)
+    assert.equal("skipped |", t:step(a)) -- under a priority section too
   end)
 end)
 

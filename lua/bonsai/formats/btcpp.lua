@@ -270,7 +270,8 @@ local builtins = {
     local skip = e.attrs.then_skip
     if skip == nil or skip == "true" then
       where(ctx, e, "then_skip=\"true\" returns SKIPPED after the first " ..
-            "run, which Bonsai's run_once does not do (use then_skip=\"false\")")
+            "run, which Bonsai's run_once does not do (use " ..
+            "then_skip=\"false\")")
     elseif skip ~= "false" then
       where(ctx, e, "bad boolean '" .. skip .. "' for port 'then_skip'")
     end
