@@ -105,9 +105,16 @@ typedef struct bonsai_kindinfo {
   int cls;                /* BONSAI_CLASS_* */
   const char *number;     /* the parameter a bare number sets, or NULL */
   const char *params[10]; /* the parameters it takes, NULL-terminated */
+  const char *keys;       /* the other keys a node table of this kind takes
+                          ** (a Lua leaf's functions, a filter's
+                          ** conditions, a subtree's tree), space-separated */
 } bonsai_kindinfo;
 /* Fills *info for kind; BONSAI_EARG when there is no such kind. */
 BONSAI_API int bonsai_kind_info(int kind, bonsai_kindinfo *info);
+/* The keys every node table takes besides its kind's parameters and keys
+** ("type name utility"), space-separated: with bonsai_kind_info, all a
+** node table of a kind may hold (the binding refuses any other). */
+BONSAI_API const char *bonsai_node_keys(void);
 /* The name of parameter i (from 0) among all those bonsai_def_value
 ** knows, in a fixed order ("times", "seconds", "success", "failure", "key",
 ** "op", "value", "abort", "wait"), or NULL past the last. */

@@ -47,10 +47,15 @@ typedef struct KindInfo {
   uint16_t takes;    /* P_* it accepts */
   uint16_t needs;    /* P_* it must have */
   const char *number; /* the parameter a bare number means (:timeout(2)) */
+  const char *keys;  /* the other keys its node tables take (space-separated:
+                     ** a leaf's functions, a filter's conditions), or NULL */
 } KindInfo;
 
 /* ORDER KIND: indexed by bonsai_kind. */
 BS_INTERNAL extern const KindInfo bs_kinds[BONSAI_NKINDS];
+
+/* The keys every node table takes (space-separated). */
+BS_INTERNAL extern const char *const bs_node_keys;
 
 /* Parameter names, NULL-terminated, in the order of the P_* bits. */
 BS_INTERNAL extern const char *const bs_param_names[];

@@ -576,6 +576,7 @@ int lb_tick_all(lua_State *L) {
   b.start = 1;
   if (!lua_isnoneornil(L, 3)) {
     luaL_checktype(L, 3, LUA_TTABLE);
+    lb_checkopts(L, 3, "bt.tick_all", "budget");
     lua_getfield(L, 3, "budget");
     b.budget = lua_isinteger(L, -1) ? lua_tointeger(L, -1) : -1;
     luaL_argcheck(L, b.budget >= 0 || lua_isnil(L, -1), 3,
@@ -824,8 +825,10 @@ int lb_agent(lua_State *L) {
   LAgent *la;
   void *owner = NULL;
   lua_settop(L, 2);
-  if (!lua_isnil(L, 2))
+  if (!lua_isnil(L, 2)) {
     luaL_checktype(L, 2, LUA_TTABLE);
+    lb_checkopts(L, 2, "bt.agent", "blackboard owner restore");
+  }
   /* 3: the agent table: a.owner and a.bb are plain fields; a.tree and
   ** a.time come from __index */
   lua_createtable(L, 1, 2);

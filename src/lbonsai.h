@@ -166,6 +166,25 @@ int lb_keyid_in(lua_State *L, int idx, int add, int cache);
 ** adds its own methods to a type a file below it made. */
 void lb_addmethods(lua_State *L, const char *tname, const luaL_Reg *l);
 
+/* lcheck.c: typos refused with a suggestion; words: space-separated */
+/* Whether words holds w. */
+int lb_hasword(const char *words, const char *w);
+/* Pushes the word of words that word most likely means and returns 1, or
+** returns 0 and pushes nothing. */
+int lb_nearest(lua_State *L, const char *word, const char *words);
+/* Pushes and returns "<what> has no option '<key>' (did you mean 'x'?)",
+** or "(it takes: <words>)" when no word is near. */
+const char *lb_badkey(lua_State *L, const char *what, const char *key,
+                      const char *words);
+/* Raises lb_badkey's message for the first key of the table at idx that is
+** not among words. */
+void lb_checkopts(lua_State *L, int idx, const char *what, const char *words);
+/* Pushes and returns the keys a node table of kind takes: those of every
+** node, its parameters, its other keys (kinds.c). */
+const char *lb_kindwords(lua_State *L, int kind);
+int lb_checkopts_lua(lua_State *L); /* core._checkopts(t, what, words) */
+int lb_nearest_lua(lua_State *L);   /* core._nearest(word, words) */
+
 /* lsleep.c: the sleep cache of a bt.tick_all list (see there) */
 typedef struct LSleepers LSleepers;
 /* Pushes the cache of the list at 'list' (ci: the context), ready for a

@@ -477,6 +477,11 @@ int lb_register(lua_State *L) {
   luaL_argcheck(L, lua_isfunction(L, 2) || lua_istable(L, 2), 2,
                 "a function or a leaf table expected");
   lua_settop(L, 2);
+  if (lua_istable(L, 2)) { /* a lifecycle table, or bt.action(fn)'s node */
+    const char *what = lua_pushfstring(L, "bt.register '%s': the leaf", name);
+    lb_checkopts(L, 2, what, lb_kindwords(L, BONSAI_ACTION));
+    lua_settop(L, 2);
+  }
   lua_createtable(L, 4, 0); /* 3: scratch */
   if ((err = lb_leafdef(L, 2, 3, 1, &fn, &flags, &nargs)) != NULL)
     return luaL_error(L, "bt.register '%s': %s", name, err);

@@ -368,7 +368,8 @@ describe("a definition error", function()
   end)
 
   it("a parameter the node does not take", function()
-    assert.equal("tree 'x': sequence: 'sequence' takes no argument 'times'",
+    assert.equal("tree 'x': sequence: 'sequence' has no option 'times' "
+                 .. "(it takes: type name utility)",
       tree_error(bt.sequence { times = 3, bt.wait(1) }, { name = "x" }))
   end)
 
