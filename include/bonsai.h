@@ -409,9 +409,13 @@ BONSAI_API void bonsai_agent_free(bonsai_agent *agent);
 /* One tick: dt (>= 0) is added to the agent clock first. Returns the root's
 ** status, or a negative code: BONSAI_ELEAF (the running nodes were aborted;
 ** see bonsai_agent_errmsg), BONSAI_EBUSY (the agent is ticking: this call
-** is refused and changes nothing, not even the error message), BONSAI_EARG,
+** is refused and changes nothing, not even the error message), BONSAI_EARG
+** (dt is not a number >= 0, see bonsai_dt_check: refused the same way),
 ** BONSAI_ENOMEM. */
 BONSAI_API int bonsai_agent_tick(bonsai_agent *agent, double dt);
+/* The one check of a tick's dt (every call that ticks or dozes makes it):
+** NULL when dt is a number >= 0, else the message that says so. */
+BONSAI_API const char *bonsai_dt_check(double dt);
 /* Aborts every running node, deepest first. BONSAI_ELEAF if an abort
 ** callback failed (all the others still ran). */
 BONSAI_API int bonsai_agent_abort(bonsai_agent *agent);

@@ -119,13 +119,17 @@ static const char *pusherror(lua_State *L, bonsai_agent *a) {
   return lua_tostring(L, -1);
 }
 
-/* dt at idx: a number >= 0 is checked by the core; none or nil is 0. (One
-** call where luaL_optnumber makes three: this runs for every a:tick.) */
+/* dt at idx (none or nil is 0), refused as the core refuses it
+** (bonsai_dt_check): an argument error of the call, raised before any agent
+** ticks. (One call where luaL_optnumber makes three: this runs for every
+** a:tick.) */
 static lua_Number checkdt(lua_State *L, int idx) {
   int isnum;
   lua_Number dt = lua_tonumberx(L, idx, &isnum);
-  if (!isnum && !lua_isnoneornil(L, idx))
-    luaL_typeerror(L, idx, "number");
+  if (lb_unlikely(!(dt >= 0)) || (!isnum && !lua_isnoneornil(L, idx)))
+    luaL_argerror(L, idx, lua_pushfstring(L, "%s, got %s",
+                                          bonsai_dt_check(-1),
+                                          luaL_tolstring(L, idx, NULL)));
   return dt; /* 0 when not a number */
 }
 
@@ -567,6 +571,13 @@ static void budgetstate(lua_State *L) {
 int lb_tick_all(lua_State *L) {
   Batch b;
   luaL_checktype(L, 1, LUA_TTABLE);
+  if (lua_getmetatable(L, 1)) { /* an agent is no list of agents */
+    luaL_getmetatable(L, BS_AGENT_T);
+    if (lua_rawequal(L, -1, -2))
+      luaL_argerror(L, 1, "a list of agents expected, got an agent: "
+                          "bt.tick_all({ agent }, dt), or agent:tick(dt)");
+    lua_pop(L, 2);
+  }
   b.dt = checkdt(L, 2);
   b.next = 1;
   b.j.started = b.j.inhook = b.j.ran = 0;
@@ -583,7 +594,6 @@ int lb_tick_all(lua_State *L) {
                   "budget must be a whole number >= 0");
     if (b.budget < 0)
       b.budget = 0;
-    luaL_argcheck(L, b.dt >= 0, 2, "dt must be a number >= 0");
   }
   lua_settop(L, 1);
   lua_pushnil(L); /* 2: errors */
@@ -847,6 +857,10 @@ int lb_agent(lua_State *L) {
       lb_bb_fill(L, -1, 5);
       lua_replace(L, 5);
       lua_settop(L, 5);
+    } else if (luaL_testudata(L, 5, BS_BB_T) == NULL) {
+      return luaL_error(L, "bt.agent: 'blackboard' must be a table of initial "
+                        "values or a blackboard (bt.blackboard()), got %s",
+                        luaL_typename(L, 5));
     } else {
       lb_checkbb(L, 5);
     }

@@ -58,6 +58,7 @@ typedef struct LBonsai {
   const void *s_success, *s_failure, *s_running;
   struct LTick *ticking; /* the innermost tick under way (bt.sleep) */
   int sleepers; /* sleep caches alive (lsleep.c); none: no list has one */
+  int strict;   /* bt.strict: a Lua leaf returning nothing is an error */
 } LBonsai;
 
 /* Tree userdata. Its uservalues: */
@@ -233,6 +234,8 @@ int lb_leaf_call(const bonsai_call *c);
 int lb_task_call(const bonsai_call *c);
 /* bt.register(name, leafdef) */
 int lb_register(lua_State *L);
+/* bt.strict([on]): with on, a Lua leaf returning nothing is an error */
+int lb_strict(lua_State *L);
 /* A utility function: lb_utility_call with the data lb_utilitydef returns
 ** for the function at the top (popped, stored in values[slot]). */
 int lb_utility_call(const bonsai_call *c);

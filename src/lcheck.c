@@ -89,16 +89,21 @@ static size_t distance(const char *a, size_t n, const char *b, size_t m) {
   return d[n][m];
 }
 
-/* w in snake case and lower case ("SequenceStar" -> "sequence_star") into
+#define ISUPPER(c) ((c) >= 'A' && (c) <= 'Z')
+#define ISLOWER(c) (((c) >= 'a' && (c) <= 'z') || ((c) >= '0' && (c) <= '9'))
+
+/* w in snake case and lower case ("SequenceStar" -> "sequence_star",
+** "CompareBBEntries" -> "compare_bb_entries", "SUCCESS" -> "success") into
 ** out (MAXWORD + 1 bytes); its length, or 0 if it does not fit. */
 static size_t snake(const char *w, char *out) {
-  size_t n = 0;
-  for (; *w != '\0'; w++) {
-    int c = (unsigned char)*w;
+  size_t n = 0, i;
+  for (i = 0; w[i] != '\0'; i++) {
+    int c = (unsigned char)w[i];
     if (n + 2 > MAXWORD)
       return 0;
-    if (c >= 'A' && c <= 'Z') {
-      if (n > 0 && out[n - 1] != '_')
+    if (ISUPPER(c)) {
+      if (i > 0 && (ISLOWER(w[i - 1]) ||
+                    (ISUPPER(w[i - 1]) && ISLOWER(w[i + 1]))))
         out[n++] = '_';
       c += 'a' - 'A';
     } else if (c == '-' || c == ' ') {

@@ -45,6 +45,7 @@ static const luaL_Reg bonsai_funcs[] = {
     {"tick_all", lb_tick_all},
     {"sleep", lb_sleep},
     {"register", lb_register},
+    {"strict", lb_strict},
     {"blackboard", lb_blackboard},
     {"memory", lb_memory},
     {"istree", lb_istree},
@@ -123,6 +124,7 @@ static LBonsai *context(lua_State *L) {
   lb->env = NULL;
   lb->ticking = NULL;
   lb->sleepers = 0;
+  lb->strict = 0;
   lua_createtable(L, 0, 1);
   lua_pushcfunction(L, context_gc);
   lua_setfield(L, -2, "__gc");

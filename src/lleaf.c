@@ -17,13 +17,35 @@
 ** =======================================================
 */
 
+/* What a leaf may return, for messages. */
+#define STATUSES "\"success\", \"failure\", \"running\", true or false"
+
+/* Pushes the message for the invalid status string at the top: the status
+** it likely meant, and the valid ones. */
+static void invalid(lua_State *L) {
+  const char *s = lua_tostring(L, -1);
+  if (lb_nearest(L, s, "success failure running")) {
+    lua_pushfstring(L, "invalid status '%s' (did you mean \"%s\"?): a leaf "
+                    "returns " STATUSES, s, lua_tostring(L, -1));
+    lua_remove(L, -2);
+  } else {
+    lua_pushfstring(L, "invalid status '%s': a leaf returns " STATUSES, s);
+  }
+}
+
 /* Converts the value at the top of the stack to a status and leaves it
 ** there; -1 if it is not one, with a description of it pushed. Two calls
 ** for a status string or false, one for nil. */
 static inline int tostatus(lua_State *L, const LBonsai *lb) {
   const void *p;
-  if (!lua_toboolean(L, -1)) /* false or nil */
+  if (!lua_toboolean(L, -1)) { /* false or nil */
+    if (lb_unlikely(lb->strict) && lua_isnil(L, -1)) {
+      lua_pushliteral(L, "returned nothing: did you forget return? (a leaf "
+                         "returns " STATUSES "; bt.strict is on)");
+      return -1;
+    }
     return BONSAI_FAILURE;
+  }
   p = lua_topointer(L, -1); /* a string: the object */
   if (p == lb->s_running)
     return BONSAI_RUNNING;
@@ -34,9 +56,10 @@ static inline int tostatus(lua_State *L, const LBonsai *lb) {
   if (lua_isboolean(L, -1)) /* true */
     return BONSAI_SUCCESS;
   if (lua_type(L, -1) == LUA_TSTRING)
-    lua_pushfstring(L, "invalid status '%s'", lua_tostring(L, -1));
+    invalid(L);
   else
-    lua_pushfstring(L, "invalid status (a %s value)", luaL_typename(L, -1));
+    lua_pushfstring(L, "invalid status (a %s value): a leaf returns "
+                    STATUSES, luaL_typename(L, -1));
   return -1;
 }
 
@@ -459,6 +482,18 @@ const char *lb_leafdef(lua_State *L, int idx, int values, int slot,
     lua_rawseti(L, values, slot + k);
   }
   return NULL;
+}
+
+/* bt.strict([on]): the previous setting; with on given, sets it for every
+** tree of this Lua state */
+int lb_strict(lua_State *L) {
+  LBonsai *lb = lb_context(L);
+  lua_pushboolean(L, lb->strict);
+  if (!lua_isnone(L, 1)) {
+    luaL_checktype(L, 1, LUA_TBOOLEAN);
+    lb->strict = lua_toboolean(L, 1);
+  }
+  return 1;
 }
 
 /* bt.register(name, leafdef). The definition is read into a scratch table

@@ -526,6 +526,14 @@ function bt.task(fn, args) end
 ---@param def bonsai.LeafFn|bonsai.Lifecycle|bonsai.Node
 function bt.register(name, def) end
 
+---Strict mode for every tree of this Lua state: with on true, a Lua leaf
+---(or task) that returns nothing is an error ("did you forget return?")
+---instead of a failure. Returns the previous setting; bt.strict() only
+---reads it.
+---@param on? boolean
+---@return boolean
+function bt.strict(on) end
+
 ---Running until s seconds of agent time have passed.
 ---@param s number|bonsai.SecondsOpts
 ---@return bonsai.Node
