@@ -25,13 +25,13 @@ const KindInfo bs_kinds[BONSAI_NKINDS] = {
    NULL},
   {"is_set", KC_LEAF, 0, 0, 0, P_KEY, P_KEY, NULL, NULL},
   /* data: W0 the running (or next) child */
-  {"sequence", KC_COMPOSITE, 4, K_MEMORY, S, 0, 0, NULL, NULL},
-  {"selector", KC_COMPOSITE, 4, K_MEMORY, F, 0, 0, NULL, NULL},
+  {"sequence", KC_COMPOSITE, 4, K_MEMORY | K_CHILDWORD, S, 0, 0, NULL, NULL},
+  {"selector", KC_COMPOSITE, 4, K_MEMORY | K_CHILDWORD, F, 0, 0, NULL, NULL},
   /* data: W0 the child running since the last tick, or none */
-  {"reactive_sequence", KC_COMPOSITE, 4, K_ACTIVE | K_REACTIVE, S, 0, 0, NULL,
-   NULL},
-  {"reactive_selector", KC_COMPOSITE, 4, K_ACTIVE | K_REACTIVE, F, 0, 0, NULL,
-   NULL},
+  {"reactive_sequence", KC_COMPOSITE, 4, K_ACTIVE | K_REACTIVE | K_CHILDWORD,
+   S, 0, 0, NULL, NULL},
+  {"reactive_selector", KC_COMPOSITE, 4, K_ACTIVE | K_REACTIVE | K_CHILDWORD,
+   F, 0, 0, NULL, NULL},
   /* data: W0 successes, W1 failures in this run; then the list of its
   ** unfinished children (compile.c, nodesize), not saved: rebuilt from
   ** their statuses after a reload or a restore */
@@ -63,13 +63,15 @@ const KindInfo bs_kinds[BONSAI_NKINDS] = {
   /* data: W0 the last result of its check */
   {"guard", KC_COMPOSITE, 4, K_LASTING, 0, P_ABORT, 0, NULL, NULL},
   /* data: W0 the branch running since the last tick */
-  {"priority", KC_HIDDEN, 4, K_ACTIVE | K_REACTIVE, F, 0, 0, NULL, NULL},
+  {"priority", KC_HIDDEN, 4, K_ACTIVE | K_REACTIVE | K_CHILDWORD, F, 0, 0,
+   NULL, NULL},
   /* data: F64 start time */
   {"delay", KC_DECORATOR, 8, 0, 0, P_SECONDS, P_SECONDS, "seconds", NULL},
   /* data: W0 the child running since the last tick, W1 the place reached
   ** in this tick's order; then per child its utility (a double) and its
   ** place in the order (compile.c, nodesize) */
-  {"utility_selector", KC_COMPOSITE, 8, K_ACTIVE, 0, 0, 0, NULL, NULL},
+  {"utility_selector", KC_COMPOSITE, 8, K_ACTIVE | K_CHILDWORD, 0, 0, 0, NULL,
+   NULL},
   {"subtree", KC_DECORATOR, 0, 0, 0, 0, 0, NULL, "tree args remap"},
   {"keep_running_until_failure", KC_DECORATOR, 0, 0, 0, 0, 0, NULL, NULL},
 };
@@ -78,15 +80,26 @@ const KindInfo bs_kinds[BONSAI_NKINDS] = {
 ** node goes here (and is read by the binding's walk, ltree.c). */
 const char *const bs_node_keys = "type name utility";
 
-const char *const bs_param_names[] = {"times", "seconds", "success",
-                                      "failure", "key",   "op",
-                                      "value",   "abort", "wait",
-                                      NULL};
+/* The values of a parallel's policy counts. */
+#define COUNT "\"all\", \"one\" or a count >= 1"
+
+/* The parameters, in the order of the P_* bits: name, reported type,
+** values, default. */
+const ParamInfo bs_params[BS_NPARAMS] = {
+    {"times", BONSAI_TINTEGER, "a whole number >= 0", "0 (forever)"},
+    {"seconds", BONSAI_TNUMBER, "a number >= 0", NULL},
+    {"success", BONSAI_TINTEGER, COUNT, "\"all\""},
+    {"failure", BONSAI_TINTEGER, COUNT, "\"one\""},
+    {"key", BONSAI_TSTRING, "a key name", NULL},
+    {"op", BONSAI_TSTRING, "one of == ~= < <= > >=", NULL},
+    {"value", BONSAI_TNIL, "a number, string, boolean or nil", "nil"},
+    {"abort", BONSAI_TSTRING, "\"none\", \"self\", \"lower\" or \"both\"",
+     "\"none\""},
+    {"wait", BONSAI_TBOOLEAN, "a boolean", "false"},
+};
 
 const char *bonsai_param_name(int i) {
-  return i >= 0 && i < (int)(sizeof bs_param_names / sizeof *bs_param_names)
-             ? bs_param_names[i]
-             : NULL;
+  return i >= 0 && i < BS_NPARAMS ? bs_params[i].name : NULL;
 }
 
 const char *bonsai_node_keys(void) { return bs_node_keys; }
@@ -112,9 +125,9 @@ int bonsai_kind_info(int kind, bonsai_kindinfo *info) {
   info->cls = k->cls; /* KC_* follow BONSAI_CLASS_* */
   info->number = k->number;
   info->keys = k->keys != NULL ? k->keys : "";
-  for (p = 0; bs_param_names[p] != NULL; p++)
+  for (p = 0; p < BS_NPARAMS; p++)
     if (k->takes & (1u << p))
-      info->params[n++] = bs_param_names[p];
+      info->params[n++] = bs_params[p].name;
   info->params[n] = NULL;
   return BONSAI_OK;
 }

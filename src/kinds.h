@@ -10,7 +10,7 @@
 #include "bstypes.h"
 
 /* Parameters a node may carry (KindInfo.takes/needs; DefNode.set bits),
-** in the order of bs_param_names. */
+** in the order of bs_params. */
 #define P_TIMES 1u
 #define P_SECONDS 2u
 #define P_SUCCESS 4u
@@ -35,6 +35,9 @@ enum {
 #define K_LASTING 2u /* its data lasts while it is idle (reload, save) */
 #define K_MEMORY 4u  /* sequence, selector: resumes its running child */
 #define K_REACTIVE 8u /* restarts from its first child every tick */
+#define K_CHILDWORD 16u /* W0 of its data is the index of a child: moved
+                        ** to the new numbering by a reload, saved as the
+                        ** child's name */
 
 typedef struct KindInfo {
   const char *name;  /* as the Lua API spells it */
@@ -57,7 +60,16 @@ BS_INTERNAL extern const KindInfo bs_kinds[BONSAI_NKINDS];
 /* The keys every node table takes (space-separated). */
 BS_INTERNAL extern const char *const bs_node_keys;
 
-/* Parameter names, NULL-terminated, in the order of the P_* bits. */
-BS_INTERNAL extern const char *const bs_param_names[];
+/* A parameter, in the order of the P_* bits: the facts every kind that
+** takes it shares (a kind's row says which it takes and needs). */
+typedef struct ParamInfo {
+  const char *name;  /* as node tables and bonsai_def_value spell it */
+  int type;          /* BONSAI_T* it is reported as (bonsai_nodeinfo_param):
+                     ** BONSAI_TNIL for any value */
+  const char *range; /* the values it takes, for messages */
+  const char *dflt;  /* what a node that leaves it out gets, or NULL */
+} ParamInfo;
+BS_INTERNAL extern const ParamInfo bs_params[];
+#define BS_NPARAMS 9
 
 #endif

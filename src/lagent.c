@@ -129,7 +129,10 @@ static lua_Number checkdt(lua_State *L, int idx) {
   if (lb_unlikely(!(dt >= 0)) || (!isnum && !lua_isnoneornil(L, idx)))
     luaL_argerror(L, idx, lua_pushfstring(L, "%s, got %s",
                                           bonsai_dt_check(-1),
-                                          luaL_tolstring(L, idx, NULL)));
+                                          isnum || lua_type(L, idx) ==
+                                                       LUA_TSTRING
+                                              ? lua_tostring(L, idx)
+                                              : luaL_typename(L, idx)));
   return dt; /* 0 when not a number */
 }
 
