@@ -105,6 +105,7 @@ typedef struct bonsai_kindinfo {
   int cls;                /* BONSAI_CLASS_* */
   const char *number;     /* the parameter a bare number sets, or NULL */
   const char *params[10]; /* the parameters it takes, NULL-terminated */
+  unsigned takes;         /* the same as bits: 1 << BONSAI_P_* */
   const char *keys;       /* the other keys a node table of this kind takes
                           ** (a Lua leaf's functions, a filter's
                           ** conditions, a subtree's tree), space-separated */
@@ -117,8 +118,20 @@ BONSAI_API int bonsai_kind_info(int kind, bonsai_kindinfo *info);
 BONSAI_API const char *bonsai_node_keys(void);
 /* The name of parameter i (from 0) among all those bonsai_def_value
 ** knows, in a fixed order ("times", "seconds", "success", "failure", "key",
-** "op", "value", "abort", "wait"), or NULL past the last. */
+** "op", "value", "abort", "wait": BONSAI_P_*), or NULL past the last. */
 BONSAI_API const char *bonsai_param_name(int i);
+enum {
+  BONSAI_P_TIMES,
+  BONSAI_P_SECONDS,
+  BONSAI_P_SUCCESS,
+  BONSAI_P_FAILURE,
+  BONSAI_P_KEY,
+  BONSAI_P_OP,
+  BONSAI_P_VALUE,
+  BONSAI_P_ABORT,
+  BONSAI_P_WAIT,
+  BONSAI_NPARAMS
+};
 
 typedef struct bonsai_env bonsai_env;
 typedef struct bonsai_def bonsai_def;

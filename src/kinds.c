@@ -124,6 +124,7 @@ int bonsai_kind_info(int kind, bonsai_kindinfo *info) {
   info->name = k->name;
   info->cls = k->cls; /* KC_* follow BONSAI_CLASS_* */
   info->number = k->number;
+  info->takes = k->takes;
   info->keys = k->keys != NULL ? k->keys : "";
   for (p = 0; p < BS_NPARAMS; p++)
     if (k->takes & (1u << p))

@@ -11,15 +11,15 @@
 
 /* Parameters a node may carry (KindInfo.takes/needs; DefNode.set bits),
 ** in the order of bs_params. */
-#define P_TIMES 1u
-#define P_SECONDS 2u
-#define P_SUCCESS 4u
-#define P_FAILURE 8u
-#define P_KEY 16u
-#define P_OP 32u
-#define P_VALUE 64u
-#define P_ABORT 128u
-#define P_WAIT 256u
+#define P_TIMES (1u << BONSAI_P_TIMES)
+#define P_SECONDS (1u << BONSAI_P_SECONDS)
+#define P_SUCCESS (1u << BONSAI_P_SUCCESS)
+#define P_FAILURE (1u << BONSAI_P_FAILURE)
+#define P_KEY (1u << BONSAI_P_KEY)
+#define P_OP (1u << BONSAI_P_OP)
+#define P_VALUE (1u << BONSAI_P_VALUE)
+#define P_ABORT (1u << BONSAI_P_ABORT)
+#define P_WAIT (1u << BONSAI_P_WAIT)
 
 /* Classes of kinds: what children they take (the order of
 ** BONSAI_CLASS_*). */
@@ -69,7 +69,7 @@ typedef struct ParamInfo {
   const char *range; /* the values it takes, for messages */
   const char *dflt;  /* what a node that leaves it out gets, or NULL */
 } ParamInfo;
-BS_INTERNAL extern const ParamInfo bs_params[];
-#define BS_NPARAMS 9
+BS_INTERNAL extern const ParamInfo bs_params[BONSAI_NPARAMS];
+#define BS_NPARAMS BONSAI_NPARAMS
 
 #endif

@@ -18,40 +18,8 @@ local function tree_error(root, opts)
   return refused(bt.tree, root, opts)
 end
 
--- A valid node of each kind (a child where it needs one), with the fields
--- of extra added.
-local leaf = function() return bt.action(ok) end
-local examples = {
-  action = function() return { type = "action", fn = ok } end,
-  condition = function() return { type = "condition", fn = ok } end,
-  wait = function() return { type = "wait", seconds = 1 } end,
-  check = function() return { type = "check", key = "k", op = "==", value = 1 } end,
-  is_set = function() return { type = "is_set", key = "k" } end,
-  parallel = function() return { type = "parallel", leaf() } end,
-  filter = function()
-    return { type = "filter", conditions = { bt.is_set "k" }, leaf() }
-  end,
-  monitor = function()
-    return { type = "monitor", conditions = { bt.is_set "k" }, leaf() }
-  end,
-  guard = function() return { type = "guard", bt.is_set "k", leaf() } end,
-  subtree = function()
-    return { type = "subtree", tree = bt.tree(leaf(), { name = "inner" }) }
-  end,
-}
-for _, k in ipairs(core.KINDS) do
-  if not examples[k.name] and k.class == "composite" then
-    examples[k.name] = function() return { type = k.name, leaf() } end
-  elseif not examples[k.name] and k.class == "decorator" then
-    examples[k.name] = function()
-      local n = { type = k.name, leaf() }
-      for _, p in ipairs(k.params) do
-        if p == "times" then n.times = 2 else n.seconds = 1 end
-      end
-      return n
-    end
-  end
-end
+local ex = require "helpers.examples"
+local examples, leaf = ex.examples, ex.leaf
 
 local function words(s)
   local t = {}
