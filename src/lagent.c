@@ -126,7 +126,8 @@ static const char *pusherror(lua_State *L, bonsai_agent *a) {
 static lua_Number checkdt(lua_State *L, int idx) {
   int isnum;
   lua_Number dt = lua_tonumberx(L, idx, &isnum);
-  if (lb_unlikely(!(dt >= 0)) || (!isnum && !lua_isnoneornil(L, idx)))
+  if (lb_unlikely(!isnum || !(dt >= 0)) &&
+      (isnum || !lua_isnoneornil(L, idx)))
     luaL_argerror(L, idx, lua_pushfstring(L, "%s, got %s",
                                           bonsai_dt_check(-1),
                                           isnum || lua_type(L, idx) ==

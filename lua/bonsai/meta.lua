@@ -479,8 +479,9 @@ local bt = {}
 bt.VERSION = "0.2.0"
 ---The node kinds of the core, in its order: each { name, class =
 ---"leaf"|"composite"|"decorator"|"hidden", number (the parameter a bare
----number sets), params (the parameters it takes) }.
----@type { name: string, class: string, number: string?, params: string[] }[]
+---number sets), params (the parameters it takes), keys (every key its node
+---tables may hold, space-separated; any other is refused) }.
+---@type { name: string, class: string, number: string?, params: string[], keys: string }[]
 bt.KINDS = {}
 bt.SUCCESS = "success"
 bt.FAILURE = "failure"

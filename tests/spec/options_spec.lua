@@ -218,8 +218,8 @@ describe("a name bonsai does not have", function()
     }
     for other, ours in pairs(names) do
       assert.equal("bonsai has no '" .. other .. "': did you mean bt."
-                   .. ours .. "?", refused(function() return bt[other] end)
-                   :gsub("^.-:%d+: ", ""))
+                   .. ours .. "?", (refused(function() return bt[other] end)
+                   :gsub("^.-:%d+: ", "")))
     end
   end)
 
@@ -238,7 +238,7 @@ end)
 describe("bt.named", function()
   it("with its arguments swapped says so", function()
     assert.equal('bt.named takes the name first: bt.named("n", node)',
-                 refused(bt.named, leaf(), "n"):gsub("^.-:%d+: ", ""))
+                 (refused(bt.named, leaf(), "n"):gsub("^.-:%d+: ", "")))
   end)
 
   it("with a name and a node names it", function()
