@@ -83,19 +83,17 @@ const char *const bs_node_keys = "type name utility";
 /* The values of a parallel's policy counts. */
 #define COUNT "\"all\", \"one\" or a count >= 1"
 
-/* The parameters, in the order of the P_* bits: name, reported type,
-** values, default. */
+/* The parameters, in the order of the P_* bits: name, values. */
 const ParamInfo bs_params[BS_NPARAMS] = {
-    {"times", BONSAI_TINTEGER, "a whole number >= 0", "0 (forever)"},
-    {"seconds", BONSAI_TNUMBER, "a number >= 0", NULL},
-    {"success", BONSAI_TINTEGER, COUNT, "\"all\""},
-    {"failure", BONSAI_TINTEGER, COUNT, "\"one\""},
-    {"key", BONSAI_TSTRING, "a key name", NULL},
-    {"op", BONSAI_TSTRING, "one of == ~= < <= > >=", NULL},
-    {"value", BONSAI_TNIL, "a number, string, boolean or nil", "nil"},
-    {"abort", BONSAI_TSTRING, "\"none\", \"self\", \"lower\" or \"both\"",
-     "\"none\""},
-    {"wait", BONSAI_TBOOLEAN, "a boolean", "false"},
+    {"times", "a whole number >= 0"},
+    {"seconds", "a number >= 0"},
+    {"success", COUNT},
+    {"failure", COUNT},
+    {"key", "a key name"},
+    {"op", "one of == ~= < <= > >="},
+    {"value", "a number, string, boolean or nil"},
+    {"abort", "\"none\", \"self\", \"lower\" or \"both\""},
+    {"wait", "a boolean"},
 };
 
 const char *bonsai_param_name(int i) {

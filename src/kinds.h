@@ -61,13 +61,12 @@ BS_INTERNAL extern const KindInfo bs_kinds[BONSAI_NKINDS];
 BS_INTERNAL extern const char *const bs_node_keys;
 
 /* A parameter, in the order of the P_* bits: the facts every kind that
-** takes it shares (a kind's row says which it takes and needs). */
+** takes it shares (a kind's row says which it takes and needs; where a
+** Node keeps it, inspect.c says, and what a node without it gets,
+** compile.c). */
 typedef struct ParamInfo {
   const char *name;  /* as node tables and bonsai_def_value spell it */
-  int type;          /* BONSAI_T* it is reported as (bonsai_nodeinfo_param):
-                     ** BONSAI_TNIL for any value */
   const char *range; /* the values it takes, for messages */
-  const char *dflt;  /* what a node that leaves it out gets, or NULL */
 } ParamInfo;
 BS_INTERNAL extern const ParamInfo bs_params[BONSAI_NPARAMS];
 #define BS_NPARAMS BONSAI_NPARAMS
