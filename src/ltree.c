@@ -426,7 +426,11 @@ static void checkkeys(Walk *w, int idx, int kind, int place) {
       walkerror(w, place, "a node table's keys are names and places of "
                 "children (got a %s key)", luaL_typename(L, -1));
     if (leaf)
-      walkerror(w, place, "'%s' is a leaf: it takes no children", kn);
+      walkerror(w, place, kind <= BONSAI_CONDITION
+                              ? "'%s' is a leaf: it takes no children (its "
+                                "function goes in fn or tick: bt.action(f), "
+                                "bt.action{ tick = f })"
+                              : "'%s' is a leaf: it takes no children", kn);
     n++;
     if (i > max)
       max = i;

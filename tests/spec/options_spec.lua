@@ -92,8 +92,11 @@ describe("the keys of a node table", function()
                    tree_error(bt.sequence { [true] = 1, leaf() }))
     assert.matches("keys are names and places of children %(got a number",
                    tree_error(bt.sequence { [1.5] = 1, leaf() }))
-    assert.matches("'wait' is a leaf: it takes no children",
+    assert.matches("'wait' is a leaf: it takes no children$",
                    tree_error({ type = "wait", seconds = 1, leaf() }))
+    assert.matches("'action' is a leaf: it takes no children %(its function "
+                   .. "goes in fn or tick: bt.action%(f%), bt.action{ tick = "
+                   .. "f }%)", tree_error(bt.action { ok }))
   end)
 
   it("a nil hole in the children is named, not 'needs children'", function()
