@@ -50,6 +50,7 @@ build = {
         "src/lagent.c",
         "src/lblackboard.c",
         "src/lbonsai.c",
+        "src/lcheck.c",
         "src/lfiles.c",
         "src/linit.c",
         "src/lleaf.c",

@@ -479,8 +479,9 @@ local bt = {}
 bt.VERSION = "0.2.0"
 ---The node kinds of the core, in its order: each { name, class =
 ---"leaf"|"composite"|"decorator"|"hidden", number (the parameter a bare
----number sets), params (the parameters it takes) }.
----@type { name: string, class: string, number: string?, params: string[] }[]
+---number sets), params (the parameters it takes), keys (every key its node
+---tables may hold, space-separated; any other is refused) }.
+---@type { name: string, class: string, number: string?, params: string[], keys: string }[]
 bt.KINDS = {}
 bt.SUCCESS = "success"
 bt.FAILURE = "failure"
@@ -525,6 +526,14 @@ function bt.task(fn, args) end
 ---@param name string
 ---@param def bonsai.LeafFn|bonsai.Lifecycle|bonsai.Node
 function bt.register(name, def) end
+
+---Strict mode for every tree of this Lua state: with on true, a Lua leaf
+---(or task) that returns nothing is an error ("did you forget return?")
+---instead of a failure. Returns the previous setting; bt.strict() only
+---reads it.
+---@param on? boolean
+---@return boolean
+function bt.strict(on) end
 
 ---Running until s seconds of agent time have passed.
 ---@param s number|bonsai.SecondsOpts

@@ -917,7 +917,8 @@ describe("definition errors", function()
   end)
 
   it("an argument a guard does not take", function()
-    assert.equal("tree 'x': guard: 'guard' takes no argument 'times'",
+    assert.equal("tree 'x': guard: 'guard' has no option 'times' "
+                 .. "(it takes: type name utility abort)",
                  tree_error(bt.guard { bt.is_set "k", times = 2,
                                        t:action("A", "S") }))
   end)

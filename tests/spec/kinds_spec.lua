@@ -197,7 +197,7 @@ describe("parallel with wait = true", function()
   it("wants a boolean", function()
     assert.matches("argument 'wait' must be a boolean",
                    tree_error(bt.parallel { wait = 1, t:action("A", "S") }))
-    assert.matches("'sequence' takes no argument 'wait'",
+    assert.matches("'sequence' has no option 'wait'",
                    tree_error(bt.sequence { wait = true, t:action("A", "S") }))
   end)
 
