@@ -113,7 +113,7 @@ describe("bt.record", function()
     assert.same({ from = 1, to = 2 }, l[8].reload)
     assert.equal(2, l[8].version)
     assert.same({ { 0, "running" }, { 1, "running" } }, l[8].state)
-    assert.same({ { 1, "running", 1 } }, l[9].events)
+    assert.same({ { 0, "running", 1 }, { 1, "running", 1 } }, l[9].events)
     assert.same({ t = "end", ticks = 5 }, l[10])
     assert.equal(10, #l)
     assert.same({}, a:events()) -- the trace went with the recorder
