@@ -66,6 +66,7 @@ build = {
     ["bonsai.debug"] = "lua/bonsai/debug.lua", -- needs lua-socket, lua-cjson
     ["bonsai.export"] = "lua/bonsai/export.lua",
     ["bonsai.record"] = "lua/bonsai/record.lua", -- needs lua-cjson
+    ["bonsai.subscribe"] = "lua/bonsai/subscribe.lua",
     ["bonsai.loaders"] = "lua/bonsai/loaders.lua",
     ["bonsai.watch"] = "lua/bonsai/watch.lua",
     ["bonsai.formats.leaves"] = "lua/bonsai/formats/leaves.lua",

@@ -231,6 +231,17 @@ function bt.record(path, agents)
   return require("bonsai.record").record(bt, path, agents)
 end
 
+-- a:subscribe, a:unsubscribe, a:on_tick, bt.subscribe, bt.unsubscribe: any
+-- number of consumers of an agent's ticks (bonsai.subscribe), added to the
+-- agent methods of bonsai.core (upvalue 2 of the agents' __index)
+do
+  local sub = require "bonsai.subscribe"
+  local _, methods = debug.getupvalue(debug.getregistry()["bonsai.agent"].__index, 2)
+  methods.subscribe, methods.unsubscribe = sub.subscribe, sub.unsubscribe_agent
+  methods.on_tick = sub.on_tick
+  bt.subscribe, bt.unsubscribe = sub.subscribe_all, sub.unsubscribe
+end
+
 -- tree:dot(a), tree:mermaid(a): added to the tree methods of bonsai.core
 do
   local methods = debug.getregistry()["bonsai.tree"].methods
