@@ -80,6 +80,7 @@ class Trace {
       path: String(n.path), params: n.params || {}, hidden: !!n.hidden, children: [],
     }));
     for (const n of nodes) if (n.parent !== null && nodes[n.parent]) nodes[n.parent].children.push(n.id);
+    labelNodes(nodes);
     const byPath = new Map(nodes.map((n) => [n.path, n.id]));
     this.trees.set(key, { name: o.tree, version: o.version, nodes, byPath });
     const vs = this.versions.get(o.tree) || [];
@@ -241,6 +242,30 @@ class Trace {
   // The ticks of an agent's marks of one kind, ascending.
   marksOf(a, kind) {
     return a.marks.filter((m) => m[1] === kind).map((m) => m[0]);
+  }
+}
+
+// Gives each node a label for lists that show nodes out of the tree: its
+// name, or for a name that repeats in the tree (default names do:
+// is_set[1] under two filters), the shortest end of its path that no other
+// node of that name shares ("danger/is_set[1]").
+function labelNodes(nodes) {
+  const byName = new Map();
+  for (const n of nodes) {
+    if (!byName.has(n.name)) byName.set(n.name, []);
+    byName.get(n.name).push(n);
+  }
+  for (const same of byName.values()) {
+    for (const n of same) {
+      const parts = n.path.split('/');
+      let label = n.name;
+      for (let k = 2; same.length > 1 && k <= parts.length; k++) {
+        label = parts.slice(-k).join('/');
+        const clash = same.some((o) => o !== n && (o.path === label || o.path.endsWith('/' + label)));
+        if (!clash) break;
+      }
+      n.label = label;
+    }
   }
 }
 

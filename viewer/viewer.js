@@ -24,6 +24,7 @@ const ui = {
   live: null,            // { es, paused } in live mode
   breakpoints: new Set(),// "tree\npath"
   pending: false,
+  followed: null,        // agent, tree version and running node scrolled to
 };
 
 // ---- Messages and loading -------------------------------------------------
@@ -146,10 +147,17 @@ function renderAgents() {
 
 // ---- The tree -----------------------------------------------------------------
 
+// A check's right operand: another key ("$key") or a constant.
+function refKey(p) {
+  return typeof p.value === 'string' && p.value[0] === '$' ? p.value.slice(1) : null;
+}
+
 function paramText(n) {
   const p = n.params;
   const out = [];
-  if (p.key !== undefined) out.push(p.key + (p.op ? ' ' + p.op + ' ' + JSON.stringify(p.value) : ''));
+  if (p.key !== undefined) {
+    out.push(p.key + (p.op ? ' ' + p.op + ' ' + (refKey(p) !== null ? p.value : JSON.stringify(p.value)) : ''));
+  }
   if (p.leaf !== undefined && p.leaf !== n.name) out.push(p.leaf);
   for (const k of ['times', 'seconds', 'success', 'failure', 'abort']) {
     if (p[k] !== undefined) out.push(k + ' ' + p[k]);
@@ -186,7 +194,7 @@ function buildTree(t) {
     }
     row.children[1].onclick = () => toggleBreakpoint(t.name, n.path);
     row.children[3].onclick = () => { ui.popPath = n.path; renderPopAgents(); };
-    ui.rows[id] = { li, row, count: row.children[6] };
+    ui.rows[id] = { li, row, params: row.children[5], count: row.children[6] };
     return li;
   };
   const ul = document.createElement('ul');
@@ -254,17 +262,46 @@ function nextMatch() {
   reveal(ui.matches[ui.matchAt]);
 }
 
-// Heat colour for a share 0..1 of the agents: pale yellow to deep red.
+// Heat colour for a share 0..1 of the agents: pale to deep blue (red
+// means failure everywhere else).
 function heat(f) {
-  return 'hsl(' + Math.round(55 - 55 * f) + ', 95%, ' + Math.round(88 - 32 * f) + '%)';
+  return 'hsl(205, 85%, ' + Math.round(94 - 32 * f) + '%)';
 }
+
+// A value of the blackboard in a check's text ("nil" when unset), cut to
+// 40 characters.
+function valueText(v) {
+  const s = v === undefined ? 'nil' : JSON.stringify(v);
+  return s.length > 40 ? s.slice(0, 39) + '…' : s;
+}
+
+// A check with what its operands held at the end of the tick:
+// 'hp(2) <= flee_hp(3)', 'enemy("wolf") is set'.
+function checkText(n, bb) {
+  const p = n.params;
+  const left = p.key + '(' + valueText(bb[p.key]) + ')';
+  if (n.type === 'is_set') return left + ' is set';
+  const ref = refKey(p);
+  return left + ' ' + p.op + ' ' + (ref !== null ? ref + '(' + valueText(bb[ref]) + ')' : JSON.stringify(p.value));
+}
+
+const isCheck = (n) => n.type === 'check' || n.type === 'is_set';
 
 function paintTree(view) {
   const t = ui.tree;
   const pop = ui.mode === 'population' ? ui.trace.population(t.name, ui.tick) : null;
+  // the nodes this tick visited: the others keep a status from an earlier
+  // tick, and look faded so that it does not pass for this tick's
+  const visited = new Set(view && view.tick === ui.tick ? (view.line.events || []).map((e) => e[0]) : []);
   t.nodes.forEach((n, id) => {
     const r = ui.rows[id];
-    r.li.dataset.status = view ? STATUSES[view.status[id]] : 'idle';
+    const st = view ? STATUSES[view.status[id]] : 'idle';
+    const stale = !pop && st !== 'idle' && !visited.has(id);
+    r.li.dataset.status = st;
+    r.li.classList.toggle('stale', stale);
+    r.row.title = (n.path || '(the hidden priority wrapper)') +
+      (stale ? ': not visited in this tick (' + st + ' since an earlier tick)' : '');
+    if (isCheck(n)) r.params.textContent = view && !pop ? checkText(n, view.bb) : paramText(n);
     r.row.classList.toggle('bp-on', ui.breakpoints.has(t.name + '\n' + n.path) ||
       (view && view.line.frozen === id));
     if (pop) {
@@ -368,9 +405,15 @@ function renderEvents(view) {
     const li = document.createElement('li');
     li.className = 'st-' + st;
     li.innerHTML = '<span class="chip"></span><span class="name"></span><span class="what"></span>';
-    li.children[1].textContent = n.hidden ? '(priority section)' : n.name;
+    li.children[1].textContent = n.hidden ? '(priority section)' : n.label;
     li.children[1].title = n.path;
     li.children[2].textContent = again ? 'running again' : st;
+    if (isCheck(n) && (st === 'success' || st === 'failure')) {
+      const d = document.createElement('small');
+      d.className = 'detail';
+      d.textContent = checkText(n, view.bb) + ': ' + (st === 'success');
+      li.appendChild(d);
+    }
     li.onclick = () => reveal(n.path);
     ol.appendChild(li);
   }
@@ -496,6 +539,26 @@ function renderRunning(view) {
   }
 }
 
+// Scrolls the tree to the agent's running node when it is out of sight,
+// once each time the agent or its running node changes (so the user may
+// scroll away meanwhile); a node the user collapsed away stays hidden.
+function followRunning(view) {
+  if (!view || ui.mode !== 'agent') return;
+  const t = view.tree;
+  const leaf = t.nodes.find((n) => view.status[n.id] === 1 && !n.children.some((c) => view.status[c] === 1));
+  if (!leaf) return;
+  const key = [ui.agent.id, t.name, t.version, leaf.path].join('\n');
+  if (key === ui.followed) return;
+  ui.followed = key;
+  const row = ui.rows[leaf.id].row;
+  if (!row.offsetParent) return; // in a collapsed subtree
+  const box = $('center').getBoundingClientRect();
+  const r = row.getBoundingClientRect();
+  if (r.top < box.top || r.bottom > box.bottom || r.left < box.left || r.left > box.right - 40) {
+    row.scrollIntoView({ block: 'center', inline: 'nearest' });
+  }
+}
+
 // Population: the agents of the tree that run the clicked node at the tick.
 function renderPopAgents() {
   const ul = $('pop-agents');
@@ -597,6 +660,7 @@ function render() {
   const t = view ? view.tree : tr.tree(ui.agent.tree, ui.agent.cur.version);
   if (ui.treeKey !== t.name + '@' + t.version) buildTree(t);
   paintTree(view);
+  followRunning(view);
   renderInfo(view);
   renderEvents(view);
   renderBlackboard(view);

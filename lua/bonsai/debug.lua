@@ -140,10 +140,7 @@ function M.new(bt)
     end
     table.sort(state, function(x, y) return x[1] < y[1] end)
     line.state = state
-    for k, v in pairs(agent.bb) do
-      line.bb[k] = (type(v) == "number" or type(v) == "string" or
-                    type(v) == "boolean") and v or tostring(v)
-    end
+    for k, v in pairs(agent.bb) do line.bb[k] = record.value(v) end
     if agent:frozen() then line.frozen = st.frozen or -1 end
     return record.encode(line, { "events", "state" })
   end
@@ -491,7 +488,15 @@ function M.new(bt)
     D.port, D.url = nil, nil
   end
 
-  function D.clients() return #clients end
+  -- bt.debug.clients(): the connections open, and how many of them are
+  -- pages that follow the stream (/events)
+  function D.clients()
+    local pages = 0
+    for _, c in ipairs(clients) do
+      if c.sse and not c.closed then pages = pages + 1 end
+    end
+    return #clients, pages
+  end
 
   return D
 end

@@ -495,7 +495,10 @@ function Debug.command(cmd) end
 ---Closes the connections and the server.
 function Debug.close() end
 
----@return integer
+---The connections open, and how many of them are pages following the
+---stream (a game may wait for one before its first tick).
+---@return integer connections
+---@return integer pages
 function Debug.clients() end
 
 ---@class bonsai

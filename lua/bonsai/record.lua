@@ -47,19 +47,50 @@ end
 
 -- Values ------------------------------------------------------------------
 
+local jsonvalue
+
+M.TABLE_KEYS = 16 -- keys of a table written at most (tables cjson refuses)
+
+-- A table that cjson cannot encode as it is (a function or userdata inside,
+-- mixed or sparse keys, a cycle: a game object, say) as a short object that
+-- it can: its first TABLE_KEYS keys (in string order) as strings, then
+-- "...": how many more; values as jsonvalue gives them, but tables inside
+-- as "{...}", or "<name>" when they have a string 'name'.
+local function plain(t)
+  local keys, out = {}, {}
+  for k in pairs(t) do keys[#keys + 1] = k end
+  table.sort(keys, function(x, y) return tostring(x) < tostring(y) end)
+  for i = 1, math.min(#keys, M.TABLE_KEYS) do
+    local v = t[keys[i]]
+    if type(v) == "table" then
+      local name = rawget(v, "name")
+      v = type(name) == "string" and "<" .. name .. ">" or "{...}"
+    end
+    out[tostring(keys[i])] = jsonvalue(v)
+  end
+  if #keys > M.TABLE_KEYS then
+    out["..."] = (#keys - M.TABLE_KEYS) .. " more keys"
+  end
+  return out
+end
+
 -- A blackboard value as JSON can hold it: numbers (finite), strings and
--- booleans as they are, tables that cjson can encode as they are, anything
--- else as tostring(v).
-local function jsonvalue(v)
+-- booleans as they are, tables as they are when cjson can encode them,
+-- else as plain() makes them, anything else as tostring(v).
+function jsonvalue(v)
   local t = type(v)
   if t == "string" or t == "boolean" then return v end
   if t == "number" then
     if v ~= v or v == math.huge or v == -math.huge then return tostring(v) end
     return v
   end
-  if t == "table" and pcall(encode, v) then return v end
+  if t == "table" then
+    if pcall(encode, v) then return v end
+    return plain(v)
+  end
   return tostring(v)
 end
+M.value = jsonvalue
 
 -- Puts the field k, already encoded as json, first in the encoded object s.
 local function splice(s, k, json)

@@ -124,6 +124,7 @@ describe("bt.debug.serve", function()
     local a = bt.agent(tree, { owner = { name = "Brom" },
                                blackboard = { hp = 100 } })
     serve { agents = { a } }
+    assert.equal(0, select(2, D.clients()))
     local c1 = subscribe()
     assert.is_true(pump(function() return #c1.lines() >= 3 end))
     local l = c1.lines()
@@ -146,6 +147,7 @@ describe("bt.debug.serve", function()
     -- a client arriving now gets the last tick with the whole state
     local c2 = subscribe()
     assert.is_true(pump(function() return #c2.lines() >= 4 end))
+    assert.equal(2, select(2, D.clients())) -- two pages follow the stream
     local last = c2.lines()[4]
     assert.equal(2, last.tick)
     assert.same({ { 0, "running" }, { 1, "failure" }, { 2, "failure" },
