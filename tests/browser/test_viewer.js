@@ -586,6 +586,33 @@ async function main() {
       await checkAgentAt(page, cut, 5, 30);
     });
 
+    await check('names and values are text, never markup', async () => {
+      const evil = '<img src=x onerror="window.pwned=1">';
+      const lines = [
+        { t: 'header', format: 1, bonsai: '0.2.0', started: 'now' },
+        { t: 'tree', tree: evil, version: 1, nodes: [
+          { id: 0, name: evil, type: 'sequence', parent: null, path: evil, params: {} },
+          { id: 1, name: '<b>x</b>', type: 'check', parent: 0, path: evil + '/<b>x</b>',
+            params: { key: '<i>k</i>', op: '<', value: '<script>window.pwned=2</script>' } }] },
+        { t: 'agent', agent: 1, tree: evil, version: 1, label: '<u>evil</u>' },
+        { t: 'tick', agent: 1, tick: 1, time: 0.1, version: 1, status: 'running',
+          events: [[0, 'running', 0], [1, 'failure', 0]],
+          bb: { '<i>k</i>': '<img src=y onerror="window.pwned=3">' }, error: '<svg onload="window.pwned=4">' },
+        { t: 'end', ticks: 1 }];
+      fs.writeFileSync(path.join(tmp, 'hostile.jsonl'), lines.map((l) => JSON.stringify(l)).join('\n') + '\n');
+      await page.goto(base + 'index.html?trace=traces/hostile.jsonl');
+      await page.waitForSelector('body.loaded #tree li[data-path]');
+      await page.waitForTimeout(200);
+      assert.equal(await page.evaluate(() => window.pwned), undefined, 'no script ran');
+      assert.equal(await page.evaluate(() => document.querySelectorAll(
+        '#tree img, #tree b, #events img, #events b, #bb img, #bb i, #agent-list u, #tick-info svg').length), 0);
+      assert.equal(await page.textContent('#agent-list li[data-agent="1"] span'), '<u>evil</u>');
+      assert.equal(await page.textContent('li[data-id="0"] > .row .name'), evil);
+      assert.equal(await page.textContent('#bb tr td'), '"<img src=y onerror="window.pwned=3">"');
+      assert.ok((await page.textContent('.tick-error')).includes('<svg onload'));
+      await page.screenshot({ path: path.join(OUT, 'hostile.png') });
+    });
+
     await check('file:// page: the file picker and drag and drop', async () => {
       await page.goto('file://' + path.join(VIEWER, 'index.html'));
       assert.equal(await page.isVisible('#welcome'), true);
