@@ -281,17 +281,25 @@ function lastAtOrBefore(arr, x) {
   return found;
 }
 
-// Reads a whole file's text. Returns { trace, problem } where problem is
-// null or { fatal, message } for the page to show: a file that is not a
-// trace is fatal; a cut-off or corrupted line stops the reading there and
-// the page shows what came before it.
-function readTrace(text) {
+// Reads a whole file's text, in slices of about 50 ms so that the page
+// stays responsive on a large file; progress(fraction read) after each
+// slice. Resolves to { trace, problem } where problem is null or { fatal,
+// message } for the page to show: a file that is not a trace is fatal; a
+// cut-off or corrupted line stops the reading there and the page shows
+// what came before it.
+async function readTrace(text, progress) {
   const trace = new Trace();
   const fail = (fatal, message) => ({ trace, problem: { fatal, message } });
   if (text.length === 0) return fail(true, 'The file is empty: there is no trace in it.');
   const lines = text.split('\n');
   const complete = text.endsWith('\n');
+  let slice = Date.now();
   for (let i = 0; i < lines.length; i++) {
+    if ((i & 1023) === 0 && Date.now() - slice > 50) {
+      if (progress) progress(i / lines.length);
+      await new Promise((resolve) => setTimeout(resolve, 0));
+      slice = Date.now();
+    }
     try {
       trace.addLine(lines[i], i + 1);
     } catch (e) {

@@ -25,6 +25,7 @@ const ui = {
   breakpoints: new Set(),// "tree\npath"
   pending: false,
   followed: null,        // agent, tree version and running node scrolled to
+  loads: 0,              // files opened: only the last one read is shown
 };
 
 // ---- Messages and loading -------------------------------------------------
@@ -36,9 +37,13 @@ function showMessage(text, kind) {
   m.className = kind || '';
 }
 
-function loadText(text, name) {
+async function loadText(text, name) {
   if (ui.live) stopLive(); // a file opened on a live page replaces the game
-  const { trace, problem } = readTrace(text);
+  const mine = ++ui.loads; // a file opened meanwhile replaces this one
+  const { trace, problem } = await readTrace(text, (f) => {
+    if (mine === ui.loads) showMessage('Reading ' + name + ': ' + Math.round(100 * f) + '%…', 'info');
+  });
+  if (mine !== ui.loads) return;
   $('source').textContent = name;
   if (problem && problem.fatal) {
     ui.trace = null;
@@ -74,7 +79,7 @@ async function loadURL(url) {
   try {
     const r = await fetch(url, { cache: 'no-store' });
     if (!r.ok) throw new Error('HTTP ' + r.status);
-    loadText(await r.text(), url);
+    await loadText(await r.text(), url);
   } catch (e) {
     showMessage('Cannot load ' + url + ': ' + e.message, 'error');
   }
