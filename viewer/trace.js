@@ -239,6 +239,27 @@ class Trace {
       status: st.status, bb: st.bb };
   }
 
+  // The history of the node at `path` in agent `a`'s ticks: [tick, status
+  // code] for each tick that visited it, with the status it had at the end
+  // of that tick, ascending (a node of that path in each version).
+  historyOf(a, path) {
+    const out = [];
+    let version = null;
+    let id;
+    for (const text of a.lines) {
+      const o = JSON.parse(text);
+      if (o.version !== version) {
+        version = o.version;
+        const t = this.tree(a.tree, version);
+        id = t ? t.byPath.get(path) : undefined;
+      }
+      let st = -1;
+      for (const e of o.events || []) if (e[0] === id) st = STATUS_CODE[e[1]] || 0;
+      if (st >= 0) out.push([o.tick, st]);
+    }
+    return out;
+  }
+
   // The ticks of an agent's marks of one kind, ascending.
   marksOf(a, kind) {
     return a.marks.filter((m) => m[1] === kind).map((m) => m[0]);

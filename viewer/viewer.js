@@ -26,6 +26,8 @@ const ui = {
   pending: false,
   followed: null,        // agent, tree version and running node scrolled to
   loads: 0,              // files opened: only the last one read is shown
+  lanes: [],             // paths of the nodes whose history the timeline shows
+  histories: new Map(),  // "agent\npath" -> { changes, ticks: [[tick, code]] }
 };
 
 // ---- Messages and loading -------------------------------------------------
@@ -198,7 +200,11 @@ function buildTree(t) {
       li.appendChild(ul);
     }
     row.children[1].onclick = () => toggleBreakpoint(t.name, n.path);
-    row.children[3].onclick = () => { ui.popPath = n.path; renderPopAgents(); };
+    row.children[3].onclick = () => {
+      if (ui.mode === 'agent') return toggleLane(n.path);
+      ui.popPath = n.path;
+      renderPopAgents();
+    };
     ui.rows[id] = { li, row, params: row.children[5], count: row.children[6] };
     return li;
   };
@@ -304,6 +310,7 @@ function paintTree(view) {
     const stale = !pop && st !== 'idle' && !visited.has(id);
     r.li.dataset.status = st;
     r.li.classList.toggle('stale', stale);
+    r.row.classList.toggle('lane-on', ui.lanes.includes(n.path));
     r.row.title = (n.path || '(the hidden priority wrapper)') +
       (stale ? ': not visited in this tick (' + st + ' since an earlier tick)' : '');
     if (isCheck(n)) r.params.textContent = view && !pop ? checkText(n, view.bb) : paramText(n);
@@ -601,11 +608,58 @@ function renderPopAgents() {
 
 // ---- Timeline ----------------------------------------------------------------
 
+const LANES = 4; // node lanes at most; a fifth replaces the oldest
+const STATUS_COLOURS = ['#c4c9d2', '#f0a020', '#2f9e55', '#d64545', '#8a5cc2'];
+
+// Adds the node's lane to the timeline, or takes it away.
+function toggleLane(path) {
+  const i = ui.lanes.indexOf(path);
+  if (i >= 0) ui.lanes.splice(i, 1);
+  else {
+    ui.lanes.push(path);
+    if (ui.lanes.length > LANES) ui.lanes.shift();
+  }
+  render();
+}
+
+// The selected agent's history of a node (cached until the trace grows).
+function nodeHistory(path) {
+  const a = ui.agent;
+  const key = a.id + '\n' + path;
+  let h = ui.histories.get(key);
+  if (!h || h.changes !== ui.trace.changes) {
+    h = { changes: ui.trace.changes, ticks: ui.trace.historyOf(a, path) };
+    ui.histories.set(key, h);
+  }
+  return h.ticks;
+}
+
+// To the previous (d < 0) or next tick at which the last lane's node ran,
+// or ended with a failure (failed).
+function laneStep(d, failed) {
+  const path = ui.lanes[ui.lanes.length - 1];
+  if (!ui.trace || !ui.agent || path === undefined) return;
+  const ticks = nodeHistory(path).filter(([, s]) => !failed || s === 3).map(([t]) => t);
+  const t = d > 0 ? ticks.find((x) => x > ui.tick) : ticks.filter((x) => x < ui.tick).pop();
+  if (t !== undefined) jump(t);
+}
+
+function renderLaneNav() {
+  const path = ui.lanes[ui.lanes.length - 1];
+  const t = ui.tree;
+  $('lane-nav').hidden = path === undefined;
+  if (path === undefined) return;
+  const id = t && t.byPath.get(path);
+  $('lane-name').textContent = id !== undefined ? t.nodes[id].label : path;
+  $('lane-name').title = path;
+}
+
 const MARK_COLOURS = { change: '#3a78d8', reload: '#8a4fd0', error: '#d43c3c', frozen: '#0aa3b5' };
 
 function drawTimeline() {
   const tr = ui.trace;
   const c = $('strip');
+  c.style.height = 44 + 16 * ui.lanes.length + 'px'; // the strip, then the lanes
   const w = c.clientWidth;
   const h = c.clientHeight;
   const dpr = window.devicePixelRatio || 1;
@@ -637,13 +691,31 @@ function drawTimeline() {
       }
     }
   }
+  // one lane per selected node: a bar where a tick visited it, in the
+  // colour of the status it ended that tick with
+  ui.lanes.forEach((path, k) => {
+    const y = 46 + 16 * k;
+    const ticks = a ? nodeHistory(path) : [];
+    c.dataset['lane' + k] = path + '|' + ticks.map(([t, s]) => t + ':' + STATUSES[s]).join(',');
+    g.fillStyle = '#f1f3f7';
+    g.fillRect(pad, y, w - 2 * pad, 12);
+    for (const [t, s] of ticks) {
+      g.fillStyle = STATUS_COLOURS[s];
+      g.fillRect(x(t) - 1, y, Math.max(2, (w - 2 * pad) / (hi - lo)), 12);
+    }
+    const id = ui.tree && ui.tree.byPath.get(path);
+    g.font = '10px sans-serif';
+    g.fillStyle = '#1d2330';
+    g.fillText(id !== undefined ? ui.tree.nodes[id].label : path, pad + 2, y + 10);
+  });
+  for (let k = ui.lanes.length; 'lane' + k in c.dataset; k++) delete c.dataset['lane' + k];
   g.fillStyle = '#111';
   g.fillRect(x(ui.tick) - 1, 2, 2, h - 4);
   g.font = '11px sans-serif';
   g.fillStyle = '#555';
-  g.fillText(String(lo), pad, h - 3);
+  g.fillText(String(lo), pad, 41);
   const end = String(tr.maxTick);
-  g.fillText(end, w - pad - g.measureText(end).width, h - 3);
+  g.fillText(end, w - pad - g.measureText(end).width, 41);
   c.onpointerdown = (e) => {
     const pick = (ev) => {
       const r = c.getBoundingClientRect();
@@ -666,6 +738,7 @@ function render() {
   if (ui.treeKey !== t.name + '@' + t.version) buildTree(t);
   paintTree(view);
   followRunning(view);
+  renderLaneNav();
   renderInfo(view);
   renderEvents(view);
   renderBlackboard(view);
@@ -806,6 +879,10 @@ function wire() {
   $('next').onclick = () => step(1);
   $('prev-change').onclick = () => step(-1, true);
   $('next-change').onclick = () => step(1, true);
+  $('lane-prev-ran').onclick = () => laneStep(-1, false);
+  $('lane-next-ran').onclick = () => laneStep(1, false);
+  $('lane-prev-failed').onclick = () => laneStep(-1, true);
+  $('lane-next-failed').onclick = () => laneStep(1, true);
   $('tick').onchange = (e) => jump(Number(e.target.value));
   $('mode-agent').onclick = () => setMode('agent');
   $('mode-pop').onclick = () => setMode('population');

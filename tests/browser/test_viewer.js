@@ -488,6 +488,43 @@ async function main() {
       await page.screenshot({ path: path.join(OUT, 'events.png') });
     });
 
+    await check('node lanes in the timeline: when a node ran, how it ended; jumps to its runs and failures', async () => {
+      // the reference: the ticks whose events name the node, with its last status in each
+      const historyOf = (a, p) => a.lines.map((l) => {
+        const id = arena.trees.get(a.tree + '@' + l.version).findIndex((n) => n.path === p);
+        const mine = l.events.filter((e) => e[0] === id);
+        return mine.length ? l.tick + ':' + mine[mine.length - 1][1] : null;
+      }).filter((x) => x);
+      const nodes = arena.trees.get('guard@1');
+      const failing = nodes.find((n) => historyOf(story, n.path).some((x) => x.endsWith(':failure'))).path;
+      await page.goto(base + 'index.html?trace=traces/arena.jsonl&agent=' + story.id + '&tick=1');
+      await page.waitForSelector('body.loaded #tree li[data-path]');
+      await page.click('li[data-path="guard/patrol"] > .row .name');
+      await page.click('li[data-path="' + failing + '"] > .row .name');
+      assert.equal(await page.getAttribute('#strip', 'data-lane0'), 'guard/patrol|' + historyOf(story, 'guard/patrol').join(','));
+      const lane = historyOf(story, failing);
+      assert.equal(await page.getAttribute('#strip', 'data-lane1'), failing + '|' + lane.join(','));
+      assert.equal((await page.locator('#strip').boundingBox()).height, 44 + 2 * 16, 'two lanes under the strip');
+      const ticks = lane.map((x) => Number(x.split(':')[0]));
+      const fails = lane.filter((x) => x.endsWith(':failure')).map((x) => Number(x.split(':')[0]));
+      await page.click('#lane-next-ran');
+      assert.equal((await shown(page)).tick, ticks.find((t) => t > 1), 'the next tick it ran');
+      await page.click('#lane-next-failed');
+      const firstFail = fails.find((t) => t > ticks.find((x) => x > 1));
+      assert.equal((await shown(page)).tick, firstFail, 'the next tick it failed');
+      await page.click('#lane-next-ran');
+      await page.click('#lane-prev-failed');
+      assert.equal((await shown(page)).tick, fails.filter((t) => t < ticks.find((x) => x > firstFail)).pop());
+      await page.click('#lane-prev-ran');
+      assert.equal((await shown(page)).tick, ticks.filter((t) => t < firstFail).pop() || firstFail);
+      await page.screenshot({ path: path.join(OUT, 'lanes.png') });
+      // a second click on the name takes the lane away
+      await page.click('li[data-path="guard/patrol"] > .row .name');
+      await page.click('li[data-path="' + failing + '"] > .row .name');
+      assert.equal(await page.getAttribute('#strip', 'data-lane0'), null);
+      assert.equal(await page.isVisible('#lane-nav'), false);
+    });
+
     await check('agents carry their owner\'s name', async () => {
       assert.equal(await page.textContent('#agent-list li[data-agent="1"] span'), 'guard 1');
       await pickAgent(page, villager.id); // (beyond the 200 listed without a search)
@@ -572,7 +609,10 @@ async function main() {
       ];
       for (const [file, re, fatal] of cases) {
         await page.goto(base + 'index.html?trace=traces/' + file);
-        await page.waitForSelector('#message:not([hidden])');
+        await page.waitForFunction(() => { // (not the progress of a large file)
+          const m = document.getElementById('message');
+          return !m.hidden && !/^Reading /.test(m.textContent);
+        });
         assert.match(await page.textContent('#message'), re, file);
         assert.equal(await page.isVisible('#welcome'), fatal, file + ': welcome text');
         assert.equal(await page.isVisible('#tree'), !fatal, file + ': tree');
