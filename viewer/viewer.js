@@ -22,7 +22,8 @@ const ui = {
   matches: [],
   matchAt: -1,
   live: null,            // { es, paused } in live mode
-  breakpoints: new Set(),// "tree\npath"
+  breakpoints: new Set(),// "tree\npath\nstatus" (status "" for any event)
+  watches: [],           // { key, op, value, agent, text }: break when true
   pending: false,
   followed: null,        // agent, tree version and running node scrolled to
   loads: 0,              // files opened: only the last one read is shown
@@ -199,7 +200,8 @@ function buildTree(t) {
       for (const c of n.children) ul.appendChild(make(c));
       li.appendChild(ul);
     }
-    row.children[1].onclick = () => toggleBreakpoint(t.name, n.path);
+    row.children[1].title = 'Breakpoint: click for any event of the node, Shift+click for its failures';
+    row.children[1].onclick = (e) => toggleBreakpoint(t.name, n.path, e.shiftKey ? 'failure' : '');
     row.children[3].onclick = () => {
       if (ui.mode === 'agent') return toggleLane(n.path);
       ui.popPath = n.path;
@@ -314,8 +316,9 @@ function paintTree(view) {
     r.row.title = (n.path || '(the hidden priority wrapper)') +
       (stale ? ': not visited in this tick (' + st + ' since an earlier tick)' : '');
     if (isCheck(n)) r.params.textContent = view && !pop ? checkText(n, view.bb) : paramText(n);
-    r.row.classList.toggle('bp-on', ui.breakpoints.has(t.name + '\n' + n.path) ||
+    r.row.classList.toggle('bp-on', ui.breakpoints.has(t.name + '\n' + n.path + '\n') ||
       (view && view.line.frozen === id));
+    r.row.classList.toggle('bp-fail', ui.breakpoints.has(t.name + '\n' + n.path + '\nfailure'));
     if (pop) {
       const c = pop.count(n.path);
       r.li.dataset.count = c;
@@ -381,11 +384,12 @@ function renderInfo(view) {
     const latest = view.tick === a.ticks[a.ticks.length - 1];
     // built again only when it changes: a live game re-renders many times
     // a second, and a button replaced under the pointer cannot be clicked
-    const key = [a.id, n ? n.path : '', !!(ui.live && latest)].join('\n');
+    const key = [a.id, n ? n.path : l.watch || '', !!(ui.live && latest)].join('\n');
     if (fz.dataset.key === key) return;
     fz.dataset.key = key;
     fz.innerHTML = '<p></p>';
-    fz.firstChild.textContent = 'Frozen at ' + (n ? 'the breakpoint on ' + n.path : 'a breakpoint') +
+    fz.firstChild.textContent = (n ? 'Frozen at the breakpoint on ' + n.path
+      : l.watch ? 'Frozen: ' + l.watch + ' became true' : 'Frozen at a breakpoint') +
       ': the agent is not ticked until resumed or stepped.';
     if (ui.live && latest) {
       for (const [label, cmd] of [['Resume', 'resume'], ['Step one tick', 'step']]) {
@@ -798,13 +802,57 @@ async function send(body, quiet) {
   }
 }
 
-function toggleBreakpoint(tree, path) {
+// A breakpoint on a node: on any event of it (status ""), or on its
+// failures only ("failure"); for every agent of the tree.
+function toggleBreakpoint(tree, path, status) {
   if (!ui.live) return;
-  const k = tree + '\n' + path;
+  const k = tree + '\n' + path + '\n' + status;
   const on = !ui.breakpoints.has(k);
   if (on) ui.breakpoints.add(k); else ui.breakpoints.delete(k);
-  command({ cmd: 'break', tree, node: path, on });
+  command(Object.assign({ cmd: 'break', tree, node: path, on }, status ? { status } : {}));
   render();
+}
+
+// "hp < 5", "enemy == \"wolf\"", "alarm == true": a watch's condition.
+function parseWatch(text) {
+  const m = /^\s*([^\s=<>!~]+)\s*(==|~=|!=|<=|>=|<|>)\s*(.+?)\s*$/.exec(text);
+  if (!m) return null;
+  return { key: m[1], op: m[2] === '!=' ? '~=' : m[2], value: parseValue(m[3], undefined) };
+}
+
+// Adds a watch from the input: the agent (or any agent, with the box
+// checked) freezes when its condition becomes true.
+function addWatch() {
+  const input = $('watch-input');
+  const w = parseWatch(input.value);
+  if (!w || w.value === null) {
+    showMessage('A watch reads "key op value", op one of == ~= < <= > >=, e.g. "hp < 5".', 'warn');
+    return;
+  }
+  if (!$('watch-any').checked) w.agent = ui.agent.id;
+  w.text = input.value.trim() + (w.agent !== undefined ? ' (' + ui.agent.label + ')' : ' (any agent)');
+  command(Object.assign({ cmd: 'watch', on: true }, w, { text: undefined })).then((r) => {
+    if (!r || !r.ok) return;
+    ui.watches.push(w);
+    input.value = '';
+    renderWatches();
+  });
+}
+
+function renderWatches() {
+  const ul = $('watch-list');
+  ul.textContent = '';
+  for (const w of ui.watches) {
+    const li = document.createElement('li');
+    li.innerHTML = '<span></span><button title="Remove">×</button>';
+    li.firstChild.textContent = w.text;
+    li.lastChild.onclick = () => {
+      command(Object.assign({ cmd: 'watch', on: false }, w, { text: undefined }));
+      ui.watches.splice(ui.watches.indexOf(w), 1);
+      renderWatches();
+    };
+    ul.appendChild(li);
+  }
 }
 
 function pauseLive(paused) {
@@ -887,6 +935,7 @@ function wire() {
   $('mode-agent').onclick = () => setMode('agent');
   $('mode-pop').onclick = () => setMode('population');
   $('live-pause').onclick = () => pauseLive(!ui.live.paused);
+  $('watch-input').onkeydown = (e) => { if (e.key === 'Enter') addWatch(); };
   document.addEventListener('keydown', (e) => {
     if (e.target.tagName === 'INPUT' || e.target.tagName === 'TEXTAREA') return;
     if (e.key === 'ArrowLeft') { step(-1, e.shiftKey); e.preventDefault(); }

@@ -786,6 +786,38 @@ async function main() {
         null, { timeout: 20000 });
     });
 
+    await check('live: break when a blackboard condition becomes true, or when a node fails', async () => {
+      // guard 1 is hurt (hp = 10) every 3 s and heals by running
+      const g1 = [...sent(stream).agents.values()].find((a) => a.label === 'guard 1');
+      await pickAgent(page, g1.id);
+      await page.fill('#watch-input', 'hp < 25');
+      await page.press('#watch-input', 'Enter');
+      await page.waitForSelector('#watch-list li');
+      assert.equal(await page.textContent('#watch-list li span'), 'hp < 25 (guard 1)');
+      await page.waitForSelector('#agent-resume', { timeout: 15000 });
+      assert.match(await page.textContent('#frozen'), /Frozen: hp < 25 became true/);
+      const line = await until('the watch line', () => stream.lines.find((o) => o.agent === g1.id && o.watch));
+      assert.equal(line.watch, 'hp < 25');
+      assert.ok(line.bb.hp < 25 || line.bb.hp === undefined, 'hp is low in that tick');
+      assert.equal(line.frozen, -1);
+      await page.screenshot({ path: path.join(OUT, 'watch.png') });
+      await page.click('#watch-list li button'); // the watch goes
+      assert.equal(await page.$$eval('#watch-list li', (l) => l.length), 0);
+      await page.click('#agent-resume');
+      await page.waitForSelector('#frozen', { state: 'hidden' });
+      // Shift+click: break when the flee check fails (it does while hp >= 25)
+      const check = 'guard/flee/check[1]';
+      const from = stream.lines.length;
+      await page.click('li[data-path="' + check + '"] > .row .bp', { modifiers: ['Shift'] });
+      assert.match(await page.getAttribute('li[data-path="' + check + '"] > .row', 'class'), /bp-fail/);
+      const failed = await until('a failure breakpoint', () => stream.lines.slice(from)
+        .find((o) => o.t === 'tick' && o.frozen !== undefined && o.frozen >= 0));
+      const nodes = sent(stream).trees.get('guard@' + failed.version);
+      assert.equal(nodes[failed.frozen].path, check);
+      assert.ok(failed.events.some(([id, st]) => id === failed.frozen && st === 'failure'), 'it failed in that tick');
+      await page.click('li[data-path="' + check + '"] > .row .bp', { modifiers: ['Shift'] });
+    });
+
     await check('live: agents and a tree join, an agent leaves, a reload (churn_game.lua)', async () => {
       stream.req.destroy();
       game.child.kill();

@@ -232,6 +232,69 @@ describe("bt.debug.serve", function()
     assert.is_false(a:frozen())
   end)
 
+  it("breaks on a node's status for one agent or any, and when a " ..
+     "blackboard condition becomes true", function()
+    local a = bt.agent(guardtree(), { blackboard = { hp = 100 } })
+    local b = bt.agent(guardtree(), { blackboard = { hp = 100 } })
+    serve { agents = { a, b } }
+    local c = subscribe()
+    assert.is_true(pump(function() return #c.lines() >= 4 end)) -- connected
+    local cmd = D.command
+    assert.is_true(cmd { cmd = "break", tree = "guard", status = "success",
+                         node = "guard/flee/check[1]", agent = 1 })
+    bt.tick_all({ a, b }, 1)
+    assert.is_false(a:frozen()) -- the check failed
+    a.bb.hp, b.bb.hp = 10, 10
+    bt.tick_all({ a, b }, 1)
+    assert.is_true(a:frozen())
+    assert.is_false(b:frozen()) -- agent 1 only
+    assert.is_true(cmd { cmd = "break", tree = "guard", status = "success",
+                         node = "guard/flee/check[1]", agent = 1, on = false })
+    assert.is_true(cmd { cmd = "resume", agent = 1 })
+    -- a watch on any agent: when hp < 5 becomes true
+    assert.is_true(cmd { cmd = "watch", key = "hp", op = "<", value = 5 })
+    bt.tick_all({ a, b }, 1)
+    assert.is_false(a:frozen())
+    a.bb.hp = 3
+    bt.tick_all({ a, b }, 1)
+    assert.is_true(a:frozen())
+    assert.is_false(b:frozen())
+    assert.is_true(pump(function()
+      for _, l in ipairs(c.lines()) do
+        if l.t == "tick" and l.agent == 1 and l.watch == "hp < 5" then
+          return l.frozen == -1
+        end
+      end
+    end))
+    cmd { cmd = "resume", agent = 1 }
+    bt.tick_all({ a, b }, 1)
+    assert.is_false(a:frozen()) -- still true: it did not become true
+    a.bb.hp = 10
+    bt.tick_all({ a, b }, 1)
+    a.bb.hp = 3
+    bt.tick_all({ a, b }, 1)
+    assert.is_true(a:frozen()) -- true again
+    cmd { cmd = "resume", agent = 1 }
+    assert.is_true(cmd { cmd = "watch", key = "hp", op = "<", value = 5,
+                         on = false })
+    a.bb.hp = 10
+    bt.tick_all({ a, b }, 1)
+    a.bb.hp = 3
+    bt.tick_all({ a, b }, 1)
+    assert.is_false(a:frozen()) -- the watch is gone
+    -- refusals
+    local ok, err = cmd { cmd = "break", tree = "guard", node = "guard",
+                          status = "maybe" }
+    assert.is_nil(ok)
+    assert.matches("status must be", err)
+    ok, err = cmd { cmd = "watch", key = "hp", op = "=", value = 1 }
+    assert.matches("op must be", err)
+    ok, err = cmd { cmd = "watch", key = "hp", op = "<", value = {} }
+    assert.matches("value must be", err)
+    ok, err = cmd { cmd = "watch", key = "hp", op = "<", value = 1, agent = 9 }
+    assert.equal("no agent 9", err)
+  end)
+
   it("streams only the agents recorded", function()
     local a = bt.agent(guardtree(), { blackboard = { hp = 100 } })
     local b = bt.agent(guardtree(), { blackboard = { hp = 100 } })
