@@ -333,7 +333,7 @@ static int tree_nodes(lua_State *L) {
 static const luaL_Reg agent_methods[] = {
     {"trace", agent_trace},
     {"events", agent_events},
-    {"_tick_events", agent_tick_events}, /* for bonsai.record */
+    {"_tick_events", agent_tick_events}, /* for bonsai.subscribe */
     {"freeze", agent_freeze},
     {"frozen", agent_frozen},
     {"_on_tick", agent_on_tick}, /* for bonsai.subscribe */

@@ -184,7 +184,8 @@ function M.new(bt)
         local id = code // 16
         local nd = st.v.nodes[id + 1]
         local rules = nd and marks[nd.path]
-        if code % 2 == 0 and rules and stops(rules, STATUS[code // 2 % 8], st.id) then
+        if code % 2 == 0 and rules and
+           stops(rules, STATUS[code // 2 % 8], st.id) then
           agent:freeze(true)
           st.frozen = id
           break
@@ -230,12 +231,25 @@ function M.new(bt)
   end
 
   -- bt.debug.remove(agent): no longer offered or streamed.
+  -- (its breakpoints and watches go with it: ids are not given again)
   function D.remove(agent)
     if not rec or not rec.ids[agent] then return end
+    local id = rec.ids[agent].id
     stream(agent, false)
-    byid[rec.ids[agent].id] = nil
+    byid[id] = nil
     rec:remove(agent)
     agent:freeze(false)
+    for _, marks in pairs(breaks) do
+      for path, rules in pairs(marks) do
+        for rule in pairs(rules) do
+          if rule:match("@(.*)$") == tostring(id) then rules[rule] = nil end
+        end
+        if next(rules) == nil then marks[path] = nil end
+      end
+    end
+    for name, w in pairs(watches) do
+      if w.agent == id then watches[name] = nil end
+    end
   end
 
   -- Commands ---------------------------------------------------------------
@@ -261,8 +275,22 @@ function M.new(bt)
   -- The agent a command names for a scope: nil (any agent) or one known.
   local function scope(cmd)
     if cmd.agent == nil or cmd.agent == cjson.null then return "*" end
-    if not byid[cmd.agent] then return nil, "no agent " .. tostring(cmd.agent) end
+    if not byid[cmd.agent] then
+      return nil, "no agent " .. tostring(cmd.agent)
+    end
     return cmd.agent
+  end
+
+  -- Whether a version of the tree that the page was shown has that node.
+  local function known(tree, path)
+    for _, v in pairs(rec and rec.versions or {}) do
+      if v.tree == tree then
+        for _, n in ipairs(v.nodes) do
+          if n.path == path then return true end
+        end
+      end
+    end
+    return false
   end
 
   commands["break"] = function(cmd)
@@ -270,16 +298,20 @@ function M.new(bt)
       return nil, "tree and node must be strings"
     end
     local s = cmd.status
-    if s ~= nil and s ~= cjson.null and not (type(s) == "string" and
-       (s == "running" or s == "success" or s == "failure" or s == "aborted")) then
+    if s == cjson.null then s = nil end
+    if s ~= nil and s ~= "running" and s ~= "success" and s ~= "failure" and
+       s ~= "aborted" then
       return nil, "status must be running, success, failure or aborted"
     end
     local who, why = scope(cmd)
     if not who then return nil, why end
+    if cmd.on ~= false and not known(cmd.tree, cmd.node) then
+      return nil, "no node '" .. cmd.node .. "' in tree '" .. cmd.tree .. "'"
+    end
     local marks = breaks[cmd.tree] or {}
     breaks[cmd.tree] = marks
     local rules = marks[cmd.node] or {}
-    rules[(type(s) == "string" and s or "*") .. "@" .. who] = cmd.on ~= false or nil
+    rules[(s or "*") .. "@" .. who] = cmd.on ~= false or nil
     marks[cmd.node] = next(rules) and rules or nil
     return true
   end

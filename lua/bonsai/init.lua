@@ -236,7 +236,8 @@ end
 -- agent methods of bonsai.core (upvalue 2 of the agents' __index)
 do
   local sub = require "bonsai.subscribe"
-  local _, methods = debug.getupvalue(debug.getregistry()["bonsai.agent"].__index, 2)
+  local index = debug.getregistry()["bonsai.agent"].__index
+  local _, methods = debug.getupvalue(index, 2)
   methods.subscribe, methods.unsubscribe = sub.subscribe, sub.unsubscribe_agent
   methods.on_tick = sub.on_tick
   bt.subscribe, bt.unsubscribe = sub.subscribe_all, sub.unsubscribe

@@ -64,7 +64,8 @@ local function tables(agent, list, ev, err)
   for _, code in ipairs(ev.codes) do
     local id = math.floor(code / 16)
     out[#out + 1] = { tick = tick, time = time, id = id,
-                      node = list.paths[id], status = STATUS[math.floor(code / 2) % 8],
+                      node = list.paths[id],
+                      status = STATUS[math.floor(code / 2) % 8],
                       again = code % 2 == 1 or nil }
   end
   if bit(marks, ERROR) then

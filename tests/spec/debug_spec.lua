@@ -293,6 +293,13 @@ describe("bt.debug.serve", function()
     assert.matches("value must be", err)
     ok, err = cmd { cmd = "watch", key = "hp", op = "<", value = 1, agent = 9 }
     assert.equal("no agent 9", err)
+    ok, err = cmd { cmd = "break", tree = "guard", node = "guard/gone" }
+    assert.equal("no node 'guard/gone' in tree 'guard'", err)
+    ok, err = cmd { cmd = "break", tree = "elsewhere", node = "guard" }
+    assert.equal("no node 'guard' in tree 'elsewhere'", err)
+    D.remove(a) -- withdrawn: commands for it are refused
+    ok, err = cmd { cmd = "resume", agent = 1 }
+    assert.equal("no agent 1", err)
   end)
 
   it("streams only the agents recorded", function()

@@ -52,8 +52,9 @@ describe("a:subscribe", function()
     local by = {}
     local function keep(name, filter)
       by[name] = {}
-      a:subscribe(function(_, events) by[name][#by[name] + 1] = lines(events) end,
-                  filter)
+      a:subscribe(function(_, events)
+        by[name][#by[name] + 1] = lines(events)
+      end, filter)
     end
     keep("success", { status = "success" })
     keep("leaves", { node = "/walk$" })

@@ -285,7 +285,8 @@ describe("a tick's events", function()
 
   it("show filters, their conditions and decorators on the way", function()
     local tree = bt.tree(bt.sequence { name = "s",
-      bt.filter { name = "f", conditions = { bt.named("ok", bt.condition(yes)) },
+      bt.filter { name = "f",
+        conditions = { bt.named("ok", bt.condition(yes)) },
         bt.invert { name = "inv", bt.named("go", bt.action(run)) } } })
     local a = bt.agent(tree):trace()
     assert.same({
