@@ -269,6 +269,20 @@ function applySearch() {
   applyCollapsed();
 }
 
+// Large trees: collapses every subtree whose root the agent does not run
+// at the tick (what runs stays open down to its leaves), or none.
+function fold(toRunning) {
+  const t = ui.tree;
+  if (!t) return;
+  const view = ui.agent && ui.trace.stateAt(ui.agent, ui.tick);
+  for (const n of t.nodes) {
+    const k = t.name + '\n' + n.path;
+    if (toRunning && n.children.length && !(view && view.status[n.id] === 1)) ui.collapsed.add(k);
+    else ui.collapsed.delete(k);
+  }
+  applyCollapsed();
+}
+
 function nextMatch() {
   if (!ui.matches.length) return;
   ui.matchAt = (ui.matchAt + 1) % ui.matches.length;
@@ -935,6 +949,8 @@ function wire() {
   $('mode-agent').onclick = () => setMode('agent');
   $('mode-pop').onclick = () => setMode('population');
   $('live-pause').onclick = () => pauseLive(!ui.live.paused);
+  $('fold-running').onclick = () => fold(true);
+  $('unfold-all').onclick = () => fold(false);
   $('watch-input').onkeydown = (e) => { if (e.key === 'Enter') addWatch(); };
   document.addEventListener('keydown', (e) => {
     if (e.target.tagName === 'INPUT' || e.target.tagName === 'TEXTAREA') return;

@@ -366,6 +366,18 @@ async function main() {
       assert.equal(await page.isVisible('#tree li[data-path="' + leaf + '"]'), false);
       await page.click('#running li[data-path]');
       assert.equal(await page.isVisible('#tree li[data-path="' + leaf + '"]'), true);
+      // fold to the running path: only what runs stays open
+      await page.click('#fold-running');
+      const open = await page.$$eval('#tree li[data-path]', (l) => l.filter((li) => li.offsetParent !== null)
+        .map((li) => li.dataset.path));
+      const r = reconstruct(arena, story, storyTick);
+      const parentOf = (p) => r.nodes.find((n) => n.id === r.nodes.find((m) => m.path === p).parent);
+      assert.deepEqual(open, r.nodes.filter((n) => n.parent === null ||
+        r.byPath[parentOf(n.path).path] === 'running' && open.includes(parentOf(n.path).path)).map((n) => n.path));
+      assert.ok(open.length < r.nodes.length, 'something was folded');
+      await page.click('#unfold-all');
+      assert.equal(await page.$$eval('#tree li[data-path]', (l) => l.filter((li) => li.offsetParent !== null).length),
+        r.nodes.length);
       // the agent picker narrows the list
       const q = 'guard 1';
       const hits = [...arena.agents.values()].filter((a) => a.label.toLowerCase().includes(q)).length;
