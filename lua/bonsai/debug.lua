@@ -185,7 +185,7 @@ function M.new(bt)
         local nd = st.v.nodes[id + 1]
         local rules = nd and marks[nd.path]
         if code % 2 == 0 and rules and
-           stops(rules, STATUS[code // 2 % 8], st.id) then
+           stops(rules, STATUS[math.floor(code / 2) % 8], st.id) then
           agent:freeze(true)
           st.frozen = id
           break
