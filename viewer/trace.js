@@ -67,6 +67,7 @@ class Trace {
     else if (o.t === 'agent') this.addAgent(o, lineNo);
     else if (o.t === 'tick') this.addTick(o, text, lineNo);
     else if (o.t === 'end') this.ended = true;
+    else if (o.t === 'gone' && this.agents.has(o.agent)) this.agents.get(o.agent).gone = true;
     // other kinds of lines: a newer writer; ignored as the format says
   }
 
@@ -96,6 +97,7 @@ class Trace {
   addAgent(o, lineNo) {
     if (this.agents.has(o.agent)) {
       this.agents.get(o.agent).label = o.label || this.agents.get(o.agent).label;
+      this.agents.get(o.agent).gone = false;
       return; // a live client sees the agents again after a reconnect
     }
     if (!this.tree(o.tree, o.version)) {

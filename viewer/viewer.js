@@ -141,7 +141,9 @@ function renderAgents() {
     li.className = a === ui.agent ? 'sel' : '';
     li.innerHTML = '<span></span><small></small>';
     li.firstChild.textContent = a.label;
-    li.lastChild.textContent = a.tree + (a.marks.some((m) => m[1] === 'error') ? ' · error' : '');
+    li.lastChild.textContent = a.tree + (a.marks.some((m) => m[1] === 'error') ? ' · error' : '') +
+      (a.gone ? ' · gone' : '');
+    li.classList.toggle('gone', !!a.gone);
     li.onclick = () => selectAgent(a);
     list.appendChild(li);
   }
@@ -897,8 +899,9 @@ function startLive() {
   es.onopen = () => $('live').classList.remove('lost');
   es.onerror = () => $('live').classList.add('lost');
   es.onmessage = (e) => {
+    let o;
     try {
-      const o = JSON.parse(e.data);
+      o = JSON.parse(e.data);
       if (o.t === 'header' && trace.header && o.started !== trace.header.started) {
         trace = new Trace(); // another game: start over
         ui.trace = null;
@@ -912,7 +915,7 @@ function startLive() {
       showMessage('', '');
       start(trace);
     }
-    if (ui.trace && trace.agentList.length !== listed) {
+    if (ui.trace && (trace.agentList.length !== listed || o.t === 'gone')) {
       listed = trace.agentList.length;
       renderAgents();
     }

@@ -239,6 +239,7 @@ function M.new(bt)
     byid[id] = nil
     rec:remove(agent)
     agent:freeze(false)
+    emit(cjson.encode { t = "gone", agent = id }) -- the page marks it
     for _, marks in pairs(breaks) do
       for path, rules in pairs(marks) do
         for rule in pairs(rules) do

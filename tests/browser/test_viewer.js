@@ -858,6 +858,8 @@ async function main() {
       const g1Last = g1.lines.slice(-1)[0].tick;
       await page.waitForTimeout(300);
       assert.equal(sent(stream).agents.get(g1.id).lines.slice(-1)[0].tick, g1Last, 'guard 1 left');
+      assert.ok(stream.lines.some((o) => o.t === 'gone' && o.agent === g1.id), 'the stream says so');
+      assert.equal(await page.textContent('#agent-list li[data-agent="' + g1.id + '"] small'), 'guard · gone');
       await goTo(page, g1Last);
       await checkAgentAt(page, ref, g1.id, g1Last);
     });

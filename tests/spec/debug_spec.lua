@@ -297,7 +297,12 @@ describe("bt.debug.serve", function()
     assert.equal("no node 'guard/gone' in tree 'guard'", err)
     ok, err = cmd { cmd = "break", tree = "elsewhere", node = "guard" }
     assert.equal("no node 'guard' in tree 'elsewhere'", err)
-    D.remove(a) -- withdrawn: commands for it are refused
+    D.remove(a) -- withdrawn: the page is told; commands for it are refused
+    assert.is_true(pump(function()
+      for _, l in ipairs(c.lines()) do
+        if l.t == "gone" and l.agent == 1 then return true end
+      end
+    end))
     ok, err = cmd { cmd = "resume", agent = 1 }
     assert.equal("no agent 1", err)
   end)
