@@ -3,8 +3,9 @@
 // (kept as text) and a keyframe of its statuses and blackboard every K
 // lines, so a tick is rebuilt by replaying at most K lines; per tree the
 // changes of the number of agents running each node, so the population at
-// a tick is a prefix sum. Lines are added one at a time, from a file or a
-// live stream alike. No DOM here: viewer.js draws.
+// a tick is a prefix sum; a node's history is read from the agent's lines
+// when asked. Lines are added one at a time, from a file or a live stream
+// alike. No DOM here: viewer.js draws.
 'use strict';
 
 const STATUSES = ['idle', 'running', 'success', 'failure', 'aborted'];

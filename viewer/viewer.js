@@ -2,8 +2,10 @@
 // picker, drag and drop, ?trace=URL) or a live game (GET /live, events on
 // /events, commands to POST /command, as docs/TRACE_FORMAT.md says), and
 // draws the selected agent at the selected tick: the tree coloured by
-// status (or by how many agents run each node), the timeline, the events,
-// the blackboard, the running nodes. trace.js does the reading.
+// status (nodes the tick did not visit faded; or by how many agents run
+// each node), the timeline with node lanes, the events, the blackboard,
+// the running nodes; live, breakpoints and watches. trace.js does the
+// reading; docs/DEBUGGER.md tells what the page shows.
 'use strict';
 
 const $ = (id) => document.getElementById(id);
