@@ -114,7 +114,12 @@
 ---A subscription, for a:unsubscribe and bt.unsubscribe.
 ---@class bonsai.Subscription
 
----@alias bonsai.Subscriber fun(agent: bonsai.Agent, events: bonsai.Event[]?, status: bonsai.Status?, err: string?)
+---A tick's events for a subscriber: read-only, the tick as fields.
+---@class bonsai.TickEvents: bonsai.Event[]
+---@field tick integer the agent's tick count
+---@field time number a.time during that tick
+
+---@alias bonsai.Subscriber fun(agent: bonsai.Agent, events: bonsai.TickEvents?, status: bonsai.Status?, err: string?)
 
 ---@class bonsai.Recorder
 local Recorder = {}

@@ -19,8 +19,9 @@ local ERROR = 4
 
 -- agent -> its subscriptions: a list replaced, never changed in place, so
 -- a dispatch under way keeps the list it started with; 'traced': how many
--- want events; 'paths': the node paths of the version the agent runs, made
--- when first wanted (while the agent is traced, its reloads are seen)
+-- want events; 'paths' (id -> path) and 'events' (code -> event table):
+-- of the version the agent runs, made when first wanted (while the agent
+-- is traced, its reloads are seen and start them over)
 local subs = setmetatable({}, { __mode = "k" })
 
 local function bit(x, b) return x % (b + b) >= b end
@@ -51,25 +52,34 @@ local function paths(agent)
   return out
 end
 
--- One tick's events as tables, agent events first (an error last).
+-- The table of a status event, made once per code and version: a tick's
+-- events are mostly those of the tick before.
+local function event(agent, list, code)
+  local e = list.events[code]
+  if e == nil then
+    if list.paths == nil then list.paths = paths(agent) end
+    local id = math.floor(code / 16)
+    e = { id = id, node = list.paths[id],
+          status = STATUS[math.floor(code / 2) % 8],
+          again = code % 2 == 1 or nil }
+    list.events[code] = e
+  end
+  return e
+end
+
+-- One tick's events as a list (its tick and time as fields), agent events
+-- first (an error last).
 local function tables(agent, list, ev, err)
-  local out, tick, time = {}, ev.tick, agent.time
+  local out = { tick = ev.tick, time = agent.time }
   local marks = ev.marks
   for _, m in ipairs(MARKS) do
-    if bit(marks, m[1]) then
-      out[#out + 1] = { event = m[2], tick = tick, time = time }
-    end
+    if bit(marks, m[1]) then out[#out + 1] = { event = m[2] } end
   end
-  if #ev.codes > 0 and list.paths == nil then list.paths = paths(agent) end
   for _, code in ipairs(ev.codes) do
-    local id = math.floor(code / 16)
-    out[#out + 1] = { tick = tick, time = time, id = id,
-                      node = list.paths[id],
-                      status = STATUS[math.floor(code / 2) % 8],
-                      again = code % 2 == 1 or nil }
+    out[#out + 1] = event(agent, list, code)
   end
   if bit(marks, ERROR) then
-    out[#out + 1] = { event = "error", tick = tick, time = time,
+    out[#out + 1] = { event = "error",
                       message = err ~= nil and tostring(err) or nil }
   end
   return out
@@ -83,7 +93,9 @@ local function dispatch(agent, status, err)
   if list.traced > 0 then
     local codes, tick, marks = agent:_tick_events()
     ev = { codes = codes, tick = tick, marks = marks }
-    if bit(marks, 2) then list.paths = nil end -- a reload: other nodes
+    if bit(marks, 2) then -- a reload: other nodes
+      list.paths, list.events = nil, {}
+    end
   end
   for i = 1, #list do
     local s = list[i]
@@ -96,7 +108,7 @@ local function dispatch(agent, status, err)
         all = all or tables(agent, list, ev, err)
         local mine = all
         if s.match then
-          mine = {}
+          mine = { tick = all.tick, time = all.time }
           for _, e in ipairs(all) do
             if s.match(e) then mine[#mine + 1] = e end
           end
@@ -110,8 +122,9 @@ end
 -- Replaces the agent's list by a copy with s added (add) or taken out.
 local function update(agent, s, add)
   local old = subs[agent] or { traced = 0 }
-  local new = { traced = old.traced,
-                paths = old.traced > 0 and old.paths or nil }
+  local kept = old.traced > 0 -- (reloads were seen)
+  local new = { traced = old.traced, paths = kept and old.paths or nil,
+                events = kept and old.events or {} }
   for _, x in ipairs(old) do
     if x ~= s then new[#new + 1] = x end
   end

@@ -34,17 +34,26 @@ describe("a:subscribe", function()
       assert.is_nil(err)
       got[#got + 1] = status .. ": " .. lines(events)
     end)
-    a:subscribe(function(_, events) seen[#seen + 1] = #events end)
-    a:tick(1)
-    a:tick(1)
+    local last, same
+    a:subscribe(function(_, events)
+      seen[#seen + 1] = #events
+      assert.equal(#seen, events.tick)
+      assert.equal(0.5 * #seen, events.time)
+      -- the same event in another tick: the same (read-only) table
+      if #seen == 3 then same = rawequal(last[2], events[2]) end
+      last = events
+    end)
+    a:tick(0.5)
+    a:tick(0.5)
     assert.same({ "running: s running; s/ok success; s/walk running",
                   "running: s running+; s/walk running+" }, got)
     assert.same({ 3, 2 }, seen)
     assert.is_true(a:unsubscribe(s1))
     assert.is_false(a:unsubscribe(s1)) -- once
-    a:tick(1)
+    a:tick(0.5)
     assert.equal(2, #got)
     assert.same({ 3, 2, 2 }, seen) -- the other goes on
+    assert.is_true(same)
   end)
 
   it("gives each subscriber the events its filter passes", function()
