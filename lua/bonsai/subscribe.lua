@@ -14,8 +14,8 @@ M.TRACE_SIZE = 4096 -- events kept per subscribed agent between two ticks
 local STATUS = { [0] = "idle", "running", "success", "failure", "aborted" }
 -- the agent events of a tick (bits of _tick_events' marks: BONSAI_TRACE_*),
 -- in the order they are listed before its status events
-local MARKS = { { 8, "interrupt" }, { 16, "reset" }, { 2, "reload" } }
-local ERROR = 4
+local RELOAD, ERROR = 2, 4
+local MARKS = { { 8, "interrupt" }, { 16, "reset" }, { RELOAD, "reload" } }
 
 -- agent -> its subscriptions: a list replaced, never changed in place, so
 -- a dispatch under way keeps the list it started with; 'traced': how many
@@ -93,7 +93,7 @@ local function dispatch(agent, status, err)
   if list.traced > 0 then
     local codes, tick, marks = agent:_tick_events()
     ev = { codes = codes, tick = tick, marks = marks }
-    if bit(marks, 2) then -- a reload: other nodes
+    if bit(marks, RELOAD) then -- other nodes
       list.paths, list.events = nil, {}
     end
   end
