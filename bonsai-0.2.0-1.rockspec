@@ -68,6 +68,7 @@ build = {
     ["bonsai.export"] = "lua/bonsai/export.lua",
     ["bonsai.record"] = "lua/bonsai/record.lua", -- needs lua-cjson
     ["bonsai.script"] = "lua/bonsai/script.lua", -- needs lpeg
+    ["bonsai.subscribe"] = "lua/bonsai/subscribe.lua",
     ["bonsai.loaders"] = "lua/bonsai/loaders.lua",
     ["bonsai.watch"] = "lua/bonsai/watch.lua",
     ["bonsai.formats.leaves"] = "lua/bonsai/formats/leaves.lua",

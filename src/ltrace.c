@@ -1,6 +1,7 @@
 /*
 ** ltrace.c: the Lua side of traces and the debugger: a:trace, a:events,
-** the per-agent tick hook that bt.record and bt.debug use (a:on_tick),
+** the per-agent tick hook behind subscriptions (a:_on_tick; subscribe.lua
+** shares it among a:subscribe, a:on_tick, bt.record and bt.debug),
 ** freezing agents at breakpoints (a:freeze), and tree:nodes, the structure
 ** of a tree version that trace files, tree:dot and tree:mermaid describe.
 ** Nothing here runs for an agent that is not traced, hooked or frozen.
@@ -174,8 +175,9 @@ static int agent_frozen(lua_State *L) {
   return 1;
 }
 
-/* a:on_tick(fn | nil): fn(agent, status, err) after each tick of the agent
-** (status nil and err the message when the tick raised) */
+/* a:_on_tick(fn | nil): fn(agent, status, err) after each tick of the
+** agent (status nil and err the message when the tick raised); the one
+** hook that bonsai.subscribe multiplexes */
 static int agent_on_tick(lua_State *L) {
   LAgent *la;
   lua_settop(L, 2);
@@ -324,10 +326,10 @@ static int tree_nodes(lua_State *L) {
 static const luaL_Reg agent_methods[] = {
     {"trace", agent_trace},
     {"events", agent_events},
-    {"_tick_events", agent_tick_events}, /* for bonsai.record */
+    {"_tick_events", agent_tick_events}, /* for bonsai.subscribe */
     {"freeze", agent_freeze},
     {"frozen", agent_frozen},
-    {"on_tick", agent_on_tick},
+    {"_on_tick", agent_on_tick}, /* for bonsai.subscribe */
     {"node_statuses", agent_node_statuses},
     {NULL, NULL}};
 

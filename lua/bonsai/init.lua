@@ -264,6 +264,18 @@ function bt.record(path, agents)
   return require("bonsai.record").record(bt, path, agents)
 end
 
+-- a:subscribe, a:unsubscribe, a:on_tick, bt.subscribe, bt.unsubscribe: any
+-- number of consumers of an agent's ticks (bonsai.subscribe), added to the
+-- agent methods of bonsai.core (upvalue 2 of the agents' __index)
+do
+  local sub = require "bonsai.subscribe"
+  local index = debug.getregistry()["bonsai.agent"].__index
+  local _, methods = debug.getupvalue(index, 2)
+  methods.subscribe, methods.unsubscribe = sub.subscribe, sub.unsubscribe_agent
+  methods.on_tick = sub.on_tick
+  bt.subscribe, bt.unsubscribe = sub.subscribe_all, sub.unsubscribe
+end
+
 -- tree:dot(a), tree:mermaid(a): added to the tree methods of bonsai.core
 do
   local methods = debug.getregistry()["bonsai.tree"].methods
@@ -284,7 +296,8 @@ do
                        "clients" } do
     debug_[k] = function(...)
       if impl == nil then
-        if k == "poll" or k == "clients" then return 0 end
+        if k == "poll" then return 0 end
+        if k == "clients" then return 0, 0 end
         if k == "close" then return end
         impl = require("bonsai.debug").new(bt)
       end
