@@ -50,6 +50,7 @@ build = {
         "src/lagent.c",
         "src/lblackboard.c",
         "src/lbonsai.c",
+        "src/lcheck.c",
         "src/lfiles.c",
         "src/linit.c",
         "src/lleaf.c",
@@ -67,6 +68,7 @@ build = {
     ["bonsai.export"] = "lua/bonsai/export.lua",
     ["bonsai.record"] = "lua/bonsai/record.lua", -- needs lua-cjson
     ["bonsai.script"] = "lua/bonsai/script.lua", -- needs lpeg
+    ["bonsai.subscribe"] = "lua/bonsai/subscribe.lua",
     ["bonsai.loaders"] = "lua/bonsai/loaders.lua",
     ["bonsai.watch"] = "lua/bonsai/watch.lua",
     ["bonsai.formats.leaves"] = "lua/bonsai/formats/leaves.lua",

@@ -107,13 +107,33 @@ typedef struct bonsai_kindinfo {
   int cls;                /* BONSAI_CLASS_* */
   const char *number;     /* the parameter a bare number sets, or NULL */
   const char *params[10]; /* the parameters it takes, NULL-terminated */
+  unsigned takes;         /* the same as bits: 1 << BONSAI_P_* */
+  const char *keys;       /* the other keys a node table of this kind takes
+                          ** (a Lua leaf's functions, a filter's
+                          ** conditions, a subtree's tree), space-separated */
 } bonsai_kindinfo;
 /* Fills *info for kind; BONSAI_EARG when there is no such kind. */
 BONSAI_API int bonsai_kind_info(int kind, bonsai_kindinfo *info);
+/* The keys every node table takes besides its kind's parameters and keys
+** ("type name utility"), space-separated: with bonsai_kind_info, all a
+** node table of a kind may hold (the binding refuses any other). */
+BONSAI_API const char *bonsai_node_keys(void);
 /* The name of parameter i (from 0) among all those bonsai_def_value
 ** knows, in a fixed order ("times", "seconds", "success", "failure", "key",
-** "op", "value", "abort", "wait"), or NULL past the last. */
+** "op", "value", "abort", "wait": BONSAI_P_*), or NULL past the last. */
 BONSAI_API const char *bonsai_param_name(int i);
+enum {
+  BONSAI_P_TIMES,
+  BONSAI_P_SECONDS,
+  BONSAI_P_SUCCESS,
+  BONSAI_P_FAILURE,
+  BONSAI_P_KEY,
+  BONSAI_P_OP,
+  BONSAI_P_VALUE,
+  BONSAI_P_ABORT,
+  BONSAI_P_WAIT,
+  BONSAI_NPARAMS
+};
 
 typedef struct bonsai_env bonsai_env;
 typedef struct bonsai_def bonsai_def;
@@ -445,9 +465,13 @@ BONSAI_API void bonsai_agent_free(bonsai_agent *agent);
 /* One tick: dt (>= 0) is added to the agent clock first. Returns the root's
 ** status, or a negative code: BONSAI_ELEAF (the running nodes were aborted;
 ** see bonsai_agent_errmsg), BONSAI_EBUSY (the agent is ticking: this call
-** is refused and changes nothing, not even the error message), BONSAI_EARG,
+** is refused and changes nothing, not even the error message), BONSAI_EARG
+** (dt is not a number >= 0, see bonsai_dt_check: refused the same way),
 ** BONSAI_ENOMEM. */
 BONSAI_API int bonsai_agent_tick(bonsai_agent *agent, double dt);
+/* The one check of a tick's dt (every call that ticks or dozes makes it):
+** NULL when dt is a number >= 0, else the message that says so. */
+BONSAI_API const char *bonsai_dt_check(double dt);
 /* Aborts every running node, deepest first. BONSAI_ELEAF if an abort
 ** callback failed (all the others still ran). */
 BONSAI_API int bonsai_agent_abort(bonsai_agent *agent);

@@ -16,10 +16,11 @@
 -- (no pause between frames), --ticks=N, --seed=N, --record FILE (a trace
 -- file of every agent, for the viewer: scripts/view FILE), --live [PORT]
 -- (serves the agents live on 127.0.0.1:PORT, default 8642, at real-time
--- speed; open the printed URL), --coverage FILE (coverage of the three
--- trees by the test kit, bonsai.test: printed as a table and written to
--- FILE as JSON), --coverage-min=P (fails the run when a tree covers less
--- than P percent of its outcomes).
+-- speed; open the printed URL: the world starts when the page connects),
+-- --coverage FILE (coverage of the three trees by the test kit,
+-- bonsai.test: printed as a table and written to FILE as JSON),
+-- --coverage-min=P (fails the run when a tree covers less than P percent
+-- of its outcomes).
 --
 -- Everything random comes from a tiny generator seeded here (not
 -- math.random), and every agent is ticked in the same order, so a run with
@@ -211,14 +212,17 @@ local function setup()
     villagers[i] = villager.spawn(world, home, work, {
       walk_speed = 3, run_speed = 5, meal_time = uniform(1, 2.6),
     })
+    villagers[i].name = "villager " .. i -- the agent's label in traces
   end
   -- Guards posted all over the rest of the map.
   for i = 1, N_GUARDS do
     guards[i] = guard.spawn(world, random(W - 22) + 18.5, random(H - 4) + 1.5,
                             { leg = random(4) })
+    guards[i].name = "guard " .. i
   end
   for i = 1, N_HEROES do
-    local h = { world = world, kind = "hero", state = "@", did = {} }
+    local h = { world = world, kind = "hero", state = "@", did = {},
+                name = "hero " .. i }
     h.x, h.y = edge_point()
     local bb = { parent = world.bb }
     for k, v in pairs(hero_stats) do bb[k] = v end
@@ -564,7 +568,13 @@ end
 if opt.live then
   live, socket = bt.debug, require "socket"
   local _, url = live.serve { port = opt.live, agents = agents }
-  print("arena: live at " .. url .. " (Ctrl-C stops)")
+  print("arena: live at " .. url .. " (Ctrl-C stops); the first tick " ..
+        "waits for the page")
+  io.stdout:flush()
+  repeat -- the page sees the world from its first tick
+    live.poll()
+    socket.sleep(0.02)
+  until select(2, live.clients()) > 0
 end
 if opt.map and tty then io.write("\27[2J\27[?25l") end -- clear, hide cursor
 local ok, err = pcall(run)

@@ -858,7 +858,9 @@ end
 ------------------------------------------------------------------------
 -- --profile W VARIANT [agents] [ticks] [depth]: one untimed run of one
 -- variant, nothing else, for callgrind or perf (W: w1, w2, w3, p, s, r, x;
--- VARIANT: floor, tick_all, tick, and for w1 also cloop, cfloor, cbonsai;
+-- VARIANT: floor, tick_all, tick, and for w1 also cloop, cfloor, cbonsai,
+-- and sub, sub_none: bt.tick_all with one subscription on each agent,
+-- taking its events or none (docs/DEBUGGER.md);
 -- for p the number of finished children; for s all, tenth or alone; for r
 -- none, tick or reload, whatever the ticks; for x check,
 -- script_condition, fn or script3; depth: W3's, 100 by default).
@@ -868,7 +870,14 @@ if arg[1] == "--profile" then
   local w, variant = arg[2], arg[3]
   local n, ticks = tonumber(arg[4]) or 1000, tonumber(arg[5]) or 100
   local r
-  if w == "w1" then
+  local filters = { sub = {}, sub_none = { events = false } }
+  if w == "w1" and filters[variant] then
+    r = w1_run("tick_all", n, nil, function(agents)
+      for _, a in ipairs(agents) do
+        a:subscribe(function() end, filters[variant])
+      end
+    end)
+  elseif w == "w1" then
     r = w1_run(variant, n)
   elseif w == "w2" then
     r = w2_run(variant, n)
@@ -905,6 +914,8 @@ local IROWS = {
   { "W1 bt.tick_all", "w1 tick_all", 1000, 20, 40 },
   { "W1 a:tick loop", "w1 tick", 1000, 20, 40 },
   { "W1 bt.tick_all, + 200-node branch", "w1 tick_all_big", 1000, 20, 40 },
+  { "W1 bt.tick_all, a subscriber (events)", "w1 sub", 1000, 20, 40 },
+  { "W1 bt.tick_all, a subscriber (none)", "w1 sub_none", 1000, 20, 40 },
   { "W1 C floor", "w1 cfloor", 1000, 100, 200 },
   { "W1 Bonsai core, C leaves", "w1 cbonsai", 1000, 100, 200 },
   { "W1 C leaves, + 200-node branch", "w1 cbonsai_big", 1000, 100, 200 },

@@ -446,11 +446,11 @@ int bonsai_def_when_check(bonsai_def *d, int which, const char *key,
 ** =======================================================
 */
 
-/* The P_* bit of a parameter name (in the order of bs_param_names). */
+/* The P_* bit of a parameter name (in the order of bs_params). */
 static unsigned paramof(const char *key) {
   unsigned i;
-  for (i = 0; bs_param_names[i] != NULL; i++)
-    if (strcmp(key, bs_param_names[i]) == 0)
+  for (i = 0; i < BS_NPARAMS; i++)
+    if (strcmp(key, bs_params[i].name) == 0)
       return 1u << i;
   return 0;
 }
@@ -490,8 +490,13 @@ int bonsai_def_string(bonsai_def *d, const char *key, const char *v) {
   return bonsai_def_value(d, key, val);
 }
 
-static int badvalue(bonsai_def *d, const char *key, const char *want) {
-  return deferror(d, d->n - 1, "argument '%s' must be %s", key, want);
+/* Refuses the value of parameter p (a P_* bit) with the values it takes. */
+static int badvalue(bonsai_def *d, const char *key, unsigned p) {
+  unsigned i = 0;
+  while (!(p & (1u << i)))
+    i++;
+  return deferror(d, d->n - 1, "argument '%s' must be %s", key,
+                  bs_params[i].range);
 }
 
 int bonsai_def_value(bonsai_def *d, const char *key, bonsai_value v) {
@@ -505,19 +510,21 @@ int bonsai_def_value(bonsai_def *d, const char *key, bonsai_value v) {
   if (n == NULL)
     return BONSAI_EDEF;
   if (s != NULL && memchr(s, '\0', v.u.str.len) != NULL)
-    return badvalue(d, key, "a string without NUL bytes");
+    return deferror(d, d->n - 1, "argument '%s' must be a string without NUL "
+                    "bytes", key);
   if (s != NULL && v.u.str.len > BS_MAXNAME)
-    return badvalue(d, key, "a string of at most 1024 bytes");
+    return deferror(d, d->n - 1, "argument '%s' must be a string of at most "
+                    "1024 bytes", key);
   switch (p) {
   case P_TIMES:
     if (!isnum || !(num >= 0 && num <= 4294967295.0) ||
         num != (double)(uint32_t)num)
-      return badvalue(d, key, "a whole number >= 0");
+      return badvalue(d, key, p);
     n->times = num;
     break;
   case P_SECONDS:
     if (!isnum || !(num >= 0))
-      return badvalue(d, key, "a number >= 0");
+      return badvalue(d, key, p);
     n->secs = num;
     break;
   case P_SUCCESS: case P_FAILURE: {
@@ -530,7 +537,7 @@ int bonsai_def_value(bonsai_def *d, const char *key, bonsai_value v) {
              num == (double)(uint32_t)num)
       c = num;
     else
-      return badvalue(d, key, "\"all\", \"one\" or a count >= 1");
+      return badvalue(d, key, p);
     if (p == P_SUCCESS)
       n->success = c;
     else
@@ -539,7 +546,7 @@ int bonsai_def_value(bonsai_def *d, const char *key, bonsai_value v) {
   }
   case P_KEY:
     if (s == NULL || *s == '\0')
-      return badvalue(d, key, "a key name");
+      return badvalue(d, key, p);
     if ((n->key = addstr(d, s)) == BS_NONE)
       return nomemory(d, d->n - 1);
     break;
@@ -548,7 +555,7 @@ int bonsai_def_value(bonsai_def *d, const char *key, bonsai_value v) {
       if (strcmp(s, ops[i]) == 0)
         break;
     if (s == NULL || i == 6)
-      return badvalue(d, key, "one of == ~= < <= > >=");
+      return badvalue(d, key, p);
     n->op = (uint8_t)i;
     break;
   case P_VALUE:
@@ -561,7 +568,7 @@ int bonsai_def_value(bonsai_def *d, const char *key, bonsai_value v) {
       v.u.str.len = at; /* resolved against the pool when compiled */
     } else if (v.type != BONSAI_TNUMBER && v.type != BONSAI_TINTEGER &&
                v.type != BONSAI_TBOOLEAN && v.type != BONSAI_TNIL) {
-      return badvalue(d, key, "a number, string, boolean or nil");
+      return badvalue(d, key, p);
     }
     n->val = v;
     break;
@@ -570,12 +577,12 @@ int bonsai_def_value(bonsai_def *d, const char *key, bonsai_value v) {
       if (strcmp(s, modes[i]) == 0)
         break;
     if (s == NULL || i == 4)
-      return badvalue(d, key, "\"none\", \"self\", \"lower\" or \"both\"");
+      return badvalue(d, key, p);
     n->mode = (uint8_t)i;
     break;
   case P_WAIT:
     if (v.type != BONSAI_TBOOLEAN)
-      return badvalue(d, key, "a boolean");
+      return badvalue(d, key, p);
     n->mode = v.u.b != 0;
     break;
   }

@@ -60,6 +60,7 @@ typedef struct LBonsai {
   const void *s_success, *s_failure, *s_running;
   struct LTick *ticking; /* the innermost tick under way (bt.sleep) */
   int sleepers; /* sleep caches alive (lsleep.c); none: no list has one */
+  int strict;   /* bt.strict: a Lua leaf returning nothing is an error */
 } LBonsai;
 
 /* Tree userdata. Its uservalues: */
@@ -168,6 +169,25 @@ int lb_keyid_in(lua_State *L, int idx, int add, int cache);
 ** adds its own methods to a type a file below it made. */
 void lb_addmethods(lua_State *L, const char *tname, const luaL_Reg *l);
 
+/* lcheck.c: typos refused with a suggestion; words: space-separated */
+/* Whether words holds w. */
+int lb_hasword(const char *words, const char *w);
+/* Pushes the word of words that word most likely means and returns 1, or
+** returns 0 and pushes nothing. */
+int lb_nearest(lua_State *L, const char *word, const char *words);
+/* Pushes and returns "<what> has no option '<key>' (did you mean 'x'?)",
+** or "(it takes: <words>)" when no word is near. */
+const char *lb_badkey(lua_State *L, const char *what, const char *key,
+                      const char *words);
+/* Raises lb_badkey's message for the first key of the table at idx that is
+** not among words. */
+void lb_checkopts(lua_State *L, int idx, const char *what, const char *words);
+/* Pushes and returns the keys a node table of kind takes: those of every
+** node, its parameters, its other keys (kinds.c). */
+const char *lb_kindwords(lua_State *L, int kind);
+int lb_checkopts_lua(lua_State *L); /* core._checkopts(t, what, words) */
+int lb_nearest_lua(lua_State *L);   /* core._nearest(word, words) */
+
 /* lsleep.c: the sleep cache of a bt.tick_all list (see there) */
 typedef struct LSleepers LSleepers;
 /* Pushes the cache of the list at 'list' (ci: the context), ready for a
@@ -216,6 +236,8 @@ int lb_leaf_call(const bonsai_call *c);
 int lb_task_call(const bonsai_call *c);
 /* bt.register(name, leafdef) */
 int lb_register(lua_State *L);
+/* bt.strict([on]): with on, a Lua leaf returning nothing is an error */
+int lb_strict(lua_State *L);
 /* A utility function: lb_utility_call with the data lb_utilitydef returns
 ** for the function at the top (popped, stored in values[slot]). */
 int lb_utility_call(const bonsai_call *c);

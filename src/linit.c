@@ -54,6 +54,7 @@ static const luaL_Reg bonsai_funcs[] = {
     {"tick_all", lb_tick_all},
     {"sleep", lb_sleep},
     {"register", lb_register},
+    {"strict", lb_strict},
     {"blackboard", lb_blackboard},
     {"memory", lb_memory},
     {"istree", lb_istree},
@@ -62,11 +63,14 @@ static const luaL_Reg bonsai_funcs[] = {
     {"_dir", lb_dir},
     {"_view", lb_setview},
     {"_script", lb_setscript},
+    {"_checkopts", lb_checkopts_lua},
+    {"_nearest", lb_nearest_lua},
     {NULL, NULL}};
 
 /* Pushes the table of node kinds, in bonsai_kind order (1-based): each
 ** { name =, class = "leaf"|"composite"|"decorator"|"hidden", number =,
-** params = { ... } }, from which lua/bonsai makes its constructors. */
+** params = { ... }, keys = "every key its node tables take" }, from which
+** lua/bonsai makes its constructors. */
 static void pushkinds(lua_State *L) {
   static const char *const classes[] = {"leaf", "composite", "decorator",
                                         "hidden"};
@@ -89,6 +93,8 @@ static void pushkinds(lua_State *L) {
       lua_rawseti(L, -2, p + 1);
     }
     lua_setfield(L, -2, "params");
+    lb_kindwords(L, k);
+    lua_setfield(L, -2, "keys");
     lua_rawseti(L, -2, k + 1);
   }
 }
@@ -128,6 +134,7 @@ static LBonsai *context(lua_State *L) {
   lb->env = NULL;
   lb->ticking = NULL;
   lb->sleepers = 0;
+  lb->strict = 0;
   lua_createtable(L, 0, 1);
   lua_pushcfunction(L, context_gc);
   lua_setfield(L, -2, "__gc");

@@ -17,13 +17,35 @@
 ** =======================================================
 */
 
+/* What a leaf may return, for messages. */
+#define STATUSES "\"success\", \"failure\", \"running\", true or false"
+
+/* Pushes the message for the invalid status string at the top: the status
+** it likely meant, and the valid ones. */
+static void invalid(lua_State *L) {
+  const char *s = lua_tostring(L, -1);
+  if (lb_nearest(L, s, "success failure running")) {
+    lua_pushfstring(L, "invalid status '%s' (did you mean \"%s\"?): a leaf "
+                    "returns " STATUSES, s, lua_tostring(L, -1));
+    lua_remove(L, -2);
+  } else {
+    lua_pushfstring(L, "invalid status '%s': a leaf returns " STATUSES, s);
+  }
+}
+
 /* Converts the value at the top of the stack to a status and leaves it
 ** there; -1 if it is not one, with a description of it pushed. Two calls
 ** for a status string or false, one for nil. */
 static inline int tostatus(lua_State *L, const LBonsai *lb) {
   const void *p;
-  if (!lua_toboolean(L, -1)) /* false or nil */
+  if (!lua_toboolean(L, -1)) { /* false or nil */
+    if (lb_unlikely(lb->strict) && lua_isnil(L, -1)) {
+      lua_pushliteral(L, "returned nothing: did you forget return? (a leaf "
+                         "returns " STATUSES "; bt.strict is on)");
+      return -1;
+    }
     return BONSAI_FAILURE;
+  }
   p = lua_topointer(L, -1); /* a string: the object */
   if (p == lb->s_running)
     return BONSAI_RUNNING;
@@ -34,9 +56,10 @@ static inline int tostatus(lua_State *L, const LBonsai *lb) {
   if (lua_isboolean(L, -1)) /* true */
     return BONSAI_SUCCESS;
   if (lua_type(L, -1) == LUA_TSTRING)
-    lua_pushfstring(L, "invalid status '%s'", lua_tostring(L, -1));
+    invalid(L);
   else
-    lua_pushfstring(L, "invalid status (a %s value)", luaL_typename(L, -1));
+    lua_pushfstring(L, "invalid status (a %s value): a leaf returns "
+                    STATUSES, luaL_typename(L, -1));
   return -1;
 }
 
@@ -461,6 +484,18 @@ const char *lb_leafdef(lua_State *L, int idx, int values, int slot,
   return NULL;
 }
 
+/* bt.strict([on]): the previous setting; with on given, sets it for every
+** tree of this Lua state */
+int lb_strict(lua_State *L) {
+  LBonsai *lb = lb_context(L);
+  lua_pushboolean(L, lb->strict);
+  if (!lua_isnone(L, 1)) {
+    luaL_checktype(L, 1, LUA_TBOOLEAN);
+    lb->strict = lua_toboolean(L, 1);
+  }
+  return 1;
+}
+
 /* bt.register(name, leafdef). The definition is read into a scratch table
 ** first, so a bad one leaves the name as it was. */
 int lb_register(lua_State *L) {
@@ -477,6 +512,11 @@ int lb_register(lua_State *L) {
   luaL_argcheck(L, lua_isfunction(L, 2) || lua_istable(L, 2), 2,
                 "a function or a leaf table expected");
   lua_settop(L, 2);
+  if (lua_istable(L, 2)) { /* a lifecycle table, or bt.action(fn)'s node */
+    const char *what = lua_pushfstring(L, "bt.register '%s': the leaf", name);
+    lb_checkopts(L, 2, what, lb_kindwords(L, BONSAI_ACTION));
+    lua_settop(L, 2);
+  }
   lua_createtable(L, 4, 0); /* 3: scratch */
   if ((err = lb_leafdef(L, 2, 3, 1, &fn, &flags, &nargs)) != NULL)
     return luaL_error(L, "bt.register '%s': %s", name, err);

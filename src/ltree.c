@@ -390,6 +390,10 @@ static void pushchildren(Walk *w, int idx, int kind, int place) {
   case LUA_TNIL:
     break;
   case LUA_TTABLE: /* past the limit the walk stops anyway */
+    if (rawfield(L, -1, "type") != LUA_TNIL)
+      walkerror(w, 0, "'conditions' is a list: write conditions = { cond } "
+                "(got one node)", NULL);
+    lua_pop(L, 1);
     n = (lua_Integer)lua_rawlen(L, -1);
     for (n = n < w->max ? n : w->max + 1, k = 1; k <= n; k++) {
       lua_rawgeti(L, -1, k);
@@ -455,6 +459,72 @@ static void composemap(Walk *w, int idx) {
   lua_settop(L, r);
 }
 
+/* Refuses a key of the node table at idx (the open node when place is 0,
+** else its child 'place', not added yet) that its kind does not take
+** (lb_kindwords: kinds.c is the one list), with the key it likely meant; a
+** key that is no name and no child's place; a child of a leaf; a nil hole
+** in its list of children (a misspelt variable). */
+static void checkkeys(Walk *w, int idx, int kind, int place) {
+  lua_State *L = w->L;
+  const char *words = lb_kindwords(L, kind), *kn = bonsai_kind_name(kind);
+  lua_Integer n = 0, max = 0, i;
+  int leaf = kind <= BONSAI_IS_SET, isint;
+  lua_pushnil(L);
+  while (lua_next(L, idx) != 0) {
+    lua_pop(L, 1);
+    if (lua_type(L, -1) == LUA_TSTRING) {
+      if (!lb_hasword(words, lua_tostring(L, -1))) {
+        lua_pushfstring(L, "'%s'", kn);
+        walkerror(w, place, "%s", lb_badkey(L, lua_tostring(L, -1),
+                                            lua_tostring(L, -2), words));
+      }
+      continue;
+    }
+    i = lua_tointegerx(L, -1, &isint);
+    if (lua_type(L, -1) != LUA_TNUMBER || !isint || i < 1)
+      walkerror(w, place, "a node table's keys are names and places of "
+                "children (got a %s key)", luaL_typename(L, -1));
+    if (leaf)
+      walkerror(w, place, kind <= BONSAI_CONDITION
+                              ? "'%s' is a leaf: it takes no children (its "
+                                "function goes in fn or tick: bt.action(f), "
+                                "bt.action{ tick = f })"
+                              : "'%s' is a leaf: it takes no children", kn);
+    n++;
+    if (i > max)
+      max = i;
+  }
+  for (i = 1; n < max && i <= max; i++) {
+    if (lua_rawgeti(L, idx, i) == LUA_TNIL) {
+      lua_pushfstring(L, "'%s': its child %I is nil (a misspelt variable?)",
+                      kn, i);
+      walkerror(w, place, "%s", lua_tostring(L, -1));
+    }
+    lua_pop(L, 1);
+  }
+  lua_pop(L, 1); /* the words */
+}
+
+/* Raises "unknown node type", with the kind type likely meant. */
+static void badtype(Walk *w, int place, const char *type) {
+  lua_State *L = w->L;
+  luaL_Buffer b;
+  int k;
+  luaL_buffinit(L, &b);
+  for (k = 0; k < BONSAI_NKINDS; k++)
+    if (k != BONSAI_PRIORITY) {
+      luaL_addstring(&b, bonsai_kind_name(k));
+      luaL_addchar(&b, ' ');
+    }
+  luaL_pushresult(&b);
+  if (lb_nearest(L, type, lua_tostring(L, -1)))
+    lua_pushfstring(L, "unknown node type '%s' (did you mean '%s'?)", type,
+                    lua_tostring(L, -1));
+  else
+    lua_pushfstring(L, "unknown node type '%s'", type);
+  walkerror(w, place, "%s", lua_tostring(L, -1));
+}
+
 /* Adds the subtree node at idx (with name, or the tree's name): the
 ** tree's root follows as its child, walked again in a context of its own
 ** (args, remap). The tree is a tree or the name of one (bt.tree and
@@ -497,6 +567,7 @@ static void subtree(Walk *w, int idx, const char *name, int place) {
   bonsai_def_begin(w->def, BONSAI_SUBTREE,
                    name != NULL ? name : bonsai_tree_name(lt->t));
   checkdef(w);
+  checkkeys(w, idx, BONSAI_SUBTREE, 0);
   utility(w, idx, 0);
   conditions(w, idx, 0);
   lua_createtable(L, 0, 5); /* the context */
@@ -541,7 +612,7 @@ static void addnode(Walk *w, int place) {
     walkerror(w, place, "not a node (a table without a 'type')", NULL);
   type = cstring(w, -1, place, "'type'");
   if ((kind = kindof(type)) < 0)
-    walkerror(w, place, "unknown node type '%s'", type);
+    badtype(w, place, type);
   if (++w->nodes > w->max) {
     lua_pushfstring(L, "more than %I nodes (a node table listed several "
                     "times counts each time; raise max_nodes)", w->max);
@@ -557,6 +628,7 @@ static void addnode(Walk *w, int place) {
     walkerror(w, place, "'name' must be a string", NULL);
   }
   if (kind <= BONSAI_IS_SET) {
+    checkkeys(w, idx, kind, place);
     addleaf(w, idx, kind, name, place);
     utility(w, idx, place);
     conditions(w, idx, place);
@@ -573,6 +645,7 @@ static void addnode(Walk *w, int place) {
     lua_pop(L, 1);
     bonsai_def_begin(w->def, kind, name);
     checkdef(w);
+    checkkeys(w, idx, kind, 0);
     params(w, idx, kind);
     utility(w, idx, 0);
     conditions(w, idx, 0);
@@ -625,6 +698,9 @@ static void walk(Walk *w, int wrapped) {
   }
 }
 
+/* The options of bt.tree and tree:reload. */
+#define TREE_OPTS "name priority max_nodes"
+
 /* Walks the definition of root (with options opts, 0 if none) into a new
 ** definition; leaves the definition box and the values table on the
 ** stack (w->values). Raises definition errors. */
@@ -637,6 +713,8 @@ static void build(lua_State *L, Walk *w, int root, int opts,
   w->L = L;
   w->tree = name;
   w->max = BONSAI_DEFMAXNODES;
+  if (opts != 0)
+    lb_checkopts(L, opts, self != 0 ? "tree:reload" : "bt.tree", TREE_OPTS);
   if (opts != 0 && rawfield(L, opts, "max_nodes") != LUA_TNIL) {
     int isint;
     lua_Integer m = lua_tointegerx(L, -1, &isint);

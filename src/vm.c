@@ -7,7 +7,8 @@
 ** No recursion and no frame stack: the pre-order array is the stack.
 ** A RUNNING status jumps straight to the nearest ancestor that acts on it
 ** ('up'), and the next tick resumes at the topmost such node, so a running
-** leaf under plain sequences is resumed without walking its ancestors.
+** leaf under plain sequences is resumed without walking its ancestors (a
+** traced tick records them as ticked again all the same).
 ** Abort always walks the running nodes deepest-first.
 ** Pre- and post-conditions (skip_if, run_while, on_success...) and the
 ** SKIPPED status they make are handled by a third copy of the tick, run by
@@ -602,6 +603,20 @@ int bs_vm_watched_changed(const bonsai_agent *a) {
 ** =======================================================
 */
 
+/* A traced tick that resumes at node x (not the root) visits x's
+** ancestors again without walking them: records each as ticked again,
+** root first, as a walk from the root would. */
+BS_NOINLINE static void ancestors_again(bonsai_agent *a, uint32_t x) {
+  const Node *nd = a->bp->nodes;
+  uint32_t i = 0, c;
+  while (i != x) {
+    bs_setagain(a, i);
+    for (c = i + 1; nd[c].next <= x; c = nd[c].next)
+      ; /* the child of i whose subtree holds x */
+    i = c;
+  }
+}
+
 /* The tick; 'conds' is a constant in each of its three copies, 'traced'
 ** in the two without conditions. */
 static BS_ALWAYS_INLINE int run(bonsai_agent *a, const int traced,
@@ -620,6 +635,8 @@ static BS_ALWAYS_INLINE int run(bonsai_agent *a, const int traced,
     if (s > 0)
       i = 0; /* the root's running path changed */
   }
+  if (traced && i != 0)
+    ancestors_again(a, i);
   if (i != 0 && nd[i].kind == BONSAI_ACTION &&
       !(conds && (nd[i].flags & NF_COND))) {
     /* resumed at a running action: its status byte need not be read (in a
@@ -638,6 +655,9 @@ tick: /* node i is ticked; the common kinds first, without a switch */
         return fail(a);
       goto done; /* it does not run: s instead */
     }
+    if (traced && st[i] == RUNNING && n->kind > BONSAI_CONDITION)
+      bs_setagain(a, i); /* a running node visited again (a leaf's is
+                         ** recorded after its call, if it stays running) */
     if (n->kind <= BONSAI_CONDITION) { /* action, condition */
       if ((s = tick_leaf(a, n, i, st, &cl, traced)) < 0)
         return fail(a);
@@ -670,8 +690,6 @@ tick: /* node i is ticked; the common kinds first, without a switch */
         SET(i, RUNNING);
       }
       s = a->time - F64(i) >= n->secs ? SUCCESS : RUNNING;
-      if (traced && s == RUNNING)
-        bs_setagain(a, i);
       goto done;
     case BONSAI_PARALLEL:
       if (st[i] != RUNNING) {

@@ -12,6 +12,12 @@ local bt = {}
 for k, v in pairs(core) do
   if k:sub(1, 1) ~= "_" then bt[k] = v end
 end
+bt._checkopts = core._checkopts -- (t, what, words): refuses an unknown key
+bt._nearest = core._nearest     -- (word, words): the word meant, or nil
+
+-- The kinds by name (core.KINDS: each with the keys its node tables take).
+local kinds = {}
+for _, k in ipairs(core.KINDS) do kinds[k.name] = k end
 
 local Node = { __name = "bonsai.node" }
 bt.Node = Node
@@ -136,6 +142,13 @@ bt.active_selector = bt.reactive_selector -- alias
 bt.inverter = bt.invert                  -- alias
 
 function bt.named(name, n)
+  if isnode(name) and type(n) == "string" then
+    error("bt.named takes the name first: bt.named(\"" .. n .. "\", node)", 2)
+  end
+  if type(name) ~= "string" or type(n) ~= "table" then
+    error("bt.named(name, node): a string and a node (got " .. type(name) ..
+          " and " .. type(n) .. ")", 2)
+  end
   n.name = name
   return n
 end
@@ -152,6 +165,9 @@ end
 -- the tree's root, inlined as a child when bt.tree compiles (a name is
 -- looked up among the trees bt.tree and bt.load made).
 function bt.subtree(tree, opts)
+  local ok, err = pcall(core._checkopts, opts, "bt.subtree",
+                        "name args remap utility")
+  if not ok then error(err, 2) end
   local n = { type = "subtree", tree = tree }
   for k, v in pairs(opts or {}) do
     if k ~= "type" and k ~= "tree" then n[k] = v end
@@ -257,6 +273,18 @@ function bt.record(path, agents)
   return require("bonsai.record").record(bt, path, agents)
 end
 
+-- a:subscribe, a:unsubscribe, a:on_tick, bt.subscribe, bt.unsubscribe: any
+-- number of consumers of an agent's ticks (bonsai.subscribe), added to the
+-- agent methods of bonsai.core (upvalue 2 of the agents' __index)
+do
+  local sub = require "bonsai.subscribe"
+  local index = debug.getregistry()["bonsai.agent"].__index
+  local _, methods = debug.getupvalue(index, 2)
+  methods.subscribe, methods.unsubscribe = sub.subscribe, sub.unsubscribe_agent
+  methods.on_tick = sub.on_tick
+  bt.subscribe, bt.unsubscribe = sub.subscribe_all, sub.unsubscribe
+end
+
 -- tree:dot(a), tree:mermaid(a): added to the tree methods of bonsai.core
 do
   local methods = debug.getregistry()["bonsai.tree"].methods
@@ -277,7 +305,8 @@ do
                        "clients" } do
     debug_[k] = function(...)
       if impl == nil then
-        if k == "poll" or k == "clients" then return 0 end
+        if k == "poll" then return 0 end
+        if k == "clients" then return 0, 0 end
         if k == "close" then return end
         impl = require("bonsai.debug").new(bt)
       end
@@ -296,5 +325,26 @@ do
   end
   bt.debug = debug_
 end
+
+-- A name bonsai does not have: a misspelt constructor ("sequnce") or
+-- another runtime's ("fallback_star", "Sequence") is refused with the name
+-- meant, among the module's functions and tables.
+setmetatable(bt, { __index = function(t, k)
+  if type(k) ~= "string" then return nil end
+  local names = {}
+  for name, v in pairs(t) do
+    if type(name) == "string" and name:sub(1, 1) ~= "_" and
+       (type(v) == "function" or type(v) == "table") then
+      names[#names + 1] = name
+    end
+  end
+  table.sort(names)
+  local near = core._nearest(k, table.concat(names, " "))
+  if near then
+    error("bonsai has no '" .. k .. "': did you mean bt." .. near .. "?", 2)
+  end
+  error("bonsai has no '" .. k .. "' (every name is annotated in " ..
+        "lua/bonsai/meta.lua)", 2)
+end })
 
 return bt

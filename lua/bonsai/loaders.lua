@@ -12,6 +12,14 @@ local formats = {
   edges = "bonsai.formats.edges",
 }
 
+-- The options bt.import takes, per format (any other is refused).
+local import_options = {
+  behavior3 = "file read deps dir tree",
+  btcpp = "file read deps main",
+  edges = "file",
+  lua = "file",
+}
+
 return function(bt)
   local files = {
     loaded = {}, -- path -> tree loaded from it
@@ -20,7 +28,13 @@ return function(bt)
 
   local function format(name)
     local m = formats[name]
-    if not m then error("unknown format '" .. tostring(name) .. "'", 3) end
+    if not m then
+      local near = type(name) == "string" and
+                   bt._nearest(name, "behavior3 btcpp edges lua")
+      error("unknown format '" .. tostring(name) .. "'" ..
+            (near and " (did you mean '" .. near .. "'?)" or
+             " (behavior3, btcpp, edges or lua)"), 3)
+    end
     return require(m)
   end
 
@@ -88,6 +102,11 @@ return function(bt)
     if type(text) ~= "string" then
       error("bad argument #1 to 'import' (string expected, got " ..
             type(text) .. ")", 2)
+    end
+    if import_options[fmt] then
+      local ok, err = pcall(bt._checkopts, opts,
+                            "bt.import (" .. fmt .. ")", import_options[fmt])
+      if not ok then error(err, 2) end
     end
     if fmt == "lua" then
       local env = setmetatable({ bt = bt }, { __index = _G })

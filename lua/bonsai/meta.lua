@@ -124,8 +124,26 @@
 ---@field status? bonsai.Status
 ---@field event? "reload"|"error"|"interrupt"|"reset"
 ---@field message? string
----@field again? boolean a running node ticked again that stays running
+---@field again? boolean a running node ticked again (a leaf: that stays running)
 ---@field id? integer the node's 0-based index, with a:events("id")
+
+---What a subscription passes on (a:subscribe): a list of statuses, or a
+---function of an event.
+---@class bonsai.EventFilter
+---@field status? bonsai.Status|bonsai.Status[] only status events with one of these
+---@field node? string only events whose node path matches this Lua pattern
+---@field again? boolean false: no "ticked again" events
+---@field events? boolean false: no events at all (fn gets nil; no trace needed)
+
+---A subscription, for a:unsubscribe and bt.unsubscribe.
+---@class bonsai.Subscription
+
+---A tick's events for a subscriber: read-only, the tick as fields.
+---@class bonsai.TickEvents: bonsai.Event[]
+---@field tick integer the agent's tick count
+---@field time number a.time during that tick
+
+---@alias bonsai.Subscriber fun(agent: bonsai.Agent, events: bonsai.TickEvents?, status: bonsai.Status?, err: string?)
 
 ---@class bonsai.Recorder
 local Recorder = {}
@@ -277,9 +295,22 @@ function Agent:freeze(on) end
 ---@return boolean
 function Agent:frozen() end
 
----fn(agent, status, err) after each tick of this agent (nil removes it).
+---fn(agent, status, err) after each tick of this agent (nil removes it):
+---the agent's one on_tick subscription, which a next call replaces.
 ---@param fn? fun(agent: bonsai.Agent, status: bonsai.Status?, err: string?)
 function Agent:on_tick(fn) end
+
+---fn(agent, events, status, err) after each tick of this agent, with the
+---tick's events that pass the filter; any number of subscriptions.
+---@param fn bonsai.Subscriber
+---@param filter? bonsai.EventFilter|fun(e: bonsai.Event): boolean
+---@return bonsai.Subscription
+function Agent:subscribe(fn, filter) end
+
+---Ends a subscription of this agent; true if it was on.
+---@param sub bonsai.Subscription
+---@return boolean
+function Agent:unsubscribe(sub) end
 
 ---{ [node id] = status } for the nodes that are not idle.
 ---@return table<integer, bonsai.Status>
@@ -493,7 +524,10 @@ function Debug.command(cmd) end
 ---Closes the connections and the server.
 function Debug.close() end
 
----@return integer
+---The connections open, and how many of them are pages following the
+---stream (a game may wait for one before its first tick).
+---@return integer connections
+---@return integer pages
 function Debug.clients() end
 
 ---@class bonsai
@@ -503,8 +537,9 @@ local bt = {}
 bt.VERSION = "0.2.0"
 ---The node kinds of the core, in its order: each { name, class =
 ---"leaf"|"composite"|"decorator"|"hidden", number (the parameter a bare
----number sets), params (the parameters it takes) }.
----@type { name: string, class: string, number: string?, params: string[] }[]
+---number sets), params (the parameters it takes), keys (every key its node
+---tables may hold, space-separated; any other is refused) }.
+---@type { name: string, class: string, number: string?, params: string[], keys: string }[]
 bt.KINDS = {}
 bt.SUCCESS = "success"
 bt.FAILURE = "failure"
@@ -550,6 +585,14 @@ function bt.task(fn, args) end
 ---@param name string
 ---@param def bonsai.LeafFn|bonsai.Lifecycle|bonsai.Node
 function bt.register(name, def) end
+
+---Strict mode for every tree of this Lua state: with on true, a Lua leaf
+---(or task) that returns nothing is an error ("did you forget return?")
+---instead of a failure. Returns the previous setting; bt.strict() only
+---reads it.
+---@param on? boolean
+---@return boolean
+function bt.strict(on) end
 
 ---Running until s seconds of agent time have passed.
 ---@param s number|bonsai.SecondsOpts
@@ -774,6 +817,18 @@ function bt.poll() end
 ---@param opts? table
 ---@return bonsai.Node
 function bt.import(text, format, opts) end
+
+---a:subscribe(fn, filter) for each agent of the list (as it is now).
+---@param agents bonsai.Agent[]
+---@param fn bonsai.Subscriber
+---@param filter? bonsai.EventFilter|fun(e: bonsai.Event): boolean
+---@return bonsai.Subscription
+function bt.subscribe(agents, fn, filter) end
+
+---Ends a subscription of a:subscribe or bt.subscribe; true if it was on.
+---@param sub bonsai.Subscription
+---@return boolean
+function bt.unsubscribe(sub) end
 
 ---Appends every tick of the agents to a trace file.
 ---@param path string

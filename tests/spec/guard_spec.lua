@@ -917,7 +917,10 @@ describe("definition errors", function()
   end)
 
   it("an argument a guard does not take", function()
-    assert.equal("tree 'x': guard: 'guard' takes no argument 'times'",
+    assert.equal("tree 'x': guard: 'guard' has no option 'times' "
+                 .. "(it takes: type name utility failure_if success_if "
+                 .. "skip_if run_while on_halted on_failure on_success post "
+                 .. "abort)",
                  tree_error(bt.guard { bt.is_set "k", times = 2,
                                        t:action("A", "S") }))
   end)
