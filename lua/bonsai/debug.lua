@@ -148,7 +148,8 @@ function M.new(bt)
     return record.encode(line, { "events", "state" })
   end
 
-  local STATUS = { [0] = "idle", "running", "success", "failure", "aborted" }
+  local STATUS = { [0] = "idle", "running", "success", "failure", "aborted",
+                   "skipped" }
 
   -- Whether a node's rules stop agent id on an event with status s.
   local function stops(rules, s, id)
@@ -301,8 +302,9 @@ function M.new(bt)
     local s = cmd.status
     if s == cjson.null then s = nil end
     if s ~= nil and s ~= "running" and s ~= "success" and s ~= "failure" and
-       s ~= "aborted" then
-      return nil, "status must be running, success, failure or aborted"
+       s ~= "aborted" and s ~= "skipped" then
+      return nil, "status must be running, success, failure, aborted or " ..
+        "skipped"
     end
     local who, why = scope(cmd)
     if not who then return nil, why end

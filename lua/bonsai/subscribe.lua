@@ -11,7 +11,8 @@ local M = {}
 
 M.TRACE_SIZE = 4096 -- events kept per subscribed agent between two ticks
 
-local STATUS = { [0] = "idle", "running", "success", "failure", "aborted" }
+local STATUS = { [0] = "idle", "running", "success", "failure", "aborted",
+                 "skipped" }
 -- the agent events of a tick (bits of _tick_events' marks: BONSAI_TRACE_*),
 -- in the order they are listed before its status events
 local RELOAD, ERROR = 2, 4
