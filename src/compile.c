@@ -381,7 +381,8 @@ static long checkdef(const bonsai_def *d, char *err, size_t errsize,
     const DefNode *dn = &d->nodes[i];
     if (validate(d, i, err, errsize) != 0)
       return -1;
-    if ((dn->kind == BONSAI_ACTION || dn->kind == BONSAI_CONDITION) &&
+    if ((dn->kind == BONSAI_ACTION || dn->kind == BONSAI_CONDITION ||
+         dn->kind == BONSAI_CONTROL) &&
         dn->leafname == BS_NONE)
       nleaves++;
     if (dn->kind == BONSAI_UTILITY_SELECTOR)
@@ -536,6 +537,10 @@ static int fillnode(Blueprint *bp, const bonsai_def *d, const Names *nm,
   }
   case BONSAI_GUARD:
     n->mode = dn->mode;
+    break;
+  case BONSAI_CONTROL: /* its callbacks */
+    n->leaf = bp->nleaves;
+    bp->leaves[bp->nleaves++] = dn->leaf;
     break;
   case BONSAI_UTILITY_SELECTOR: /* its children's utilities, in order */
     n->leaf = bp->nleaves;

@@ -64,6 +64,10 @@ const KindInfo bs_kinds[BONSAI_NKINDS] = {
   {"utility_selector", KC_COMPOSITE, 8, K_ACTIVE, 0, 0, 0, NULL},
   {"subtree", KC_DECORATOR, 0, 0, 0, 0, 0, NULL},
   {"keep_running_until_failure", KC_DECORATOR, 0, 0, 0, 0, 0, NULL},
+  /* data: the host's memory (bonsai_control_memory), BONSAI_CONTROL_MEMORY
+  ** bytes; its callbacks are a leaf of the blueprint */
+  {"control", KC_COMPOSITE, BONSAI_CONTROL_MEMORY, K_ACTIVE | K_LASTING, 0, 0,
+   0, NULL},
 };
 
 const char *const bs_param_names[] = {"times", "seconds", "success",

@@ -32,6 +32,7 @@
 #define BS_STATE_T "bonsai.agentstate"
 #define BS_BB_T "bonsai.blackboard"
 #define BS_DEF_T "bonsai.definition"
+#define LB_CONTROL_T "bonsai.control" /* the 'c' of bt.control callbacks */
 
 /* One per lua_State: upvalue 1 of every module function and method. Its
 ** uservalues: */
@@ -40,7 +41,8 @@
 #define LB_ANCHOR 3 /* strings whose addresses the context keeps */
 #define LB_IDS 4    /* weak: Lua value kept as a blackboard handle -> its id */
 #define LB_EXTRAS 5 /* weak: agent state -> { interrupts = {...},
-                    ** [node + 1] = task coroutine }, blackboard -> its side
+                    ** [node + 1] = task coroutine or bt.control's 'c' },
+                    ** blackboard -> its side
                     ** table; for the few that have one */
 #define LB_TICKING 6 /* the bt.tick_all calls under way: [depth] = true
                      ** (nested calls stack up); [-depth] = the batch
@@ -84,8 +86,9 @@ typedef struct LAgent {
   int ninterrupts;
   uint8_t frozen; /* 1: not ticked (a breakpoint); 2: one step, then 1 */
   uint8_t hooked; /* a tick hook is set (a:on_tick, see ltrace.c) */
-  uint8_t tasks;  /* it has had task coroutines (in its extras, by node):
-                  ** a switch to another version moves them */
+  uint8_t tasks;  /* it has had task coroutines or bt.control 'c' tables
+                  ** (in its extras, by node): a switch to another version
+                  ** moves them */
 } LAgent;
 
 /* The C agent, right after the header, and back. */
@@ -223,6 +226,14 @@ int lb_remap_call(const bonsai_call *c);
 void *lb_utilitydef(lua_State *L, int values, int slot);
 /* core._isleaf(name): whether a leaf is registered under name. */
 int lb_isleaf(lua_State *L);
+/* A bt.control's callbacks (their data: LEAFDATA of their first slot). */
+int lb_control_call(const bonsai_call *c);
+/* Reads bt.control's tick, enter and abort from the table at idx into
+** values[slot..slot+3] (by event); sets flags. NULL, or a message. */
+const char *lb_controldef(lua_State *L, int idx, int values, int slot,
+                          unsigned *flags);
+/* stack: context. Makes the metatable of bt.control's 'c'. */
+void lb_open_control(lua_State *L);
 /* Reads the leaf definition at idx (a function, or a table with fn, task or
 ** tick/enter/exit/abort) into values[slot..slot+3]; sets fn and flags.
 ** Returns NULL, or a message. */

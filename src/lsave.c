@@ -381,6 +381,40 @@ static void sethost(Host *h, bonsai_savehost *sh, lua_State *L, int bb,
   sh->error = saveerror;
 }
 
+/* Raises when a bt.control node of the agent (state at si) keeps
+** something in its c.memory, which a save does not hold: naming the
+** node. */
+static void checkmemory(lua_State *L, bonsai_agent *a, int si) {
+  int top = lua_gettop(L);
+  lb_extra(L, si, lua_upvalueindex(1), 0);
+  if (!lua_istable(L, -1)) {
+    lua_settop(L, top);
+    return;
+  }
+  luaL_getmetatable(L, LB_CONTROL_T);
+  lua_pushnil(L);
+  while (lua_next(L, top + 1) != 0) { /* stack: extras, meta, key, value */
+    if (lua_isinteger(L, -2) && lua_getmetatable(L, -1)) {
+      int control = lua_rawequal(L, -1, top + 2);
+      lua_pop(L, 1);
+      if (control && lua_getfield(L, -1, "memory") == LUA_TTABLE) {
+        lua_pushnil(L);
+        if (lua_next(L, -2) != 0) {
+          unsigned node = (unsigned)lua_tointeger(L, top + 3) - 1;
+          char path[256];
+          bonsai_agent_node_path(a, node, path, sizeof path);
+          luaL_error(L, "tree '%s': cannot save node '%s': a bt.control's "
+                        "c.memory is not saved (empty it when the node's run "
+                        "ends)", bonsai_tree_name(bonsai_agent_tree(a)), path);
+        }
+      }
+      lua_pop(L, 1);
+    }
+    lua_pop(L, 1);
+  }
+  lua_settop(L, top);
+}
+
 /* a:save(): the agent's state as a string */
 static int agent_save(lua_State *L) {
   bonsai_agent *a = agentat(L, 1); /* 2: state */
@@ -391,6 +425,7 @@ static int agent_save(lua_State *L) {
   lua_Integer i;
   int r;
   lua_settop(L, 2);
+  checkmemory(L, a, 2);
   lua_getfield(L, 1, "bb"); /* 3 */
   lb_checkbb(L, 3);
   lua_newtable(L); /* 4: tables being written */
