@@ -268,8 +268,8 @@ describe("refused behavior3 files", function()
       refused(classic { ["1"] = { name = "MemSequence",
       children = { "2", "9" } }, ["2"] = { name = "A" } }))
     assert.equal("t.json: $.nodes[\"2\"]: node 'Jump': unknown node type " ..
-      "(not a behavior3 node, a custom node of the file or a registered " ..
-      "leaf)", refused(classic { ["1"] = { name = "Inverter", child = "2" },
+      "(not a behavior3 node, nor a custom node of the file: bt.define it, " ..
+      "or bt.register a leaf under that name)", refused(classic { ["1"] = { name = "Inverter", child = "2" },
                                  ["2"] = { name = "Jump" } }))
     assert.equal("t.json: $.nodes[\"1\"].child: node 'Inverter': cycle " ..
       "through id '1'", refused(classic { ["1"] = { name = "Inverter",

@@ -358,7 +358,8 @@ describe("refused BehaviorTree.CPP files", function()
   before_each(function() leaves { A = "S" } end)
 
   it("name the file, the line and column and the node", function()
-    assert.equal("t.xml:1:45: node 'Bogus': no leaf registered as 'Bogus'",
+    assert.equal("t.xml:1:45: node 'Bogus': no leaf registered as 'Bogus'" ..
+                 " (bt.define it, or bt.register a leaf under that name)",
       refused(doc('<Bogus x="{k}"/>')))
     assert.equal("t.xml:1:45: node 'Script': runs BehaviorTree.CPP's " ..
       "scripting language, which Bonsai does not have (a file never runs " ..
@@ -454,7 +455,8 @@ describe("refused BehaviorTree.CPP files", function()
 
   it("a leaf that is not registered is refused at its place", function()
     assert.equal("t.xml:1:59: node 'Nowhere': no leaf registered as " ..
-                 "'Nowhere'", refused(doc("<Sequence><A/><Nowhere/>" ..
+                 "'Nowhere' (bt.define it, or bt.register a leaf under that " ..
+                 "name)", refused(doc("<Sequence><A/><Nowhere/>" ..
                                           "</Sequence>")))
   end)
 end)

@@ -187,6 +187,20 @@ classic.action = {
   end,
 }
 
+-- A leaf registered under name (an action, or a condition when the file's
+-- custom node says so), its properties as args.
+local function classic_leaf(ctx, here, name, props, category)
+  local args
+  if props and next(props) ~= nil then
+    args = {}
+    for k, v in pairs(props) do args[k] = plain(v) end
+  end
+  local ok, n = pcall(leaves.leaf, ctx.bt, category == "condition" and
+                      "condition" or "action", name, args)
+  if not ok then fail(ctx, here, name, n) end
+  return n
+end
+
 -- The node with id `id` of tree `tree` (a decoded classic tree) at path.
 local function classic_node(ctx, tree, tpath, id, path)
   local nodes = tree.nodes
@@ -225,7 +239,26 @@ local function classic_node(ctx, tree, tpath, id, path)
   local node
   local custom = ctx.custom[name]
   local category = custom and custom.category
-  if classic.composite[name] then
+  local game = leaves.game(ctx.bt, name)
+  if game == "define" then -- the game's own type wins
+    local kids = {}
+    if type(spec.children) == "table" then
+      for i, c in ipairs(spec.children) do
+        if type(c) ~= "string" then
+          fail(ctx, here .. ".children[" .. i .. "]", name, "not an id")
+        end
+        kids[i] = classic_node(ctx, tree, tpath, c,
+                               here .. ".children[" .. i .. "]")
+      end
+    elseif spec.child ~= nil then
+      kids[1] = kid("child")
+    end
+    local ok, n = pcall(leaves.defined, ctx.bt, name, props, kids, spec.title)
+    if not ok then fail(ctx, here, name, n) end
+    node = n
+  elseif game == "leaf" then
+    node = classic_leaf(ctx, here, name, props, category)
+  elseif classic.composite[name] then
     local list = spec.children
     if type(list) ~= "table" or #list == 0 then
       fail(ctx, here, name, "needs children")
@@ -258,19 +291,11 @@ local function classic_node(ctx, tree, tpath, id, path)
   elseif category == "composite" or category == "decorator" then
     fail(ctx, here, name, "custom " .. category .. " nodes have no Bonsai " ..
          "equivalent")
-  elseif custom or require("bonsai.core")._isleaf(name) then
-    local args
-    if props and next(props) ~= nil then
-      args = {}
-      for k, v in pairs(props) do args[k] = plain(v) end
-    end
-    local ok, n = pcall(leaves.leaf, ctx.bt, category == "condition" and
-                        "condition" or "action", name, args)
-    if not ok then fail(ctx, here, name, n) end
-    node = n
+  elseif custom then
+    node = classic_leaf(ctx, here, name, props, category)
   else
-    fail(ctx, here, name, "unknown node type (not a behavior3 node, a " ..
-         "custom node of the file or a registered leaf)")
+    fail(ctx, here, name, "unknown node type (not a behavior3 node, nor " ..
+         "a custom node of the file: " .. leaves.provide .. ")")
   end
   ctx.visiting[spec] = nil
   return leave(ctx, node)
@@ -496,12 +521,26 @@ function current_node(ctx, spec, path)
       end
     end
   end
-  if current.refused[name] then
+  local game = leaves.game(ctx.bt, name)
+  if game == "define" then -- the game's own type wins
+    local a = {}
+    for k, v in pairs(args or {}) do a[k] = plain(v) end
+    for _, field in ipairs { "input", "output" } do
+      if type(spec[field]) == "table" and #spec[field] > 0 then
+        a[field] = {}
+        for i, v in ipairs(spec[field]) do a[field][i] = v end
+      end
+    end
+    local ok, node = pcall(leaves.defined, ctx.bt, name, a, kids, spec.desc)
+    if not ok then fail(ctx, path, name, node) end
+    return leave(ctx, node)
+  end
+  if game ~= "leaf" and current.refused[name] then
     local why = current.refused[name]
     fail(ctx, path, name, why == "-" and "has no Bonsai equivalent (a leaf " ..
          "of the game's own must have another name)" or why)
   end
-  local b = current.builtin[name]
+  local b = game ~= "leaf" and current.builtin[name]
   if b then
     local want = current.children[name]
     if want == "0-1" and #kids > 1 or type(want) == "number" and
@@ -518,8 +557,12 @@ function current_node(ctx, spec, path)
     return leave(ctx, node)
   end
   if #kids > 0 then
-    fail(ctx, path, name, "unknown node type with children (custom " ..
-         "composites and decorators have no Bonsai equivalent)")
+    fail(ctx, path, name, "unknown node type with children (a composite " ..
+         "or decorator of the game's own: bt.define it)")
+  end
+  if game ~= "leaf" then
+    fail(ctx, path, name, "unknown node type (not a behavior3 node: " ..
+         leaves.provide .. ")")
   end
   local a
   for k, v in pairs(args or {}) do

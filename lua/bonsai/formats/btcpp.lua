@@ -1,10 +1,11 @@
 -- bonsai.formats.btcpp: BehaviorTree.CPP 4 XML, as Groot2 saves it.
 -- parse(text, opts) turns the main tree of a file into Bonsai node tables:
--- built-in controls and decorators map onto Bonsai nodes (README "Trees
--- from editors"), other IDs are leaves registered with bt.register, their
--- ports their args ("{key}" reads blackboard key `key`); SubTree elements
--- are expanded in place, their port remapping applied to the keys their
--- leaves use. export(root, opts) writes a node table back as XML.
+-- an ID the game defined (bt.define) or registered (bt.register) is the
+-- game's node; else built-in controls and decorators map onto Bonsai nodes
+-- (README "Trees from editors"), other IDs are refused; a registered
+-- leaf's ports are its args ("{key}" reads blackboard key `key`); SubTree
+-- elements are expanded in place, their port remapping applied to the keys
+-- their leaves use. export(root, opts) writes a node table back as XML.
 local xml = require "bonsai.formats.xml"
 local leaves = require "bonsai.formats.leaves"
 
@@ -356,13 +357,27 @@ local function subtree(ctx, e, scope)
   return n
 end
 
+-- A node of a type the game defined (bt.define): its attributes as the
+-- file writes them (ID aside) are its args, its children built first; its
+-- `name` attribute names it unless the builder did.
+local function defined(ctx, e, scope, id)
+  local args = {}
+  for _, k in ipairs(e.order) do
+    if k ~= "ID" then args[k] = e.attrs[k] end
+  end
+  local kids = children(ctx, e, scope)
+  local ok, node = pcall(leaves.defined, ctx.bt, id, args, kids)
+  if not ok then where(ctx, e, node) end
+  return node
+end
+
 -- A leaf: an ID registered with bt.register; its ports are its args.
 local function leaf(ctx, e, scope, id)
   local model = ctx.models[id]
   if #e > 0 or (model and (model.kind == "Control" or
                            model.kind == "Decorator")) then
     where(ctx, e, "unknown " .. (#e > 1 and "control" or "decorator") ..
-          " node (custom controls and decorators have no Bonsai equivalent)")
+          " node (a control or decorator of the game's own: bt.define it)")
   end
   local kind = "action"
   if e.tag == "Condition" or (e.tag ~= "Action" and model and
@@ -419,6 +434,9 @@ function build(ctx, e, scope)
     if not id or id == "" then where(ctx, e, "needs an ID") end
   end
   if e.tag == "SubTree" then return subtree(ctx, e, scope) end
+  local game = leaves.game(ctx.bt, id) -- the game's own names win
+  if game == "define" then return defined(ctx, e, scope, id) end
+  if game == "leaf" then return leaf(ctx, e, scope, id) end
   if refused[id] then where(ctx, e, refused[id]) end
   local n
   if builtins[id] then
