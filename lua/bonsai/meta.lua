@@ -90,6 +90,11 @@ function Control:abort(i) end
 ---@field abort? fun(c: bonsai.Control, agent: bonsai.Agent, bb: bonsai.Blackboard, args: table?)
 ---@field [integer] bonsai.Node
 
+---Options of bt.load, handed to the file's loader.
+---@class (exact) bonsai.LoadOpts
+---@field main? string the BehaviorTree.CPP tree to run (a file of several)
+---@field tree? string the behavior3 project's tree (its id or title)
+
 ---@class (exact) bonsai.TreeOpts
 ---@field name? string
 ---@field priority? bonsai.Node[] bt.filter nodes checked before the root
@@ -750,11 +755,13 @@ function bt.memory() end
 ---@return bonsai.Builder
 function bt.builder() end
 
----Loads a tree file (.lua, .json, .xml, .bt or a bt.loaders extension).
+---Loads a tree file (.lua, .json, .xml, .bt or a bt.loaders extension);
+---bt.reload and bt.poll keep opts.
 ---@param path string
+---@param opts? bonsai.LoadOpts
 ---@return bonsai.Tree|nil tree
 ---@return string? message
-function bt.load(path) end
+function bt.load(path, opts) end
 
 ---Compiles a loaded file again; the old version keeps running on failure.
 ---@param path string

@@ -396,10 +396,11 @@ describe("refused BehaviorTree.CPP files", function()
       refused("<tree/>"))
     assert.matches("BTCPP_format 3 is not supported",
       refused('<root BTCPP_format="3"/>'))
-    assert.equal("t.xml: several BehaviorTree elements and no " ..
-      "main_tree_to_execute", refused('<root><BehaviorTree ID="a"><A/>' ..
+    assert.equal("t.xml: several BehaviorTree elements (a, b) and no " ..
+      "main_tree_to_execute: choose one with bt.load(path, { main = ID })",
+      refused('<root><BehaviorTree ID="a"><A/>' ..
       '</BehaviorTree><BehaviorTree ID="b"><A/></BehaviorTree></root>'))
-    assert.equal("t.xml: main tree 'c' not found",
+    assert.equal("t.xml: main tree 'c' not found (the file has a)",
       refused('<root main_tree_to_execute="c"><BehaviorTree ID="a"><A/>' ..
               "</BehaviorTree></root>"))
     assert.matches("t.xml:1:%d+: node 'a': duplicate " ..

@@ -476,8 +476,10 @@ local function collect(ctx, root, file, depth)
   for _, e in ipairs(root) do
     if e.tag == "BehaviorTree" then
       local id = e.attrs.ID
-      if not id or id == "" then
-        where(ctx, e, "a BehaviorTree needs an ID")
+      if not id or id == "" then -- named as BehaviorTree.CPP 4 names it
+        id = "BehaviorTree_" .. ctx.unnamed
+        ctx.unnamed = ctx.unnamed + 1
+        ctx.anonymous[id] = true
       end
       if ctx.trees[id] then
         where(ctx, e, "duplicate BehaviorTree ID '" .. id .. "'")
@@ -515,7 +517,9 @@ local function collect(ctx, root, file, depth)
   end
 end
 
--- parse(text, opts): the main tree's root node and { name = its ID }.
+-- parse(text, opts): the main tree's root node and { name = its ID } (a
+-- BehaviorTree without an ID is called BehaviorTree_0, _1... as
+-- BehaviorTree.CPP 4 calls it, and gives no name).
 -- opts: file (for messages), bt, read(path) for includes, deps (a list
 -- the included paths are added to), main (the ID of the tree to load
 -- instead of main_tree_to_execute).
@@ -523,22 +527,31 @@ function M.parse(text, opts)
   local file = opts.file or "xml"
   local ctx = { file = file, bt = opts.bt, trees = {}, order = {},
                 models = {}, count = 0, depth = 0, instances = 0, active = {},
-                including = {}, read = opts.read, deps = opts.deps or {} }
+                including = {}, read = opts.read, deps = opts.deps or {},
+                unnamed = 0, anonymous = {} }
   local root = xml.parse(text, file)
   collect(ctx, root, file, 0)
   local main = opts.main or root.attrs.main_tree_to_execute
+  local function ids()
+    return table.concat(ctx.order, ", ")
+  end
   if not main then
     if #ctx.order ~= 1 then
-      error(file .. ": several BehaviorTree elements and no " ..
-            "main_tree_to_execute", 0)
+      error(file .. ": " .. (#ctx.order == 0 and "no BehaviorTree element" or
+            "several BehaviorTree elements (" .. ids() .. ") and no " ..
+            "main_tree_to_execute: choose one with bt.load(path, " ..
+            "{ main = ID })"), 0)
     end
     main = ctx.order[1]
   end
-  if not ctx.trees[main] then
-    error(file .. ": main tree '" .. main .. "' not found", 0)
+  if type(main) ~= "string" or not ctx.trees[main] then
+    error(file .. ": main tree '" .. tostring(main) .. "' not found (the " ..
+          "file has " .. (#ctx.order > 0 and ids() or "none") .. ")", 0)
   end
   ctx.active[main] = true
-  return convert(ctx, ctx.trees[main], nil), { name = main }
+  -- a tree without an ID is named after the file by bt.load
+  return convert(ctx, ctx.trees[main], nil),
+         { name = not ctx.anonymous[main] and main or nil }
 end
 
 -- Export -------------------------------------------------------------------
