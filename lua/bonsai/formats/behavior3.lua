@@ -560,10 +560,6 @@ function current_node(ctx, spec, path)
     fail(ctx, path, name, "unknown node type with children (a composite " ..
          "or decorator of the game's own: bt.define it)")
   end
-  if game ~= "leaf" then
-    fail(ctx, path, name, "unknown node type (not a behavior3 node: " ..
-         leaves.provide .. ")")
-  end
   local a
   for k, v in pairs(args or {}) do
     a = a or {}

@@ -359,14 +359,15 @@ end
 
 -- A node of a type the game defined (bt.define): its attributes as the
 -- file writes them (ID aside) are its args, its children built first; its
--- `name` attribute names it unless the builder did.
+-- `name` attribute (else its ID, as BehaviorTree.CPP names nodes) names it
+-- unless the builder did.
 local function defined(ctx, e, scope, id)
   local args = {}
   for _, k in ipairs(e.order) do
     if k ~= "ID" then args[k] = e.attrs[k] end
   end
   local kids = children(ctx, e, scope)
-  local ok, node = pcall(leaves.defined, ctx.bt, id, args, kids)
+  local ok, node = pcall(leaves.defined, ctx.bt, id, args, kids, id)
   if not ok then where(ctx, e, node) end
   return node
 end
