@@ -160,24 +160,54 @@ describe("bt.control", function()
   it("goes on through a reload, its memory and running children kept",
      function()
     local function root(extra)
-      local kids = { t:action("A", "S"), t:action("B", "RRRS") }
-      if extra then table.insert(kids, 1, t:action("Z", "S")) end
-      return bt.control {
+      local def = {
         name = "C",
-        enter = function(c) t:add("enter C") c.memory.i = 1 end,
+        enter = function(c) t:add("enter C") c.memory.k = 0 end,
         tick = function(c)
-          t:add("tick C n=" .. c.n)
+          c.memory.k = c.memory.k + 1
+          t:add("tick C n=" .. c.n .. " k=" .. c.memory.k)
           return c:tick(c.n) -- its last child: B
         end,
-        table.unpack(kids),
       }
+      if extra then def[#def + 1] = t:action("Z", "S") end
+      def[#def + 1] = t:action("A", "S")
+      def[#def + 1] = t:action("B", "RRRS")
+      return bt.control(def)
     end
     local tree = bt.tree(root(false), { name = "R" })
     local a = bt.agent(tree)
-    assert.equal("running | enter C; tick C n=2; enter B; tick B",
+    assert.equal("running | enter C; tick C n=2 k=1; enter B; tick B",
                  t:step(a, 1))
     assert(tree:reload(root(true)))
-    assert.equal("running | tick C n=3; tick B", t:step(a, 1))
+    assert.equal("running | tick C n=3 k=2; tick B", t:step(a, 1))
+  end)
+
+  it("keeps its memory when a reload moves it to another place", function()
+    local function root(extra)
+      local ctl = bt.control {
+        name = "C",
+        tick = function(c)
+          c.memory.k = (c.memory.k or 0) + 1
+          t:add("k=" .. c.memory.k)
+          return c:tick(1)
+        end,
+        t:action("A", "R"),
+      }
+      if extra then
+        return bt.sequence { name = "S", t:action("X", "S"), t:action("Y", "S"),
+                             ctl }
+      end
+      return bt.sequence { name = "S", ctl }
+    end
+    local tree = bt.tree(root(false), { name = "moved" })
+    local a, b = bt.agent(tree), bt.agent(tree)
+    assert.equal("running | k=1; enter A; tick A", t:step(a, 1))
+    assert.equal("running | k=2; tick A", t:step(a, 1))
+    assert(tree:reload(root(true)))
+    assert.equal("running | k=3; tick A", t:step(a, 1))
+    -- another agent, which had not run, starts the new version afresh
+    assert.equal("running | enter X; tick X; exit X success; enter Y; " ..
+                 "tick Y; exit Y success; k=1; enter A; tick A", t:step(b, 1))
   end)
 
   it("is traced: the node and its children's statuses", function()
