@@ -381,8 +381,10 @@ describe("refused BehaviorTree.CPP files", function()
       refused(doc('<Timeout ms="3"><A/></Timeout>')))
     assert.matches("node 'RunOnce': then_skip=\"true\" returns SKIPPED",
       refused(doc('<RunOnce><A/></RunOnce>')))
-    assert.matches("node 'SequenceWithMemory': keeps its place",
-      refused(doc('<SequenceWithMemory><A/></SequenceWithMemory>')))
+    assert.matches("node 'IfThenElse': needs 2 or 3 children",
+      refused(doc('<IfThenElse><A/></IfThenElse>')))
+    assert.matches("node 'Switch2': bad children",
+      refused(doc('<Switch2 variable="{v}" case_1="a"><A/></Switch2>')))
     assert.matches("node 'Repeat': port 'num_cycles' reads the blackboard",
       refused(doc('<Repeat num_cycles="{n}"><A/></Repeat>')))
     assert.matches("node 'Parallel': 'success_count' is larger than",
@@ -505,5 +507,76 @@ describe("tree:export('btcpp')", function()
     assert.is_false(ok)
     assert.equal("export btcpp: sequence/cooldown[1]: 'cooldown' has no " ..
                  "BehaviorTree.CPP equivalent", msg)
+  end)
+end)
+
+describe("BehaviorTree.CPP built-ins written with bt.control", function()
+  it("SequenceWithMemory keeps its place after a failure", function()
+    leaves { A = "S", B = "FS", C = "RS" }
+    local a = agent(doc("<SequenceWithMemory><A/><B/><C/></SequenceWithMemory>"))
+    assert.equal("failure | enter A; tick A; exit A success; enter B; " ..
+                 "tick B; exit B failure", t:step(a, 1))
+    -- the next run starts at B, not A
+    assert.equal("running | enter B; tick B; exit B success; enter C; tick C",
+                 t:step(a, 1))
+    assert.equal("success | tick C; exit C success", t:step(a, 1))
+    assert.equal("success | enter A; tick A; exit A success; enter B; " ..
+                 "tick B; exit B success; enter C; tick C; exit C success",
+                 t:step(a, 1))
+  end)
+
+  it("IfThenElse runs the branch its condition chose to its end", function()
+    leaves { If = "RSF", Then = "RS", Else = "F" }
+    local a = agent(doc("<IfThenElse><If/><Then/><Else/></IfThenElse>"))
+    assert.equal("running | enter If; tick If", t:step(a, 1))
+    assert.equal("running | tick If; exit If success; enter Then; tick Then",
+                 t:step(a, 1))
+    assert.equal("success | tick Then; exit Then success", t:step(a, 1))
+    assert.equal("failure | enter If; tick If; exit If failure; enter Else; " ..
+                 "tick Else; exit Else failure", t:step(a, 1))
+    leaves { No = "F", Yes = "S" }
+    local b = agent(doc("<IfThenElse><No/><Yes/></IfThenElse>"))
+    assert.equal("failure | enter No; tick No; exit No failure", t:step(b, 1))
+  end)
+
+  it("WhileDoElse checks its condition every tick, aborting the other "
+     .. "branch", function()
+    leaves { W = "SSF", Do = "R", Else = "R" }
+    local a = agent(doc("<WhileDoElse><W/><Do/><Else/></WhileDoElse>"))
+    assert.equal("running | enter W; tick W; exit W success; enter Do; tick Do",
+                 t:step(a, 1))
+    assert.equal("running | enter W; tick W; exit W success; tick Do",
+                 t:step(a, 1))
+    assert.equal("running | enter W; tick W; exit W failure; abort Do; " ..
+                 "enter Else; tick Else", t:step(a, 1))
+  end)
+
+  it("SwitchN ticks the case equal to the variable, else the default",
+     function()
+    leaves { Red = "R", Green = "S", Other = "S" }
+    local a = agent(doc('<Switch2 variable="{color}" case_1="red" ' ..
+                        'case_2="2"><Red/><Green/><Other/></Switch2>'),
+                    { blackboard = { color = "red" } })
+    assert.equal("running | enter Red; tick Red", t:step(a, 1))
+    a.bb.color = 2 -- a number equal to the case "2"
+    assert.equal("success | abort Red; enter Green; tick Green; " ..
+                 "exit Green success", t:step(a, 1))
+    a.bb.color = "blue"
+    assert.equal("success | enter Other; tick Other; exit Other success",
+                 t:step(a, 1))
+  end)
+
+  it("export writes them back as they were", function()
+    leaves { A = "S", B = "S" }
+    local text = doc('<Switch2 variable="{v}" case_1="x" case_2="y">' ..
+                     "<A/><B/><IfThenElse><A/><B/></IfThenElse></Switch2>")
+    local tree = bt.tree(bt.import(text, "btcpp"), { name = "sw" })
+    local out = tree:export("btcpp")
+    assert.matches('<Switch2 [^>]*variable="{v}"', out)
+    assert.matches('case_2="y"', out)
+    assert.matches("<IfThenElse>", out)
+    local again = bt.tree(bt.import(out, "btcpp"), { name = "sw2" })
+    assert.equal(bt.SUCCESS, bt.agent(again, { blackboard = { v = "y" } })
+                               :tick(1))
   end)
 end)

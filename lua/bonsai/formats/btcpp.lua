@@ -8,6 +8,7 @@
 -- their leaves use. export(root, opts) writes a node table back as XML.
 local xml = require "bonsai.formats.xml"
 local leaves = require "bonsai.formats.leaves"
+local controls = require "bonsai.formats.controls"
 
 local M = {}
 
@@ -21,15 +22,8 @@ local harmless = { name = true, ID = true, _description = true, _uid = true,
 
 -- Built-ins outside Bonsai, with the reason given when a file uses one.
 local refused = {
-  SequenceWithMemory = "keeps its place after a child fails (Bonsai's " ..
-    "sequence starts again from its first child)",
-  IfThenElse = "has no Bonsai equivalent",
-  WhileDoElse = "has no Bonsai equivalent",
   TryCatch = "has no Bonsai equivalent",
   ManualSelector = "needs a user interface",
-  Switch2 = "has no Bonsai equivalent", Switch3 = "has no Bonsai equivalent",
-  Switch4 = "has no Bonsai equivalent", Switch5 = "has no Bonsai equivalent",
-  Switch6 = "has no Bonsai equivalent",
   Script = "runs BehaviorTree.CPP's scripting language, which Bonsai " ..
     "does not have (a file never runs code)",
   ScriptCondition = "runs BehaviorTree.CPP's scripting language, which " ..
@@ -171,6 +165,49 @@ local function threshold(ctx, e, name, v, n)
   return v
 end
 
+-- A built-in written with bt.control (formats/controls.lua), remembered
+-- for the exporter as the element it stands for.
+local function written(e, node, kids, attrs)
+  leaves.origin[node] = { format = "btcpp", name = e.attrs.ID or e.tag,
+                          children = kids, attrs = attrs }
+  return node
+end
+
+-- IfThenElse and WhileDoElse: two or three children.
+local function branches(make)
+  return function(ctx, e, scope)
+    shape(ctx, e, {}, "many")
+    if #e ~= 2 and #e ~= 3 then where(ctx, e, "needs 2 or 3 children") end
+    local kids = children(ctx, e, scope)
+    return written(e, make(ctx.bt, kids), kids)
+  end
+end
+
+-- SwitchN: N cases, then the default child; variable and case_k are
+-- ports (a case written "{key}" reads the blackboard too).
+local function switch(n)
+  return function(ctx, e, scope)
+    local ports, cases, attrs = { variable = true }, {}, {}
+    for k = 1, n do ports["case_" .. k] = true end
+    shape(ctx, e, ports, n + 1)
+    local function reader(name)
+      local text = e.attrs[name]
+      if text == nil then return function() return nil end end
+      attrs[name] = text
+      local what, v = port(scope, name, text)
+      if what == "key" then return function(bb) return bb[v] end end
+      return function() return v end
+    end
+    local get = reader("variable")
+    local readers = {}
+    for k = 1, n do readers[k] = reader("case_" .. k) end
+    local kids = children(ctx, e, scope)
+    local node = controls.switch(ctx.bt, kids, get, setmetatable({}, {
+      __index = function(_, k) return readers[k] and readers[k]() end }))
+    return written(e, node, kids, attrs)
+  end
+end
+
 local builtins = {
   Sequence = composite "sequence",
   ReactiveSequence = composite "reactive_sequence",
@@ -272,6 +309,16 @@ local builtins = {
     if ms < 0 then where(ctx, e, "'msec' must be >= 0") end
     return { type = "wait", seconds = ms / 1000 }
   end,
+
+  SequenceWithMemory = function(ctx, e, scope)
+    shape(ctx, e, {}, "many")
+    local kids = children(ctx, e, scope)
+    return written(e, controls.sequence_with_memory(ctx.bt, kids), kids)
+  end,
+  IfThenElse = branches(controls.if_then_else),
+  WhileDoElse = branches(controls.while_do_else),
+  Switch2 = switch(2), Switch3 = switch(3), Switch4 = switch(4),
+  Switch5 = switch(5), Switch6 = switch(6),
 
   AlwaysSuccess = function(ctx, e)
     shape(ctx, e, {}, 0)
@@ -605,7 +652,8 @@ local function emit(n, out, depth, model, path)
   local o = leaves.origin[n]
   local kind, leaf, args, refs = leaves.named(n)
   if o and o.format == "btcpp" then -- a composition standing for one node
-    id, kids = o.name, { o.child }
+    id, kids = o.name, o.children or { o.child }
+    for k, v in pairs(o.attrs or {}) do attrs[k] = v end
   elseif leaf then
     id = leaf
     for k, v in pairs(args or {}) do

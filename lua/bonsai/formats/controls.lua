@@ -1,0 +1,111 @@
+-- bonsai.formats.controls: control nodes of the editor formats that no
+-- Bonsai kind has, written with bt.control (docs/CUSTOM_NODES.md) with
+-- their runtime's semantics: BehaviorTree.CPP 4's SequenceWithMemory,
+-- IfThenElse, WhileDoElse and SwitchN. Each takes the node's children,
+-- already built; a Switch reads its variable through get(bb) at each tick.
+local M = {}
+
+local SUCCESS, FAILURE, RUNNING = "success", "failure", "running"
+
+local function control(bt, kids, def)
+  for i, k in ipairs(kids) do def[i] = k end
+  return bt.control(def)
+end
+
+-- SequenceWithMemory: a sequence that keeps its place when a child fails
+-- (the next run ticks that child again) and when it is cut off; it starts
+-- from its first child only after all succeeded. (Its place is kept only
+-- past the first child, so that an agent whose node stands at the start
+-- can be saved: docs/CUSTOM_NODES.md.)
+function M.sequence_with_memory(bt, kids)
+  return control(bt, kids, {
+    tick = function(c)
+      local m = c.memory
+      local i = m.i or 1
+      while i <= c.n do
+        local s = c:tick(i)
+        if s ~= SUCCESS then
+          m.i = i > 1 and i or nil
+          return s
+        end
+        i = i + 1
+      end
+      m.i = nil
+      return SUCCESS
+    end,
+  })
+end
+
+-- IfThenElse: the first child decides (it may run) which of the second
+-- (success) or the third (failure; without one, the node fails) runs; the
+-- branch chosen runs to its end before the condition is ticked again.
+function M.if_then_else(bt, kids)
+  local function reset(c) c.memory.branch = nil end
+  return control(bt, kids, {
+    enter = reset,
+    abort = reset,
+    tick = function(c)
+      local m = c.memory
+      if m.branch == nil then
+        local s = c:tick(1)
+        if s == RUNNING then return s end
+        if s == FAILURE and c.n < 3 then return FAILURE end
+        m.branch = s == SUCCESS and 2 or 3
+      end
+      return c:tick(m.branch)
+    end,
+  })
+end
+
+-- WhileDoElse: the first child is ticked every tick; on success the second
+-- child runs (the third is aborted), on failure the third (the second is
+-- aborted; without a third, the node fails).
+function M.while_do_else(bt, kids)
+  return control(bt, kids, {
+    tick = function(c)
+      local s = c:tick(1)
+      if s == RUNNING then return s end
+      if s == SUCCESS then
+        if c.n == 3 then c:abort(3) end
+        return c:tick(2)
+      end
+      if c.n < 3 then return FAILURE end
+      c:abort(2)
+      return c:tick(3)
+    end,
+  })
+end
+
+-- BehaviorTree.CPP's string equality of a variable and a case: the same
+-- text, or both numbers and equal.
+local function same(v, case)
+  if v == nil or case == nil then return false end
+  if tostring(v) == tostring(case) then return true end
+  local x, y = tonumber(v), tonumber(case)
+  return x ~= nil and x == y
+end
+
+-- SwitchN: the child of the first case equal to the variable (get(bb)),
+-- else the last child (default); a running child that is no longer chosen
+-- is aborted. cases[k] is the value of case_k (or nil: never chosen).
+function M.switch(bt, kids, get, cases)
+  return control(bt, kids, {
+    abort = function(c) c.memory.running = nil end,
+    tick = function(c, _, bb)
+      local m = c.memory
+      local v, pick = get(bb), c.n
+      for k = 1, c.n - 1 do
+        if same(v, cases[k]) then
+          pick = k
+          break
+        end
+      end
+      if m.running and m.running ~= pick then c:abort(m.running) end
+      local s = c:tick(pick)
+      m.running = s == RUNNING and pick or nil
+      return s
+    end,
+  })
+end
+
+return M
