@@ -892,8 +892,10 @@ int lb_agent(lua_State *L) {
   lua_pushvalue(L, 3);
   luaL_setmetatable(L, BS_AGENT_T);
   if (lua_istable(L, 2)) {
-    if (lua_getfield(L, 2, "restore") != LUA_TNIL)
+    if (lua_getfield(L, 2, "restore") != LUA_TNIL) {
       lb_agent_restore(L, 3, 4, -1);
+      lb_control_restore(L, 3, 4, CONTEXT);
+    }
     lua_pop(L, 1);
   }
   return 1;

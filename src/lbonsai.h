@@ -232,6 +232,10 @@ int lb_control_call(const bonsai_call *c);
 ** values[slot..slot+3] (by event); sets flags. NULL, or a message. */
 const char *lb_controldef(lua_State *L, int idx, int values, int slot,
                           unsigned *flags);
+/* Gives the restored agent (table at ai, state si, ci: the context) the
+** memories at the top (popped; nil: none) for its control nodes, matched
+** by path. */
+void lb_control_restore(lua_State *L, int ai, int si, int ci);
 /* stack: context. Makes the metatable of bt.control's 'c'. */
 void lb_open_control(lua_State *L);
 /* Reads the leaf definition at idx (a function, or a table with fn, task or
@@ -248,7 +252,8 @@ void lb_pack(lua_State *L, int idx);
 ** bytes are not exactly one packed value. */
 int lb_unpack(lua_State *L, const void *p, size_t n);
 /* Restores the agent (table at ai, state si) from the string at sidx;
-** raises "tree 'T': cannot restore: msg". */
+** raises "tree 'T': cannot restore: msg". Pushes the saved memories of its
+** bt.control nodes ({ [path] = memory }) or nil, for lb_control_restore. */
 void lb_agent_restore(lua_State *L, int ai, int si, int sidx);
 /* stack: context. Adds a:save to the agent methods (after lb_open_agent). */
 void lb_open_save(lua_State *L);

@@ -414,10 +414,14 @@ static const char CREFS = 0;
 
 /* Makes the 'c' of control node 'key' - 1 for the agent of t (pushed) and
 ** keeps it in the agent's extras (table at the top, below it), where a
-** switch to another version moves it with its node. */
-static void newcontrol(lua_State *L, LTick *t, lua_Integer key) {
+** switch to another version moves it with its node. Its memory is the
+** table at 'memory', or a new one (0). */
+static void newcontrol(lua_State *L, LTick *t, lua_Integer key, int memory) {
   lua_createtable(L, 0, 3);
-  lua_newtable(L);
+  if (memory != 0)
+    lua_pushvalue(L, memory);
+  else
+    lua_newtable(L);
   lua_setfield(L, -2, "memory");
   luaL_getmetatable(L, LB_CONTROL_T);
   lua_setmetatable(L, -2);
@@ -443,7 +447,7 @@ static void pushcontrol(lua_State *L, LTick *t, const bonsai_call *c) {
   lb_extra(L, t->state, t->ctx, 1);
   if (lua_rawgeti(L, -1, key) != LUA_TTABLE) {
     lua_pop(L, 1);
-    newcontrol(L, t, key);
+    newcontrol(L, t, key, 0);
   }
   lua_remove(L, -2);
   lua_pushlightuserdata(L, (void *)&CREFS);
@@ -552,6 +556,42 @@ static int childop(lua_State *L, int abort) {
     return 0;
   lb_pushstatus(L, r);
   return 1;
+}
+
+void lb_control_restore(lua_State *L, int ai, int si, int ci) {
+  int mem = lua_gettop(L);
+  LTick t;
+  unsigned i, n;
+  if (lua_isnil(L, mem)) {
+    lua_pop(L, 1);
+    return;
+  }
+  t.L = L;
+  t.a = agentof((LAgent *)lua_touserdata(L, si));
+  t.agent = lua_absindex(L, ai);
+  t.state = lua_absindex(L, si);
+  lb_extra(L, t.state, ci, 1); /* mem + 1 */
+  n = bonsai_agent_nodes(t.a);
+  for (i = 0; i < n; i++) {
+    bonsai_nodeinfo info;
+    size_t len;
+    luaL_Buffer b;
+    if (bonsai_agent_node_info(t.a, i, &info) != BONSAI_OK ||
+        info.kind != BONSAI_CONTROL)
+      continue;
+    len = bonsai_agent_node_path(t.a, i, NULL, 0);
+    bonsai_agent_node_path(t.a, i, luaL_buffinitsize(L, &b, len + 1),
+                           len + 1);
+    luaL_pushresultsize(&b, len);
+    if (lua_rawget(L, mem) == LUA_TTABLE) {
+      int m = lua_gettop(L);
+      lua_pushvalue(L, mem + 1); /* the extras, where newcontrol keeps c */
+      newcontrol(L, &t, (lua_Integer)i + 1, m);
+      lua_pop(L, 2);
+    }
+    lua_pop(L, 1);
+  }
+  lua_settop(L, mem - 1);
 }
 
 static int control_tick(lua_State *L) { return childop(L, 0); }

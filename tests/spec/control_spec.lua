@@ -390,14 +390,57 @@ describe("bt.control and saves", function()
     assert.equal(bt.SUCCESS, b:tick(1))
   end)
 
-  it("refuses to save a memory it cannot hold, naming the node", function()
+  it("saves c.memory with plain values, matched by path on restore",
+     function()
+    local function root(extra)
+      local ctl = bt.control {
+        name = "C",
+        tick = function(c)
+          c.memory.k = (c.memory.k or 0) + 1
+          c.memory.log = c.memory.log or { first = c.memory.k }
+          t:add("k=" .. c.memory.k .. " first=" .. c.memory.log.first)
+          return c:tick(1)
+        end,
+        t:action("A", "R"),
+      }
+      if extra then return bt.sequence { name = "S", t:action("X", "S"), ctl } end
+      return bt.sequence { name = "S", ctl }
+    end
+    local tree = bt.tree(root(false), { name = "mem" })
+    local a = bt.agent(tree)
+    a:tick(1)
+    a:tick(1)
+    local s = a:save()
+    local b = bt.agent(tree, { restore = s })
+    t:take()
+    assert.equal("running | k=3 first=1; tick A", t:step(b, 1))
+    -- after a reload that moved the node, the memory follows its path
+    assert(tree:reload(root(true)))
+    local c = bt.agent(tree, { restore = s })
+    assert.equal("running | k=3 first=1; tick A", t:step(c, 1))
+    -- a save without memories is the core's format alone
+    assert.equal("BNSA", bt.agent(tree):save():sub(1, 4))
+    assert.equal("BNSL", s:sub(1, 4))
+  end)
+
+  it("refuses a memory it cannot save, naming the node", function()
     local a = agent_of(bt.control {
       name = "C",
-      tick = function(c) c.memory.k = 1 return bt.RUNNING end,
+      tick = function(c) c.memory.f = print return bt.RUNNING end,
     })
     a:tick(1)
     local ok, msg = pcall(a.save, a)
     assert.is_false(ok)
-    assert.matches("cannot save node 'C'", msg)
+    assert.matches("tree 'T': cannot save node 'C': c.memory: ", msg)
+  end)
+
+  it("refuses corrupted memories", function()
+    local a = agent_of(bt.control { tick = function(c) c.memory.k = 1
+                                                       return true end })
+    a:tick(1)
+    local s = a:save()
+    local ok, msg = pcall(bt.agent, a.tree, { restore = s:sub(1, 10) })
+    assert.is_false(ok)
+    assert.matches("cannot restore: corrupted bt.control memories", msg)
   end)
 end)

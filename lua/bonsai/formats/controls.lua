@@ -14,9 +14,8 @@ end
 
 -- SequenceWithMemory: a sequence that keeps its place when a child fails
 -- (the next run ticks that child again) and when it is cut off; it starts
--- from its first child only after all succeeded. (Its place is kept only
--- past the first child, so that an agent whose node stands at the start
--- can be saved: docs/CUSTOM_NODES.md.)
+-- from its first child only after all succeeded (its memory is empty
+-- then).
 function M.sequence_with_memory(bt, kids)
   return control(bt, kids, {
     tick = function(c)
