@@ -207,6 +207,36 @@ describe("a current behavior3 editor tree", function()
                  "exit Wander success", t:step(a, 1))
   end)
 
+  it("IfElse (bt.control) runs the branch its condition chose", function()
+    leaves { If = "RF", Then = "S", Else = "RS" }
+    local a = agent(current { id = 1, name = "IfElse", children = {
+      { id = 2, name = "If" }, { id = 3, name = "Then" },
+      { id = 4, name = "Else" } } })
+    assert.equal("running | enter If; tick If", t:step(a, 1))
+    assert.equal("running | tick If; exit If failure; enter Else; tick Else",
+                 t:step(a, 1))
+    assert.equal("success | tick Else; exit Else success", t:step(a, 1))
+    assert.matches("needs 2 or 3 children", refused(current { id = 1,
+      name = "IfElse", children = { { id = 2, name = "If" } } }))
+  end)
+
+  it("Loop (bt.control) runs its children count times, whatever they "
+     .. "return", function()
+    leaves { A = "FRS", B = "S" }
+    local a = agent(current { id = 1, name = "Loop", args = { count = 2 },
+      children = { { id = 2, name = "A" }, { id = 3, name = "B" } } })
+    assert.equal("running | enter A; tick A; exit A failure; enter B; " ..
+                 "tick B; exit B success; enter A; tick A", t:step(a, 1))
+    assert.equal("success | tick A; exit A success; enter B; tick B; " ..
+                 "exit B success", t:step(a, 1))
+    -- the count from the variable its input names
+    local b = agent(current { id = 1, name = "Loop", input = { "times" },
+      children = { { id = 2, name = "B" } } }, { blackboard = { times = 3 } })
+    assert.equal("success | enter B; tick B; exit B success; enter B; " ..
+                 "tick B; exit B success; enter B; tick B; exit B success",
+                 t:step(b, 1))
+  end)
+
   it("maps RepeatUntilFailure, RepeatUntilSuccess, Repeat, Timeout",
      function()
     leaves { A = "SSF" }

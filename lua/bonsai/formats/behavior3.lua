@@ -10,6 +10,7 @@
 -- name is a leaf registered with bt.register; properties/args are its args.
 local cjson = require("cjson").new()
 local leaves = require "bonsai.formats.leaves"
+local controls = require "bonsai.formats.controls"
 
 cjson.decode_max_depth(200)
 cjson.decode_invalid_numbers(false)
@@ -430,11 +431,34 @@ current.builtin = {
 current.builtin.Invert = function(_, _, _, kids)
   return { type = "invert", kids[1] }
 end
+-- The first child decides (it may run) whether the second or the third
+-- runs, to its end (no third: failure): written with bt.control.
+current.builtin.IfElse = function(ctx, path, spec, kids)
+  if #kids ~= 2 and #kids ~= 3 then
+    fail(ctx, path, spec.name, "needs 2 or 3 children")
+  end
+  return controls.if_then_else(ctx.bt, kids)
+end
+-- Its children in turn, count times (args.count, or the variable its
+-- input names), their results ignored; success (with bt.control).
+current.builtin.Loop = function(ctx, path, spec, kids)
+  local var = type(spec.input) == "table" and spec.input[1] or nil
+  if var ~= nil and type(var) ~= "string" then
+    fail(ctx, path, spec.name, "'input' must name a variable")
+  end
+  local n
+  if var == nil or var == "" then
+    n = whole(ctx, path .. ".args", spec.name, spec.args, "count")
+  end
+  return controls.loop(ctx.bt, kids, function(bb)
+    return n or tonumber(bb[var]) or 0
+  end)
+end
 current.builtin.Not = current.builtin.Invert
 current.builtin.Inverter = current.builtin.Invert
 current.builtin.AlwaysFailure = current.builtin.AlwaysFail
 
--- How many children each built-in takes (nil: any number).
+-- How many children each built-in takes (nil: one or more).
 current.children = { AlwaysSuccess = "0-1", AlwaysFail = "0-1",
   AlwaysFailure = "0-1", Once = "0-1", Invert = 1, Not = 1, Inverter = 1,
   RepeatUntilFailure = 1, RepeatUntilSuccess = 1, Repeat = 1, Timeout = 1,
@@ -446,8 +470,8 @@ current.refused = {
   Cmp = "compares variables: use bt.check in Lua",
   Delay = "runs its child later, outside the tree, and succeeds at once " ..
           "(Bonsai has no equivalent)",
-  Listen = "reacts to game events outside the tree", IfElse = "-", Race = "-",
-  Switch = "-", Case = "-", Foreach = "-", Loop = "-", Filter = "-",
+  Listen = "reacts to game events outside the tree", Race = "-",
+  Switch = "-", Case = "-", Foreach = "-", Filter = "-",
   Includes = "-", IsNull = "-", NotNull = "-", Clear = "-", Push = "-",
   Concat = "-", GetField = "-", SetField = "-", Index = "-", Now = "-",
   Random = "-", RandomIndex = "-", WaitForCount = "-", Log = "-",

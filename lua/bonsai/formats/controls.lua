@@ -1,8 +1,10 @@
 -- bonsai.formats.controls: control nodes of the editor formats that no
 -- Bonsai kind has, written with bt.control (docs/CUSTOM_NODES.md) with
 -- their runtime's semantics: BehaviorTree.CPP 4's SequenceWithMemory,
--- IfThenElse, WhileDoElse and SwitchN. Each takes the node's children,
--- already built; a Switch reads its variable through get(bb) at each tick.
+-- IfThenElse (also behavior3's IfElse), WhileDoElse and SwitchN,
+-- behavior3lua's Loop. Each takes the node's children, already built; a
+-- Switch reads its variable through get(bb), a Loop its count through
+-- count(bb), at each tick.
 local M = {}
 
 local SUCCESS, FAILURE, RUNNING = "success", "failure", "running"
@@ -71,6 +73,31 @@ function M.while_do_else(bt, kids)
       if c.n < 3 then return FAILURE end
       c:abort(2)
       return c:tick(3)
+    end,
+  })
+end
+
+-- behavior3lua's Loop: its children in turn, count(bb) times, whatever
+-- they return; a running child is resumed at the next tick, the loop going
+-- on from it; success at the end.
+function M.loop(bt, kids, count)
+  return control(bt, kids, {
+    enter = function(c) c.memory.i, c.memory.j = nil, nil end,
+    tick = function(c, _, bb)
+      local m = c.memory
+      local n, i, j = count(bb), m.i or 1, m.j or 1
+      while i <= n do
+        while j <= c.n do
+          if c:tick(j) == RUNNING then
+            m.i, m.j = i, j
+            return RUNNING
+          end
+          j = j + 1
+        end
+        i, j = i + 1, 1
+      end
+      m.i, m.j = nil, nil
+      return SUCCESS
     end,
   })
 end
