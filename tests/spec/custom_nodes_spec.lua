@@ -2,7 +2,8 @@
 -- with bt.control, tick by tick against their reference: Nav2's
 -- RecoveryNode, PipelineSequence, RoundRobin and RateController (the
 -- sequences of Nav2's own tests, nav2_behavior_tree/test/plugins), and the
--- weighted random selector's seeded, replayable stream.
+-- weighted random selector's seeded, replayable stream; and Nav2's own
+-- navigation tree (tests/trees/nav2) loaded and run with them.
 package.path = "samples/?.lua;" .. package.path
 local bt = require "bonsai"
 local trace = require "helpers.trace"
@@ -226,5 +227,51 @@ describe("a weighted random selector", function()
     for _ = 1, 20 do a:tick(1); b:tick(1); c:tick(1) end
     assert.equal(out[a], out[b])
     assert.are_not.equal(out[a], out[c])
+  end)
+end)
+
+describe("Nav2's own navigation tree", function()
+  it("loads and runs with these control nodes and leaves of the game's",
+     function()
+    nav2.define(bt)
+    local log, x, blocked = {}, 0, true
+    local function note(s) log[#log + 1] = s end
+    bt.register("GoalUpdated", function() return false end)
+    bt.register("ComputePathToPose", function(_, _, args)
+      note("plan")
+      args.path = { to = args.goal }
+      return true
+    end)
+    bt.register("FollowPath", function(_, _, args)
+      if blocked and x == 2 then note("blocked") return false end
+      x = x + 1
+      return x >= args.path.to or bt.RUNNING
+    end)
+    for _, name in ipairs { "ClearEntireCostmap", "Spin", "Wait", "BackUp" } do
+      bt.register(name, function(_, _, args)
+        note(name .. (args.service_name and " " .. args.service_name or ""))
+        if name == "Spin" then blocked = false end
+        return true
+      end)
+    end
+    local tree = assert(bt.load(
+      "tests/trees/nav2/navigate_to_pose_w_replanning_and_recovery.xml"))
+    assert.equal("MainTree", tree.name)
+    local a = bt.agent(tree, { blackboard = { goal = 5 } })
+    local s, ticks = bt.RUNNING, 0
+    while s == bt.RUNNING and ticks < 30 do
+      s, ticks = a:tick(0.25), ticks + 1
+    end
+    assert.equal(bt.SUCCESS, s)
+    assert.equal(5, x)
+    -- blocked: FollowPath's own recovery clears the local costmap and
+    -- fails again; the pipeline fails (aborting the waiting rate
+    -- controller, so the next attempt plans at once); the round robin's
+    -- first recovery clears both costmaps, the second (Spin) frees the way
+    local L = "ClearEntireCostmap local_costmap/clear_entirely_local_costmap"
+    local G = "ClearEntireCostmap global_costmap/clear_entirely_global_costmap"
+    assert.equal(table.concat({ "plan", "blocked", L, "blocked", L, G, "plan",
+                                "blocked", L, "blocked", "Spin", "plan" }, ", "),
+                 table.concat(log, ", "))
   end)
 end)
