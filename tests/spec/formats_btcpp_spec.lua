@@ -580,3 +580,27 @@ describe("BehaviorTree.CPP built-ins written with bt.control", function()
                                :tick(1))
   end)
 end)
+
+describe("SetBlackboard and UnsetBlackboard", function()
+  it("write and clear blackboard keys, through subtree remaps too",
+     function()
+    leaves { A = "S" }
+    local a = agent(doc('<Sequence><SetBlackboard value="42" ' ..
+      'output_key="answer"/><SetBlackboard value="{answer}" ' ..
+      'output_key="{copy}"/><SetBlackboard value="yes" output_key="w"/>' ..
+      '<UnsetBlackboard key="gone"/><A/></Sequence>'),
+      { blackboard = { gone = 1 } })
+    assert.equal(bt.SUCCESS, a:tick(1))
+    assert.equal(42, a.bb.answer)
+    assert.equal(42, a.bb.copy)
+    assert.equal("yes", a.bb.w)
+    assert.is_nil(a.bb.gone)
+    assert.matches("needs ports 'value' and 'output_key'",
+      refused(doc('<SetBlackboard value="1"/>')))
+    local out = bt.tree(bt.import(doc('<Sequence><SetBlackboard value="42" ' ..
+      'output_key="answer"/><UnsetBlackboard key="x"/></Sequence>'),
+      "btcpp"), { name = "sb" }):export("btcpp")
+    assert.matches('<SetBlackboard [^>]*output_key="answer"', out)
+    assert.matches('<UnsetBlackboard key="x"', out)
+  end)
+end)

@@ -30,8 +30,6 @@ local refused = {
     "Bonsai does not have (a file never runs code)",
   Precondition = "runs BehaviorTree.CPP's scripting language, which " ..
     "Bonsai does not have (a file never runs code)",
-  SetBlackboard = "has no Bonsai equivalent (write the key from a leaf)",
-  UnsetBlackboard = "has no Bonsai equivalent (clear the key from a leaf)",
   SkipUnlessUpdated = "returns SKIPPED, which Bonsai does not have",
   WaitValueUpdate = "has no Bonsai equivalent",
   WasEntryUpdated = "has no Bonsai equivalent",
@@ -319,6 +317,33 @@ local builtins = {
   WhileDoElse = branches(controls.while_do_else),
   Switch2 = switch(2), Switch3 = switch(3), Switch4 = switch(4),
   Switch5 = switch(5), Switch6 = switch(6),
+
+  -- Writes value (a text as numbers and booleans are read, or "{key}":
+  -- that key's value) to the key output_key names; success.
+  SetBlackboard = function(ctx, e, scope)
+    shape(ctx, e, { value = true, output_key = true }, 0)
+    local out, text = e.attrs.output_key, e.attrs.value
+    if not out or not text then
+      where(ctx, e, "needs ports 'value' and 'output_key'")
+    end
+    local _, key = port(scope, "output_key", "{" .. (out:match("^{(.*)}$") or
+                                                     out) .. "}")
+    local what, v = port(scope, "value", text)
+    local node = { type = "action", fn = what == "key" and
+      function(_, bb) bb[key] = bb[v] return true end or
+      function(_, bb) bb[key] = v return true end }
+    return written(e, node, {}, { value = text, output_key = out })
+  end,
+  -- Clears the key `key` names; success.
+  UnsetBlackboard = function(ctx, e, scope)
+    shape(ctx, e, { key = true }, 0)
+    local k = e.attrs.key
+    if not k then where(ctx, e, "needs port 'key'") end
+    local _, key = port(scope, "key", "{" .. (k:match("^{(.*)}$") or k) .. "}")
+    return written(e, { type = "action",
+                        fn = function(_, bb) bb[key] = nil return true end },
+                   {}, { key = k })
+  end,
 
   AlwaysSuccess = function(ctx, e)
     shape(ctx, e, {}, 0)
