@@ -5,6 +5,8 @@
 -- file's attributes as args and its names as node names, and refusing a
 -- name nobody knows with the place, the name and how to provide it.
 -- Definitions last for the process: each test defines names of its own.
+-- Then behavior3lua's sample trees (tests/trees/behavior3lua), loaded with
+-- the nodes a game provides.
 local bt = require "bonsai"
 local cjson = require "cjson"
 local trace = require "helpers.trace"
@@ -206,5 +208,78 @@ describe("importers look the game's names up first", function()
     assert.same({ "0.25", name = "Chance[1]" }, seen)
     assert.equal("Chance[1]", root.name)
     assert.equal("failure | enter Act; tick Act; exit Act success", run(root))
+  end)
+end)
+
+describe("behavior3lua's sample workspace (tests/trees/behavior3lua)", function()
+  local log
+  local function note(s) log[#log + 1] = s end
+  before_each(function()
+    log = {}
+    -- the leaves a game provides under the names the trees use
+    bt.register("Log", function(_, _, args) note(args.message) return true end)
+    bt.register("GetHp", function(a, bb, args)
+      bb[args.output[1]] = a.owner.hp
+      return true
+    end)
+    bt.register("FindEnemy", function(a, bb, args)
+      local d = a.owner.enemy
+      if d == nil or d > args.w then return false end
+      bb[args.output[1]] = "enemy at " .. d
+      return true
+    end)
+    bt.register("Attack", function(_, bb, args)
+      note("attack " .. bb[args.input[1]])
+      return true
+    end)
+    bt.register("MoveToTarget", function() note("chase") return true end)
+    bt.register("MoveToPos", function(_, _, args)
+      note("go to " .. args.x .. "," .. args.y)
+      return true
+    end)
+    bt.register("Idle", function() return bt.RUNNING end)
+    -- Listen: the game hooks the handler on its event; in the tree, success
+    bt.define("Listen", function(args, children)
+      return bt.action(function()
+        note("listen " .. args.builtin .. " (" .. #children .. ")")
+        return true
+      end)
+    end)
+    -- Check: the game's own reading of "key op number"
+    bt.define("Check", function(args)
+      local key, op, v = args.value:match("^(%w+)%s*([<>=~]+)%s*(%S+)$")
+      return bt.check(key, op, tonumber(v))
+    end)
+  end)
+
+  it("hero.json: its listeners once, then attack, chase or retreat",
+     function()
+    local tree = assert(bt.load("tests/trees/behavior3lua/hero.json"))
+    local owner = { hp = 100 }
+    local a = bt.agent(tree, { owner = owner })
+    assert.equal(bt.SUCCESS, a:tick(1))
+    assert.same({ "listen beforeRunTree (1)", "listen afterRunTree (1)",
+                  "listen treeInterrupted (1)", "go to 0,0" }, log)
+    log = {}
+    owner.enemy = 500
+    assert.equal(bt.SUCCESS, a:tick(1))
+    assert.same({ "chase" }, log) -- Once does not run its listeners again
+    log = {}
+    owner.enemy = 50
+    assert.equal(bt.RUNNING, a:tick(1)) -- attack, then Wait 10
+    assert.same({ "attack enemy at 50" }, log)
+    assert.same({ "英雄测试AI", "攻击", "wait[3]" }, a:running()) -- desc names
+  end)
+
+  it("monster.json: attacks above half health, runs below", function()
+    local tree = assert(bt.load("tests/trees/behavior3lua/monster.json"))
+    local owner = { hp = 80 }
+    local a = bt.agent(tree, { owner = owner })
+    assert.equal(bt.RUNNING, a:tick(1))
+    assert.same({ "Attack!" }, log)
+    log = {}
+    local b = bt.agent(tree, { owner = { hp = 20 } })
+    assert.equal(bt.SUCCESS, b:tick(1))
+    assert.same({ "Run!", "if true" }, log)
   end)
 end)
