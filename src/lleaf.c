@@ -517,15 +517,16 @@ static int childop(lua_State *L, int abort) {
   if (lua_rawget(L, 1) != LUA_TTABLE) /* 3: refs */
     return luaL_error(L, "%s: not a control node's 'c'", what);
   lua_rawgeti(L, 3, 1); /* 4: agent */
-  lua_rawgeti(L, 3, 2); /* 5: state */
+  lua_rawgeti(L, 3, 2); /* 5: state, known by its magic (as lagent.c does) */
   lua_rawgeti(L, 3, 3);
   node = (unsigned)lua_tointeger(L, -1);
   lua_pop(L, 1);
-  la = (LAgent *)luaL_testudata(L, 5, BS_STATE_T);
-  if (la == NULL || la->magic == NULL)
+  t.lb = lb_context(L);
+  la = (LAgent *)lua_touserdata(L, 5);
+  if (la == NULL || lua_type(L, 5) != LUA_TUSERDATA ||
+      lua_rawlen(L, 5) < sizeof(LAgent) || la->magic != t.lb)
     return luaL_error(L, "%s: its agent is gone", what);
   t.L = L;
-  t.lb = lb_context(L);
   t.a = agentof(la);
   t.ctx = lua_upvalueindex(1);
   t.agent = 4;
