@@ -604,3 +604,22 @@ describe("SetBlackboard and UnsetBlackboard", function()
     assert.matches('<UnsetBlackboard key="x"', out)
   end)
 end)
+
+describe("TryCatch", function()
+  it("runs its try block as a sequence, its catch child after a failure",
+     function()
+    leaves { A = "SS", B = "RFS", Catch = "RS" }
+    local a = agent(doc("<TryCatch><A/><B/><Catch/></TryCatch>"))
+    assert.equal("running | enter A; tick A; exit A success; enter B; tick B",
+                 t:step(a, 1))
+    assert.equal("running | tick B; exit B failure; enter Catch; tick Catch",
+                 t:step(a, 1))
+    assert.equal("failure | tick Catch; exit Catch success", t:step(a, 1))
+    assert.equal("success | enter A; tick A; exit A success; enter B; " ..
+                 "tick B; exit B success", t:step(a, 1))
+    assert.matches("needs at least 2 children",
+      refused(doc("<TryCatch><A/></TryCatch>")))
+    assert.matches("catch_on_halt=\"true\" ticks the catch child",
+      refused(doc('<TryCatch catch_on_halt="true"><A/><B/></TryCatch>')))
+  end)
+end)

@@ -22,7 +22,6 @@ local harmless = { name = true, ID = true, _description = true, _uid = true,
 
 -- Built-ins outside Bonsai, with the reason given when a file uses one.
 local refused = {
-  TryCatch = "has no Bonsai equivalent",
   ManualSelector = "needs a user interface",
   Script = "runs BehaviorTree.CPP's scripting language, which Bonsai " ..
     "does not have (a file never runs code)",
@@ -314,6 +313,22 @@ local builtins = {
     return written(e, controls.sequence_with_memory(ctx.bt, kids), kids)
   end,
   IfThenElse = branches(controls.if_then_else),
+  -- catch_on_halt ticks the catch child while the node is halted, which a
+  -- Bonsai abort callback cannot do
+  TryCatch = function(ctx, e, scope)
+    shape(ctx, e, { catch_on_halt = true }, "many")
+    if #e < 2 then where(ctx, e, "needs at least 2 children") end
+    local on_halt = e.attrs.catch_on_halt
+    if on_halt == "true" then
+      where(ctx, e, "catch_on_halt=\"true\" ticks the catch child while " ..
+            "the node is halted, which Bonsai cannot do")
+    elseif on_halt ~= nil and on_halt ~= "false" then
+      where(ctx, e, "bad boolean '" .. on_halt .. "' for port 'catch_on_halt'")
+    end
+    local kids = children(ctx, e, scope)
+    return written(e, controls.try_catch(ctx.bt, kids), kids,
+                   { catch_on_halt = on_halt })
+  end,
   WhileDoElse = branches(controls.while_do_else),
   Switch2 = switch(2), Switch3 = switch(3), Switch4 = switch(4),
   Switch5 = switch(5), Switch6 = switch(6),

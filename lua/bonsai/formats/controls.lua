@@ -1,7 +1,7 @@
 -- bonsai.formats.controls: control nodes of the editor formats that no
 -- Bonsai kind has, written with bt.control (docs/CUSTOM_NODES.md) with
 -- their runtime's semantics: BehaviorTree.CPP 4's SequenceWithMemory,
--- IfThenElse (also behavior3's IfElse), WhileDoElse and SwitchN,
+-- IfThenElse (also behavior3's IfElse), WhileDoElse, SwitchN, TryCatch,
 -- behavior3lua's Loop. Each takes the node's children, already built; a
 -- Switch reads its variable through get(bb), a Loop its count through
 -- count(bb), at each tick.
@@ -73,6 +73,38 @@ function M.while_do_else(bt, kids)
       if c.n < 3 then return FAILURE end
       c:abort(2)
       return c:tick(3)
+    end,
+  })
+end
+
+-- TryCatch: all children but the last as a sequence (the try block);
+-- when one fails, the last child (the catch) runs to its end and the node
+-- fails; success when the try block succeeds.
+function M.try_catch(bt, kids)
+  return control(bt, kids, {
+    enter = function(c) c.memory.i, c.memory.catching = nil, nil end,
+    tick = function(c)
+      local m = c.memory
+      local i = m.i or 1
+      while not m.catching and i < c.n do
+        local s = c:tick(i)
+        if s == RUNNING then
+          m.i = i
+          return RUNNING
+        end
+        if s == FAILURE then
+          m.i, m.catching = nil, true
+        else
+          i = i + 1
+        end
+      end
+      if not m.catching then
+        m.i = nil
+        return SUCCESS
+      end
+      if c:tick(c.n) == RUNNING then return RUNNING end
+      m.catching = nil
+      return FAILURE
     end,
   })
 end
