@@ -424,3 +424,34 @@ describe("tree:export('behavior3')", function()
                  "behavior3 equivalent", msg)
   end)
 end)
+
+describe("behavior3's Race and Switch", function()
+  it("Race: every unfinished child each tick; the first success wins",
+     function()
+    leaves { A = "RRS", B = "F", C = "R" }
+    local a = agent(current { id = 1, name = "Race", children = {
+      { id = 2, name = "A" }, { id = 3, name = "B" }, { id = 4, name = "C" } } })
+    assert.equal("running | enter A; tick A; enter B; tick B; exit B " ..
+                 "failure; enter C; tick C", t:step(a, 1))
+    assert.equal("running | tick A; tick C", t:step(a, 1))
+    assert.equal("success | tick A; exit A success; abort C", t:step(a, 1))
+  end)
+
+  it("Switch: the first case whose condition succeeds runs its action",
+     function()
+    leaves { No = "F", Yes = "RS", Act = "F", Other = "S" }
+    local a = agent(current { id = 1, name = "Switch", children = {
+      { id = 2, name = "Case", children = { { id = 3, name = "No" },
+                                            { id = 4, name = "Other" } } },
+      { id = 5, name = "Case", children = { { id = 6, name = "Yes" },
+                                            { id = 7, name = "Act" } } },
+    } })
+    assert.equal("running | enter No; tick No; exit No failure; enter Yes; " ..
+                 "tick Yes", t:step(a, 1))
+    -- the action's failure is the node's: the next case is not tried
+    assert.equal("failure | tick Yes; exit Yes success; enter Act; " ..
+                 "tick Act; exit Act failure", t:step(a, 1))
+    assert.matches("a Switch takes only Case nodes", refused(current {
+      id = 1, name = "Switch", children = { { id = 2, name = "Yes" } } }))
+  end)
+end)

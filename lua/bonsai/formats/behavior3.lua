@@ -431,6 +431,35 @@ current.builtin = {
 current.builtin.Invert = function(_, _, _, kids)
   return { type = "invert", kids[1] }
 end
+-- Every unfinished child each tick: success when one succeeds (the others
+-- aborted), failure when all failed: a parallel.
+current.builtin.Race = function(_, _, _, kids)
+  kids.type, kids.success, kids.failure = "parallel", 1, "all"
+  return kids
+end
+-- A Case is its condition and its action, for the Switch around it.
+local cases = setmetatable({}, { __mode = "k" })
+current.builtin.Case = function(ctx, path, spec, kids)
+  if #kids ~= 2 then
+    fail(ctx, path, spec.name, "needs a condition and an action")
+  end
+  local node = { type = "sequence", kids[1], kids[2] }
+  cases[node] = true
+  return node
+end
+-- The cases in order: the first whose condition succeeds runs its action
+-- (bt.control).
+current.builtin.Switch = function(ctx, path, spec, kids)
+  local flat = {}
+  for i, k in ipairs(kids) do
+    if not cases[k] then
+      fail(ctx, path .. ".children[" .. i .. "]", spec.name,
+           "a Switch takes only Case nodes")
+    end
+    flat[#flat + 1], flat[#flat + 2] = k[1], k[2]
+  end
+  return controls.cases(ctx.bt, flat)
+end
 -- The first child decides (it may run) whether the second or the third
 -- runs, to its end (no third: failure): written with bt.control.
 current.builtin.IfElse = function(ctx, path, spec, kids)
@@ -470,8 +499,8 @@ current.refused = {
   Cmp = "compares variables: use bt.check in Lua",
   Delay = "runs its child later, outside the tree, and succeeds at once " ..
           "(Bonsai has no equivalent)",
-  Listen = "reacts to game events outside the tree", Race = "-",
-  Switch = "-", Case = "-", Foreach = "-", Filter = "-",
+  Listen = "reacts to game events outside the tree", Foreach = "-",
+  Filter = "-",
   Includes = "-", IsNull = "-", NotNull = "-", Clear = "-", Push = "-",
   Concat = "-", GetField = "-", SetField = "-", Index = "-", Now = "-",
   Random = "-", RandomIndex = "-", WaitForCount = "-", Log = "-",

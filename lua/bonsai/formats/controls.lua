@@ -2,7 +2,7 @@
 -- Bonsai kind has, written with bt.control (docs/CUSTOM_NODES.md) with
 -- their runtime's semantics: BehaviorTree.CPP 4's SequenceWithMemory,
 -- IfThenElse (also behavior3's IfElse), WhileDoElse, SwitchN, TryCatch,
--- behavior3lua's Loop. Each takes the node's children, already built; a
+-- behavior3's Switch and Loop. Each takes the node's children, already built; a
 -- Switch reads its variable through get(bb), a Loop its count through
 -- count(bb), at each tick.
 local M = {}
@@ -104,6 +104,34 @@ function M.try_catch(bt, kids)
       end
       if c:tick(c.n) == RUNNING then return RUNNING end
       m.catching = nil
+      return FAILURE
+    end,
+  })
+end
+
+-- behavior3's Switch over its Cases, flattened: kids are the condition and
+-- the action of each case in turn. The first case whose condition succeeds
+-- (a condition may run) runs its action, whose status is the node's; no
+-- case: failure.
+function M.cases(bt, kids)
+  return control(bt, kids, {
+    enter = function(c) c.memory.k = nil end,
+    tick = function(c)
+      local m = c.memory
+      local k = m.k or 1
+      while k <= c.n do
+        local s = c:tick(k)
+        if s == RUNNING then
+          m.k = k
+          return RUNNING
+        end
+        if k % 2 == 0 then -- an action
+          m.k = nil
+          return s
+        end
+        k = s == SUCCESS and k + 1 or k + 2
+      end
+      m.k = nil
       return FAILURE
     end,
   })
