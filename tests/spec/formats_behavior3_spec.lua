@@ -455,3 +455,31 @@ describe("behavior3's Race and Switch", function()
       id = 1, name = "Switch", children = { { id = 2, name = "Yes" } } }))
   end)
 end)
+
+describe("behavior3's Foreach", function()
+  it("runs its children for each item of a list", function()
+    local seen = {}
+    bt.register("Visit", function(_, bb)
+      seen[#seen + 1] = bb.item
+      if bb.item == "slow" and not seen.waited then
+        seen.waited = true
+        return bt.RUNNING
+      end
+      return bb.item ~= "bad"
+    end)
+    local a = agent(current { id = 1, name = "Foreach", input = { "list" },
+      output = { "item" }, children = { { id = 2, name = "Visit" } } },
+      { blackboard = { list = { "a", "slow", "c" } } })
+    assert.equal(bt.RUNNING, a:tick(1))
+    assert.equal(bt.SUCCESS, a:tick(1))
+    assert.same({ "a", "slow", "slow", "c", waited = true }, seen)
+    a.bb.list = { "a", "bad", "c" }
+    seen = {}
+    assert.equal(bt.FAILURE, a:tick(1))
+    assert.same({ "a", "bad" }, seen)
+    a.bb.list = 3
+    assert.matches("'list' is not a list %(number%)", trace.tick_error(a))
+    assert.matches("needs the list's variable", refused(current { id = 1,
+      name = "Foreach", children = { { id = 2, name = "Visit" } } }))
+  end)
+end)

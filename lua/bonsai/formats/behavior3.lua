@@ -437,6 +437,19 @@ current.builtin.Race = function(_, _, _, kids)
   kids.type, kids.success, kids.failure = "parallel", 1, "all"
   return kids
 end
+-- For each item of the list its input names, the item in the variable its
+-- output names, then its children in turn (bt.control).
+current.builtin.Foreach = function(ctx, path, spec, kids)
+  local list = type(spec.input) == "table" and spec.input[1]
+  local item = type(spec.output) == "table" and spec.output[1]
+  if type(list) ~= "string" or list == "" or type(item) ~= "string" or
+     item == "" then
+    fail(ctx, path, spec.name, "needs the list's variable (input) and the " ..
+         "item's (output)")
+  end
+  return controls.foreach(ctx.bt, kids, list, item)
+end
+current.builtin.ForEach = current.builtin.Foreach
 -- A Case is its condition and its action, for the Switch around it.
 local cases = setmetatable({}, { __mode = "k" })
 current.builtin.Case = function(ctx, path, spec, kids)
@@ -499,8 +512,7 @@ current.refused = {
   Cmp = "compares variables: use bt.check in Lua",
   Delay = "runs its child later, outside the tree, and succeeds at once " ..
           "(Bonsai has no equivalent)",
-  Listen = "reacts to game events outside the tree", Foreach = "-",
-  Filter = "-",
+  Listen = "reacts to game events outside the tree", Filter = "-",
   Includes = "-", IsNull = "-", NotNull = "-", Clear = "-", Push = "-",
   Concat = "-", GetField = "-", SetField = "-", Index = "-", Now = "-",
   Random = "-", RandomIndex = "-", WaitForCount = "-", Log = "-",

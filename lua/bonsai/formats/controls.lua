@@ -2,7 +2,7 @@
 -- Bonsai kind has, written with bt.control (docs/CUSTOM_NODES.md) with
 -- their runtime's semantics: BehaviorTree.CPP 4's SequenceWithMemory,
 -- IfThenElse (also behavior3's IfElse), WhileDoElse, SwitchN, TryCatch,
--- behavior3's Switch and Loop. Each takes the node's children, already built; a
+-- behavior3's Switch, Foreach and Loop. Each takes the node's children, already built; a
 -- Switch reads its variable through get(bb), a Loop its count through
 -- count(bb), at each tick.
 local M = {}
@@ -133,6 +133,37 @@ function M.cases(bt, kids)
       end
       m.k = nil
       return FAILURE
+    end,
+  })
+end
+
+-- behavior3's Foreach: for each item of the list at blackboard key `list`,
+-- the item at key `item`, then its children in turn; a failure fails it, a
+-- running child is resumed (the item set again); success at the end.
+function M.foreach(bt, kids, list, item)
+  return control(bt, kids, {
+    enter = function(c) c.memory.i, c.memory.j = nil, nil end,
+    tick = function(c, _, bb)
+      local m = c.memory
+      local arr = bb[list]
+      local i, j = m.i or 1, m.j or 1
+      if type(arr) ~= "table" then
+        error("'" .. list .. "' is not a list (" .. type(arr) .. ")", 0)
+      end
+      while i <= #arr do
+        bb[item] = arr[i]
+        while j <= c.n do
+          local s = c:tick(j)
+          if s ~= SUCCESS then
+            if s == RUNNING then m.i, m.j = i, j else m.i, m.j = nil, nil end
+            return s
+          end
+          j = j + 1
+        end
+        i, j = i + 1, 1
+      end
+      m.i, m.j = nil, nil
+      return SUCCESS
     end,
   })
 end
