@@ -623,3 +623,35 @@ describe("TryCatch", function()
       refused(doc('<TryCatch catch_on_halt="true"><A/><B/></TryCatch>')))
   end)
 end)
+
+describe("LoopInt, LoopDouble, LoopString, LoopBool", function()
+  it("tick their child once per item of a queue", function()
+    local seen = {}
+    bt.register("Use", function(_, bb) seen[#seen + 1] = bb.v
+                                       return bb.v ~= 13 end)
+    local a = agent(doc('<LoopInt queue="1;2;3" value="{v}"><Use/></LoopInt>'))
+    assert.equal(bt.RUNNING, a:tick(1))
+    assert.equal(bt.RUNNING, a:tick(1))
+    assert.equal(bt.RUNNING, a:tick(1))
+    assert.equal(bt.SUCCESS, a:tick(1)) -- empty
+    assert.same({ 1, 2, 3 }, seen)
+    -- a new run copies the static queue again
+    assert.equal(bt.RUNNING, a:tick(1))
+    assert.same({ 1, 2, 3, 1 }, seen)
+    -- a queue on the blackboard is consumed; a failure fails the loop
+    seen = {}
+    local b = agent(doc('<LoopDouble queue="{q}" value="{v}" ' ..
+                        'if_empty="FAILURE"><Use/></LoopDouble>'),
+                    { blackboard = { q = { 0.5, 13, 7 } } })
+    assert.equal(bt.RUNNING, b:tick(1))
+    assert.equal(bt.FAILURE, b:tick(1))
+    assert.same({ 0.5, 13 }, seen)
+    assert.same({ 7 }, b.bb.q)
+    assert.equal(bt.RUNNING, b:tick(1))
+    assert.equal(bt.FAILURE, b:tick(1)) -- if_empty
+    assert.matches("bad item 'x' in port 'queue'",
+      refused(doc('<LoopInt queue="1;x" value="{v}"><Use/></LoopInt>')))
+    assert.matches("if_empty=\"SKIPPED\"", refused(doc('<LoopBool ' ..
+      'queue="true" value="{v}" if_empty="SKIPPED"><Use/></LoopBool>')))
+  end)
+end)

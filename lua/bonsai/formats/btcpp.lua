@@ -32,9 +32,6 @@ local refused = {
   SkipUnlessUpdated = "returns SKIPPED, which Bonsai does not have",
   WaitValueUpdate = "has no Bonsai equivalent",
   WasEntryUpdated = "has no Bonsai equivalent",
-  LoopInt = "has no Bonsai equivalent", LoopDouble = "has no Bonsai " ..
-    "equivalent", LoopString = "has no Bonsai equivalent",
-  LoopBool = "has no Bonsai equivalent",
   SubTreePlus = "is BehaviorTree.CPP 3 (use SubTree with _autoremap)",
 }
 
@@ -168,6 +165,47 @@ local function written(e, node, kids, attrs)
   leaves.origin[node] = { format = "btcpp", name = e.attrs.ID or e.tag,
                           children = kids, attrs = attrs }
   return node
+end
+
+-- LoopInt, LoopDouble, LoopString, LoopBool: queue (a list written
+-- "1;2;3", or "{key}": a Lua list on the blackboard), value ("{key}": where
+-- each item goes), if_empty (SUCCESS or FAILURE); items converted by conv.
+local function queueloop(conv)
+  return function(ctx, e, scope)
+    shape(ctx, e, { queue = true, value = true, if_empty = true }, 1)
+    local q, v = e.attrs.queue, e.attrs.value
+    if not q or not v then where(ctx, e, "needs ports 'queue' and 'value'") end
+    local empty = e.attrs.if_empty or "SUCCESS"
+    if empty ~= "SUCCESS" and empty ~= "FAILURE" then
+      where(ctx, e, "if_empty=\"" .. empty .. "\": Bonsai's loops end with " ..
+            "SUCCESS or FAILURE")
+    end
+    local what, vkey = port(scope, "value", v)
+    if what ~= "key" then where(ctx, e, "port 'value' must be a {key}") end
+    local static, queue
+    local qwhat, qkey = port(scope, "queue", q)
+    if qwhat == "key" then
+      queue = function(bb) return bb[qkey] end
+    else
+      static = {}
+      for item in q:gmatch("[^;]+") do
+        local x = conv(item:match("^%s*(.-)%s*$"))
+        if x == nil then
+          where(ctx, e, "bad item '" .. item .. "' in port 'queue'")
+        end
+        static[#static + 1] = x
+      end
+    end
+    local kids = children(ctx, e, scope)
+    return written(e, controls.queue_loop(ctx.bt, kids, static, queue,
+      function(bb, x) bb[vkey] = x end, empty:lower()), kids,
+      { queue = q, value = v, if_empty = e.attrs.if_empty })
+  end
+end
+
+local function tobool(s)
+  if s == "true" or s == "1" then return true end
+  if s == "false" or s == "0" then return false end
 end
 
 -- IfThenElse and WhileDoElse: two or three children.
@@ -313,6 +351,13 @@ local builtins = {
     return written(e, controls.sequence_with_memory(ctx.bt, kids), kids)
   end,
   IfThenElse = branches(controls.if_then_else),
+  LoopInt = queueloop(function(s)
+    local n = tonumber(s)
+    return n and n == math.floor(n) and n or nil
+  end),
+  LoopDouble = queueloop(tonumber),
+  LoopString = queueloop(function(s) return s end),
+  LoopBool = queueloop(tobool),
   -- catch_on_halt ticks the catch child while the node is halted, which a
   -- Bonsai abort callback cannot do
   TryCatch = function(ctx, e, scope)

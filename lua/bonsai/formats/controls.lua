@@ -2,6 +2,7 @@
 -- Bonsai kind has, written with bt.control (docs/CUSTOM_NODES.md) with
 -- their runtime's semantics: BehaviorTree.CPP 4's SequenceWithMemory,
 -- IfThenElse (also behavior3's IfElse), WhileDoElse, SwitchN, TryCatch,
+-- the LoopT queues,
 -- behavior3's Switch, Foreach and Loop. Each takes the node's children, already built; a
 -- Switch reads its variable through get(bb), a Loop its count through
 -- count(bb), at each tick.
@@ -133,6 +134,43 @@ function M.cases(bt, kids)
       end
       m.k = nil
       return FAILURE
+    end,
+  })
+end
+
+-- BehaviorTree.CPP 4's LoopInt, LoopDouble, LoopString, LoopBool: while
+-- its child does not run, takes the next item of the queue (a list: the
+-- static one the file wrote, copied at each run, or the blackboard's at
+-- queue(bb), whose first item is removed) into value(bb, item) and ticks
+-- the child once; running after each item, failure when the child fails,
+-- `empty` when no item is left.
+function M.queue_loop(bt, kids, static, queue, value, empty)
+  return control(bt, kids, {
+    enter = function(c)
+      local m = c.memory
+      m.running = nil
+      if static then
+        m.items = {}
+        for i, v in ipairs(static) do m.items[i] = v end
+      end
+    end,
+    tick = function(c, _, bb)
+      local m = c.memory
+      if not m.running then
+        local q = static and m.items or queue(bb)
+        if type(q) ~= "table" or q[1] == nil then
+          m.items = nil
+          return empty
+        end
+        value(bb, table.remove(q, 1))
+      end
+      local s = c:tick(1)
+      m.running = s == RUNNING or nil
+      if s == FAILURE then
+        m.items = nil
+        return FAILURE
+      end
+      return RUNNING
     end,
   })
 end
