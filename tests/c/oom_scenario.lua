@@ -1,9 +1,9 @@
 -- oom_scenario.lua: the scenario of the allocation-failure sweep
 -- (test_oom_sweep.c). setup() runs with every allocation granted and makes
 -- the books; run() is where the host refuses allocations: trees, agents,
--- ticks, reloads, observers, interrupts, tasks, sleep, tick_all (and the
--- sleep cache of a list of sleepers), save and restore, the scripts of
--- conditions compiled as trees are made, each step under
+-- ticks, reloads, observers, interrupts, tasks, a bt.control, sleep,
+-- tick_all (and the sleep cache of a list of sleepers), save and restore,
+-- the scripts of conditions compiled as trees are made, each step under
 -- pcall; check() runs with allocations granted again and verifies that
 -- every object made still works (tick, abort, reset, reload), that the
 -- books agree with the library, and that bt.memory() is back to its value
@@ -53,7 +53,8 @@ local function root(v)
                     bt.wait { seconds = v, run_while = "n > 0",
                               post = "waited := true" } },
       bt.timeout { name = "to", seconds = 5, task "T" },
-      bt.repeater { name = "r", times = 2, leaf "C" } },
+      bt.control { name = "c", tick = function(c) return c:tick(1) end,
+                   bt.repeater { name = "r", times = 2, leaf "C" } } },
   }
 end
 

@@ -216,6 +216,25 @@ describe("SKIPPED in composites", function()
   end)
 end)
 
+describe("SKIPPED in a bt.control", function()
+  it("c:tick returns it for a skipped child; conditions on the node",
+     function()
+    local seen
+    local a = agent(bt.control { name = "C", skip_if = "off",
+      on_success = "done := true",
+      tick = function(c)
+        seen = c:tick(1)
+        return c:tick(2)
+      end,
+      act("A", "S", { skip_if = "true" }), act("B", "S") }, { off = false })
+    assert.equal("success | enter B; tick B; exit B success", t:step(a))
+    assert.equal("skipped", seen)
+    assert.is_true(a.bb.done)
+    a.bb.off = true
+    assert.equal("skipped |", t:step(a))
+  end)
+end)
+
 describe("SKIPPED in decorators", function()
   local function skipped() return act("A", "S", { skip_if = "true" }) end
 
