@@ -421,7 +421,7 @@ describe("coverage", function()
         "tree 'zzz' never ran")
   end)
 
-  it("collects from agents of a game loop and writes JSON", function()
+  it("counts the agents of a game loop and writes JSON", function()
     local cov = T.new_coverage()
     local tree = bt.tree(combat())
     local a = bt.agent(tree, { blackboard = { hp = 1 } })
@@ -429,16 +429,89 @@ describe("coverage", function()
     a:tick(0.1)
     a.bb.enemy = "e"
     a:tick(0.1)
-    cov:collect()
     local by = {}
     for _, n in ipairs(cov:report()[1].nodes) do by[n.path] = n end
     assert.equal(1, by["npc/combat/fight/retreat/tk_flee"].ticks)
+    -- every node a tick visits counts, running composites too
+    assert.equal(2, by["npc"].ticks)
+    assert.equal(1, by["npc/combat/fight"].ticks)
+    cov:remove(a)
+    a:tick(0.1)
+    assert.equal(2, cov:report()[1].nodes[1].ticks) -- (the root: no more)
     cov:write("/tmp/bonsai_testkit_cov.json")
     local text = io.open("/tmp/bonsai_testkit_cov.json"):read("*a")
     os.remove("/tmp/bonsai_testkit_cov.json")
     has(text, '{"format":"bonsai-coverage","trees":[{"covered":')
     has(text, '"path":"npc/combat/fight/retreat/tk_flee"')
     has(text, '"gaps":["never failed"]')
+  end)
+end)
+
+-- The lines of a file.
+local function lines(path)
+  local out = {}
+  for l in io.lines(path) do out[#out + 1] = l end
+  return out
+end
+
+local function count(list, part)
+  local n = 0
+  for _, l in ipairs(list) do
+    if l:find(part, 1, true) then n = n + 1 end
+  end
+  return n
+end
+
+describe("the kit shares an agent with other subscribers", function()
+  local path = os.tmpname()
+  after_each(function() os.remove(path) end)
+
+  it("a scenario beside bt.record and a game's subscription", function()
+    local s = scenario { timeline = { { at = 3, set = { enemy = "wolf" } } } }
+    local seen = {}
+    s.agent:subscribe(function(_, events) seen[#seen + 1] = #events end)
+    local rec = bt.record(path, { s.agent })
+    s:run(4)
+    rec:close()
+    s:expect_aborted("tk_patrol", { at = 3 })
+     :expect_running(3, "combat/fight/tk_chase")
+    for n = 1, 4 do assert.equal(#s.ticks[n].events, seen[n]) end
+    assert.equal(4, count(lines(path), '"t":"tick"'))
+  end)
+
+  it("coverage beside bt.record and a game's subscription", function()
+    local cov = T.new_coverage()
+    local a = bt.agent(bt.tree(combat()), { blackboard = { hp = 10 } })
+    local rec = bt.record(path, { a })
+    cov:add(a, "npc")
+    local failures = 0
+    local sub = a:subscribe(function(_, events)
+      failures = failures + #events
+    end, { status = "failure" })
+    for _ = 1, 3 do a:tick(0.1) end
+    rec:close()
+    a:unsubscribe(sub)
+    local counted = 0
+    for _, n in ipairs(cov:report()[1].nodes) do
+      counted = counted + n.failure
+    end
+    assert.is_true(failures > 0)
+    assert.equal(failures, counted) -- both saw the same events
+    assert.equal(3, cov:report()[1].nodes[1].ticks)
+    assert.equal(3, count(lines(path), '"t":"tick"'))
+  end)
+
+  it("the arena records and measures coverage in one run", function()
+    local cov = path .. ".json"
+    local ok = os.execute("lua5.4 samples/arena.lua --no-map --ticks=5 " ..
+                          "--record " .. path .. " --coverage " .. cov ..
+                          " > /dev/null")
+    assert.is_true(ok == true or ok == 0)
+    local l = lines(path)
+    assert.equal(266 * 5, count(l, '"t":"tick"'))
+    local text = io.open(cov):read("*a")
+    os.remove(cov)
+    has(text, '"tree":"villager"')
   end)
 end)
 
