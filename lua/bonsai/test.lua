@@ -624,9 +624,11 @@ function Scenario:expect_aborted(who, o)
       return self, t.n
     end
   end
+  local wanted = {}
+  if o.at then wanted[#wanted + 1] = "at tick " .. o.at end
+  if o.when then wanted[#wanted + 1] = "when the condition held" end
   self:fail(hits[1].n, string.format("%s was aborted at tick %s, but " ..
-    "never %s", who, numbers(hits), o.at and ("at tick " .. o.at) or
-    "when the condition held"))
+    "never %s", who, numbers(hits), table.concat(wanted, " and ")))
 end
 
 -- s:expect_never_aborted(who)

@@ -88,6 +88,10 @@ describe("a scenario", function()
     has(msg, "tk_chase was never aborted")
     msg = raises(s.expect_aborted, s, "tk_patrol", { at = 5 })
     has(msg, "tk_patrol was aborted at tick 3, but never at tick 5")
+    msg = raises(s.expect_aborted, s, "tk_patrol", { at = 3,
+      when = function(bb) return bb.enemy == nil end })
+    has(msg, "tk_patrol was aborted at tick 3, but never at tick 3 and " ..
+             "when the condition held")
     msg = raises(s.expect_status, s, 2, bt.SUCCESS)
     has(msg, "tick 2 returned running, not success")
     msg = raises(s.expect_returned, s, bt.SUCCESS, { within = 5 })
