@@ -519,6 +519,63 @@ describe("the kit shares an agent with other subscribers", function()
   end)
 end)
 
+describe("the busted helper bonsai.test.busted", function()
+  local dir = os.tmpname()
+  local spec, report = dir .. "_spec.lua", dir .. ".json"
+  setup(function()
+    local f = assert(io.open(spec, "w"))
+    f:write([[
+local bt = require "bonsai"
+local T = require "bonsai.test"
+it("runs a tree whose condition never succeeds", function()
+  T.scenario { options = { name = "ci_tree" },
+    tree = bt.selector { bt.condition(function() return false end),
+                         bt.action(function() return bt.SUCCESS end) },
+  }:run(2)
+end)
+]])
+    f:close()
+  end)
+  teardown(function()
+    for _, p in ipairs { dir, spec, report } do os.remove(p) end
+  end)
+
+  -- busted on the spec above with the helper's options: output, status.
+  local function run(options)
+    local p = io.popen("LUA_CPATH='" .. package.cpath .. "' lua5.4 " ..
+      "\"$(command -v busted)\" --helper=bonsai.test.busted -Xhelper " ..
+      options .. " " .. spec .. " 2>&1; echo \"status=$?\"")
+    local out = p:read("*a")
+    p:close()
+    return out, tonumber(out:match "status=(%d+)%s*$")
+  end
+
+  it("fails the run below the threshold, listing the gaps", function()
+    local out, status = run("min=90,quiet")
+    assert.equal(1, status, out)
+    has(out, "1 success / 0 failures")
+    has(out, "tree 'ci_tree' covers 80.0% of its outcomes (4 of 5), " ..
+             "below 90%:")
+    has(out, "selector/condition[1]: never succeeded")
+    assert.falsy(out:find("Coverage of the trees", 1, true), "quiet")
+  end)
+
+  it("passes above it, prints the table and writes the report", function()
+    local out, status = run("min=80,report=" .. report)
+    assert.equal(0, status, out)
+    has(out, "tree 'ci_tree': 4 of 5 outcomes covered (80.0%)")
+    has(out, "bonsai.test: coverage report written to " .. report)
+    has(io.open(report):read("*a"), '"tree":"ci_tree"')
+  end)
+
+  it("refuses an option it does not know", function()
+    local out, status = run("mni=90")
+    assert.equal(1, status, out)
+    has(out, "unknown option 'mni=90' (min=P, report=FILE, tree=NAME, " ..
+             "quiet)")
+  end)
+end)
+
 describe("random worlds", function()
   it("draw the same numbers from the same seed on every Lua", function()
     local r = T.random(42)
