@@ -449,6 +449,24 @@ describe("coverage", function()
     has(text, '"path":"npc/combat/fight/retreat/tk_flee"')
     has(text, '"gaps":["never failed"]')
   end)
+
+  it("counts an agent's ticks after a reload toward the new version",
+     function()
+    local cov = T.new_coverage()
+    local tree = bt.tree(bt.sequence { name = "s", bt.action "tk_patrol" },
+                         { name = "walker" })
+    local a = bt.agent(tree)
+    cov:add(a)
+    a:tick(0.1)
+    tree:reload(bt.sequence { name = "s", bt.action "tk_chase" })
+    a:tick(0.1)
+    a:tick(0.1)
+    local r = cov:report()
+    assert.same({ "walker", "walker (2)" }, { r[1].tree, r[2].tree })
+    assert.equal(1, r[1].nodes[2].ticks)
+    assert.equal("s/tk_chase", r[2].nodes[2].path)
+    assert.equal(2, r[2].nodes[2].ticks)
+  end)
 end)
 
 -- The lines of a file.
