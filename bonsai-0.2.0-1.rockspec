@@ -72,6 +72,7 @@ build = {
     ["bonsai.loaders"] = "lua/bonsai/loaders.lua",
     ["bonsai.watch"] = "lua/bonsai/watch.lua",
     ["bonsai.formats.leaves"] = "lua/bonsai/formats/leaves.lua",
+    ["bonsai.formats.controls"] = "lua/bonsai/formats/controls.lua",
     ["bonsai.formats.xml"] = "lua/bonsai/formats/xml.lua",
     ["bonsai.formats.btcpp"] = "lua/bonsai/formats/btcpp.lua",
     ["bonsai.formats.behavior3"] = "lua/bonsai/formats/behavior3.lua",

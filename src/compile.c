@@ -124,7 +124,8 @@ static int validate(const bonsai_def *d, uint32_t i, char *err, size_t size) {
       p++;
     return seterr(err, size, d, i, "'%s' needs '%s'", kn, bs_params[p].name);
   }
-  if (ki->cls == KC_COMPOSITE && n->nchild == 0) /* by class: every kind */
+  if (ki->cls == KC_COMPOSITE && n->nchild == 0 &&
+      !(ki->flags & K_CHILDLESS)) /* by class, but for a control node */
     return seterr(err, size, d, i, "'%s' needs children", kn);
   if (ki->cls == KC_DECORATOR && n->nchild != 1)
     return seterr(err, size, d, i,
@@ -378,7 +379,8 @@ static long checkdef(const bonsai_def *d, char *err, size_t errsize,
     const DefNode *dn = &d->nodes[i];
     if (validate(d, i, err, errsize) != 0)
       return -1;
-    if ((dn->kind == BONSAI_ACTION || dn->kind == BONSAI_CONDITION) &&
+    if ((dn->kind == BONSAI_ACTION || dn->kind == BONSAI_CONDITION ||
+         dn->kind == BONSAI_CONTROL) &&
         dn->leafname == BS_NONE)
       nleaves++;
     if (dn->kind == BONSAI_UTILITY_SELECTOR)
@@ -533,6 +535,10 @@ static int fillnode(Blueprint *bp, const bonsai_def *d, const Names *nm,
   }
   case BONSAI_GUARD:
     n->mode = dn->mode;
+    break;
+  case BONSAI_CONTROL: /* its callbacks */
+    n->leaf = bp->nleaves;
+    bp->leaves[bp->nleaves++] = dn->leaf;
     break;
   case BONSAI_UTILITY_SELECTOR: /* its children's utilities, in order */
     n->leaf = bp->nleaves;

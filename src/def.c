@@ -259,6 +259,13 @@ static uint32_t addnode(bonsai_def *d, int kind, const char *name) {
   n->name = BS_NONE;
   n->leafname = BS_NONE;
   n->key = n->vkey = BS_NONE;
+  n->ctl = (uint8_t)((d->open == BS_NONE ? 0 : d->nodes[d->open].ctl) +
+                     (kind == BONSAI_CONTROL));
+  if (n->ctl > BONSAI_MAXCONTROL) {
+    deferror(d, d->open, "control nodes nested more than %d deep",
+             BONSAI_MAXCONTROL);
+    return BS_NONE;
+  }
   d->n++;
   if (name != NULL && (n->name = addstr(d, name)) == BS_NONE) {
     nomemory(d, d->n - 1);
@@ -271,6 +278,9 @@ int bonsai_def_begin(bonsai_def *d, int kind, const char *name) {
   uint32_t i;
   if (kind >= 0 && isleaf(kind))
     return deferror(d, d->open, "'%s' is a leaf", bs_kinds[kind].name);
+  if (kind == BONSAI_CONTROL)
+    return deferror(d, d->open, "a control node needs its callbacks "
+                                "(bonsai_def_control)");
   if ((i = addnode(d, kind, name)) == BS_NONE)
     return BONSAI_EDEF;
   d->open = i;
@@ -321,6 +331,21 @@ int bonsai_def_cleaf(bonsai_def *d, int kind, const char *name,
   d->nodes[i].leaf.data = data;
   d->nodes[i].leaf.flags = flags;
   d->nodes[i].args = args;
+  return BONSAI_OK;
+}
+
+int bonsai_def_control(bonsai_def *d, const char *name, bonsai_leaf_fn fn,
+                       void *data, unsigned flags, const void *args) {
+  uint32_t i;
+  if (fn == NULL)
+    return deferror(d, d->open, "a control node needs a function");
+  if ((i = addnode(d, BONSAI_CONTROL, name)) == BS_NONE)
+    return BONSAI_EDEF;
+  d->nodes[i].leaf.fn = fn;
+  d->nodes[i].leaf.data = data;
+  d->nodes[i].leaf.flags = flags & (BONSAI_LEAF_ENTER | BONSAI_LEAF_ABORT);
+  d->nodes[i].args = args;
+  d->open = i;
   return BONSAI_OK;
 }
 

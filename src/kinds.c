@@ -74,6 +74,10 @@ const KindInfo bs_kinds[BONSAI_NKINDS] = {
    NULL},
   {"subtree", KC_DECORATOR, 0, 0, 0, 0, 0, NULL, "tree args remap"},
   {"keep_running_until_failure", KC_DECORATOR, 0, 0, 0, 0, 0, NULL, NULL},
+  /* data: the host's memory (bonsai_control_memory), BONSAI_CONTROL_MEMORY
+  ** bytes; its callbacks are a leaf of the blueprint */
+  {"control", KC_COMPOSITE, BONSAI_CONTROL_MEMORY,
+   K_ACTIVE | K_LASTING | K_CHILDLESS, 0, 0, 0, NULL, "args enter tick abort"},
 };
 
 /* The keys every node table takes, whatever its kind: a key added to every

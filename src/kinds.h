@@ -38,12 +38,15 @@ enum {
 #define K_CHILDWORD 16u /* W0 of its data is the index of a child: moved
                         ** to the new numbering by a reload, saved as the
                         ** child's name */
+#define K_CHILDLESS 32u /* a composite that may have no children (a
+                        ** control node deciding alone) */
 
 typedef struct KindInfo {
   const char *name;  /* as the Lua API spells it */
   uint8_t cls;       /* KC_* */
-  uint8_t data;      /* bytes of per-agent data (0, 4 or 8), what vm.c's
-                     ** W0/W1/F64 mean for it is said in its row */
+  uint8_t data;      /* bytes of per-agent data (0, 4 or a multiple of 8),
+                     ** what vm.c's W0/W1/F64 mean for it is said in its
+                     ** row */
   uint8_t flags;     /* K_* */
   uint8_t cont;      /* sequence-like: the status on which it goes on to
                      ** its next child, else 0 */

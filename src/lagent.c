@@ -734,8 +734,23 @@ static int agent_abort(lua_State *L) {
   return withcontext(L, bonsai_agent_abort_hosted);
 }
 
+/* a:reset(): also forgets what the agent keeps per node in its extras
+** (bt.control's 'c' and its memory; task coroutines are closed by then). */
 static int agent_reset(lua_State *L) {
-  return withcontext(L, bonsai_agent_reset_hosted);
+  withcontext(L, bonsai_agent_reset_hosted);
+  lb_extra(L, 2, CONTEXT, 0);
+  if (lua_istable(L, -1)) {
+    lua_pushnil(L);
+    while (lua_next(L, -2) != 0) {
+      lua_pop(L, 1);
+      if (lua_isinteger(L, -1)) {
+        lua_pushvalue(L, -1);
+        lua_pushnil(L);
+        lua_rawset(L, -4); /* clearing a field during lua_next is allowed */
+      }
+    }
+  }
+  return 0;
 }
 
 /* a:wake() */
@@ -898,8 +913,10 @@ int lb_agent(lua_State *L) {
   lua_pushvalue(L, 3);
   luaL_setmetatable(L, BS_AGENT_T);
   if (lua_istable(L, 2)) {
-    if (lua_getfield(L, 2, "restore") != LUA_TNIL)
+    if (lua_getfield(L, 2, "restore") != LUA_TNIL) {
       lb_agent_restore(L, 3, 4, -1);
+      lb_control_restore(L, 3, 4, CONTEXT);
+    }
     lua_pop(L, 1);
   }
   return 1;

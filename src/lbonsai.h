@@ -32,6 +32,7 @@
 #define BS_STATE_T "bonsai.agentstate"
 #define BS_BB_T "bonsai.blackboard"
 #define BS_DEF_T "bonsai.definition"
+#define LB_CONTROL_T "bonsai.control" /* the 'c' of bt.control callbacks */
 
 /* One per lua_State: upvalue 1 of every module function and method. Its
 ** uservalues: */
@@ -40,7 +41,8 @@
 #define LB_ANCHOR 3 /* strings whose addresses the context keeps */
 #define LB_IDS 4    /* weak: Lua value kept as a blackboard handle -> its id */
 #define LB_EXTRAS 5 /* weak: agent state -> { interrupts = {...},
-                    ** [node + 1] = task coroutine }, blackboard -> its side
+                    ** [node + 1] = task coroutine or bt.control's 'c' },
+                    ** blackboard -> its side
                     ** table; for the few that have one */
 #define LB_TICKING 6 /* the bt.tick_all calls under way: [depth] = true
                      ** (nested calls stack up); [-depth] = the batch
@@ -85,8 +87,9 @@ typedef struct LAgent {
   int ninterrupts;
   uint8_t frozen; /* 1: not ticked (a breakpoint); 2: one step, then 1 */
   uint8_t hooked; /* a tick hook is set (a:on_tick, see ltrace.c) */
-  uint8_t tasks;  /* it has had task coroutines (in its extras, by node):
-                  ** a switch to another version moves them */
+  uint8_t tasks;  /* it has had task coroutines or bt.control 'c' tables
+                  ** (in its extras, by node): a switch to another version
+                  ** moves them */
 } LAgent;
 
 /* The C agent, right after the header, and back. */
@@ -245,6 +248,18 @@ int lb_remap_call(const bonsai_call *c);
 void *lb_utilitydef(lua_State *L, int values, int slot);
 /* core._isleaf(name): whether a leaf is registered under name. */
 int lb_isleaf(lua_State *L);
+/* A bt.control's callbacks (their data: LEAFDATA of their first slot). */
+int lb_control_call(const bonsai_call *c);
+/* Reads bt.control's tick, enter and abort from the table at idx into
+** values[slot..slot+3] (by event); sets flags. NULL, or a message. */
+const char *lb_controldef(lua_State *L, int idx, int values, int slot,
+                          unsigned *flags);
+/* Gives the restored agent (table at ai, state si, ci: the context) the
+** memories at the top (popped; nil: none) for its control nodes, matched
+** by path. */
+void lb_control_restore(lua_State *L, int ai, int si, int ci);
+/* stack: context. Makes the metatable of bt.control's 'c'. */
+void lb_open_control(lua_State *L);
 /* Reads the leaf definition at idx (a function, or a table with fn, task or
 ** tick/enter/exit/abort) into values[slot..slot+3]; sets fn and flags.
 ** Returns NULL, or a message. */
@@ -259,7 +274,8 @@ void lb_pack(lua_State *L, int idx);
 ** bytes are not exactly one packed value. */
 int lb_unpack(lua_State *L, const void *p, size_t n);
 /* Restores the agent (table at ai, state si) from the string at sidx;
-** raises "tree 'T': cannot restore: msg". */
+** raises "tree 'T': cannot restore: msg". Pushes the saved memories of its
+** bt.control nodes ({ [path] = memory }) or nil, for lb_control_restore. */
 void lb_agent_restore(lua_State *L, int ai, int si, int sidx);
 /* stack: context. Adds a:save to the agent methods (after lb_open_agent). */
 void lb_open_save(lua_State *L);

@@ -157,6 +157,7 @@ int luaopen_bonsai_core(lua_State *L) {
   LBonsai *lb;
   luaL_checkversion(L);
   lb = context(L);
+  lb_open_control(L);
   lb_open_tree(L);
   lb_open_agent(L);
   lb_open_blackboard(L);

@@ -279,6 +279,32 @@ static void addleaf(Walk *w, int idx, int kind, const char *name, int place) {
   checkdef(w);
 }
 
+/* Opens the control node at idx (bt.control): its callbacks and args go
+** to the values table; inside a remapping subtree they get the view of the
+** blackboard, as leaves do. */
+static void addcontrol(Walk *w, int idx, const char *name, int place) {
+  lua_State *L = w->L;
+  const void *args = NULL;
+  int top = lua_gettop(L), slot, map = 0;
+  bonsai_leaf_fn fn = lb_control_call;
+  unsigned flags;
+  const char *err;
+  if (leafargs(w, idx))
+    args = (const void *)(intptr_t)keep(w);
+  slot = w->nvalues + 1;
+  if ((err = lb_controldef(L, idx, w->values, slot, &flags)) != NULL)
+    walkerror(w, place, "%s", err);
+  w->nvalues += 4;
+  if (ctxfield(w, "map") == LUA_TTABLE) {
+    map = lua_gettop(L);
+    slot = remapped(w, map, 3, slot, 4);
+    fn = lb_remap_call;
+  }
+  bonsai_def_control(w->def, name, fn, LEAFDATA(slot, 4, 0), flags, args);
+  lua_settop(L, top);
+  checkdef(w);
+}
+
 /* Gives the node just added the utility function of the node table at idx
 ** (its field 'utility'), if it has one. */
 static void utility(Walk *w, int idx, int place) {
@@ -582,10 +608,15 @@ static void addnode(Walk *w, int place) {
     if (lua_rawget(L, w->onpath) != LUA_TNIL)
       walkerror(w, place, "a node cannot contain itself", NULL);
     lua_pop(L, 1);
-    bonsai_def_begin(w->def, kind, name);
-    checkdef(w);
+    if (kind == BONSAI_CONTROL) { /* its 'abort' is its callback */
+      addcontrol(w, idx, name, place);
+    } else {
+      bonsai_def_begin(w->def, kind, name);
+      checkdef(w);
+    }
     checkkeys(w, idx, kind, 0);
-    params(w, idx, kind);
+    if (kind != BONSAI_CONTROL)
+      params(w, idx, kind);
     utility(w, idx, 0);
     lua_pushvalue(L, idx);
     lua_pushboolean(L, 1);

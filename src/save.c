@@ -317,7 +317,7 @@ static void getnode(In *in, const Blueprint *bp, uint8_t *ns, int apply) {
     data = take(in, dlen);
   }
   if (kind >= BONSAI_NKINDS || status > BONSAI_ABORTED ||
-      (dlen > 8 && dlen != CHILDREF))
+      (dlen > BONSAI_CONTROL_MEMORY && dlen != CHILDREF))
     in->bad = 1;
   if (in->bad || !apply)
     return;

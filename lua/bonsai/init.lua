@@ -224,6 +224,52 @@ function bt.register(name, def)
   return r
 end
 
+-- Node types of the game's own: bt.define, bt.node -------------------------
+
+local defined = {} -- type name -> builder(args, children)
+bt._defined = defined -- the importers look names up here first
+
+-- bt.define("Name", builder): builder(args, children) returns a node; a
+-- later bt.define changes later definitions, not built trees.
+function bt.define(name, builder)
+  if type(name) ~= "string" or name == "" then
+    error("bt.define: the type name must be a non-empty string", 2)
+  end
+  if type(builder) ~= "function" then
+    error("bt.define '" .. name .. "': the builder must be a function", 2)
+  end
+  defined[name] = builder
+end
+
+-- bt.node("Name", args, children): the node the builder of Name returns;
+-- args.name names it unless the builder did (a copy of the node table, so
+-- a builder that returns one table each time is not renamed everywhere).
+function bt.node(name, args, children)
+  local builder = type(name) == "string" and defined[name]
+  if not builder then
+    error("bt.node: no node type defined as '" .. tostring(name) ..
+          "' (bt.define it)", 2)
+  end
+  if args ~= nil and type(args) ~= "table" then
+    error("bt.node '" .. name .. "': args must be a table", 2)
+  end
+  if children ~= nil and type(children) ~= "table" then
+    error("bt.node '" .. name .. "': children must be a list", 2)
+  end
+  local n = builder(args or {}, children or {})
+  if type(n) ~= "table" or type(rawget(n, "type")) ~= "string" then
+    error("bt.define '" .. name .. "': the builder returned " ..
+          (type(n) == "table" and "a table that is no node" or type(n)) ..
+          " (a node expected)", 2)
+  end
+  local label = args and args.name
+  if n.name == nil and type(label) == "string" and label ~= "" then
+    n = node(copy(n))
+    n.name = label
+  end
+  return n
+end
+
 local defs = setmetatable({}, { __mode = "k" }) -- tree -> { root, opts }
 
 function bt.tree(root, opts)

@@ -24,6 +24,7 @@ return function(bt)
   local files = {
     loaded = {}, -- path -> tree loaded from it
     deps = {},   -- path -> files it used (subtree files), for bt.poll
+    options = {}, -- path -> the options of bt.load(path, opts), for reloads
   }
 
   local function format(name)
@@ -128,13 +129,16 @@ return function(bt)
     return ((path:match("([^/]+)$") or path):gsub("%.[^.]*$", ""))
   end
 
-  -- Runs the loader for path: what it returned, or nil and a message.
+  -- Runs the loader for path with the load options: what it returned, or
+  -- nil and a message.
   local function run(path)
     local loader = loaders[path:match("%.[^./]*$") or ""]
     if not loader then
       return nil, path .. ": no loader for this file (see bt.loaders)"
     end
-    local ok, res, opts = pcall(loader, path, {})
+    local o = {}
+    for k, v in pairs(files.options[path] or {}) do o[k] = v end
+    local ok, res, opts = pcall(loader, path, o)
     if not ok then return nil, tostring(res) end
     if not bt.istree(res) and not bt.isnode(res) and
        not (type(res) == "table" and type(res.type) == "string") then
@@ -152,16 +156,25 @@ return function(bt)
     end
   end
 
-  -- bt.load(path): a tree from a file (a node becomes a tree named after
-  -- the file); the tree, or nil and a message.
-  function bt.load(path)
+  -- bt.load(path [, opts]): a tree from a file (a node becomes a tree named
+  -- after the file); the tree, or nil and a message. opts go to the loader
+  -- (main: the BehaviorTree.CPP tree to run) and are kept for bt.reload and
+  -- bt.poll.
+  function bt.load(path, opts)
     checkpath(path, "load")
-    local res, opts = run(path)
-    if not res then return nil, opts end
+    if opts ~= nil and type(opts) ~= "table" then
+      error("bad argument #2 to 'load' (table expected, got " ..
+            type(opts) .. ")", 2)
+    end
+    local kept = {}
+    for k, v in pairs(opts or {}) do kept[k] = v end
+    files.options[path] = kept
+    local res, topts = run(path)
+    if not res then return nil, topts end
     local tree = res
     if not bt.istree(res) then
       local o = {}
-      for k, v in pairs(opts or {}) do o[k] = v end
+      for k, v in pairs(topts or {}) do o[k] = v end
       o.name = o.name or basename(path)
       local good, t = pcall(bt.tree, res, o)
       if not good then return nil, t end

@@ -65,6 +65,36 @@
 ---@field exit? fun(agent: bonsai.Agent, bb: bonsai.Blackboard, args: table?, status: bonsai.Status)
 ---@field abort? fun(agent: bonsai.Agent, bb: bonsai.Blackboard, args: table?)
 
+---What a bt.control's callbacks get as `c` (valid during the callback).
+---@class bonsai.Control
+---@field n integer the number of children
+---@field memory table kept for this agent and node across ticks and runs
+local Control = {}
+
+---Ticks child i (a new run if it is not running); its status.
+---@param i integer
+---@return bonsai.Status
+function Control:tick(i) end
+
+---Aborts child i if it is running.
+---@param i integer
+function Control:abort(i) end
+
+---A control node: `tick` is required; the array part holds the children.
+---@class (exact) bonsai.ControlOpts
+---@field name? string
+---@field utility? bonsai.UtilityFn
+---@field args? table passed to the callbacks
+---@field enter? fun(c: bonsai.Control, agent: bonsai.Agent, bb: bonsai.Blackboard, args: table?)
+---@field tick fun(c: bonsai.Control, agent: bonsai.Agent, bb: bonsai.Blackboard, args: table?): bonsai.Result
+---@field abort? fun(c: bonsai.Control, agent: bonsai.Agent, bb: bonsai.Blackboard, args: table?)
+---@field [integer] bonsai.Node
+
+---Options of bt.load, handed to the file's loader.
+---@class (exact) bonsai.LoadOpts
+---@field main? string the BehaviorTree.CPP tree to run (a file of several)
+---@field tree? string the behavior3 project's tree (its id or title)
+
 ---@class (exact) bonsai.TreeOpts
 ---@field name? string
 ---@field priority? bonsai.Node[] bt.filter nodes checked before the root
@@ -330,6 +360,11 @@ Builder.active_selector = Builder.reactive_selector
 ---@param opts? bonsai.NodeOpts|string
 ---@return bonsai.Builder
 function Builder:utility_selector(opts) end
+
+---A bt.control: its callbacks in opts, its children added next.
+---@param opts bonsai.ControlOpts
+---@return bonsai.Builder
+function Builder:control(opts) end
 
 ---@param opts? bonsai.ParallelOpts|string
 ---@return bonsai.Builder
@@ -763,11 +798,13 @@ function bt.memory() end
 ---@return bonsai.Builder
 function bt.builder() end
 
----Loads a tree file (.lua, .json, .xml, .bt or a bt.loaders extension).
+---Loads a tree file (.lua, .json, .xml, .bt or a bt.loaders extension);
+---bt.reload and bt.poll keep opts.
 ---@param path string
+---@param opts? bonsai.LoadOpts
 ---@return bonsai.Tree|nil tree
 ---@return string? message
-function bt.load(path) end
+function bt.load(path, opts) end
 
 ---Compiles a loaded file again; the old version keeps running on failure.
 ---@param path string
@@ -836,8 +873,8 @@ function bt.node(name, args, children) end
 
 ---A control node (composite or decorator) whose decisions are Lua:
 ---`tick(c, agent, bb, args)` returns a status; c:tick(i), c:abort(i), c.n,
----c.memory inside it.
----@param t table { name?, args?, enter?, tick, abort?, children... }
+---c.memory inside it (docs/CUSTOM_NODES.md).
+---@param t bonsai.ControlOpts
 ---@return bonsai.Node
 function bt.control(t) end
 

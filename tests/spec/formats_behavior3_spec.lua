@@ -279,6 +279,36 @@ describe("a current behavior3 editor tree", function()
                  "exit Wander success", t:step(a, 1))
   end)
 
+  it("IfElse (bt.control) runs the branch its condition chose", function()
+    leaves { If = "RF", Then = "S", Else = "RS" }
+    local a = agent(current { id = 1, name = "IfElse", children = {
+      { id = 2, name = "If" }, { id = 3, name = "Then" },
+      { id = 4, name = "Else" } } })
+    assert.equal("running | enter If; tick If", t:step(a, 1))
+    assert.equal("running | tick If; exit If failure; enter Else; tick Else",
+                 t:step(a, 1))
+    assert.equal("success | tick Else; exit Else success", t:step(a, 1))
+    assert.matches("needs 2 or 3 children", refused(current { id = 1,
+      name = "IfElse", children = { { id = 2, name = "If" } } }))
+  end)
+
+  it("Loop (bt.control) runs its children count times, whatever they "
+     .. "return", function()
+    leaves { A = "FRS", B = "S" }
+    local a = agent(current { id = 1, name = "Loop", args = { count = 2 },
+      children = { { id = 2, name = "A" }, { id = 3, name = "B" } } })
+    assert.equal("running | enter A; tick A; exit A failure; enter B; " ..
+                 "tick B; exit B success; enter A; tick A", t:step(a, 1))
+    assert.equal("success | tick A; exit A success; enter B; tick B; " ..
+                 "exit B success", t:step(a, 1))
+    -- the count from the variable its input names
+    local b = agent(current { id = 1, name = "Loop", input = { "times" },
+      children = { { id = 2, name = "B" } } }, { blackboard = { times = 3 } })
+    assert.equal("success | enter B; tick B; exit B success; enter B; " ..
+                 "tick B; exit B success; enter B; tick B; exit B success",
+                 t:step(b, 1))
+  end)
+
   it("maps RepeatUntilFailure, RepeatUntilSuccess, Repeat, Timeout",
      function()
     leaves { A = "SSF" }
@@ -340,8 +370,8 @@ describe("refused behavior3 files", function()
       refused(classic { ["1"] = { name = "MemSequence",
       children = { "2", "9" } }, ["2"] = { name = "A" } }))
     assert.equal("t.json: $.nodes[\"2\"]: node 'Jump': unknown node type " ..
-      "(not a behavior3 node, a custom node of the file or a registered " ..
-      "leaf)", refused(classic { ["1"] = { name = "Inverter", child = "2" },
+      "(not a behavior3 node, nor a custom node of the file: bt.define it, " ..
+      "or bt.register a leaf under that name)", refused(classic { ["1"] = { name = "Inverter", child = "2" },
                                  ["2"] = { name = "Jump" } }))
     assert.equal("t.json: $.nodes[\"1\"].child: node 'Inverter': cycle " ..
       "through id '1'", refused(classic { ["1"] = { name = "Inverter",
@@ -464,5 +494,64 @@ describe("tree:export('behavior3')", function()
     assert.is_false(ok)
     assert.equal("export behavior3: sequence/timeout[1]: 'timeout' has no " ..
                  "behavior3 equivalent", msg)
+  end)
+end)
+
+describe("behavior3's Race and Switch", function()
+  it("Race: every unfinished child each tick; the first success wins",
+     function()
+    leaves { A = "RRS", B = "F", C = "R" }
+    local a = agent(current { id = 1, name = "Race", children = {
+      { id = 2, name = "A" }, { id = 3, name = "B" }, { id = 4, name = "C" } } })
+    assert.equal("running | enter A; tick A; enter B; tick B; exit B " ..
+                 "failure; enter C; tick C", t:step(a, 1))
+    assert.equal("running | tick A; tick C", t:step(a, 1))
+    assert.equal("success | tick A; exit A success; abort C", t:step(a, 1))
+  end)
+
+  it("Switch: the first case whose condition succeeds runs its action",
+     function()
+    leaves { No = "F", Yes = "RS", Act = "F", Other = "S" }
+    local a = agent(current { id = 1, name = "Switch", children = {
+      { id = 2, name = "Case", children = { { id = 3, name = "No" },
+                                            { id = 4, name = "Other" } } },
+      { id = 5, name = "Case", children = { { id = 6, name = "Yes" },
+                                            { id = 7, name = "Act" } } },
+    } })
+    assert.equal("running | enter No; tick No; exit No failure; enter Yes; " ..
+                 "tick Yes", t:step(a, 1))
+    -- the action's failure is the node's: the next case is not tried
+    assert.equal("failure | tick Yes; exit Yes success; enter Act; " ..
+                 "tick Act; exit Act failure", t:step(a, 1))
+    assert.matches("a Switch takes only Case nodes", refused(current {
+      id = 1, name = "Switch", children = { { id = 2, name = "Yes" } } }))
+  end)
+end)
+
+describe("behavior3's Foreach", function()
+  it("runs its children for each item of a list", function()
+    local seen = {}
+    bt.register("Visit", function(_, bb)
+      seen[#seen + 1] = bb.item
+      if bb.item == "slow" and not seen.waited then
+        seen.waited = true
+        return bt.RUNNING
+      end
+      return bb.item ~= "bad"
+    end)
+    local a = agent(current { id = 1, name = "Foreach", input = { "list" },
+      output = { "item" }, children = { { id = 2, name = "Visit" } } },
+      { blackboard = { list = { "a", "slow", "c" } } })
+    assert.equal(bt.RUNNING, a:tick(1))
+    assert.equal(bt.SUCCESS, a:tick(1))
+    assert.same({ "a", "slow", "slow", "c", waited = true }, seen)
+    a.bb.list = { "a", "bad", "c" }
+    seen = {}
+    assert.equal(bt.FAILURE, a:tick(1))
+    assert.same({ "a", "bad" }, seen)
+    a.bb.list = 3
+    assert.matches("'list' is not a list %(number%)", trace.tick_error(a))
+    assert.matches("needs the list's variable", refused(current { id = 1,
+      name = "Foreach", children = { { id = 2, name = "Visit" } } }))
   end)
 end)

@@ -10,6 +10,7 @@
 -- name is a leaf registered with bt.register; properties/args are its args.
 local cjson = require("cjson").new()
 local leaves = require "bonsai.formats.leaves"
+local controls = require "bonsai.formats.controls"
 
 cjson.decode_max_depth(200)
 cjson.decode_invalid_numbers(false)
@@ -204,6 +205,20 @@ classic.action = {
   end,
 }
 
+-- A leaf registered under name (an action, or a condition when the file's
+-- custom node says so), its properties as args.
+local function classic_leaf(ctx, here, name, props, category)
+  local args
+  if props and next(props) ~= nil then
+    args = {}
+    for k, v in pairs(props) do args[k] = plain(v) end
+  end
+  local ok, n = pcall(leaves.leaf, ctx.bt, category == "condition" and
+                      "condition" or "action", name, args)
+  if not ok then fail(ctx, here, name, n) end
+  return n
+end
+
 -- The node with id `id` of tree `tree` (a decoded classic tree) at path.
 local function classic_node(ctx, tree, tpath, id, path)
   local nodes = tree.nodes
@@ -242,7 +257,26 @@ local function classic_node(ctx, tree, tpath, id, path)
   local node
   local custom = ctx.custom[name]
   local category = custom and custom.category
-  if classic.composite[name] then
+  local game = leaves.game(ctx.bt, name)
+  if game == "define" then -- the game's own type wins
+    local kids = {}
+    if type(spec.children) == "table" then
+      for i, c in ipairs(spec.children) do
+        if type(c) ~= "string" then
+          fail(ctx, here .. ".children[" .. i .. "]", name, "not an id")
+        end
+        kids[i] = classic_node(ctx, tree, tpath, c,
+                               here .. ".children[" .. i .. "]")
+      end
+    elseif spec.child ~= nil then
+      kids[1] = kid("child")
+    end
+    local ok, n = pcall(leaves.defined, ctx.bt, name, props, kids, spec.title)
+    if not ok then fail(ctx, here, name, n) end
+    node = n
+  elseif game == "leaf" then
+    node = classic_leaf(ctx, here, name, props, category)
+  elseif classic.composite[name] then
     local list = spec.children
     if type(list) ~= "table" or #list == 0 then
       fail(ctx, here, name, "needs children")
@@ -275,24 +309,16 @@ local function classic_node(ctx, tree, tpath, id, path)
   elseif category == "composite" or category == "decorator" then
     fail(ctx, here, name, "custom " .. category .. " nodes have no Bonsai " ..
          "equivalent")
-  elseif not custom and (name == "Check" or name == "Calculate") and
-         not require("bonsai.core")._isleaf(name) then
-    -- the exporter's scripts (behavior3lua's nodes, properties.value)
+  elseif not custom and (name == "Check" or name == "Calculate") then
+    -- the exporter's scripts (behavior3lua's nodes, properties.value); a
+    -- name the game defined or registered was taken above
     node = expression(ctx, here, spec, name == "Check" and "condition" or
                       "script", props and props.value, "properties")
-  elseif custom or require("bonsai.core")._isleaf(name) then
-    local args
-    if props and next(props) ~= nil then
-      args = {}
-      for k, v in pairs(props) do args[k] = plain(v) end
-    end
-    local ok, n = pcall(leaves.leaf, ctx.bt, category == "condition" and
-                        "condition" or "action", name, args)
-    if not ok then fail(ctx, here, name, n) end
-    node = n
+  elseif custom then
+    node = classic_leaf(ctx, here, name, props, category)
   else
-    fail(ctx, here, name, "unknown node type (not a behavior3 node, a " ..
-         "custom node of the file or a registered leaf)")
+    fail(ctx, here, name, "unknown node type (not a behavior3 node, nor " ..
+         "a custom node of the file: " .. leaves.provide .. ")")
   end
   ctx.visiting[spec] = nil
   return leave(ctx, node)
@@ -427,11 +453,76 @@ current.builtin = {
 current.builtin.Invert = function(_, _, _, kids)
   return { type = "invert", kids[1] }
 end
+-- Every unfinished child each tick: success when one succeeds (the others
+-- aborted), failure when all failed: a parallel.
+current.builtin.Race = function(_, _, _, kids)
+  kids.type, kids.success, kids.failure = "parallel", 1, "all"
+  return kids
+end
+-- For each item of the list its input names, the item in the variable its
+-- output names, then its children in turn (bt.control).
+current.builtin.Foreach = function(ctx, path, spec, kids)
+  local list = type(spec.input) == "table" and spec.input[1]
+  local item = type(spec.output) == "table" and spec.output[1]
+  if type(list) ~= "string" or list == "" or type(item) ~= "string" or
+     item == "" then
+    fail(ctx, path, spec.name, "needs the list's variable (input) and the " ..
+         "item's (output)")
+  end
+  return controls.foreach(ctx.bt, kids, list, item)
+end
+current.builtin.ForEach = current.builtin.Foreach
+-- A Case is its condition and its action, for the Switch around it.
+local cases = setmetatable({}, { __mode = "k" })
+current.builtin.Case = function(ctx, path, spec, kids)
+  if #kids ~= 2 then
+    fail(ctx, path, spec.name, "needs a condition and an action")
+  end
+  local node = { type = "sequence", kids[1], kids[2] }
+  cases[node] = true
+  return node
+end
+-- The cases in order: the first whose condition succeeds runs its action
+-- (bt.control).
+current.builtin.Switch = function(ctx, path, spec, kids)
+  local flat = {}
+  for i, k in ipairs(kids) do
+    if not cases[k] then
+      fail(ctx, path .. ".children[" .. i .. "]", spec.name,
+           "a Switch takes only Case nodes")
+    end
+    flat[#flat + 1], flat[#flat + 2] = k[1], k[2]
+  end
+  return controls.cases(ctx.bt, flat)
+end
+-- The first child decides (it may run) whether the second or the third
+-- runs, to its end (no third: failure): written with bt.control.
+current.builtin.IfElse = function(ctx, path, spec, kids)
+  if #kids ~= 2 and #kids ~= 3 then
+    fail(ctx, path, spec.name, "needs 2 or 3 children")
+  end
+  return controls.if_then_else(ctx.bt, kids)
+end
+-- Its children in turn, count times (args.count, or the variable its
+-- input names), their results ignored; success (with bt.control).
+current.builtin.Loop = function(ctx, path, spec, kids)
+  local var = type(spec.input) == "table" and spec.input[1] or nil
+  if var ~= nil and type(var) ~= "string" then
+    fail(ctx, path, spec.name, "'input' must name a variable")
+  end
+  local n
+  if var == nil or var == "" then
+    n = whole(ctx, path .. ".args", spec.name, spec.args, "count")
+  end
+  return controls.loop(ctx.bt, kids, function(bb)
+    return n or tonumber(bb[var]) or 0
+  end)
+end
 current.builtin.Not = current.builtin.Invert
 current.builtin.Inverter = current.builtin.Invert
 current.builtin.AlwaysFailure = current.builtin.AlwaysFail
 
--- How many children each built-in takes (nil: any number).
+-- How many children each built-in takes (nil: one or more).
 current.children = { AlwaysSuccess = "0-1", AlwaysFail = "0-1",
   AlwaysFailure = "0-1", Once = "0-1", Invert = 1, Not = 1, Inverter = 1,
   RepeatUntilFailure = 1, RepeatUntilSuccess = 1, Repeat = 1, Timeout = 1,
@@ -504,8 +595,7 @@ current.refused = {
            "equivalent)",
   Delay = "runs its child later, outside the tree, and succeeds at once " ..
           "(Bonsai has no equivalent)",
-  Listen = "reacts to game events outside the tree", IfElse = "-", Race = "-",
-  Switch = "-", Case = "-", Foreach = "-", Loop = "-", Filter = "-",
+  Listen = "reacts to game events outside the tree", Filter = "-",
   Includes = "-", IsNull = "-", NotNull = "-", Clear = "-", Push = "-",
   Concat = "-", GetField = "-", SetField = "-", Index = "-", Now = "-",
   Random = "-", RandomIndex = "-", WaitForCount = "-", Log = "-",
@@ -579,12 +669,26 @@ function current_node(ctx, spec, path)
       end
     end
   end
-  if current.refused[name] then
+  local game = leaves.game(ctx.bt, name)
+  if game == "define" then -- the game's own type wins
+    local a = {}
+    for k, v in pairs(args or {}) do a[k] = plain(v) end
+    for _, field in ipairs { "input", "output" } do
+      if type(spec[field]) == "table" and #spec[field] > 0 then
+        a[field] = {}
+        for i, v in ipairs(spec[field]) do a[field][i] = v end
+      end
+    end
+    local ok, node = pcall(leaves.defined, ctx.bt, name, a, kids, spec.desc)
+    if not ok then fail(ctx, path, name, node) end
+    return leave(ctx, node)
+  end
+  if game ~= "leaf" and current.refused[name] then
     local why = current.refused[name]
     fail(ctx, path, name, why == "-" and "has no Bonsai equivalent (a leaf " ..
          "of the game's own must have another name)" or why)
   end
-  local b = current.builtin[name]
+  local b = game ~= "leaf" and current.builtin[name]
   if b then
     local want = current.children[name]
     if want == "0-1" and #kids > 1 or type(want) == "number" and
@@ -601,8 +705,8 @@ function current_node(ctx, spec, path)
     return leave(ctx, node)
   end
   if #kids > 0 then
-    fail(ctx, path, name, "unknown node type with children (custom " ..
-         "composites and decorators have no Bonsai equivalent)")
+    fail(ctx, path, name, "unknown node type with children (a composite " ..
+         "or decorator of the game's own: bt.define it)")
   end
   local a
   for k, v in pairs(args or {}) do

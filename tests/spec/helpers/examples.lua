@@ -23,6 +23,9 @@ local examples = {
     return { type = "monitor", conditions = { bt.is_set "k" }, leaf() }
   end,
   guard = function() return { type = "guard", bt.is_set "k", leaf() } end,
+  control = function()
+    return { type = "control", tick = function(c) return c:tick(1) end, leaf() }
+  end,
   subtree = function()
     return { type = "subtree", tree = bt.tree(leaf(), { name = "inner" }) }
   end,
