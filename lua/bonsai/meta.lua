@@ -94,6 +94,7 @@ function Control:abort(i) end
 ---@class (exact) bonsai.LoadOpts
 ---@field main? string the BehaviorTree.CPP tree to run (a file of several)
 ---@field tree? string the behavior3 project's tree (its id or title)
+---@field dir? string the behavior3 workspace directory subtree `path`s are relative to (default: the file's)
 
 ---@class (exact) bonsai.TreeOpts
 ---@field name? string

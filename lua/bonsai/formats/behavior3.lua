@@ -604,13 +604,15 @@ current.refused = {
 
 local current_node
 
--- The subtree file `path` names, read relative to the file that names it.
+-- The subtree file `path` names, read relative to the file that names it,
+-- or to opts.dir (the editor's workspace directory) when given.
 local function subfile(ctx, jpath, spec)
   local p = spec.path
   if type(p) ~= "string" then fail(ctx, jpath, spec.name, "bad 'path'") end
   local full = p
   if p:sub(1, 1) ~= "/" then
-    full = (ctx.dir or (ctx.file:match("^(.*/)") or "")) .. p
+    local dir = ctx.dir and ctx.dir:gsub("([^/])$", "%1/")
+    full = (dir or (ctx.file:match("^(.*/)") or "")) .. p
   end
   if ctx.files[full] then
     fail(ctx, jpath, spec.name, "subtree recursion through '" .. p .. "'")

@@ -1,0 +1,144 @@
+-- real_files_spec: every tree file of tests/trees taken from a public
+-- project (Nav2, BehaviorTree.CPP, behavior3lua, behavior3editor; sources
+-- in each folder's README) loads and ticks with the nodes the project
+-- defines (helpers/real_nodes.lua), to the outcome its semantics give; a
+-- file still refused is listed with the exact reason and shows as pending.
+-- Registered names last for the process and win in every importer (Nav2's
+-- Wait action would hide behavior3's Wait), so the blocks run in order,
+-- each registering its project's nodes first.
+package.path = "samples/?.lua;" .. package.path
+local bt = require "bonsai"
+local real = require "helpers.real_nodes"
+
+-- Loads a file and ticks it by dt until it stops running (at most `max`
+-- ticks); the status, the ticks and the world's log.
+local function run(path, opts, world, dt, max)
+  local tree = assert(bt.load(path, opts))
+  world.log = {}
+  local a = bt.agent(tree, { owner = world })
+  local s, n = bt.RUNNING, 0
+  while s == bt.RUNNING and n < max do
+    s, n = a:tick(dt), n + 1
+  end
+  return s, n, world.log
+end
+
+-- Checks each row {file, status, ticks, first calls..., opts = , world = }
+-- under dir; rows with refused = "reason" must be refused with it.
+local function check(dir, rows, dt)
+  for _, row in ipairs(rows) do
+    local path = dir .. row[1]
+    if row.refused then
+      it(path .. " is refused: " .. row.refused, function()
+        local tree, err = bt.load(path, row.opts)
+        assert.is_nil(tree)
+        assert.equal(row.refused, err)
+      end)
+      pending(path .. ": still refused (" .. row.refused .. ")")
+    else
+      it(path .. " loads and ticks to " .. tostring(row[2]), function()
+        local s, n, log = run(path, row.opts, row.world or {}, dt, 20)
+        assert.equal(row[2], s)
+        assert.equal(row[3], n)
+        for i = 4, #row do assert.equal(row[i], log[i - 3]) end
+      end)
+    end
+  end
+end
+
+local B3 = "tests/trees/behavior3editor/sample/"
+describe("behavior3 sample workspaces", function()
+  setup(real.behavior3)
+  local near = { hp = 80, enemy = 50 }
+  local ws = { dir = B3 } -- the editor's paths are the workspace's
+  check("tests/trees/behavior3lua/", {
+    { "hero.json", bt.RUNNING, 20, "Listen beforeRunTree (1)",
+      "Listen afterRunTree (1)", "Listen treeInterrupted (1)",
+      "Attack enemy at 50", world = near },
+    { "monster.json", bt.SUCCESS, 11, "Log Attack!", "Log if true",
+      world = near },
+  }, 0.5)
+  check(B3, {
+    { "vars/declare-core.json", bt.SUCCESS, 3 },
+    { "vars/declare-vars.json", refused = B3 .. "vars/declare-vars.json: " ..
+      "$.root: node 'Sequence': needs children" },
+    { "vars/test-subtree.json", bt.SUCCESS, 1, "Log hello", opts = ws },
+    { "vars/test-vars.json", opts = ws, refused = B3 .. "vars/test-vars" ..
+      ".json: $.root.children[4].args.value: node 'Check': at character " ..
+      "1: 'target[': a script reads blackboard keys only (no fields)" },
+    { "workdir/hero.json", bt.RUNNING, 20, "Attack enemy at 50",
+      opts = ws, world = near },
+    -- behavior3lua's Cmp raises 'args error' without a comparison too
+    { "workdir/monster.json", opts = ws, refused = B3 .. "workdir/subtree2" ..
+      ".json: $.root.children[1].args: node 'Cmp': needs one of gt, ge, " ..
+      "eq, lt, le" },
+    { "workdir/subtree1.json", bt.SUCCESS, 3, "Log hello", opts = ws },
+    { "workdir/subtree2.json", opts = ws, refused = B3 .. "workdir/" ..
+      "subtree2.json: $.root.children[1].args: node 'Cmp': needs one of " ..
+      "gt, ge, eq, lt, le" },
+    { "workdir/sub/subtree1.json", bt.SUCCESS, 3, "Log d", opts = ws },
+    { "workdir/sub/subtree2.json", opts = ws, refused = B3 .. "workdir/sub/" ..
+      "subtree2.json: $.root.children[1].args: node 'Cmp': needs one of " ..
+      "gt, ge, eq, lt, le" },
+  }, 0.5)
+end)
+
+local CPP = "tests/trees/btcpp/"
+describe("BehaviorTree.CPP's examples and test trees", function()
+  setup(real.btcpp)
+  check(CPP .. "examples/test_files/", {
+    { "Check.xml", bt.SUCCESS, 1, "CheckBattery", "CheckTemperature" },
+    -- two Sleep msec="300" in a row, ticked every 250 ms
+    { "log_test.xml", bt.SUCCESS, 5, opts = { main = "Main" } },
+    -- BehaviorTree.CPP 4 refuses it too: a tree used as a node type
+    { "subtree_test.xml", opts = { main = "BehaviorTree" }, refused =
+      CPP .. "examples/test_files/subtree_test.xml:8:13: node " ..
+      "'CheckStatus': no leaf registered as 'CheckStatus' (bt.define it, " ..
+      "or bt.register a leaf under that name)" },
+    { "subtrees/Talk.xml", bt.SUCCESS, 1, "SaySomething Hello World",
+      "SayHello" },
+  }, 0.25)
+  -- the include tests (gtest_tree.cpp's): every one ends in AlwaysSuccess
+  local rows = {}
+  for _, f in ipairs { "parent_no_include", "parent_include_child",
+                       "parent_include_child_include_child",
+                       "parent_include_child_include_parent",
+                       "parent_include_child_include_sibling",
+                       "child/child_no_include", "child/child_include_child",
+                       "child/child_include_parent",
+                       "child/child_include_sibling",
+                       "child/child/child_child_no_include" } do
+    rows[#rows + 1] = { f .. ".xml", bt.SUCCESS, 1 }
+  end
+  check(CPP .. "tests/trees/", rows, 0.25)
+end)
+
+describe("Nav2's navigation trees", function()
+  setup(real.nav2)
+  local rows = {}
+  -- FollowPath drives two ticks to the goal: each navigation tree plans,
+  -- then follows, and succeeds at the second tick
+  for _, f in ipairs {
+    "nav_to_pose_with_consistent_replanning_and_if_path_becomes_invalid",
+    "navigate_on_route_graph_w_recovery",
+    "navigate_through_poses_w_replanning_and_recovery",
+    "navigate_to_pose_w_bounds_check",
+    "navigate_to_pose_w_replanning_and_recovery",
+    "navigate_to_pose_w_replanning_goal_patience_and_recovery",
+    "navigate_w_recovery_and_replanning_only_if_path_becomes_invalid",
+    "navigate_w_replanning_distance",
+    "navigate_w_replanning_only_if_goal_is_updated",
+    "navigate_w_replanning_only_if_path_becomes_invalid",
+    "navigate_w_replanning_speed", "navigate_w_replanning_time",
+    "navigate_w_routing_global_planning_and_control_w_recovery",
+  } do
+    rows[#rows + 1] = { f .. ".xml", bt.SUCCESS, 2 }
+  end
+  -- following a moving point never ends (KeepRunningUntilFailure)
+  rows[#rows + 1] = { "follow_point.xml", bt.RUNNING, 20 }
+  -- a square, three times: four drives and four turns each, in one tick
+  rows[#rows + 1] = { "odometry_calibration.xml", bt.SUCCESS, 1,
+                      "DriveOnHeading", "Spin", "DriveOnHeading", "Spin" }
+  check("tests/trees/nav2/", rows, 0.25)
+
+end)
