@@ -15,7 +15,7 @@ local formats = {
 -- The options bt.import takes, per format (any other is refused).
 local import_options = {
   behavior3 = "file read deps dir tree",
-  btcpp = "file read deps main",
+  btcpp = "file read deps main include_dirs",
   edges = "file",
   lua = "file",
 }

@@ -334,6 +334,83 @@ describe("BehaviorTree.CPP files with includes and models", function()
     os.execute("rm -rf '" .. dir .. "'")
   end)
 
+  it("keeps includes inside the allowed directories, bounded, no cycles",
+     function()
+    -- BehaviorTree.CPP's own include tests (tests/trees/btcpp/tests/trees)
+    local dir = "tests/trees/btcpp/tests/trees/"
+    local file = dir .. "child/child_include_parent.xml"
+    local tree, err = bt.load(file)
+    assert.is_nil(tree)
+    assert.equal(file .. ":2:3: node 'include': include " ..
+      "'../parent_no_include.xml' is outside the directories allowed " ..
+      "(tests/trees/btcpp/tests/trees/child; bt.load's include_dirs option " ..
+      "adds others)", err)
+    assert.is_truthy(bt.load(file, { include_dirs = { dir } }))
+    -- the same include, from a file of the parent directory: allowed
+    assert.is_truthy(bt.load(dir .. "parent_include_child_include_parent.xml"))
+    local function import(text, files, opts)
+      opts = opts or {}
+      opts.file = "d/main.xml"
+      opts.read = function(path)
+        return files[path] or nil, path .. ": no such file"
+      end
+      local ok, msg = pcall(bt.import, text, "btcpp", opts)
+      assert.is_false(ok)
+      return msg
+    end
+    local function inc(path)
+      return '<root BTCPP_format="4"><include path="' .. path .. '"/>' ..
+             '<BehaviorTree ID="T"><AlwaysSuccess/></BehaviorTree></root>'
+    end
+    assert.equal("d/main.xml:1:24: node 'include': include '/etc/x.xml' is " ..
+      "outside the directories allowed (d; bt.load's include_dirs option " ..
+      "adds others)", import(inc("/etc/x.xml"), {}))
+    assert.equal("d/main.xml:1:24: node 'include': include 'a/../../x.xml' " ..
+      "is outside the directories allowed (d; bt.load's include_dirs " ..
+      "option adds others)", import(inc("a/../../x.xml"), {}))
+    -- a cycle, whatever the spelling of the path
+    assert.equal("d/b.xml:1:24: node 'include': include recursion through " ..
+      "'./main.xml'", import(inc("b.xml"),
+        { ["d/b.xml"] = inc("./main.xml"), ["d/main.xml"] = inc("b.xml") }))
+    -- depth: a chain of 40 files
+    local chain = {}
+    for i = 1, 40 do chain["d/" .. i .. ".xml"] = inc((i + 1) .. ".xml") end
+    assert.matches("^d/32%.xml:1:24: node 'include': includes nested " ..
+      "more than 32 deep$", import(inc("1.xml"), chain))
+    -- total size: the same 3 MB file included three times in a row
+    local big = '<root BTCPP_format="4"><!--' .. ("x"):rep(3 * 1024 * 1024) ..
+                "--></root>"
+    assert.matches("included files are larger than 8388608 bytes in all",
+      import('<root BTCPP_format="4"><include path="a.xml"/>' ..
+             '<include path="a.xml"/><include path="a.xml"/></root>',
+             { ["d/a.xml"] = big }))
+    -- include_dirs outside: named
+    assert.equal("d/main.xml: include_dirs: '../x' climbs above the " ..
+      "current directory", import(inc("b.xml"), {}, { include_dirs = { "../x" } }))
+  end)
+
+  it("refuses format 3 files, naming BehaviorTree.CPP's converter", function()
+    local conv = "convert with convert_v3_to_v4.py (BehaviorTree.CPP's " ..
+                 "converter, in its repository's root) first"
+    local function err(text)
+      local ok, msg = pcall(bt.import, text, "btcpp", { file = "v3.xml" })
+      assert.is_false(ok)
+      return msg
+    end
+    assert.equal("v3.xml:1:1: format 3: " .. conv, err('<root BTCPP_format=' ..
+      '"3"><BehaviorTree ID="T"><AlwaysSuccess/></BehaviorTree></root>'))
+    -- no format given, and a construct only format 3 has
+    assert.equal("v3.xml:1:28: node 'SequenceStar': format 3 " ..
+      "(SequenceStar): " .. conv, err('<root><BehaviorTree ID="T">' ..
+      "<SequenceStar><AlwaysSuccess/></SequenceStar></BehaviorTree></root>"))
+    assert.equal("v3.xml:1:38: node 'U': format 3 (SubTreePlus): " ..
+      conv, err('<root><BehaviorTree ID="T"><Sequence><SubTreePlus ID="U"' ..
+      "/></Sequence></BehaviorTree></root>"))
+    assert.equal("v3.xml:1:28: node 'U': format 3 " ..
+      "(__shared_blackboard): " .. conv, err('<root><BehaviorTree ID="T">' ..
+      '<SubTree ID="U" __shared_blackboard="true"/></BehaviorTree></root>'))
+  end)
+
   it("checks ports against TreeNodesModel and reads its kinds", function()
     bt.register("Near", function(_, _, args) t:add("near " .. args.range)
       return bt.RUNNING end)
@@ -481,8 +558,8 @@ describe("refused BehaviorTree.CPP files", function()
   it("wrong roots, missing trees, duplicates and recursion", function()
     assert.equal("t.xml:1:1: the root element must be <root>, not <tree>",
       refused("<tree/>"))
-    assert.matches("BTCPP_format 3 is not supported",
-      refused('<root BTCPP_format="3"/>'))
+    assert.matches("BTCPP_format 5 is not supported",
+      refused('<root BTCPP_format="5"/>'))
     assert.equal("t.xml: several BehaviorTree elements (a, b) and no " ..
       "main_tree_to_execute: choose one with bt.load(path, { main = ID })",
       refused('<root><BehaviorTree ID="a"><A/>' ..

@@ -14,7 +14,8 @@ local M = {}
 
 local MAX_NODES = 100000 -- after subtree expansion
 local MAX_DEPTH = 1000    -- levels, after subtree expansion
-local MAX_INCLUDES = 32
+local MAX_INCLUDES = 32  -- include depth
+local MAX_INCLUDED = 8 * 1024 * 1024 -- bytes of all included files
 
 -- Attributes every node may carry that change nothing here.
 local harmless = { name = true, ID = true, _description = true, _uid = true,
@@ -637,6 +638,82 @@ local function models(ctx, m)
   end
 end
 
+local CONVERT = "convert with convert_v3_to_v4.py (BehaviorTree.CPP's " ..
+                "converter, in its repository's root) first"
+
+-- Refuses, in a file that gives no BTCPP_format, what only format 3 wrote:
+-- SequenceStar, SubTreePlus and a SubTree's __shared_blackboard (names the
+-- game defined or registered win, as everywhere).
+local function version3(ctx, e)
+  local id = e.tag == "SubTreePlus" and e.tag or e.attrs.ID or e.tag
+  local v3 = (id == "SequenceStar" or id == "SubTreePlus") and id or
+             e.attrs.__shared_blackboard and "__shared_blackboard"
+  if v3 and not leaves.game(ctx.bt, id) then
+    where(ctx, e, "format 3 (" .. v3 .. "): " .. CONVERT)
+  end
+  for _, child in ipairs(e) do version3(ctx, child) end
+end
+
+-- A path with "." and ".." resolved ("a/./b/../c" is "a/c"); nil when it
+-- climbs above where it starts (a relative "../x").
+local function normal(path)
+  local out = {}
+  for part in path:gmatch("[^/]+") do
+    if part == ".." then
+      if #out == 0 then return nil end
+      out[#out] = nil
+    elseif part ~= "." then
+      out[#out + 1] = part
+    end
+  end
+  return (path:sub(1, 1) == "/" and "/" or "") .. table.concat(out, "/")
+end
+
+-- Whether the resolved path lies inside one of the allowed directories.
+local function allowed(ctx, full)
+  for _, dir in ipairs(ctx.include_dirs) do
+    if dir == "" and full:sub(1, 1) ~= "/" or
+       full:sub(1, #dir + 1) == dir .. "/" then
+      return true
+    end
+  end
+  return false
+end
+
+-- Reads the file an <include> names (relative to the including file),
+-- refusing one outside the allowed directories, a cycle, includes nested
+-- too deep or too large in total; returns its path and text.
+local function included(ctx, e, file, depth)
+  if e.attrs.ros_pkg then
+    where(ctx, e, "ros_pkg includes are not supported")
+  end
+  local path = e.attrs.path
+  if not path then where(ctx, e, "an include needs a path") end
+  if path:sub(1, 1) ~= "/" then path = (file:match("^(.*/)") or "") .. path end
+  local full = normal(path)
+  if not full or not allowed(ctx, full) then
+    where(ctx, e, "include '" .. e.attrs.path .. "' is outside the " ..
+          "directories allowed (" .. table.concat(ctx.include_dirs, ", ") ..
+          "; bt.load's include_dirs option adds others)")
+  end
+  if ctx.including[full] then
+    where(ctx, e, "include recursion through '" .. e.attrs.path .. "'")
+  end
+  if depth >= MAX_INCLUDES then
+    where(ctx, e, "includes nested more than " .. MAX_INCLUDES .. " deep")
+  end
+  if not ctx.read then where(ctx, e, "includes need a file to read") end
+  local text, err = ctx.read(full)
+  if not text then where(ctx, e, "cannot include: " .. tostring(err)) end
+  ctx.included = ctx.included + #text
+  if ctx.included > MAX_INCLUDED then
+    where(ctx, e, "the included files are larger than " .. MAX_INCLUDED ..
+          " bytes in all")
+  end
+  ctx.deps[#ctx.deps + 1] = full
+  return full, text
+end
+
 -- Collects the BehaviorTree and TreeNodesModel elements of a document and
 -- of the files it includes.
 local function collect(ctx, root, file, depth)
@@ -645,9 +722,14 @@ local function collect(ctx, root, file, depth)
                         file, root.line, root.col, root.tag), 0)
   end
   local fmt = root.attrs.BTCPP_format
-  if fmt and fmt ~= "4" then
+  if fmt == "3" then
+    error(string.format("%s:%d:%d: format 3: %s", file, root.line, root.col,
+                        CONVERT), 0)
+  elseif fmt and fmt ~= "4" then
     error(string.format("%s:%d:%d: BTCPP_format %s is not supported " ..
                         "(format 4 only)", file, root.line, root.col, fmt), 0)
+  elseif not fmt then
+    version3(ctx, root)
   end
   for _, e in ipairs(root) do
     if e.tag == "BehaviorTree" then
@@ -668,25 +750,10 @@ local function collect(ctx, root, file, depth)
     elseif e.tag == "TreeNodesModel" then
       models(ctx, e)
     elseif e.tag == "include" then
-      if e.attrs.ros_pkg then
-        where(ctx, e, "ros_pkg includes are not supported")
-      end
-      local path = e.attrs.path
-      if not path then where(ctx, e, "an include needs a path") end
-      if depth >= MAX_INCLUDES or ctx.including[path] then
-        where(ctx, e, "include recursion through '" .. path .. "'")
-      end
-      local full = path
-      if path:sub(1, 1) ~= "/" then
-        full = (file:match("^(.*/)") or "") .. path
-      end
-      if not ctx.read then where(ctx, e, "includes need a file to read") end
-      local text, err = ctx.read(full)
-      if not text then where(ctx, e, "cannot include: " .. tostring(err)) end
-      ctx.deps[#ctx.deps + 1] = full
-      ctx.including[path] = true
+      local full, text = included(ctx, e, file, depth)
+      ctx.including[full] = true
       collect(ctx, xml.parse(text, full), full, depth + 1)
-      ctx.including[path] = nil
+      ctx.including[full] = nil
     else
       -- Groot2 keeps its layout and other data in elements of its own
     end
@@ -698,14 +765,25 @@ end
 -- BehaviorTree.CPP 4 calls it, and gives no name).
 -- opts: file (for messages), bt, read(path) for includes, deps (a list
 -- the included paths are added to), main (the ID of the tree to load
--- instead of main_tree_to_execute).
+-- instead of main_tree_to_execute), include_dirs (the directories
+-- includes may read from; default: the file's own directory tree).
 function M.parse(text, opts)
   local file = opts.file or "xml"
   local ctx = { file = file, bt = opts.bt, trees = {}, order = {},
                 models = {}, count = 0, depth = 0, instances = 0, active = {},
                 including = {}, read = opts.read, deps = opts.deps or {},
-                unnamed = 0, anonymous = {} }
+                unnamed = 0, anonymous = {}, included = 0,
+                include_dirs = {} }
+  for _, dir in ipairs(opts.include_dirs or { file:match("^(.*)/") or "" }) do
+    local d = normal(dir)
+    if not d then
+      error(file .. ": include_dirs: '" .. dir .. "' climbs above the " ..
+            "current directory", 0)
+    end
+    ctx.include_dirs[#ctx.include_dirs + 1] = d
+  end
   local root = xml.parse(text, file)
+  ctx.including[normal(file) or file] = true
   collect(ctx, root, file, 0)
   local main = opts.main or root.attrs.main_tree_to_execute
   local function ids()
