@@ -130,12 +130,15 @@ describe("a classic behavior3editor project", function()
     end)
     leaves { ChopWood = "SRS" }
     local tree = assert(bt.load("tests/trees/villager.b3.json"))
-    assert.equal("villager", tree.name)
+    assert.equal("Villager", tree.name) -- its title
     local a = bt.agent(tree, { blackboard = { food = 50 } })
     -- Chores' Repeater (maxLoop 2) runs ChopWood twice in a row
     assert.equal("running | hungry? 50<30; enter ChopWood; tick ChopWood; " ..
                  "exit ChopWood success; enter ChopWood; tick ChopWood",
                  t:step(a, 1))
+    -- the titles name the nodes, the Repeater's <maxLoop> filled in
+    assert.same({ "reactive_selector", "Chores", "Repeat 2x", "Chop wood" },
+                a:running())
     assert.equal("integer", seen[1])
     a.bb.food = 10
     -- Priority: a higher child that succeeds closes the running one

@@ -334,6 +334,25 @@ describe("BehaviorTree.CPP files with includes and models", function()
     os.execute("rm -rf '" .. dir .. "'")
   end)
 
+  it("names a SubTree by its name, its root's name, else its ID", function()
+    bt.register("Plan", function() return bt.RUNNING end)
+    local function running(main)
+      local root = bt.import('<root BTCPP_format="4" main_tree_to_execute="' ..
+        main .. '"><BehaviorTree ID="Main"><Fallback><SubTree ID="Navigate"/>' ..
+        '</Fallback></BehaviorTree><BehaviorTree ID="Named"><SubTree ' ..
+        'ID="Navigate" name="Go"/></BehaviorTree><BehaviorTree ID="Navigate">' ..
+        '<Sequence><Plan name="ComputePath"/></Sequence></BehaviorTree>' ..
+        '<BehaviorTree ID="Leaf"><SubTree ID="Step"/></BehaviorTree>' ..
+        '<BehaviorTree ID="Step"><Plan/></BehaviorTree></root>', "btcpp")
+      local a = bt.agent(bt.tree(root, { name = "T" }))
+      a:tick(1)
+      return table.concat(a:running(), "/")
+    end
+    assert.equal("selector/Navigate/ComputePath", running("Main"))
+    assert.equal("Go/ComputePath", running("Named"))
+    assert.equal("Plan", running("Leaf")) -- a leaf keeps its own name
+  end)
+
   it("keeps includes inside the allowed directories, bounded, no cycles",
      function()
     -- BehaviorTree.CPP's own include tests (tests/trees/btcpp/tests/trees)

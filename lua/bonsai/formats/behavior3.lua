@@ -320,6 +320,19 @@ local function classic_node(ctx, tree, tpath, id, path)
     fail(ctx, here, name, "unknown node type (not a behavior3 node, nor " ..
          "a custom node of the file: " .. leaves.provide .. ")")
   end
+  -- the title the editor shows names the node, its <property> filled in
+  -- (a defined node had it already; a title equal to the type adds nothing)
+  local title = spec.title
+  if type(title) == "string" and title ~= "" and title ~= name and
+     game ~= "define" then
+    node.name = title:gsub("<([%w_]+)>", function(k)
+      local v = props and props[k]
+      if type(v) == "number" and v == math.floor(v) then
+        return string.format("%d", v)
+      end
+      return v ~= nil and tostring(v) or nil
+    end)
+  end
   ctx.visiting[spec] = nil
   return leave(ctx, node)
 end
@@ -384,7 +397,10 @@ local function parse_classic(ctx, data, select)
   if not ctx.trees[main] then
     fail(ctx, "$", nil, "no tree '" .. tostring(main) .. "'")
   end
-  return ctx.subtree(main), { name = main }
+  -- named by its title: the editor gives each tree a UUID as its id
+  local title = ctx.trees[main].title
+  return ctx.subtree(main),
+         { name = type(title) == "string" and title ~= "" and title or main }
 end
 
 -- Current behavior3 editor, behavior3lua semantics ----------------------

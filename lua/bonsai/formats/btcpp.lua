@@ -529,7 +529,9 @@ local function subtree(ctx, e, scope)
   ctx.active[id] = true
   local n = convert(ctx, def, inner)
   ctx.active[id] = nil
-  if e.attrs.name then n.name = e.attrs.name end
+  -- named as Groot2 shows it: the SubTree's name, its root's, else (a
+  -- root with children; a leaf keeps its own) its ID
+  n.name = e.attrs.name or def.attrs.name or (n[1] and id) or n.name
   return n
 end
 
