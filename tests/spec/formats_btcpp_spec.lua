@@ -681,6 +681,62 @@ describe("tree:export('btcpp')", function()
     assert.is_true(#table.concat(runs[1]) > 200)
   end)
 
+  it("keeps SubTrees as SubTrees; models the game's nodes by category",
+     function()
+    leaves { A = "S", B = "S" }
+    bt.define("Twice", function(_, children)
+      return bt.sequence { children[1], children[1] }
+    end)
+    bt.define("Both", function(_, children) return bt.sequence(children) end)
+    bt.define("Ping", function() return bt.action(function() return true end) end)
+    local text = '<root BTCPP_format="4" main_tree_to_execute="M">' ..
+      '<BehaviorTree ID="M"><Sequence><SubTree ID="S" x="{y}" name="s1"/>' ..
+      '<Twice times="2"><Both><Ping/><SubTree ID="S" x="3"/></Both></Twice>' ..
+      '</Sequence></BehaviorTree><BehaviorTree ID="S"><Fallback>' ..
+      '<Condition ID="A" v="{x}"/><SubTree ID="U"/></Fallback></BehaviorTree>' ..
+      '<BehaviorTree ID="U"><B/></BehaviorTree></root>'
+    local tree = bt.tree(bt.import(text, "btcpp"), { name = "M" })
+    local out = tree:export("btcpp")
+    assert.equal(table.concat({
+      '<?xml version="1.0" encoding="UTF-8"?>',
+      '<root BTCPP_format="4" main_tree_to_execute="M">',
+      '  <BehaviorTree ID="M">',
+      '    <Sequence>',
+      '      <SubTree ID="S" x="{y}" name="s1"/>',
+      '      <Twice times="2">',
+      '        <Both>',
+      '          <Ping/>',
+      '          <SubTree ID="S" x="3"/>',
+      '        </Both>',
+      '      </Twice>',
+      '    </Sequence>',
+      '  </BehaviorTree>',
+      '  <BehaviorTree ID="S">',
+      '    <Fallback>',
+      '      <Condition ID="A" v="{x}"/>',
+      '      <SubTree ID="U"/>',
+      '    </Fallback>',
+      '  </BehaviorTree>',
+      '  <BehaviorTree ID="U">',
+      '    <B/>',
+      '  </BehaviorTree>',
+      '  <TreeNodesModel>',
+      '    <Condition ID="A">',
+      '      <inout_port name="v"/>',
+      '    </Condition>',
+      '    <Action ID="B"/>',
+      '    <Decorator ID="Twice">',
+      '      <input_port name="times"/>',
+      '    </Decorator>',
+      '    <Control ID="Both"/>',
+      '    <Action ID="Ping"/>',
+      '  </TreeNodesModel>',
+      '</root>', "" }, "\n"), out)
+    -- and it loads back, exporting the same text
+    assert.equal(out, bt.tree(bt.import(out, "btcpp"), { name = "M" })
+                        :export("btcpp"))
+  end)
+
   it("refuses nodes BehaviorTree.CPP does not have, naming them", function()
     local tree = bt.tree(bt.sequence { bt.cooldown { seconds = 1,
       bt.action(function() end) } }, { name = "T" })

@@ -10,10 +10,9 @@ package.path = "samples/?.lua;" .. package.path
 local bt = require "bonsai"
 local real = require "helpers.real_nodes"
 
--- Loads a file and ticks it by dt until it stops running (at most `max`
--- ticks); the status, the ticks and the world's log.
-local function run(path, opts, world, dt, max)
-  local tree = assert(bt.load(path, opts))
+-- Ticks a tree by dt until it stops running (at most `max` ticks); the
+-- status, the ticks and the world's log.
+local function ticks(tree, world, dt, max)
   world.log = {}
   local a = bt.agent(tree, { owner = world })
   local s, n = bt.RUNNING, 0
@@ -21,6 +20,10 @@ local function run(path, opts, world, dt, max)
     s, n = a:tick(dt), n + 1
   end
   return s, n, world.log
+end
+
+local function run(path, opts, world, dt, max)
+  return ticks(assert(bt.load(path, opts)), world, dt, max)
 end
 
 -- Checks each row {file, status, ticks, first calls..., opts = , world = }
@@ -42,6 +45,17 @@ local function check(dir, rows, dt)
         assert.equal(row[3], n)
         for i = 4, #row do assert.equal(row[i], log[i - 3]) end
       end)
+      if path:match("%.xml$") then
+        it(path .. " exports to BehaviorTree.CPP and back, ticking the same",
+           function()
+          local text = assert(bt.load(path, row.opts)):export("btcpp")
+          local s, n, log = run(path, row.opts, row.world or {}, dt, 20)
+          local copy = bt.tree(bt.import(text, "btcpp",
+                                         { file = path .. " (exported)" }))
+          local s2, n2, log2 = ticks(copy, row.world or {}, dt, 20)
+          assert.same({ s, n, log }, { s2, n2, log2 })
+        end)
+      end
     end
   end
 end

@@ -12,6 +12,10 @@ local controls = require "bonsai.formats.controls"
 
 local M = {}
 
+-- Node -> { id, element (the SubTree), tree (its root element) } for each
+-- SubTree expanded, so the exporter writes it back as a SubTree.
+M.expanded = setmetatable({}, { __mode = "k" })
+
 local MAX_NODES = 100000 -- after subtree expansion
 local MAX_DEPTH = 1000    -- levels, after subtree expansion
 local MAX_INCLUDES = 32  -- include depth
@@ -532,6 +536,7 @@ local function subtree(ctx, e, scope)
   -- named as Groot2 shows it: the SubTree's name, its root's, else (a
   -- root with children; a leaf keeps its own) its ID
   n.name = e.attrs.name or def.attrs.name or (n[1] and id) or n.name
+  M.expanded[n] = { id = id, element = e, tree = def }
   return n
 end
 
@@ -547,6 +552,13 @@ local function defined(ctx, e, scope, id)
   local kids = children(ctx, e, scope)
   local ok, node = pcall(leaves.defined, ctx.bt, id, args, kids, id)
   if not ok then where(ctx, e, node) end
+  if leaves.origin[node] == nil then -- else the builder returned a node made
+    local attrs = {}                  -- elsewhere: that node is written
+    for k, v in pairs(args) do attrs[k] = v end
+    attrs.name = nil
+    leaves.origin[node] = { format = "btcpp", name = id, children = kids,
+                            attrs = attrs, defined = true }
+  end
   return node
 end
 
@@ -843,13 +855,75 @@ local function count(p, n)
   return p
 end
 
--- Writes node n (path: its place, for errors) into out at depth.
-local function emit(n, out, depth, model, path)
+-- An element as the file wrote it (its attributes in their order).
+local function raw(e, out, depth)
+  local ind = ("  "):rep(depth)
+  local line = { ind, "<", e.tag }
+  for _, k in ipairs(e.order) do
+    line[#line + 1] = string.format(' %s="%s"', k, xml.escape(e.attrs[k]))
+  end
+  if #e == 0 then
+    out[#out + 1] = table.concat(line) .. "/>"
+    return
+  end
+  out[#out + 1] = table.concat(line) .. ">"
+  for _, c in ipairs(e) do raw(c, out, depth + 1) end
+  out[#out + 1] = ind .. "</" .. e.tag .. ">"
+end
+
+-- The model entry of a node type of the game's (kind: Action, Condition,
+-- Control, Decorator), its ports added.
+local function declare(model, id, kind, ports)
+  local m = model[id]
+  if not m then
+    m = { kind = kind, ports = {} }
+    model[id] = m
+    model[#model + 1] = id
+  elseif kind == "Control" then -- one use with several children says so
+    m.kind = kind
+  end
+  for k in pairs(ports) do m.ports[k] = true end
+end
+
+-- The model entries of the leaves and defined nodes under n (a subtree
+-- written as the file gave it), and the subtrees it expands, queued.
+local function declare_all(n, model, queue)
+  if type(n) ~= "table" then return end
+  local x = M.expanded[n]
+  if x and not queue[x.id] then
+    queue[x.id] = x.tree
+    queue[#queue + 1] = x.id
+  end
+  local o = leaves.origin[n]
+  local kind, leaf, args, refs = leaves.named(n)
+  if leaf then
+    local ports = {}
+    for k in pairs(args or {}) do ports[k] = true end
+    for k in pairs(refs or {}) do ports[k] = true end
+    declare(model, leaf, kind == "condition" and "Condition" or "Action",
+            ports)
+  elseif o and o.defined then
+    local c = #o.children
+    declare(model, o.name, c == 0 and "Action" or c == 1 and "Decorator" or
+            "Control", o.attrs)
+  end
+  for _, c in ipairs(n) do declare_all(c, model, queue) end
+end
+
+-- Writes node n (path: its place, for errors) into out at depth; a
+-- subtree the importer expanded is written as its SubTree, its tree queued.
+local function emit(n, out, depth, model, path, queue)
   local ind = ("  "):rep(depth)
   local function fail(msg)
     error("export btcpp: " .. path .. ": " .. msg, 0)
   end
   if type(n) ~= "table" or type(n.type) ~= "string" then fail("not a node") end
+  local x = M.expanded[n]
+  if x then
+    raw(x.element, out, depth)
+    declare_all(n, model, queue)
+    return
+  end
   local kids = {}
   for i, c in ipairs(n) do kids[i] = c end
   if n.type == "filter" or n.type == "monitor" then
@@ -864,6 +938,10 @@ local function emit(n, out, depth, model, path)
   if o and o.format == "btcpp" then -- a composition standing for one node
     id, kids = o.name, o.children or { o.child }
     for k, v in pairs(o.attrs or {}) do attrs[k] = v end
+    if o.defined then
+      declare(model, id, #kids == 0 and "Action" or #kids == 1 and
+              "Decorator" or "Control", o.attrs)
+    end
   elseif src then
     if src.renamed then
       fail("a script whose keys a subtree remaps cannot be written back")
@@ -949,21 +1027,34 @@ local function emit(n, out, depth, model, path)
   out[#out + 1] = table.concat(line) .. ">"
   for i, c in ipairs(kids) do
     emit(c, out, depth + 1, model,
-         path .. "/" .. (c.name or c.type .. "[" .. i .. "]"))
+         path .. "/" .. (c.name or c.type .. "[" .. i .. "]"), queue)
   end
   out[#out + 1] = ind .. "</" .. id .. ">"
 end
 
--- export(root, opts): XML text of a tree (opts.name: its ID), with a
--- TreeNodesModel of the leaves it uses (their ports as inout ports).
+-- export(root, opts): XML text of a tree (opts.name: its ID), its
+-- expanded SubTrees written back as SubTrees of their trees, with a
+-- TreeNodesModel of the game's nodes it uses (leaves as Action or
+-- Condition with their ports as inout ports; nodes of bt.define as Action,
+-- Decorator or Control by their children, their attributes as input ports).
 function M.export(root, opts)
   local name = opts and opts.name or "MainTree"
   local out = { '<?xml version="1.0" encoding="UTF-8"?>',
     '<root BTCPP_format="4" main_tree_to_execute="' .. xml.escape(name) .. '">',
     '  <BehaviorTree ID="' .. xml.escape(name) .. '">' }
-  local model = {}
-  emit(root, out, 2, model, root.name or root.type)
+  local model, queue = {}, {}
+  emit(root, out, 2, model, root.name or root.type, queue)
   out[#out + 1] = "  </BehaviorTree>"
+  local i = 1
+  while queue[i] do -- each subtree's tree once, as the file wrote it
+    local id = queue[i]
+    if id ~= name then
+      out[#out + 1] = '  <BehaviorTree ID="' .. xml.escape(id) .. '">'
+      raw(queue[id], out, 2)
+      out[#out + 1] = "  </BehaviorTree>"
+    end
+    i = i + 1
+  end
   out[#out + 1] = "  <TreeNodesModel>"
   for _, leaf in ipairs(model) do
     local m = model[leaf]
@@ -976,8 +1067,10 @@ function M.export(root, opts)
     else
       out[#out + 1] = string.format('    <%s ID="%s">', m.kind,
                                     xml.escape(leaf))
+      local dir = (m.kind == "Action" or m.kind == "Condition") and
+                  "inout_port" or "input_port"
       for _, p in ipairs(ports) do
-        out[#out + 1] = string.format('      <inout_port name="%s"/>',
+        out[#out + 1] = string.format('      <%s name="%s"/>', dir,
                                       xml.escape(p))
       end
       out[#out + 1] = "    </" .. m.kind .. ">"
