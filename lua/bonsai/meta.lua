@@ -240,8 +240,10 @@ function Tree:mermaid(a) end
 ---@return integer version
 function Tree:nodes(a) end
 
----Text that the editor of that format opens.
----@param format "behavior3"|"btcpp"
+---Text that the editor of that format opens ("behavior3": the classic
+---behavior3editor's tree, laid out; "behavior3-current": the current
+---behavior3 editor's tree file).
+---@param format "behavior3"|"behavior3-current"|"btcpp"
 ---@return string
 function Tree:export(format) end
 

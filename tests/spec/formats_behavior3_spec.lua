@@ -465,8 +465,25 @@ describe("tree:export('behavior3')", function()
     local data = cjson.decode(out)
     assert.equal("villager", data.id)
     assert.equal("Priority", data.nodes[data.root].name)
-    for _, n in pairs(data.nodes) do assert.is_table(n.display) end
-    assert.is_nil(data.display) -- the editor lays the tree out
+    -- laid out left to right: a column per depth, a row per leaf, each
+    -- parent level with the middle of its children, the root block left
+    local rows = {}
+    for _, n in pairs(data.nodes) do
+      local kids = n.children or { n.child }
+      if #kids == 0 then
+        assert.is_nil(rows[n.display.y]) -- one leaf a row
+        rows[n.display.y] = true
+      else
+        local first, last = data.nodes[kids[1]], data.nodes[kids[#kids]]
+        assert.equal((first.display.y + last.display.y) / 2, n.display.y)
+        for _, k in ipairs(kids) do
+          assert.equal(n.display.x + 250, data.nodes[k].display.x)
+        end
+      end
+    end
+    assert.equal(250, data.nodes[data.root].display.x)
+    assert.same({ camera_x = 0, camera_y = 0, camera_z = 1, x = 0,
+                  y = data.nodes[data.root].display.y }, data.display)
     local copy = bt.tree(bt.import(out, "behavior3"), { name = "villager" })
     assert.equal(out, copy:export("behavior3"))
     local runs = {}
@@ -488,6 +505,40 @@ describe("tree:export('behavior3')", function()
     end
     assert.same(runs[1], runs[2])
     assert.matches("eat bread", table.concat(runs[1]))
+  end)
+
+  it("writes the current editor's tree file too", function()
+    leaves { Look = "S", Walk = "RS" }
+    local tree = bt.tree(bt.selector { name = "patrol",
+      bt.sequence { bt.action("Look", { range = 5 }), bt.wait { seconds = 2 } },
+      bt.repeater { times = 3, bt.invert(bt.action "Walk") },
+      bt.force_success(bt.action "Walk") }, { name = "guard" })
+    local data = cjson.decode(tree:export("behavior3-current"))
+    assert.equal("guard", data.name)
+    assert.same({ id = 1, name = "Selector", desc = "patrol", children = {
+      { id = 2, name = "Sequence", children = {
+        { id = 3, name = "Look", args = { range = 5 } },
+        { id = 4, name = "Wait", args = { time = 2 } } } },
+      { id = 5, name = "Repeat", args = { count = 3 }, children = {
+        { id = 6, name = "Invert", children = { { id = 7, name = "Walk" } } } } },
+      { id = 8, name = "AlwaysSuccess", children = {
+        { id = 9, name = "Walk" } } } } }, data.root)
+    -- a file of that editor is written back as it was read
+    local text = cjson.encode { name = "x", root = { id = 1, name = "Sequence",
+      desc = "go", children = { { id = 2, name = "Look", args = { range = 2 },
+        input = { "target" } }, { id = 3, name = "IfElse", children = {
+          { id = 4, name = "Look" }, { id = 5, name = "Walk" },
+          { id = 6, name = "Look" } } } } } }
+    local back = cjson.decode(bt.tree(bt.import(text, "behavior3"),
+      { name = "x" }):export("behavior3-current"))
+    assert.same(cjson.decode(text).root, back.root)
+    -- nodes the format lacks, named
+    local bad = bt.tree(bt.sequence { bt.cooldown { seconds = 1,
+      bt.action "Look" } }, { name = "T" })
+    local ok, msg = pcall(bad.export, bad, "behavior3-current")
+    assert.is_false(ok)
+    assert.equal("export behavior3-current: sequence/cooldown[1]: " ..
+                 "'cooldown' has no behavior3 equivalent", msg)
   end)
 
   it("refuses nodes behavior3js does not have, naming them", function()
