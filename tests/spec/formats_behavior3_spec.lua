@@ -75,7 +75,7 @@ describe("behavior3 expressions", function()
       name = "Calculate", args = { value = "1" } }))
     assert.matches("'value' must be a number", refused(current { id = 1,
       name = "Let", args = { value = { 1, 2 } }, output = { "x" } }))
-    assert.matches("node 'Assert': raises its message", refused(current {
+    assert.matches("node 'Assert': needs a 'message'", refused(current {
       id = 1, name = "Assert", children = { { id = 2, name = "Check",
       args = { value = "true" } } } }))
   end)
@@ -548,6 +548,61 @@ describe("tree:export('behavior3')", function()
     assert.is_false(ok)
     assert.equal("export behavior3: sequence/timeout[1]: 'timeout' has no " ..
                  "behavior3 equivalent", msg)
+  end)
+end)
+
+describe("behavior3's Filter and Assert", function()
+  it("Filter: the items whose run of the child succeeded, in a new list",
+     function()
+    bt.register("Big", function(_, bb) t:add("big? " .. bb.it)
+      return bb.it > 2 end)
+    local slow = 0
+    bt.register("Slow", function(_, bb)
+      t:add("slow " .. bb.it)
+      slow = slow + 1
+      return slow % 2 == 0 or bt.RUNNING
+    end)
+    local function filter(child)
+      return current { id = 1, name = "Filter", input = { "xs" },
+        output = { "it", "kept" }, children = { { id = 2, name = child } } }
+    end
+    local a = agent(filter "Big", { blackboard = { xs = { 1, 5, 3 } } })
+    assert.equal("success | big? 1; big? 5; big? 3", t:step(a, 1))
+    assert.same({ 5, 3 }, a.bb.kept)
+    assert.is_nil(a.bb.it)
+    -- a running child is resumed on the same item
+    a = agent(filter "Slow", { blackboard = { xs = { 7, 8 } } })
+    assert.equal("running | slow 7", t:step(a, 1))
+    assert.equal("running | slow 7; slow 8", t:step(a, 1))
+    assert.equal("success | slow 8", t:step(a, 1))
+    assert.same({ 7, 8 }, a.bb.kept)
+    -- no list or an empty one: failure; no item kept: success
+    assert.equal("failure |", t:step(agent(filter "Big", { blackboard =
+      { xs = {} } }), 1))
+    assert.equal("failure |", t:step(agent(filter "Big"), 1))
+    local b = agent(filter "Big", { blackboard = { xs = { 1 } } })
+    assert.equal("success | big? 1", t:step(b, 1))
+    assert.same({}, b.bb.kept)
+    assert.matches("needs the list's variable %(input%), the item's and " ..
+      "the new list's %(output%)", refused(current { id = 1, name = "Filter",
+      input = { "xs" }, output = { "it" }, children = { { id = 2,
+      name = "Big" } } }))
+  end)
+
+  it("Assert: its child's status; a failure is an error with the message",
+     function()
+    leaves { Ok = "RS", No = "F" }
+    local function asserting(child)
+      return agent(current { id = 1, name = "Sequence", desc = "s",
+        children = { { id = 2, name = "Assert", desc = "sure",
+        args = { message = "the door must be open" },
+        children = { { id = 3, name = child } } } } })
+    end
+    local a = asserting "Ok"
+    assert.equal("running | enter Ok; tick Ok", t:step(a, 1))
+    assert.equal("success | tick Ok; exit Ok success", t:step(a, 1))
+    assert.equal("tree 'T' node 's/sure': the door must be open",
+                 trace.tick_error(asserting "No"))
   end)
 end)
 

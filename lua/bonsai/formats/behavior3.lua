@@ -423,8 +423,18 @@ local current = {}
 
 -- f(ctx, path, spec, kids) -> node; kids: converted children.
 current.builtin = {
-  Sequence = function(_, _, _, kids) kids.type = "sequence" return kids end,
-  Selector = function(_, _, _, kids) kids.type = "selector" return kids end,
+  -- without children: behavior3lua's loops end at once, with success for a
+  -- Sequence and failure for a Selector
+  Sequence = function(_, _, _, kids)
+    if #kids == 0 then return leaves.always("success") end
+    kids.type = "sequence"
+    return kids
+  end,
+  Selector = function(_, _, _, kids)
+    if #kids == 0 then return leaves.always("failure") end
+    kids.type = "selector"
+    return kids
+  end,
   -- Succeeds once every child has finished, whatever their results.
   Parallel = function(_, _, _, kids)
     if #kids == 0 then return leaves.always("success") end
@@ -527,6 +537,25 @@ current.builtin.Switch = function(ctx, path, spec, kids)
 end
 -- The first child decides (it may run) whether the second or the third
 -- runs, to its end (no third: failure): written with bt.control.
+current.builtin.Filter = function(ctx, path, spec, kids)
+  local list = type(spec.input) == "table" and spec.input[1]
+  local out = type(spec.output) == "table" and spec.output or {}
+  for i = 1, 3 do
+    local v = select(i, list, out[1], out[2])
+    if type(v) ~= "string" or v == "" then
+      fail(ctx, path, spec.name, "needs the list's variable (input), the " ..
+           "item's and the new list's (output)")
+    end
+  end
+  return controls.filter(ctx.bt, kids, list, out[1], out[2])
+end
+current.builtin.Assert = function(ctx, path, spec, kids)
+  local message = spec.args and spec.args.message
+  if type(message) ~= "string" then
+    fail(ctx, path, spec.name, "needs a 'message'")
+  end
+  return controls.assert(ctx.bt, kids, message)
+end
 current.builtin.IfElse = function(ctx, path, spec, kids)
   if #kids ~= 2 and #kids ~= 3 then
     fail(ctx, path, spec.name, "needs 2 or 3 children")
@@ -619,13 +648,14 @@ current.builtin.Cmp = function(ctx, path, spec)
 end
 current.children.Check, current.children.Calculate = 0, 0
 current.children.Let, current.children.Cmp = 0, 0
+current.children.Assert = 1
 
 current.refused = {
-  Assert = "raises its message when its child fails (Bonsai has no " ..
-           "equivalent)",
   Delay = "runs its child later, outside the tree, and succeeds at once " ..
           "(Bonsai has no equivalent)",
-  Listen = "reacts to game events outside the tree", Filter = "-",
+  Listen = "runs its child when a tree event fires, outside the node's " ..
+           "tick, and a Bonsai node ticks its children only in its own " ..
+           "tick (a game may provide it with bt.define)",
   Includes = "-", IsNull = "-", NotNull = "-", Clear = "-", Push = "-",
   Concat = "-", GetField = "-", SetField = "-", Index = "-", Now = "-",
   Random = "-", RandomIndex = "-", WaitForCount = "-", Log = "-",
@@ -729,7 +759,8 @@ function current_node(ctx, spec, path)
        #kids ~= want then
       fail(ctx, path, name, want == 0 and "takes no children" or
            "needs exactly one child")
-    elseif want == nil and #kids == 0 and name ~= "Parallel" then
+    elseif want == nil and #kids == 0 and name ~= "Parallel" and
+           name ~= "Sequence" and name ~= "Selector" then
       fail(ctx, path, name, "needs children")
     end
     local node = b(ctx, path, spec, kids)
