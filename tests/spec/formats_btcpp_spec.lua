@@ -406,6 +406,10 @@ describe("BehaviorTree.CPP files with includes and models", function()
     -- include_dirs outside: named
     assert.equal("d/main.xml: include_dirs: '../x' climbs above the " ..
       "current directory", import(inc("b.xml"), {}, { include_dirs = { "../x" } }))
+    assert.equal("d/main.xml: include_dirs must be a list of directories " ..
+      "(got string)", import(inc("b.xml"), {}, { include_dirs = "d" }))
+    assert.equal("d/main.xml: include_dirs: a directory must be a string",
+      import(inc("b.xml"), {}, { include_dirs = { 3 } }))
   end)
 
   it("refuses format 3 files, naming BehaviorTree.CPP's converter", function()

@@ -124,6 +124,18 @@ describe("BehaviorTree.CPP's examples and test trees", function()
     { "subtrees/Talk.xml", bt.SUCCESS, 1, "SaySomething Hello World",
       "SayHello" },
   }, 0.25)
+  -- the fuzzer's seed corpus: one valid tree, three that BehaviorTree.CPP
+  -- refuses as well (a port it does not have, a decorator without child)
+  local corpus = CPP .. "fuzzing/corpus/bt_corpus/"
+  check(corpus, {
+    { "corpus1.xml", bt.SUCCESS, 1 },
+    { "corpus2.xml", refused = corpus .. "corpus2.xml:5:21: node 'Timeout' " ..
+      "('timeout_node'): unknown port 'timeout_ms'" },
+    { "corpus3.xml", refused = corpus .. "corpus3.xml:4:17: node " ..
+      "'SetBlackboard': unknown port 'key'" },
+    { "corpus4.xml", refused = corpus .. "corpus4.xml:5:17: node " ..
+      "'ForceSuccess': needs exactly one child" },
+  }, 0.25)
   -- the include tests (gtest_tree.cpp's): every one ends in AlwaysSuccess
   local rows = {}
   for _, f in ipairs { "parent_no_include", "parent_include_child",

@@ -788,11 +788,17 @@ function M.parse(text, opts)
                 including = {}, read = opts.read, deps = opts.deps or {},
                 unnamed = 0, anonymous = {}, included = 0,
                 include_dirs = {} }
-  for _, dir in ipairs(opts.include_dirs or { file:match("^(.*)/") or "" }) do
-    local d = normal(dir)
+  local dirs = opts.include_dirs or { file:match("^(.*)/") or "" }
+  if type(dirs) ~= "table" then
+    error(file .. ": include_dirs must be a list of directories (got " ..
+          type(dirs) .. ")", 0)
+  end
+  for _, dir in ipairs(dirs) do
+    local d = type(dir) == "string" and normal(dir)
     if not d then
-      error(file .. ": include_dirs: '" .. dir .. "' climbs above the " ..
-            "current directory", 0)
+      error(file .. ": include_dirs: " .. (type(dir) == "string" and "'" ..
+            dir .. "' climbs above the current directory" or
+            "a directory must be a string"), 0)
     end
     ctx.include_dirs[#ctx.include_dirs + 1] = d
   end
