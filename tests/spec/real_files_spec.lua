@@ -182,4 +182,37 @@ describe("Nav2's navigation trees", function()
                       "DriveOnHeading", "Spin", "DriveOnHeading", "Spin" }
   check("tests/trees/nav2/", rows, 0.25)
 
+  it("recover when the way is blocked: costmaps cleared, then on their way",
+     function()
+    -- FollowPath fails twice: the controller's own recovery clears the
+    -- local costmap; the second failure goes to the outer recovery, whose
+    -- round robin clears both costmaps; the next try plans and drives
+    local function blocked(file)
+      local world = { blocked = 2 }
+      local s, n, log = run("tests/trees/nav2/" .. file .. ".xml", nil, world,
+                            0.25, 40)
+      local calls = {}
+      for _, c in ipairs(log) do
+        if not c:match("Selector$") then calls[#calls + 1] = c end
+      end
+      return s, n, table.concat(calls, ", ")
+    end
+    local s, n, calls = blocked(
+      "navigate_to_pose_w_replanning_goal_patience_and_recovery")
+    assert.equal(bt.SUCCESS, s)
+    assert.equal(6, n)
+    assert.equal("GlobalUpdatedGoal, IsGoalNearby, ComputePathToPose, " ..
+      "FollowPath blocked, ClearEntireCostmap, FollowPath blocked, " ..
+      "GoalUpdated, ClearEntireCostmap, ClearEntireCostmap, " ..
+      "GlobalUpdatedGoal, IsGoalNearby, ComputePathToPose, FollowPath, " ..
+      "FollowPath", calls)
+    s, n, calls = blocked("navigate_on_route_graph_w_recovery")
+    assert.equal(bt.SUCCESS, s)
+    assert.equal("GlobalUpdatedGoal, ValidatePath, FollowPath blocked, " ..
+      "WouldAControllerRecoveryHelp, ClearEntireCostmap, FollowPath " ..
+      "blocked, WouldAControllerRecoveryHelp, GoalUpdated, " ..
+      "ClearEntireCostmap, ClearEntireCostmap, GlobalUpdatedGoal, " ..
+      "ValidatePath, FollowPath, FollowPath", calls)
+  end)
+
 end)

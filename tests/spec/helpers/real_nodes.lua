@@ -30,7 +30,7 @@ end
 
 -- Nav2 (nav2_behavior_tree/plugins). Actions talk to servers: here they
 -- succeed at once, but for FollowPath, which drives for world.drive ticks
--- (2 unless set); conditions read the world (a field of their name, else
+-- (2 unless set) once the way is free; conditions read the world (a field of their name, else
 -- the answer of a robot that is on its way and far from the goal).
 local NAV2_CONDITIONS = {
   GoalUpdated = false, GlobalUpdatedGoal = false, IsGoalNearby = false,
@@ -74,8 +74,15 @@ function M.nav2()
       return true
     end)
   end
+  -- FollowPath fails world.blocked times (the way is blocked) before it
+  -- drives
   bt.register("FollowPath", function(a)
     local w = a.owner
+    if (w.blocked or 0) > 0 then
+      w.blocked = w.blocked - 1
+      note(a, "FollowPath blocked")
+      return false
+    end
     w.driven = (w.driven or 0) + 1
     note(a, "FollowPath")
     return w.driven >= (w.drive or 2) or RUNNING
