@@ -182,6 +182,15 @@ describe("Nav2's navigation trees", function()
                       "DriveOnHeading", "Spin", "DriveOnHeading", "Spin" }
   check("tests/trees/nav2/", rows, 0.25)
 
+  it("export their conditions as the game registered them", function()
+    local text = assert(bt.load("tests/trees/nav2/" ..
+      "navigate_to_pose_w_replanning_and_recovery.xml")):export("btcpp")
+    assert.matches('<Condition ID="GoalUpdated"/>', text, 1, true)
+    assert.matches('<Action ID="ComputePathToPose">', text, 1, true)
+    assert.matches('<Control ID="RecoveryNode">', text, 1, true)
+    assert.matches('<Decorator ID="RateController">', text, 1, true)
+  end)
+
   it("recover when the way is blocked: costmaps cleared, then on their way",
      function()
     -- FollowPath fails twice: the controller's own recovery clears the

@@ -571,8 +571,11 @@ local function leaf(ctx, e, scope, id)
           " node (a control or decorator of the game's own: bt.define it)")
   end
   local kind = "action"
+  local def = ctx.bt._registered[id]
   if e.tag == "Condition" or (e.tag ~= "Action" and model and
-                              model.kind == "Condition") then
+                              model.kind == "Condition") or
+     (e.tag ~= "Action" and not model and type(def) == "table" and
+      def.type == "condition") then -- the game registered a condition
     kind = "condition"
   end
   local args, refs = nil, {}
