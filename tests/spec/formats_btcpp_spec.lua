@@ -423,9 +423,6 @@ describe("BehaviorTree.CPP files with includes and models", function()
     assert.equal("v3.xml:1:1: format 3: " .. conv, err('<root BTCPP_format=' ..
       '"3"><BehaviorTree ID="T"><AlwaysSuccess/></BehaviorTree></root>'))
     -- no format given, and a construct only format 3 has
-    assert.equal("v3.xml:1:28: node 'SequenceStar': format 3 " ..
-      "(SequenceStar): " .. conv, err('<root><BehaviorTree ID="T">' ..
-      "<SequenceStar><AlwaysSuccess/></SequenceStar></BehaviorTree></root>"))
     assert.equal("v3.xml:1:38: node 'U': format 3 (SubTreePlus): " ..
       conv, err('<root><BehaviorTree ID="T"><Sequence><SubTreePlus ID="U"' ..
       "/></Sequence></BehaviorTree></root>"))
@@ -764,6 +761,41 @@ describe("BehaviorTree.CPP built-ins written with bt.control", function()
     assert.equal("success | enter A; tick A; exit A success; enter B; " ..
                  "tick B; exit B success; enter C; tick C; exit C success",
                  t:step(a, 1))
+  end)
+
+  it("SequenceStar, format 3's name, is a SequenceWithMemory", function()
+    leaves { A = "S", B = "FS" }
+    local a = agent('<root><BehaviorTree ID="T"><SequenceStar><A/><B/>' ..
+                    "</SequenceStar></BehaviorTree></root>")
+    assert.equal("failure | enter A; tick A; exit A success; enter B; " ..
+                 "tick B; exit B failure", t:step(a, 1))
+    assert.equal("success | enter B; tick B; exit B success", t:step(a, 1))
+  end)
+
+  it("AsyncSequence and AsyncFallback yield after a child done at once",
+     function()
+    leaves { A = "S", B = "RS", C = "S", F = "F", G = "RF" }
+    local a = agent(doc("<AsyncSequence><A/><B/><C/></AsyncSequence>"))
+    -- A succeeded in the tick it started: running, B at the next tick
+    assert.equal("running | enter A; tick A; exit A success", t:step(a, 1))
+    assert.equal("running | enter B; tick B", t:step(a, 1))
+    -- B had been running: C in the same tick
+    assert.equal("success | tick B; exit B success; enter C; tick C; " ..
+                 "exit C success", t:step(a, 1))
+    local b = agent(doc("<AsyncFallback><F/><G/><A/></AsyncFallback>"))
+    assert.equal("running | enter F; tick F; exit F failure", t:step(b, 1))
+    assert.equal("running | enter G; tick G", t:step(b, 1))
+    assert.equal("success | tick G; exit G failure; enter A; tick A; " ..
+                 "exit A success", t:step(b, 1))
+    -- a failure ends an AsyncSequence at once, and it starts over
+    leaves { A = "S", B = "F" }
+    local c = agent(doc("<AsyncSequence><B/><A/></AsyncSequence>"))
+    assert.equal("failure | enter B; tick B; exit B failure", t:step(c, 1))
+    assert.equal("failure | enter B; tick B; exit B failure", t:step(c, 1))
+    -- written back as they were
+    local out = bt.tree(bt.import(doc("<AsyncFallback><F/><A/>" ..
+      "</AsyncFallback>"), "btcpp"), { name = "T" }):export("btcpp")
+    assert.matches("<AsyncFallback>", out, 1, true)
   end)
 
   it("IfThenElse runs the branch its condition chose to its end", function()

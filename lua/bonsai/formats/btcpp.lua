@@ -365,6 +365,16 @@ local builtins = {
     local kids = children(ctx, e, scope)
     return written(e, controls.sequence_with_memory(ctx.bt, kids), kids)
   end,
+  AsyncSequence = function(ctx, e, scope)
+    shape(ctx, e, {}, "many")
+    local kids = children(ctx, e, scope)
+    return written(e, controls.async(ctx.bt, kids, "success"), kids)
+  end,
+  AsyncFallback = function(ctx, e, scope)
+    shape(ctx, e, {}, "many")
+    local kids = children(ctx, e, scope)
+    return written(e, controls.async(ctx.bt, kids, "failure"), kids)
+  end,
   IfThenElse = branches(controls.if_then_else),
   LoopInt = queueloop(function(s)
     local n = tonumber(s)
@@ -463,6 +473,8 @@ local builtins = {
     return n
   end,
 }
+-- format 3's name, which format 4 keeps reading
+builtins.SequenceStar = builtins.SequenceWithMemory
 
 -- A SubTree of a tree that is not in the file: bt.subtree by name (a tree
 -- made by bt.tree or bt.load), its {key} ports as the remap. Its other keys
@@ -659,11 +671,12 @@ local CONVERT = "convert with convert_v3_to_v4.py (BehaviorTree.CPP's " ..
                 "converter, in its repository's root) first"
 
 -- Refuses, in a file that gives no BTCPP_format, what only format 3 wrote:
--- SequenceStar, SubTreePlus and a SubTree's __shared_blackboard (names the
--- game defined or registered win, as everywhere).
+-- SubTreePlus and a SubTree's __shared_blackboard (names the game defined
+-- or registered win, as everywhere). SequenceStar, which format 4 still
+-- reads as SequenceWithMemory, loads.
 local function version3(ctx, e)
   local id = e.tag == "SubTreePlus" and e.tag or e.attrs.ID or e.tag
-  local v3 = (id == "SequenceStar" or id == "SubTreePlus") and id or
+  local v3 = id == "SubTreePlus" and id or
              e.attrs.__shared_blackboard and "__shared_blackboard"
   if v3 and not leaves.game(ctx.bt, id) then
     where(ctx, e, "format 3 (" .. v3 .. "): " .. CONVERT)

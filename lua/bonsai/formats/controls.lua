@@ -1,6 +1,7 @@
 -- bonsai.formats.controls: control nodes of the editor formats that no
 -- Bonsai kind has, written with bt.control (docs/CUSTOM_NODES.md) with
--- their runtime's semantics: BehaviorTree.CPP 4's SequenceWithMemory,
+-- their runtime's semantics: BehaviorTree.CPP 4's AsyncSequence,
+-- AsyncFallback, SequenceWithMemory,
 -- IfThenElse (also behavior3's IfElse), WhileDoElse, SwitchN, TryCatch,
 -- the LoopT queues,
 -- behavior3's Switch, Foreach, Loop, Filter and Assert. Each takes the
@@ -14,6 +15,39 @@ local SUCCESS, FAILURE, RUNNING = "success", "failure", "running"
 local function control(bt, kids, def)
   for i, k in ipairs(kids) do def[i] = k end
   return bt.control(def)
+end
+
+-- AsyncSequence (go = "success") and AsyncFallback (go = "failure"): the
+-- children in turn, a running one resumed; a child ending with `go` hands
+-- over to the next, and when it had not been running before this tick the
+-- node returns RUNNING first (BehaviorTree.CPP wakes the tree at once and
+-- goes on at the next tick); any other end ends the node with it.
+function M.async(bt, kids, go)
+  return control(bt, kids, {
+    enter = function(c) c.memory.i, c.memory.running = nil, nil end,
+    tick = function(c)
+      local m = c.memory
+      local i = m.i or 1
+      while i <= c.n do
+        local was = m.running == i
+        local s = c:tick(i)
+        if s == RUNNING then
+          m.i, m.running = i, i
+          return RUNNING
+        elseif s ~= go then
+          m.i, m.running = nil, nil
+          return s
+        end
+        i, m.running = i + 1, nil
+        if not was and i <= c.n then
+          m.i = i
+          return RUNNING
+        end
+      end
+      m.i = nil
+      return go
+    end,
+  })
 end
 
 -- SequenceWithMemory: a sequence that keeps its place when a child fails
