@@ -15,7 +15,7 @@ local formats = {
 -- The options bt.import takes, per format (any other is refused).
 local import_options = {
   behavior3 = "file read deps dir tree",
-  btcpp = "file read deps main",
+  btcpp = "file read deps main include_dirs",
   edges = "file",
   lua = "file",
 }
@@ -199,13 +199,16 @@ return function(bt)
     return tree
   end
 
-  -- tree:export(format): the tree's current version as text of an editor.
+  -- tree:export(format): the tree's current version as text of an editor
+  -- ("behavior3", the classic editor's; "behavior3-current", the current
+  -- behavior3 editor's; "btcpp").
   function files.export(tree, fmt, def)
     if not def then
       error("tree '" .. tree.name .. "' was not built from node tables", 3)
     end
-    return format(fmt).export(def.root, { name = tree.name, opts = def.opts,
-                                          bt = bt })
+    local current = fmt == "behavior3-current" -- the current editor's file
+    return format(current and "behavior3" or fmt).export(def.root,
+      { name = tree.name, opts = def.opts, bt = bt, current = current })
   end
 
   require("bonsai.watch")(bt, files)

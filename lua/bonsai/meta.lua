@@ -117,7 +117,9 @@ function Control:abort(i) end
 ---Options of bt.load, handed to the file's loader.
 ---@class (exact) bonsai.LoadOpts
 ---@field main? string the BehaviorTree.CPP tree to run (a file of several)
+---@field include_dirs? string[] the directories a BehaviorTree.CPP <include> may read (default: the file's own directory tree)
 ---@field tree? string the behavior3 project's tree (its id or title)
+---@field dir? string the behavior3 workspace directory subtree `path`s are relative to (default: the file's)
 
 ---@class (exact) bonsai.TreeOpts
 ---@field name? string
@@ -270,8 +272,10 @@ function Tree:mermaid(a) end
 ---@return integer version
 function Tree:nodes(a) end
 
----Text that the editor of that format opens.
----@param format "behavior3"|"btcpp"
+---Text that the editor of that format opens ("behavior3": the classic
+---behavior3editor's tree, laid out; "behavior3-current": the current
+---behavior3 editor's tree file).
+---@param format "behavior3"|"behavior3-current"|"btcpp"
 ---@return string
 function Tree:export(format) end
 

@@ -75,7 +75,7 @@ describe("behavior3 expressions", function()
       name = "Calculate", args = { value = "1" } }))
     assert.matches("'value' must be a number", refused(current { id = 1,
       name = "Let", args = { value = { 1, 2 } }, output = { "x" } }))
-    assert.matches("node 'Assert': raises its message", refused(current {
+    assert.matches("node 'Assert': needs a 'message'", refused(current {
       id = 1, name = "Assert", children = { { id = 2, name = "Check",
       args = { value = "true" } } } }))
   end)
@@ -130,12 +130,15 @@ describe("a classic behavior3editor project", function()
     end)
     leaves { ChopWood = "SRS" }
     local tree = assert(bt.load("tests/trees/villager.b3.json"))
-    assert.equal("villager", tree.name)
+    assert.equal("Villager", tree.name) -- its title
     local a = bt.agent(tree, { blackboard = { food = 50 } })
     -- Chores' Repeater (maxLoop 2) runs ChopWood twice in a row
     assert.equal("running | hungry? 50<30; enter ChopWood; tick ChopWood; " ..
                  "exit ChopWood success; enter ChopWood; tick ChopWood",
                  t:step(a, 1))
+    -- the titles name the nodes, the Repeater's <maxLoop> filled in
+    assert.same({ "reactive_selector", "Chores", "Repeat 2x", "Chop wood" },
+                a:running())
     assert.equal("integer", seen[1])
     a.bb.food = 10
     -- Priority: a higher child that succeeds closes the running one
@@ -462,8 +465,25 @@ describe("tree:export('behavior3')", function()
     local data = cjson.decode(out)
     assert.equal("villager", data.id)
     assert.equal("Priority", data.nodes[data.root].name)
-    for _, n in pairs(data.nodes) do assert.is_table(n.display) end
-    assert.is_nil(data.display) -- the editor lays the tree out
+    -- laid out left to right: a column per depth, a row per leaf, each
+    -- parent level with the middle of its children, the root block left
+    local rows = {}
+    for _, n in pairs(data.nodes) do
+      local kids = n.children or { n.child }
+      if #kids == 0 then
+        assert.is_nil(rows[n.display.y]) -- one leaf a row
+        rows[n.display.y] = true
+      else
+        local first, last = data.nodes[kids[1]], data.nodes[kids[#kids]]
+        assert.equal((first.display.y + last.display.y) / 2, n.display.y)
+        for _, k in ipairs(kids) do
+          assert.equal(n.display.x + 250, data.nodes[k].display.x)
+        end
+      end
+    end
+    assert.equal(250, data.nodes[data.root].display.x)
+    assert.same({ camera_x = 0, camera_y = 0, camera_z = 1, x = 0,
+                  y = data.nodes[data.root].display.y }, data.display)
     local copy = bt.tree(bt.import(out, "behavior3"), { name = "villager" })
     assert.equal(out, copy:export("behavior3"))
     local runs = {}
@@ -487,6 +507,40 @@ describe("tree:export('behavior3')", function()
     assert.matches("eat bread", table.concat(runs[1]))
   end)
 
+  it("writes the current editor's tree file too", function()
+    leaves { Look = "S", Walk = "RS" }
+    local tree = bt.tree(bt.selector { name = "patrol",
+      bt.sequence { bt.action("Look", { range = 5 }), bt.wait { seconds = 2 } },
+      bt.repeater { times = 3, bt.invert(bt.action "Walk") },
+      bt.force_success(bt.action "Walk") }, { name = "guard" })
+    local data = cjson.decode(tree:export("behavior3-current"))
+    assert.equal("guard", data.name)
+    assert.same({ id = 1, name = "Selector", desc = "patrol", children = {
+      { id = 2, name = "Sequence", children = {
+        { id = 3, name = "Look", args = { range = 5 } },
+        { id = 4, name = "Wait", args = { time = 2 } } } },
+      { id = 5, name = "Repeat", args = { count = 3 }, children = {
+        { id = 6, name = "Invert", children = { { id = 7, name = "Walk" } } } } },
+      { id = 8, name = "AlwaysSuccess", children = {
+        { id = 9, name = "Walk" } } } } }, data.root)
+    -- a file of that editor is written back as it was read
+    local text = cjson.encode { name = "x", root = { id = 1, name = "Sequence",
+      desc = "go", children = { { id = 2, name = "Look", args = { range = 2 },
+        input = { "target" } }, { id = 3, name = "IfElse", children = {
+          { id = 4, name = "Look" }, { id = 5, name = "Walk" },
+          { id = 6, name = "Look" } } } } } }
+    local back = cjson.decode(bt.tree(bt.import(text, "behavior3"),
+      { name = "x" }):export("behavior3-current"))
+    assert.same(cjson.decode(text).root, back.root)
+    -- nodes the format lacks, named
+    local bad = bt.tree(bt.sequence { bt.cooldown { seconds = 1,
+      bt.action "Look" } }, { name = "T" })
+    local ok, msg = pcall(bad.export, bad, "behavior3-current")
+    assert.is_false(ok)
+    assert.equal("export behavior3-current: sequence/cooldown[1]: " ..
+                 "'cooldown' has no behavior3 equivalent", msg)
+  end)
+
   it("refuses nodes behavior3js does not have, naming them", function()
     local tree = bt.tree(bt.sequence { bt.timeout { seconds = 1,
       bt.action "A" } }, { name = "T" })
@@ -494,6 +548,61 @@ describe("tree:export('behavior3')", function()
     assert.is_false(ok)
     assert.equal("export behavior3: sequence/timeout[1]: 'timeout' has no " ..
                  "behavior3 equivalent", msg)
+  end)
+end)
+
+describe("behavior3's Filter and Assert", function()
+  it("Filter: the items whose run of the child succeeded, in a new list",
+     function()
+    bt.register("Big", function(_, bb) t:add("big? " .. bb.it)
+      return bb.it > 2 end)
+    local slow = 0
+    bt.register("Slow", function(_, bb)
+      t:add("slow " .. bb.it)
+      slow = slow + 1
+      return slow % 2 == 0 or bt.RUNNING
+    end)
+    local function filter(child)
+      return current { id = 1, name = "Filter", input = { "xs" },
+        output = { "it", "kept" }, children = { { id = 2, name = child } } }
+    end
+    local a = agent(filter "Big", { blackboard = { xs = { 1, 5, 3 } } })
+    assert.equal("success | big? 1; big? 5; big? 3", t:step(a, 1))
+    assert.same({ 5, 3 }, a.bb.kept)
+    assert.is_nil(a.bb.it)
+    -- a running child is resumed on the same item
+    a = agent(filter "Slow", { blackboard = { xs = { 7, 8 } } })
+    assert.equal("running | slow 7", t:step(a, 1))
+    assert.equal("running | slow 7; slow 8", t:step(a, 1))
+    assert.equal("success | slow 8", t:step(a, 1))
+    assert.same({ 7, 8 }, a.bb.kept)
+    -- no list or an empty one: failure; no item kept: success
+    assert.equal("failure |", t:step(agent(filter "Big", { blackboard =
+      { xs = {} } }), 1))
+    assert.equal("failure |", t:step(agent(filter "Big"), 1))
+    local b = agent(filter "Big", { blackboard = { xs = { 1 } } })
+    assert.equal("success | big? 1", t:step(b, 1))
+    assert.same({}, b.bb.kept)
+    assert.matches("needs the list's variable %(input%), the item's and " ..
+      "the new list's %(output%)", refused(current { id = 1, name = "Filter",
+      input = { "xs" }, output = { "it" }, children = { { id = 2,
+      name = "Big" } } }))
+  end)
+
+  it("Assert: its child's status; a failure is an error with the message",
+     function()
+    leaves { Ok = "RS", No = "F" }
+    local function asserting(child)
+      return agent(current { id = 1, name = "Sequence", desc = "s",
+        children = { { id = 2, name = "Assert", desc = "sure",
+        args = { message = "the door must be open" },
+        children = { { id = 3, name = child } } } } })
+    end
+    local a = asserting "Ok"
+    assert.equal("running | enter Ok; tick Ok", t:step(a, 1))
+    assert.equal("success | tick Ok; exit Ok success", t:step(a, 1))
+    assert.equal("tree 'T' node 's/sure': the door must be open",
+                 trace.tick_error(asserting "No"))
   end)
 end)
 

@@ -334,6 +334,103 @@ describe("BehaviorTree.CPP files with includes and models", function()
     os.execute("rm -rf '" .. dir .. "'")
   end)
 
+  it("names a SubTree by its name, its root's name, else its ID", function()
+    bt.register("Plan", function() return bt.RUNNING end)
+    local function running(main)
+      local root = bt.import('<root BTCPP_format="4" main_tree_to_execute="' ..
+        main .. '"><BehaviorTree ID="Main"><Fallback><SubTree ID="Navigate"/>' ..
+        '</Fallback></BehaviorTree><BehaviorTree ID="Named"><SubTree ' ..
+        'ID="Navigate" name="Go"/></BehaviorTree><BehaviorTree ID="Navigate">' ..
+        '<Sequence><Plan name="ComputePath"/></Sequence></BehaviorTree>' ..
+        '<BehaviorTree ID="Leaf"><SubTree ID="Step"/></BehaviorTree>' ..
+        '<BehaviorTree ID="Step"><Plan/></BehaviorTree></root>', "btcpp")
+      local a = bt.agent(bt.tree(root, { name = "T" }))
+      a:tick(1)
+      return table.concat(a:running(), "/")
+    end
+    assert.equal("selector/Navigate/ComputePath", running("Main"))
+    assert.equal("Go/ComputePath", running("Named"))
+    assert.equal("Plan", running("Leaf")) -- a leaf keeps its own name
+  end)
+
+  it("keeps includes inside the allowed directories, bounded, no cycles",
+     function()
+    -- BehaviorTree.CPP's own include tests (tests/trees/btcpp/tests/trees)
+    local dir = "tests/trees/btcpp/tests/trees/"
+    local file = dir .. "child/child_include_parent.xml"
+    local tree, err = bt.load(file)
+    assert.is_nil(tree)
+    assert.equal(file .. ":2:3: node 'include': include " ..
+      "'../parent_no_include.xml' is outside the directories allowed " ..
+      "(tests/trees/btcpp/tests/trees/child; bt.load's include_dirs option " ..
+      "adds others)", err)
+    assert.is_truthy(bt.load(file, { include_dirs = { dir } }))
+    -- the same include, from a file of the parent directory: allowed
+    assert.is_truthy(bt.load(dir .. "parent_include_child_include_parent.xml"))
+    local function import(text, files, opts)
+      opts = opts or {}
+      opts.file = "d/main.xml"
+      opts.read = function(path)
+        return files[path] or nil, path .. ": no such file"
+      end
+      local ok, msg = pcall(bt.import, text, "btcpp", opts)
+      assert.is_false(ok)
+      return msg
+    end
+    local function inc(path)
+      return '<root BTCPP_format="4"><include path="' .. path .. '"/>' ..
+             '<BehaviorTree ID="T"><AlwaysSuccess/></BehaviorTree></root>'
+    end
+    assert.equal("d/main.xml:1:24: node 'include': include '/etc/x.xml' is " ..
+      "outside the directories allowed (d; bt.load's include_dirs option " ..
+      "adds others)", import(inc("/etc/x.xml"), {}))
+    assert.equal("d/main.xml:1:24: node 'include': include 'a/../../x.xml' " ..
+      "is outside the directories allowed (d; bt.load's include_dirs " ..
+      "option adds others)", import(inc("a/../../x.xml"), {}))
+    -- a cycle, whatever the spelling of the path
+    assert.equal("d/b.xml:1:24: node 'include': include recursion through " ..
+      "'./main.xml'", import(inc("b.xml"),
+        { ["d/b.xml"] = inc("./main.xml"), ["d/main.xml"] = inc("b.xml") }))
+    -- depth: a chain of 40 files
+    local chain = {}
+    for i = 1, 40 do chain["d/" .. i .. ".xml"] = inc((i + 1) .. ".xml") end
+    assert.matches("^d/32%.xml:1:24: node 'include': includes nested " ..
+      "more than 32 deep$", import(inc("1.xml"), chain))
+    -- total size: the same 3 MB file included three times in a row
+    local big = '<root BTCPP_format="4"><!--' .. ("x"):rep(3 * 1024 * 1024) ..
+                "--></root>"
+    assert.matches("included files are larger than 8388608 bytes in all",
+      import('<root BTCPP_format="4"><include path="a.xml"/>' ..
+             '<include path="a.xml"/><include path="a.xml"/></root>',
+             { ["d/a.xml"] = big }))
+    -- include_dirs outside: named
+    assert.equal("d/main.xml: include_dirs: '../x' climbs above the " ..
+      "current directory", import(inc("b.xml"), {}, { include_dirs = { "../x" } }))
+    assert.equal("d/main.xml: include_dirs must be a list of directories " ..
+      "(got string)", import(inc("b.xml"), {}, { include_dirs = "d" }))
+    assert.equal("d/main.xml: include_dirs: a directory must be a string",
+      import(inc("b.xml"), {}, { include_dirs = { 3 } }))
+  end)
+
+  it("refuses format 3 files, naming BehaviorTree.CPP's converter", function()
+    local conv = "convert with convert_v3_to_v4.py (BehaviorTree.CPP's " ..
+                 "converter, in its repository's root) first"
+    local function err(text)
+      local ok, msg = pcall(bt.import, text, "btcpp", { file = "v3.xml" })
+      assert.is_false(ok)
+      return msg
+    end
+    assert.equal("v3.xml:1:1: format 3: " .. conv, err('<root BTCPP_format=' ..
+      '"3"><BehaviorTree ID="T"><AlwaysSuccess/></BehaviorTree></root>'))
+    -- no format given, and a construct only format 3 has
+    assert.equal("v3.xml:1:38: node 'U': format 3 (SubTreePlus): " ..
+      conv, err('<root><BehaviorTree ID="T"><Sequence><SubTreePlus ID="U"' ..
+      "/></Sequence></BehaviorTree></root>"))
+    assert.equal("v3.xml:1:28: node 'U': format 3 " ..
+      "(__shared_blackboard): " .. conv, err('<root><BehaviorTree ID="T">' ..
+      '<SubTree ID="U" __shared_blackboard="true"/></BehaviorTree></root>'))
+  end)
+
   it("checks ports against TreeNodesModel and reads its kinds", function()
     bt.register("Near", function(_, _, args) t:add("near " .. args.range)
       return bt.RUNNING end)
@@ -480,8 +577,8 @@ describe("refused BehaviorTree.CPP files", function()
   it("wrong roots, missing trees, duplicates and recursion", function()
     assert.equal("t.xml:1:1: the root element must be <root>, not <tree>",
       refused("<tree/>"))
-    assert.matches("BTCPP_format 3 is not supported",
-      refused('<root BTCPP_format="3"/>'))
+    assert.matches("BTCPP_format 5 is not supported",
+      refused('<root BTCPP_format="5"/>'))
     assert.equal("t.xml: several BehaviorTree elements (a, b) and no " ..
       "main_tree_to_execute: choose one with bt.load(path, { main = ID })",
       refused('<root><BehaviorTree ID="a"><A/>' ..
@@ -584,6 +681,62 @@ describe("tree:export('btcpp')", function()
     assert.is_true(#table.concat(runs[1]) > 200)
   end)
 
+  it("keeps SubTrees as SubTrees; models the game's nodes by category",
+     function()
+    leaves { A = "S", B = "S" }
+    bt.define("Twice", function(_, children)
+      return bt.sequence { children[1], children[1] }
+    end)
+    bt.define("Both", function(_, children) return bt.sequence(children) end)
+    bt.define("Ping", function() return bt.action(function() return true end) end)
+    local text = '<root BTCPP_format="4" main_tree_to_execute="M">' ..
+      '<BehaviorTree ID="M"><Sequence><SubTree ID="S" x="{y}" name="s1"/>' ..
+      '<Twice times="2"><Both><Ping/><SubTree ID="S" x="3"/></Both></Twice>' ..
+      '</Sequence></BehaviorTree><BehaviorTree ID="S"><Fallback>' ..
+      '<Condition ID="A" v="{x}"/><SubTree ID="U"/></Fallback></BehaviorTree>' ..
+      '<BehaviorTree ID="U"><B/></BehaviorTree></root>'
+    local tree = bt.tree(bt.import(text, "btcpp"), { name = "M" })
+    local out = tree:export("btcpp")
+    assert.equal(table.concat({
+      '<?xml version="1.0" encoding="UTF-8"?>',
+      '<root BTCPP_format="4" main_tree_to_execute="M">',
+      '  <BehaviorTree ID="M">',
+      '    <Sequence>',
+      '      <SubTree ID="S" x="{y}" name="s1"/>',
+      '      <Twice times="2">',
+      '        <Both>',
+      '          <Ping/>',
+      '          <SubTree ID="S" x="3"/>',
+      '        </Both>',
+      '      </Twice>',
+      '    </Sequence>',
+      '  </BehaviorTree>',
+      '  <BehaviorTree ID="S">',
+      '    <Fallback>',
+      '      <Condition ID="A" v="{x}"/>',
+      '      <SubTree ID="U"/>',
+      '    </Fallback>',
+      '  </BehaviorTree>',
+      '  <BehaviorTree ID="U">',
+      '    <B/>',
+      '  </BehaviorTree>',
+      '  <TreeNodesModel>',
+      '    <Condition ID="A">',
+      '      <inout_port name="v"/>',
+      '    </Condition>',
+      '    <Action ID="B"/>',
+      '    <Decorator ID="Twice">',
+      '      <input_port name="times"/>',
+      '    </Decorator>',
+      '    <Control ID="Both"/>',
+      '    <Action ID="Ping"/>',
+      '  </TreeNodesModel>',
+      '</root>', "" }, "\n"), out)
+    -- and it loads back, exporting the same text
+    assert.equal(out, bt.tree(bt.import(out, "btcpp"), { name = "M" })
+                        :export("btcpp"))
+  end)
+
   it("refuses nodes BehaviorTree.CPP does not have, naming them", function()
     local tree = bt.tree(bt.sequence { bt.cooldown { seconds = 1,
       bt.action(function() end) } }, { name = "T" })
@@ -607,6 +760,41 @@ describe("BehaviorTree.CPP built-ins written with bt.control", function()
     assert.equal("success | enter A; tick A; exit A success; enter B; " ..
                  "tick B; exit B success; enter C; tick C; exit C success",
                  t:step(a, 1))
+  end)
+
+  it("SequenceStar, format 3's name, is a SequenceWithMemory", function()
+    leaves { A = "S", B = "FS" }
+    local a = agent('<root><BehaviorTree ID="T"><SequenceStar><A/><B/>' ..
+                    "</SequenceStar></BehaviorTree></root>")
+    assert.equal("failure | enter A; tick A; exit A success; enter B; " ..
+                 "tick B; exit B failure", t:step(a, 1))
+    assert.equal("success | enter B; tick B; exit B success", t:step(a, 1))
+  end)
+
+  it("AsyncSequence and AsyncFallback yield after a child done at once",
+     function()
+    leaves { A = "S", B = "RS", C = "S", F = "F", G = "RF" }
+    local a = agent(doc("<AsyncSequence><A/><B/><C/></AsyncSequence>"))
+    -- A succeeded in the tick it started: running, B at the next tick
+    assert.equal("running | enter A; tick A; exit A success", t:step(a, 1))
+    assert.equal("running | enter B; tick B", t:step(a, 1))
+    -- B had been running: C in the same tick
+    assert.equal("success | tick B; exit B success; enter C; tick C; " ..
+                 "exit C success", t:step(a, 1))
+    local b = agent(doc("<AsyncFallback><F/><G/><A/></AsyncFallback>"))
+    assert.equal("running | enter F; tick F; exit F failure", t:step(b, 1))
+    assert.equal("running | enter G; tick G", t:step(b, 1))
+    assert.equal("success | tick G; exit G failure; enter A; tick A; " ..
+                 "exit A success", t:step(b, 1))
+    -- a failure ends an AsyncSequence at once, and it starts over
+    leaves { A = "S", B = "F" }
+    local c = agent(doc("<AsyncSequence><B/><A/></AsyncSequence>"))
+    assert.equal("failure | enter B; tick B; exit B failure", t:step(c, 1))
+    assert.equal("failure | enter B; tick B; exit B failure", t:step(c, 1))
+    -- written back as they were
+    local out = bt.tree(bt.import(doc("<AsyncFallback><F/><A/>" ..
+      "</AsyncFallback>"), "btcpp"), { name = "T" }):export("btcpp")
+    assert.matches("<AsyncFallback>", out, 1, true)
   end)
 
   it("IfThenElse runs the branch its condition chose to its end", function()

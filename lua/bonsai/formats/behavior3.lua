@@ -115,6 +115,20 @@ local function from(node, name, props, child)
   return node
 end
 
+-- Node -> the current editor's node it was built from (name, args, input,
+-- output, path, children: the nodes built from its children), so the
+-- exporter writes it back as it was.
+M.current = setmetatable({}, { __mode = "k" })
+
+local function keep(node, spec, kids)
+  if M.current[node] == nil then
+    M.current[node] = { name = spec.name, args = spec.args,
+                        input = spec.input, output = spec.output,
+                        children = kids }
+  end
+  return node
+end
+
 -- Classic behavior3js / behavior3editor ------------------------------------
 
 -- Expressions (behavior3lua's `code` args) through bonsai.script, loaded
@@ -320,6 +334,19 @@ local function classic_node(ctx, tree, tpath, id, path)
     fail(ctx, here, name, "unknown node type (not a behavior3 node, nor " ..
          "a custom node of the file: " .. leaves.provide .. ")")
   end
+  -- the title the editor shows names the node, its <property> filled in
+  -- (a defined node had it already; a title equal to the type adds nothing)
+  local title = spec.title
+  if type(title) == "string" and title ~= "" and title ~= name and
+     game ~= "define" then
+    node.name = title:gsub("<([%w_]+)>", function(k)
+      local v = props and props[k]
+      if type(v) == "number" and v == math.floor(v) then
+        return string.format("%d", v)
+      end
+      return v ~= nil and tostring(v) or nil
+    end)
+  end
   ctx.visiting[spec] = nil
   return leave(ctx, node)
 end
@@ -384,7 +411,10 @@ local function parse_classic(ctx, data, select)
   if not ctx.trees[main] then
     fail(ctx, "$", nil, "no tree '" .. tostring(main) .. "'")
   end
-  return ctx.subtree(main), { name = main }
+  -- named by its title: the editor gives each tree a UUID as its id
+  local title = ctx.trees[main].title
+  return ctx.subtree(main),
+         { name = type(title) == "string" and title ~= "" and title or main }
 end
 
 -- Current behavior3 editor, behavior3lua semantics ----------------------
@@ -393,8 +423,18 @@ local current = {}
 
 -- f(ctx, path, spec, kids) -> node; kids: converted children.
 current.builtin = {
-  Sequence = function(_, _, _, kids) kids.type = "sequence" return kids end,
-  Selector = function(_, _, _, kids) kids.type = "selector" return kids end,
+  -- without children: behavior3lua's loops end at once, with success for a
+  -- Sequence and failure for a Selector
+  Sequence = function(_, _, _, kids)
+    if #kids == 0 then return leaves.always("success") end
+    kids.type = "sequence"
+    return kids
+  end,
+  Selector = function(_, _, _, kids)
+    if #kids == 0 then return leaves.always("failure") end
+    kids.type = "selector"
+    return kids
+  end,
   -- Succeeds once every child has finished, whatever their results.
   Parallel = function(_, _, _, kids)
     if #kids == 0 then return leaves.always("success") end
@@ -497,6 +537,25 @@ current.builtin.Switch = function(ctx, path, spec, kids)
 end
 -- The first child decides (it may run) whether the second or the third
 -- runs, to its end (no third: failure): written with bt.control.
+current.builtin.Filter = function(ctx, path, spec, kids)
+  local list = type(spec.input) == "table" and spec.input[1]
+  local out = type(spec.output) == "table" and spec.output or {}
+  for i = 1, 3 do
+    local v = select(i, list, out[1], out[2])
+    if type(v) ~= "string" or v == "" then
+      fail(ctx, path, spec.name, "needs the list's variable (input), the " ..
+           "item's and the new list's (output)")
+    end
+  end
+  return controls.filter(ctx.bt, kids, list, out[1], out[2])
+end
+current.builtin.Assert = function(ctx, path, spec, kids)
+  local message = spec.args and spec.args.message
+  if type(message) ~= "string" then
+    fail(ctx, path, spec.name, "needs a 'message'")
+  end
+  return controls.assert(ctx.bt, kids, message)
+end
 current.builtin.IfElse = function(ctx, path, spec, kids)
   if #kids ~= 2 and #kids ~= 3 then
     fail(ctx, path, spec.name, "needs 2 or 3 children")
@@ -589,13 +648,14 @@ current.builtin.Cmp = function(ctx, path, spec)
 end
 current.children.Check, current.children.Calculate = 0, 0
 current.children.Let, current.children.Cmp = 0, 0
+current.children.Assert = 1
 
 current.refused = {
-  Assert = "raises its message when its child fails (Bonsai has no " ..
-           "equivalent)",
   Delay = "runs its child later, outside the tree, and succeeds at once " ..
           "(Bonsai has no equivalent)",
-  Listen = "reacts to game events outside the tree", Filter = "-",
+  Listen = "runs its child when a tree event fires, outside the node's " ..
+           "tick, and a Bonsai node ticks its children only in its own " ..
+           "tick (a game may provide it with bt.define)",
   Includes = "-", IsNull = "-", NotNull = "-", Clear = "-", Push = "-",
   Concat = "-", GetField = "-", SetField = "-", Index = "-", Now = "-",
   Random = "-", RandomIndex = "-", WaitForCount = "-", Log = "-",
@@ -604,13 +664,15 @@ current.refused = {
 
 local current_node
 
--- The subtree file `path` names, read relative to the file that names it.
+-- The subtree file `path` names, read relative to the file that names it,
+-- or to opts.dir (the editor's workspace directory) when given.
 local function subfile(ctx, jpath, spec)
   local p = spec.path
   if type(p) ~= "string" then fail(ctx, jpath, spec.name, "bad 'path'") end
   local full = p
   if p:sub(1, 1) ~= "/" then
-    full = (ctx.dir or (ctx.file:match("^(.*/)") or "")) .. p
+    local dir = ctx.dir and ctx.dir:gsub("([^/])$", "%1/")
+    full = (dir or (ctx.file:match("^(.*/)") or "")) .. p
   end
   if ctx.files[full] then
     fail(ctx, jpath, spec.name, "subtree recursion through '" .. p .. "'")
@@ -650,7 +712,9 @@ function current_node(ctx, spec, path)
     ctx.ids[spec.id] = path
   end
   if type(spec.path) == "string" and spec.path ~= "" then
-    return leave(ctx, subfile(ctx, path, spec))
+    local node = subfile(ctx, path, spec)
+    M.current[node] = { name = name, path = spec.path } -- written as a path
+    return leave(ctx, node)
   end
   local args = spec.args
   if args ~= nil and type(args) ~= "table" then
@@ -681,7 +745,7 @@ function current_node(ctx, spec, path)
     end
     local ok, node = pcall(leaves.defined, ctx.bt, name, a, kids, spec.desc)
     if not ok then fail(ctx, path, name, node) end
-    return leave(ctx, node)
+    return leave(ctx, keep(node, spec, kids))
   end
   if game ~= "leaf" and current.refused[name] then
     local why = current.refused[name]
@@ -695,14 +759,15 @@ function current_node(ctx, spec, path)
        #kids ~= want then
       fail(ctx, path, name, want == 0 and "takes no children" or
            "needs exactly one child")
-    elseif want == nil and #kids == 0 and name ~= "Parallel" then
+    elseif want == nil and #kids == 0 and name ~= "Parallel" and
+           name ~= "Sequence" and name ~= "Selector" then
       fail(ctx, path, name, "needs children")
     end
     local node = b(ctx, path, spec, kids)
     if type(spec.desc) == "string" and spec.desc ~= "" and node.name == nil then
       node.name = spec.desc
     end
-    return leave(ctx, node)
+    return leave(ctx, keep(node, spec, kids))
   end
   if #kids > 0 then
     fail(ctx, path, name, "unknown node type with children (a composite " ..
@@ -723,7 +788,7 @@ function current_node(ctx, spec, path)
   end
   local ok, node = pcall(leaves.leaf, ctx.bt, "action", name, a)
   if not ok then fail(ctx, path, name, node) end
-  return leave(ctx, node)
+  return leave(ctx, keep(node, spec, kids))
 end
 
 -- parse(text, opts): the root node. opts: file, bt, read, deps; tree (the
@@ -758,8 +823,37 @@ local names = {
   repeat_until_failure = "RepeatUntilFailure",
 }
 
+-- Lays the exported nodes out left to right as the classic editor's
+-- auto-organize does: a column per depth, a row per leaf, a parent level
+-- with the middle of its children; sets each node's display, returns the
+-- root's y (the tree's root block sits left of it).
+local COLUMN, ROW = 250, 100
+
+local function layout(nodes, rootid)
+  local row = 0
+  local function place(id, depth)
+    local spec = nodes[id]
+    local kids = spec.children or (spec.child and { spec.child }) or {}
+    local y
+    if #kids == 0 then
+      y, row = row * ROW, row + 1
+    else
+      local first, last
+      for i, k in ipairs(kids) do
+        local ky = place(k, depth + 1)
+        if i == 1 then first = ky end
+        last = ky
+      end
+      y = (first + last) / 2
+    end
+    spec.display = { x = (depth + 1) * COLUMN, y = y }
+    return y
+  end
+  return place(rootid, 0)
+end
+
 -- export(root, opts): a behavior3editor tree (JSON), with custom_nodes for
--- the leaves it uses.
+-- the leaves it uses, laid out.
 function M.export(root, opts)
   local nodes, custom, seen, n = {}, {}, {}, 0
   local function add(node, path)
@@ -768,9 +862,7 @@ function M.export(root, opts)
     end
     n = n + 1
     local id = string.format("n%d", n)
-    -- behavior3editor reads every node's display; with no tree display
-    -- it lays the tree out itself
-    local spec = { id = id, properties = {}, display = { x = 0, y = 0 } }
+    local spec = { id = id, properties = {} }
     nodes[id] = spec
     local o = leaves.origin[node]
     local kind, leaf, args, refs = leaves.named(node)
@@ -844,9 +936,96 @@ function M.export(root, opts)
   end
   local name = opts and opts.name or "tree"
   local rootid = add(root, root.name or root.type)
+  local y = layout(nodes, rootid)
   return cjson.encode({ version = "0.3.0", scope = "tree", id = name,
     title = name, description = "", root = rootid, properties = {},
+    display = { camera_x = 0, camera_y = 0, camera_z = 1, x = 0, y = y },
     nodes = nodes, custom_nodes = #custom > 0 and custom or nil })
+end
+
+-- Export (current behavior3 editor tree file) ------------------------------
+
+local current_names = {
+  sequence = "Sequence", selector = "Selector", invert = "Invert",
+  force_success = "AlwaysSuccess", force_failure = "AlwaysFail",
+}
+
+-- The node the current editor reads for node (nested; ids in preorder,
+-- from *id): as the importer read it when it did, else mapped from its type.
+local function current_spec(node, path, id)
+  local function fail(msg)
+    error("export behavior3-current: " .. path .. ": " .. msg, 0)
+  end
+  if type(node) ~= "table" or type(node.type) ~= "string" then
+    fail("not a node")
+  end
+  id[1] = id[1] + 1
+  local spec, kids = { id = id[1] }, {}
+  local o = M.current[node]
+  local kind, leaf, args, refs = leaves.named(node)
+  local src = package.loaded["bonsai.script"] and
+    package.loaded["bonsai.script"].source[node]
+  if o then
+    spec.name, spec.args, spec.path = o.name, o.args, o.path
+    spec.input, spec.output = o.input, o.output
+    kids = o.children or kids
+  elseif leaf then
+    if refs and next(refs) then fail("blackboard ports have no behavior3 " ..
+                                     "equivalent (input and output lists)") end
+    spec.name = leaf
+    for k, v in pairs(args or {}) do
+      if k == "input" or k == "output" then spec[k] = v
+      else spec.args = spec.args or {}; spec.args[k] = v end
+    end
+  elseif src or node.type == "check" then
+    local code = src and not src.renamed and src.code or
+      node.type == "check" and require("bonsai.script").check_code(node)
+    if not code then fail("this " .. (src and "script's keys are remapped" or
+                          "check has no expression")) end
+    spec.name = (src and src.kind == "script") and "Calculate" or "Check"
+    spec.args = { value = code }
+  elseif node.type == "action" and node.fn == leaves.constant.success then
+    spec.name = "AlwaysSuccess"
+  elseif node.type == "action" and node.fn == leaves.constant.failure then
+    spec.name = "AlwaysFail"
+  elseif node.type == "wait" or node.type == "timeout" then
+    spec.name = node.type == "wait" and "Wait" or "Timeout"
+    spec.args, kids = { time = node.seconds }, { node[1] }
+  elseif node.type == "repeater" and (node.times or 0) > 0 then
+    spec.name, spec.args, kids = "Repeat", { count = node.times }, { node[1] }
+  elseif node.type == "retry" and (node.times or 0) == 0 then
+    spec.name, kids = "RepeatUntilSuccess", { node[1] }
+  elseif current_names[node.type] then
+    spec.name = current_names[node.type]
+    for i, c in ipairs(node) do kids[i] = c end
+  else
+    fail("'" .. node.type .. "' has no behavior3 equivalent" ..
+         ((node.type == "action" or node.type == "condition") and
+          " (only registered leaves can be exported)" or ""))
+  end
+  if node.name and node.name ~= spec.name then spec.desc = node.name end
+  if #kids > 0 then
+    spec.children = {}
+    for i, c in ipairs(kids) do
+      spec.children[i] = current_spec(c, path .. "/" ..
+        (c.name or c.type .. "[" .. i .. "]"), id)
+    end
+  end
+  return spec
+end
+
+-- export(root, opts) with opts.current: a tree file of the current behavior3
+-- editor (zhandouxiaojiji/behavior3editor, read by behavior3lua), which
+-- lays the tree out itself; else a classic behavior3editor tree.
+local classic_export = M.export
+function M.export(root, opts)
+  if not (opts and opts.current) then return classic_export(root, opts) end
+  local name = opts.name or "tree"
+  local tree = current_spec(root, root.name or root.type, { 0 })
+  -- written by hand: cjson writes an empty list as {}
+  return '{"version":"1.8.0","name":' .. cjson.encode(name) ..
+         ',"desc":"","export":true,"firstid":1,"group":[],"import":[],' ..
+         '"vars":[],"root":' .. cjson.encode(tree) .. "}"
 end
 
 return M

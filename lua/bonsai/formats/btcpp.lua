@@ -12,9 +12,14 @@ local controls = require "bonsai.formats.controls"
 
 local M = {}
 
+-- Node -> { id, element (the SubTree), tree (its root element) } for each
+-- SubTree expanded, so the exporter writes it back as a SubTree.
+M.expanded = setmetatable({}, { __mode = "k" })
+
 local MAX_NODES = 100000 -- after subtree expansion
 local MAX_DEPTH = 1000    -- levels, after subtree expansion
-local MAX_INCLUDES = 32
+local MAX_INCLUDES = 32  -- include depth
+local MAX_INCLUDED = 8 * 1024 * 1024 -- bytes of all included files
 
 -- Attributes every node may carry that change nothing here.
 local harmless = { name = true, ID = true, _description = true, _uid = true,
@@ -363,6 +368,16 @@ local builtins = {
     local kids = children(ctx, e, scope)
     return written(e, controls.sequence_with_memory(ctx.bt, kids), kids)
   end,
+  AsyncSequence = function(ctx, e, scope)
+    shape(ctx, e, {}, "many")
+    local kids = children(ctx, e, scope)
+    return written(e, controls.async(ctx.bt, kids, "success"), kids)
+  end,
+  AsyncFallback = function(ctx, e, scope)
+    shape(ctx, e, {}, "many")
+    local kids = children(ctx, e, scope)
+    return written(e, controls.async(ctx.bt, kids, "failure"), kids)
+  end,
   IfThenElse = branches(controls.if_then_else),
   LoopInt = queueloop(function(s)
     local n = tonumber(s)
@@ -461,6 +476,8 @@ local builtins = {
     return n
   end,
 }
+-- format 3's name, which format 4 keeps reading
+builtins.SequenceStar = builtins.SequenceWithMemory
 
 -- A SubTree of a tree that is not in the file: bt.subtree by name (a tree
 -- made by bt.tree or bt.load), its {key} ports as the remap. Its other keys
@@ -531,7 +548,10 @@ local function subtree(ctx, e, scope)
   ctx.active[id] = true
   local n = convert(ctx, def, inner)
   ctx.active[id] = nil
-  if e.attrs.name then n.name = e.attrs.name end
+  -- named as Groot2 shows it: the SubTree's name, its root's, else (a
+  -- root with children; a leaf keeps its own) its ID
+  n.name = e.attrs.name or def.attrs.name or (n[1] and id) or n.name
+  M.expanded[n] = { id = id, element = e, tree = def }
   return n
 end
 
@@ -547,6 +567,13 @@ local function defined(ctx, e, scope, id)
   local kids = children(ctx, e, scope)
   local ok, node = pcall(leaves.defined, ctx.bt, id, args, kids, id)
   if not ok then where(ctx, e, node) end
+  if leaves.origin[node] == nil then -- else the builder returned a node made
+    local attrs = {}                  -- elsewhere: that node is written
+    for k, v in pairs(args) do attrs[k] = v end
+    attrs.name = nil
+    leaves.origin[node] = { format = "btcpp", name = id, children = kids,
+                            attrs = attrs, defined = true }
+  end
   return node
 end
 
@@ -559,8 +586,11 @@ local function leaf(ctx, e, scope, id)
           " node (a control or decorator of the game's own: bt.define it)")
   end
   local kind = "action"
+  local def = ctx.bt._registered[id]
   if e.tag == "Condition" or (e.tag ~= "Action" and model and
-                              model.kind == "Condition") then
+                              model.kind == "Condition") or
+     (e.tag ~= "Action" and not model and type(def) == "table" and
+      def.type == "condition") then -- the game registered a condition
     kind = "condition"
   end
   local args, refs = nil, {}
@@ -671,6 +701,83 @@ local function models(ctx, m)
   end
 end
 
+local CONVERT = "convert with convert_v3_to_v4.py (BehaviorTree.CPP's " ..
+                "converter, in its repository's root) first"
+
+-- Refuses, in a file that gives no BTCPP_format, what only format 3 wrote:
+-- SubTreePlus and a SubTree's __shared_blackboard (names the game defined
+-- or registered win, as everywhere). SequenceStar, which format 4 still
+-- reads as SequenceWithMemory, loads.
+local function version3(ctx, e)
+  local id = e.tag == "SubTreePlus" and e.tag or e.attrs.ID or e.tag
+  local v3 = id == "SubTreePlus" and id or
+             e.attrs.__shared_blackboard and "__shared_blackboard"
+  if v3 and not leaves.game(ctx.bt, id) then
+    where(ctx, e, "format 3 (" .. v3 .. "): " .. CONVERT)
+  end
+  for _, child in ipairs(e) do version3(ctx, child) end
+end
+
+-- A path with "." and ".." resolved ("a/./b/../c" is "a/c"); nil when it
+-- climbs above where it starts (a relative "../x").
+local function normal(path)
+  local out = {}
+  for part in path:gmatch("[^/]+") do
+    if part == ".." then
+      if #out == 0 then return nil end
+      out[#out] = nil
+    elseif part ~= "." then
+      out[#out + 1] = part
+    end
+  end
+  return (path:sub(1, 1) == "/" and "/" or "") .. table.concat(out, "/")
+end
+
+-- Whether the resolved path lies inside one of the allowed directories.
+local function allowed(ctx, full)
+  for _, dir in ipairs(ctx.include_dirs) do
+    if dir == "" and full:sub(1, 1) ~= "/" or
+       full:sub(1, #dir + 1) == dir .. "/" then
+      return true
+    end
+  end
+  return false
+end
+
+-- Reads the file an <include> names (relative to the including file),
+-- refusing one outside the allowed directories, a cycle, includes nested
+-- too deep or too large in total; returns its path and text.
+local function included(ctx, e, file, depth)
+  if e.attrs.ros_pkg then
+    where(ctx, e, "ros_pkg includes are not supported")
+  end
+  local path = e.attrs.path
+  if not path then where(ctx, e, "an include needs a path") end
+  if path:sub(1, 1) ~= "/" then path = (file:match("^(.*/)") or "") .. path end
+  local full = normal(path)
+  if not full or not allowed(ctx, full) then
+    where(ctx, e, "include '" .. e.attrs.path .. "' is outside the " ..
+          "directories allowed (" .. table.concat(ctx.include_dirs, ", ") ..
+          "; bt.load's include_dirs option adds others)")
+  end
+  if ctx.including[full] then
+    where(ctx, e, "include recursion through '" .. e.attrs.path .. "'")
+  end
+  if depth >= MAX_INCLUDES then
+    where(ctx, e, "includes nested more than " .. MAX_INCLUDES .. " deep")
+  end
+  if not ctx.read then where(ctx, e, "includes need a file to read") end
+  local text, err = ctx.read(full)
+  if not text then where(ctx, e, "cannot include: " .. tostring(err)) end
+  ctx.included = ctx.included + #text
+  if ctx.included > MAX_INCLUDED then
+    where(ctx, e, "the included files are larger than " .. MAX_INCLUDED ..
+          " bytes in all")
+  end
+  ctx.deps[#ctx.deps + 1] = full
+  return full, text
+end
+
 -- Collects the BehaviorTree and TreeNodesModel elements of a document and
 -- of the files it includes.
 local function collect(ctx, root, file, depth)
@@ -679,9 +786,14 @@ local function collect(ctx, root, file, depth)
                         file, root.line, root.col, root.tag), 0)
   end
   local fmt = root.attrs.BTCPP_format
-  if fmt and fmt ~= "4" then
+  if fmt == "3" then
+    error(string.format("%s:%d:%d: format 3: %s", file, root.line, root.col,
+                        CONVERT), 0)
+  elseif fmt and fmt ~= "4" then
     error(string.format("%s:%d:%d: BTCPP_format %s is not supported " ..
                         "(format 4 only)", file, root.line, root.col, fmt), 0)
+  elseif not fmt then
+    version3(ctx, root)
   end
   for _, e in ipairs(root) do
     if e.tag == "BehaviorTree" then
@@ -702,25 +814,10 @@ local function collect(ctx, root, file, depth)
     elseif e.tag == "TreeNodesModel" then
       models(ctx, e)
     elseif e.tag == "include" then
-      if e.attrs.ros_pkg then
-        where(ctx, e, "ros_pkg includes are not supported")
-      end
-      local path = e.attrs.path
-      if not path then where(ctx, e, "an include needs a path") end
-      if depth >= MAX_INCLUDES or ctx.including[path] then
-        where(ctx, e, "include recursion through '" .. path .. "'")
-      end
-      local full = path
-      if path:sub(1, 1) ~= "/" then
-        full = (file:match("^(.*/)") or "") .. path
-      end
-      if not ctx.read then where(ctx, e, "includes need a file to read") end
-      local text, err = ctx.read(full)
-      if not text then where(ctx, e, "cannot include: " .. tostring(err)) end
-      ctx.deps[#ctx.deps + 1] = full
-      ctx.including[path] = true
+      local full, text = included(ctx, e, file, depth)
+      ctx.including[full] = true
       collect(ctx, xml.parse(text, full), full, depth + 1)
-      ctx.including[path] = nil
+      ctx.including[full] = nil
     else
       -- Groot2 keeps its layout and other data in elements of its own
     end
@@ -732,14 +829,31 @@ end
 -- BehaviorTree.CPP 4 calls it, and gives no name).
 -- opts: file (for messages), bt, read(path) for includes, deps (a list
 -- the included paths are added to), main (the ID of the tree to load
--- instead of main_tree_to_execute).
+-- instead of main_tree_to_execute), include_dirs (the directories
+-- includes may read from; default: the file's own directory tree).
 function M.parse(text, opts)
   local file = opts.file or "xml"
   local ctx = { file = file, bt = opts.bt, trees = {}, order = {},
                 models = {}, count = 0, depth = 0, instances = 0, active = {},
                 including = {}, read = opts.read, deps = opts.deps or {},
-                unnamed = 0, anonymous = {} }
+                unnamed = 0, anonymous = {}, included = 0,
+                include_dirs = {} }
+  local dirs = opts.include_dirs or { file:match("^(.*)/") or "" }
+  if type(dirs) ~= "table" then
+    error(file .. ": include_dirs must be a list of directories (got " ..
+          type(dirs) .. ")", 0)
+  end
+  for _, dir in ipairs(dirs) do
+    local d = type(dir) == "string" and normal(dir)
+    if not d then
+      error(file .. ": include_dirs: " .. (type(dir) == "string" and "'" ..
+            dir .. "' climbs above the current directory" or
+            "a directory must be a string"), 0)
+    end
+    ctx.include_dirs[#ctx.include_dirs + 1] = d
+  end
   local root = xml.parse(text, file)
+  ctx.including[normal(file) or file] = true
   collect(ctx, root, file, 0)
   local main = opts.main or root.attrs.main_tree_to_execute
   local function ids()
@@ -797,13 +911,75 @@ local function count(p, n)
   return p
 end
 
--- Writes node n (path: its place, for errors) into out at depth.
-local function emit(n, out, depth, model, path)
+-- An element as the file wrote it (its attributes in their order).
+local function raw(e, out, depth)
+  local ind = ("  "):rep(depth)
+  local line = { ind, "<", e.tag }
+  for _, k in ipairs(e.order) do
+    line[#line + 1] = string.format(' %s="%s"', k, xml.escape(e.attrs[k]))
+  end
+  if #e == 0 then
+    out[#out + 1] = table.concat(line) .. "/>"
+    return
+  end
+  out[#out + 1] = table.concat(line) .. ">"
+  for _, c in ipairs(e) do raw(c, out, depth + 1) end
+  out[#out + 1] = ind .. "</" .. e.tag .. ">"
+end
+
+-- The model entry of a node type of the game's (kind: Action, Condition,
+-- Control, Decorator), its ports added.
+local function declare(model, id, kind, ports)
+  local m = model[id]
+  if not m then
+    m = { kind = kind, ports = {} }
+    model[id] = m
+    model[#model + 1] = id
+  elseif kind == "Control" then -- one use with several children says so
+    m.kind = kind
+  end
+  for k in pairs(ports) do m.ports[k] = true end
+end
+
+-- The model entries of the leaves and defined nodes under n (a subtree
+-- written as the file gave it), and the subtrees it expands, queued.
+local function declare_all(n, model, queue)
+  if type(n) ~= "table" then return end
+  local x = M.expanded[n]
+  if x and not queue[x.id] then
+    queue[x.id] = x.tree
+    queue[#queue + 1] = x.id
+  end
+  local o = leaves.origin[n]
+  local kind, leaf, args, refs = leaves.named(n)
+  if leaf then
+    local ports = {}
+    for k in pairs(args or {}) do ports[k] = true end
+    for k in pairs(refs or {}) do ports[k] = true end
+    declare(model, leaf, kind == "condition" and "Condition" or "Action",
+            ports)
+  elseif o and o.defined then
+    local c = #o.children
+    declare(model, o.name, c == 0 and "Action" or c == 1 and "Decorator" or
+            "Control", o.attrs)
+  end
+  for _, c in ipairs(n) do declare_all(c, model, queue) end
+end
+
+-- Writes node n (path: its place, for errors) into out at depth; a
+-- subtree the importer expanded is written as its SubTree, its tree queued.
+local function emit(n, out, depth, model, path, queue)
   local ind = ("  "):rep(depth)
   local function fail(msg)
     error("export btcpp: " .. path .. ": " .. msg, 0)
   end
   if type(n) ~= "table" or type(n.type) ~= "string" then fail("not a node") end
+  local x = M.expanded[n]
+  if x then
+    raw(x.element, out, depth)
+    declare_all(n, model, queue)
+    return
+  end
   local kids = {}
   for i, c in ipairs(n) do kids[i] = c end
   if n.type == "filter" or n.type == "monitor" then
@@ -818,6 +994,10 @@ local function emit(n, out, depth, model, path)
   if o and o.format == "btcpp" then -- a composition standing for one node
     id, kids = o.name, o.children or { o.child }
     for k, v in pairs(o.attrs or {}) do attrs[k] = v end
+    if o.defined then
+      declare(model, id, #kids == 0 and "Action" or #kids == 1 and
+              "Decorator" or "Control", o.attrs)
+    end
   elseif src then
     if src.renamed then
       fail("a script whose keys a subtree remaps cannot be written back")
@@ -916,21 +1096,34 @@ local function emit(n, out, depth, model, path)
   out[#out + 1] = table.concat(line) .. ">"
   for i, c in ipairs(kids) do
     emit(c, out, depth + 1, model,
-         path .. "/" .. (c.name or c.type .. "[" .. i .. "]"))
+         path .. "/" .. (c.name or c.type .. "[" .. i .. "]"), queue)
   end
   out[#out + 1] = ind .. "</" .. id .. ">"
 end
 
--- export(root, opts): XML text of a tree (opts.name: its ID), with a
--- TreeNodesModel of the leaves it uses (their ports as inout ports).
+-- export(root, opts): XML text of a tree (opts.name: its ID), its
+-- expanded SubTrees written back as SubTrees of their trees, with a
+-- TreeNodesModel of the game's nodes it uses (leaves as Action or
+-- Condition with their ports as inout ports; nodes of bt.define as Action,
+-- Decorator or Control by their children, their attributes as input ports).
 function M.export(root, opts)
   local name = opts and opts.name or "MainTree"
   local out = { '<?xml version="1.0" encoding="UTF-8"?>',
     '<root BTCPP_format="4" main_tree_to_execute="' .. xml.escape(name) .. '">',
     '  <BehaviorTree ID="' .. xml.escape(name) .. '">' }
-  local model = {}
-  emit(root, out, 2, model, root.name or root.type)
+  local model, queue = {}, {}
+  emit(root, out, 2, model, root.name or root.type, queue)
   out[#out + 1] = "  </BehaviorTree>"
+  local i = 1
+  while queue[i] do -- each subtree's tree once, as the file wrote it
+    local id = queue[i]
+    if id ~= name then
+      out[#out + 1] = '  <BehaviorTree ID="' .. xml.escape(id) .. '">'
+      raw(queue[id], out, 2)
+      out[#out + 1] = "  </BehaviorTree>"
+    end
+    i = i + 1
+  end
   out[#out + 1] = "  <TreeNodesModel>"
   for _, leaf in ipairs(model) do
     local m = model[leaf]
@@ -943,8 +1136,10 @@ function M.export(root, opts)
     else
       out[#out + 1] = string.format('    <%s ID="%s">', m.kind,
                                     xml.escape(leaf))
+      local dir = (m.kind == "Action" or m.kind == "Condition") and
+                  "inout_port" or "input_port"
       for _, p in ipairs(ports) do
-        out[#out + 1] = string.format('      <inout_port name="%s"/>',
+        out[#out + 1] = string.format('      <%s name="%s"/>', dir,
                                       xml.escape(p))
       end
       out[#out + 1] = "    </" .. m.kind .. ">"

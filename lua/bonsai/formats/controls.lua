@@ -1,9 +1,11 @@
 -- bonsai.formats.controls: control nodes of the editor formats that no
 -- Bonsai kind has, written with bt.control (docs/CUSTOM_NODES.md) with
--- their runtime's semantics: BehaviorTree.CPP 4's SequenceWithMemory,
+-- their runtime's semantics: BehaviorTree.CPP 4's AsyncSequence,
+-- AsyncFallback, SequenceWithMemory,
 -- IfThenElse (also behavior3's IfElse), WhileDoElse, SwitchN, TryCatch,
 -- the LoopT queues,
--- behavior3's Switch, Foreach and Loop. Each takes the node's children, already built; a
+-- behavior3's Switch, Foreach, Loop, Filter and Assert. Each takes the
+-- node's children, already built; a
 -- Switch reads its variable through get(bb), a Loop its count through
 -- count(bb), at each tick.
 local M = {}
@@ -13,6 +15,39 @@ local SUCCESS, FAILURE, RUNNING = "success", "failure", "running"
 local function control(bt, kids, def)
   for i, k in ipairs(kids) do def[i] = k end
   return bt.control(def)
+end
+
+-- AsyncSequence (go = "success") and AsyncFallback (go = "failure"): the
+-- children in turn, a running one resumed; a child ending with `go` hands
+-- over to the next, and when it had not been running before this tick the
+-- node returns RUNNING first (BehaviorTree.CPP wakes the tree at once and
+-- goes on at the next tick); any other end ends the node with it.
+function M.async(bt, kids, go)
+  return control(bt, kids, {
+    enter = function(c) c.memory.i, c.memory.running = nil, nil end,
+    tick = function(c)
+      local m = c.memory
+      local i = m.i or 1
+      while i <= c.n do
+        local was = m.running == i
+        local s = c:tick(i)
+        if s == RUNNING then
+          m.i, m.running = i, i
+          return RUNNING
+        elseif s ~= go then
+          m.i, m.running = nil, nil
+          return s
+        end
+        i, m.running = i + 1, nil
+        if not was and i <= c.n then
+          m.i = i
+          return RUNNING
+        end
+      end
+      m.i = nil
+      return go
+    end,
+  })
 end
 
 -- SequenceWithMemory: a sequence that keeps its place when a child fails
@@ -258,6 +293,54 @@ function M.switch(bt, kids, get, cases)
       if m.running and m.running ~= pick then c:abort(m.running) end
       local s = c:tick(pick)
       m.running = s == RUNNING and pick or nil
+      return s
+    end,
+  })
+end
+
+-- behavior3lua's Filter: for each item of the list bb[list] (none, or an
+-- empty list: failure), the item in bb[item] and its first child ticked; the
+-- items whose run succeeded are collected; a running child is resumed on
+-- the same item. At the end bb[item] is cleared, bb[out] gets the items
+-- collected, and the node succeeds (even with none, as behavior3lua does).
+function M.filter(bt, kids, list, item, out)
+  return control(bt, kids, {
+    enter = function(c) c.memory.i, c.memory.kept = nil, nil end,
+    tick = function(c, _, bb)
+      local m = c.memory
+      local arr = bb[list]
+      if arr == nil then return FAILURE end
+      if type(arr) ~= "table" then
+        error("'" .. list .. "' is not a list (" .. type(arr) .. ")", 0)
+      end
+      if #arr == 0 then return FAILURE end
+      local i, kept, resumed = m.i or 1, m.kept or {}, m.i ~= nil
+      while i <= #arr do
+        if not resumed then bb[item] = arr[i] end
+        resumed = false
+        local s = c:tick(1)
+        if s == RUNNING then
+          m.i, m.kept = i, kept
+          return RUNNING
+        elseif s == SUCCESS then
+          kept[#kept + 1] = arr[i]
+        end
+        i = i + 1
+      end
+      m.i, m.kept = nil, nil
+      bb[item], bb[out] = nil, kept
+      return SUCCESS
+    end,
+  })
+end
+
+-- behavior3's Assert: its child's status, but a failure is an error of the
+-- node with the message (a leaf error: the tick raises it).
+function M.assert(bt, kids, message)
+  return control(bt, kids, {
+    tick = function(c)
+      local s = c:tick(1)
+      if s == FAILURE then error(message, 0) end
       return s
     end,
   })

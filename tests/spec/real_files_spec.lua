@@ -1,0 +1,227 @@
+-- real_files_spec: every tree file of tests/trees taken from a public
+-- project (Nav2, BehaviorTree.CPP, behavior3lua, behavior3editor; sources
+-- in each folder's README) loads and ticks with the nodes the project
+-- defines (helpers/real_nodes.lua), to the outcome its semantics give; a
+-- file still refused is listed with the exact reason and shows as pending.
+-- Registered names last for the process and win in every importer (Nav2's
+-- Wait action would hide behavior3's Wait), so the blocks run in order,
+-- each registering its project's nodes first.
+package.path = "samples/?.lua;" .. package.path
+local bt = require "bonsai"
+local real = require "helpers.real_nodes"
+
+-- Ticks a tree by dt until it stops running (at most `max` ticks); the
+-- status, the ticks and the world's log.
+local function ticks(tree, world, dt, max)
+  world.log = {}
+  local a = bt.agent(tree, { owner = world })
+  local s, n = bt.RUNNING, 0
+  while s == bt.RUNNING and n < max do
+    s, n = a:tick(dt), n + 1
+  end
+  return s, n, world.log
+end
+
+local function run(path, opts, world, dt, max)
+  return ticks(assert(bt.load(path, opts)), world, dt, max)
+end
+
+-- Checks each row {file, status, ticks, first calls..., opts = , world = }
+-- under dir; rows with refused = "reason" must be refused with it.
+local function check(dir, rows, dt)
+  for _, row in ipairs(rows) do
+    local path = dir .. row[1]
+    if row.refused then
+      it(path .. " is refused: " .. row.refused, function()
+        local tree, err = bt.load(path, row.opts)
+        assert.is_nil(tree)
+        assert.equal(row.refused, err)
+      end)
+      pending(path .. ": still refused (" .. row.refused .. ")")
+    else
+      it(path .. " loads and ticks to " .. tostring(row[2]), function()
+        local s, n, log = run(path, row.opts, row.world or {}, dt, 20)
+        assert.equal(row[2], s)
+        assert.equal(row[3], n)
+        for i = 4, #row do assert.equal(row[i], log[i - 3]) end
+      end)
+      if path:match("%.json$") then
+        it(path .. " exports to the current behavior3 editor and back, " ..
+           "ticking the same", function()
+          local text = assert(bt.load(path, row.opts))
+                         :export("behavior3-current")
+          local s, n, log = run(path, row.opts, row.world or {}, dt, 20)
+          local o = { file = path } -- its subtree paths read from the same place
+          for k, v in pairs(row.opts or {}) do o[k] = v end
+          local copy = bt.tree(bt.import(text, "behavior3", o))
+          local s2, n2, log2 = ticks(copy, row.world or {}, dt, 20)
+          assert.same({ s, n, log }, { s2, n2, log2 })
+        end)
+      end
+      if path:match("%.xml$") then
+        it(path .. " exports to BehaviorTree.CPP and back, ticking the same",
+           function()
+          local text = assert(bt.load(path, row.opts)):export("btcpp")
+          local s, n, log = run(path, row.opts, row.world or {}, dt, 20)
+          local copy = bt.tree(bt.import(text, "btcpp",
+                                         { file = path .. " (exported)" }))
+          local s2, n2, log2 = ticks(copy, row.world or {}, dt, 20)
+          assert.same({ s, n, log }, { s2, n2, log2 })
+        end)
+      end
+    end
+  end
+end
+
+local B3 = "tests/trees/behavior3editor/sample/"
+describe("behavior3 sample workspaces", function()
+  setup(real.behavior3)
+  local near = { hp = 80, enemy = 50 }
+  local ws = { dir = B3 } -- the editor's paths are the workspace's
+  check("tests/trees/behavior3lua/", {
+    { "hero.json", bt.RUNNING, 20, "Listen beforeRunTree (1)",
+      "Listen afterRunTree (1)", "Listen treeInterrupted (1)",
+      "Attack enemy at 50", world = near },
+    { "monster.json", bt.SUCCESS, 11, "Log Attack!", "Log if true",
+      world = near },
+  }, 0.5)
+  check(B3, {
+    { "vars/declare-core.json", bt.SUCCESS, 3 },
+    { "vars/declare-vars.json", bt.SUCCESS, 1 }, -- an empty Sequence
+    { "vars/test-subtree.json", bt.SUCCESS, 1, "Log hello", opts = ws },
+    { "vars/test-vars.json", opts = ws, refused = B3 .. "vars/test-vars" ..
+      ".json: $.root.children[4].args.value: node 'Check': at character " ..
+      "1: 'target[': a script reads blackboard keys only (no fields)" },
+    { "workdir/hero.json", bt.RUNNING, 20, "Attack enemy at 50",
+      opts = ws, world = near },
+    -- behavior3lua's Cmp raises 'args error' without a comparison too
+    { "workdir/monster.json", opts = ws, refused = B3 .. "workdir/subtree2" ..
+      ".json: $.root.children[1].args: node 'Cmp': needs one of gt, ge, " ..
+      "eq, lt, le" },
+    { "workdir/subtree1.json", bt.SUCCESS, 3, "Log hello", opts = ws },
+    { "workdir/subtree2.json", opts = ws, refused = B3 .. "workdir/" ..
+      "subtree2.json: $.root.children[1].args: node 'Cmp': needs one of " ..
+      "gt, ge, eq, lt, le" },
+    { "workdir/sub/subtree1.json", bt.SUCCESS, 3, "Log d", opts = ws },
+    { "workdir/sub/subtree2.json", opts = ws, refused = B3 .. "workdir/sub/" ..
+      "subtree2.json: $.root.children[1].args: node 'Cmp': needs one of " ..
+      "gt, ge, eq, lt, le" },
+  }, 0.5)
+end)
+
+local CPP = "tests/trees/btcpp/"
+describe("BehaviorTree.CPP's examples and test trees", function()
+  setup(real.btcpp)
+  check(CPP .. "examples/test_files/", {
+    { "Check.xml", bt.SUCCESS, 1, "CheckBattery", "CheckTemperature" },
+    -- two Sleep msec="300" in a row, ticked every 250 ms
+    { "log_test.xml", bt.SUCCESS, 5, opts = { main = "Main" } },
+    -- BehaviorTree.CPP 4 refuses it too: a tree used as a node type
+    { "subtree_test.xml", opts = { main = "BehaviorTree" }, refused =
+      CPP .. "examples/test_files/subtree_test.xml:8:13: node " ..
+      "'CheckStatus': no leaf registered as 'CheckStatus' (bt.define it, " ..
+      "or bt.register a leaf under that name)" },
+    { "subtrees/Talk.xml", bt.SUCCESS, 1, "SaySomething Hello World",
+      "SayHello" },
+  }, 0.25)
+  -- the fuzzer's seed corpus: one valid tree, three that BehaviorTree.CPP
+  -- refuses as well (a port it does not have, a decorator without child)
+  local corpus = CPP .. "fuzzing/corpus/bt_corpus/"
+  check(corpus, {
+    { "corpus1.xml", bt.SUCCESS, 1 },
+    { "corpus2.xml", refused = corpus .. "corpus2.xml:5:21: node 'Timeout' " ..
+      "('timeout_node'): unknown port 'timeout_ms'" },
+    { "corpus3.xml", refused = corpus .. "corpus3.xml:4:17: node " ..
+      "'SetBlackboard': unknown port 'key'" },
+    { "corpus4.xml", refused = corpus .. "corpus4.xml:5:17: node " ..
+      "'ForceSuccess': needs exactly one child" },
+  }, 0.25)
+  -- the include tests (gtest_tree.cpp's): every one ends in AlwaysSuccess
+  local rows = {}
+  for _, f in ipairs { "parent_no_include", "parent_include_child",
+                       "parent_include_child_include_child",
+                       "parent_include_child_include_parent",
+                       "parent_include_child_include_sibling",
+                       "child/child_no_include", "child/child_include_child",
+                       "child/child_include_parent",
+                       "child/child_include_sibling",
+                       "child/child/child_child_no_include" } do
+    rows[#rows + 1] = { f .. ".xml", bt.SUCCESS, 1 }
+  end
+  -- it includes ../parent_no_include.xml: outside its own directory, so
+  -- the game allows the folder above (formats_btcpp_spec has the refusal)
+  rows[8].opts = { include_dirs = { CPP .. "tests/trees" } }
+  check(CPP .. "tests/trees/", rows, 0.25)
+end)
+
+describe("Nav2's navigation trees", function()
+  setup(real.nav2)
+  local rows = {}
+  -- FollowPath drives two ticks to the goal: each navigation tree plans,
+  -- then follows, and succeeds at the second tick
+  for _, f in ipairs {
+    "nav_to_pose_with_consistent_replanning_and_if_path_becomes_invalid",
+    "navigate_on_route_graph_w_recovery",
+    "navigate_through_poses_w_replanning_and_recovery",
+    "navigate_to_pose_w_bounds_check",
+    "navigate_to_pose_w_replanning_and_recovery",
+    "navigate_to_pose_w_replanning_goal_patience_and_recovery",
+    "navigate_w_recovery_and_replanning_only_if_path_becomes_invalid",
+    "navigate_w_replanning_distance",
+    "navigate_w_replanning_only_if_goal_is_updated",
+    "navigate_w_replanning_only_if_path_becomes_invalid",
+    "navigate_w_replanning_speed", "navigate_w_replanning_time",
+    "navigate_w_routing_global_planning_and_control_w_recovery",
+  } do
+    rows[#rows + 1] = { f .. ".xml", bt.SUCCESS, 2 }
+  end
+  -- following a moving point never ends (KeepRunningUntilFailure)
+  rows[#rows + 1] = { "follow_point.xml", bt.RUNNING, 20 }
+  -- a square, three times: four drives and four turns each, in one tick
+  rows[#rows + 1] = { "odometry_calibration.xml", bt.SUCCESS, 1,
+                      "DriveOnHeading", "Spin", "DriveOnHeading", "Spin" }
+  check("tests/trees/nav2/", rows, 0.25)
+
+  it("export their conditions as the game registered them", function()
+    local text = assert(bt.load("tests/trees/nav2/" ..
+      "navigate_to_pose_w_replanning_and_recovery.xml")):export("btcpp")
+    assert.matches('<Condition ID="GoalUpdated"/>', text, 1, true)
+    assert.matches('<Action ID="ComputePathToPose">', text, 1, true)
+    assert.matches('<Control ID="RecoveryNode">', text, 1, true)
+    assert.matches('<Decorator ID="RateController">', text, 1, true)
+  end)
+
+  it("recover when the way is blocked: costmaps cleared, then on their way",
+     function()
+    -- FollowPath fails twice: the controller's own recovery clears the
+    -- local costmap; the second failure goes to the outer recovery, whose
+    -- round robin clears both costmaps; the next try plans and drives
+    local function blocked(file)
+      local world = { blocked = 2 }
+      local s, n, log = run("tests/trees/nav2/" .. file .. ".xml", nil, world,
+                            0.25, 40)
+      local calls = {}
+      for _, c in ipairs(log) do
+        if not c:match("Selector$") then calls[#calls + 1] = c end
+      end
+      return s, n, table.concat(calls, ", ")
+    end
+    local s, n, calls = blocked(
+      "navigate_to_pose_w_replanning_goal_patience_and_recovery")
+    assert.equal(bt.SUCCESS, s)
+    assert.equal(6, n)
+    assert.equal("GlobalUpdatedGoal, IsGoalNearby, ComputePathToPose, " ..
+      "FollowPath blocked, ClearEntireCostmap, FollowPath blocked, " ..
+      "GoalUpdated, ClearEntireCostmap, ClearEntireCostmap, " ..
+      "GlobalUpdatedGoal, IsGoalNearby, ComputePathToPose, FollowPath, " ..
+      "FollowPath", calls)
+    s, n, calls = blocked("navigate_on_route_graph_w_recovery")
+    assert.equal(bt.SUCCESS, s)
+    assert.equal("GlobalUpdatedGoal, ValidatePath, FollowPath blocked, " ..
+      "WouldAControllerRecoveryHelp, ClearEntireCostmap, FollowPath " ..
+      "blocked, WouldAControllerRecoveryHelp, GoalUpdated, " ..
+      "ClearEntireCostmap, ClearEntireCostmap, GlobalUpdatedGoal, " ..
+      "ValidatePath, FollowPath, FollowPath", calls)
+  end)
+
+end)
