@@ -674,6 +674,38 @@ BONSAI_API size_t bonsai_agent_event_path(const bonsai_agent *agent,
                                           size_t size);
 
 /*
+** Profiles. bonsai_tree_profile(tree, 1) starts counting, for every agent
+** of the tree (those made later too), calls and seconds per node of its
+** current version, from zero; bonsai_tree_profile(tree, 0) stops (the
+** counts stay readable). A reload starts the counts again for the new
+** version. Profiled agents run the traced copy of the tick (a few clock
+** reads per node); the others pay nothing. Returns BONSAI_OK or
+** BONSAI_ENOMEM.
+*/
+typedef struct bonsai_profile_node {
+  unsigned long long calls; /* times a tick reached the node */
+  double runtime; /* seconds of the runtime at the node: from when a tick
+                  ** reaches it until it reaches the next node (the steps
+                  ** that end its parents included) */
+  double leaf;    /* seconds in the node's leaf callbacks (leaves only) */
+} bonsai_profile_node;
+
+typedef struct bonsai_profile {
+  int on;                   /* counting */
+  unsigned long long ticks; /* agent ticks counted */
+  double time;              /* seconds inside them */
+} bonsai_profile;
+
+BONSAI_API int bonsai_tree_profile(bonsai_tree *tree, int on);
+/* Writes the totals into *out and up to max nodes' counts (in node order)
+** into nodes; returns the number of nodes of the version counted, 0 when
+** there is no profile of the tree's current version. */
+BONSAI_API unsigned bonsai_tree_profile_read(const bonsai_tree *tree,
+                                             bonsai_profile *out,
+                                             bonsai_profile_node *nodes,
+                                             unsigned max);
+
+/*
 ** Saving and restoring an agent (format: docs/SAVE_FORMAT.md): its clock,
 ** the state of its running nodes and of data that lasts (limit counts,
 ** cooldowns...), and its own blackboard's values. A saved agent can be

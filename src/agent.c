@@ -14,6 +14,7 @@
 #include "compile.h"
 #include "env.h"
 #include "reload.h"
+#include "profile.h"
 #include "trace.h"
 #include "tree.h"
 #include "vm.h"
@@ -64,6 +65,7 @@ int bonsai_agent_init(bonsai_agent *a, bonsai_tree *t, bonsai_bb *bb,
   a->current = a->errnode = BS_NONE;
   a->state = INLINE(a);
   a->statecap = a->inlinecap = ss;
+  bs_prof_join(a);
   bs_env_retain(env);
   return BONSAI_OK;
 }
@@ -82,6 +84,7 @@ void bonsai_agent_done(bonsai_agent *a) {
   if (a->err != NULL)
     bs_free(env, a->err, BS_ERRSIZE);
   bs_trace_free(a);
+  bs_prof_leave(a);
   bonsai_bb_release(a->bb);
   bs_bp_release(a->bp);
   bonsai_tree_release(a->tree);

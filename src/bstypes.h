@@ -127,6 +127,8 @@ struct bonsai_tree {
   Blueprint *bp;      /* current version */
   char *name;
   struct Plan *plan;  /* cached migration plan to bp (reload.h) */
+  struct bonsai_agent *agents; /* its agents, linked by tnext (profile.c) */
+  struct Prof *prof;  /* its profile (profile.c), or NULL */
 };
 
 /* A control node's callback under way (vm.c): on the C stack of its call,
@@ -153,6 +155,8 @@ struct bonsai_agent {
   uint8_t event;    /* event being delivered to 'current' */
   uint8_t failed;   /* an error is recorded (err, errnode, errbp): the
                     ** first of an operation; cleared by the next one */
+  uint8_t watched;  /* traced or profiled: ticks run the traced copy
+                    ** (bs_rewatch) */
   uint32_t serial;  /* ticks so far */
   uint32_t resume;  /* where the next tick starts (0 unless the root runs) */
   uint32_t current; /* node whose callback is being called */
@@ -173,6 +177,8 @@ struct bonsai_agent {
                      ** after a reload to a larger version) */
   uint32_t inlinecap; /* bytes of state inside the agent's allocation */
   Frame *ctl;       /* the innermost control callback under way, or NULL */
+  struct Prof *prof; /* its tree's profile while it counts, or NULL */
+  struct bonsai_agent *tnext, *tprev; /* the tree's agents (profile.c) */
 };
 
 /* Blackboard slot: key id, value, and the stamp of its last change. */

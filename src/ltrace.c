@@ -2,8 +2,9 @@
 ** ltrace.c: the Lua side of traces and the debugger: a:trace, a:events,
 ** the per-agent tick hook behind subscriptions (a:_on_tick; subscribe.lua
 ** shares it among a:subscribe, a:on_tick, bt.record and bt.debug),
-** freezing agents at breakpoints (a:freeze), and tree:nodes, the structure
-** of a tree version that trace files, tree:dot and tree:mermaid describe.
+** freezing agents at breakpoints (a:freeze), tree:nodes, the structure
+** of a tree version that trace files, tree:dot and tree:mermaid describe,
+** and tree:_profile, the counts of the tree's profile (bonsai.profile).
 ** Nothing here runs for an agent that is not traced, hooked or frozen.
 ** lb_open_trace adds these methods to those of agents (lagent.c) and trees
 ** (ltree.c); lagent.c reads the 'frozen' and 'hooked' flags set here.
@@ -323,6 +324,59 @@ static int tree_nodes(lua_State *L) {
   return 2;
 }
 
+/* tree:_profile([on]): on true starts the tree's profile from zero, false
+** stops it; returns { on =, version = (id, as tree:nodes), ticks =, time =,
+** nodes = { { id, path, name,
+** type, calls, runtime, leaf }... } } (nodes empty when there is no
+** profile of the current version). bonsai.profile makes it tree:profile. */
+static int tree_profile(lua_State *L) {
+  LTree *lt = lb_checktree(L, 1);
+  bonsai_profile pr;
+  bonsai_profile_node *nodes;
+  unsigned i, n;
+  if (!lua_isnoneornil(L, 2)) {
+    luaL_checktype(L, 2, LUA_TBOOLEAN);
+    if (bonsai_tree_profile(lt->t, lua_toboolean(L, 2)) != BONSAI_OK)
+      return luaL_error(L, "out of memory");
+  }
+  n = bonsai_tree_profile_read(lt->t, &pr, NULL, 0);
+  nodes = lua_newuserdata(L, (n > 0 ? n : 1) * sizeof *nodes);
+  n = bonsai_tree_profile_read(lt->t, &pr, nodes, n);
+  lua_createtable(L, 0, 5);
+  lua_pushboolean(L, pr.on);
+  lua_setfield(L, -2, "on");
+  lua_pushinteger(L, (lua_Integer)bonsai_tree_version_id(lt->t));
+  lua_setfield(L, -2, "version");
+  lua_pushinteger(L, (lua_Integer)pr.ticks);
+  lua_setfield(L, -2, "ticks");
+  lua_pushnumber(L, pr.time);
+  lua_setfield(L, -2, "time");
+  lua_createtable(L, (int)n, 0);
+  for (i = 0; i < n; i++) {
+    bonsai_nodeinfo info;
+    if (bonsai_tree_node_info(lt->t, i, &info) != BONSAI_OK)
+      break; /* a shared tree reloaded meanwhile by another thread */
+    lua_createtable(L, 0, 7);
+    lua_pushinteger(L, (lua_Integer)i);
+    lua_setfield(L, -2, "id");
+    pushnodepath(L, lt->t, NULL, i);
+    lua_setfield(L, -2, "path");
+    lua_pushstring(L, info.name);
+    lua_setfield(L, -2, "name");
+    lua_pushstring(L, bonsai_kind_name(info.kind));
+    lua_setfield(L, -2, "type");
+    lua_pushinteger(L, (lua_Integer)nodes[i].calls);
+    lua_setfield(L, -2, "calls");
+    lua_pushnumber(L, nodes[i].runtime);
+    lua_setfield(L, -2, "runtime");
+    lua_pushnumber(L, nodes[i].leaf);
+    lua_setfield(L, -2, "leaf");
+    lua_rawseti(L, -2, (lua_Integer)i + 1);
+  }
+  lua_setfield(L, -2, "nodes");
+  return 1;
+}
+
 static const luaL_Reg agent_methods[] = {
     {"trace", agent_trace},
     {"events", agent_events},
@@ -333,7 +387,9 @@ static const luaL_Reg agent_methods[] = {
     {"node_statuses", agent_node_statuses},
     {NULL, NULL}};
 
-static const luaL_Reg tree_methods[] = {{"nodes", tree_nodes}, {NULL, NULL}};
+static const luaL_Reg tree_methods[] = {{"nodes", tree_nodes},
+                                        {"_profile", tree_profile},
+                                        {NULL, NULL}};
 
 /* stack: context. After lb_open_tree and lb_open_agent. */
 void lb_open_trace(lua_State *L) {

@@ -146,6 +146,7 @@ void bs_trace_free(bonsai_agent *a) {
   if (t == NULL)
     return;
   a->trace = NULL;
+  bs_rewatch(a);
   for (k = 0; k < t->cap; k++)
     freemsgs(t->env, t->msg[k]);
   freemsgs(t->env, t->gone);
@@ -191,6 +192,7 @@ int bonsai_agent_trace(bonsai_agent *a, unsigned n) {
   t->nbp = 1;
   bs_bp_retain(a->bp);
   a->trace = t;
+  bs_rewatch(a);
   return BONSAI_OK;
 }
 

@@ -16,6 +16,7 @@
 #include "bonsai.h"
 #include "error.h"
 #include "blackboard.h"
+#include "profile.h"
 #include "trace.h"
 #include "vm.h"
 
@@ -86,11 +87,25 @@ static int fire(bonsai_agent *a, const Node *n, uint32_t i, int ev,
   return l->fn(c);
 }
 
+/* fire, with the callback's time counted when the agent is profiled (the
+** traced copy of the tick only: 'traced' is a constant). */
+static BS_ALWAYS_INLINE int call(bonsai_agent *a, const Node *n, uint32_t i,
+                                 int ev, int status, bonsai_call *c,
+                                 const int traced) {
+  int s;
+  if (!traced || bs_likely(a->prof == NULL))
+    return fire(a, n, i, ev, status, c);
+  bs_prof_leaf(a, i, 0);
+  s = fire(a, n, i, ev, status, c);
+  bs_prof_leaf(a, i, 1);
+  return s;
+}
+
 /* The tick of the running action n (node i), and its exit when done. */
 static BS_ALWAYS_INLINE int tick_action(bonsai_agent *a, const Node *n,
                                      uint32_t i, uint8_t *st, bonsai_call *c,
                                      const int traced) {
-  int s = fire(a, n, i, BONSAI_EV_TICK, 0, c);
+  int s = call(a, n, i, BONSAI_EV_TICK, 0, c, traced);
   if (s == RUNNING) {
     if (traced)
       bs_setagain(a, i);
@@ -100,7 +115,7 @@ static BS_ALWAYS_INLINE int tick_action(bonsai_agent *a, const Node *n,
     return leaffail(a, s, "tick");
   SET(i, s);
   if (leafof(a, n)->flags & BONSAI_LEAF_EXIT) {
-    int r = fire(a, n, i, BONSAI_EV_EXIT, s, c);
+    int r = call(a, n, i, BONSAI_EV_EXIT, s, c, traced);
     if (r != BONSAI_OK)
       return leaffail(a, r, "exit");
   }
@@ -114,7 +129,7 @@ static BS_ALWAYS_INLINE int tick_leaf(bonsai_agent *a, const Node *n,
                                    const int traced) {
   int s;
   if (n->kind == BONSAI_CONDITION) { /* its status is stored by the caller */
-    s = fire(a, n, i, BONSAI_EV_TICK, 0, c);
+    s = call(a, n, i, BONSAI_EV_TICK, 0, c, traced);
     if (s == SUCCESS || s == FAILURE)
       return s;
     if (s == RUNNING) {
@@ -125,7 +140,7 @@ static BS_ALWAYS_INLINE int tick_leaf(bonsai_agent *a, const Node *n,
   }
   if (st[i] != RUNNING) {
     if (leafof(a, n)->flags & BONSAI_LEAF_ENTER) {
-      int r = fire(a, n, i, BONSAI_EV_ENTER, 0, c);
+      int r = call(a, n, i, BONSAI_EV_ENTER, 0, c, traced);
       if (r != BONSAI_OK)
         return leaffail(a, r, "enter");
     }
@@ -266,6 +281,7 @@ void bs_vm_recover(bonsai_agent *a, const char *msg) {
   (void)bs_vm_abort(a, 0);
   a->protect = protect;
   a->wake = 0; /* nothing runs to sleep on */
+  bs_prof_abandon(a);
   if (bs_unlikely(a->trace != NULL))
     bs_trace_mark(a, BONSAI_TRACE_ERROR, a->errnode, bonsai_agent_errmsg(a));
 }
@@ -630,8 +646,8 @@ int bonsai_control_tick(bonsai_agent *a, unsigned node, unsigned k,
   f->busy = 1;
   if (host != NULL)
     a->hostud = host;
-  s = bs_unlikely(a->trace != NULL) ? run_child_traced(a, c)
-                                    : run_child_plain(a, c);
+  s = bs_unlikely(a->watched) ? run_child_traced(a, c)
+                               : run_child_plain(a, c);
   a->hostud = outer;
   f->busy = 0;
   if (s < 0) { /* the error names the child's node that failed */
@@ -670,6 +686,12 @@ int bonsai_control_abort(bonsai_agent *a, unsigned node, unsigned k,
 ** =======================================================
 */
 
+/* The traced copy reaches node i: counted when the agent is profiled. */
+static BS_ALWAYS_INLINE void visit(bonsai_agent *a, uint32_t i) {
+  if (bs_unlikely(a->prof != NULL))
+    bs_prof_visit(a, i);
+}
+
 /* A traced tick that resumes at node x (not the root) visits x's
 ** ancestors again without walking them: records each as ticked again,
 ** root first, as a walk from the root would. */
@@ -677,6 +699,7 @@ BS_NOINLINE static void ancestors_again(bonsai_agent *a, uint32_t x) {
   const Node *nd = a->bp->nodes;
   uint32_t i = 0, c;
   while (i != x) {
+    visit(a, i);
     bs_setagain(a, i);
     for (c = i + 1; nd[c].next <= x; c = nd[c].next)
       ; /* the child of i whose subtree holds x */
@@ -711,6 +734,8 @@ static BS_ALWAYS_INLINE int run(bonsai_agent *a, uint32_t from,
   if (traced && i != 0)
     ancestors_again(a, i);
   if (i != 0 && nd[i].kind == BONSAI_ACTION) {
+    if (traced)
+      visit(a, i);
     /* resumed at a running action: its status byte need not be read (in a
     ** large tree it lies away from what the tick touches) */
     bs_assert(st[i] == RUNNING);
@@ -721,6 +746,8 @@ static BS_ALWAYS_INLINE int run(bonsai_agent *a, uint32_t from,
 tick: /* node i is ticked; the common kinds first, without a switch */
   for (;;) {
     const Node *n = &nd[i];
+    if (traced)
+      visit(a, i);
     if (traced && st[i] == RUNNING && n->kind > BONSAI_CONDITION)
       bs_setagain(a, i); /* a running node visited again (a leaf's is
                          ** recorded after its call, if it stays running) */
@@ -861,6 +888,8 @@ tick: /* node i is ticked; the common kinds first, without a switch */
       goto done;
     case BONSAI_GUARD: /* decides whether its child starts */
       if (st[i] != RUNNING) {
+        if (traced)
+          visit(a, i + 1); /* its condition, checked here */
         if ((s = check(a, i + 1)) < 0)
           return fail(a);
         SET(i + 1, s);
@@ -1063,6 +1092,15 @@ static int run_traced(bonsai_agent *a) {
   return run(a, BS_NONE, 1);
 }
 
+/* A profiled tick: the traced copy between the profile's stamps. */
+BS_NOINLINE static int run_profiled(bonsai_agent *a) {
+  int s;
+  bs_prof_begin(a);
+  s = run_traced(a);
+  bs_prof_end(a);
+  return s;
+}
+
 BS_NOINLINE static int run_child_plain(bonsai_agent *a, uint32_t c) {
   return run(a, c, 0);
 }
@@ -1071,10 +1109,13 @@ BS_NOINLINE static int run_child_traced(bonsai_agent *a, uint32_t c) {
   return run(a, c, 1);
 }
 
-/* One predictable branch per tick: an agent without a trace runs the copy
-** of the tick in which the door of every status store is compiled out. */
+/* One predictable branch per tick: an agent neither traced nor profiled
+** runs the copy of the tick in which the door of every status store is
+** compiled out. */
 int bs_vm_tick(bonsai_agent *a) {
-  return bs_unlikely(a->trace != NULL) ? run_traced(a) : run_plain(a);
+  if (bs_likely(!a->watched))
+    return run_plain(a);
+  return a->prof != NULL ? run_profiled(a) : run_traced(a);
 }
 
 /* }====================================================== */

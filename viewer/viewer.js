@@ -15,7 +15,7 @@ const ui = {
   trace: null,
   agent: null,           // the selected agent record
   tick: 0,
-  mode: 'agent',         // 'agent' or 'population'
+  mode: 'agent',         // 'agent', 'population' or 'profile'
   collapsed: new Set(),  // "tree/path" of collapsed nodes
   treeKey: null,         // "name@version" of the tree drawn
   rows: [],              // by node id: { li, row, count }
@@ -327,7 +327,7 @@ function paintTree(view) {
   t.nodes.forEach((n, id) => {
     const r = ui.rows[id];
     const st = view ? STATUSES[view.status[id]] : 'idle';
-    const stale = !pop && st !== 'idle' && !visited.has(id);
+    const stale = !pop && ui.mode !== 'profile' && st !== 'idle' && !visited.has(id);
     r.li.dataset.status = st;
     r.li.classList.toggle('stale', stale);
     r.row.classList.toggle('lane-on', ui.lanes.includes(n.path));
@@ -349,6 +349,8 @@ function paintTree(view) {
     }
   });
   document.body.classList.toggle('population', !!pop);
+  document.body.classList.toggle('profile', ui.mode === 'profile');
+  if (ui.mode === 'profile') return paintProfile(t);
   const head = $('tree-head');
   if (pop) {
     head.textContent = 'Population of tree ' + t.name + ' at tick ' + ui.tick + ': ' + pop.agents +
@@ -358,6 +360,43 @@ function paintTree(view) {
     head.textContent = 'Tree ' + t.name + ', version ' + t.version +
       (ui.trace.versions.get(t.name).length > 1 ? ' of ' + ui.trace.versions.get(t.name).join(', ') : '');
   }
+}
+
+// ---- Profile ------------------------------------------------------------------
+// The tree's profile (tree:profile: calls and time per node over every agent)
+// as a heat over the tree: the deeper the teal, the more of the time.
+
+function micros(secs) {
+  const us = secs * 1e6;
+  return (us >= 100 ? Math.round(us) : us.toFixed(1)) + ' µs';
+}
+
+function profileHeat(f) {
+  return 'hsl(175, 65%, ' + Math.round(95 - 40 * f) + '%)';
+}
+
+function paintProfile(t) {
+  const p = ui.trace.profile(t.name, t.version);
+  let max = 0;
+  if (p) for (const c of p.byId.values()) max = Math.max(max, c.runtime + c.leaf);
+  t.nodes.forEach((n, id) => {
+    const r = ui.rows[id];
+    const c = p && p.byId.get(id);
+    const secs = c ? c.runtime + c.leaf : 0;
+    r.li.dataset.calls = c ? c.calls : 0;
+    r.count.textContent = c ? c.calls + ' calls · ' + micros(secs) +
+      (c.leaf > 0 ? ' (leaf ' + micros(c.leaf) + ')' : '') +
+      (p.time > 0 ? ' · ' + Math.round(100 * secs / p.time) + '%' : '') : '';
+    r.row.style.setProperty('--heat', secs > 0 ? profileHeat(secs / max) : 'transparent');
+  });
+  const head = $('tree-head');
+  head.dataset.ticks = p ? p.ticks : 0;
+  head.textContent = p
+    ? 'Profile of tree ' + t.name + ', version ' + t.version + ': ' + p.ticks + ' agent ticks, ' +
+      micros(p.ticks ? p.time / p.ticks : 0) + ' a tick' + (p.on ? '' : ' (stopped)') +
+      '; each node: calls, time (the leaf\'s own), share of the time.'
+    : 'No profile of tree ' + t.name + ', version ' + t.version +
+      ' here: the game starts one with tree:profile(true) (docs/DEBUGGER.md).';
 }
 
 // ---- Panels -------------------------------------------------------------------
@@ -953,6 +992,7 @@ function wire() {
   $('tick').onchange = (e) => jump(Number(e.target.value));
   $('mode-agent').onclick = () => setMode('agent');
   $('mode-pop').onclick = () => setMode('population');
+  $('mode-prof').onclick = () => setMode('profile');
   $('live-pause').onclick = () => pauseLive(!ui.live.paused);
   $('fold-running').onclick = () => fold(true);
   $('unfold-all').onclick = () => fold(false);
@@ -971,6 +1011,7 @@ function setMode(mode) {
   ui.mode = mode;
   $('mode-agent').classList.toggle('on', mode === 'agent');
   $('mode-pop').classList.toggle('on', mode === 'population');
+  $('mode-prof').classList.toggle('on', mode === 'profile');
   render();
 }
 

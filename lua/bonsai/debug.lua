@@ -23,6 +23,8 @@ M.ACCEPT_PER_POLL = 16
 M.MAX_CLIENTS = 64             -- connections at once; more are closed
 M.READ_PER_POLL = 64 * 1024
 M.PING = 15                    -- seconds between keep-alive comments
+M.PROFILE = 1                  -- seconds between profile lines (profiled
+                               -- trees whose counts changed)
 
 local LOOPBACK = { ["127.0.0.1"] = true, ["::1"] = true, localhost = true }
 
@@ -87,6 +89,8 @@ function M.new(bt)
                       -- was = agent -> last result }
   local opts = {}
   local lines = {}    -- header, tree and agent lines, for new clients
+  local profiles = {} -- tree name -> its last profile line (sent)
+  local profiled = 0  -- when the profiles were last looked at
   local file          -- file mode: every line of a trace file
 
   local function now() return socket.gettime() end
@@ -114,6 +118,20 @@ function M.new(bt)
     end
     for _, c in ipairs(clients) do
       if c.sse then event(c, line) end
+    end
+  end
+
+  -- The profile lines of the streamed trees that have a profile, when they
+  -- changed; the last of each tree goes to the clients to come too.
+  local function sendprofiles()
+    for _, tree in ipairs(rec:trees()) do
+      local line = rec:profile(tree)
+      if line and line ~= profiles[tree.name] then
+        profiles[tree.name] = line
+        for _, c in ipairs(clients) do
+          if c.sse then event(c, line) end
+        end
+      end
     end
   end
 
@@ -404,6 +422,7 @@ function M.new(bt)
             if st.tick > 0 then event(c, snapshot(agent, st)) end
           end
         end
+        for _, l in pairs(profiles) do event(c, l) end
       end
       return
     end
@@ -569,6 +588,10 @@ function M.new(bt)
       end
     end
     local t = now()
+    if rec and t - profiled >= M.PROFILE then
+      profiled = t
+      sendprofiles()
+    end
     for i = #clients, 1, -1 do
       local c = clients[i]
       if not c.closed and not c.closing then receive(c) end
@@ -597,6 +620,7 @@ function M.new(bt)
       for agent in pairs(rec.ids) do D.remove(agent) end
     end
     rec, lines, byid, breaks, file = nil, {}, {}, {}, nil
+    profiles = {}
     if server then server:close() end
     server = nil
     D.port, D.url = nil, nil

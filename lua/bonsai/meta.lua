@@ -238,6 +238,31 @@ function Tree:mermaid(a) end
 ---@return integer version
 function Tree:nodes(a) end
 
+---One node's counts in a tree's profile.
+---@class bonsai.ProfileNode
+---@field id integer 0-based index (as tree:nodes)
+---@field path string
+---@field name string
+---@field type string
+---@field calls integer times a tick reached the node
+---@field runtime number seconds of the runtime at the node
+---@field leaf number seconds in the leaf's own callbacks (leaves)
+
+---A tree's profile; tostring gives a report, a line per node.
+---@class bonsai.Profile
+---@field on boolean counting
+---@field version integer the version's id (as tree:nodes' second result)
+---@field ticks integer agent ticks counted
+---@field time number seconds inside them
+---@field nodes bonsai.ProfileNode[] in node order (empty without a profile)
+
+---The per-node profile, summed over every agent of the tree: true starts
+---it from zero (agents made later count too), false stops it; either way,
+---or with nothing, returns the counts. A reload starts them again.
+---@param on? boolean
+---@return bonsai.Profile
+function Tree:profile(on) end
+
 ---Text that the editor of that format opens.
 ---@param format "behavior3"|"btcpp"
 ---@return string

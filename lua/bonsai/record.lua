@@ -277,6 +277,37 @@ function Recording:write(line)
   line.codes = codes
 end
 
+-- The profile line of a tree (tree:profile, docs/TRACE_FORMAT.md) when it
+-- has a profile of a version this recording described; nil otherwise.
+-- Nodes a tick never reached are left out.
+function Recording:profile(tree)
+  local p = tree:profile()
+  local v = self.versions[p.version]
+  if #p.nodes == 0 or not v then return nil end
+  local nodes = {}
+  for _, n in ipairs(p.nodes) do
+    if n.calls > 0 then
+      nodes[#nodes + 1] = { n.id, n.calls, n.runtime, n.leaf }
+    end
+  end
+  return encodeline({ t = "profile", tree = v.tree, version = v.version,
+                      on = p.on, ticks = p.ticks, time = p.time,
+                      nodes = nodes }, { "nodes" })
+end
+
+-- The trees of the agents recorded (each once).
+function Recording:trees()
+  local seen, list = {}, {}
+  for agent in pairs(self.ids) do
+    local tree = agent.tree
+    if not seen[tree] then
+      seen[tree] = true
+      list[#list + 1] = tree
+    end
+  end
+  return list
+end
+
 function Recording:finish()
   self.emit(encode { t = "end", ticks = self.ticks })
 end
@@ -331,9 +362,14 @@ function Recorder:flush()
   return self
 end
 
--- recorder:close(): stops recording, writes the end line, closes the file.
+-- recorder:close(): stops recording, writes the profiles of the trees
+-- recorded that have one (tree:profile), the end line, closes the file.
 function Recorder:close()
   if not self.file then return end
+  for _, tree in ipairs(self.rec:trees()) do
+    local line = self.rec:profile(tree)
+    if line then self.rec.emit(line) end
+  end
   self.rec:finish()
   self.file:close()
   self.file = nil

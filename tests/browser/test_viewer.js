@@ -665,6 +665,49 @@ async function main() {
       await page.screenshot({ path: path.join(OUT, 'hostile.png') });
     });
 
+    await check('the profile of a recorded arena as a heat over the tree', async () => {
+      execFileSync('lua5.4', [path.join(ROOT, 'samples/arena.lua'), '--record', path.join(tmp, 'profiled.jsonl'),
+        '--no-map', '--fast', '--ticks=120', '--profile'], { env: LUA_ENV, cwd: ROOT, stdio: ['ignore', 'ignore', 'inherit'] });
+      const lines = fs.readFileSync(path.join(tmp, 'profiled.jsonl'), 'utf8').split('\n').filter((l) => l)
+        .map((l) => JSON.parse(l));
+      const prof = lines.find((l) => l.t === 'profile' && l.tree === 'guard');
+      assert.ok(prof && prof.ticks === 200 * 120, 'the guard tree profiled over 200 agents x 120 ticks');
+      const nodes = lines.find((l) => l.t === 'tree' && l.tree === 'guard').nodes;
+      const want = {};
+      for (const [id, calls] of prof.nodes) want[nodes[id].path] = calls;
+      await page.goto(base + 'index.html?trace=traces/profiled.jsonl');
+      await page.waitForSelector('body.loaded #tree li[data-path]');
+      await pickAgent(page, 2);
+      await page.click('#mode-prof');
+      await page.waitForSelector('body.profile');
+      const got = await page.evaluate(() => {
+        const c = {};
+        for (const li of document.querySelectorAll('#tree li[data-path]')) {
+          if (Number(li.dataset.calls)) c[li.dataset.path] = Number(li.dataset.calls);
+        }
+        return c;
+      });
+      assert.deepEqual(got, want, 'calls per node as the profile line says');
+      assert.match(await page.textContent('#tree-head'), /^Profile of tree guard, version 1: 24000 agent ticks, /);
+      const heats = await page.$$eval('#tree li[data-calls] > .row', (l) => l.map((r) => r.style.getPropertyValue('--heat'))
+        .filter((h) => h !== 'transparent'));
+      assert.ok(heats.length > 0 && heats.every((h) => /^hsl\(175,/.test(h)), 'teal heat: ' + heats.slice(0, 3));
+      // the leaf that takes the most time is the deepest teal
+      const top = prof.nodes.reduce((m, n) => (n[2] + n[3] > m[2] + m[3] ? n : m));
+      const topRow = '#tree li[data-path="' + nodes[top[0]].path + '"] > .row';
+      const light = (h) => Number(/(\d+)%\)$/.exec(h)[1]);
+      assert.equal(light(await page.$eval(topRow, (r) => r.style.getPropertyValue('--heat'))),
+        Math.min(...heats.map(light)));
+      assert.match(await page.textContent(topRow + ' .count'), /^\d+ calls · [\d.]+ µs( \(leaf [\d.]+ µs\))? · \d+%$/);
+      await page.screenshot({ path: path.join(OUT, 'profile.png') });
+      // a trace without a profile says how to get one
+      await page.goto(base + 'index.html?trace=traces/arena.jsonl');
+      await page.waitForSelector('body.loaded #tree li[data-path]');
+      await page.click('#mode-prof');
+      assert.match(await page.textContent('#tree-head'), /^No profile of tree \w+, version 1 here: .*tree:profile\(true\)/);
+      await page.click('#mode-agent');
+    });
+
     await check('file:// page: the file picker and drag and drop', async () => {
       await page.goto('file://' + path.join(VIEWER, 'index.html'));
       assert.equal(await page.isVisible('#welcome'), true);
