@@ -172,6 +172,32 @@ describe("tree:profile", function()
     assert.matches("\n  ok +1 ", text)
   end)
 
+  it("goes into a trace file when the recorder closes", function()
+    local cjson = require "cjson"
+    local file = os.tmpname()
+    local tree, other = walker(2), walker(2)
+    tree:profile(true)
+    local a, b = bt.agent(tree), bt.agent(other)
+    local rec = bt.record(file, { a, b })
+    a:tick(0.1)
+    b:tick(0.1)
+    rec:close()
+    local profiles = {}
+    for line in io.lines(file) do
+      local o = cjson.decode(line)
+      if o.t == "profile" then profiles[#profiles + 1] = o end
+    end
+    os.remove(file)
+    assert.equal(1, #profiles) -- the tree not profiled has none
+    local p = profiles[1]
+    assert.equal("root", p.tree)
+    assert.equal(1, p.version)
+    assert.equal(1, p.ticks)
+    local calls = {}
+    for _, n in ipairs(p.nodes) do calls[n[1]] = n[2] end
+    assert.same({ [0] = 1, [1] = 1, [2] = 1 }, calls)
+  end)
+
   it("refuses what is not a boolean", function()
     local tree = walker(2)
     assert.has_error(function() tree:profile("yes") end,
