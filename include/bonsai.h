@@ -494,7 +494,8 @@ BONSAI_API int bonsai_agent_busy(const bonsai_agent *agent);
 ** userdata): bonsai_agent_size(tree) bytes, aligned for a double, given to
 ** bonsai_agent_init (BONSAI_OK, BONSAI_ENOMEM, or BONSAI_EARG for a
 ** blackboard of another environment); bonsai_agent_done releases what the
-** agent holds, not its memory.
+** agent holds, not its memory. An agent stays where it was made until
+** bonsai_agent_done: its tree lists it (for bonsai_tree_profile).
 */
 BONSAI_API size_t bonsai_agent_size(const bonsai_tree *tree);
 BONSAI_API int bonsai_agent_init(bonsai_agent *mem, bonsai_tree *tree,

@@ -198,6 +198,23 @@ describe("tree:profile", function()
     assert.same({ [0] = 1, [1] = 1, [2] = 1 }, calls)
   end)
 
+  it("reaches the agents alive, not those collected", function()
+    local tree = walker(100)
+    local keep = bt.agent(tree)
+    for _ = 1, 50 do bt.agent(tree):tick(0.1) end
+    collectgarbage()
+    collectgarbage()
+    tree:profile(true) -- walks the tree's agents: the collected are gone
+    keep:tick(0.1)
+    for _ = 1, 3 do bt.agent(tree):tick(0.1) end
+    assert.equal(4, tree:profile().ticks)
+    tree:profile(false)
+    tree = nil
+    keep = nil
+    collectgarbage() -- the tree and its profile go with their last agent
+    collectgarbage()
+  end)
+
   it("refuses what is not a boolean", function()
     local tree = walker(2)
     assert.has_error(function() tree:profile("yes") end,
