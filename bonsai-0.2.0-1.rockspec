@@ -42,6 +42,7 @@ build = {
         "src/kinds.c",
         "src/names.c",
         "src/reload.c",
+        "src/fault.c",
         "src/profile.c",
         "src/trace.c",
         "src/save.c",

@@ -655,6 +655,7 @@ typedef struct bonsai_event {
   int kind;            /* BONSAI_TRACE_* */
   int status;          /* BONSAI_TRACE_STATUS: the node's new status */
   int again;           /* 1: a running node ticked again, still running */
+  int forced;          /* 1: the status a fault forced (bonsai_agent_force) */
   const char *message; /* BONSAI_TRACE_ERROR, else NULL; valid until the
                        ** next bonsai_agent_events or bonsai_agent_trace */
 } bonsai_event;
@@ -673,6 +674,29 @@ BONSAI_API unsigned bonsai_agent_dropped(const bonsai_agent *agent);
 BONSAI_API size_t bonsai_agent_event_path(const bonsai_agent *agent,
                                           const bonsai_event *ev, char *buf,
                                           size_t size);
+
+/*
+** Fault injection. bonsai_agent_force(agent, node, status, ticks): from now
+** on, for the agent's next 'ticks' ticks (0: until removed), node (an index
+** in the version the agent runs) returns status (BONSAI_SUCCESS or
+** BONSAI_FAILURE) when a tick reaches it, without running: a running node
+** is aborted first, its leaf is not called, its children are not ticked.
+** BONSAI_IDLE removes the node's fault. Its event is marked forced. A
+** reload drops the agent's faults (their nodes were the old version's).
+** An agent with faults runs the traced copy of the tick; the others pay
+** nothing. BONSAI_OK, BONSAI_EARG (no such node, another status) or
+** BONSAI_ENOMEM. bonsai_agent_forced: the status forced on the node now
+** (BONSAI_IDLE: none) and into *ticks (if not NULL) the ticks it has left
+** (0: until removed).
+*/
+BONSAI_API int bonsai_agent_force(bonsai_agent *agent, unsigned node,
+                                  int status, unsigned ticks);
+BONSAI_API int bonsai_agent_forced(const bonsai_agent *agent, unsigned node,
+                                   unsigned *ticks);
+/* bonsai_agent_force on every agent of the tree that runs its current
+** version (node: an index in that version); agents made later have none. */
+BONSAI_API int bonsai_tree_force(bonsai_tree *tree, unsigned node, int status,
+                                 unsigned ticks);
 
 /*
 ** Profiles. bonsai_tree_profile(tree, 1) starts counting, for every agent

@@ -14,6 +14,7 @@
 #include "compile.h"
 #include "env.h"
 #include "reload.h"
+#include "fault.h"
 #include "profile.h"
 #include "trace.h"
 #include "tree.h"
@@ -62,7 +63,7 @@ int bonsai_agent_init(bonsai_agent *a, bonsai_tree *t, bonsai_bb *bb,
   bs_bp_retain(a->bp);
   a->bb = bb;
   a->owner = owner;
-  a->current = a->errnode = BS_NONE;
+  a->current = a->errnode = a->forcing = BS_NONE;
   a->state = INLINE(a);
   a->statecap = a->inlinecap = ss;
   bs_prof_join(a);
@@ -85,6 +86,7 @@ void bonsai_agent_done(bonsai_agent *a) {
     bs_free(env, a->err, BS_ERRSIZE);
   bs_trace_free(a);
   bs_prof_leave(a);
+  bs_fault_drop(a);
   bonsai_bb_release(a->bb);
   bs_bp_release(a->bp);
   bonsai_tree_release(a->tree);
@@ -220,6 +222,7 @@ static int step(bonsai_agent *a, Plan **planp) {
   }
   bs_bp_release(a->bp);
   a->bp = nbp;
+  bs_fault_drop(a); /* its nodes were the old version's */
   if (a->trace != NULL) {
     bs_trace_mark(a, BONSAI_TRACE_RELOAD, BS_NONE, NULL);
     bs_trace_migrating(a, 0);

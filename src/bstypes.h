@@ -178,6 +178,10 @@ struct bonsai_agent {
   uint32_t inlinecap; /* bytes of state inside the agent's allocation */
   Frame *ctl;       /* the innermost control callback under way, or NULL */
   struct Prof *prof; /* its tree's profile while it counts, or NULL */
+  struct Fault *fault; /* forced nodes (fault.c), nfault of them */
+  uint32_t nfault, capfault;
+  uint32_t forcing; /* the forced node whose status is being stored (its
+                    ** event is marked forced), or BS_NONE */
   struct bonsai_agent *tnext, *tprev; /* the tree's agents (profile.c) */
 };
 

@@ -16,8 +16,10 @@
 typedef struct Ev {
   double time;
   uint32_t tick, node, ver;
-  uint8_t kind, status, again;
+  uint8_t kind, status, again; /* again: 1, or FORCED */
 } Ev;
+
+#define FORCED 2 /* Ev.again: the status a fault forced (fault.c) */
 
 /* An error message, owned by its event, then by the 'gone' list. */
 typedef struct Msg {
@@ -100,6 +102,11 @@ void bs_trace_status(bonsai_agent *a, uint32_t i, int old, int s) {
     if (e != NULL && e->kind == BONSAI_TRACE_STATUS && e->node == i &&
         e->status == s && e->tick == a->serial + t->ahead)
       return; /* stored twice in one step (a leaf, then its jump) */
+  }
+  if (i == a->forcing) { /* a forced node's status (fault.c) */
+    a->forcing = BS_NONE;
+    push(a, BONSAI_TRACE_STATUS, i, s, FORCED, NULL);
+    return;
   }
   push(a, BONSAI_TRACE_STATUS, i, s, 0, NULL);
 }
@@ -229,7 +236,8 @@ unsigned bonsai_agent_events(bonsai_agent *a, bonsai_event *out,
     out[k].version = e->ver;
     out[k].kind = e->kind;
     out[k].status = e->status;
-    out[k].again = e->again;
+    out[k].again = e->again == 1;
+    out[k].forced = e->again == FORCED;
     out[k].message = NULL;
     if (t->msg[j] != NULL) { /* kept until the next read */
       out[k].message = t->msg[j]->text;

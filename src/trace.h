@@ -32,9 +32,11 @@ BS_INTERNAL void bs_trace_migrating(bonsai_agent *a, int on);
 /* Frees the agent's trace (bonsai_agent_trace(a, 0)). */
 BS_INTERNAL void bs_trace_free(bonsai_agent *a);
 
-/* After a->trace or a->prof changed: whether ticks run the traced copy. */
+/* After a->trace, a->prof or a->nfault changed: whether ticks run the
+** traced copy. */
 static inline void bs_rewatch(bonsai_agent *a) {
-  a->watched = (uint8_t)(a->trace != NULL || a->prof != NULL);
+  a->watched = (uint8_t)(a->trace != NULL || a->prof != NULL ||
+                         a->nfault != 0);
 }
 
 /* The one door for status stores: st[i] = s, recorded when traced (a

@@ -16,6 +16,7 @@
 #include "bonsai.h"
 #include "error.h"
 #include "blackboard.h"
+#include "fault.h"
 #include "profile.h"
 #include "trace.h"
 #include "vm.h"
@@ -731,6 +732,8 @@ static BS_ALWAYS_INLINE int run(bonsai_agent *a, uint32_t from,
     if (s > 0)
       i = 0; /* the root's running path changed */
   }
+  if (traced && bs_unlikely(a->nfault != 0))
+    i = 0; /* walked from the root, where a forced ancestor is met */
   if (traced && i != 0)
     ancestors_again(a, i);
   if (i != 0 && nd[i].kind == BONSAI_ACTION) {
@@ -748,6 +751,13 @@ tick: /* node i is ticked; the common kinds first, without a switch */
     const Node *n = &nd[i];
     if (traced)
       visit(a, i);
+    if (traced && bs_unlikely(a->nfault != 0) &&
+        (s = bs_fault_status(a, i)) != 0) { /* forced: does not run */
+      if (bs_vm_abort(a, i) != BONSAI_OK)
+        return fail(a);
+      a->forcing = i;
+      goto done;
+    }
     if (traced && st[i] == RUNNING && n->kind > BONSAI_CONDITION)
       bs_setagain(a, i); /* a running node visited again (a leaf's is
                          ** recorded after its call, if it stays running) */
@@ -1109,13 +1119,21 @@ BS_NOINLINE static int run_child_traced(bonsai_agent *a, uint32_t c) {
   return run(a, c, 1);
 }
 
-/* One predictable branch per tick: an agent neither traced nor profiled
-** runs the copy of the tick in which the door of every status store is
-** compiled out. */
+/* A tick of an agent traced, profiled or with faults. */
+BS_NOINLINE static int run_watched(bonsai_agent *a) {
+  a->forcing = BS_NONE;
+  if (a->nfault != 0)
+    bs_fault_prune(a);
+  return a->prof != NULL ? run_profiled(a) : run_traced(a);
+}
+
+/* One predictable branch per tick: an agent neither traced, profiled nor
+** with faults runs the copy of the tick in which the door of every status
+** store is compiled out. */
 int bs_vm_tick(bonsai_agent *a) {
   if (bs_likely(!a->watched))
     return run_plain(a);
-  return a->prof != NULL ? run_profiled(a) : run_traced(a);
+  return run_watched(a);
 }
 
 /* }====================================================== */

@@ -199,7 +199,7 @@ function M.new(bt)
     local marks = breaks[st.v.tree]
     if marks then
       for _, code in ipairs(line.codes) do
-        local id = code // 16
+        local id = code // 32
         local nd = st.v.nodes[id + 1]
         local rules = nd and marks[nd.path]
         if code % 2 == 0 and rules and

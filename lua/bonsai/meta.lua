@@ -263,6 +263,14 @@ function Tree:nodes(a) end
 ---@return bonsai.Profile
 function Tree:profile(on) end
 
+---Fault injection on every agent of the tree that runs its current
+---version (agents made later have none): see Agent:force.
+---@param node string|integer path or 0-based id
+---@param status? "success"|"failure" nil removes the node's fault
+---@param ticks? integer the agents' next ticks (0 or nil: until removed)
+---@return bonsai.Tree
+function Tree:force(node, status, ticks) end
+
 ---Text that the editor of that format opens.
 ---@param format "behavior3"|"btcpp"
 ---@return string
@@ -346,6 +354,23 @@ function Agent:unsubscribe(sub) end
 ---{ [node id] = status } for the nodes that are not idle.
 ---@return table<integer, bonsai.Status>
 function Agent:node_statuses() end
+
+---Fault injection: the node returns status when a tick reaches it, without
+---running (a running node is aborted first), for the agent's next ticks
+---(0 or nil: until removed); nil removes it. Its events are marked
+---forced. A reload drops the agent's faults.
+---@param node string|integer path or 0-based id
+---@param status? "success"|"failure"
+---@param ticks? integer
+---@return bonsai.Agent
+function Agent:force(node, status, ticks) end
+
+---The status forced on the node and the ticks it has left (0: until
+---removed), or nil.
+---@param node string|integer
+---@return ("success"|"failure")? status
+---@return integer? ticks
+function Agent:forced(node) end
 
 ---Its next tick runs the tree.
 function Agent:wake() end

@@ -17,7 +17,8 @@ local encode, null = cjson.encode, cjson.null
 
 -- Each recording of an agent is a subscription (bonsai.subscribe) in the
 -- compact form: sink(agent, status, err, ev), ev = { codes, tick, marks }
--- from a:_tick_events() (codes: id * 16 + status * 2 + again; marks: a bit
+-- from a:_tick_events() (codes: id * 32 + forced * 16 + status * 2 + again;
+-- marks: a bit
 -- per agent event kind, below).
 local subscribe = require "bonsai.subscribe"
 
@@ -113,14 +114,19 @@ local function encodeline(line, arrays)
 end
 M.encode = encodeline
 
--- Events: each [node, status, again] is encoded once by cjson and kept,
--- by its code; a tick's list is those texts joined.
+-- Events: each [node, status, again] (and 1 after them when a fault
+-- forced the status) is encoded once by cjson and kept, by its code; a
+-- tick's list is those texts joined.
 local STATUS = { [0] = "idle", "running", "success", "failure", "aborted" }
+local function event(code)
+  return { code // 32, STATUS[code // 2 % 8], code % 2,
+           code // 16 % 2 == 1 and 1 or nil }
+end
 local triples = {}
 local function triple(code)
   local s = triples[code]
   if s == nil then
-    s = encode { code // 16, STATUS[code // 2 % 8], code % 2 }
+    s = encode(event(code))
     triples[code] = s
   end
   return s
@@ -132,12 +138,10 @@ local function eventsjson(codes)
   return "[" .. table.concat(parts, ",") .. "]"
 end
 
--- The events of a tick line as { { node, status, again }, ... }.
+-- The events of a tick line as { { node, status, again[, 1] }, ... }.
 function M.events(line)
   local out = {}
-  for i, code in ipairs(line.codes) do
-    out[i] = { code // 16, STATUS[code // 2 % 8], code % 2 }
-  end
+  for i, code in ipairs(line.codes) do out[i] = event(code) end
   return out
 end
 
