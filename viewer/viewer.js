@@ -26,6 +26,7 @@ const ui = {
   live: null,            // { es, paused } in live mode
   breakpoints: new Set(),// "tree\npath\nstatus" (status "" for any event)
   watches: [],           // { key, op, value, agent, text }: break when true
+  forces: [],            // { tree, node, status, ticks, agent, text } sent (live)
   pending: false,
   followed: null,        // agent, tree version and running node scrolled to
   loads: 0,              // files opened: only the last one read is shown
@@ -220,6 +221,7 @@ function buildTree(t) {
   box.appendChild(ul);
   ui.treeKey = t.name + '@' + t.version;
   ui.tree = t;
+  fillForceNodes(t);
   applyCollapsed();
   applySearch();
 }
@@ -324,6 +326,7 @@ function paintTree(view) {
   // the nodes this tick visited: the others keep a status from an earlier
   // tick, and look faded so that it does not pass for this tick's
   const visited = new Set(view && view.tick === ui.tick ? (view.line.events || []).map((e) => e[0]) : []);
+  const forced = forcedNodes(view);
   t.nodes.forEach((n, id) => {
     const r = ui.rows[id];
     const st = view ? STATUSES[view.status[id]] : 'idle';
@@ -331,6 +334,7 @@ function paintTree(view) {
     r.li.dataset.status = st;
     r.li.classList.toggle('stale', stale);
     r.row.classList.toggle('lane-on', ui.lanes.includes(n.path));
+    r.row.classList.toggle('forced', forced.has(id));
     r.row.title = (n.path || '(the hidden priority wrapper)') +
       (stale ? ': not visited in this tick (' + st + ' since an earlier tick)' : '');
     if (isCheck(n)) r.params.textContent = view && !pop ? checkText(n, view.bb) : paramText(n);
@@ -473,15 +477,15 @@ function renderEvents(view) {
     return;
   }
   const t = view.tree;
-  for (const [id, st, again] of view.line.events || []) {
+  for (const [id, st, again, forced] of view.line.events || []) {
     const n = t.nodes[id];
     const li = document.createElement('li');
-    li.className = 'st-' + st;
+    li.className = 'st-' + st + (forced === 1 ? ' forced' : '');
     li.innerHTML = '<span class="chip"></span><span class="name"></span><span class="what"></span>';
     li.children[1].textContent = n.hidden ? '(priority section)' : n.label;
     li.children[1].title = n.path;
     li.children[2].textContent = again ? 'running again' : st;
-    if (isCheck(n) && (st === 'success' || st === 'failure')) {
+    if (isCheck(n) && forced !== 1 && (st === 'success' || st === 'failure')) { // (forced: not checked)
       const d = document.createElement('small');
       d.className = 'detail';
       d.textContent = checkText(n, view.bb) + ': ' + (st === 'success');
@@ -912,6 +916,62 @@ function renderWatches() {
   }
 }
 
+// ---- Fault injection (live) -------------------------------------------------------
+// Forces a node of the selected agent (or of every agent of its tree) to
+// return a status for some ticks or until removed (a:force); the nodes a
+// tick forced are marked in the tree and the events.
+
+// The ids of the nodes whose status this tick was forced.
+function forcedNodes(view) {
+  const ids = new Set();
+  if (view && view.tick === ui.tick) {
+    for (const e of view.line.events || []) if (e[3] === 1) ids.add(e[0]);
+  }
+  return ids;
+}
+
+function fillForceNodes(t) {
+  const sel = $('force-node');
+  const was = sel.value;
+  sel.textContent = '';
+  for (const n of t.nodes) {
+    if (n.hidden) continue;
+    const o = document.createElement('option');
+    o.value = o.textContent = n.path;
+    sel.appendChild(o);
+  }
+  if (t.byPath.has(was)) sel.value = was;
+}
+
+function addForce() {
+  const f = { tree: ui.tree.name, node: $('force-node').value, status: $('force-status').value,
+    ticks: Math.max(0, Math.floor(Number($('force-ticks').value) || 0)) };
+  if (!$('force-any').checked) f.agent = ui.agent.id;
+  command(Object.assign({ cmd: 'force', on: true }, f)).then((r) => {
+    if (!r || !r.ok) return;
+    f.text = f.node + ' → ' + f.status + (f.ticks ? ' × ' + f.ticks : '') +
+      (f.agent !== undefined ? ' (' + ui.agent.label + ')' : ' (all)');
+    ui.forces.push(f);
+    renderForces();
+  });
+}
+
+function renderForces() {
+  const ul = $('force-list');
+  ul.textContent = '';
+  for (const f of ui.forces) {
+    const li = document.createElement('li');
+    li.innerHTML = '<span></span><button title="Remove">×</button>';
+    li.firstChild.textContent = f.text;
+    li.lastChild.onclick = () => {
+      command({ cmd: 'force', on: false, tree: f.tree, node: f.node, agent: f.agent });
+      ui.forces.splice(ui.forces.indexOf(f), 1);
+      renderForces();
+    };
+    ul.appendChild(li);
+  }
+}
+
 function pauseLive(paused) {
   ui.live.paused = paused;
   $('live-pause').textContent = paused ? 'Resume live' : 'Pause';
@@ -997,6 +1057,7 @@ function wire() {
   $('fold-running').onclick = () => fold(true);
   $('unfold-all').onclick = () => fold(false);
   $('watch-input').onkeydown = (e) => { if (e.key === 'Enter') addWatch(); };
+  $('force-go').onclick = addForce;
   document.addEventListener('keydown', (e) => {
     if (e.target.tagName === 'INPUT' || e.target.tagName === 'TEXTAREA') return;
     if (e.key === 'ArrowLeft') { step(-1, e.shiftKey); e.preventDefault(); }

@@ -3,8 +3,8 @@
 -- bt.debug.poll(), called once a frame, accepts, reads and writes what the
 -- sockets allow at once and returns. It serves the viewer's files, streams
 -- the trace lines of the agents it was given as server-sent events, and
--- takes commands (blackboard writes, breakpoints, resume, step). Every
--- client has bounded buffers and a deadline, so a client that sends
+-- takes commands (blackboard writes, breakpoints, resume, step, faults).
+-- Every client has bounded buffers and a deadline, so a client that sends
 -- garbage, stops reading or holds its connection open is dropped.
 
 local socket = require "socket"
@@ -275,9 +275,15 @@ function M.new(bt)
 
   local commands = {}
 
+  -- An agent id as a command gave it (JSON numbers decode as floats: 9,
+  -- not 9.0).
+  local function agentname(x)
+    return type(x) == "number" and ("%.14g"):format(x) or tostring(x)
+  end
+
   function commands.set(cmd)
     local agent = byid[cmd.agent]
-    if not agent then return nil, "no agent " .. tostring(cmd.agent) end
+    if not agent then return nil, "no agent " .. agentname(cmd.agent) end
     if type(cmd.key) ~= "string" or cmd.key == "" then
       return nil, "key must be a string"
     end
@@ -295,7 +301,7 @@ function M.new(bt)
   local function scope(cmd)
     if cmd.agent == nil or cmd.agent == cjson.null then return "*" end
     if not byid[cmd.agent] then
-      return nil, "no agent " .. tostring(cmd.agent)
+      return nil, "no agent " .. agentname(cmd.agent)
     end
     return cmd.agent
   end
@@ -361,9 +367,54 @@ function M.new(bt)
     return true
   end
 
+  -- The id of the node with that path in the version the agent runs, or
+  -- nil.
+  local function nodeid(agent, path)
+    local st = rec.ids[agent]
+    for _, n in ipairs(st and st.v.nodes or {}) do
+      if n.path == path then return n.id end
+    end
+  end
+
+  -- force: a node of one agent, or of every streamed agent of a tree,
+  -- returns a status for some ticks or until removed (a:force).
+  function commands.force(cmd)
+    if type(cmd.tree) ~= "string" or type(cmd.node) ~= "string" then
+      return nil, "tree and node must be strings"
+    end
+    local s = cmd.status
+    if cmd.on == false then s = nil
+    elseif s ~= "success" and s ~= "failure" then
+      return nil, "status must be success or failure"
+    end
+    local ticks = cmd.ticks
+    if ticks == nil or ticks == cjson.null then ticks = 0 end
+    if type(ticks) ~= "number" or ticks < 0 or ticks ~= math.floor(ticks) or
+       ticks > 0x7fffffff then
+      return nil, "ticks must be a count of ticks (0: until removed)"
+    end
+    local who, why = scope(cmd)
+    if not who then return nil, why end
+    local hit = 0
+    for agent, st in pairs(rec.ids) do
+      if (who == "*" or who == st.id) and st.v.tree == cmd.tree then
+        local id = nodeid(agent, cmd.node)
+        if id then
+          agent:force(id, s, ticks)
+          hit = hit + 1
+        end
+      end
+    end
+    if hit == 0 then
+      return nil, "no node '" .. cmd.node .. "' in tree '" .. cmd.tree ..
+                  "' of " .. (who == "*" and "any agent" or "agent " .. who)
+    end
+    return true
+  end
+
   function commands.resume(cmd)
     local agent = byid[cmd.agent]
-    if not agent then return nil, "no agent " .. tostring(cmd.agent) end
+    if not agent then return nil, "no agent " .. agentname(cmd.agent) end
     agent:freeze(false)
     rec.ids[agent].frozen = nil
     return true
@@ -371,14 +422,14 @@ function M.new(bt)
 
   function commands.step(cmd)
     local agent = byid[cmd.agent]
-    if not agent then return nil, "no agent " .. tostring(cmd.agent) end
+    if not agent then return nil, "no agent " .. agentname(cmd.agent) end
     agent:freeze("step")
     return true
   end
 
   function commands.record(cmd)
     local agent = byid[cmd.agent]
-    if not agent then return nil, "no agent " .. tostring(cmd.agent) end
+    if not agent then return nil, "no agent " .. agentname(cmd.agent) end
     stream(agent, cmd.on ~= false)
     return true
   end

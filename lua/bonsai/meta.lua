@@ -131,6 +131,7 @@ function Control:abort(i) end
 ---@field event? "reload"|"error"|"interrupt"|"reset"
 ---@field message? string
 ---@field again? boolean a running node ticked again (a leaf: that stays running)
+---@field forced? boolean the status a fault forced (a:force)
 ---@field id? integer the node's 0-based index, with a:events("id")
 
 ---What a subscription passes on (a:subscribe): a list of statuses, or a

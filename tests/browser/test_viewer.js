@@ -873,6 +873,51 @@ async function main() {
       await page.click('li[data-path="' + check + '"] > .row .bp', { modifiers: ['Shift'] });
     });
 
+    await check('live: force a node from the page, and take it away (fault injection)', async () => {
+      if (await page.textContent('#live-pause') !== 'Pause') await page.click('#live-pause'); // follow
+      const g3 = [...sent(stream).agents.values()].find((a) => a.label === 'guard 3');
+      await pickAgent(page, g3.id);
+      // (the failure breakpoint before may have frozen it)
+      if (await page.isVisible('#agent-resume')) await page.click('#agent-resume');
+      const check = 'guard/flee/check[1]';
+      await page.selectOption('#force-node', check);
+      await page.selectOption('#force-status', 'success');
+      await page.fill('#force-ticks', '0');
+      const from = stream.lines.length;
+      await page.click('#force-go');
+      await page.waitForSelector('#force-list li');
+      assert.equal(await page.textContent('#force-list li span'), check + ' → success (guard 3)');
+      const line = await until('a forced tick of guard 3', () => stream.lines.slice(from).find((o) =>
+        o.t === 'tick' && o.agent === g3.id && (o.events || []).some((e) => e[3] === 1)));
+      const ev = line.events.find((e) => e[3] === 1);
+      assert.equal(sent(stream).trees.get('guard@' + line.version)[ev[0]].path, check);
+      assert.equal(ev[1], 'success');
+      await page.waitForSelector('li[data-path="' + check + '"] > .row.forced');
+      await page.waitForSelector('#events li.forced');
+      assert.match(await page.textContent('#events li.forced .name'), /check\[1\]$/);
+      assert.equal(await page.textContent('#events li.forced .what'), 'success');
+      assert.equal(await page.$$eval('#events li.forced .detail', (l) => l.length), 0, 'a forced check was not checked');
+      await page.screenshot({ path: path.join(OUT, 'force.png') });
+      await page.click('#force-list li button');
+      assert.equal(await page.$$eval('#force-list li', (l) => l.length), 0);
+      const gone = stream.lines.length;
+      await until('guard 3 unforced', () => {
+        const ls = stream.lines.slice(gone).filter((o) => o.t === 'tick' && o.agent === g3.id);
+        return ls.length >= 3 && ls.slice(1).every((o) => !(o.events || []).some((e) => e[3] === 1));
+      });
+      // a node of another version is refused with a message
+      await page.evaluate(() => {
+        const o = document.createElement('option');
+        o.value = o.textContent = 'guard/nowhere';
+        document.getElementById('force-node').appendChild(o);
+      });
+      await page.selectOption('#force-node', 'guard/nowhere');
+      await page.click('#force-go');
+      await page.waitForSelector('#message:not([hidden])');
+      assert.match(await page.textContent('#message'), /The game refused "force": no node 'guard\/nowhere' in tree 'guard' of agent \d+/);
+      assert.equal(await page.$$eval('#force-list li', (l) => l.length), 0);
+    });
+
     await check('live: agents and a tree join, an agent leaves, a reload (churn_game.lua)', async () => {
       stream.req.destroy();
       game.child.kill();

@@ -208,6 +208,56 @@ describe("bt.debug.serve", function()
     c2.sock:close()
   end)
 
+  it("forces a node on one agent or any of a tree (fault injection)",
+     function()
+    local tree = guardtree()
+    local a = bt.agent(tree, { blackboard = { hp = 100 } })
+    local b = bt.agent(tree, { blackboard = { hp = 100 } })
+    serve { agents = { a, b } }
+    local c = subscribe()
+    a:tick(1)
+    b:tick(1)
+    assert.same({ ok = true }, post('{"cmd":"force","agent":1,"tree":"guard",' ..
+      '"node":"guard/flee/check[1]","status":"success","ticks":1}'))
+    assert.same({ "success", 1 }, { a:forced("guard/flee/check[1]") })
+    assert.is_nil(b:forced("guard/flee/check[1]"))
+    a:tick(1)
+    assert.same({ "guard", "flee", "run" }, a:running())
+    assert.is_true(pump(function() return #c.lines() >= 7 end))
+    local l = c.lines()[7] -- after header, tree, 2 agents, 2 ticks
+    assert.equal(1, l.agent)
+    assert.same({ 2, "success", 0, 1 }, l.events[3]) -- marked forced
+    a:tick(1) -- its one tick is over: the check runs again
+    assert.same({ "guard", "patrol" }, a:running())
+    -- any agent of the tree, until removed; then removed
+    assert.same({ ok = true }, post('{"cmd":"force","tree":"guard",' ..
+      '"node":"guard/patrol","status":"failure"}'))
+    assert.same({ "failure", 0 }, { b:forced("guard/patrol") })
+    assert.same({ "failure", 0 }, { a:forced("guard/patrol") })
+    assert.same({ ok = true }, post('{"cmd":"force","tree":"guard",' ..
+      '"node":"guard/patrol","on":false}'))
+    assert.is_nil(a:forced("guard/patrol"))
+    -- refused: nodes, agents, statuses and counts that are not there
+    local function refused(body, want)
+      local r = post(body)
+      assert.is_false(r.ok)
+      assert.equal(want, r.error)
+    end
+    refused('{"cmd":"force","tree":"guard","node":"guard/fly",' ..
+            '"status":"success"}',
+            "no node 'guard/fly' in tree 'guard' of any agent")
+    refused('{"cmd":"force","agent":9,"tree":"guard","node":"guard",' ..
+            '"status":"success"}', "no agent 9")
+    refused('{"cmd":"force","tree":"guard","node":"guard",' ..
+            '"status":"running"}', "status must be success or failure")
+    refused('{"cmd":"force","tree":"guard","node":"guard",' ..
+            '"status":"success","ticks":-2}',
+            "ticks must be a count of ticks (0: until removed)")
+    refused('{"cmd":"force","tree":7,"node":"guard","status":"success"}',
+            "tree and node must be strings")
+    c.sock:close()
+  end)
+
   it("writes blackboard values through the normal path", function()
     local a = bt.agent(guardtree(), { blackboard = { hp = 100 } })
     local seen
