@@ -86,6 +86,7 @@ build = {
     ["bonsai.test.golden"] = "lua/bonsai/test/golden.lua",
     ["bonsai.test.coverage"] = "lua/bonsai/test/coverage.lua",
     ["bonsai.test.worlds"] = "lua/bonsai/test/worlds.lua",
+    ["bonsai.test.busted"] = "lua/bonsai/test/busted.lua", -- a busted helper
     ["bonsai.test_meta"] = "lua/bonsai/test_meta.lua", -- the kit's annotations
   },
 }

@@ -540,7 +540,6 @@ local coverage -- the test kit's collector, with --coverage
 local function run()
   for n = 1, opt.ticks do
     step(n)
-    if coverage then coverage:collect() end
     if live then
       live.poll()
       socket.sleep(DT) -- real time, so a person can follow
@@ -572,8 +571,6 @@ if opt.record then
   print("arena: recording every agent to " .. opt.record)
 end
 if opt.coverage then
-  if opt.record then error("arena: --coverage and --record both read " ..
-                           "the agents' traces: give one", 0) end
   coverage = require("bonsai.test").new_coverage()
   for _, a in ipairs(agents) do coverage:add(a) end
 end

@@ -5,7 +5,8 @@
 // status (nodes the tick did not visit faded; or by how many agents run
 // each node), the timeline with node lanes, the events, the blackboard,
 // the running nodes; live, breakpoints and watches. trace.js does the
-// reading; docs/DEBUGGER.md tells what the page shows.
+// reading; docs/DEBUGGER.md tells what the page shows. A coverage report
+// of the test kit opens the same ways and is drawn by coverage.js.
 'use strict';
 
 const $ = (id) => document.getElementById(id);
@@ -32,6 +33,7 @@ const ui = {
   loads: 0,              // files opened: only the last one read is shown
   lanes: [],             // paths of the nodes whose history the timeline shows
   histories: new Map(),  // "agent\npath" -> { changes, ticks: [[tick, code]] }
+  coverage: null,        // coverage.js's state while a coverage report is shown
 };
 
 // ---- Messages and loading -------------------------------------------------
@@ -46,6 +48,18 @@ function showMessage(text, kind) {
 async function loadText(text, name) {
   if (ui.live) stopLive(); // a file opened on a live page replaces the game
   const mine = ++ui.loads; // a file opened meanwhile replaces this one
+  let report = null;
+  try {
+    report = readCoverage(text);
+  } catch (e) {
+    document.body.classList.remove('loaded');
+    showMessage(name + ': ' + e.message, 'error');
+    return;
+  }
+  if (report) {
+    showMessage('', '');
+    return startCoverage(report, name);
+  }
   const { trace, problem } = await readTrace(text, (f) => {
     if (mine === ui.loads) showMessage('Reading ' + name + ': ' + Math.round(100 * f) + '%…', 'info');
   });
@@ -62,6 +76,7 @@ async function loadText(text, name) {
 }
 
 function start(trace) {
+  if (ui.coverage) stopCoverage();
   ui.trace = trace;
   ui.agent = null;
   ui.tick = 0;
@@ -208,6 +223,7 @@ function buildTree(t) {
     row.children[1].title = 'Breakpoint: click for any event of the node, Shift+click for its failures';
     row.children[1].onclick = (e) => toggleBreakpoint(t.name, n.path, e.shiftKey ? 'failure' : '');
     row.children[3].onclick = () => {
+      if (ui.coverage) return pickCoverageNode(n.path);
       if (ui.mode === 'agent') return toggleLane(n.path);
       ui.popPath = n.path;
       renderPopAgents();
@@ -1081,6 +1097,7 @@ async function main() {
   const params = new URLSearchParams(location.search);
   if (location.protocol.startsWith('http')) {
     if (params.has('trace')) return loadURL(params.get('trace'));
+    if (params.has('coverage')) return loadURL(params.get('coverage'));
     try {
       const r = await fetch('live', { cache: 'no-store' });
       const j = r.ok ? await r.json() : null;

@@ -2,8 +2,9 @@
 -- runner), built on the public API of `require "bonsai"` only. A scenario
 -- runs a tree for one agent tick by tick, with leaves replaced by scripted
 -- stand-ins (test/standin.lua) and a timeline of blackboard changes,
--- interrupts and wakes; every tick is kept (its status, the events of
--- a:trace, the running leaves, the blackboard before and after) and the
+-- interrupts and wakes; every tick is kept (its status, its trace events
+-- from a subscription, the running leaves, the blackboard before and
+-- after) and the
 -- expect_* methods read it, raising a message that shows the trace of the
 -- ticks around the failure. Golden traces (test/golden.lua), coverage of
 -- trees (test/coverage.lua) and random worlds (test/worlds.lua) build on
@@ -17,7 +18,6 @@ local T = {}
 
 local DEFAULT_DT = 0.1
 local DEFAULT_MAX_TICKS = 1000
-local TRACE_EVENTS = 16384 -- events a tick may make (the ring's size)
 
 -- Stand-ins: scripted leaves -----------------------------------------------
 -- A stand-in is a step function: step(call) -> what the leaf returns,
@@ -121,10 +121,10 @@ end
 T.show = show
 
 -- Ticks ---------------------------------------------------------------------
--- A tick record: n, dt, time, status (or "error"), error, events (of
--- a:trace: node, status, again, event), running (the running leaves'
--- paths), before and bb (blackboard snapshots), slept, applied (what the
--- timeline did before it).
+-- A tick record: n, dt, time, status (or "error"), error, events (the
+-- agent's subscription: node, status, again, event), running (the running
+-- leaves' paths), before and bb (blackboard snapshots), slept, applied
+-- (what the timeline did before it).
 
 local Tick = {}
 Tick.__index = Tick
@@ -294,7 +294,11 @@ function T.scenario(o)
   local init = {}
   for k, v in pairs(bb or {}) do init[k] = v end
   s.agent = bt.agent(tree, { owner = o.owner, blackboard = init })
-  s.agent:trace(TRACE_EVENTS)
+  -- the tick's events, as a subscriber (so bt.record, bt.debug and the
+  -- game's own subscriptions may watch the same agent); read-only tables
+  s.subscription = s.agent:subscribe(function(_, events)
+    s.tick_events = events
+  end)
   s.agent:add_interrupt(function() return s.interrupt_now == true end)
   if o.coverage ~= false then
     s.coverage = o.coverage or T.coverage
@@ -382,10 +386,11 @@ function Scenario:step()
   local rec = setmetatable({ n = n, dt = dt, applied = applied,
                              before = snapshot(a.bb), scenario = self,
                              slept = a:sleeping() ~= nil }, Tick)
+  self.tick_events = nil -- (a sleeping agent is not ticked: no events)
   local errs = bt.tick_all({ a }, dt)
   self.interrupt_now = nil
   rec.time = a.time
-  rec.events = a:events()
+  rec.events = self.tick_events or {}
   if errs then
     rec.status, rec.error = "error", errs[1].error
   else
@@ -619,9 +624,11 @@ function Scenario:expect_aborted(who, o)
       return self, t.n
     end
   end
+  local wanted = {}
+  if o.at then wanted[#wanted + 1] = "at tick " .. o.at end
+  if o.when then wanted[#wanted + 1] = "when the condition held" end
   self:fail(hits[1].n, string.format("%s was aborted at tick %s, but " ..
-    "never %s", who, numbers(hits), o.at and ("at tick " .. o.at) or
-    "when the condition held"))
+    "never %s", who, numbers(hits), table.concat(wanted, " and ")))
 end
 
 -- s:expect_never_aborted(who)

@@ -141,7 +141,8 @@ function Tick:aborted(who) end
 
 ---A tree run for one agent, tick by tick.
 ---@class bonsai.test.Scenario
----@field agent bonsai.Agent
+---@field agent bonsai.Agent (subscribe, record or debug it freely)
+---@field subscription table the scenario's own (a:subscribe)
 ---@field tree bonsai.Tree the tree run (a copy named "<name>~test" with stand-ins)
 ---@field name string
 ---@field ticks bonsai.test.Tick[]
@@ -251,22 +252,23 @@ local Coverage = {}
 ---@return table
 function Coverage:tree(name, nodes) end
 
----Counts one tick: a table with events (as a:events() gives them).
+---Counts one tick: a table with events (as a subscription hands them).
 ---@param name string
 ---@param nodes table[]
 ---@param tick { events: bonsai.Event[] }
 function Coverage:feed(name, nodes, tick) end
 
----Counts this agent's ticks from now on (starts its trace).
+---Counts this agent's ticks from now on, each as it ends (a subscription:
+---the recorder, the debugger and other subscribers may watch it too).
 ---@param a bonsai.Agent
 ---@param name? string default a.tree.name
----@param size? integer the trace ring (default 65536)
 ---@return bonsai.test.Coverage
-function Coverage:add(a, name, size) end
+function Coverage:add(a, name) end
 
----Reads the events of the agents added (call once a frame).
+---Stops counting the agent's ticks (what was counted stays).
+---@param a bonsai.Agent
 ---@return bonsai.test.Coverage
-function Coverage:collect() end
+function Coverage:remove(a) end
 
 ---@return table[] per tree: { tree, covered, total, nodes }
 function Coverage:report() end

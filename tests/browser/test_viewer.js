@@ -6,7 +6,9 @@
 // the page's code: node statuses, blackboard and changed keys at given
 // ticks, population counts; then, on a generated trace (make_trace.js), a
 // reload, an error and a breakpoint; bad files; and the live mode against
-// a running game loop (tests/live/game.lua, bt.debug.serve). Writes a
+// a running game loop (tests/live/game.lua, bt.debug.serve); coverage
+// reports of the test kit (the arena's, and make_coverage.lua's with nodes
+// that never ran) checked against the report's own numbers. Writes a
 // screenshot of each view into BUILDDIR/browser-screenshots.
 //
 //   node test_viewer.js BUILDDIR      (default: ../../build)
@@ -160,6 +162,38 @@ async function checkAgentAt(page, ref, id, tick) {
   return { s, r };
 }
 
+// Checks the coverage view of one report tree against the report: every
+// node drawn, marked as never run or with gaps exactly when the report
+// says so, with its counts.
+async function checkCoverage(page, r) {
+  await page.waitForFunction((name) => document.getElementById('tree-head').textContent
+    .startsWith('Coverage of tree ' + name + ':'), r.tree);
+  const drawn = await page.$$eval('#tree li[data-path]', (l) => l.map((li) => ({
+    path: li.dataset.path, never: li.classList.contains('never'), gap: li.classList.contains('gap'),
+    ticks: Number(li.dataset.ticks), count: li.querySelector(':scope > .row .count').textContent })));
+  assert.deepEqual(drawn.map((d) => d.path), r.nodes.map((n) => n.path), r.tree + ': the nodes');
+  for (const n of r.nodes) {
+    const d = drawn.find((x) => x.path === n.path);
+    assert.equal(d.never, n.ticks === 0, n.path + ': never ran');
+    assert.equal(d.gap, n.gaps.length > 0, n.path + ': gaps');
+    assert.equal(d.ticks, n.ticks, n.path + ': ticks');
+    assert.equal(d.count, n.ticks ? n.ticks + ' ticks · ' + n.success + ' ✓ · ' + n.failure + ' ✗ · ' +
+      n.aborted + ' aborted' : 'never ran', n.path + ': counts');
+  }
+  const gaps = [];
+  for (const n of r.nodes) for (const g of n.gaps) gaps.push([n.path, g]);
+  assert.deepEqual(await coverageGaps(page), gaps, r.tree + ': the list of what was never taken');
+  assert.equal(await page.textContent('#tree-head'), 'Coverage of tree ' + r.tree + ': ' + r.covered + ' of ' +
+    r.total + ' outcomes (' + Math.floor(1000 * r.covered / r.total) / 10 + '%). The heat is the ticks each ' +
+    'node was visited (log scale, at most ' + Math.max(...r.nodes.map((n) => n.ticks)) + ').');
+}
+
+// The "never taken" list: [path, what] per entry.
+function coverageGaps(page) {
+  return page.$$eval('#cov-gaps li[data-path]', (l) => l.map((li) => [li.dataset.path,
+    li.querySelector('span').textContent]));
+}
+
 let checks = 0;
 async function check(name, fn) {
   const t0 = Date.now();
@@ -231,6 +265,16 @@ async function main() {
   fs.writeFileSync(path.join(tmp, 'generated.jsonl'), text);
   for (const [name, t] of Object.entries(brokenVariants(text))) fs.writeFileSync(path.join(tmp, name), t);
   const gen = parseTrace(text);
+  // coverage reports of the test kit: the arena's default run (seed 42,
+  // 400 ticks), and a small one with nodes that never ran
+  execFileSync('lua5.4', [path.join(ROOT, 'samples/arena.lua'), '--coverage', path.join(tmp, 'arena-coverage.json'),
+    '--no-map', '--fast'], { env: LUA_ENV, cwd: ROOT, stdio: ['ignore', 'ignore', 'inherit'] });
+  execFileSync('lua5.4', [path.join(__dirname, 'make_coverage.lua'), path.join(tmp, 'gaps-coverage.json')],
+    { env: LUA_ENV, cwd: ROOT, stdio: ['ignore', 'ignore', 'inherit'] });
+  const arenaCoverage = JSON.parse(fs.readFileSync(path.join(tmp, 'arena-coverage.json'), 'utf8'));
+  const gapsCoverage = JSON.parse(fs.readFileSync(path.join(tmp, 'gaps-coverage.json'), 'utf8'));
+  fs.writeFileSync(path.join(tmp, 'future-coverage.json'),
+    JSON.stringify(Object.assign({}, gapsCoverage, { version: 9 })));
 
   // The story of the README: the first guard whose patrol a sighting
   // aborts after tick 60 (the arena is deterministic)
@@ -706,6 +750,70 @@ async function main() {
       await page.click('#mode-prof');
       assert.match(await page.textContent('#tree-head'), /^No profile of tree \w+, version 1 here: .*tree:profile\(true\)/);
       await page.click('#mode-agent');
+    });
+
+    await check('?coverage=URL: the arena\'s coverage as a heat, with what it never took', async () => {
+      await page.goto(base + 'index.html?coverage=traces/arena-coverage.json');
+      await page.waitForSelector('body.loaded.coverage #tree li[data-path]');
+      assert.equal(await page.isVisible('#message'), false, 'no message for a good report');
+      assert.equal(await page.isVisible('#timeline'), false, 'no timeline: a report has no ticks');
+      assert.deepEqual(await page.$$eval('#cov-trees li', (l) => l.map((x) => x.dataset.tree)),
+        arenaCoverage.trees.map((t) => t.tree));
+      for (const r of arenaCoverage.trees) {
+        await page.click('#cov-trees li[data-tree="' + r.tree + '"]');
+        await checkCoverage(page, r);
+      }
+      // what docs/TESTING.md says the arena never exercises
+      const villager = arenaCoverage.trees.find((t) => t.tree === 'villager');
+      await page.click('#cov-trees li[data-tree="villager"]');
+      const listed = await coverageGaps(page);
+      assert.deepEqual(listed, [
+        ['villager/morning/breakfast/force_success[1]/sequence[1]/is_set[1]', 'never failed'],
+        ['villager/morning/breakfast/force_success[2]/sequence[1]/timeout[2]', 'never timed out']]);
+      assert.equal(villager.covered + '/' + villager.total, '67/69');
+      // the heat: the root, visited every tick, is deeper than the meal's timeout
+      const light = (p) => page.$eval('li[data-path="' + p + '"] > .row', (row) =>
+        Number(/(\d+)%\)$/.exec(row.style.getPropertyValue('--heat'))[1]));
+      assert.ok(await light('villager') < await light(listed[1][0]), 'the root is the hottest');
+      await page.screenshot({ path: path.join(OUT, 'coverage.png') });
+      // a gap clicked: the node's counts, from the report
+      await page.click('#cov-gaps li[data-path="' + listed[1][0] + '"]');
+      const facts = await page.$$eval('#cov-node .facts div', (l) => l.map((d) => d.textContent));
+      const node = villager.nodes.find((n) => n.path === listed[1][0]);
+      assert.ok(facts.includes('ticks visited' + node.ticks), facts.join());
+      assert.ok(facts.includes('never taken' + 'never timed out'), facts.join());
+    });
+
+    await check('coverage: nodes that never ran look apart and are listed; a bad report; back to a trace', async () => {
+      await page.goto('file://' + path.join(VIEWER, 'index.html'));
+      await page.setInputFiles('#file', path.join(tmp, 'gaps-coverage.json'));
+      await page.waitForSelector('body.loaded.coverage #tree li[data-path]');
+      const r = gapsCoverage.trees[0];
+      await checkCoverage(page, r);
+      const never = await page.$$eval('#tree li.never', (l) => l.map((li) => li.dataset.path));
+      assert.deepEqual(never, ['npc/combat/fight/retreat/flee', 'npc/combat/fight/strike/attack']);
+      assert.deepEqual(await coverageGaps(page), [
+        ['npc/combat', 'never aborted its child'],
+        ['npc/combat/fight/retreat/check[1]', 'never succeeded'],
+        ['npc/combat/fight/retreat/flee', 'never ran'],
+        ['npc/combat/fight/strike/in_reach', 'never succeeded'],
+        ['npc/combat/fight/strike/attack', 'never ran']]);
+      // a look apart: hatched and dashed, not the heat of a node that ran
+      const look = (p) => page.$eval('li[data-path="' + p + '"] > .row', (row) => {
+        const cs = getComputedStyle(row);
+        return cs.borderTopStyle + ' ' + cs.backgroundImage.slice(0, 25);
+      });
+      assert.match(await look('npc/combat/fight/strike/attack'), /^dashed repeating-linear-grad/);
+      assert.match(await look('npc/combat'), /^dashed none/);
+      assert.match(await look('npc/patrol'), /^solid none/);
+      await page.screenshot({ path: path.join(OUT, 'coverage-gaps.png') });
+      await page.setInputFiles('#file', path.join(tmp, 'future-coverage.json'));
+      await page.waitForSelector('#message.error');
+      assert.match(await page.textContent('#message'), /coverage report of version 9 \(this page reads version 1\)/);
+      await page.setInputFiles('#file', path.join(tmp, 'arena.jsonl'));
+      await page.waitForSelector('body.loaded:not(.coverage) #tree li[data-path]');
+      assert.equal(await page.isVisible('#agent-list'), true);
+      assert.equal(await page.isVisible('#cov-gaps'), false);
     });
 
     await check('file:// page: the file picker and drag and drop', async () => {

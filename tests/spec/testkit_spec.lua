@@ -88,6 +88,10 @@ describe("a scenario", function()
     has(msg, "tk_chase was never aborted")
     msg = raises(s.expect_aborted, s, "tk_patrol", { at = 5 })
     has(msg, "tk_patrol was aborted at tick 3, but never at tick 5")
+    msg = raises(s.expect_aborted, s, "tk_patrol", { at = 3,
+      when = function(bb) return bb.enemy == nil end })
+    has(msg, "tk_patrol was aborted at tick 3, but never at tick 3 and " ..
+             "when the condition held")
     msg = raises(s.expect_status, s, 2, bt.SUCCESS)
     has(msg, "tick 2 returned running, not success")
     msg = raises(s.expect_returned, s, bt.SUCCESS, { within = 5 })
@@ -421,7 +425,7 @@ describe("coverage", function()
         "tree 'zzz' never ran")
   end)
 
-  it("collects from agents of a game loop and writes JSON", function()
+  it("counts the agents of a game loop and writes JSON", function()
     local cov = T.new_coverage()
     local tree = bt.tree(combat())
     local a = bt.agent(tree, { blackboard = { hp = 1 } })
@@ -429,16 +433,164 @@ describe("coverage", function()
     a:tick(0.1)
     a.bb.enemy = "e"
     a:tick(0.1)
-    cov:collect()
     local by = {}
     for _, n in ipairs(cov:report()[1].nodes) do by[n.path] = n end
     assert.equal(1, by["npc/combat/fight/retreat/tk_flee"].ticks)
+    -- every node a tick visits counts, running composites too
+    assert.equal(2, by["npc"].ticks)
+    assert.equal(1, by["npc/combat/fight"].ticks)
+    cov:remove(a)
+    a:tick(0.1)
+    assert.equal(2, cov:report()[1].nodes[1].ticks) -- (the root: no more)
     cov:write("/tmp/bonsai_testkit_cov.json")
     local text = io.open("/tmp/bonsai_testkit_cov.json"):read("*a")
     os.remove("/tmp/bonsai_testkit_cov.json")
     has(text, '{"format":"bonsai-coverage","trees":[{"covered":')
     has(text, '"path":"npc/combat/fight/retreat/tk_flee"')
     has(text, '"gaps":["never failed"]')
+  end)
+
+  it("counts an agent's ticks after a reload toward the new version",
+     function()
+    local cov = T.new_coverage()
+    local tree = bt.tree(bt.sequence { name = "s", bt.action "tk_patrol" },
+                         { name = "walker" })
+    local a = bt.agent(tree)
+    cov:add(a)
+    a:tick(0.1)
+    tree:reload(bt.sequence { name = "s", bt.action "tk_chase" })
+    a:tick(0.1)
+    a:tick(0.1)
+    local r = cov:report()
+    assert.same({ "walker", "walker (2)" }, { r[1].tree, r[2].tree })
+    assert.equal(1, r[1].nodes[2].ticks)
+    assert.equal("s/tk_chase", r[2].nodes[2].path)
+    assert.equal(2, r[2].nodes[2].ticks)
+  end)
+end)
+
+-- The lines of a file.
+local function lines(path)
+  local out = {}
+  for l in io.lines(path) do out[#out + 1] = l end
+  return out
+end
+
+local function count(list, part)
+  local n = 0
+  for _, l in ipairs(list) do
+    if l:find(part, 1, true) then n = n + 1 end
+  end
+  return n
+end
+
+describe("the kit shares an agent with other subscribers", function()
+  local path = os.tmpname()
+  after_each(function() os.remove(path) end)
+
+  it("a scenario beside bt.record and a game's subscription", function()
+    local s = scenario { timeline = { { at = 3, set = { enemy = "wolf" } } } }
+    local seen = {}
+    s.agent:subscribe(function(_, events) seen[#seen + 1] = #events end)
+    local rec = bt.record(path, { s.agent })
+    s:run(4)
+    rec:close()
+    s:expect_aborted("tk_patrol", { at = 3 })
+     :expect_running(3, "combat/fight/tk_chase")
+    for n = 1, 4 do assert.equal(#s.ticks[n].events, seen[n]) end
+    assert.equal(4, count(lines(path), '"t":"tick"'))
+  end)
+
+  it("coverage beside bt.record and a game's subscription", function()
+    local cov = T.new_coverage()
+    local a = bt.agent(bt.tree(combat()), { blackboard = { hp = 10 } })
+    local rec = bt.record(path, { a })
+    cov:add(a, "npc")
+    local failures = 0
+    local sub = a:subscribe(function(_, events)
+      failures = failures + #events
+    end, { status = "failure" })
+    for _ = 1, 3 do a:tick(0.1) end
+    rec:close()
+    a:unsubscribe(sub)
+    local counted = 0
+    for _, n in ipairs(cov:report()[1].nodes) do
+      counted = counted + n.failure
+    end
+    assert.is_true(failures > 0)
+    assert.equal(failures, counted) -- both saw the same events
+    assert.equal(3, cov:report()[1].nodes[1].ticks)
+    assert.equal(3, count(lines(path), '"t":"tick"'))
+  end)
+
+  it("the arena records and measures coverage in one run", function()
+    local cov = path .. ".json"
+    local ok = os.execute("lua5.4 samples/arena.lua --no-map --ticks=5 " ..
+                          "--record " .. path .. " --coverage " .. cov ..
+                          " > /dev/null")
+    assert.is_true(ok == true or ok == 0)
+    local l = lines(path)
+    assert.equal(266 * 5, count(l, '"t":"tick"'))
+    local text = io.open(cov):read("*a")
+    os.remove(cov)
+    has(text, '"tree":"villager"')
+  end)
+end)
+
+describe("the busted helper bonsai.test.busted", function()
+  local dir = os.tmpname()
+  local spec, report = dir .. "_spec.lua", dir .. ".json"
+  setup(function()
+    local f = assert(io.open(spec, "w"))
+    f:write([[
+local bt = require "bonsai"
+local T = require "bonsai.test"
+it("runs a tree whose condition never succeeds", function()
+  T.scenario { options = { name = "ci_tree" },
+    tree = bt.selector { bt.condition(function() return false end),
+                         bt.action(function() return bt.SUCCESS end) },
+  }:run(2)
+end)
+]])
+    f:close()
+  end)
+  teardown(function()
+    for _, p in ipairs { dir, spec, report } do os.remove(p) end
+  end)
+
+  -- busted on the spec above with the helper's options: output, status.
+  local function run(options)
+    local p = io.popen("LUA_CPATH='" .. package.cpath .. "' lua5.4 " ..
+      "\"$(command -v busted)\" --helper=bonsai.test.busted -Xhelper " ..
+      options .. " " .. spec .. " 2>&1; echo \"status=$?\"")
+    local out = p:read("*a")
+    p:close()
+    return out, tonumber(out:match "status=(%d+)%s*$")
+  end
+
+  it("fails the run below the threshold, listing the gaps", function()
+    local out, status = run("min=90,quiet")
+    assert.equal(1, status, out)
+    has(out, "1 success / 0 failures")
+    has(out, "tree 'ci_tree' covers 80.0% of its outcomes (4 of 5), " ..
+             "below 90%:")
+    has(out, "selector/condition[1]: never succeeded")
+    assert.falsy(out:find("Coverage of the trees", 1, true), "quiet")
+  end)
+
+  it("passes above it, prints the table and writes the report", function()
+    local out, status = run("min=80,report=" .. report)
+    assert.equal(0, status, out)
+    has(out, "tree 'ci_tree': 4 of 5 outcomes covered (80.0%)")
+    has(out, "bonsai.test: coverage report written to " .. report)
+    has(io.open(report):read("*a"), '"tree":"ci_tree"')
+  end)
+
+  it("refuses an option it does not know", function()
+    local out, status = run("mni=90")
+    assert.equal(1, status, out)
+    has(out, "unknown option 'mni=90' (min=P, report=FILE, tree=NAME, " ..
+             "quiet)")
   end)
 end)
 

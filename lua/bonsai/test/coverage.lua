@@ -6,17 +6,21 @@
 -- "both") and a lower branch ("lower", "both"); a timeout times out. An
 -- outcome never seen is a gap ("never failed"). Scenarios feed the
 -- kit's collector by themselves; other agents (a game loop) join with
--- :add(agent) and :collect(). Reports: a table (:text), a JSON file for
--- the viewer (:write, format in docs/TESTING.md) and :check{ min = } for
--- CI. Only events of a:trace/a:events are read.
+-- :add(agent), a trace subscription (a:subscribe), so the recorder, the
+-- debugger and the game's subscriptions watch them too. Reports: a table
+-- (:text), a JSON file for the viewer (:write, format in docs/TESTING.md)
+-- and :check{ min = } for CI.
 
 local M = {}
 
 local Coverage = {}
 Coverage.__index = Coverage
 
+local function weak() return setmetatable({}, { __mode = "k" }) end
+
 function M.new()
-  return setmetatable({ trees = {}, order = {}, agents = {} }, Coverage)
+  return setmetatable({ trees = {}, order = {}, known = weak(),
+                        subs = weak() }, Coverage)
 end
 
 local CONDITIONS = { condition = true, check = true, is_set = true,
@@ -43,9 +47,18 @@ local function outcomes(n, kids)
   return list
 end
 
+-- The version of tree name these nodes make, found once per nodes table.
+local function remember(self, nodes, name, v)
+  self.known[nodes] = self.known[nodes] or {}
+  self.known[nodes][name] = v
+  return v
+end
+
 -- A tree's structure: its nodes by path, with counters. A tree seen again
 -- with other nodes (another version) is kept apart as "name (2)".
 function Coverage:tree(name, nodes)
+  local known = self.known[nodes]
+  if known and known[name] then return known[name] end
   local sig = {}
   for _, n in ipairs(nodes) do sig[#sig + 1] = n.path .. "=" .. n.type end
   sig = table.concat(sig, "\n")
@@ -56,7 +69,7 @@ function Coverage:tree(name, nodes)
     self.order[#self.order + 1] = name
   end
   for _, v in ipairs(versions) do
-    if v.sig == sig then return v end
+    if v.sig == sig then return remember(self, nodes, name, v) end
   end
   local v = { sig = sig, name = #versions == 0 and name or
               (name .. " (" .. (#versions + 1) .. ")"), nodes = {},
@@ -80,14 +93,14 @@ function Coverage:tree(name, nodes)
     end
   end
   versions[#versions + 1] = v
-  return v
+  return remember(self, nodes, name, v)
 end
 
 -- Under: is path p the node q or below it?
 local function under(p, q) return p == q or p:sub(1, #q + 1) == q .. "/" end
 
 -- Counts one tick of an agent of tree name (its events: node, status,
--- again).
+-- again, as a subscription hands them).
 function Coverage:feed(name, nodes, tick)
   local v = self:tree(name, nodes)
   local took = {} -- path -> { status -> true } in this tick
@@ -131,30 +144,27 @@ function Coverage:feed(name, nodes, tick)
   end
 end
 
--- :add(agent, name): counts this agent's ticks from now on (name: the
--- tree's name in reports, default a.tree.name); starts its trace (ring of
--- size events, default 65536). Call :collect() often enough that the ring
--- does not overflow (once a frame).
-function Coverage:add(a, name, size)
-  a:trace(size or 65536)
-  self.agents[#self.agents + 1] = { agent = a, name = name or a.tree.name,
-                                    nodes = a.tree:nodes() }
+-- :add(agent, name): counts this agent's ticks from now on, each as it
+-- ends (name: the tree's name in reports, default a.tree.name); the
+-- nodes are read again after a reload (bt.reload), as another version.
+function Coverage:add(a, name)
+  if self.subs[a] then return self end
+  name = name or a.tree.name
+  local nodes = a.tree:nodes(a)
+  self.subs[a] = a:subscribe(function(agent, events)
+    for _, e in ipairs(events) do -- (agent events come first)
+      if e.event == "reload" then nodes = agent.tree:nodes(agent) end
+      if not e.event then break end
+    end
+    self:feed(name, nodes, { events = events })
+  end)
   return self
 end
 
--- :collect(): reads the events of the agents added since the last call.
-function Coverage:collect()
-  for _, w in ipairs(self.agents) do
-    local ticks, last = {}, nil
-    for _, e in ipairs(w.agent:events()) do
-      if e.tick ~= last then
-        ticks[#ticks + 1] = { events = {} }
-        last = e.tick
-      end
-      table.insert(ticks[#ticks].events, e)
-    end
-    for _, t in ipairs(ticks) do self:feed(w.name, w.nodes, t) end
-  end
+-- :remove(agent): stops counting its ticks (what was counted stays).
+function Coverage:remove(a)
+  if self.subs[a] then a:unsubscribe(self.subs[a]) end
+  self.subs[a] = nil
   return self
 end
 
@@ -288,7 +298,7 @@ end
 
 -- :reset(): forgets every count (the agents added stay added).
 function Coverage:reset()
-  self.trees, self.order = {}, {}
+  self.trees, self.order, self.known = {}, {}, weak()
   return self
 end
 
