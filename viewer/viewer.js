@@ -951,12 +951,12 @@ function fillForceNodes(t) {
   const was = sel.value;
   sel.textContent = '';
   for (const n of t.nodes) {
-    if (n.hidden) continue;
+    if (!n || n.hidden) continue; // (a coverage report's nodes may have holes)
     const o = document.createElement('option');
     o.value = o.textContent = n.path;
     sel.appendChild(o);
   }
-  if (t.byPath.has(was)) sel.value = was;
+  if (t.nodes.some((n) => n && n.path === was)) sel.value = was;
 }
 
 function addForce() {

@@ -755,7 +755,7 @@ async function main() {
     await check('?coverage=URL: the arena\'s coverage as a heat, with what it never took', async () => {
       await page.goto(base + 'index.html?coverage=traces/arena-coverage.json');
       await page.waitForSelector('body.loaded.coverage #tree li[data-path]');
-      assert.equal(await page.isVisible('#message'), false, 'no message for a good report');
+      assert.equal(await page.isVisible('#message'), false, 'no message for a good report: ' + await page.textContent('#message'));
       assert.equal(await page.isVisible('#timeline'), false, 'no timeline: a report has no ticks');
       assert.deepEqual(await page.$$eval('#cov-trees li', (l) => l.map((x) => x.dataset.tree)),
         arenaCoverage.trees.map((t) => t.tree));
@@ -1021,7 +1021,7 @@ async function main() {
       });
       await page.selectOption('#force-node', 'guard/nowhere');
       await page.click('#force-go');
-      await page.waitForSelector('#message:not([hidden])');
+      await page.waitForFunction(() => /refused "force"/.test(document.getElementById('message').textContent));
       assert.match(await page.textContent('#message'), /The game refused "force": no node 'guard\/nowhere' in tree 'guard' of agent \d+/);
       assert.equal(await page.$$eval('#force-list li', (l) => l.length), 0);
     });
