@@ -42,6 +42,8 @@ build = {
         "src/kinds.c",
         "src/names.c",
         "src/reload.c",
+        "src/fault.c",
+        "src/profile.c",
         "src/trace.c",
         "src/save.c",
         "src/tree.c",
@@ -66,6 +68,7 @@ build = {
     ["bonsai.builder"] = "lua/bonsai/builder.lua",
     ["bonsai.debug"] = "lua/bonsai/debug.lua", -- needs lua-socket, lua-cjson
     ["bonsai.export"] = "lua/bonsai/export.lua",
+    ["bonsai.profile"] = "lua/bonsai/profile.lua",
     ["bonsai.record"] = "lua/bonsai/record.lua", -- needs lua-cjson
     ["bonsai.script"] = "lua/bonsai/script.lua", -- needs lpeg
     ["bonsai.subscribe"] = "lua/bonsai/subscribe.lua",

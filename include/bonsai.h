@@ -537,7 +537,8 @@ BONSAI_API int bonsai_agent_busy(const bonsai_agent *agent);
 ** userdata): bonsai_agent_size(tree) bytes, aligned for a double, given to
 ** bonsai_agent_init (BONSAI_OK, BONSAI_ENOMEM, or BONSAI_EARG for a
 ** blackboard of another environment); bonsai_agent_done releases what the
-** agent holds, not its memory.
+** agent holds, not its memory. An agent stays where it was made until
+** bonsai_agent_done: its tree lists it (for bonsai_tree_profile).
 */
 BONSAI_API size_t bonsai_agent_size(const bonsai_tree *tree);
 BONSAI_API int bonsai_agent_init(bonsai_agent *mem, bonsai_tree *tree,
@@ -697,6 +698,7 @@ typedef struct bonsai_event {
   int kind;            /* BONSAI_TRACE_* */
   int status;          /* BONSAI_TRACE_STATUS: the node's new status */
   int again;           /* 1: a running node ticked again, still running */
+  int forced;          /* 1: the status a fault forced (bonsai_agent_force) */
   const char *message; /* BONSAI_TRACE_ERROR, else NULL; valid until the
                        ** next bonsai_agent_events or bonsai_agent_trace */
 } bonsai_event;
@@ -715,6 +717,61 @@ BONSAI_API unsigned bonsai_agent_dropped(const bonsai_agent *agent);
 BONSAI_API size_t bonsai_agent_event_path(const bonsai_agent *agent,
                                           const bonsai_event *ev, char *buf,
                                           size_t size);
+
+/*
+** Fault injection. bonsai_agent_force(agent, node, status, ticks): from now
+** on, for the agent's next 'ticks' ticks (0: until removed), node (an index
+** in the version the agent runs) returns status (BONSAI_SUCCESS or
+** BONSAI_FAILURE) when a tick reaches it, without running: a running node
+** is aborted first, its leaf is not called, its children are not ticked.
+** BONSAI_IDLE removes the node's fault. Its event is marked forced. A
+** reload drops the agent's faults (their nodes were the old version's).
+** An agent with faults runs the traced copy of the tick; the others pay
+** nothing. BONSAI_OK, BONSAI_EARG (no such node, another status) or
+** BONSAI_ENOMEM. bonsai_agent_forced: the status forced on the node now
+** (BONSAI_IDLE: none) and into *ticks (if not NULL) the ticks it has left
+** (0: until removed).
+*/
+BONSAI_API int bonsai_agent_force(bonsai_agent *agent, unsigned node,
+                                  int status, unsigned ticks);
+BONSAI_API int bonsai_agent_forced(const bonsai_agent *agent, unsigned node,
+                                   unsigned *ticks);
+/* bonsai_agent_force on every agent of the tree that runs its current
+** version (node: an index in that version); agents made later have none. */
+BONSAI_API int bonsai_tree_force(bonsai_tree *tree, unsigned node, int status,
+                                 unsigned ticks);
+
+/*
+** Profiles. bonsai_tree_profile(tree, 1) starts counting, for every agent
+** of the tree (those made later too), calls and seconds per node of its
+** current version, from zero; bonsai_tree_profile(tree, 0) stops (the
+** counts stay readable). A reload starts the counts again for the new
+** version. Profiled agents run the traced copy of the tick (a few clock
+** reads per node); the others pay nothing. Returns BONSAI_OK or
+** BONSAI_ENOMEM.
+*/
+typedef struct bonsai_profile_node {
+  unsigned long long calls; /* times a tick reached the node */
+  double runtime; /* seconds of the runtime at the node: from when a tick
+                  ** reaches it until it reaches the next node (the steps
+                  ** that end its parents included) */
+  double leaf;    /* seconds in the node's leaf callbacks (leaves only) */
+} bonsai_profile_node;
+
+typedef struct bonsai_profile {
+  int on;                   /* counting */
+  unsigned long long ticks; /* agent ticks counted */
+  double time;              /* seconds inside them */
+} bonsai_profile;
+
+BONSAI_API int bonsai_tree_profile(bonsai_tree *tree, int on);
+/* Writes the totals into *out and up to max nodes' counts (in node order)
+** into nodes; returns the number of nodes of the version counted, 0 when
+** there is no profile of the tree's current version. */
+BONSAI_API unsigned bonsai_tree_profile_read(const bonsai_tree *tree,
+                                             bonsai_profile *out,
+                                             bonsai_profile_node *nodes,
+                                             unsigned max);
 
 /*
 ** Saving and restoring an agent (format: docs/SAVE_FORMAT.md): its clock,

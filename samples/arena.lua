@@ -20,7 +20,8 @@
 -- --coverage FILE (coverage of the three trees by the test kit,
 -- bonsai.test: printed as a table and written to FILE as JSON),
 -- --coverage-min=P (fails the run when a tree covers less than P percent
--- of its outcomes).
+-- of its outcomes), --profile (profiles the trees, tree:profile: printed at
+-- the end, written into the --record file, sent to the --live page).
 --
 -- Everything random comes from a tiny generator seeded here (not
 -- math.random), and every agent is ticked in the same order, so a run with
@@ -60,6 +61,7 @@ while i < #args do
       opt.live = tonumber(args[i])
     end
   elseif a:match("^%-%-live=%d+$") then opt.live = tonumber(a:match("%d+"))
+  elseif a == "--profile" then opt.profile = true
   elseif a == "--test" then opt.test = true
   elseif a == "--no-map" then opt.map = false
   elseif a == "--map" then opt.map = true
@@ -71,7 +73,7 @@ while i < #args do
     io.stderr:write("usage: arena.lua [--test] [--no-map | --map] [--fast]",
                     " [--ticks=N] [--seed=N] [--record FILE]",
                     " [--live [PORT]] [--coverage FILE]",
-                    " [--coverage-min=P]\n")
+                    " [--coverage-min=P] [--profile]\n")
     os.exit(2)
   end
 end
@@ -553,6 +555,16 @@ local function run()
 end
 
 setup()
+local profiled = {} -- with --profile, the trees (each once)
+if opt.profile then
+  for _, a in ipairs(agents) do
+    if not profiled[a.tree] then
+      profiled[a.tree] = true
+      profiled[#profiled + 1] = a.tree
+      a.tree:profile(true)
+    end
+  end
+end
 local recorder
 if opt.record then
   recorder = bt.record(opt.record, agents)
@@ -584,6 +596,9 @@ if not ok then
 end
 
 local result = summary()
+for _, tree in ipairs(profiled) do
+  print("\nProfile of tree " .. tree.name .. ":\n" .. tostring(tree:profile()))
+end
 if coverage then
   print("\nCoverage of the trees (bonsai.test):\n" .. coverage:text())
   coverage:write(opt.coverage)

@@ -927,7 +927,8 @@ end
 -- variant, nothing else, for callgrind or perf (W: w1, w2, w3, p, c, s, r,
 -- x; VARIANT: floor, tick_all, tick, and for w1 also cloop, cfloor,
 -- cbonsai, and sub, sub_none: bt.tick_all with one subscription on each
--- agent, taking its events or none (docs/DEBUGGER.md); for p the number of
+-- agent, taking its events or none (docs/DEBUGGER.md), and prof: bt.tick_all
+-- with the tree profiled (tree:profile(true)); for p the number of
 -- finished children; for c sequence or control; for s all, tenth or alone;
 -- for r none, tick or reload, whatever the ticks; for x check,
 -- script_condition, fn or script3; depth: W3's, 100 by default).
@@ -943,6 +944,10 @@ if arg[1] == "--profile" then
       for _, a in ipairs(agents) do
         a:subscribe(function() end, filters[variant])
       end
+    end)
+  elseif w == "w1" and variant == "prof" then
+    r = w1_run("tick_all", n, nil, function(agents)
+      agents[1].tree:profile(true)
     end)
   elseif w == "w1" then
     r = w1_run(variant, n)
@@ -985,6 +990,7 @@ local IROWS = {
   { "W1 bt.tick_all, + 200-node branch", "w1 tick_all_big", 1000, 20, 40 },
   { "W1 bt.tick_all, a subscriber (events)", "w1 sub", 1000, 20, 40 },
   { "W1 bt.tick_all, a subscriber (none)", "w1 sub_none", 1000, 20, 40 },
+  { "W1 bt.tick_all, the tree profiled", "w1 prof", 1000, 20, 40 },
   { "W1 C floor", "w1 cfloor", 1000, 100, 200 },
   { "W1 Bonsai core, C leaves", "w1 cbonsai", 1000, 100, 200 },
   { "W1 C leaves, + 200-node branch", "w1 cbonsai_big", 1000, 100, 200 },

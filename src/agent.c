@@ -14,6 +14,8 @@
 #include "compile.h"
 #include "env.h"
 #include "reload.h"
+#include "fault.h"
+#include "profile.h"
 #include "trace.h"
 #include "tree.h"
 #include "vm.h"
@@ -62,9 +64,10 @@ int bonsai_agent_init(bonsai_agent *a, bonsai_tree *t, bonsai_bb *bb,
   bs_copy(a);
   a->bb = bb;
   a->owner = owner;
-  a->current = a->errnode = BS_NONE;
+  a->current = a->errnode = a->forcing = BS_NONE;
   a->state = INLINE(a);
   a->statecap = a->inlinecap = ss;
+  bs_prof_join(a);
   bs_env_retain(env);
   return BONSAI_OK;
 }
@@ -83,6 +86,8 @@ void bonsai_agent_done(bonsai_agent *a) {
   if (a->err != NULL)
     bs_free(env, a->err, BS_ERRSIZE);
   bs_trace_free(a);
+  bs_prof_leave(a);
+  bs_fault_drop(a);
   bonsai_bb_release(a->bb);
   bs_bp_release(a->bp);
   bonsai_tree_release(a->tree);
@@ -218,6 +223,7 @@ static int step(bonsai_agent *a, Plan **planp) {
   }
   bs_bp_release(a->bp);
   a->bp = nbp;
+  bs_fault_drop(a); /* its nodes were the old version's */
   bs_copy(a);
   if (a->trace != NULL) {
     bs_trace_mark(a, BONSAI_TRACE_RELOAD, BS_NONE, NULL);

@@ -145,6 +145,8 @@ struct bonsai_tree {
   Blueprint *bp;      /* current version */
   char *name;
   struct Plan *plan;  /* cached migration plan to bp (reload.h) */
+  struct bonsai_agent *agents; /* its agents, linked by tnext (profile.c) */
+  struct Prof *prof;  /* its profile (profile.c), or NULL */
 };
 
 /* A control node's callback under way (vm.c): on the C stack of its call,
@@ -172,6 +174,8 @@ struct bonsai_agent {
   uint8_t copy;     /* the copy of the tick it runs (vm.c): bs_copy */
   uint8_t failed;   /* an error is recorded (err, errnode, errbp): the
                     ** first of an operation; cleared by the next one */
+  uint8_t watched;  /* traced, profiled or with faults: ticks run the
+                    ** watched copy (bs_rewatch) */
   uint32_t serial;  /* ticks so far */
   uint32_t resume;  /* where the next tick starts (0 unless the root runs) */
   uint32_t current; /* node whose callback is being called */
@@ -192,13 +196,20 @@ struct bonsai_agent {
                      ** after a reload to a larger version) */
   uint32_t inlinecap; /* bytes of state inside the agent's allocation */
   Frame *ctl;       /* the innermost control callback under way, or NULL */
+  struct Prof *prof; /* its tree's profile while it counts, or NULL */
+  struct Fault *fault; /* forced nodes (fault.c), nfault of them */
+  uint32_t nfault, capfault;
+  uint32_t forcing; /* the forced node whose status is being stored (its
+                    ** event is marked forced), or BS_NONE */
+  struct bonsai_agent *tnext, *tprev; /* the tree's agents (profile.c) */
 };
 
 /* Picks the copy of the tick an agent runs (vm.c): the one that checks
-** conditions for a version that has some, else the traced one when it
-** records, else the plain one. After any change of a->bp or a->trace. */
+** conditions for a version that has some, else the watched one when it is
+** traced, profiled or has faults (a->watched, bs_rewatch), else the plain
+** one. After any change of a->bp or a->watched. */
 static inline void bs_copy(bonsai_agent *a) {
-  a->copy = (uint8_t)(a->bp->nconds != 0 ? 2 : a->trace != NULL);
+  a->copy = (uint8_t)(a->bp->nconds != 0 ? 2 : a->watched != 0);
 }
 
 /* Blackboard slot: key id, value, and the stamp of its last change. */

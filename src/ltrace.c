@@ -2,8 +2,10 @@
 ** ltrace.c: the Lua side of traces and the debugger: a:trace, a:events,
 ** the per-agent tick hook behind subscriptions (a:_on_tick; subscribe.lua
 ** shares it among a:subscribe, a:on_tick, bt.record and bt.debug),
-** freezing agents at breakpoints (a:freeze), and tree:nodes, the structure
-** of a tree version that trace files, tree:dot and tree:mermaid describe.
+** freezing agents at breakpoints (a:freeze), tree:nodes, the structure
+** of a tree version that trace files, tree:dot and tree:mermaid describe,
+** tree:_profile, the counts of the tree's profile (bonsai.profile), and
+** fault injection (a:force, tree:force).
 ** Nothing here runs for an agent that is not traced, hooked or frozen.
 ** lb_open_trace adds these methods to those of agents (lagent.c) and trees
 ** (ltree.c); lagent.c reads the 'frozen' and 'hooked' flags set here.
@@ -69,6 +71,10 @@ static void pushevent(lua_State *L, const bonsai_agent *a,
       lua_pushboolean(L, 1);
       lua_setfield(L, -2, "again");
     }
+    if (e->forced) {
+      lua_pushboolean(L, 1);
+      lua_setfield(L, -2, "forced");
+    }
   }
   if (e->node != BONSAI_NONE) {
     if (ids) {
@@ -115,7 +121,8 @@ static int agent_events(lua_State *L) {
 }
 
 /* a:_tick_events(): the waiting events as the recorder wants them, read
-** and forgotten: a list of codes id * 16 + status * 2 + again for the
+** and forgotten: a list of codes id * 32 + forced * 16 + status * 2 + again
+** for the
 ** status events after the last reload (0-based ids, in the version the
 ** agent runs), the tick of the last event (or nil), and a bit set of the
 ** agent events seen (bit k: BONSAI_TRACE_* kind k). One table a tick. */
@@ -132,8 +139,8 @@ static int agent_tick_events(lua_State *L) {
       const bonsai_event *e = &ev[k];
       tick = (lua_Integer)e->tick;
       if (e->kind == BONSAI_TRACE_STATUS) {
-        lua_pushinteger(L, (lua_Integer)e->node * 16 + e->status * 2 +
-                               e->again);
+        lua_pushinteger(L, (lua_Integer)e->node * 32 + e->forced * 16 +
+                               e->status * 2 + e->again);
         lua_rawseti(L, 3, ++len);
         continue;
       }
@@ -323,6 +330,158 @@ static int tree_nodes(lua_State *L) {
   return 2;
 }
 
+/* tree:_profile([on]): on true starts the tree's profile from zero, false
+** stops it; returns { on =, version = (id, as tree:nodes), ticks =, time =,
+** nodes = { { id, path, name,
+** type, calls, runtime, leaf }... } } (nodes empty when there is no
+** profile of the current version). bonsai.profile makes it tree:profile. */
+static int tree_profile(lua_State *L) {
+  LTree *lt = lb_checktree(L, 1);
+  bonsai_profile pr;
+  bonsai_profile_node *nodes;
+  unsigned i, n;
+  if (!lua_isnoneornil(L, 2)) {
+    luaL_checktype(L, 2, LUA_TBOOLEAN);
+    if (bonsai_tree_profile(lt->t, lua_toboolean(L, 2)) != BONSAI_OK)
+      return luaL_error(L, "out of memory");
+  }
+  n = bonsai_tree_profile_read(lt->t, &pr, NULL, 0);
+  nodes = lua_newuserdata(L, (n > 0 ? n : 1) * sizeof *nodes);
+  n = bonsai_tree_profile_read(lt->t, &pr, nodes, n);
+  lua_createtable(L, 0, 5);
+  lua_pushboolean(L, pr.on);
+  lua_setfield(L, -2, "on");
+  lua_pushinteger(L, (lua_Integer)bonsai_tree_version_id(lt->t));
+  lua_setfield(L, -2, "version");
+  lua_pushinteger(L, (lua_Integer)pr.ticks);
+  lua_setfield(L, -2, "ticks");
+  lua_pushnumber(L, pr.time);
+  lua_setfield(L, -2, "time");
+  lua_createtable(L, (int)n, 0);
+  for (i = 0; i < n; i++) {
+    bonsai_nodeinfo info;
+    if (bonsai_tree_node_info(lt->t, i, &info) != BONSAI_OK)
+      break; /* a shared tree reloaded meanwhile by another thread */
+    lua_createtable(L, 0, 7);
+    lua_pushinteger(L, (lua_Integer)i);
+    lua_setfield(L, -2, "id");
+    pushnodepath(L, lt->t, NULL, i);
+    lua_setfield(L, -2, "path");
+    lua_pushstring(L, info.name);
+    lua_setfield(L, -2, "name");
+    lua_pushstring(L, bonsai_kind_name(info.kind));
+    lua_setfield(L, -2, "type");
+    lua_pushinteger(L, (lua_Integer)nodes[i].calls);
+    lua_setfield(L, -2, "calls");
+    lua_pushnumber(L, nodes[i].runtime);
+    lua_setfield(L, -2, "runtime");
+    lua_pushnumber(L, nodes[i].leaf);
+    lua_setfield(L, -2, "leaf");
+    lua_rawseti(L, -2, (lua_Integer)i + 1);
+  }
+  lua_setfield(L, -2, "nodes");
+  return 1;
+}
+
+/*
+** {======================================================
+** Fault injection: a:force, a:forced, tree:force
+** =======================================================
+*/
+
+/* The node at idx: a 0-based index or a path, in the version the agent
+** runs (a not NULL) or the tree's current one. */
+static unsigned checknode(lua_State *L, int idx, const bonsai_tree *t,
+                          const bonsai_agent *a) {
+  unsigned i, n = a != NULL ? bonsai_agent_nodes(a) : bonsai_tree_size(t);
+  const char *path;
+  if (lua_type(L, idx) == LUA_TNUMBER) {
+    lua_Integer id = luaL_checkinteger(L, idx);
+    if (id < 0 || id >= (lua_Integer)n)
+      luaL_argerror(L, idx, lua_pushfstring(L, "no node %d in tree '%s' "
+                    "(ids 0 to %d)", (int)id, bonsai_tree_name(t), (int)n - 1));
+    return (unsigned)id;
+  }
+  path = luaL_checkstring(L, idx);
+  for (i = 0; i < n; i++) {
+    pushnodepath(L, t, a, i);
+    if (strcmp(lua_tostring(L, -1), path) == 0) {
+      lua_pop(L, 1);
+      return i;
+    }
+    lua_pop(L, 1);
+  }
+  luaL_argerror(L, idx, lua_pushfstring(L, "no node '%s' in tree '%s'", path,
+                                        bonsai_tree_name(t)));
+  return 0;
+}
+
+/* The status at idx: "success", "failure", or nil/false (removed). */
+static int checkforced(lua_State *L, int idx) {
+  static const char *const names[] = {"success", "failure", NULL};
+  if (lua_isnoneornil(L, idx) ||
+      (lua_isboolean(L, idx) && !lua_toboolean(L, idx)))
+    return BONSAI_IDLE;
+  return luaL_checkoption(L, idx, NULL, names) == 0 ? BONSAI_SUCCESS
+                                                     : BONSAI_FAILURE;
+}
+
+static unsigned checkticks(lua_State *L, int idx) {
+  lua_Integer n = luaL_optinteger(L, idx, 0);
+  luaL_argcheck(L, n >= 0 && n <= 0x7fffffff, idx,
+                "ticks: a count of ticks (0: until removed)");
+  return (unsigned)n;
+}
+
+/* a:force(node, status [, ticks]): node (path or 0-based id) returns
+** status ("success" or "failure") without running for the agent's next
+** ticks ticks (0 or nil: until removed); status nil removes it. Returns
+** the agent. */
+static int agent_force(lua_State *L) {
+  bonsai_agent *a;
+  lua_settop(L, 4);
+  a = agentof(lb_checkagent(L, 1));
+  unsigned node = checknode(L, 2, bonsai_agent_tree(a), a);
+  int status = checkforced(L, 3);
+  if (bonsai_agent_force(a, node, status, checkticks(L, 4)) != BONSAI_OK)
+    return luaL_error(L, "out of memory");
+  lua_settop(L, 1);
+  return 1;
+}
+
+/* a:forced(node): the status forced on the node and the ticks it has left
+** (0: until removed), or nil. */
+static int agent_forced(lua_State *L) {
+  bonsai_agent *a;
+  unsigned left, node;
+  int s;
+  lua_settop(L, 2);
+  a = agentof(lb_checkagent(L, 1));
+  node = checknode(L, 2, bonsai_agent_tree(a), a);
+  s = bonsai_agent_forced(a, node, &left);
+  if (s == BONSAI_IDLE)
+    return 0;
+  lb_pushstatus(L, s);
+  lua_pushinteger(L, (lua_Integer)left);
+  return 2;
+}
+
+/* tree:force(node, status [, ticks]): a:force on every agent of the tree
+** that runs its current version. Returns the tree. */
+static int tree_force(lua_State *L) {
+  LTree *lt;
+  lua_settop(L, 4);
+  lt = lb_checktree(L, 1);
+  unsigned node = checknode(L, 2, lt->t, NULL);
+  int status = checkforced(L, 3);
+  if (bonsai_tree_force(lt->t, node, status, checkticks(L, 4)) != BONSAI_OK)
+    return luaL_error(L, "out of memory");
+  lua_settop(L, 1);
+  return 1;
+}
+
+/* }====================================================== */
+
 static const luaL_Reg agent_methods[] = {
     {"trace", agent_trace},
     {"events", agent_events},
@@ -331,9 +490,14 @@ static const luaL_Reg agent_methods[] = {
     {"frozen", agent_frozen},
     {"_on_tick", agent_on_tick}, /* for bonsai.subscribe */
     {"node_statuses", agent_node_statuses},
+    {"force", agent_force},
+    {"forced", agent_forced},
     {NULL, NULL}};
 
-static const luaL_Reg tree_methods[] = {{"nodes", tree_nodes}, {NULL, NULL}};
+static const luaL_Reg tree_methods[] = {{"nodes", tree_nodes},
+                                        {"_profile", tree_profile},
+                                        {"force", tree_force},
+                                        {NULL, NULL}};
 
 /* stack: context. After lb_open_tree and lb_open_agent. */
 void lb_open_trace(lua_State *L) {

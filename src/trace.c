@@ -16,8 +16,10 @@
 typedef struct Ev {
   double time;
   uint32_t tick, node, ver;
-  uint8_t kind, status, again;
+  uint8_t kind, status, again; /* again: 1, or FORCED */
 } Ev;
+
+#define FORCED 2 /* Ev.again: the status a fault forced (fault.c) */
 
 /* An error message, owned by its event, then by the 'gone' list. */
 typedef struct Msg {
@@ -101,6 +103,11 @@ void bs_trace_status(bonsai_agent *a, uint32_t i, int old, int s) {
         e->status == s && e->tick == a->serial + t->ahead)
       return; /* stored twice in one step (a leaf, then its jump) */
   }
+  if (i == a->forcing) { /* a forced node's status (fault.c) */
+    a->forcing = BS_NONE;
+    push(a, BONSAI_TRACE_STATUS, i, s, FORCED, NULL);
+    return;
+  }
   push(a, BONSAI_TRACE_STATUS, i, s, 0, NULL);
 }
 
@@ -146,7 +153,7 @@ void bs_trace_free(bonsai_agent *a) {
   if (t == NULL)
     return;
   a->trace = NULL;
-  bs_copy(a);
+  bs_rewatch(a);
   for (k = 0; k < t->cap; k++)
     freemsgs(t->env, t->msg[k]);
   freemsgs(t->env, t->gone);
@@ -192,7 +199,7 @@ int bonsai_agent_trace(bonsai_agent *a, unsigned n) {
   t->nbp = 1;
   bs_bp_retain(a->bp);
   a->trace = t;
-  bs_copy(a);
+  bs_rewatch(a);
   return BONSAI_OK;
 }
 
@@ -229,7 +236,8 @@ unsigned bonsai_agent_events(bonsai_agent *a, bonsai_event *out,
     out[k].version = e->ver;
     out[k].kind = e->kind;
     out[k].status = e->status;
-    out[k].again = e->again;
+    out[k].again = e->again == 1;
+    out[k].forced = e->again == FORCED;
     out[k].message = NULL;
     if (t->msg[j] != NULL) { /* kept until the next read */
       out[k].message = t->msg[j]->text;

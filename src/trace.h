@@ -11,8 +11,10 @@
 
 #if defined(__GNUC__)
 #define bs_unlikely(x) __builtin_expect(!!(x), 0)
+#define bs_likely(x) __builtin_expect(!!(x), 1)
 #else
 #define bs_unlikely(x) (x)
+#define bs_likely(x) (x)
 #endif
 
 /* Records that node i goes from status old to s (called before the store).
@@ -29,6 +31,14 @@ BS_INTERNAL void bs_trace_mark(bonsai_agent *a, int kind, uint32_t node,
 BS_INTERNAL void bs_trace_migrating(bonsai_agent *a, int on);
 /* Frees the agent's trace (bonsai_agent_trace(a, 0)). */
 BS_INTERNAL void bs_trace_free(bonsai_agent *a);
+
+/* After a->trace, a->prof or a->nfault changed: whether ticks run the
+** watched copy (and so which copy they run: bs_copy). */
+static inline void bs_rewatch(bonsai_agent *a) {
+  a->watched = (uint8_t)(a->trace != NULL || a->prof != NULL ||
+                         a->nfault != 0);
+  bs_copy(a);
+}
 
 /* The one door for status stores: st[i] = s, recorded when traced (a
 ** node left running or idle as it was is no change: not even a call). */

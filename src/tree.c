@@ -15,6 +15,7 @@
 #include "bonsai.h"
 #include "compile.h"
 #include "env.h"
+#include "profile.h"
 #include "reload.h"
 #include "tree.h"
 
@@ -49,6 +50,8 @@ static bonsai_tree *newtree(bonsai_env *env, Blueprint *bp, const char *name,
   t->env = env;
   t->bp = bp;
   t->plan = NULL;
+  t->agents = NULL;
+  t->prof = NULL;
   t->share = share;
   bs_env_retain(env);
   return t;
@@ -174,6 +177,7 @@ void bonsai_tree_release(bonsai_tree *t) {
     return;
   env = t->env;
   bs_reload_forget(t);
+  bs_prof_free(t);
   bs_bp_release(t->bp);
   if (t->share != NULL)
     unshare(t->share);

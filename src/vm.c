@@ -19,6 +19,8 @@
 #include "bonsai.h"
 #include "error.h"
 #include "blackboard.h"
+#include "fault.h"
+#include "profile.h"
 #include "trace.h"
 #include "vm.h"
 
@@ -90,11 +92,25 @@ static int fire(bonsai_agent *a, const Node *n, uint32_t i, int ev,
   return l->fn(c);
 }
 
+/* fire, with the callback's time counted when the agent is profiled (the
+** traced copy of the tick only: 'traced' is a constant). */
+static BS_ALWAYS_INLINE int call(bonsai_agent *a, const Node *n, uint32_t i,
+                                 int ev, int status, bonsai_call *c,
+                                 const int traced) {
+  int s;
+  if (!traced || bs_likely(a->prof == NULL))
+    return fire(a, n, i, ev, status, c);
+  bs_prof_leaf(a, i, 0);
+  s = fire(a, n, i, ev, status, c);
+  bs_prof_leaf(a, i, 1);
+  return s;
+}
+
 /* The tick of the running action n (node i), and its exit when done. */
 static BS_ALWAYS_INLINE int tick_action(bonsai_agent *a, const Node *n,
                                      uint32_t i, uint8_t *st, bonsai_call *c,
                                      const int traced) {
-  int s = fire(a, n, i, BONSAI_EV_TICK, 0, c);
+  int s = call(a, n, i, BONSAI_EV_TICK, 0, c, traced);
   if (s == RUNNING) {
     if (traced)
       bs_setagain(a, i);
@@ -104,7 +120,7 @@ static BS_ALWAYS_INLINE int tick_action(bonsai_agent *a, const Node *n,
     return leaffail(a, s, "tick");
   SET(i, s);
   if (leafof(a, n)->flags & BONSAI_LEAF_EXIT) {
-    int r = fire(a, n, i, BONSAI_EV_EXIT, s, c);
+    int r = call(a, n, i, BONSAI_EV_EXIT, s, c, traced);
     if (r != BONSAI_OK)
       return leaffail(a, r, "exit");
   }
@@ -118,7 +134,7 @@ static BS_ALWAYS_INLINE int tick_leaf(bonsai_agent *a, const Node *n,
                                    const int traced) {
   int s;
   if (n->kind == BONSAI_CONDITION) { /* its status is stored by the caller */
-    s = fire(a, n, i, BONSAI_EV_TICK, 0, c);
+    s = call(a, n, i, BONSAI_EV_TICK, 0, c, traced);
     if (s == SUCCESS || s == FAILURE)
       return s;
     if (s == RUNNING) {
@@ -129,7 +145,7 @@ static BS_ALWAYS_INLINE int tick_leaf(bonsai_agent *a, const Node *n,
   }
   if (st[i] != RUNNING) {
     if (leafof(a, n)->flags & BONSAI_LEAF_ENTER) {
-      int r = fire(a, n, i, BONSAI_EV_ENTER, 0, c);
+      int r = call(a, n, i, BONSAI_EV_ENTER, 0, c, traced);
       if (r != BONSAI_OK)
         return leaffail(a, r, "enter");
     }
@@ -384,6 +400,7 @@ void bs_vm_recover(bonsai_agent *a, const char *msg) {
   (void)bs_vm_abort(a, 0);
   a->protect = protect;
   a->wake = 0; /* nothing runs to sleep on */
+  bs_prof_abandon(a);
   if (bs_unlikely(a->trace != NULL))
     bs_trace_mark(a, BONSAI_TRACE_ERROR, a->errnode, bonsai_agent_errmsg(a));
 }
@@ -792,6 +809,12 @@ int bonsai_control_abort(bonsai_agent *a, unsigned node, unsigned k,
 ** =======================================================
 */
 
+/* The traced copy reaches node i: counted when the agent is profiled. */
+static BS_ALWAYS_INLINE void visit(bonsai_agent *a, uint32_t i) {
+  if (bs_unlikely(a->prof != NULL))
+    bs_prof_visit(a, i);
+}
+
 /* A traced tick that resumes at node x (not the root) visits x's
 ** ancestors again without walking them: records each as ticked again,
 ** root first, as a walk from the root would. */
@@ -799,6 +822,7 @@ BS_NOINLINE static void ancestors_again(bonsai_agent *a, uint32_t x) {
   const Node *nd = a->bp->nodes;
   uint32_t i = 0, c;
   while (i != x) {
+    visit(a, i);
     bs_setagain(a, i);
     for (c = i + 1; nd[c].next <= x; c = nd[c].next)
       ; /* the child of i whose subtree holds x */
@@ -830,10 +854,14 @@ static BS_ALWAYS_INLINE int run(bonsai_agent *a, uint32_t from,
     if (s > 0)
       i = 0; /* the root's running path changed */
   }
+  if (traced && bs_unlikely(a->nfault != 0))
+    i = 0; /* walked from the root, where a forced ancestor is met */
   if (traced && i != 0)
     ancestors_again(a, i);
   if (i != 0 && nd[i].kind == BONSAI_ACTION &&
       !(conds && (nd[i].flags & NF_COND))) {
+    if (traced)
+      visit(a, i);
     /* resumed at a running action: its status byte need not be read (in a
     ** large tree it lies away from what the tick touches) */
     bs_assert(st[i] == RUNNING);
@@ -844,6 +872,15 @@ static BS_ALWAYS_INLINE int run(bonsai_agent *a, uint32_t from,
 tick: /* node i is ticked; the common kinds first, without a switch */
   for (;;) {
     const Node *n = &nd[i];
+    if (traced)
+      visit(a, i);
+    if (traced && bs_unlikely(a->nfault != 0) &&
+        (s = bs_fault_status(a, i)) != 0) { /* forced: does not run */
+      if (bs_vm_abort(a, i) != BONSAI_OK)
+        return fail(a);
+      a->forcing = i;
+      goto done;
+    }
     if (conds && (n->flags & NF_COND) && (n->when & 15u) && /* pre */
         (s = precheck(a, i)) != 0) {
       if (s < 0)
@@ -992,6 +1029,8 @@ tick: /* node i is ticked; the common kinds first, without a switch */
       goto done;
     case BONSAI_GUARD: /* decides whether its child starts */
       if (st[i] != RUNNING) {
+        if (traced)
+          visit(a, i + 1); /* its condition, checked here */
         if ((s = check(a, i + 1)) < 0)
           return fail(a);
         SET(i + 1, s);
@@ -1225,13 +1264,6 @@ static int run_traced(bonsai_agent *a) {
   return run(a, BS_NONE, 1, 0);
 }
 
-#if defined(__GNUC__)
-__attribute__((noinline))
-#endif
-static int run_conds(bonsai_agent *a) {
-  return run(a, BS_NONE, a->trace != NULL, 1);
-}
-
 BS_NOINLINE static int run_child_plain(bonsai_agent *a, uint32_t c) {
   return run(a, c, 0, 0);
 }
@@ -1241,14 +1273,49 @@ BS_NOINLINE static int run_child_traced(bonsai_agent *a, uint32_t c) {
 }
 
 BS_NOINLINE static int run_child_conds(bonsai_agent *a, uint32_t c) {
-  return run(a, c, a->trace != NULL, 1);
+  return run(a, c, a->watched, 1);
+}
+
+/* Before and after a tick of an agent traced, profiled or with faults. */
+static void watch_begin(bonsai_agent *a) {
+  a->forcing = BS_NONE;
+  if (a->nfault != 0)
+    bs_fault_prune(a);
+  if (a->prof != NULL)
+    bs_prof_begin(a);
+}
+
+static void watch_end(bonsai_agent *a) {
+  if (a->prof != NULL)
+    bs_prof_end(a);
+}
+
+/* A tick of an agent traced, profiled or with faults. */
+BS_NOINLINE static int run_watched(bonsai_agent *a) {
+  int s;
+  watch_begin(a);
+  s = run_traced(a);
+  watch_end(a);
+  return s;
+}
+
+/* A tick of a version with conditions, watched or not. */
+BS_NOINLINE static int run_conds(bonsai_agent *a) {
+  int s, watched = a->watched;
+  if (watched)
+    watch_begin(a);
+  s = run(a, BS_NONE, watched, 1);
+  if (watched)
+    watch_end(a);
+  return s;
 }
 
 /* No test per tick: an agent runs the copy bs_copy picked for it, the
 ** plain one (the door of every status store and the conditions compiled
-** out) unless it records a trace or its version has conditions. */
+** out) unless it is watched (traced, profiled, with faults) or its
+** version has conditions. */
 int bs_vm_tick(bonsai_agent *a) {
-  static int (*const copies[])(bonsai_agent *) = {run_plain, run_traced,
+  static int (*const copies[])(bonsai_agent *) = {run_plain, run_watched,
                                                   run_conds};
   return copies[a->copy](a);
 }

@@ -33,6 +33,7 @@ class Trace {
     this.lines = 0;
     this.changes = 0;          // bumped by every line: caches compare it
     this.pop = new Map();      // tree name -> population record
+    this.profiles = new Map(); // "name@version" -> the last profile line's counts
   }
 
   // Adds one line of text (its 1-based number for messages); throws a
@@ -69,6 +70,7 @@ class Trace {
     else if (o.t === 'tick') this.addTick(o, text, lineNo);
     else if (o.t === 'end') this.ended = true;
     else if (o.t === 'gone' && this.agents.has(o.agent)) this.agents.get(o.agent).gone = true;
+    else if (o.t === 'profile') this.addProfile(o, lineNo);
     // other kinds of lines: a newer writer; ignored as the format says
   }
 
@@ -93,6 +95,26 @@ class Trace {
 
   tree(name, version) {
     return this.trees.get(name + '@' + version);
+  }
+
+  // A profile line (tree:profile): counts since the profile started, so
+  // the last line of a tree version is the one kept.
+  addProfile(o, lineNo) {
+    if (typeof o.tree !== 'string' || !Array.isArray(o.nodes)) {
+      throw new TraceError(lineNo, 'a profile line needs "tree" and "nodes"');
+    }
+    const byId = new Map();
+    for (const n of o.nodes) {
+      if (Array.isArray(n)) {
+        byId.set(n[0], { calls: Number(n[1]) || 0, runtime: Number(n[2]) || 0, leaf: Number(n[3]) || 0 });
+      }
+    }
+    this.profiles.set(o.tree + '@' + o.version,
+      { ticks: Number(o.ticks) || 0, time: Number(o.time) || 0, on: !!o.on, byId });
+  }
+
+  profile(name, version) {
+    return this.profiles.get(name + '@' + version) || null;
   }
 
   addAgent(o, lineNo) {

@@ -16,7 +16,7 @@ const ui = {
   trace: null,
   agent: null,           // the selected agent record
   tick: 0,
-  mode: 'agent',         // 'agent' or 'population'
+  mode: 'agent',         // 'agent', 'population' or 'profile'
   collapsed: new Set(),  // "tree/path" of collapsed nodes
   treeKey: null,         // "name@version" of the tree drawn
   rows: [],              // by node id: { li, row, count }
@@ -27,6 +27,7 @@ const ui = {
   live: null,            // { es, paused } in live mode
   breakpoints: new Set(),// "tree\npath\nstatus" (status "" for any event)
   watches: [],           // { key, op, value, agent, text }: break when true
+  forces: [],            // { tree, node, status, ticks, agent, text } sent (live)
   pending: false,
   followed: null,        // agent, tree version and running node scrolled to
   loads: 0,              // files opened: only the last one read is shown
@@ -236,6 +237,7 @@ function buildTree(t) {
   box.appendChild(ul);
   ui.treeKey = t.name + '@' + t.version;
   ui.tree = t;
+  fillForceNodes(t);
   applyCollapsed();
   applySearch();
 }
@@ -340,13 +342,15 @@ function paintTree(view) {
   // the nodes this tick visited: the others keep a status from an earlier
   // tick, and look faded so that it does not pass for this tick's
   const visited = new Set(view && view.tick === ui.tick ? (view.line.events || []).map((e) => e[0]) : []);
+  const forced = forcedNodes(view);
   t.nodes.forEach((n, id) => {
     const r = ui.rows[id];
     const st = view ? STATUSES[view.status[id]] : 'idle';
-    const stale = !pop && st !== 'idle' && !visited.has(id);
+    const stale = !pop && ui.mode !== 'profile' && st !== 'idle' && !visited.has(id);
     r.li.dataset.status = st;
     r.li.classList.toggle('stale', stale);
     r.row.classList.toggle('lane-on', ui.lanes.includes(n.path));
+    r.row.classList.toggle('forced', forced.has(id));
     r.row.title = (n.path || '(the hidden priority wrapper)') +
       (stale ? ': not visited in this tick (' + st + ' since an earlier tick)' : '');
     if (isCheck(n)) r.params.textContent = view && !pop ? checkText(n, view.bb) : paramText(n);
@@ -365,6 +369,8 @@ function paintTree(view) {
     }
   });
   document.body.classList.toggle('population', !!pop);
+  document.body.classList.toggle('profile', ui.mode === 'profile');
+  if (ui.mode === 'profile') return paintProfile(t);
   const head = $('tree-head');
   if (pop) {
     head.textContent = 'Population of tree ' + t.name + ' at tick ' + ui.tick + ': ' + pop.agents +
@@ -374,6 +380,43 @@ function paintTree(view) {
     head.textContent = 'Tree ' + t.name + ', version ' + t.version +
       (ui.trace.versions.get(t.name).length > 1 ? ' of ' + ui.trace.versions.get(t.name).join(', ') : '');
   }
+}
+
+// ---- Profile ------------------------------------------------------------------
+// The tree's profile (tree:profile: calls and time per node over every agent)
+// as a heat over the tree: the deeper the teal, the more of the time.
+
+function micros(secs) {
+  const us = secs * 1e6;
+  return (us >= 100 ? Math.round(us) : us.toFixed(1)) + ' µs';
+}
+
+function profileHeat(f) {
+  return 'hsl(175, 65%, ' + Math.round(95 - 40 * f) + '%)';
+}
+
+function paintProfile(t) {
+  const p = ui.trace.profile(t.name, t.version);
+  let max = 0;
+  if (p) for (const c of p.byId.values()) max = Math.max(max, c.runtime + c.leaf);
+  t.nodes.forEach((n, id) => {
+    const r = ui.rows[id];
+    const c = p && p.byId.get(id);
+    const secs = c ? c.runtime + c.leaf : 0;
+    r.li.dataset.calls = c ? c.calls : 0;
+    r.count.textContent = c ? c.calls + ' calls · ' + micros(secs) +
+      (c.leaf > 0 ? ' (leaf ' + micros(c.leaf) + ')' : '') +
+      (p.time > 0 ? ' · ' + Math.round(100 * secs / p.time) + '%' : '') : '';
+    r.row.style.setProperty('--heat', secs > 0 ? profileHeat(secs / max) : 'transparent');
+  });
+  const head = $('tree-head');
+  head.dataset.ticks = p ? p.ticks : 0;
+  head.textContent = p
+    ? 'Profile of tree ' + t.name + ', version ' + t.version + ': ' + p.ticks + ' agent ticks, ' +
+      micros(p.ticks ? p.time / p.ticks : 0) + ' a tick' + (p.on ? '' : ' (stopped)') +
+      '; each node: calls, time (the leaf\'s own), share of the time.'
+    : 'No profile of tree ' + t.name + ', version ' + t.version +
+      ' here: the game starts one with tree:profile(true) (docs/DEBUGGER.md).';
 }
 
 // ---- Panels -------------------------------------------------------------------
@@ -450,15 +493,15 @@ function renderEvents(view) {
     return;
   }
   const t = view.tree;
-  for (const [id, st, again] of view.line.events || []) {
+  for (const [id, st, again, forced] of view.line.events || []) {
     const n = t.nodes[id];
     const li = document.createElement('li');
-    li.className = 'st-' + st;
+    li.className = 'st-' + st + (forced === 1 ? ' forced' : '');
     li.innerHTML = '<span class="chip"></span><span class="name"></span><span class="what"></span>';
     li.children[1].textContent = n.hidden ? '(priority section)' : n.label;
     li.children[1].title = n.path;
     li.children[2].textContent = again ? 'running again' : st;
-    if (isCheck(n) && (st === 'success' || st === 'failure')) {
+    if (isCheck(n) && forced !== 1 && (st === 'success' || st === 'failure')) { // (forced: not checked)
       const d = document.createElement('small');
       d.className = 'detail';
       d.textContent = checkText(n, view.bb) + ': ' + (st === 'success');
@@ -889,6 +932,62 @@ function renderWatches() {
   }
 }
 
+// ---- Fault injection (live) -------------------------------------------------------
+// Forces a node of the selected agent (or of every agent of its tree) to
+// return a status for some ticks or until removed (a:force); the nodes a
+// tick forced are marked in the tree and the events.
+
+// The ids of the nodes whose status this tick was forced.
+function forcedNodes(view) {
+  const ids = new Set();
+  if (view && view.tick === ui.tick) {
+    for (const e of view.line.events || []) if (e[3] === 1) ids.add(e[0]);
+  }
+  return ids;
+}
+
+function fillForceNodes(t) {
+  const sel = $('force-node');
+  const was = sel.value;
+  sel.textContent = '';
+  for (const n of t.nodes) {
+    if (!n || n.hidden) continue; // (a coverage report's nodes may have holes)
+    const o = document.createElement('option');
+    o.value = o.textContent = n.path;
+    sel.appendChild(o);
+  }
+  if (t.nodes.some((n) => n && n.path === was)) sel.value = was;
+}
+
+function addForce() {
+  const f = { tree: ui.tree.name, node: $('force-node').value, status: $('force-status').value,
+    ticks: Math.max(0, Math.floor(Number($('force-ticks').value) || 0)) };
+  if (!$('force-any').checked) f.agent = ui.agent.id;
+  command(Object.assign({ cmd: 'force', on: true }, f)).then((r) => {
+    if (!r || !r.ok) return;
+    f.text = f.node + ' → ' + f.status + (f.ticks ? ' × ' + f.ticks : '') +
+      (f.agent !== undefined ? ' (' + ui.agent.label + ')' : ' (all)');
+    ui.forces.push(f);
+    renderForces();
+  });
+}
+
+function renderForces() {
+  const ul = $('force-list');
+  ul.textContent = '';
+  for (const f of ui.forces) {
+    const li = document.createElement('li');
+    li.innerHTML = '<span></span><button title="Remove">×</button>';
+    li.firstChild.textContent = f.text;
+    li.lastChild.onclick = () => {
+      command({ cmd: 'force', on: false, tree: f.tree, node: f.node, agent: f.agent });
+      ui.forces.splice(ui.forces.indexOf(f), 1);
+      renderForces();
+    };
+    ul.appendChild(li);
+  }
+}
+
 function pauseLive(paused) {
   ui.live.paused = paused;
   $('live-pause').textContent = paused ? 'Resume live' : 'Pause';
@@ -969,10 +1068,12 @@ function wire() {
   $('tick').onchange = (e) => jump(Number(e.target.value));
   $('mode-agent').onclick = () => setMode('agent');
   $('mode-pop').onclick = () => setMode('population');
+  $('mode-prof').onclick = () => setMode('profile');
   $('live-pause').onclick = () => pauseLive(!ui.live.paused);
   $('fold-running').onclick = () => fold(true);
   $('unfold-all').onclick = () => fold(false);
   $('watch-input').onkeydown = (e) => { if (e.key === 'Enter') addWatch(); };
+  $('force-go').onclick = addForce;
   document.addEventListener('keydown', (e) => {
     if (e.target.tagName === 'INPUT' || e.target.tagName === 'TEXTAREA') return;
     if (e.key === 'ArrowLeft') { step(-1, e.shiftKey); e.preventDefault(); }
@@ -987,6 +1088,7 @@ function setMode(mode) {
   ui.mode = mode;
   $('mode-agent').classList.toggle('on', mode === 'agent');
   $('mode-pop').classList.toggle('on', mode === 'population');
+  $('mode-prof').classList.toggle('on', mode === 'profile');
   render();
 }
 

@@ -3,8 +3,8 @@
 -- bt.debug.poll(), called once a frame, accepts, reads and writes what the
 -- sockets allow at once and returns. It serves the viewer's files, streams
 -- the trace lines of the agents it was given as server-sent events, and
--- takes commands (blackboard writes, breakpoints, resume, step). Every
--- client has bounded buffers and a deadline, so a client that sends
+-- takes commands (blackboard writes, breakpoints, resume, step, faults).
+-- Every client has bounded buffers and a deadline, so a client that sends
 -- garbage, stops reading or holds its connection open is dropped.
 
 local socket = require "socket"
@@ -23,6 +23,8 @@ M.ACCEPT_PER_POLL = 16
 M.MAX_CLIENTS = 64             -- connections at once; more are closed
 M.READ_PER_POLL = 64 * 1024
 M.PING = 15                    -- seconds between keep-alive comments
+M.PROFILE = 1                  -- seconds between profile lines (profiled
+                               -- trees whose counts changed)
 
 local LOOPBACK = { ["127.0.0.1"] = true, ["::1"] = true, localhost = true }
 
@@ -87,6 +89,8 @@ function M.new(bt)
                       -- was = agent -> last result }
   local opts = {}
   local lines = {}    -- header, tree and agent lines, for new clients
+  local profiles = {} -- tree name -> its last profile line (sent)
+  local profiled = 0  -- when the profiles were last looked at
   local file          -- file mode: every line of a trace file
 
   local function now() return socket.gettime() end
@@ -114,6 +118,20 @@ function M.new(bt)
     end
     for _, c in ipairs(clients) do
       if c.sse then event(c, line) end
+    end
+  end
+
+  -- The profile lines of the streamed trees that have a profile, when they
+  -- changed; the last of each tree goes to the clients to come too.
+  local function sendprofiles()
+    for _, tree in ipairs(rec:trees()) do
+      local line = rec:profile(tree)
+      if line and line ~= profiles[tree.name] then
+        profiles[tree.name] = line
+        for _, c in ipairs(clients) do
+          if c.sse then event(c, line) end
+        end
+      end
     end
   end
 
@@ -182,7 +200,7 @@ function M.new(bt)
     local marks = breaks[st.v.tree]
     if marks then
       for _, code in ipairs(line.codes) do
-        local id = code // 16
+        local id = math.floor(code / 32)
         local nd = st.v.nodes[id + 1]
         local rules = nd and marks[nd.path]
         if code % 2 == 0 and rules and
@@ -258,9 +276,15 @@ function M.new(bt)
 
   local commands = {}
 
+  -- An agent id as a command gave it (JSON numbers decode as floats: 9,
+  -- not 9.0).
+  local function agentname(x)
+    return type(x) == "number" and ("%.14g"):format(x) or tostring(x)
+  end
+
   function commands.set(cmd)
     local agent = byid[cmd.agent]
-    if not agent then return nil, "no agent " .. tostring(cmd.agent) end
+    if not agent then return nil, "no agent " .. agentname(cmd.agent) end
     if type(cmd.key) ~= "string" or cmd.key == "" then
       return nil, "key must be a string"
     end
@@ -278,7 +302,7 @@ function M.new(bt)
   local function scope(cmd)
     if cmd.agent == nil or cmd.agent == cjson.null then return "*" end
     if not byid[cmd.agent] then
-      return nil, "no agent " .. tostring(cmd.agent)
+      return nil, "no agent " .. agentname(cmd.agent)
     end
     return cmd.agent
   end
@@ -345,9 +369,54 @@ function M.new(bt)
     return true
   end
 
+  -- The id of the node with that path in the version the agent runs, or
+  -- nil.
+  local function nodeid(agent, path)
+    local st = rec.ids[agent]
+    for _, n in ipairs(st and st.v.nodes or {}) do
+      if n.path == path then return n.id end
+    end
+  end
+
+  -- force: a node of one agent, or of every streamed agent of a tree,
+  -- returns a status for some ticks or until removed (a:force).
+  function commands.force(cmd)
+    if type(cmd.tree) ~= "string" or type(cmd.node) ~= "string" then
+      return nil, "tree and node must be strings"
+    end
+    local s = cmd.status
+    if cmd.on == false then s = nil
+    elseif s ~= "success" and s ~= "failure" then
+      return nil, "status must be success or failure"
+    end
+    local ticks = cmd.ticks
+    if ticks == nil or ticks == cjson.null then ticks = 0 end
+    if type(ticks) ~= "number" or ticks < 0 or ticks ~= math.floor(ticks) or
+       ticks > 0x7fffffff then
+      return nil, "ticks must be a count of ticks (0: until removed)"
+    end
+    local who, why = scope(cmd)
+    if not who then return nil, why end
+    local hit = 0
+    for agent, st in pairs(rec.ids) do
+      if (who == "*" or who == st.id) and st.v.tree == cmd.tree then
+        local id = nodeid(agent, cmd.node)
+        if id then
+          agent:force(id, s, ticks)
+          hit = hit + 1
+        end
+      end
+    end
+    if hit == 0 then
+      return nil, "no node '" .. cmd.node .. "' in tree '" .. cmd.tree ..
+                  "' of " .. (who == "*" and "any agent" or "agent " .. who)
+    end
+    return true
+  end
+
   function commands.resume(cmd)
     local agent = byid[cmd.agent]
-    if not agent then return nil, "no agent " .. tostring(cmd.agent) end
+    if not agent then return nil, "no agent " .. agentname(cmd.agent) end
     agent:freeze(false)
     rec.ids[agent].frozen = nil
     return true
@@ -355,14 +424,14 @@ function M.new(bt)
 
   function commands.step(cmd)
     local agent = byid[cmd.agent]
-    if not agent then return nil, "no agent " .. tostring(cmd.agent) end
+    if not agent then return nil, "no agent " .. agentname(cmd.agent) end
     agent:freeze("step")
     return true
   end
 
   function commands.record(cmd)
     local agent = byid[cmd.agent]
-    if not agent then return nil, "no agent " .. tostring(cmd.agent) end
+    if not agent then return nil, "no agent " .. agentname(cmd.agent) end
     stream(agent, cmd.on ~= false)
     return true
   end
@@ -406,6 +475,7 @@ function M.new(bt)
             if st.tick > 0 then event(c, snapshot(agent, st)) end
           end
         end
+        for _, l in pairs(profiles) do event(c, l) end
       end
       return
     end
@@ -571,6 +641,10 @@ function M.new(bt)
       end
     end
     local t = now()
+    if rec and t - profiled >= M.PROFILE then
+      profiled = t
+      sendprofiles()
+    end
     for i = #clients, 1, -1 do
       local c = clients[i]
       if not c.closed and not c.closing then receive(c) end
@@ -599,6 +673,7 @@ function M.new(bt)
       for agent in pairs(rec.ids) do D.remove(agent) end
     end
     rec, lines, byid, breaks, file = nil, {}, {}, {}, nil
+    profiles = {}
     if server then server:close() end
     server = nil
     D.port, D.url = nil, nil

@@ -342,6 +342,14 @@ do
   end
 end
 
+-- tree:profile([on]): the per-node profile (bonsai.profile)
+do
+  local methods = debug.getregistry()["bonsai.tree"].methods
+  function methods.profile(tree, on)
+    return require("bonsai.profile").profile(tree, on)
+  end
+end
+
 -- bt.debug: the live server (bonsai.debug and lua-socket are loaded on
 -- first use; poll() before serve() loads nothing)
 do

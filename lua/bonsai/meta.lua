@@ -165,6 +165,7 @@ function Control:abort(i) end
 ---@field event? "reload"|"error"|"interrupt"|"reset"
 ---@field message? string
 ---@field again? boolean a running node ticked again (a leaf: that stays running)
+---@field forced? boolean the status a fault forced (a:force)
 ---@field id? integer the node's 0-based index, with a:events("id")
 
 ---What a subscription passes on (a:subscribe): a list of statuses, or a
@@ -272,6 +273,39 @@ function Tree:mermaid(a) end
 ---@return integer version
 function Tree:nodes(a) end
 
+---One node's counts in a tree's profile.
+---@class bonsai.ProfileNode
+---@field id integer 0-based index (as tree:nodes)
+---@field path string
+---@field name string
+---@field type string
+---@field calls integer times a tick reached the node
+---@field runtime number seconds of the runtime at the node
+---@field leaf number seconds in the leaf's own callbacks (leaves)
+
+---A tree's profile; tostring gives a report, a line per node.
+---@class bonsai.Profile
+---@field on boolean counting
+---@field version integer the version's id (as tree:nodes' second result)
+---@field ticks integer agent ticks counted
+---@field time number seconds inside them
+---@field nodes bonsai.ProfileNode[] in node order (empty without a profile)
+
+---The per-node profile, summed over every agent of the tree: true starts
+---it from zero (agents made later count too), false stops it; either way,
+---or with nothing, returns the counts. A reload starts them again.
+---@param on? boolean
+---@return bonsai.Profile
+function Tree:profile(on) end
+
+---Fault injection on every agent of the tree that runs its current
+---version (agents made later have none): see Agent:force.
+---@param node string|integer path or 0-based id
+---@param status? "success"|"failure" nil removes the node's fault
+---@param ticks? integer the agents' next ticks (0 or nil: until removed)
+---@return bonsai.Tree
+function Tree:force(node, status, ticks) end
+
 ---Text that the editor of that format opens ("behavior3": the classic
 ---behavior3editor's tree, laid out; "behavior3-current": the current
 ---behavior3 editor's tree file).
@@ -357,6 +391,23 @@ function Agent:unsubscribe(sub) end
 ---{ [node id] = status } for the nodes that are not idle.
 ---@return table<integer, bonsai.Status>
 function Agent:node_statuses() end
+
+---Fault injection: the node returns status when a tick reaches it, without
+---running (a running node is aborted first), for the agent's next ticks
+---(0 or nil: until removed); nil removes it. Its events are marked
+---forced. A reload drops the agent's faults.
+---@param node string|integer path or 0-based id
+---@param status? "success"|"failure"
+---@param ticks? integer
+---@return bonsai.Agent
+function Agent:force(node, status, ticks) end
+
+---The status forced on the node and the ticks it has left (0: until
+---removed), or nil.
+---@param node string|integer
+---@return ("success"|"failure")? status
+---@return integer? ticks
+function Agent:forced(node) end
 
 ---Its next tick runs the tree.
 function Agent:wake() end

@@ -17,7 +17,8 @@ local encode, null = cjson.encode, cjson.null
 
 -- Each recording of an agent is a subscription (bonsai.subscribe) in the
 -- compact form: sink(agent, status, err, ev), ev = { codes, tick, marks }
--- from a:_tick_events() (codes: id * 16 + status * 2 + again; marks: a bit
+-- from a:_tick_events() (codes: id * 32 + forced * 16 + status * 2 + again;
+-- marks: a bit
 -- per agent event kind, below).
 local subscribe = require "bonsai.subscribe"
 
@@ -113,15 +114,21 @@ local function encodeline(line, arrays)
 end
 M.encode = encodeline
 
--- Events: each [node, status, again] is encoded once by cjson and kept,
--- by its code; a tick's list is those texts joined.
+-- Events: each [node, status, again] (and 1 after them when a fault
+-- forced the status) is encoded once by cjson and kept, by its code; a
+-- tick's list is those texts joined.
 local STATUS = { [0] = "idle", "running", "success", "failure", "aborted",
                  "skipped" }
+local floor = math.floor
+local function event(code)
+  return { floor(code / 32), STATUS[floor(code / 2) % 8], code % 2,
+           floor(code / 16) % 2 == 1 and 1 or nil }
+end
 local triples = {}
 local function triple(code)
   local s = triples[code]
   if s == nil then
-    s = encode { code // 16, STATUS[code // 2 % 8], code % 2 }
+    s = encode(event(code))
     triples[code] = s
   end
   return s
@@ -133,12 +140,10 @@ local function eventsjson(codes)
   return "[" .. table.concat(parts, ",") .. "]"
 end
 
--- The events of a tick line as { { node, status, again }, ... }.
+-- The events of a tick line as { { node, status, again[, 1] }, ... }.
 function M.events(line)
   local out = {}
-  for i, code in ipairs(line.codes) do
-    out[i] = { code // 16, STATUS[code // 2 % 8], code % 2 }
-  end
+  for i, code in ipairs(line.codes) do out[i] = event(code) end
   return out
 end
 
@@ -278,6 +283,37 @@ function Recording:write(line)
   line.codes = codes
 end
 
+-- The profile line of a tree (tree:profile, docs/TRACE_FORMAT.md) when it
+-- has a profile of a version this recording described; nil otherwise.
+-- Nodes a tick never reached are left out.
+function Recording:profile(tree)
+  local p = tree:profile()
+  local v = self.versions[p.version]
+  if #p.nodes == 0 or not v then return nil end
+  local nodes = {}
+  for _, n in ipairs(p.nodes) do
+    if n.calls > 0 then
+      nodes[#nodes + 1] = { n.id, n.calls, n.runtime, n.leaf }
+    end
+  end
+  return encodeline({ t = "profile", tree = v.tree, version = v.version,
+                      on = p.on, ticks = p.ticks, time = p.time,
+                      nodes = nodes }, { "nodes" })
+end
+
+-- The trees of the agents recorded (each once).
+function Recording:trees()
+  local seen, list = {}, {}
+  for agent in pairs(self.ids) do
+    local tree = agent.tree
+    if not seen[tree] then
+      seen[tree] = true
+      list[#list + 1] = tree
+    end
+  end
+  return list
+end
+
 function Recording:finish()
   self.emit(encode { t = "end", ticks = self.ticks })
 end
@@ -332,9 +368,14 @@ function Recorder:flush()
   return self
 end
 
--- recorder:close(): stops recording, writes the end line, closes the file.
+-- recorder:close(): stops recording, writes the profiles of the trees
+-- recorded that have one (tree:profile), the end line, closes the file.
 function Recorder:close()
   if not self.file then return end
+  for _, tree in ipairs(self.rec:trees()) do
+    local line = self.rec:profile(tree)
+    if line then self.rec.emit(line) end
+  end
   self.rec:finish()
   self.file:close()
   self.file = nil

@@ -59,10 +59,11 @@ local function event(agent, list, code)
   local e = list.events[code]
   if e == nil then
     if list.paths == nil then list.paths = paths(agent) end
-    local id = math.floor(code / 16)
+    local id = math.floor(code / 32)
     e = { id = id, node = list.paths[id],
           status = STATUS[math.floor(code / 2) % 8],
-          again = code % 2 == 1 or nil }
+          again = code % 2 == 1 or nil,
+          forced = math.floor(code / 16) % 2 == 1 or nil }
     list.events[code] = e
   end
   return e

@@ -709,10 +709,53 @@ async function main() {
       await page.screenshot({ path: path.join(OUT, 'hostile.png') });
     });
 
+    await check('the profile of a recorded arena as a heat over the tree', async () => {
+      execFileSync('lua5.4', [path.join(ROOT, 'samples/arena.lua'), '--record', path.join(tmp, 'profiled.jsonl'),
+        '--no-map', '--fast', '--ticks=120', '--profile'], { env: LUA_ENV, cwd: ROOT, stdio: ['ignore', 'ignore', 'inherit'] });
+      const lines = fs.readFileSync(path.join(tmp, 'profiled.jsonl'), 'utf8').split('\n').filter((l) => l)
+        .map((l) => JSON.parse(l));
+      const prof = lines.find((l) => l.t === 'profile' && l.tree === 'guard');
+      assert.ok(prof && prof.ticks === 200 * 120, 'the guard tree profiled over 200 agents x 120 ticks');
+      const nodes = lines.find((l) => l.t === 'tree' && l.tree === 'guard').nodes;
+      const want = {};
+      for (const [id, calls] of prof.nodes) want[nodes[id].path] = calls;
+      await page.goto(base + 'index.html?trace=traces/profiled.jsonl');
+      await page.waitForSelector('body.loaded #tree li[data-path]');
+      await pickAgent(page, 2);
+      await page.click('#mode-prof');
+      await page.waitForSelector('body.profile');
+      const got = await page.evaluate(() => {
+        const c = {};
+        for (const li of document.querySelectorAll('#tree li[data-path]')) {
+          if (Number(li.dataset.calls)) c[li.dataset.path] = Number(li.dataset.calls);
+        }
+        return c;
+      });
+      assert.deepEqual(got, want, 'calls per node as the profile line says');
+      assert.match(await page.textContent('#tree-head'), /^Profile of tree guard, version 1: 24000 agent ticks, /);
+      const heats = await page.$$eval('#tree li[data-calls] > .row', (l) => l.map((r) => r.style.getPropertyValue('--heat'))
+        .filter((h) => h !== 'transparent'));
+      assert.ok(heats.length > 0 && heats.every((h) => /^hsl\(175,/.test(h)), 'teal heat: ' + heats.slice(0, 3));
+      // the leaf that takes the most time is the deepest teal
+      const top = prof.nodes.reduce((m, n) => (n[2] + n[3] > m[2] + m[3] ? n : m));
+      const topRow = '#tree li[data-path="' + nodes[top[0]].path + '"] > .row';
+      const light = (h) => Number(/(\d+)%\)$/.exec(h)[1]);
+      assert.equal(light(await page.$eval(topRow, (r) => r.style.getPropertyValue('--heat'))),
+        Math.min(...heats.map(light)));
+      assert.match(await page.textContent(topRow + ' .count'), /^\d+ calls · [\d.]+ µs( \(leaf [\d.]+ µs\))? · \d+%$/);
+      await page.screenshot({ path: path.join(OUT, 'profile.png') });
+      // a trace without a profile says how to get one
+      await page.goto(base + 'index.html?trace=traces/arena.jsonl');
+      await page.waitForSelector('body.loaded #tree li[data-path]');
+      await page.click('#mode-prof');
+      assert.match(await page.textContent('#tree-head'), /^No profile of tree \w+, version 1 here: .*tree:profile\(true\)/);
+      await page.click('#mode-agent');
+    });
+
     await check('?coverage=URL: the arena\'s coverage as a heat, with what it never took', async () => {
       await page.goto(base + 'index.html?coverage=traces/arena-coverage.json');
       await page.waitForSelector('body.loaded.coverage #tree li[data-path]');
-      assert.equal(await page.isVisible('#message'), false, 'no message for a good report');
+      assert.equal(await page.isVisible('#message'), false, 'no message for a good report: ' + await page.textContent('#message'));
       assert.equal(await page.isVisible('#timeline'), false, 'no timeline: a report has no ticks');
       assert.deepEqual(await page.$$eval('#cov-trees li', (l) => l.map((x) => x.dataset.tree)),
         arenaCoverage.trees.map((t) => t.tree));
@@ -936,6 +979,51 @@ async function main() {
       assert.equal(nodes[failed.frozen].path, check);
       assert.ok(failed.events.some(([id, st]) => id === failed.frozen && st === 'failure'), 'it failed in that tick');
       await page.click('li[data-path="' + check + '"] > .row .bp', { modifiers: ['Shift'] });
+    });
+
+    await check('live: force a node from the page, and take it away (fault injection)', async () => {
+      if (await page.textContent('#live-pause') !== 'Pause') await page.click('#live-pause'); // follow
+      const g3 = [...sent(stream).agents.values()].find((a) => a.label === 'guard 3');
+      await pickAgent(page, g3.id);
+      // (the failure breakpoint before may have frozen it)
+      if (await page.isVisible('#agent-resume')) await page.click('#agent-resume');
+      const check = 'guard/flee/check[1]';
+      await page.selectOption('#force-node', check);
+      await page.selectOption('#force-status', 'success');
+      await page.fill('#force-ticks', '0');
+      const from = stream.lines.length;
+      await page.click('#force-go');
+      await page.waitForSelector('#force-list li');
+      assert.equal(await page.textContent('#force-list li span'), check + ' → success (guard 3)');
+      const line = await until('a forced tick of guard 3', () => stream.lines.slice(from).find((o) =>
+        o.t === 'tick' && o.agent === g3.id && (o.events || []).some((e) => e[3] === 1)));
+      const ev = line.events.find((e) => e[3] === 1);
+      assert.equal(sent(stream).trees.get('guard@' + line.version)[ev[0]].path, check);
+      assert.equal(ev[1], 'success');
+      await page.waitForSelector('li[data-path="' + check + '"] > .row.forced');
+      await page.waitForSelector('#events li.forced');
+      assert.match(await page.textContent('#events li.forced .name'), /check\[1\]$/);
+      assert.equal(await page.textContent('#events li.forced .what'), 'success');
+      assert.equal(await page.$$eval('#events li.forced .detail', (l) => l.length), 0, 'a forced check was not checked');
+      await page.screenshot({ path: path.join(OUT, 'force.png') });
+      await page.click('#force-list li button');
+      assert.equal(await page.$$eval('#force-list li', (l) => l.length), 0);
+      const gone = stream.lines.length;
+      await until('guard 3 unforced', () => {
+        const ls = stream.lines.slice(gone).filter((o) => o.t === 'tick' && o.agent === g3.id);
+        return ls.length >= 3 && ls.slice(1).every((o) => !(o.events || []).some((e) => e[3] === 1));
+      });
+      // a node of another version is refused with a message
+      await page.evaluate(() => {
+        const o = document.createElement('option');
+        o.value = o.textContent = 'guard/nowhere';
+        document.getElementById('force-node').appendChild(o);
+      });
+      await page.selectOption('#force-node', 'guard/nowhere');
+      await page.click('#force-go');
+      await page.waitForFunction(() => /refused "force"/.test(document.getElementById('message').textContent));
+      assert.match(await page.textContent('#message'), /The game refused "force": no node 'guard\/nowhere' in tree 'guard' of agent \d+/);
+      assert.equal(await page.$$eval('#force-list li', (l) => l.length), 0);
     });
 
     await check('live: agents and a tree join, an agent leaves, a reload (churn_game.lua)', async () => {

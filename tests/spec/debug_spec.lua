@@ -21,7 +21,7 @@ end
 
 before_each(function()
   for _, k in ipairs { "REQUEST_TIMEOUT", "MAX_OUT", "MAX_HEADER",
-                       "MAX_CLIENTS", "FEED" } do
+                       "MAX_CLIENTS", "FEED", "PROFILE" } do
     limits[k] = debugmod[k]
   end
 end)
@@ -165,6 +165,97 @@ describe("bt.debug.serve", function()
     c1.sock:close()
     c2.sock:close()
     assert.is_true(pump(function() return D.clients() == 0 end))
+  end)
+
+  it("streams a profiled tree's profile when it changes; new clients " ..
+     "get the last", function()
+    debugmod.PROFILE = 0 -- at every poll (else once a second)
+    local tree = guardtree()
+    local a = bt.agent(tree, { blackboard = { hp = 100 } })
+    serve { agents = { a } }
+    local c1 = subscribe()
+    a:tick(0.5)
+    assert.is_true(pump(function() return #c1.lines() >= 4 end))
+    local function profiles(c)
+      local out = {}
+      for _, l in ipairs(c.lines()) do
+        if l.t == "profile" then out[#out + 1] = l end
+      end
+      return out
+    end
+    assert.same({}, profiles(c1)) -- not profiled: no profile line
+    tree:profile(true)
+    a:tick(0.5)
+    a:tick(0.5)
+    assert.is_true(pump(function() return #profiles(c1) > 0 end))
+    pump(function() return false end, 0.05) -- unchanged: no more lines
+    local p = profiles(c1)
+    assert.equal(1, #p)
+    assert.equal("guard", p[1].tree)
+    assert.equal(1, p[1].version)
+    assert.is_true(p[1].on)
+    assert.equal(2, p[1].ticks)
+    local calls = {}
+    for _, n in ipairs(p[1].nodes) do calls[n[1]] = n[2] end
+    assert.same({ [0] = 2, [1] = 2, [2] = 2, [4] = 2 }, calls) -- run: never
+    local c2 = subscribe()
+    assert.is_true(pump(function() return #profiles(c2) == 1 end))
+    assert.same(p[1], profiles(c2)[1])
+    a:tick(0.5)
+    assert.is_true(pump(function() return #profiles(c1) == 2 end))
+    assert.equal(3, profiles(c1)[2].ticks)
+    c1.sock:close()
+    c2.sock:close()
+  end)
+
+  it("forces a node on one agent or any of a tree (fault injection)",
+     function()
+    local tree = guardtree()
+    local a = bt.agent(tree, { blackboard = { hp = 100 } })
+    local b = bt.agent(tree, { blackboard = { hp = 100 } })
+    serve { agents = { a, b } }
+    local c = subscribe()
+    a:tick(1)
+    b:tick(1)
+    assert.same({ ok = true }, post('{"cmd":"force","agent":1,"tree":"guard",' ..
+      '"node":"guard/flee/check[1]","status":"success","ticks":1}'))
+    assert.same({ "success", 1 }, { a:forced("guard/flee/check[1]") })
+    assert.is_nil(b:forced("guard/flee/check[1]"))
+    a:tick(1)
+    assert.same({ "guard", "flee", "run" }, a:running())
+    assert.is_true(pump(function() return #c.lines() >= 7 end))
+    local l = c.lines()[7] -- after header, tree, 2 agents, 2 ticks
+    assert.equal(1, l.agent)
+    assert.same({ 2, "success", 0, 1 }, l.events[3]) -- marked forced
+    a:tick(1) -- its one tick is over: the check runs again
+    assert.same({ "guard", "patrol" }, a:running())
+    -- any agent of the tree, until removed; then removed
+    assert.same({ ok = true }, post('{"cmd":"force","tree":"guard",' ..
+      '"node":"guard/patrol","status":"failure"}'))
+    assert.same({ "failure", 0 }, { b:forced("guard/patrol") })
+    assert.same({ "failure", 0 }, { a:forced("guard/patrol") })
+    assert.same({ ok = true }, post('{"cmd":"force","tree":"guard",' ..
+      '"node":"guard/patrol","on":false}'))
+    assert.is_nil(a:forced("guard/patrol"))
+    -- refused: nodes, agents, statuses and counts that are not there
+    local function refused(body, want)
+      local r = post(body)
+      assert.is_false(r.ok)
+      assert.equal(want, r.error)
+    end
+    refused('{"cmd":"force","tree":"guard","node":"guard/fly",' ..
+            '"status":"success"}',
+            "no node 'guard/fly' in tree 'guard' of any agent")
+    refused('{"cmd":"force","agent":9,"tree":"guard","node":"guard",' ..
+            '"status":"success"}', "no agent 9")
+    refused('{"cmd":"force","tree":"guard","node":"guard",' ..
+            '"status":"running"}', "status must be success or failure")
+    refused('{"cmd":"force","tree":"guard","node":"guard",' ..
+            '"status":"success","ticks":-2}',
+            "ticks must be a count of ticks (0: until removed)")
+    refused('{"cmd":"force","tree":7,"node":"guard","status":"success"}',
+            "tree and node must be strings")
+    c.sock:close()
   end)
 
   it("writes blackboard values through the normal path", function()
