@@ -6,20 +6,10 @@
 #ifndef bonsai_lbonsai_h
 #define bonsai_lbonsai_h
 
-#include <lua.h>
-#include <lauxlib.h>
-
 #include <stdint.h>
 
 #include "bonsai.h"
-
-/* Closing a coroutine: lua_closethread from 5.4.6 on, lua_resetthread on
-** Debian's 5.4.4. */
-#if LUA_VERSION_RELEASE_NUM >= 50406
-#define lb_closethread(co, from) lua_closethread(co, from)
-#else
-#define lb_closethread(co, from) ((void)(from), lua_resetthread(co))
-#endif
+#include "lcompat.h" /* every Lua's C API as 5.4's */
 
 #if defined(__GNUC__)
 #define lb_unlikely(x) __builtin_expect(!!(x), 0)

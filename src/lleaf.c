@@ -264,11 +264,10 @@ int lb_task_call(const bonsai_call *c) {
 ** that declares fewer parameters cannot see the others, so they are not
 ** pushed. Leaves the function in place. */
 static int needs(lua_State *L) {
-  lua_Debug ar;
+  int n;
   lua_pushvalue(L, -1);
-  if (!lua_getinfo(L, ">u", &ar) || ar.isvararg)
-    return 4;
-  return ar.nparams < 4 ? ar.nparams : 4;
+  n = lb_nparams(L);
+  return n >= 0 && n < 4 ? n : 4;
 }
 
 /* Puts in the leaf stack's blackboard slot the agent's view of its
