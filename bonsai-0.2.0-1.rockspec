@@ -73,6 +73,7 @@ build = {
     ["bonsai.formats.btcpp"] = "lua/bonsai/formats/btcpp.lua",
     ["bonsai.formats.behavior3"] = "lua/bonsai/formats/behavior3.lua",
     ["bonsai.formats.edges"] = "lua/bonsai/formats/edges.lua",
+    ["bonsai.compat"] = "lua/bonsai/compat.lua",
     ["bonsai.meta"] = "lua/bonsai/meta.lua", -- annotations for editors
   },
 }

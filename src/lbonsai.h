@@ -37,7 +37,9 @@
                      ** function of that depth (lagent.c) */
 #define LB_TREES 7  /* weak values: tree name -> tree (bt.subtree by name) */
 #define LB_VIEW 8   /* view(bb, map): a remapping view (init.lua) */
-#define LB_NUV 8
+#define LB_DEFERS 9 /* weak keys: task coroutine -> the cleanups its body
+                    ** registered with bt.defer, in order (lleaf.c) */
+#define LB_NUV 9
 struct LTick;
 typedef struct LBonsai {
   bonsai_env *env;
@@ -48,6 +50,7 @@ typedef struct LBonsai {
   const void *s_success, *s_failure, *s_running;
   struct LTick *ticking; /* the innermost tick under way (bt.sleep) */
   int sleepers; /* sleep caches alive (lsleep.c); none: no list has one */
+  lua_State *task; /* the task coroutine being resumed (bt.defer) */
 } LBonsai;
 
 /* Tree userdata. Its uservalues: */
@@ -202,6 +205,8 @@ void lb_open_blackboard(lua_State *L);
 int lb_leaf_call(const bonsai_call *c);
 /* A bt.task: a coroutine per run. */
 int lb_task_call(const bonsai_call *c);
+/* bt.defer(fn), from a task's body: fn runs when the run ends. */
+int lb_defer(lua_State *L);
 /* bt.register(name, leafdef) */
 int lb_register(lua_State *L);
 /* A utility function: lb_utility_call with the data lb_utilitydef returns

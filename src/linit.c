@@ -44,6 +44,7 @@ static const luaL_Reg bonsai_funcs[] = {
     {"agent", lb_agent},
     {"tick_all", lb_tick_all},
     {"sleep", lb_sleep},
+    {"defer", lb_defer},
     {"register", lb_register},
     {"blackboard", lb_blackboard},
     {"memory", lb_memory},
@@ -118,6 +119,7 @@ static LBonsai *context(lua_State *L) {
   lb->env = NULL;
   lb->ticking = NULL;
   lb->sleepers = 0;
+  lb->task = NULL;
   lua_createtable(L, 0, 1);
   lua_pushcfunction(L, context_gc);
   lua_setfield(L, -2, "__gc");
@@ -138,6 +140,8 @@ static LBonsai *context(lua_State *L) {
   lua_setfield(L, -2, "__mode");
   lua_setmetatable(L, -2);
   lua_setiuservalue(L, -2, LB_TREES);
+  lb_newweak(L);
+  lua_setiuservalue(L, -2, LB_DEFERS);
   lb->nextid = 0;
   lua_pushvalue(L, -1);
   lua_setfield(L, LUA_REGISTRYINDEX, LB_CONTEXT_T);

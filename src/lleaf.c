@@ -136,18 +136,66 @@ static int active(lua_State *co) {
   return lua_status(co) == LUA_OK && lua_getstack(co, 0, &ar);
 }
 
-/* Closes a task's coroutine (to-be-closed variables run) and forgets it.
-** Stack: the extras table on top; returns the close status, with an error
-** message pushed when it is not LUA_OK. A coroutine that is running cannot
-** be closed: it is only forgotten. */
-static int closetask(lua_State *L, lua_State *co, lua_Integer key) {
+/* Runs the cleanups the body of the task co registered (bt.defer), the
+** last first, each given the value at err (the run's error; 0: nil), and
+** forgets them. Returns LUA_OK, or the status of the first that failed,
+** with its error pushed (the others still run). */
+static int rundefers(lua_State *L, const LTick *t, lua_State *co, int err) {
+  lua_Integer n;
+  int st = LUA_OK, r;
+  lua_getiuservalue(L, t->ctx, LB_DEFERS);
+  lua_pushthread(co);
+  lua_xmove(co, L, 1);
+  lua_pushvalue(L, -1);
+  if (lua_rawget(L, -3) != LUA_TTABLE) { /* none: the usual case */
+    lua_pop(L, 3);
+    return LUA_OK;
+  }
+  lua_pushvalue(L, -2);
+  lua_pushnil(L);
+  lua_rawset(L, -5);
+  lua_pushnil(L); /* defers, co, list, first error */
+  for (n = (lua_Integer)lua_rawlen(L, -2); n >= 1; n--) {
+    lua_rawgeti(L, -2, n);
+    if (err != 0)
+      lua_pushvalue(L, err);
+    else
+      lua_pushnil(L);
+    if ((r = lua_pcall(L, 1, 0, 0)) == LUA_OK)
+      continue;
+    if (st == LUA_OK) {
+      st = r;
+      lua_replace(L, -2);
+    } else {
+      lua_pop(L, 1);
+    }
+  }
+  if (st != LUA_OK)
+    lua_replace(L, -4);
+  lua_pop(L, st != LUA_OK ? 2 : 4);
+  return st;
+}
+
+/* Ends a task's run: the coroutine is closed (its to-be-closed variables
+** run, from Lua 5.4), then its body's cleanups (bt.defer, given the error
+** at err, 0 for none), as when a run returns; the coroutine is forgotten. Stack: the extras table on top; returns the
+** first failure's status, with its error pushed when it is not LUA_OK. A
+** coroutine that is running cannot be closed: it is only forgotten. */
+static int closetask(lua_State *L, const LTick *t, lua_State *co,
+                     lua_Integer key, int err) {
   int st;
   if (active(co)) {
     st = LUA_ERRRUN;
     lua_pushliteral(L, "cannot close the task's coroutine: it is running "
                        "(resumed from outside its agent's tick)");
-  } else if ((st = lb_closethread(co, L)) != LUA_OK) {
-    lua_xmove(co, L, 1);
+  } else {
+    if ((st = lb_closethread(co, L)) != LUA_OK) {
+      lua_xmove(co, L, 1);
+      if (rundefers(L, t, co, err) != LUA_OK)
+        lua_pop(L, 1); /* keep the first error */
+    } else {
+      st = rundefers(L, t, co, err);
+    }
   }
   lua_pushnil(L);
   lua_rawseti(L, st != LUA_OK ? -3 : -2, key);
@@ -176,7 +224,7 @@ int lb_task_call(const bonsai_call *c) {
   bonsai_agent *a = c->agent;
   LTick *t = (LTick *)c->host;
   lua_Integer key = (lua_Integer)c->node + 1;
-  lua_State *L, *co = NULL;
+  lua_State *L, *co = NULL, *outer;
   int nargs = 0, nres, st, s;
   if (t == NULL)
     return nohost(a);
@@ -186,7 +234,7 @@ int lb_task_call(const bonsai_call *c) {
     co = lua_tothread(L, -1);
   lua_pop(L, 1);
   if (c->event == BONSAI_EV_ABORT || c->event == BONSAI_EV_ENTER) {
-    if (co != NULL && closetask(L, co, key) != LUA_OK) {
+    if (co != NULL && closetask(L, t, co, key, 0) != LUA_OK) {
       lua_remove(L, -2);
       return failed(L, c);
     }
@@ -217,7 +265,10 @@ int lb_task_call(const bonsai_call *c) {
                        "outside its agent's tick");
     return failed(L, c);
   }
+  outer = t->lb->task;
+  t->lb->task = co;
   st = lua_resume(co, L, nargs, &nres);
+  t->lb->task = outer;
   if (st == LUA_YIELD) {
     lua_pop(co, nres);
     lua_pop(L, 1);
@@ -226,9 +277,15 @@ int lb_task_call(const bonsai_call *c) {
   if (st != LUA_OK) {
     lua_xmove(co, L, 1); /* the error */
     lua_insert(L, -2);
-    if (closetask(L, co, key) != LUA_OK)
+    if (closetask(L, t, co, key, lua_gettop(L) - 1) != LUA_OK)
       lua_pop(L, 1); /* a second error while closing: keep the first */
     lua_pop(L, 1);
+    return failed(L, c);
+  }
+  if (rundefers(L, t, co, 0) != LUA_OK) { /* returned: its cleanups */
+    lua_pushnil(L);
+    lua_rawseti(L, -3, key);
+    lua_remove(L, -2);
     return failed(L, c);
   }
   if (nres > 0) {
@@ -253,6 +310,26 @@ int lb_task_call(const bonsai_call *c) {
 }
 
 /* }====================================================== */
+
+int lb_defer(lua_State *L) {
+  const LBonsai *lb = lb_context(L);
+  luaL_checktype(L, 1, LUA_TFUNCTION);
+  if (lb->task != L)
+    return luaL_error(L, "bt.defer: not called from the body of a running "
+                         "bt.task");
+  lua_getiuservalue(L, lua_upvalueindex(1), LB_DEFERS);
+  lua_pushthread(L);
+  if (lua_rawget(L, -2) != LUA_TTABLE) {
+    lua_pop(L, 1);
+    lua_newtable(L);
+    lua_pushthread(L);
+    lua_pushvalue(L, -2);
+    lua_rawset(L, -4);
+  }
+  lua_pushvalue(L, 1);
+  lua_rawseti(L, -2, (lua_Integer)lua_rawlen(L, -2) + 1);
+  return 0;
+}
 
 /*
 ** {======================================================

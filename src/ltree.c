@@ -483,8 +483,8 @@ static void addnode(Walk *w, int place) {
   if ((kind = kindof(type)) < 0)
     walkerror(w, place, "unknown node type '%s'", type);
   if (++w->nodes > w->max) {
-    lua_pushfstring(L, "more than %I nodes (a node table listed several "
-                    "times counts each time; raise max_nodes)", w->max);
+    lua_pushfstring(L, "more than %d nodes (a node table listed several "
+                    "times counts each time; raise max_nodes)", (int)w->max);
     walkerror(w, 0, "%s", lua_tostring(L, -1));
   }
   switch (rawfield(L, idx, "name")) {
@@ -581,7 +581,7 @@ static void build(lua_State *L, Walk *w, int root, int opts,
     if (lua_type(L, -1) != LUA_TNUMBER || !isint || m < 1 ||
         (lua_Unsigned)m > BONSAI_MAXNODES)
       luaL_error(L, "tree '%s': 'max_nodes' must be a whole number from 1 "
-                 "to %I", name, (lua_Integer)BONSAI_MAXNODES);
+                 "to %d", name, (int)BONSAI_MAXNODES);
     w->max = m;
   }
   if (opts != 0)
@@ -622,8 +622,8 @@ static void build(lua_State *L, Walk *w, int root, int opts,
       luaL_error(L, "tree '%s': 'priority' must be a list of filters", name);
     n = (lua_Integer)lua_rawlen(L, -1);
     if (n > w->max)
-      luaL_error(L, "tree '%s': more than %I nodes (raise max_nodes)", name,
-                 w->max);
+      luaL_error(L, "tree '%s': more than %d nodes (raise max_nodes)", name,
+                 (int)w->max);
     for (k = 1; k <= n; k++) {
       lua_rawgeti(L, -1, k);
       lua_rawseti(L, -3, k);

@@ -67,7 +67,7 @@ end
 local function readfile(name)
   local f = io.open(name, "rb")
   if not f then return nil end
-  local data = f:read("a")
+  local data = f:read("*a")
   f:close()
   return data
 end
@@ -140,7 +140,7 @@ function M.new(bt)
     end
     table.sort(state, function(x, y) return x[1] < y[1] end)
     line.state = state
-    for k, v in pairs(agent.bb) do
+    for k, v in agent.bb:pairs() do
       line.bb[k] = (type(v) == "number" or type(v) == "string" or
                     type(v) == "boolean") and v or tostring(v)
     end
@@ -156,7 +156,7 @@ function M.new(bt)
     local marks = breaks[st.v.tree]
     if marks then
       for _, code in ipairs(line.codes) do
-        local id = code // 16
+        local id = math.floor(code / 16)
         local nd = st.v.nodes[id + 1]
         if code % 2 == 0 and nd and marks[nd.path] then
           agent:freeze(true)

@@ -13,6 +13,7 @@ M.FORMAT = 1
 M.TRACE_SIZE = 4096 -- events kept per recorded agent between two ticks
 
 local encode, null = cjson.encode, cjson.null
+local floor = math.floor
 
 -- Hooks -------------------------------------------------------------------
 
@@ -21,8 +22,12 @@ local encode, null = cjson.encode, cjson.null
 -- status * 2 + again; marks: a bit per agent event kind, below)
 local sinks = setmetatable({}, { __mode = "k" })
 
-local RELOAD, INTERRUPT, RESET = 1 << 1, 1 << 3, 1 << 4 -- BONSAI_TRACE_*
+local RELOAD, INTERRUPT, RESET = 2, 8, 16 -- BONSAI_TRACE_*: 1 << 1, 3, 4
 M.RELOAD, M.INTERRUPT, M.RESET = RELOAD, INTERRUPT, RESET
+
+-- Whether the marks have the bit (a power of two; no bit operators before
+-- Lua 5.3).
+local function has(marks, bit) return floor(marks / bit) % 2 == 1 end
 
 local function dispatch(agent, status, err)
   local list = sinks[agent]
@@ -103,7 +108,7 @@ local triples = {}
 local function triple(code)
   local s = triples[code]
   if s == nil then
-    s = encode { code // 16, STATUS[code // 2 % 8], code % 2 }
+    s = encode { floor(code / 16), STATUS[floor(code / 2) % 8], code % 2 }
     triples[code] = s
   end
   return s
@@ -119,7 +124,7 @@ end
 function M.events(line)
   local out = {}
   for i, code in ipairs(line.codes) do
-    out[i] = { code // 16, STATUS[code // 2 % 8], code % 2 }
+    out[i] = { floor(code / 16), STATUS[floor(code / 2) % 8], code % 2 }
   end
   return out
 end
@@ -205,7 +210,7 @@ end
 -- the new snapshot.
 local function bbdiff(agent, old)
   local now, changed, unset, n = {}, {}, nil, 0
-  for k, v in pairs(agent.bb) do
+  for k, v in agent.bb:pairs() do
     now[k] = v
     n = n + 1
     if old == nil or old[k] ~= v then changed[k] = jsonvalue(v) end
@@ -231,13 +236,13 @@ function Recording:line(agent, status, err, ev)
   local line = { t = "tick", agent = st.id, time = agent.time,
                  status = agent:status(), codes = ev.codes }
   local marks = ev.marks
-  if marks & RELOAD ~= 0 then
+  if has(marks, RELOAD) then
     local from = st.v.version
     st.v = self:version(agent)
     line.reload = { from = from, to = st.v.version }
   end
-  if marks & RESET ~= 0 then st.full = true end
-  if marks & INTERRUPT ~= 0 then line.interrupt = true end
+  if has(marks, RESET) then st.full = true end
+  if has(marks, INTERRUPT) then line.interrupt = true end
   if err ~= nil then line.error = tostring(err) end
   st.tick = ev.tick or st.tick + 1
   line.tick = st.tick

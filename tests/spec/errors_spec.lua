@@ -109,9 +109,7 @@ describe("a Lua error in a leaf", function()
     local closed = 0
     local a = agent_of(bt.parallel {
       bt.task(function()
-        local c <close> = setmetatable({}, {
-          __close = function() closed = closed + 1 end,
-        })
+        bt.defer(function() closed = closed + 1 end)
         while true do coroutine.yield() end
       end),
       t:action("Q", "RE"),
@@ -121,13 +119,11 @@ describe("a Lua error in a leaf", function()
     assert.equal(1, closed)
   end)
 
-  it("from a task's to-be-closed variable during an abort is reported",
+  it("from a task's cleanup (bt.defer) during an abort is reported",
      function()
     local a = agent_of(bt.parallel {
       bt.task(function()
-        local c <close> = setmetatable({}, {
-          __close = function() error("close failed", 0) end,
-        })
+        bt.defer(function() error("close failed", 0) end)
         coroutine.yield()
         return true
       end),

@@ -271,13 +271,11 @@ describe("tasks", function()
   local jobs -- what the tasks did, apart from the trace leaves
   before_each(function() jobs = trace.new() end)
 
-  -- A task that logs its steps and holds a to-be-closed variable.
+  -- A task that logs its steps and registers a cleanup (bt.defer).
   local function stepper(result)
     return bt.task(function(agent, bb, args)
       jobs:add("start " .. tostring(args and args.id))
-      local guard <close> = setmetatable({}, {
-        __close = function(_, err) jobs:add("closed " .. tostring(err)) end,
-      })
+      bt.defer(function(err) jobs:add("closed " .. tostring(err)) end)
       coroutine.yield()
       jobs:add("step 1")
       coroutine.yield()
@@ -353,7 +351,7 @@ describe("tasks", function()
                  .. "start 7; step 1; step 2; closed nil", jobs:take())
   end)
 
-  it("closes its coroutine on abort, so <close> variables are closed",
+  it("runs its cleanups (bt.defer) when it is aborted",
      function()
     local a = agent_of(stepper(true))
     assert.equal("running", a:tick(1))
@@ -384,9 +382,7 @@ describe("tasks", function()
      function()
     local a = bt.agent(bt.tree(bt.sequence {
       bt.task(function()
-        local guard <close> = setmetatable({}, {
-          __close = function(_, err) jobs:add("closed " .. tostring(err)) end,
-        })
+        bt.defer(function(err) jobs:add("closed " .. tostring(err)) end)
         coroutine.yield()
         error("bad task", 0)
       end),
@@ -586,9 +582,7 @@ describe("named leaves", function()
      .. "again", function()
     local log = {}
     bt.register("leaves.stale", bt.task(function()
-      local guard <close> = setmetatable({}, {
-        __close = function() log[#log + 1] = "closed old" end,
-      })
+      bt.defer(function() log[#log + 1] = "closed old" end)
       log[#log + 1] = "old start"
       coroutine.yield()
       log[#log + 1] = "old end"

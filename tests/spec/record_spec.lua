@@ -131,7 +131,7 @@ describe("bt.record", function()
     a:tick(1) -- interrupted with nothing running: no events
     rec:close()
     local f = io.open(path)
-    local text = f:read("a")
+    local text = f:read("*a")
     f:close()
     assert.truthy(text:find('"events":[]', 1, true))
     assert.falsy(text:find('"events":{}', 1, true))

@@ -1,0 +1,53 @@
+-- bonsai.compat: the few things that differ between the Luas Bonsai runs
+-- on (5.1, LuaJIT 2.1, 5.3, 5.4), for the modules of lua/bonsai/, which
+-- are written in the language all of them share. Before 5.3 every number
+-- is a float: there a number is an integer when it is whole and fits 64
+-- bits, as the C binding reads it (src/lcompat.h).
+local M = {}
+
+M.unpack = table.unpack or unpack
+
+local floor = math.floor
+
+if math.type then
+  function M.isinteger(v) return math.type(v) == "integer" end
+  M.tointeger = math.tointeger
+else
+  local function isinteger(v)
+    return type(v) == "number" and v == floor(v) and v >= -2^63 and v < 2^63
+  end
+  M.isinteger = isinteger
+  -- math.tointeger of 5.4: the integer a number or numeric string is, or nil
+  function M.tointeger(v)
+    if type(v) == "string" then v = tonumber(v) end
+    if isinteger(v) then return v end
+    return nil
+  end
+end
+
+-- load(text, chunkname, mode, env) and loadfile(path, mode, env) of 5.2+
+-- (LuaJIT has them too); on 5.1, a text chunk through loadstring and
+-- setfenv.
+if setfenv and not pcall(load, "return") then
+  function M.load(text, name, mode, env)
+    if mode == "t" and text:byte(1) == 27 then
+      return nil, "attempt to load a binary chunk (mode is 't')"
+    end
+    local f, err = loadstring(text, name)
+    if f and env then setfenv(f, env) end
+    return f, err
+  end
+  function M.loadfile(path, mode, env)
+    local f, err = io.open(path, "rb")
+    if not f then
+      return nil, "cannot open " .. path .. " (" .. (err:match(": (.*)$") or err) .. ")"
+    end
+    local text = f:read("*a")
+    f:close()
+    return M.load(text, "@" .. path, mode, env)
+  end
+else
+  M.load, M.loadfile = load, loadfile
+end
+
+return M
