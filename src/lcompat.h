@@ -21,6 +21,7 @@
 **   5.4.6 (and 5.5), lua_resetthread before; nothing before 5.4 (no
 **   to-be-closed variables: the coroutine is only dropped, see
 **   lb_closethread);
+** - lua_pushcfunction allocates nothing (5.2+: light C functions);
 ** - luaL_buffinitsize: before 5.2, a buffer larger than LUAL_BUFFERSIZE is
 **   a userdata on the stack top until luaL_pushresultsize.
 ** 5.5 (from its manual and headers) changes nothing the binding calls:
@@ -226,6 +227,22 @@ static inline lua_Integer lbc_checkinteger(lua_State *L, int arg) {
 #define luaL_checkinteger(L, arg) lbc_checkinteger((L), (arg))
 
 #define luaL_checkversion(L) ((void)(L))
+
+/* lua_pushcfunction without allocating, as from 5.2 (light C functions;
+** a:tick pushes one per call): each function's closure is made once and
+** kept in the registry under the bytes of its address. */
+static inline void lbc_pushcfunction(lua_State *L, lua_CFunction f) {
+  lua_pushlstring(L, (const char *)&f, sizeof f);
+  if (lua_rawget(L, LUA_REGISTRYINDEX) == LUA_TFUNCTION)
+    return;
+  lua_pop(L, 1);
+  lua_pushcclosure(L, f, 0);
+  lua_pushlstring(L, (const char *)&f, sizeof f);
+  lua_pushvalue(L, -2);
+  lua_rawset(L, LUA_REGISTRYINDEX);
+}
+#undef lua_pushcfunction
+#define lua_pushcfunction(L, f) lbc_pushcfunction((L), (f))
 
 /* Metatables named by __name, as from 5.3 (luaL_typeerror reads it). */
 static inline int lbc_newmetatable(lua_State *L, const char *tname) {

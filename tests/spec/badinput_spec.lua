@@ -193,7 +193,7 @@ describe("deep inputs", function()
     top.k = tab
     assert.equal(tab, p.k)               -- a handle read through the chain
     local n = 0
-    for _ in pairs(p) do n = n + 1 end
+    for _ in bbpairs(p) do n = n + 1 end
     assert.equal(1, n)
     assert.is_true(p:unobserve(h))
     assert.is_true(os.clock() - t0 < 20)

@@ -147,7 +147,7 @@ describe("blackboard observers", function()
     local log = {}
     world:observe("alarm", function(_, _, new) log[#log + 1] = "world " .. tostring(new) end)
     kid:observe("alarm", function(b, _, new, old)
-      log[#log + 1] = ("kid %s %s %s"):format(b == kid, tostring(old), tostring(new))
+      log[#log + 1] = ("kid %s %s %s"):format(tostring(b == kid), tostring(old), tostring(new))
     end)
     shadowing:observe("alarm", function() log[#log + 1] = "shadowed" end)
     world.alarm = true

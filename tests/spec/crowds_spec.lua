@@ -341,7 +341,9 @@ describe("bt.tick_all over a long list of sleepers", function()
       list[2].owner.ticks, a.owner.ticks, b.owner.ticks, list[5].owner.ticks })
   end)
 
-  it("refuses the finalized agents of a list a finalizer brought back",
+  -- (a list brought back by its finalizer: tables have none before 5.2)
+  local it_gc = luaver.table_gc and it or pending
+  it_gc("refuses the finalized agents of a list a finalizer brought back",
      function()
     local other = sleepers(4) -- a cache alive elsewhere: caches are looked up
     warm(other)
@@ -458,6 +460,7 @@ describe("bt.tick_all over a long list of sleepers", function()
     list = nil -- luacheck: ignore
     collectgarbage()
     collectgarbage()
+    collectgarbage() -- 5.1 clears weak values of finalized objects one later
     assert.is_nil(gone.list)
     assert.is_nil(gone.first)
   end)

@@ -6,6 +6,7 @@
 -- disconnect, send garbage, hold the connection or stop reading. poll()
 -- must never block.
 local bt = require "bonsai"
+local luaver = require "helpers.luaver"
 local debugmod = require "bonsai.debug"
 local socket = require "socket"
 local cjson = require "cjson"
@@ -371,8 +372,8 @@ end)
 
 describe("tests/live/game.lua", function()
   it("serves its game live on 127.0.0.1 for the seconds asked", function()
-    local p = assert(io.popen("lua5.4 tests/live/game.lua 0 1.5"))
-    local first = p:read("l")
+    local p = assert(io.popen(luaver.interpreter .. " tests/live/game.lua 0 1.5"))
+    local first = p:read("*l")
     local gport = tonumber(first and
                            first:match("^live: http://127%.0%.0%.1:(%d+)/$"))
     assert.is_number(gport, first)

@@ -27,7 +27,8 @@ local function rockspec()
   local found = lines("sh -c 'ls bonsai-*.rockspec 2>/dev/null'")
   assert.are.equal(1, #found, "want one bonsai-*.rockspec at the top")
   local env = {}
-  assert(load(read(found[1]), "@" .. found[1], "t", env))()
+  assert(require("bonsai.compat").load(read(found[1]), "@" .. found[1], "t",
+                                     env))()
   return found[1], env
 end
 

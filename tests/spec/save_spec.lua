@@ -137,7 +137,7 @@ describe("a:save and restore", function()
     f:write(a:save())
     f:close()
     a:tick(1)
-    local cmd = string.format("%s -e %q", "lua5.4", ([[
+    local cmd = string.format("%s -e %q", luaver.interpreter, ([[
       package.path = %q
       package.cpath = %q
       local f = assert(io.open(%q, "rb"))

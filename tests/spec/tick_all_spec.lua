@@ -1,6 +1,7 @@
 -- tick_all_spec: bt.tick_all(list, dt) ticks a list of agents from C; one
 -- agent's error does not stop the others and comes back in the error list.
 local bt = require "bonsai"
+local luaver = require "helpers.luaver"
 local trace = require "helpers.trace"
 
 local t
@@ -263,6 +264,7 @@ describe("bt.tick_all", function()
   end)
 
   it("allocates nothing while no agent fails", function()
+    luaver.nojit(finally)
     local tree = bt.tree(bt.reactive_selector {
       bt.condition(function(a) return a.owner.x > 1 end),
       bt.action(function() return bt.RUNNING end),

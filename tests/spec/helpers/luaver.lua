@@ -26,4 +26,32 @@ end
 
 M.unpack = table.unpack or unpack
 
+-- Whether tables run a __gc metamethod (5.2+).
+do
+  local ran = false
+  setmetatable({}, { __gc = function() ran = true end })
+  collectgarbage()
+  collectgarbage()
+  M.table_gc = ran
+end
+
+-- LuaJIT's compiler keeps its traces on the Lua heap: the specs that count
+-- the heap turn it off for the test (M.nojit(finally)).
+function M.nojit(finally)
+  if not jit then return end
+  jit.off()
+  jit.flush()
+  finally(function() jit.on() end)
+end
+
+-- os.execute's success as a boolean (5.1 returns the exit status).
+function M.execute(cmd)
+  local r = os.execute(cmd)
+  return r == true or r == 0
+end
+
+-- The interpreter running the specs (meson sets BONSAI_LUA), for the
+-- specs that start another process.
+M.interpreter = os.getenv("BONSAI_LUA") or "lua5.4"
+
 return M
