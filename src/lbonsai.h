@@ -30,16 +30,15 @@
 #define LB_ANCHOR 3 /* strings whose addresses the context keeps */
 #define LB_IDS 4    /* weak: Lua value kept as a blackboard handle -> its id */
 #define LB_EXTRAS 5 /* weak: agent state -> { interrupts = {...},
-                    ** [node + 1] = task coroutine }, blackboard -> its side
-                    ** table; for the few that have one */
+                    ** [node + 1] = task coroutine, [coroutine] = its
+                    ** cleanups (bt.defer) }, blackboard -> its side table;
+                    ** for the few that have one (see lb_getbeside) */
 #define LB_TICKING 6 /* the bt.tick_all calls under way: [depth] = true
                      ** (nested calls stack up); [-depth] = the batch
                      ** function of that depth (lagent.c) */
 #define LB_TREES 7  /* weak values: tree name -> tree (bt.subtree by name) */
 #define LB_VIEW 8   /* view(bb, map): a remapping view (init.lua) */
-#define LB_DEFERS 9 /* weak keys: task coroutine -> the cleanups its body
-                    ** registered with bt.defer, in order (lleaf.c) */
-#define LB_NUV 9
+#define LB_NUV 8
 struct LTick;
 typedef struct LBonsai {
   bonsai_env *env;
@@ -51,6 +50,7 @@ typedef struct LBonsai {
   struct LTick *ticking; /* the innermost tick under way (bt.sleep) */
   int sleepers; /* sleep caches alive (lsleep.c); none: no list has one */
   lua_State *task; /* the task coroutine being resumed (bt.defer) */
+  const struct LTick *tasktick; /* the tick that resumed it */
 } LBonsai;
 
 /* Tree userdata. Its uservalues: */

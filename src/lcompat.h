@@ -122,7 +122,7 @@ static inline int lbc_typeerror(lua_State *L, int arg, const char *tname) {
 
 static inline void *lbc_newuserdatauv(lua_State *L, size_t size, int nuv) {
   void *p = lua_newuserdata(L, size);
-  if (nuv > 0) {
+  if (nuv > 0 || LUA_VERSION_NUM == 501) { /* 5.1: its own, see lb_getbeside */
     lua_createtable(L, nuv, 0);
     lbc_setuv(L, -2);
   }
@@ -315,5 +315,60 @@ static inline void lbc_setfuncs(lua_State *L, const luaL_Reg *l, int nup) {
 #endif
 
 #endif /* }====================================================== */
+
+/*
+** A value kept beside an object (lb_extra: an agent state's, a
+** blackboard's, a list's): in a weak-keyed table, the uservalue 'slot' of
+** the context at ci, under the key at 'key'. From 5.2 weak-keyed tables
+** are ephemeron tables: the value may refer back to its key (a task's
+** coroutine holds its agent) and both still go. 5.1's are not (such a
+** value would keep its key, and itself, for ever): there a userdata's
+** value is at index 0 of its uservalue table (the table of its slots, see
+** lua_newuserdatauv above). lb_getbeside pushes the value and returns its
+** type; lb_setbeside pops it.
+*/
+#if LUA_VERSION_NUM >= 502
+#define lbc_beside(L, key) 0
+#else
+static inline int lbc_beside(lua_State *L, int key) {
+  if (lua_type(L, key) != LUA_TUSERDATA)
+    return 0;
+  lua_getfenv(L, key);
+  if (lua_istable(L, -1))
+    return 1;
+  lua_pop(L, 1);
+  return 0;
+}
+#endif
+
+static inline int lb_getbeside(lua_State *L, int ci, int slot, int key) {
+  int t;
+  key = lua_absindex(L, key);
+  if (lbc_beside(L, key)) {
+    lua_rawgeti(L, -1, 0);
+  } else {
+    lua_getiuservalue(L, ci, slot);
+    lua_pushvalue(L, key);
+    lua_rawget(L, -2);
+  }
+  t = lua_type(L, -1);
+  lua_remove(L, -2);
+  return t;
+}
+
+static inline void lb_setbeside(lua_State *L, int ci, int slot, int key) {
+  key = lua_absindex(L, key);
+  if (lbc_beside(L, key)) {
+    lua_insert(L, -2);
+    lua_rawseti(L, -2, 0);
+  } else {
+    lua_getiuservalue(L, ci, slot);
+    lua_pushvalue(L, key);
+    lua_pushvalue(L, -3);
+    lua_rawset(L, -3);
+    lua_pop(L, 1);
+  }
+  lua_pop(L, 1);
+}
 
 #endif

@@ -120,6 +120,7 @@ static LBonsai *context(lua_State *L) {
   lb->ticking = NULL;
   lb->sleepers = 0;
   lb->task = NULL;
+  lb->tasktick = NULL;
   lua_createtable(L, 0, 1);
   lua_pushcfunction(L, context_gc);
   lua_setfield(L, -2, "__gc");
@@ -140,8 +141,6 @@ static LBonsai *context(lua_State *L) {
   lua_setfield(L, -2, "__mode");
   lua_setmetatable(L, -2);
   lua_setiuservalue(L, -2, LB_TREES);
-  lb_newweak(L);
-  lua_setiuservalue(L, -2, LB_DEFERS);
   lb->nextid = 0;
   lua_pushvalue(L, -1);
   lua_setfield(L, LUA_REGISTRYINDEX, LB_CONTEXT_T);

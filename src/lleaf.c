@@ -136,14 +136,15 @@ static int active(lua_State *co) {
   return lua_status(co) == LUA_OK && lua_getstack(co, 0, &ar);
 }
 
-/* Runs the cleanups the body of the task co registered (bt.defer), the
-** last first, each given the value at err (the run's error; 0: nil), and
-** forgets them. Returns LUA_OK, or the status of the first that failed,
-** with its error pushed (the others still run). */
-static int rundefers(lua_State *L, const LTick *t, lua_State *co, int err) {
+/* Runs the cleanups the body of the task co registered (bt.defer: in the
+** agent's extras, at x, under the coroutine), the last first, each
+** given the value at err (the run's error; 0: nil), and forgets them.
+** Returns LUA_OK, or the status of the first that failed, with its error
+** pushed (the others still run). */
+static int rundefers(lua_State *L, int x, lua_State *co, int err) {
   lua_Integer n;
   int st = LUA_OK, r;
-  lua_getiuservalue(L, t->ctx, LB_DEFERS);
+  lua_pushvalue(L, x);
   lua_pushthread(co);
   lua_xmove(co, L, 1);
   lua_pushvalue(L, -1);
@@ -181,9 +182,9 @@ static int rundefers(lua_State *L, const LTick *t, lua_State *co, int err) {
 ** at err, 0 for none), as when a run returns; the coroutine is forgotten. Stack: the extras table on top; returns the
 ** first failure's status, with its error pushed when it is not LUA_OK. A
 ** coroutine that is running cannot be closed: it is only forgotten. */
-static int closetask(lua_State *L, const LTick *t, lua_State *co,
-                     lua_Integer key, int err) {
-  int st;
+static int closetask(lua_State *L, lua_State *co, lua_Integer key,
+                     int err) {
+  int st, x = lua_gettop(L);
   if (active(co)) {
     st = LUA_ERRRUN;
     lua_pushliteral(L, "cannot close the task's coroutine: it is running "
@@ -191,10 +192,10 @@ static int closetask(lua_State *L, const LTick *t, lua_State *co,
   } else {
     if ((st = lb_closethread(co, L)) != LUA_OK) {
       lua_xmove(co, L, 1);
-      if (rundefers(L, t, co, err) != LUA_OK)
+      if (rundefers(L, x, co, err) != LUA_OK)
         lua_pop(L, 1); /* keep the first error */
     } else {
-      st = rundefers(L, t, co, err);
+      st = rundefers(L, x, co, err);
     }
   }
   lua_pushnil(L);
@@ -225,6 +226,7 @@ int lb_task_call(const bonsai_call *c) {
   LTick *t = (LTick *)c->host;
   lua_Integer key = (lua_Integer)c->node + 1;
   lua_State *L, *co = NULL, *outer;
+  const LTick *outertick;
   int nargs = 0, nres, st, s;
   if (t == NULL)
     return nohost(a);
@@ -234,7 +236,7 @@ int lb_task_call(const bonsai_call *c) {
     co = lua_tothread(L, -1);
   lua_pop(L, 1);
   if (c->event == BONSAI_EV_ABORT || c->event == BONSAI_EV_ENTER) {
-    if (co != NULL && closetask(L, t, co, key, 0) != LUA_OK) {
+    if (co != NULL && closetask(L, co, key, 0) != LUA_OK) {
       lua_remove(L, -2);
       return failed(L, c);
     }
@@ -266,9 +268,12 @@ int lb_task_call(const bonsai_call *c) {
     return failed(L, c);
   }
   outer = t->lb->task;
+  outertick = t->lb->tasktick;
   t->lb->task = co;
+  t->lb->tasktick = t;
   st = lua_resume(co, L, nargs, &nres);
   t->lb->task = outer;
+  t->lb->tasktick = outertick;
   if (st == LUA_YIELD) {
     lua_pop(co, nres);
     lua_pop(L, 1);
@@ -277,12 +282,12 @@ int lb_task_call(const bonsai_call *c) {
   if (st != LUA_OK) {
     lua_xmove(co, L, 1); /* the error */
     lua_insert(L, -2);
-    if (closetask(L, t, co, key, lua_gettop(L) - 1) != LUA_OK)
+    if (closetask(L, co, key, lua_gettop(L) - 1) != LUA_OK)
       lua_pop(L, 1); /* a second error while closing: keep the first */
     lua_pop(L, 1);
     return failed(L, c);
   }
-  if (rundefers(L, t, co, 0) != LUA_OK) { /* returned: its cleanups */
+  if (rundefers(L, lua_gettop(L), co, 0) != LUA_OK) { /* returned: its cleanups */
     lua_pushnil(L);
     lua_rawseti(L, -3, key);
     lua_remove(L, -2);
@@ -311,23 +316,33 @@ int lb_task_call(const bonsai_call *c) {
 
 /* }====================================================== */
 
+/* The list is kept in the agent's extras (as the coroutine is: they go
+** with the agent), read from the stack of the tick that resumed the task
+** (made before the resume; only read there: whatever allocates is done on
+** the task's own stack). */
 int lb_defer(lua_State *L) {
   const LBonsai *lb = lb_context(L);
+  const LTick *t = lb->tasktick;
   luaL_checktype(L, 1, LUA_TFUNCTION);
+  lua_settop(L, 1);
   if (lb->task != L)
     return luaL_error(L, "bt.defer: not called from the body of a running "
                          "bt.task");
-  lua_getiuservalue(L, lua_upvalueindex(1), LB_DEFERS);
+  if (!lua_checkstack(t->L, 2))
+    return luaL_error(L, "bt.defer: stack overflow");
+  lb_extra(t->L, t->state, t->ctx, 0);
+  lua_xmove(t->L, L, 1); /* 2: extras */
   lua_pushthread(L);
-  if (lua_rawget(L, -2) != LUA_TTABLE) {
+  lua_pushvalue(L, -1);
+  if (lua_rawget(L, 2) != LUA_TTABLE) { /* 4: the list */
     lua_pop(L, 1);
     lua_newtable(L);
-    lua_pushthread(L);
+    lua_pushvalue(L, 3);
     lua_pushvalue(L, -2);
-    lua_rawset(L, -4);
+    lua_rawset(L, 2);
   }
   lua_pushvalue(L, 1);
-  lua_rawseti(L, -2, (lua_Integer)lua_rawlen(L, -2) + 1);
+  lua_rawseti(L, 4, (lua_Integer)lua_rawlen(L, 4) + 1);
   return 0;
 }
 

@@ -866,7 +866,10 @@ static void prepare(lua_State *L, int ti, int src, int plan) {
   lua_rawseti(L, -2, 3);
   lua_pushvalue(L, w.uses);
   lua_rawseti(L, -2, 4);
-  if (bonsai_tree_is_shared(lt->t)) { /* the others get its args too */
+  /* a user tree finalized meanwhile (a GC step while building) has no
+  ** tree: it is left out when the plan is applied */
+  if (lt->t != NULL && bonsai_tree_is_shared(lt->t)) { /* the others get
+                                                        ** its args too */
     packvalues(L, w.values, name);
     lua_rawseti(L, -2, 5);
   }
@@ -1004,6 +1007,10 @@ static int doreload(lua_State *L) {
     lua_rawgeti(L, -1, 1);
     x = (LTree *)lua_touserdata(L, -1);
     lua_rawgeti(L, -2, 2);
+    if (x->t == NULL) { /* finalized while the plan was made */
+      lua_pop(L, 3);
+      continue;
+    }
     if (luaL_testudata(L, -1, BS_TREE_T) != NULL) {
       r = bonsai_tree_adopt(x->t, ((LTree *)lua_touserdata(L, -1))->t);
     } else { /* a shared tree carries its args to the other states */

@@ -4,7 +4,7 @@
 -- (marked with the bt.Node metatable), aliases, and the fluent builder.
 -- Nothing here runs per tick: bt.tree compiles the node tables in C.
 
-local core = require "bonsai.core"
+local core = require("bonsai.compat").core() -- require "bonsai.core"
 
 -- The class bonsai is annotated in meta.lua, for editors.
 ---@type bonsai
