@@ -1,7 +1,9 @@
 -- lua_versions_spec: what differs between the Luas Bonsai runs on (5.1,
 -- LuaJIT, 5.3, 5.4), seen from any of them: a module built for another Lua
--- is refused with a clear message, and a task cleans up the same way
--- everywhere (bt.defer; leaves_spec and errors_spec run the rest).
+-- is refused with a clear message, a save crosses from one Lua to another
+-- and back, and a task cleans up the same way everywhere (bt.defer;
+-- leaves_spec and errors_spec run the rest). The other Luas are those of
+-- the other build directories (scripts/test makes them all first).
 local bt = require "bonsai"
 local luaver = require "helpers.luaver"
 
@@ -13,6 +15,12 @@ local function exists(path)
   local f = io.open(path)
   if f then f:close() end
   return f ~= nil
+end
+
+-- Whether dir is the build these specs run with (its module on LUA_CPATH).
+local function mybuild(dir)
+  local mine = (os.getenv("LUA_CPATH") or ""):match("([^;]*)/src/%?%.so")
+  return mine ~= nil and mine:match("/" .. dir:gsub("%-", "%%-") .. "$") ~= nil
 end
 
 -- Runs `require "bonsai"` in a new process of this Lua with the module of
@@ -29,11 +37,9 @@ local function load_from(dir)
 end
 
 describe("a module built for another Lua", function()
-  local mine = (os.getenv("LUA_CPATH") or ""):match("([^;]*)/src/%?%.so")
   local others = {}
   for _, d in ipairs(BUILDS) do
-    if exists(d .. "/src/bonsai/core.so") and
-       not (mine and mine:match("/" .. d:gsub("%-", "%%-") .. "$")) then
+    if exists(d .. "/src/bonsai/core.so") and not mybuild(d) then
       others[#others + 1] = d
     end
   end
@@ -57,6 +63,79 @@ describe("a module built for another Lua", function()
     -- at most one other build suits this Lua (5.1's module in LuaJIT)
     assert.is_true(refused >= #others - 1, #others .. " others, " ..
                    refused .. " refused")
+  end)
+end)
+
+describe("a save", function()
+  local everything = require "helpers.everything"
+  local summary = everything.summary
+  local INTERP = { build = "lua5.4", ["build-lua51"] = "lua5.1",
+                   ["build-luajit"] = "luajit", ["build-lua53"] = "lua5.3" }
+  local others = {}
+  for _, d in ipairs(BUILDS) do
+    if exists(d .. "/src/bonsai/core.so") and not mybuild(d) then
+      others[#others + 1] = d
+    end
+  end
+  local it_others = #others > 0 and it or pending
+
+  local function write(path, s)
+    local f = assert(io.open(path, "wb"))
+    f:write(s)
+    f:close()
+  end
+
+  -- The other process: restores the save at path, ticks once, prints the
+  -- agent's summary and saves it back to path.
+  local SCRIPT = [[
+    local path = ...
+    local f = assert(io.open(path, "rb"))
+    local s = f:read("*a")
+    f:close()
+    local bt = require "bonsai"
+    local everything = require "helpers.everything"
+    local b = bt.agent(everything.tree(), { restore = s })
+    b:tick(1)
+    io.write(everything.summary(b))
+    f = assert(io.open(path, "wb"))
+    f:write(b:save())
+    f:close()
+  ]]
+
+  it_others("made here restores under every other Lua, and its save there "
+            .. "back here", function()
+    for _, d in ipairs(others) do
+      local path = os.tmpname()
+      local a = bt.agent(everything.tree(), { blackboard = { hp = 20,
+        go = true, n = 7, f = 0.25, big = 2 ^ 40, s = "text",
+        bag = { 1, 2.5, { x = "y" } } } })
+      for _ = 1, 4 do a:tick(1) end
+      write(path, a:save())
+      a:tick(1)
+      write(path .. ".lua", SCRIPT)
+      local p = assert(io.popen(("LUA_PATH='lua/?.lua;lua/?/init.lua;" ..
+        "tests/spec/?.lua' LUA_CPATH='%s/src/?.so' %s %s.lua %s 2>&1"):format(
+        d, INTERP[d], path, path)))
+      local out = p:read("*a")
+      p:close()
+      os.remove(path .. ".lua")
+      assert.equal(summary(a), out, d)
+      local f = assert(io.open(path, "rb"))
+      local back = bt.agent(everything.tree(), { restore = f:read("*a") })
+      f:close()
+      os.remove(path)
+      assert.equal(summary(a), summary(back), d .. " back")
+      if math.type then -- integers stay integers (whole floats that crossed
+        -- 5.1 or LuaJIT come back as integers too: there all are floats)
+        assert.equal("integer", math.type(back.bb.n), d)
+        assert.equal("float", math.type(back.bb.f), d)
+      end
+      for _ = 1, 3 do
+        a:tick(1)
+        back:tick(1)
+      end
+      assert.equal(summary(a), summary(back), d .. " back, ticked")
+    end
   end)
 end)
 
