@@ -24,10 +24,10 @@
 ** - lua_pushcfunction allocates nothing (5.2+: light C functions);
 ** - luaL_buffinitsize: before 5.2, a buffer larger than LUAL_BUFFERSIZE is
 **   a userdata on the stack top until luaL_pushresultsize.
-** 5.5 (from its manual and headers) changes nothing the binding calls:
-** lua_newstate's seed argument, the LUA_GCPARAM options of lua_gc and the
-** removal of lua_resetthread concern hosts (the C tests' lb_newstate
-** below); lua_closethread is used there as from 5.4.6.
+** 5.5 (from its manual and headers) changes nothing else the binding
+** calls: lua_newstate's seed argument and the LUA_GCPARAM options of lua_gc
+** concern hosts; lua_resetthread is gone, lua_closethread is used as from
+** 5.4.6.
 */
 #ifndef bonsai_lcompat_h
 #define bonsai_lcompat_h
@@ -42,21 +42,12 @@
 #define LUA_OK 0
 #endif
 
-/* The Lua the module was built for, as luaopen checks it at run time:
-** "Lua 5.4", or "LuaJIT" (its lua.h says "Lua 5.1"). */
+/* Whether the headers are LuaJIT's (its lua.h says 5.1; its lualib.h
+** names the jit library). */
 #if defined(LUA_JITLIBNAME)
-#define LB_LUA_NAME "LuaJIT"
 #define LB_LUAJIT 1
 #else
-#define LB_LUA_NAME LUA_VERSION
 #define LB_LUAJIT 0
-#endif
-
-/* lua_newstate(f, ud) everywhere; 5.5 adds the hash seed. */
-#if LUA_VERSION_NUM >= 505
-#define lb_newstate(f, ud) lua_newstate((f), (ud), luaL_makeseed(NULL))
-#else
-#define lb_newstate(f, ud) lua_newstate((f), (ud))
 #endif
 
 /* Closing a coroutine: runs its to-be-closed variables (5.4), returns the
@@ -131,7 +122,6 @@ static inline void *lbc_newuserdatauv(lua_State *L, size_t size, int nuv) {
 #define lua_newuserdatauv(L, size, nuv) lbc_newuserdatauv((L), (size), (nuv))
 
 static inline int lbc_getiuservalue(lua_State *L, int idx, int n) {
-  int t;
   if (lbc_getuv(L, idx) != LUA_TTABLE) {
     lua_pop(L, 1);
     lua_pushnil(L);
@@ -139,8 +129,7 @@ static inline int lbc_getiuservalue(lua_State *L, int idx, int n) {
   }
   lua_rawgeti(L, -1, n);
   lua_remove(L, -2);
-  t = lua_type(L, -1);
-  return t;
+  return lua_type(L, -1);
 }
 #define lua_getiuservalue(L, idx, n) lbc_getiuservalue((L), (idx), (n))
 
@@ -226,6 +215,8 @@ static inline lua_Integer lbc_checkinteger(lua_State *L, int arg) {
 }
 #define luaL_checkinteger(L, arg) lbc_checkinteger((L), (arg))
 
+/* Nothing to check before 5.2 (a module built for another Lua is refused
+** by the dynamic linker first: see lua/bonsai/compat.lua). */
 #define luaL_checkversion(L) ((void)(L))
 
 /* lua_pushcfunction without allocating, as from 5.2 (light C functions;
@@ -276,8 +267,12 @@ static inline void lbc_pushresultsize(luaL_Buffer *b, size_t n) {
 #define luaL_pushresultsize(b, n) lbc_pushresultsize((b), (n))
 
 #if !LB_LUAJIT /* LuaJIT 2.1 has these (from 5.2) */
-#define lua_tonumberx(L, idx, isnum)                                           \
-  (*(isnum) = lua_isnumber((L), (idx)), lua_tonumber((L), (idx)))
+static inline lua_Number lbc_tonumberx(lua_State *L, int idx, int *isnum) {
+  if (isnum != NULL)
+    *isnum = lua_isnumber(L, idx);
+  return lua_tonumber(L, idx);
+}
+#define lua_tonumberx(L, idx, isnum) lbc_tonumberx((L), (idx), (isnum))
 static inline void lbc_copy(lua_State *L, int from, int to) {
   to = lua_absindex(L, to);
   lua_pushvalue(L, from);
