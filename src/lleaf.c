@@ -316,10 +316,27 @@ int lb_task_call(const bonsai_call *c) {
 
 /* }====================================================== */
 
+/* Stack: extras, the task's coroutine, fn. Appends fn to the coroutine's
+** list of cleanups in the extras (made on its first). */
+static int adddefer(lua_State *L) {
+  lua_pushvalue(L, 2);
+  if (lua_rawget(L, 1) != LUA_TTABLE) {
+    lua_pop(L, 1);
+    lua_newtable(L);
+    lua_pushvalue(L, 2);
+    lua_pushvalue(L, -2);
+    lua_rawset(L, 1);
+  }
+  lua_pushvalue(L, 3);
+  lua_rawseti(L, -2, (lua_Integer)lua_rawlen(L, -2) + 1);
+  return 0;
+}
+
 /* The list is kept in the agent's extras (as the coroutine is: they go
 ** with the agent), read from the stack of the tick that resumed the task
-** (made before the resume; only read there: whatever allocates is done on
-** the task's own stack). */
+** (made before the resume; only read there: what allocates is done on the
+** task's own stack). Without the memory to keep fn, fn runs at once, given
+** the memory error, which ends the run. */
 int lb_defer(lua_State *L) {
   const LBonsai *lb = lb_context(L);
   const LTick *t = lb->tasktick;
@@ -332,17 +349,16 @@ int lb_defer(lua_State *L) {
     return luaL_error(L, "bt.defer: stack overflow");
   lb_extra(t->L, t->state, t->ctx, 0);
   lua_xmove(t->L, L, 1); /* 2: extras */
+  lua_pushcfunction(L, adddefer);
+  lua_pushvalue(L, 2);
   lua_pushthread(L);
-  lua_pushvalue(L, -1);
-  if (lua_rawget(L, 2) != LUA_TTABLE) { /* 4: the list */
-    lua_pop(L, 1);
-    lua_newtable(L);
-    lua_pushvalue(L, 3);
-    lua_pushvalue(L, -2);
-    lua_rawset(L, 2);
-  }
   lua_pushvalue(L, 1);
-  lua_rawseti(L, 4, (lua_Integer)lua_rawlen(L, 4) + 1);
+  if (lua_pcall(L, 3, 0, 0) != LUA_OK) {
+    lua_pushvalue(L, 1);
+    lua_pushvalue(L, -2);
+    lua_call(L, 1, 0);
+    return lua_error(L);
+  }
   return 0;
 }
 
