@@ -50,6 +50,7 @@ build = {
         "src/lagent.c",
         "src/lblackboard.c",
         "src/lbonsai.c",
+        "src/lcheck.c",
         "src/lfiles.c",
         "src/linit.c",
         "src/lleaf.c",
@@ -66,14 +67,24 @@ build = {
     ["bonsai.debug"] = "lua/bonsai/debug.lua", -- needs lua-socket, lua-cjson
     ["bonsai.export"] = "lua/bonsai/export.lua",
     ["bonsai.record"] = "lua/bonsai/record.lua", -- needs lua-cjson
+    ["bonsai.script"] = "lua/bonsai/script.lua", -- needs lpeg
+    ["bonsai.subscribe"] = "lua/bonsai/subscribe.lua",
     ["bonsai.loaders"] = "lua/bonsai/loaders.lua",
     ["bonsai.watch"] = "lua/bonsai/watch.lua",
     ["bonsai.formats.leaves"] = "lua/bonsai/formats/leaves.lua",
+    ["bonsai.formats.controls"] = "lua/bonsai/formats/controls.lua",
     ["bonsai.formats.xml"] = "lua/bonsai/formats/xml.lua",
     ["bonsai.formats.btcpp"] = "lua/bonsai/formats/btcpp.lua",
     ["bonsai.formats.behavior3"] = "lua/bonsai/formats/behavior3.lua",
     ["bonsai.formats.edges"] = "lua/bonsai/formats/edges.lua",
     ["bonsai.compat"] = "lua/bonsai/compat.lua",
     ["bonsai.meta"] = "lua/bonsai/meta.lua", -- annotations for editors
+    ["bonsai.test"] = "lua/bonsai/test.lua", -- the test kit
+    ["bonsai.test.standin"] = "lua/bonsai/test/standin.lua",
+    ["bonsai.test.golden"] = "lua/bonsai/test/golden.lua",
+    ["bonsai.test.coverage"] = "lua/bonsai/test/coverage.lua",
+    ["bonsai.test.worlds"] = "lua/bonsai/test/worlds.lua",
+    ["bonsai.test.busted"] = "lua/bonsai/test/busted.lua", -- a busted helper
+    ["bonsai.test_meta"] = "lua/bonsai/test_meta.lua", -- the kit's annotations
   },
 }

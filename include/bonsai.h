@@ -83,6 +83,7 @@ typedef enum bonsai_kind {
   BONSAI_SUBTREE,            /* another tree's root, inlined; passes status */
   BONSAI_KEEP_RUNNING_UNTIL_FAILURE, /* running after each success (the
                                      ** next run at the next tick) */
+  BONSAI_CONTROL,            /* the host decides (bonsai_def_control) */
   BONSAI_NKINDS
 } bonsai_kind;
 
@@ -105,13 +106,33 @@ typedef struct bonsai_kindinfo {
   int cls;                /* BONSAI_CLASS_* */
   const char *number;     /* the parameter a bare number sets, or NULL */
   const char *params[10]; /* the parameters it takes, NULL-terminated */
+  unsigned takes;         /* the same as bits: 1 << BONSAI_P_* */
+  const char *keys;       /* the other keys a node table of this kind takes
+                          ** (a Lua leaf's functions, a filter's
+                          ** conditions, a subtree's tree), space-separated */
 } bonsai_kindinfo;
 /* Fills *info for kind; BONSAI_EARG when there is no such kind. */
 BONSAI_API int bonsai_kind_info(int kind, bonsai_kindinfo *info);
+/* The keys every node table takes besides its kind's parameters and keys
+** ("type name utility"), space-separated: with bonsai_kind_info, all a
+** node table of a kind may hold (the binding refuses any other). */
+BONSAI_API const char *bonsai_node_keys(void);
 /* The name of parameter i (from 0) among all those bonsai_def_value
 ** knows, in a fixed order ("times", "seconds", "success", "failure", "key",
-** "op", "value", "abort", "wait"), or NULL past the last. */
+** "op", "value", "abort", "wait": BONSAI_P_*), or NULL past the last. */
 BONSAI_API const char *bonsai_param_name(int i);
+enum {
+  BONSAI_P_TIMES,
+  BONSAI_P_SECONDS,
+  BONSAI_P_SUCCESS,
+  BONSAI_P_FAILURE,
+  BONSAI_P_KEY,
+  BONSAI_P_OP,
+  BONSAI_P_VALUE,
+  BONSAI_P_ABORT,
+  BONSAI_P_WAIT,
+  BONSAI_NPARAMS
+};
 
 typedef struct bonsai_env bonsai_env;
 typedef struct bonsai_def bonsai_def;
@@ -245,6 +266,21 @@ BONSAI_API int bonsai_def_utility(bonsai_def *def, bonsai_leaf_fn fn,
 ** what only the host has (the Lua binding: the leaves' args tables). */
 BONSAI_API void bonsai_def_host(bonsai_def *def, const void *bytes,
                                 size_t len);
+/*
+** Control nodes: a composite or decorator whose decisions are the host's
+** (an engine's own composites; bt.control in Lua). bonsai_def_control opens
+** one, like bonsai_def_begin: its children follow until bonsai_def_end.
+** fn gets BONSAI_EV_TICK at each of its ticks and returns a status, and,
+** as flags ask, BONSAI_EV_ENTER before the first tick of a run and
+** BONSAI_EV_ABORT when a run is cut off. When a run ends (fn returned
+** success or failure) or is cut off (after the ABORT callback), the
+** children still running are aborted. Its errors are leaf errors of the
+** node. A tree nests at most BONSAI_MAXCONTROL control nodes on a path.
+*/
+#define BONSAI_MAXCONTROL 32
+BONSAI_API int bonsai_def_control(bonsai_def *def, const char *name,
+                                  bonsai_leaf_fn fn, void *data,
+                                  unsigned flags, const void *args);
 /* The first error met while building, or NULL. */
 BONSAI_API const char *bonsai_def_errmsg(const bonsai_def *def);
 /* Sets the most nodes def may hold (default 1,000,000; at most 2^31 - 1);
@@ -402,9 +438,13 @@ BONSAI_API void bonsai_agent_free(bonsai_agent *agent);
 /* One tick: dt (>= 0) is added to the agent clock first. Returns the root's
 ** status, or a negative code: BONSAI_ELEAF (the running nodes were aborted;
 ** see bonsai_agent_errmsg), BONSAI_EBUSY (the agent is ticking: this call
-** is refused and changes nothing, not even the error message), BONSAI_EARG,
+** is refused and changes nothing, not even the error message), BONSAI_EARG
+** (dt is not a number >= 0, see bonsai_dt_check: refused the same way),
 ** BONSAI_ENOMEM. */
 BONSAI_API int bonsai_agent_tick(bonsai_agent *agent, double dt);
+/* The one check of a tick's dt (every call that ticks or dozes makes it):
+** NULL when dt is a number >= 0, else the message that says so. */
+BONSAI_API const char *bonsai_dt_check(double dt);
 /* Aborts every running node, deepest first. BONSAI_ELEAF if an abort
 ** callback failed (all the others still ran). */
 BONSAI_API int bonsai_agent_abort(bonsai_agent *agent);
@@ -479,6 +519,44 @@ BONSAI_API int bonsai_agent_stale(const bonsai_agent *agent);
 BONSAI_API int bonsai_agent_switch(bonsai_agent *agent,
                                    const bonsai_host *host, unsigned *map,
                                    unsigned n);
+
+/*
+** Control nodes at work. During the TICK callback of control node 'node'
+** (call->node), bonsai_control_tick ticks its child k (from 0): a new run
+** if the child is not running. It returns the child's status (any number
+** of children may be running at once), or BONSAI_ELEAF: the child's run
+** failed, or k is out of range, or the callback ticked its children more
+** than BONSAI_CONTROL_TICKS + 2 * children times (a control node cannot
+** keep a tick going: each child tick is bounded, and so is their number).
+** The error is recorded and the node fails whatever fn then returns: fn
+** should return at once. BONSAI_EARG: not inside the TICK callback of that
+** node (another callback, or a child's run under way), nothing done.
+** bonsai_control_abort aborts child k if it runs (also from an ABORT
+** callback): BONSAI_OK, BONSAI_ELEAF (an abort callback failed) or
+** BONSAI_EARG. host: call->host of the callbacks under the child (NULL:
+** the operation's; the Lua binding gives a stack of its own). A child's
+** run is the VM run over that child's subtree,
+** nested in the callback: as deep as control nodes nest (at most
+** BONSAI_MAXCONTROL), never deeper.
+*/
+#define BONSAI_CONTROL_TICKS 1000
+BONSAI_API int bonsai_control_tick(bonsai_agent *agent, unsigned node,
+                                   unsigned k, void *host);
+BONSAI_API int bonsai_control_abort(bonsai_agent *agent, unsigned node,
+                                    unsigned k, void *host);
+/* The number of children of control node 'node', or 0 for another node. */
+BONSAI_API unsigned bonsai_control_children(const bonsai_agent *agent,
+                                            unsigned node);
+/* The index of child k of control node 'node' (as bonsai_agent_node_status
+** takes it), or BONSAI_NONE. */
+BONSAI_API unsigned bonsai_control_child(const bonsai_agent *agent,
+                                         unsigned node, unsigned k);
+/* The agent's BONSAI_CONTROL_MEMORY bytes for control node 'node' (NULL
+** for another node): zero at first, kept across its runs while the agent
+** runs a version with the node (matched by path on a reload), zeroed by a
+** reset, saved with the agent. Valid until the agent's next switch. */
+#define BONSAI_CONTROL_MEMORY 16
+BONSAI_API void *bonsai_control_memory(bonsai_agent *agent, unsigned node);
 
 /*
 ** Interrupts. bonsai_agent_tick asks them in the order they were added, at

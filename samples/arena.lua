@@ -16,7 +16,11 @@
 -- (no pause between frames), --ticks=N, --seed=N, --record FILE (a trace
 -- file of every agent, for the viewer: scripts/view FILE), --live [PORT]
 -- (serves the agents live on 127.0.0.1:PORT, default 8642, at real-time
--- speed; open the printed URL).
+-- speed; open the printed URL: the world starts when the page connects),
+-- --coverage FILE (coverage of the three trees by the test kit,
+-- bonsai.test: printed as a table and written to FILE as JSON),
+-- --coverage-min=P (fails the run when a tree covers less than P percent
+-- of its outcomes).
 --
 -- Everything random comes from a tiny generator seeded here (not
 -- math.random), and every agent is ticked in the same order, so a run with
@@ -43,6 +47,12 @@ while i < #args do
     i = i + 1
     opt.record = args[i]
   elseif a:match("^%-%-record=.") then opt.record = a:match("=(.*)")
+  elseif a == "--coverage" and args[i + 1] then
+    i = i + 1
+    opt.coverage = args[i]
+  elseif a:match("^%-%-coverage=.") then opt.coverage = a:match("=(.*)")
+  elseif a:match("^%-%-coverage%-min=[%d.]+$") then
+    opt.coverage_min = tonumber(a:match("=(.*)"))
   elseif a == "--live" then
     opt.live = 8642
     if args[i + 1] and args[i + 1]:match("^%d+$") then
@@ -60,7 +70,8 @@ while i < #args do
   else
     io.stderr:write("usage: arena.lua [--test] [--no-map | --map] [--fast]",
                     " [--ticks=N] [--seed=N] [--record FILE]",
-                    " [--live [PORT]]\n")
+                    " [--live [PORT]] [--coverage FILE]",
+                    " [--coverage-min=P]\n")
     os.exit(2)
   end
 end
@@ -212,14 +223,17 @@ local function setup()
     villagers[i] = villager.spawn(world, home, work, {
       walk_speed = 3, run_speed = 5, meal_time = uniform(1, 2.6),
     })
+    villagers[i].name = "villager " .. i -- the agent's label in traces
   end
   -- Guards posted all over the rest of the map.
   for i = 1, N_GUARDS do
     guards[i] = guard.spawn(world, random(W - 22) + 18.5, random(H - 4) + 1.5,
                             { leg = random(4) })
+    guards[i].name = "guard " .. i
   end
   for i = 1, N_HEROES do
-    local h = { world = world, kind = "hero", state = "@", did = {} }
+    local h = { world = world, kind = "hero", state = "@", did = {},
+                name = "hero " .. i }
     h.x, h.y = edge_point()
     local bb = { parent = world.bb }
     for k, v in pairs(hero_stats) do bb[k] = v end
@@ -531,6 +545,7 @@ end
 local every, pause = 4, 0.04 -- draw every 4th tick, then wait a little
 
 local live, socket -- bt.debug and lua-socket while serving live
+local coverage -- the test kit's collector, with --coverage
 local function run()
   for n = 1, opt.ticks do
     step(n)
@@ -554,10 +569,20 @@ if opt.record then
   recorder = bt.record(opt.record, agents)
   print("arena: recording every agent to " .. opt.record)
 end
+if opt.coverage then
+  coverage = require("bonsai.test").new_coverage()
+  for _, a in ipairs(agents) do coverage:add(a) end
+end
 if opt.live then
   live, socket = bt.debug, require "socket"
   local _, url = live.serve { port = opt.live, agents = agents }
-  print("arena: live at " .. url .. " (Ctrl-C stops)")
+  print("arena: live at " .. url .. " (Ctrl-C stops); the first tick " ..
+        "waits for the page")
+  io.stdout:flush()
+  repeat -- the page sees the world from its first tick
+    live.poll()
+    socket.sleep(0.02)
+  until select(2, live.clients()) > 0
 end
 if opt.map and tty then io.write("\27[2J\27[?25l") end -- clear, hide cursor
 local ok, err = pcall(run)
@@ -570,6 +595,12 @@ if not ok then
 end
 
 local result = summary()
+if coverage then
+  print("\nCoverage of the trees (bonsai.test):\n" .. coverage:text())
+  coverage:write(opt.coverage)
+  print("arena: coverage written to " .. opt.coverage)
+  if opt.coverage_min then coverage:check { min = opt.coverage_min } end
+end
 if opt.test then
   check(result)
 else

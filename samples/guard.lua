@@ -12,7 +12,8 @@
 -- reading the blackboard (bb.hp, bb.enemy...) and moving a.owner, the NPC.
 --
 -- As a module (the arena uses it): local guard = require "guard" gives
--- guard.tree, guard.build(), guard.leaves, guard.sense(npc) and
+-- guard.tree, guard.build(), guard.definition() (its root node and tree
+-- options), guard.leaves, guard.sense(npc) and
 -- guard.spawn(world, x, y, opts, tree).
 -- As a script: lua5.4 samples/guard.lua [--test] plays scripted situations
 -- with one guard and one player and checks the outcome.
@@ -219,10 +220,11 @@ bt.register("die", {
 
 -- A selector with memory: each tick it goes on with the branch that runs.
 -- Nothing is polled to leave it: the guards watch their keys and abort
--- at the next tick when one changes.
-local function build()
+-- at the next tick when one changes. The definition (root node and tree
+-- options) is what samples/testing/ gives the test kit.
+local function definition()
   local L = leaves
-  return bt.tree(
+  return
     bt.selector { name = "guard",
       -- bb.enemy set: abort the branch running below (patrol, rest, watch)
       -- and fight; cleared: abort the fight. "both" = "self" + "lower".
@@ -249,8 +251,10 @@ local function build()
       priority = {
         bt.filter { name = "death", conditions = { L.dead },
                     bt.action "die" },
-      } })
+      } }
 end
+
+local function build() return bt.tree(definition()) end
 
 local tree = build()
 
@@ -276,7 +280,8 @@ local function spawn(world, x, y, opts, t)
   return npc
 end
 
-local M = { tree = tree, build = build, leaves = leaves, spawn = spawn,
+local M = { tree = tree, build = build, definition = definition,
+            leaves = leaves, spawn = spawn,
             sense = sense, stats = stats, dist = dist,
             step_toward = step_toward, hit = hit, alive = alive }
 

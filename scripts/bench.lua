@@ -712,6 +712,73 @@ function sections.p()
 end
 
 ------------------------------------------------------------------------
+-- C: a control node of the game's own (bt.control) against the built-in
+-- it imitates: a sequence with memory over two actions that succeed and a
+-- third that keeps running, resumed every tick. The row: what a tick of
+-- the Lua callback and its c:tick costs over the VM's own sequence.
+------------------------------------------------------------------------
+
+local function c_run(variant, n)
+  return function(count)
+    local st, agents = {}, {}
+    local function act(s)
+      return bt.action(function(a)
+        if count then count.n = count.n + 1 end
+        local o = a.owner
+        o.n = o.n + 1
+        return s
+      end)
+    end
+    local kids = { act(SUCCESS), act(SUCCESS), act(RUNNING) }
+    local root
+    if variant == "control" then
+      root = bt.control {
+        enter = function(c) c.memory.i = 1 end,
+        tick = function(c)
+          local m = c.memory
+          while true do
+            local s = c:tick(m.i)
+            if s ~= SUCCESS or m.i == c.n then return s end
+            m.i = m.i + 1
+          end
+        end,
+        kids[1], kids[2], kids[3] }
+    else
+      root = bt.sequence(kids)
+    end
+    local tree = bt.tree(root, { name = "c" .. variant })
+    for i = 1, n do
+      st[i] = { n = 0 }
+      agents[i] = bt.agent(tree, { owner = st[i] })
+    end
+    local function start() -- the first tick reaches the running action
+      reset_all(agents)
+      bt.tick_all(agents, 1)
+      for i = 1, n do st[i].n = 0 end
+      if count then count.n = 0 end
+    end
+    start()
+    return {
+      step = function(k) for _ = 1, k do bt.tick_all(agents, 1) end end,
+      sum = function()
+        local sum = 0
+        for i = 1, n do sum = sum + st[i].n end
+        return sum
+      end,
+      reset = start,
+    }
+  end
+end
+
+function sections.c()
+  local n, ticks = 1000, quick and 100 or 200
+  compare("C running child,", {
+    variant("built-in sequence", c_run("sequence", n), nil, true),
+    variant("bt.control sequence", c_run("control", n), "measured"),
+  }, ticks, n, reps, n * ticks, 20)
+end
+
+------------------------------------------------------------------------
 -- R: hot reload of a 200-node tree with 10,000 running agents, against
 -- one full tick of those agents. The row: the extra cost of the reload
 -- (compile, and the first tick's migrations) in plain ticks; its ns are per
@@ -845,27 +912,80 @@ function sections.s()
 end
 
 ------------------------------------------------------------------------
+-- X "scripts" (issue #26): n agents whose tree is one condition on the
+-- blackboard key hp, or one script. Variants: "check" bt.check("hp", ">",
+-- 50); "script_condition" the same written "hp > 50" (it compiles to that
+-- check: the instructions must be equal); "fn" a Lua condition reading
+-- bb.hp (what the check saves); "script3" the 3-statement script
+-- "count := count + 1; hp -= 1; low := hp < 20 && count > 3".
+------------------------------------------------------------------------
+
+local X_ROOTS = {
+  check = function() return bt.check("hp", ">", 50) end,
+  script_condition = function() return bt.script_condition("hp > 50") end,
+  fn = function()
+    return bt.condition(function(_, bb) return bb.hp > 50 end)
+  end,
+  script3 = function()
+    return bt.script("count := count + 1; hp -= 1; low := hp < 20 && count > 3")
+  end,
+}
+
+local function x_run(variant, n)
+  local tree = bt.tree(assert(X_ROOTS[variant], "no variant " .. variant)(),
+                       { name = "x" })
+  local list = {}
+  for i = 1, n do
+    list[i] = bt.agent(tree, { blackboard = { hp = 1e9 + i % 100, count = 0 } })
+  end
+  local ok = 0
+  return {
+    step = function(k)
+      for _ = 1, k or 1 do
+        if bt.tick_all(list, 1) == nil then ok = ok + 1 end
+      end
+    end,
+    sum = function() return "clean ticks " .. ok end,
+    list = list,
+  }
+end
+
+------------------------------------------------------------------------
 -- --profile W VARIANT [agents] [ticks] [depth]: one untimed run of one
--- variant, nothing else, for callgrind or perf (W: w1, w2, w3, p, s, r;
--- VARIANT: floor, tick_all, tick, and for w1 also cloop, cfloor, cbonsai;
--- for p the number of finished children; for s all, tenth or alone; for r
--- none, tick or reload, whatever the ticks; depth: W3's, 100 by default).
+-- variant, nothing else, for callgrind or perf (W: w1, w2, w3, p, c, s, r,
+-- x; VARIANT: floor, tick_all, tick, and for w1 also cloop, cfloor,
+-- cbonsai, and sub, sub_none: bt.tick_all with one subscription on each
+-- agent, taking its events or none (docs/DEBUGGER.md); for p the number of
+-- finished children; for c sequence or control; for s all, tenth or alone;
+-- for r none, tick or reload, whatever the ticks; for x check,
+-- script_condition, fn or script3; depth: W3's, 100 by default).
 ------------------------------------------------------------------------
 
 if arg[1] == "--profile" then
   local w, variant = arg[2], arg[3]
   local n, ticks = tonumber(arg[4]) or 1000, tonumber(arg[5]) or 100
   local r
-  if w == "w1" then
+  local filters = { sub = {}, sub_none = { events = false } }
+  if w == "w1" and filters[variant] then
+    r = w1_run("tick_all", n, nil, function(agents)
+      for _, a in ipairs(agents) do
+        a:subscribe(function() end, filters[variant])
+      end
+    end)
+  elseif w == "w1" then
     r = w1_run(variant, n)
   elseif w == "w2" then
     r = w2_run(variant, n)
   elseif w == "p" then
     r = p_run(n, tonumber(variant))()
+  elseif w == "c" then
+    r = c_run(variant, n)()
   elseif w == "s" then
     r = s_run(variant, n)
   elseif w == "r" then
     r = r_run(variant, n)
+  elseif w == "x" then
+    r = x_run(variant, n)
   else
     r = w3_run(variant, n, tonumber(arg[6]) or 100)
   end
@@ -891,6 +1011,8 @@ local IROWS = {
   { "W1 bt.tick_all", "w1 tick_all", 1000, 20, 40 },
   { "W1 a:tick loop", "w1 tick", 1000, 20, 40 },
   { "W1 bt.tick_all, + 200-node branch", "w1 tick_all_big", 1000, 20, 40 },
+  { "W1 bt.tick_all, a subscriber (events)", "w1 sub", 1000, 20, 40 },
+  { "W1 bt.tick_all, a subscriber (none)", "w1 sub_none", 1000, 20, 40 },
   { "W1 C floor", "w1 cfloor", 1000, 100, 200 },
   { "W1 Bonsai core, C leaves", "w1 cbonsai", 1000, 100, 200 },
   { "W1 C leaves, + 200-node branch", "w1 cbonsai_big", 1000, 100, 200 },
@@ -903,9 +1025,15 @@ local IROWS = {
   { "W3 depth 1 bt.tick_all", "w3 tick_all", 1000, 100, 200, 1 },
   { "P parallel, 1 finished + 1 running", "p 1", 1000, 100, 200 },
   { "P parallel, 1000 finished + 1 running", "p 1000", 1000, 100, 200 },
+  { "C built-in sequence, running child", "c sequence", 1000, 100, 200 },
+  { "C bt.control sequence, running child", "c control", 1000, 100, 200 },
   { "S list, all awake", "s all", 2000, 10, 20 },
   { "S list, 90% asleep", "s tenth", 2000, 10, 20 },
   { "S list, the awake tenth alone", "s alone", 2000, 10, 20 },
+  { "X bt.check hp > 50", "x check", 1000, 100, 200 },
+  { "X script_condition 'hp > 50'", "x script_condition", 1000, 100, 200 },
+  { "X Lua condition bb.hp > 50", "x fn", 1000, 100, 200 },
+  { "X 3-statement bt.script", "x script3", 1000, 100, 200 },
 }
 
 -- the ratios: name, numerator row, denominator row, goal
@@ -920,8 +1048,10 @@ local IRATIOS = {
   { "W1 + 200-node branch / W1 (Lua leaves)", "W1 bt.tick_all, + 200-node branch", "W1 bt.tick_all", "<= 1.15" },
   { "W3 depth 100 / depth 1", "W3 depth 100 bt.tick_all", "W3 depth 1 bt.tick_all", "<= 1.1" },
   { "P 1000 finished / 1 finished", "P parallel, 1000 finished + 1 running", "P parallel, 1 finished + 1 running", "<= 1.2" },
+  { "C bt.control / built-in sequence", "C bt.control sequence, running child", "C built-in sequence, running child", "measured" },
   { "S 90% asleep / all awake", "S list, 90% asleep", "S list, all awake", "<= 0.15" },
   { "R reload extra / plain tick", "R reload, extra", "R plain tick", "<= 0.5" },
+  { "X script_condition / bt.check", "X script_condition 'hp > 50'", "X bt.check hp > 50", "== 1" },
 }
 
 local function instructions()
@@ -969,7 +1099,7 @@ end
 
 -- The driver: every section in a process of its own, then the table.
 local ORDER = { "w1", "w1c", "w1big", "trace", "record", "w2", "w3",
-                "w3depth", "g", "p", "r", "s" }
+                "w3depth", "g", "p", "c", "r", "s" }
 if workloads then ORDER = { "w1", "w2", "w3" } end
 if section then
   assert(sections[section], "no section " .. section)()
@@ -1082,11 +1212,13 @@ if memory_only then
   for i = 1, 1000 do tasks[i] = bt.agent(task_tree) end
   local w1_all, w1_each = loops(agents, function(i) w1_step(st[i]) end)
   local task_all, task_each = loops(tasks)
+  local x = x_run("script3", 1000)
   io.write("\nAllocation per agent-tick (Lua heap + C core, bytes; goal 0):\n")
   for _, r in ipairs {
     { "W1 bt.tick_all", agents, w1_all }, { "W1 a:tick loop", agents, w1_each },
     { "running bt.task, bt.tick_all", tasks, task_all },
     { "running bt.task, a:tick loop", tasks, task_each },
+    { "3-statement bt.script, bt.tick_all", x.list, x.step },
   } do
     io.write(string.format("  %-34s %10.1f\n", r[1], allocated(r[2], r[3])))
   end

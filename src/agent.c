@@ -127,18 +127,24 @@ static void sethost(bonsai_agent *a, const bonsai_host *h) {
   a->raises = h != NULL && (h->flags & BONSAI_HOST_RAISES) != 0;
 }
 
-/* Before a tick: refuses a busy agent (BONSAI_EBUSY, its error untouched)
-** or a bad dt, forgets the last error, advances the clock and marks the
-** agent busy. */
+/* The one test of a tick's dt (NaN fails it), inlined where a tick starts. */
+#define DT_OK(dt) ((dt) >= 0)
+
+const char *bonsai_dt_check(double dt) {
+  return DT_OK(dt) ? NULL : "dt must be a number >= 0";
+}
+
+/* Before a tick: refuses a busy agent (BONSAI_EBUSY) or a bad dt (an
+** argument error of the call: BONSAI_EARG), both leaving the agent and its
+** error untouched; forgets the last error, advances the clock and marks
+** the agent busy. */
 static int start(bonsai_agent *a, double dt, const bonsai_host *h) {
   if (a->busy) /* refused: the running operation's error stays */
     return BONSAI_EBUSY;
+  if (!DT_OK(dt))
+    return BONSAI_EARG;
   if (a->failed)
     bonsai_agent_clearerr(a);
-  if (!(dt >= 0)) {
-    bs_agent_fail(a, BS_NONE, "dt must be a number >= 0");
-    return BONSAI_EARG;
-  }
   a->time += dt;
   a->serial++;
   a->busy = 1;

@@ -129,6 +129,17 @@ struct bonsai_tree {
   struct Plan *plan;  /* cached migration plan to bp (reload.h) */
 };
 
+/* A control node's callback under way (vm.c): on the C stack of its call,
+** linked from the agent while it runs. */
+typedef struct Frame {
+  struct Frame *prev; /* the callback it is nested in, or NULL */
+  uint32_t node;      /* the control node */
+  uint32_t budget;    /* child ticks it may still ask for */
+  uint8_t event;      /* BONSAI_EV_TICK or BONSAI_EV_ABORT */
+  uint8_t busy;       /* a child's run is under way */
+  uint8_t failed;     /* a child's run failed: the error is recorded */
+} Frame;
+
 struct bonsai_agent {
   /* what every tick reads and writes, together; first what a sleeping
   ** agent's skip reads (bonsai_agent_asleep), in the fewest bytes */
@@ -161,6 +172,7 @@ struct bonsai_agent {
   uint32_t statecap; /* bytes available at state (a block of its own
                      ** after a reload to a larger version) */
   uint32_t inlinecap; /* bytes of state inside the agent's allocation */
+  Frame *ctl;       /* the innermost control callback under way, or NULL */
 };
 
 /* Blackboard slot: key id, value, and the stamp of its last change. */

@@ -54,20 +54,15 @@ static int validate(const bonsai_def *d, uint32_t i, char *err, size_t size) {
   const char *kn = ki->name;
   unsigned missing = ki->needs & ~n->set;
   switch (n->kind) {
-  case BONSAI_SEQUENCE: case BONSAI_SELECTOR: case BONSAI_REACTIVE_SEQUENCE:
-  case BONSAI_REACTIVE_SELECTOR: case BONSAI_PARALLEL:
-  case BONSAI_UTILITY_SELECTOR:
-    if (n->nchild == 0)
-      return seterr(err, size, d, i, "'%s' needs children", kn);
-    if (n->kind == BONSAI_PARALLEL) {
-      double s = (n->set & P_SUCCESS) ? n->success : -1;
-      double f = (n->set & P_FAILURE) ? n->failure : 1;
-      if (s > n->nchild || f > n->nchild)
-        return seterr(err, size, d, i,
-                      "'parallel' policy count is larger than its %u children",
-                      (unsigned)n->nchild);
-    }
+  case BONSAI_PARALLEL: {
+    double s = (n->set & P_SUCCESS) ? n->success : -1;
+    double f = (n->set & P_FAILURE) ? n->failure : 1;
+    if (n->nchild > 0 && (s > n->nchild || f > n->nchild))
+      return seterr(err, size, d, i,
+                    "'parallel' policy count is larger than its %u children",
+                    (unsigned)n->nchild);
     break;
+  }
   case BONSAI_FILTER: case BONSAI_MONITOR:
     if (n->nchild == 0)
       return seterr(err, size, d, i, "'%s' needs a child", kn);
@@ -127,8 +122,11 @@ static int validate(const bonsai_def *d, uint32_t i, char *err, size_t size) {
     unsigned p = 0;
     while (!(missing & (1u << p)))
       p++;
-    return seterr(err, size, d, i, "'%s' needs '%s'", kn, bs_param_names[p]);
+    return seterr(err, size, d, i, "'%s' needs '%s'", kn, bs_params[p].name);
   }
+  if (ki->cls == KC_COMPOSITE && n->nchild == 0 &&
+      !(ki->flags & K_CHILDLESS)) /* by class, but for a control node */
+    return seterr(err, size, d, i, "'%s' needs children", kn);
   if (ki->cls == KC_DECORATOR && n->nchild != 1)
     return seterr(err, size, d, i,
                   n->nchild == 0 ? "'%s' needs a child"
@@ -381,7 +379,8 @@ static long checkdef(const bonsai_def *d, char *err, size_t errsize,
     const DefNode *dn = &d->nodes[i];
     if (validate(d, i, err, errsize) != 0)
       return -1;
-    if ((dn->kind == BONSAI_ACTION || dn->kind == BONSAI_CONDITION) &&
+    if ((dn->kind == BONSAI_ACTION || dn->kind == BONSAI_CONDITION ||
+         dn->kind == BONSAI_CONTROL) &&
         dn->leafname == BS_NONE)
       nleaves++;
     if (dn->kind == BONSAI_UTILITY_SELECTOR)
@@ -536,6 +535,10 @@ static int fillnode(Blueprint *bp, const bonsai_def *d, const Names *nm,
   }
   case BONSAI_GUARD:
     n->mode = dn->mode;
+    break;
+  case BONSAI_CONTROL: /* its callbacks */
+    n->leaf = bp->nleaves;
+    bp->leaves[bp->nleaves++] = dn->leaf;
     break;
   case BONSAI_UTILITY_SELECTOR: /* its children's utilities, in order */
     n->leaf = bp->nleaves;

@@ -259,6 +259,13 @@ static uint32_t addnode(bonsai_def *d, int kind, const char *name) {
   n->name = BS_NONE;
   n->leafname = BS_NONE;
   n->key = n->vkey = BS_NONE;
+  n->ctl = (uint8_t)((d->open == BS_NONE ? 0 : d->nodes[d->open].ctl) +
+                     (kind == BONSAI_CONTROL));
+  if (n->ctl > BONSAI_MAXCONTROL) {
+    deferror(d, d->open, "control nodes nested more than %d deep",
+             BONSAI_MAXCONTROL);
+    return BS_NONE;
+  }
   d->n++;
   if (name != NULL && (n->name = addstr(d, name)) == BS_NONE) {
     nomemory(d, d->n - 1);
@@ -271,6 +278,9 @@ int bonsai_def_begin(bonsai_def *d, int kind, const char *name) {
   uint32_t i;
   if (kind >= 0 && isleaf(kind))
     return deferror(d, d->open, "'%s' is a leaf", bs_kinds[kind].name);
+  if (kind == BONSAI_CONTROL)
+    return deferror(d, d->open, "a control node needs its callbacks "
+                                "(bonsai_def_control)");
   if ((i = addnode(d, kind, name)) == BS_NONE)
     return BONSAI_EDEF;
   d->open = i;
@@ -324,6 +334,21 @@ int bonsai_def_cleaf(bonsai_def *d, int kind, const char *name,
   return BONSAI_OK;
 }
 
+int bonsai_def_control(bonsai_def *d, const char *name, bonsai_leaf_fn fn,
+                       void *data, unsigned flags, const void *args) {
+  uint32_t i;
+  if (fn == NULL)
+    return deferror(d, d->open, "a control node needs a function");
+  if ((i = addnode(d, BONSAI_CONTROL, name)) == BS_NONE)
+    return BONSAI_EDEF;
+  d->nodes[i].leaf.fn = fn;
+  d->nodes[i].leaf.data = data;
+  d->nodes[i].leaf.flags = flags & (BONSAI_LEAF_ENTER | BONSAI_LEAF_ABORT);
+  d->nodes[i].args = args;
+  d->open = i;
+  return BONSAI_OK;
+}
+
 int bonsai_def_utility(bonsai_def *d, bonsai_leaf_fn fn, void *data) {
   if (d->err[0] != '\0')
     return BONSAI_EDEF;
@@ -344,11 +369,11 @@ int bonsai_def_utility(bonsai_def *d, bonsai_leaf_fn fn, void *data) {
 ** =======================================================
 */
 
-/* The P_* bit of a parameter name (in the order of bs_param_names). */
+/* The P_* bit of a parameter name (in the order of bs_params). */
 static unsigned paramof(const char *key) {
   unsigned i;
-  for (i = 0; bs_param_names[i] != NULL; i++)
-    if (strcmp(key, bs_param_names[i]) == 0)
+  for (i = 0; i < BS_NPARAMS; i++)
+    if (strcmp(key, bs_params[i].name) == 0)
       return 1u << i;
   return 0;
 }
@@ -388,8 +413,13 @@ int bonsai_def_string(bonsai_def *d, const char *key, const char *v) {
   return bonsai_def_value(d, key, val);
 }
 
-static int badvalue(bonsai_def *d, const char *key, const char *want) {
-  return deferror(d, d->n - 1, "argument '%s' must be %s", key, want);
+/* Refuses the value of parameter p (a P_* bit) with the values it takes. */
+static int badvalue(bonsai_def *d, const char *key, unsigned p) {
+  unsigned i = 0;
+  while (!(p & (1u << i)))
+    i++;
+  return deferror(d, d->n - 1, "argument '%s' must be %s", key,
+                  bs_params[i].range);
 }
 
 int bonsai_def_value(bonsai_def *d, const char *key, bonsai_value v) {
@@ -403,19 +433,21 @@ int bonsai_def_value(bonsai_def *d, const char *key, bonsai_value v) {
   if (n == NULL)
     return BONSAI_EDEF;
   if (s != NULL && memchr(s, '\0', v.u.str.len) != NULL)
-    return badvalue(d, key, "a string without NUL bytes");
+    return deferror(d, d->n - 1, "argument '%s' must be a string without NUL "
+                    "bytes", key);
   if (s != NULL && v.u.str.len > BS_MAXNAME)
-    return badvalue(d, key, "a string of at most 1024 bytes");
+    return deferror(d, d->n - 1, "argument '%s' must be a string of at most "
+                    "1024 bytes", key);
   switch (p) {
   case P_TIMES:
     if (!isnum || !(num >= 0 && num <= 4294967295.0) ||
         num != (double)(uint32_t)num)
-      return badvalue(d, key, "a whole number >= 0");
+      return badvalue(d, key, p);
     n->times = num;
     break;
   case P_SECONDS:
     if (!isnum || !(num >= 0))
-      return badvalue(d, key, "a number >= 0");
+      return badvalue(d, key, p);
     n->secs = num;
     break;
   case P_SUCCESS: case P_FAILURE: {
@@ -428,7 +460,7 @@ int bonsai_def_value(bonsai_def *d, const char *key, bonsai_value v) {
              num == (double)(uint32_t)num)
       c = num;
     else
-      return badvalue(d, key, "\"all\", \"one\" or a count >= 1");
+      return badvalue(d, key, p);
     if (p == P_SUCCESS)
       n->success = c;
     else
@@ -437,7 +469,7 @@ int bonsai_def_value(bonsai_def *d, const char *key, bonsai_value v) {
   }
   case P_KEY:
     if (s == NULL || *s == '\0')
-      return badvalue(d, key, "a key name");
+      return badvalue(d, key, p);
     if ((n->key = addstr(d, s)) == BS_NONE)
       return nomemory(d, d->n - 1);
     break;
@@ -446,7 +478,7 @@ int bonsai_def_value(bonsai_def *d, const char *key, bonsai_value v) {
       if (strcmp(s, ops[i]) == 0)
         break;
     if (s == NULL || i == 6)
-      return badvalue(d, key, "one of == ~= < <= > >=");
+      return badvalue(d, key, p);
     n->op = (uint8_t)i;
     break;
   case P_VALUE:
@@ -459,7 +491,7 @@ int bonsai_def_value(bonsai_def *d, const char *key, bonsai_value v) {
       v.u.str.len = at; /* resolved against the pool when compiled */
     } else if (v.type != BONSAI_TNUMBER && v.type != BONSAI_TINTEGER &&
                v.type != BONSAI_TBOOLEAN && v.type != BONSAI_TNIL) {
-      return badvalue(d, key, "a number, string, boolean or nil");
+      return badvalue(d, key, p);
     }
     n->val = v;
     break;
@@ -468,12 +500,12 @@ int bonsai_def_value(bonsai_def *d, const char *key, bonsai_value v) {
       if (strcmp(s, modes[i]) == 0)
         break;
     if (s == NULL || i == 4)
-      return badvalue(d, key, "\"none\", \"self\", \"lower\" or \"both\"");
+      return badvalue(d, key, p);
     n->mode = (uint8_t)i;
     break;
   case P_WAIT:
     if (v.type != BONSAI_TBOOLEAN)
-      return badvalue(d, key, "a boolean");
+      return badvalue(d, key, p);
     n->mode = v.u.b != 0;
     break;
   }

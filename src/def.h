@@ -14,6 +14,8 @@
 typedef struct DefNode {
   uint8_t kind;
   uint8_t op, mode; /* mode: guard: GUARD_*; parallel: 1 with "wait" */
+  uint8_t ctl;      /* control nodes on its path, itself included (at most
+                    ** BONSAI_MAXCONTROL + 1: then refused) */
   uint32_t parent;   /* BS_NONE for the root */
   uint32_t place;    /* 1-based place among its siblings */
   uint32_t nchild;

@@ -10,23 +10,74 @@
 
 #include "bonsai.h"
 #include "compile.h"
+#include "inspect.h"
 #include "tree.h"
 
 #define MAXINDENT 64
 
-/* The parameters worth showing, e.g. "x3" or "2s". */
-static void params(const Node *n, char *buf, size_t size) {
-  unsigned takes = bs_kinds[n->kind].takes;
+/* Appends parameter p (BONSAI_P_*) of the node info describes to buf at
+** *at, as a dump shows it: " x3" (" forever" for 0), " 2s",
+** " success>=2", " wait", " hp", " <", " 10" (a string quoted, "$key"),
+** " abort=both". */
+static void param(const bonsai_nodeinfo *info, int p, char *buf, size_t size,
+                  size_t *at) {
+  const bonsai_value *v = &info->value;
+  int len = 0;
+  char *o = buf + *at;
+  size_t room = size - *at;
+  switch (p) {
+  case BONSAI_P_TIMES:
+    len = info->times != 0 ? snprintf(o, room, " x%u", info->times)
+                           : snprintf(o, room, " forever");
+    break;
+  case BONSAI_P_SECONDS: len = snprintf(o, room, " %gs", info->seconds); break;
+  case BONSAI_P_SUCCESS:
+    len = snprintf(o, room, " success>=%u", info->success);
+    break;
+  case BONSAI_P_FAILURE:
+    len = snprintf(o, room, " failure>=%u", info->failure);
+    break;
+  case BONSAI_P_KEY: len = snprintf(o, room, " %.40s", info->key); break;
+  case BONSAI_P_OP:
+    len = info->op != NULL ? snprintf(o, room, " %s", info->op) : 0;
+    break;
+  case BONSAI_P_VALUE:
+    if (info->valuekey != NULL)
+      len = snprintf(o, room, " $%.40s", info->valuekey);
+    else if (v->type == BONSAI_TSTRING)
+      len = snprintf(o, room, " \"%.40s\"", v->u.str.s);
+    else if (v->type == BONSAI_TNUMBER)
+      len = snprintf(o, room, " %g", v->u.n);
+    else if (v->type == BONSAI_TINTEGER)
+      len = snprintf(o, room, " %lld", v->u.i);
+    else if (v->type == BONSAI_TBOOLEAN)
+      len = snprintf(o, room, " %s", v->u.b ? "true" : "false");
+    else if (info->op != NULL)
+      len = snprintf(o, room, " nil");
+    break;
+  case BONSAI_P_ABORT:
+    len = snprintf(o, room, " abort=%s", info->abort);
+    break;
+  case BONSAI_P_WAIT:
+    len = info->wait ? snprintf(o, room, " wait") : 0;
+    break;
+  default:
+    break;
+  }
+  if (len > 0)
+    *at += (size_t)len < room ? (size_t)len : room - 1;
+}
+
+/* The parameters of node i of bp, each its kind takes, into buf. */
+static void params(const Blueprint *bp, uint32_t i, char *buf, size_t size) {
+  bonsai_nodeinfo info;
+  size_t at = 0;
+  int p;
   buf[0] = '\0';
-  if (n->kind == BONSAI_PARALLEL)
-    snprintf(buf, size, " success>=%u failure>=%u%s", (unsigned)n->a,
-             (unsigned)n->b, n->mode ? " wait" : "");
-  else if ((takes & P_TIMES) && n->a != 0)
-    snprintf(buf, size, " x%u", (unsigned)n->a);
-  else if (takes & P_TIMES)
-    snprintf(buf, size, " forever");
-  else if (takes & P_SECONDS)
-    snprintf(buf, size, " %gs", n->secs);
+  bs_nodeinfo(bp, i, &info);
+  for (p = 0; p < BONSAI_NPARAMS; p++)
+    if (bs_kinds[info.kind].takes & (1u << p))
+      param(&info, p, buf, size, &at);
 }
 
 /* For a child i of a utility selector that has a utility function:
@@ -63,7 +114,7 @@ void bonsai_tree_dump(const bonsai_tree *t, const bonsai_agent *a,
     const Node *n = &bp->nodes[i];
     const char *kind = bs_kinds[n->kind].name;
     const char *name = bp->pool + n->name;
-    char line[160], extra[48];
+    char line[240], extra[128];
     size_t k = strlen(kind);
     uint32_t d;
     int len;
@@ -73,7 +124,7 @@ void bonsai_tree_dump(const bonsai_tree *t, const bonsai_agent *a,
       len = snprintf(line, sizeof line, "<%u> ", (unsigned)n->depth);
       write(ud, line, (size_t)len);
     }
-    params(n, extra, sizeof extra);
+    params(bp, i, extra, sizeof extra);
     if (n->flags & NF_HIDDEN)
       len = snprintf(line, sizeof line, "%s", kind);
     else if (strncmp(name, kind, k) == 0 && (name[k] == '\0' || name[k] == '['))

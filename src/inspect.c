@@ -8,14 +8,37 @@
 
 #include "bonsai.h"
 #include "compile.h"
+#include "inspect.h"
 #include "names.h"
 #include "tree.h"
 
-/* Fills *info from node i of bp; BONSAI_EARG when i is out of range. */
-static int nodeinfo(const Blueprint *bp, unsigned i, bonsai_nodeinfo *info) {
+/* Fills the field of *info for parameter p (BONSAI_P_*) of node n: a kind
+** that takes p keeps it where every other kind that takes it does. */
+static void param(const Node *n, int p, bonsai_nodeinfo *info) {
   static const char *const ops[] = {"==", "~=", "<", "<=", ">", ">="};
   static const char *const modes[] = {"none", "self", "lower", "both"};
+  switch (p) {
+  case BONSAI_P_TIMES: info->times = n->a; break;
+  case BONSAI_P_SECONDS: info->seconds = n->secs; break;
+  case BONSAI_P_SUCCESS: info->success = n->a; break;
+  case BONSAI_P_FAILURE: info->failure = n->b; break;
+  case BONSAI_P_KEY: info->key = bs_name(BS_KEYS, n->a); break;
+  case BONSAI_P_OP: info->op = ops[n->op]; break;
+  case BONSAI_P_VALUE:
+    if (n->flags & NF_KEYREF) /* "$key" */
+      info->valuekey = bs_name(BS_KEYS, n->b);
+    else
+      info->value = n->val;
+    break;
+  case BONSAI_P_ABORT: info->abort = modes[n->mode]; break;
+  case BONSAI_P_WAIT: info->wait = n->mode != 0; break;
+  default: break;
+  }
+}
+
+int bs_nodeinfo(const Blueprint *bp, unsigned i, bonsai_nodeinfo *info) {
   const Node *n;
+  int p;
   if (i >= bp->n)
     return BONSAI_EARG;
   n = &bp->nodes[i];
@@ -25,50 +48,23 @@ static int nodeinfo(const Blueprint *bp, unsigned i, bonsai_nodeinfo *info) {
   info->parent = n->parent;
   info->hidden = (n->flags & NF_HIDDEN) != 0;
   info->name = bp->pool + n->name;
-  switch (n->kind) {
-  case BONSAI_ACTION: case BONSAI_CONDITION:
-    if (n->flags & NF_NAMED)
-      info->leaf = bs_name(BS_LEAVES, n->leaf);
-    break;
-  case BONSAI_REPEATER: case BONSAI_RETRY: case BONSAI_LIMIT:
-    info->times = n->a;
-    break;
-  case BONSAI_WAIT: case BONSAI_TIMEOUT: case BONSAI_TIME_LIMIT:
-  case BONSAI_COOLDOWN: case BONSAI_DELAY:
-    info->seconds = n->secs;
-    break;
-  case BONSAI_PARALLEL:
-    info->success = n->a;
-    info->failure = n->b;
-    info->wait = n->mode != 0;
-    break;
-  case BONSAI_CHECK: case BONSAI_IS_SET:
-    info->key = bs_name(BS_KEYS, n->a);
-    if (n->kind == BONSAI_IS_SET)
-      break;
-    info->op = ops[n->op];
-    if (n->flags & NF_KEYREF) /* "$key" */
-      info->valuekey = bs_name(BS_KEYS, n->b);
-    else
-      info->value = n->val;
-    break;
-  case BONSAI_GUARD:
-    info->abort = modes[n->mode];
-    break;
-  default:
-    break;
-  }
+  if ((n->kind == BONSAI_ACTION || n->kind == BONSAI_CONDITION) &&
+      (n->flags & NF_NAMED))
+    info->leaf = bs_name(BS_LEAVES, n->leaf);
+  for (p = 0; p < BONSAI_NPARAMS; p++)
+    if (bs_kinds[n->kind].takes & (1u << p))
+      param(n, p, info);
   return BONSAI_OK;
 }
 
 int bonsai_tree_node_info(const bonsai_tree *t, unsigned i,
                           bonsai_nodeinfo *info) {
-  return nodeinfo(bs_tree_current(t), i, info);
+  return bs_nodeinfo(bs_tree_current(t), i, info);
 }
 
 int bonsai_agent_node_info(const bonsai_agent *a, unsigned i,
                            bonsai_nodeinfo *info) {
-  return nodeinfo(a->bp, i, info);
+  return bs_nodeinfo(a->bp, i, info);
 }
 
 unsigned bonsai_agent_nodes(const bonsai_agent *a) { return a->bp->n; }

@@ -1,81 +1,110 @@
 /*
 ** kinds.c: the table of node kinds (kinds.h): per kind its name, its
 ** class, its per-agent data and what that data means, its flags, and the
-** parameters it takes and needs. Rows follow bonsai_kind (ORDER KIND).
-** Also the names of statuses: the vocabulary of trees in one place.
+** parameters it takes and needs, the other keys its node tables take.
+** Rows follow bonsai_kind (ORDER KIND). Also the keys every node table
+** takes and the names of statuses: the vocabulary of trees in one place.
 */
 #include "bonsai.h"
 #include "kinds.h"
 
 #define S BONSAI_SUCCESS
 #define F BONSAI_FAILURE
+/* What a Lua leaf's node table holds besides the common keys. */
+#define LEAFKEYS "fn leaf task tick enter exit abort args"
 
 const KindInfo bs_kinds[BONSAI_NKINDS] = {
-  /* name, class, data bytes, flags, cont, takes, needs, number param */
+  /* name, class, data bytes, flags, cont, takes, needs, number param,
+  ** other keys of its node tables (besides bs_node_keys) */
   /* data: none */
-  {"action", KC_LEAF, 0, 0, 0, 0, 0, NULL},
-  {"condition", KC_LEAF, 0, 0, 0, 0, 0, NULL},
+  {"action", KC_LEAF, 0, 0, 0, 0, 0, NULL, LEAFKEYS},
+  {"condition", KC_LEAF, 0, 0, 0, 0, 0, NULL, LEAFKEYS},
   /* data: F64 start time */
-  {"wait", KC_LEAF, 8, 0, 0, P_SECONDS, P_SECONDS, "seconds"},
-  {"check", KC_LEAF, 0, 0, 0, P_KEY | P_OP | P_VALUE, P_KEY | P_OP, NULL},
-  {"is_set", KC_LEAF, 0, 0, 0, P_KEY, P_KEY, NULL},
+  {"wait", KC_LEAF, 8, 0, 0, P_SECONDS, P_SECONDS, "seconds", NULL},
+  {"check", KC_LEAF, 0, 0, 0, P_KEY | P_OP | P_VALUE, P_KEY | P_OP, NULL,
+   NULL},
+  {"is_set", KC_LEAF, 0, 0, 0, P_KEY, P_KEY, NULL, NULL},
   /* data: W0 the running (or next) child */
-  {"sequence", KC_COMPOSITE, 4, K_MEMORY, S, 0, 0, NULL},
-  {"selector", KC_COMPOSITE, 4, K_MEMORY, F, 0, 0, NULL},
+  {"sequence", KC_COMPOSITE, 4, K_MEMORY | K_CHILDWORD, S, 0, 0, NULL, NULL},
+  {"selector", KC_COMPOSITE, 4, K_MEMORY | K_CHILDWORD, F, 0, 0, NULL, NULL},
   /* data: W0 the child running since the last tick, or none */
-  {"reactive_sequence", KC_COMPOSITE, 4, K_ACTIVE | K_REACTIVE, S, 0, 0, NULL},
-  {"reactive_selector", KC_COMPOSITE, 4, K_ACTIVE | K_REACTIVE, F, 0, 0, NULL},
+  {"reactive_sequence", KC_COMPOSITE, 4, K_ACTIVE | K_REACTIVE | K_CHILDWORD,
+   S, 0, 0, NULL, NULL},
+  {"reactive_selector", KC_COMPOSITE, 4, K_ACTIVE | K_REACTIVE | K_CHILDWORD,
+   F, 0, 0, NULL, NULL},
   /* data: W0 successes, W1 failures in this run; then the list of its
   ** unfinished children (compile.c, nodesize), not saved: rebuilt from
   ** their statuses after a reload or a restore */
   {"parallel", KC_COMPOSITE, 8, K_ACTIVE, 0, P_SUCCESS | P_FAILURE | P_WAIT,
-   0, NULL},
+   0, NULL, NULL},
   /* data: W0 the tick in which its child runs */
-  {"filter", KC_COMPOSITE, 4, K_ACTIVE, 0, 0, 0, NULL},
-  {"monitor", KC_COMPOSITE, 4, K_ACTIVE, 0, 0, 0, NULL},
-  {"invert", KC_DECORATOR, 0, 0, 0, 0, 0, NULL},
-  {"force_success", KC_DECORATOR, 0, 0, 0, 0, 0, NULL},
-  {"force_failure", KC_DECORATOR, 0, 0, 0, 0, 0, NULL},
+  {"filter", KC_COMPOSITE, 4, K_ACTIVE, 0, 0, 0, NULL, "conditions"},
+  {"monitor", KC_COMPOSITE, 4, K_ACTIVE, 0, 0, 0, NULL, "conditions"},
+  {"invert", KC_DECORATOR, 0, 0, 0, 0, 0, NULL, NULL},
+  {"force_success", KC_DECORATOR, 0, 0, 0, 0, 0, NULL, NULL},
+  {"force_failure", KC_DECORATOR, 0, 0, 0, 0, 0, NULL, NULL},
   /* data: W0 runs so far, W1 the tick its child's run started */
-  {"repeater", KC_DECORATOR, 8, 0, 0, P_TIMES, 0, "times"},
-  {"retry", KC_DECORATOR, 8, 0, 0, P_TIMES, 0, "times"},
+  {"repeater", KC_DECORATOR, 8, 0, 0, P_TIMES, 0, "times", NULL},
+  {"retry", KC_DECORATOR, 8, 0, 0, P_TIMES, 0, "times", NULL},
   /* data: W0 the tick its child's run started */
-  {"repeat_until_failure", KC_DECORATOR, 4, 0, 0, 0, 0, NULL},
+  {"repeat_until_failure", KC_DECORATOR, 4, 0, 0, 0, 0, NULL, NULL},
   /* data: F64 start time */
-  {"timeout", KC_DECORATOR, 8, K_ACTIVE, 0, P_SECONDS, P_SECONDS, "seconds"},
+  {"timeout", KC_DECORATOR, 8, K_ACTIVE, 0, P_SECONDS, P_SECONDS, "seconds",
+   NULL},
   {"time_limit", KC_DECORATOR, 8, K_ACTIVE, 0, P_SECONDS, P_SECONDS,
-   "seconds"},
+   "seconds", NULL},
   /* data: W0 runs started in the agent's life */
-  {"limit", KC_DECORATOR, 4, K_LASTING, 0, P_TIMES, P_TIMES, "times"},
+  {"limit", KC_DECORATOR, 4, K_LASTING, 0, P_TIMES, P_TIMES, "times", NULL},
   /* data: F64 the time until which it refuses */
   {"cooldown", KC_DECORATOR, 8, K_LASTING, 0, P_SECONDS, P_SECONDS,
-   "seconds"},
+   "seconds", NULL},
   /* data: W0 its child's final status, or 0 */
-  {"run_once", KC_DECORATOR, 4, K_LASTING, 0, 0, 0, NULL},
+  {"run_once", KC_DECORATOR, 4, K_LASTING, 0, 0, 0, NULL, NULL},
   /* data: W0 the last result of its check */
-  {"guard", KC_COMPOSITE, 4, K_LASTING, 0, P_ABORT, 0, NULL},
+  {"guard", KC_COMPOSITE, 4, K_LASTING, 0, P_ABORT, 0, NULL, NULL},
   /* data: W0 the branch running since the last tick */
-  {"priority", KC_HIDDEN, 4, K_ACTIVE | K_REACTIVE, F, 0, 0, NULL},
+  {"priority", KC_HIDDEN, 4, K_ACTIVE | K_REACTIVE | K_CHILDWORD, F, 0, 0,
+   NULL, NULL},
   /* data: F64 start time */
-  {"delay", KC_DECORATOR, 8, 0, 0, P_SECONDS, P_SECONDS, "seconds"},
+  {"delay", KC_DECORATOR, 8, 0, 0, P_SECONDS, P_SECONDS, "seconds", NULL},
   /* data: W0 the child running since the last tick, W1 the place reached
   ** in this tick's order; then per child its utility (a double) and its
   ** place in the order (compile.c, nodesize) */
-  {"utility_selector", KC_COMPOSITE, 8, K_ACTIVE, 0, 0, 0, NULL},
-  {"subtree", KC_DECORATOR, 0, 0, 0, 0, 0, NULL},
-  {"keep_running_until_failure", KC_DECORATOR, 0, 0, 0, 0, 0, NULL},
+  {"utility_selector", KC_COMPOSITE, 8, K_ACTIVE | K_CHILDWORD, 0, 0, 0, NULL,
+   NULL},
+  {"subtree", KC_DECORATOR, 0, 0, 0, 0, 0, NULL, "tree args remap"},
+  {"keep_running_until_failure", KC_DECORATOR, 0, 0, 0, 0, 0, NULL, NULL},
+  /* data: the host's memory (bonsai_control_memory), BONSAI_CONTROL_MEMORY
+  ** bytes; its callbacks are a leaf of the blueprint */
+  {"control", KC_COMPOSITE, BONSAI_CONTROL_MEMORY,
+   K_ACTIVE | K_LASTING | K_CHILDLESS, 0, 0, 0, NULL, "args enter tick abort"},
 };
 
-const char *const bs_param_names[] = {"times", "seconds", "success",
-                                      "failure", "key",   "op",
-                                      "value",   "abort", "wait",
-                                      NULL};
+/* The keys every node table takes, whatever its kind: a key added to every
+** node goes here (and is read by the binding's walk, ltree.c). */
+const char *const bs_node_keys = "type name utility";
+
+/* The values of a parallel's policy counts. */
+#define COUNT "\"all\", \"one\" or a count >= 1"
+
+/* The parameters, in the order of the P_* bits: name, values. */
+const ParamInfo bs_params[BS_NPARAMS] = {
+    {"times", "a whole number >= 0"},
+    {"seconds", "a number >= 0"},
+    {"success", COUNT},
+    {"failure", COUNT},
+    {"key", "a key name"},
+    {"op", "one of == ~= < <= > >="},
+    {"value", "a number, string, boolean or nil"},
+    {"abort", "\"none\", \"self\", \"lower\" or \"both\""},
+    {"wait", "a boolean"},
+};
 
 const char *bonsai_param_name(int i) {
-  return i >= 0 && i < (int)(sizeof bs_param_names / sizeof *bs_param_names)
-             ? bs_param_names[i]
-             : NULL;
+  return i >= 0 && i < BS_NPARAMS ? bs_params[i].name : NULL;
 }
+
+const char *bonsai_node_keys(void) { return bs_node_keys; }
 
 const char *bonsai_status_name(int status) {
   static const char *const names[] = {"idle", "running", "success",
@@ -97,9 +126,11 @@ int bonsai_kind_info(int kind, bonsai_kindinfo *info) {
   info->name = k->name;
   info->cls = k->cls; /* KC_* follow BONSAI_CLASS_* */
   info->number = k->number;
-  for (p = 0; bs_param_names[p] != NULL; p++)
+  info->takes = k->takes;
+  info->keys = k->keys != NULL ? k->keys : "";
+  for (p = 0; p < BS_NPARAMS; p++)
     if (k->takes & (1u << p))
-      info->params[n++] = bs_param_names[p];
+      info->params[n++] = bs_params[p].name;
   info->params[n] = NULL;
   return BONSAI_OK;
 }

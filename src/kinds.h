@@ -10,16 +10,16 @@
 #include "bstypes.h"
 
 /* Parameters a node may carry (KindInfo.takes/needs; DefNode.set bits),
-** in the order of bs_param_names. */
-#define P_TIMES 1u
-#define P_SECONDS 2u
-#define P_SUCCESS 4u
-#define P_FAILURE 8u
-#define P_KEY 16u
-#define P_OP 32u
-#define P_VALUE 64u
-#define P_ABORT 128u
-#define P_WAIT 256u
+** in the order of bs_params. */
+#define P_TIMES (1u << BONSAI_P_TIMES)
+#define P_SECONDS (1u << BONSAI_P_SECONDS)
+#define P_SUCCESS (1u << BONSAI_P_SUCCESS)
+#define P_FAILURE (1u << BONSAI_P_FAILURE)
+#define P_KEY (1u << BONSAI_P_KEY)
+#define P_OP (1u << BONSAI_P_OP)
+#define P_VALUE (1u << BONSAI_P_VALUE)
+#define P_ABORT (1u << BONSAI_P_ABORT)
+#define P_WAIT (1u << BONSAI_P_WAIT)
 
 /* Classes of kinds: what children they take (the order of
 ** BONSAI_CLASS_*). */
@@ -35,24 +35,43 @@ enum {
 #define K_LASTING 2u /* its data lasts while it is idle (reload, save) */
 #define K_MEMORY 4u  /* sequence, selector: resumes its running child */
 #define K_REACTIVE 8u /* restarts from its first child every tick */
+#define K_CHILDWORD 16u /* W0 of its data is the index of a child: moved
+                        ** to the new numbering by a reload, saved as the
+                        ** child's name */
+#define K_CHILDLESS 32u /* a composite that may have no children (a
+                        ** control node deciding alone) */
 
 typedef struct KindInfo {
   const char *name;  /* as the Lua API spells it */
   uint8_t cls;       /* KC_* */
-  uint8_t data;      /* bytes of per-agent data (0, 4 or 8), what vm.c's
-                     ** W0/W1/F64 mean for it is said in its row */
+  uint8_t data;      /* bytes of per-agent data (0, 4 or a multiple of 8),
+                     ** what vm.c's W0/W1/F64 mean for it is said in its
+                     ** row */
   uint8_t flags;     /* K_* */
   uint8_t cont;      /* sequence-like: the status on which it goes on to
                      ** its next child, else 0 */
   uint16_t takes;    /* P_* it accepts */
   uint16_t needs;    /* P_* it must have */
   const char *number; /* the parameter a bare number means (:timeout(2)) */
+  const char *keys;  /* the other keys its node tables take (space-separated:
+                     ** a leaf's functions, a filter's conditions), or NULL */
 } KindInfo;
 
 /* ORDER KIND: indexed by bonsai_kind. */
 BS_INTERNAL extern const KindInfo bs_kinds[BONSAI_NKINDS];
 
-/* Parameter names, NULL-terminated, in the order of the P_* bits. */
-BS_INTERNAL extern const char *const bs_param_names[];
+/* The keys every node table takes (space-separated). */
+BS_INTERNAL extern const char *const bs_node_keys;
+
+/* A parameter, in the order of the P_* bits: the facts every kind that
+** takes it shares (a kind's row says which it takes and needs; where a
+** Node keeps it, inspect.c says, and what a node without it gets,
+** compile.c). */
+typedef struct ParamInfo {
+  const char *name;  /* as node tables and bonsai_def_value spell it */
+  const char *range; /* the values it takes, for messages */
+} ParamInfo;
+BS_INTERNAL extern const ParamInfo bs_params[BONSAI_NPARAMS];
+#define BS_NPARAMS BONSAI_NPARAMS
 
 #endif

@@ -119,13 +119,21 @@ static const char *pusherror(lua_State *L, bonsai_agent *a) {
   return lua_tostring(L, -1);
 }
 
-/* dt at idx: a number >= 0 is checked by the core; none or nil is 0. (One
-** call where luaL_optnumber makes three: this runs for every a:tick.) */
+/* dt at idx (none or nil is 0), refused as the core refuses it
+** (bonsai_dt_check): an argument error of the call, raised before any agent
+** ticks. (One call where luaL_optnumber makes three: this runs for every
+** a:tick.) */
 static lua_Number checkdt(lua_State *L, int idx) {
   int isnum;
   lua_Number dt = lua_tonumberx(L, idx, &isnum);
-  if (!isnum && !lua_isnoneornil(L, idx))
-    luaL_typeerror(L, idx, "number");
+  if (lb_unlikely(!isnum || !(dt >= 0)) &&
+      (isnum || !lua_isnoneornil(L, idx)))
+    luaL_argerror(L, idx, lua_pushfstring(L, "%s, got %s",
+                                          bonsai_dt_check(-1),
+                                          isnum || lua_type(L, idx) ==
+                                                       LUA_TSTRING
+                                              ? lua_tostring(L, idx)
+                                              : luaL_typename(L, idx)));
   return dt; /* 0 when not a number */
 }
 
@@ -567,6 +575,13 @@ static void budgetstate(lua_State *L) {
 int lb_tick_all(lua_State *L) {
   Batch b;
   luaL_checktype(L, 1, LUA_TTABLE);
+  if (lua_getmetatable(L, 1)) { /* an agent is no list of agents */
+    luaL_getmetatable(L, BS_AGENT_T);
+    if (lua_rawequal(L, -1, -2))
+      luaL_argerror(L, 1, "a list of agents expected, got an agent: "
+                          "bt.tick_all({ agent }, dt), or agent:tick(dt)");
+    lua_pop(L, 2);
+  }
   b.dt = checkdt(L, 2);
   b.next = 1;
   b.j.started = b.j.inhook = b.j.ran = 0;
@@ -576,13 +591,13 @@ int lb_tick_all(lua_State *L) {
   b.start = 1;
   if (!lua_isnoneornil(L, 3)) {
     luaL_checktype(L, 3, LUA_TTABLE);
+    lb_checkopts(L, 3, "bt.tick_all", "budget");
     lua_getfield(L, 3, "budget");
     b.budget = lua_isinteger(L, -1) ? lua_tointeger(L, -1) : -1;
     luaL_argcheck(L, b.budget >= 0 || lua_isnil(L, -1), 3,
                   "budget must be a whole number >= 0");
     if (b.budget < 0)
       b.budget = 0;
-    luaL_argcheck(L, b.dt >= 0, 2, "dt must be a number >= 0");
   }
   lua_settop(L, 1);
   lua_pushnil(L); /* 2: errors */
@@ -719,8 +734,23 @@ static int agent_abort(lua_State *L) {
   return withcontext(L, bonsai_agent_abort_hosted);
 }
 
+/* a:reset(): also forgets what the agent keeps per node in its extras
+** (bt.control's 'c' and its memory; task coroutines are closed by then). */
 static int agent_reset(lua_State *L) {
-  return withcontext(L, bonsai_agent_reset_hosted);
+  withcontext(L, bonsai_agent_reset_hosted);
+  lb_extra(L, 2, CONTEXT, 0);
+  if (lua_istable(L, -1)) {
+    lua_pushnil(L);
+    while (lua_next(L, -2) != 0) {
+      lua_pop(L, 1);
+      if (lua_isinteger(L, -1)) {
+        lua_pushvalue(L, -1);
+        lua_pushnil(L);
+        lua_rawset(L, -4); /* clearing a field during lua_next is allowed */
+      }
+    }
+  }
+  return 0;
 }
 
 /* a:wake() */
@@ -824,8 +854,10 @@ int lb_agent(lua_State *L) {
   LAgent *la;
   void *owner = NULL;
   lua_settop(L, 2);
-  if (!lua_isnil(L, 2))
+  if (!lua_isnil(L, 2)) {
     luaL_checktype(L, 2, LUA_TTABLE);
+    lb_checkopts(L, 2, "bt.agent", "blackboard owner restore");
+  }
   /* 3: the agent table: a.owner and a.bb are plain fields; a.tree and
   ** a.time come from __index */
   lua_createtable(L, 1, 2);
@@ -844,6 +876,10 @@ int lb_agent(lua_State *L) {
       lb_bb_fill(L, -1, 5);
       lua_replace(L, 5);
       lua_settop(L, 5);
+    } else if (luaL_testudata(L, 5, BS_BB_T) == NULL) {
+      return luaL_error(L, "bt.agent: 'blackboard' must be a table of initial "
+                        "values or a blackboard (bt.blackboard()), got %s",
+                        luaL_typename(L, 5));
     } else {
       lb_checkbb(L, 5);
     }
@@ -877,8 +913,10 @@ int lb_agent(lua_State *L) {
   lua_pushvalue(L, 3);
   luaL_setmetatable(L, BS_AGENT_T);
   if (lua_istable(L, 2)) {
-    if (lua_getfield(L, 2, "restore") != LUA_TNIL)
+    if (lua_getfield(L, 2, "restore") != LUA_TNIL) {
       lb_agent_restore(L, 3, 4, -1);
+      lb_control_restore(L, 3, 4, CONTEXT);
+    }
     lua_pop(L, 1);
   }
   return 1;
@@ -917,8 +955,10 @@ static int agent_index(lua_State *L) {
 
 /* stack: context. Makes the state and agent metatables; the agent
 ** methods get the context and the status names as upvalues. The methods
-** table is upvalue 2 of __index, where lb_addmethods finds it for the
-** methods of ltrace.c and lsave.c. */
+** table is upvalue 2 of __index and the metatable's field methods, where
+** lb_addmethods finds it for the methods of ltrace.c and lsave.c, and
+** bonsai's Lua modules for theirs (5.1's debug.getupvalue does not show a
+** C function's upvalues). */
 void lb_open_agent(lua_State *L) {
   int ctx = lua_gettop(L);
   luaL_newmetatable(L, BS_STATE_T);
@@ -935,6 +975,8 @@ void lb_open_agent(lua_State *L) {
   lua_pushliteral(L, "failure");
   lua_pushliteral(L, "aborted");
   luaL_setfuncs(L, agent_methods, 6);
+  lua_pushvalue(L, -1);
+  lua_setfield(L, -3, "methods");
   lua_pushvalue(L, ctx);
   lua_insert(L, -2);
   lua_pushliteral(L, "tree");

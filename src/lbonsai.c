@@ -130,12 +130,8 @@ void lb_addmethods(lua_State *L, const char *tname, const luaL_Reg *l) {
   int ctx = lua_gettop(L);
   if (luaL_getmetatable(L, tname) != LUA_TTABLE)
     luaL_error(L, "%s is not open yet", tname);
-  if (lua_getfield(L, -1, "methods") != LUA_TTABLE) { /* an agent */
-    lua_pop(L, 1);
-    lua_getfield(L, -1, "__index");
-    if (lua_getupvalue(L, -1, 2) == NULL || !lua_istable(L, -1))
-      luaL_error(L, "%s has no methods table", tname);
-  }
+  if (lua_getfield(L, -1, "methods") != LUA_TTABLE)
+    luaL_error(L, "%s has no methods table", tname);
   lua_pushvalue(L, ctx);
   luaL_setfuncs(L, l, 1);
   lua_settop(L, ctx);

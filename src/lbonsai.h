@@ -22,6 +22,7 @@
 #define BS_STATE_T "bonsai.agentstate"
 #define BS_BB_T "bonsai.blackboard"
 #define BS_DEF_T "bonsai.definition"
+#define LB_CONTROL_T "bonsai.control" /* the 'c' of bt.control callbacks */
 
 /* One per lua_State: upvalue 1 of every module function and method. Its
 ** uservalues: */
@@ -30,9 +31,10 @@
 #define LB_ANCHOR 3 /* strings whose addresses the context keeps */
 #define LB_IDS 4    /* weak: Lua value kept as a blackboard handle -> its id */
 #define LB_EXTRAS 5 /* weak: agent state -> { interrupts = {...},
-                    ** [node + 1] = task coroutine, [coroutine] = its
-                    ** cleanups (bt.defer) }, blackboard -> its side table;
-                    ** for the few that have one (see lb_getbeside) */
+                    ** [node + 1] = task coroutine or bt.control's 'c',
+                    ** [coroutine] = its cleanups (bt.defer) },
+                    ** blackboard -> its side table; for the few that
+                    ** have one (see lb_getbeside) */
 #define LB_TICKING 6 /* the bt.tick_all calls under way: [depth] = true
                      ** (nested calls stack up); [-depth] = the batch
                      ** function of that depth (lagent.c) */
@@ -51,6 +53,7 @@ typedef struct LBonsai {
   int sleepers; /* sleep caches alive (lsleep.c); none: no list has one */
   lua_State *task; /* the task coroutine being resumed (bt.defer) */
   const struct LTick *tasktick; /* the tick that resumed it */
+  int strict;   /* bt.strict: a Lua leaf returning nothing is an error */
 } LBonsai;
 
 /* Tree userdata. Its uservalues: */
@@ -77,8 +80,9 @@ typedef struct LAgent {
   int ninterrupts;
   uint8_t frozen; /* 1: not ticked (a breakpoint); 2: one step, then 1 */
   uint8_t hooked; /* a tick hook is set (a:on_tick, see ltrace.c) */
-  uint8_t tasks;  /* it has had task coroutines (in its extras, by node):
-                  ** a switch to another version moves them */
+  uint8_t tasks;  /* it has had task coroutines or bt.control 'c' tables
+                  ** (in its extras, by node): a switch to another version
+                  ** moves them */
 } LAgent;
 
 /* The C agent, right after the header, and back. */
@@ -159,6 +163,25 @@ int lb_keyid_in(lua_State *L, int idx, int add, int cache);
 ** adds its own methods to a type a file below it made. */
 void lb_addmethods(lua_State *L, const char *tname, const luaL_Reg *l);
 
+/* lcheck.c: typos refused with a suggestion; words: space-separated */
+/* Whether words holds w. */
+int lb_hasword(const char *words, const char *w);
+/* Pushes the word of words that word most likely means and returns 1, or
+** returns 0 and pushes nothing. */
+int lb_nearest(lua_State *L, const char *word, const char *words);
+/* Pushes and returns "<what> has no option '<key>' (did you mean 'x'?)",
+** or "(it takes: <words>)" when no word is near. */
+const char *lb_badkey(lua_State *L, const char *what, const char *key,
+                      const char *words);
+/* Raises lb_badkey's message for the first key of the table at idx that is
+** not among words. */
+void lb_checkopts(lua_State *L, int idx, const char *what, const char *words);
+/* Pushes and returns the keys a node table of kind takes: those of every
+** node, its parameters, its other keys (kinds.c). */
+const char *lb_kindwords(lua_State *L, int kind);
+int lb_checkopts_lua(lua_State *L); /* core._checkopts(t, what, words) */
+int lb_nearest_lua(lua_State *L);   /* core._nearest(word, words) */
+
 /* lsleep.c: the sleep cache of a bt.tick_all list (see there) */
 typedef struct LSleepers LSleepers;
 /* Pushes the cache of the list at 'list' (ci: the context), ready for a
@@ -209,6 +232,8 @@ int lb_task_call(const bonsai_call *c);
 int lb_defer(lua_State *L);
 /* bt.register(name, leafdef) */
 int lb_register(lua_State *L);
+/* bt.strict([on]): with on, a Lua leaf returning nothing is an error */
+int lb_strict(lua_State *L);
 /* A utility function: lb_utility_call with the data lb_utilitydef returns
 ** for the function at the top (popped, stored in values[slot]). */
 int lb_utility_call(const bonsai_call *c);
@@ -218,6 +243,18 @@ int lb_remap_call(const bonsai_call *c);
 void *lb_utilitydef(lua_State *L, int values, int slot);
 /* core._isleaf(name): whether a leaf is registered under name. */
 int lb_isleaf(lua_State *L);
+/* A bt.control's callbacks (their data: LEAFDATA of their first slot). */
+int lb_control_call(const bonsai_call *c);
+/* Reads bt.control's tick, enter and abort from the table at idx into
+** values[slot..slot+3] (by event); sets flags. NULL, or a message. */
+const char *lb_controldef(lua_State *L, int idx, int values, int slot,
+                          unsigned *flags);
+/* Gives the restored agent (table at ai, state si, ci: the context) the
+** memories at the top (popped; nil: none) for its control nodes, matched
+** by path. */
+void lb_control_restore(lua_State *L, int ai, int si, int ci);
+/* stack: context. Makes the metatable of bt.control's 'c'. */
+void lb_open_control(lua_State *L);
 /* Reads the leaf definition at idx (a function, or a table with fn, task or
 ** tick/enter/exit/abort) into values[slot..slot+3]; sets fn and flags.
 ** Returns NULL, or a message. */
@@ -232,7 +269,8 @@ void lb_pack(lua_State *L, int idx);
 ** bytes are not exactly one packed value. */
 int lb_unpack(lua_State *L, const void *p, size_t n);
 /* Restores the agent (table at ai, state si) from the string at sidx;
-** raises "tree 'T': cannot restore: msg". */
+** raises "tree 'T': cannot restore: msg". Pushes the saved memories of its
+** bt.control nodes ({ [path] = memory }) or nil, for lb_control_restore. */
 void lb_agent_restore(lua_State *L, int ai, int si, int sidx);
 /* stack: context. Adds a:save to the agent methods (after lb_open_agent). */
 void lb_open_save(lua_State *L);

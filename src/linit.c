@@ -46,6 +46,7 @@ static const luaL_Reg bonsai_funcs[] = {
     {"sleep", lb_sleep},
     {"defer", lb_defer},
     {"register", lb_register},
+    {"strict", lb_strict},
     {"blackboard", lb_blackboard},
     {"memory", lb_memory},
     {"istree", lb_istree},
@@ -53,11 +54,14 @@ static const luaL_Reg bonsai_funcs[] = {
     {"_mtime", lb_mtime},
     {"_dir", lb_dir},
     {"_view", lb_setview},
+    {"_checkopts", lb_checkopts_lua},
+    {"_nearest", lb_nearest_lua},
     {NULL, NULL}};
 
 /* Pushes the table of node kinds, in bonsai_kind order (1-based): each
 ** { name =, class = "leaf"|"composite"|"decorator"|"hidden", number =,
-** params = { ... } }, from which lua/bonsai makes its constructors. */
+** params = { ... }, keys = "every key its node tables take" }, from which
+** lua/bonsai makes its constructors. */
 static void pushkinds(lua_State *L) {
   static const char *const classes[] = {"leaf", "composite", "decorator",
                                         "hidden"};
@@ -80,6 +84,8 @@ static void pushkinds(lua_State *L) {
       lua_rawseti(L, -2, p + 1);
     }
     lua_setfield(L, -2, "params");
+    lb_kindwords(L, k);
+    lua_setfield(L, -2, "keys");
     lua_rawseti(L, -2, k + 1);
   }
 }
@@ -121,6 +127,7 @@ static LBonsai *context(lua_State *L) {
   lb->sleepers = 0;
   lb->task = NULL;
   lb->tasktick = NULL;
+  lb->strict = 0;
   lua_createtable(L, 0, 1);
   lua_pushcfunction(L, context_gc);
   lua_setfield(L, -2, "__gc");
@@ -153,6 +160,7 @@ int luaopen_bonsai_core(lua_State *L) {
   LBonsai *lb;
   luaL_checkversion(L);
   lb = context(L);
+  lb_open_control(L);
   lb_open_tree(L);
   lb_open_agent(L);
   lb_open_blackboard(L);

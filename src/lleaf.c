@@ -1,10 +1,13 @@
 /*
-** lleaf.c: Lua leaves. To the core a Lua leaf is a C leaf whose data says
-** where its functions sit: in the tree version's values table (anonymous
-** leaves) or in the named-leaf table (bt.register). The trampolines call
-** them unprotected during a tick (one protected call wraps the whole tick)
-** and protected during abort passes, so every abort callback runs.
+** lleaf.c: Lua leaves and control nodes. To the core a Lua leaf is a C leaf
+** whose data says where its functions sit: in the tree version's values
+** table (anonymous leaves) or in the named-leaf table (bt.register); a
+** bt.control is a C control node (bonsai_def_control) whose callbacks sit
+** there too. The trampolines call them unprotected during a tick (one
+** protected call wraps the whole tick) and protected during abort passes,
+** so every abort callback runs.
 */
+#include <limits.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -17,13 +20,35 @@
 ** =======================================================
 */
 
+/* What a leaf may return, for messages. */
+#define STATUSES "\"success\", \"failure\", \"running\", true or false"
+
+/* Pushes the message for the invalid status string at the top: the status
+** it likely meant, and the valid ones. */
+static void invalid(lua_State *L) {
+  const char *s = lua_tostring(L, -1);
+  if (lb_nearest(L, s, "success failure running")) {
+    lua_pushfstring(L, "invalid status '%s' (did you mean \"%s\"?): a leaf "
+                    "returns " STATUSES, s, lua_tostring(L, -1));
+    lua_remove(L, -2);
+  } else {
+    lua_pushfstring(L, "invalid status '%s': a leaf returns " STATUSES, s);
+  }
+}
+
 /* Converts the value at the top of the stack to a status and leaves it
 ** there; -1 if it is not one, with a description of it pushed. Two calls
 ** for a status string or false, one for nil. */
 static inline int tostatus(lua_State *L, const LBonsai *lb) {
   const void *p;
-  if (!lua_toboolean(L, -1)) /* false or nil */
+  if (!lua_toboolean(L, -1)) { /* false or nil */
+    if (lb_unlikely(lb->strict) && lua_isnil(L, -1)) {
+      lua_pushliteral(L, "returned nothing: did you forget return? (a leaf "
+                         "returns " STATUSES "; bt.strict is on)");
+      return -1;
+    }
     return BONSAI_FAILURE;
+  }
   p = lua_topointer(L, -1); /* a string: the object */
   if (p == lb->s_running)
     return BONSAI_RUNNING;
@@ -34,9 +59,10 @@ static inline int tostatus(lua_State *L, const LBonsai *lb) {
   if (lua_isboolean(L, -1)) /* true */
     return BONSAI_SUCCESS;
   if (lua_type(L, -1) == LUA_TSTRING)
-    lua_pushfstring(L, "invalid status '%s'", lua_tostring(L, -1));
+    invalid(L);
   else
-    lua_pushfstring(L, "invalid status (a %s value)", luaL_typename(L, -1));
+    lua_pushfstring(L, "invalid status (a %s value): a leaf returns "
+                    STATUSES, luaL_typename(L, -1));
   return -1;
 }
 
@@ -494,13 +520,258 @@ int lb_remap_call(const bonsai_call *c) {
       in.status = BONSAI_ABORTED;
     }
   } else {
-    fn = how == 1 ? lb_task_call : lb_leaf_call;
+    fn = how == 1 ? lb_task_call : how == 3 ? lb_control_call : lb_leaf_call;
     in.data = LEAFDATA(at, nargs, 0);
   }
   t->bbready = 1; /* the view, for this call */
   r = fn(&in);
   t->bbready = 0;
   return r;
+}
+
+/* }====================================================== */
+
+/*
+** {======================================================
+** Control nodes: bt.control's callbacks and their 'c'
+** =======================================================
+*/
+
+/* The key of a 'c' table's private part: { agent, agent state, node,
+** version } with weak values (an agent is not kept alive by its own
+** extras). */
+static const char CREFS = 0;
+
+/* Makes the 'c' of control node 'key' - 1 for the agent of t (pushed) and
+** keeps it in the agent's extras (table at the top, below it), where a
+** switch to another version moves it with its node. Its memory is the
+** table at 'memory', or a new one (0). */
+static void newcontrol(lua_State *L, LTick *t, lua_Integer key, int memory) {
+  lua_createtable(L, 0, 3);
+  if (memory != 0)
+    lua_pushvalue(L, memory);
+  else
+    lua_newtable(L);
+  lua_setfield(L, -2, "memory");
+  luaL_getmetatable(L, LB_CONTROL_T);
+  lua_setmetatable(L, -2);
+  lua_pushlightuserdata(L, (void *)&CREFS);
+  lua_createtable(L, 4, 0);
+  lua_pushvalue(L, t->agent);
+  lua_rawseti(L, -2, 1);
+  lua_pushvalue(L, t->state);
+  lua_rawseti(L, -2, 2);
+  luaL_getmetatable(L, LB_CONTROL_T ".refs");
+  lua_setmetatable(L, -2);
+  lua_rawset(L, -3);
+  lua_pushvalue(L, -1);
+  lua_rawseti(L, -3, key);
+  stateofagent(t->a)->tasks = 1;
+}
+
+/* Pushes the 'c' of the control node of call c, its node number and child
+** count brought up to the version the agent runs. */
+static void pushcontrol(lua_State *L, LTick *t, const bonsai_call *c) {
+  lua_Integer key = (lua_Integer)c->node + 1;
+  lua_Number version = (lua_Number)bonsai_agent_version_id(t->a);
+  lb_extra(L, t->state, t->ctx, 1);
+  if (lua_rawgeti(L, -1, key) != LUA_TTABLE) {
+    lua_pop(L, 1);
+    newcontrol(L, t, key, 0);
+  }
+  lua_remove(L, -2);
+  lua_pushlightuserdata(L, (void *)&CREFS);
+  lua_rawget(L, -2);
+  lua_rawgeti(L, -1, 4);
+  if (lua_tonumber(L, -1) != version) { /* new, or after a switch */
+    lua_pushnumber(L, version);
+    lua_rawseti(L, -3, 4);
+    lua_pushinteger(L, (lua_Integer)c->node);
+    lua_rawseti(L, -3, 3);
+    lua_pushinteger(L, (lua_Integer)bonsai_control_children(t->a, c->node));
+    lua_setfield(L, -4, "n");
+  }
+  lua_pop(L, 2);
+}
+
+/* A bt.control's callback: tick(c, agent, bb, args) returns a status;
+** enter and abort get the same arguments. */
+int lb_control_call(const bonsai_call *c) {
+  LTick *t = (LTick *)c->host;
+  lua_State *L;
+  int s;
+  if (t == NULL)
+    return nohost(c->agent);
+  L = t->L;
+  lua_rawgeti(L, LEAF_NAMED(c->data) ? t->named : t->values,
+              LEAF_SLOT(c->data) + c->event);
+  pushcontrol(L, t, c);
+  lua_pushvalue(L, t->agent);
+  lb_tick_bb(t);
+  lua_pushvalue(L, t->bb);
+  if (c->args != NULL)
+    lua_rawgeti(L, t->values, (lua_Integer)(intptr_t)c->args);
+  else
+    lua_pushnil(L);
+  if (c->mayraise)
+    lua_call(L, 4, 1);
+  else if (lua_pcall(L, 4, 1, 0) != LUA_OK)
+    return failed(L, c);
+  if (c->event != BONSAI_EV_TICK)
+    s = BONSAI_OK;
+  else if ((s = tostatus(L, t->lb)) < 0) {
+    lua_remove(L, -2);
+    return failed(L, c);
+  }
+  lua_pop(L, 1);
+  return s;
+}
+
+/*
+** c:tick(i) and c:abort(i). A child's run calls Lua leaves, which find
+** their stack through a LTick: the tick's own indices belong to the frame
+** that started it, so this frame pushes the agent, its state, blackboard
+** slot, values and named leaves again and hands the core a LTick of its
+** own for the child's callbacks.
+*/
+static int childop(lua_State *L, int abort) {
+  const char *what = abort ? "c:abort" : "c:tick";
+  lua_Integer k = luaL_checkinteger(L, 2);
+  unsigned node, n;
+  LAgent *la;
+  LTick t;
+  int r;
+  luaL_checktype(L, 1, LUA_TTABLE);
+  lua_settop(L, 2);
+  lua_pushlightuserdata(L, (void *)&CREFS);
+  if (lua_rawget(L, 1) != LUA_TTABLE) /* 3: refs */
+    return luaL_error(L, "%s: not a control node's 'c'", what);
+  lua_rawgeti(L, 3, 1); /* 4: agent */
+  lua_rawgeti(L, 3, 2); /* 5: state, known by its magic (as lagent.c does) */
+  lua_rawgeti(L, 3, 3);
+  node = (unsigned)lua_tointeger(L, -1);
+  lua_pop(L, 1);
+  t.lb = lb_context(L);
+  la = (LAgent *)lua_touserdata(L, 5);
+  if (la == NULL || lua_type(L, 5) != LUA_TUSERDATA ||
+      lua_rawlen(L, 5) < sizeof(LAgent) || la->magic != t.lb)
+    return luaL_error(L, "%s: its agent is gone", what);
+  t.L = L;
+  t.a = agentof(la);
+  t.ctx = lua_upvalueindex(1);
+  t.agent = 4;
+  t.state = 5;
+  lua_pushnil(L);
+  t.bb = 6;
+  t.bbready = 0;
+  lua_getiuservalue(L, 5, UV_VALUES);
+  t.values = 7;
+  lua_getiuservalue(L, lua_upvalueindex(1), LB_NAMED);
+  t.named = 8;
+  t.pending = 0;
+  lb_tick_room(L);
+  n = bonsai_control_children(t.a, node);
+  if (k < 1 || k > (lua_Integer)n) {
+    lua_pushinteger(L, k); /* as text: 5.1's lua_pushfstring has no %I */
+    return luaL_error(L, "%s: no child %s (the node has %d)", what,
+                      lua_tostring(L, -1), (int)n);
+  }
+  r = abort ? bonsai_control_abort(t.a, node, (unsigned)k - 1, &t)
+            : bonsai_control_tick(t.a, node, (unsigned)k - 1, &t);
+  if (r == BONSAI_EARG)
+    return luaL_error(L, "%s: only during its node's %s", what,
+                      abort ? "callbacks" : "tick callback (not in enter or "
+                                            "abort, nor while a child runs)");
+  if (r < 0) { /* the error is recorded, at the node that failed */
+    lua_pushstring(L, bonsai_agent_errmsg(t.a));
+    return lua_error(L);
+  }
+  if (abort)
+    return 0;
+  lb_pushstatus(L, r);
+  return 1;
+}
+
+void lb_control_restore(lua_State *L, int ai, int si, int ci) {
+  int mem = lua_gettop(L);
+  LTick t;
+  unsigned i, n;
+  if (lua_isnil(L, mem)) {
+    lua_pop(L, 1);
+    return;
+  }
+  t.L = L;
+  t.a = agentof((LAgent *)lua_touserdata(L, si));
+  t.agent = lua_absindex(L, ai);
+  t.state = lua_absindex(L, si);
+  lb_extra(L, t.state, ci, 1); /* mem + 1 */
+  n = bonsai_agent_nodes(t.a);
+  for (i = 0; i < n; i++) {
+    bonsai_nodeinfo info;
+    size_t len;
+    luaL_Buffer b;
+    if (bonsai_agent_node_info(t.a, i, &info) != BONSAI_OK ||
+        info.kind != BONSAI_CONTROL)
+      continue;
+    len = bonsai_agent_node_path(t.a, i, NULL, 0);
+    bonsai_agent_node_path(t.a, i, luaL_buffinitsize(L, &b, len + 1),
+                           len + 1);
+    luaL_pushresultsize(&b, len);
+    if (lua_rawget(L, mem) == LUA_TTABLE) {
+      int m = lua_gettop(L);
+      lua_pushvalue(L, mem + 1); /* the extras, where newcontrol keeps c */
+      newcontrol(L, &t, (lua_Integer)i + 1, m);
+      lua_pop(L, 2);
+    }
+    lua_pop(L, 1);
+  }
+  lua_settop(L, mem - 1);
+}
+
+static int control_tick(lua_State *L) { return childop(L, 0); }
+
+static int control_abort(lua_State *L) { return childop(L, 1); }
+
+/* Reads bt.control's callbacks (the table at idx: tick, and enter and
+** abort if given) into values[slot..slot+3] by event; sets flags. Returns
+** NULL, or a message. */
+const char *lb_controldef(lua_State *L, int idx, int values, int slot,
+                          unsigned *flags) {
+  static const char *const fields[] = {"tick", "enter", NULL, "abort"};
+  int k;
+  idx = lua_absindex(L, idx);
+  values = lua_absindex(L, values);
+  *flags = 0;
+  for (k = 0; k < 4; k++) {
+    int ty;
+    if (fields[k] == NULL)
+      continue;
+    ty = lua_getfield(L, idx, fields[k]);
+    if (ty != LUA_TNIL && ty != LUA_TFUNCTION)
+      return lua_pushfstring(L, "control field '%s' must be a function "
+                                "(got %s)", fields[k], lua_typename(L, ty));
+    if (k == 0 && ty == LUA_TNIL)
+      return "a control node needs a tick function";
+    if (ty == LUA_TFUNCTION && k > 0)
+      *flags |= k == 1 ? BONSAI_LEAF_ENTER : BONSAI_LEAF_ABORT;
+    lua_rawseti(L, values, slot + k);
+  }
+  return NULL;
+}
+
+void lb_open_control(lua_State *L) {
+  static const luaL_Reg methods[] = {
+      {"tick", control_tick}, {"abort", control_abort}, {NULL, NULL}};
+  luaL_newmetatable(L, LB_CONTROL_T);
+  lua_newtable(L);
+  lua_pushvalue(L, -3); /* the context */
+  luaL_setfuncs(L, methods, 1);
+  lua_setfield(L, -2, "__index");
+  lua_pop(L, 1);
+  luaL_newmetatable(L, LB_CONTROL_T ".refs");
+  lua_pushliteral(L, "v");
+  lua_setfield(L, -2, "__mode");
+  lua_pop(L, 1);
 }
 
 /* }====================================================== */
@@ -568,6 +839,18 @@ const char *lb_leafdef(lua_State *L, int idx, int values, int slot,
   return NULL;
 }
 
+/* bt.strict([on]): the previous setting; with on given, sets it for every
+** tree of this Lua state */
+int lb_strict(lua_State *L) {
+  LBonsai *lb = lb_context(L);
+  lua_pushboolean(L, lb->strict);
+  if (!lua_isnone(L, 1)) {
+    luaL_checktype(L, 1, LUA_TBOOLEAN);
+    lb->strict = lua_toboolean(L, 1);
+  }
+  return 1;
+}
+
 /* bt.register(name, leafdef). The definition is read into a scratch table
 ** first, so a bad one leaves the name as it was. */
 int lb_register(lua_State *L) {
@@ -584,6 +867,11 @@ int lb_register(lua_State *L) {
   luaL_argcheck(L, lua_isfunction(L, 2) || lua_istable(L, 2), 2,
                 "a function or a leaf table expected");
   lua_settop(L, 2);
+  if (lua_istable(L, 2)) { /* a lifecycle table, or bt.action(fn)'s node */
+    const char *what = lua_pushfstring(L, "bt.register '%s': the leaf", name);
+    lb_checkopts(L, 2, what, lb_kindwords(L, BONSAI_ACTION));
+    lua_settop(L, 2);
+  }
   lua_createtable(L, 4, 0); /* 3: scratch */
   if ((err = lb_leafdef(L, 2, 3, 1, &fn, &flags, &nargs)) != NULL)
     return luaL_error(L, "bt.register '%s': %s", name, err);

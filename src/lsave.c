@@ -15,6 +15,10 @@
 #include "bonsai.h"
 #include "lbonsai.h"
 
+/* A:save()'s prefix when bt.control memories come before the core's bytes
+** (docs/SAVE_FORMAT.md). */
+#define LUASAVE_MAGIC "BNSL"
+
 /* Tags, as the core's (docs/SAVE_FORMAT.md), plus tables. */
 enum { TAG_FALSE = 1, TAG_TRUE, TAG_INT, TAG_NUM, TAG_STR, TAG_TABLE = 7 };
 #define MAXDEPTH 100
@@ -381,6 +385,68 @@ static void sethost(Host *h, bonsai_savehost *sh, lua_State *L, int bb,
   sh->error = saveerror;
 }
 
+/* lb_pack of the value at the top, in place (a protected call's body). */
+static int packtop(lua_State *L) {
+  lb_pack(L, 1);
+  return 1;
+}
+
+/* Pushes the bt.control memories of the agent (state at si) that hold
+** something, packed: { [node path] = memory } as bytes, or nil when there
+** are none. Raises, naming the node, for a memory that cannot be saved. */
+static void packmemories(lua_State *L, bonsai_agent *a, int si) {
+  int top = lua_gettop(L), n = 0;
+  lb_extra(L, si, lua_upvalueindex(1), 0); /* top + 1 */
+  if (!lua_istable(L, -1)) {
+    lua_settop(L, top);
+    lua_pushnil(L);
+    return;
+  }
+  luaL_getmetatable(L, LB_CONTROL_T); /* top + 2 */
+  lua_newtable(L);                    /* top + 3: path -> memory */
+  lua_pushnil(L);
+  while (lua_next(L, top + 1) != 0) { /* stack: ..., key, value */
+    if (lua_isinteger(L, -2) && lua_getmetatable(L, -1)) {
+      int control = lua_rawequal(L, -1, top + 2);
+      lua_pop(L, 1);
+      if (control && lua_getfield(L, -1, "memory") != LUA_TTABLE) {
+        lua_pop(L, 1);
+      } else if (control) {
+        lua_pushnil(L);
+        if (lua_next(L, -2) != 0) { /* not empty */
+          unsigned node = (unsigned)lua_tointeger(L, -5) - 1;
+          size_t len = bonsai_agent_node_path(a, node, NULL, 0);
+          luaL_Buffer b;
+          lua_pop(L, 2);
+          bonsai_agent_node_path(a, node, luaL_buffinitsize(L, &b, len + 1),
+                                 len + 1);
+          luaL_pushresultsize(&b, len);
+          lua_pushcfunction(L, packtop);
+          lua_pushvalue(L, -3);
+          if (lua_pcall(L, 1, 1, 0) != LUA_OK)
+            luaL_error(L, "tree '%s': cannot save node '%s': c.memory: %s",
+                       bonsai_tree_name(bonsai_agent_tree(a)),
+                       lua_tostring(L, -2), lua_tostring(L, -1));
+          lua_pop(L, 1); /* packed: a check; saved with the rest below */
+          lua_pushvalue(L, -2);
+          lua_rawset(L, top + 3); /* paths[path] = memory */
+          n++;
+        }
+        lua_pop(L, 1);
+      }
+    }
+    lua_pop(L, 1);
+  }
+  if (n == 0) {
+    lua_settop(L, top);
+    lua_pushnil(L);
+    return;
+  }
+  lb_pack(L, top + 3);
+  lua_replace(L, top + 1);
+  lua_settop(L, top + 1);
+}
+
 /* a:save(): the agent's state as a string */
 static int agent_save(lua_State *L) {
   bonsai_agent *a = agentat(L, 1); /* 2: state */
@@ -395,10 +461,25 @@ static int agent_save(lua_State *L) {
   lb_checkbb(L, 3);
   lua_newtable(L); /* 4: tables being written */
   lua_newtable(L); /* 5: the pieces */
+  packmemories(L, a, 2); /* 6: the memories of bt.control nodes, or nil */
+  if (!lua_isnil(L, 6)) { /* "BNSL", their length, them, the core's bytes */
+    size_t len = lua_rawlen(L, 6);
+    unsigned char n[4];
+    n[0] = (unsigned char)len;
+    n[1] = (unsigned char)(len >> 8);
+    n[2] = (unsigned char)(len >> 16);
+    n[3] = (unsigned char)(len >> 24);
+    lua_pushliteral(L, LUASAVE_MAGIC);
+    lua_rawseti(L, 5, 1);
+    lua_pushlstring(L, (const char *)n, 4);
+    lua_rawseti(L, 5, 2);
+    lua_pushvalue(L, 6);
+    lua_rawseti(L, 5, 3);
+  }
   sethost(&h, &sh, L, 3, 4);
   k.L = L;
   k.pieces = 5;
-  k.n = 0;
+  k.n = (lua_Integer)lua_rawlen(L, 5);
   k.len = 0;
   r = bonsai_agent_save(a, &sh, addpiece, &k);
   if (r != BONSAI_OK) {
@@ -419,9 +500,10 @@ static int agent_save(lua_State *L) {
 
 void lb_agent_restore(lua_State *L, int ai, int si, int sidx) {
   bonsai_agent *a = agentof((LAgent *)lua_touserdata(L, si));
+  const char *tree = bonsai_tree_name(bonsai_agent_tree(a));
   bonsai_savehost sh;
   Host h;
-  size_t len;
+  size_t len, mlen = 0;
   const char *s;
   int top = lua_gettop(L);
   ai = lua_absindex(L, ai);
@@ -429,12 +511,25 @@ void lb_agent_restore(lua_State *L, int ai, int si, int sidx) {
   if (lua_type(L, sidx) != LUA_TSTRING)
     luaL_error(L, "'restore' must be a string from a:save()");
   s = lua_tolstring(L, sidx, &len);
+  if (len >= 8 && memcmp(s, LUASAVE_MAGIC, 4) == 0) { /* memories first */
+    const unsigned char *n = (const unsigned char *)s + 4;
+    mlen = (size_t)n[0] | (size_t)n[1] << 8 | (size_t)n[2] << 16 |
+           (size_t)n[3] << 24;
+    if (mlen > len - 8 || lb_unpack(L, s + 8, mlen) != 0 ||
+        !lua_istable(L, -1))
+      luaL_error(L, "tree '%s': cannot restore: corrupted bt.control "
+                    "memories", tree);
+    s += 8 + mlen;
+    len -= 8 + mlen;
+  } else {
+    lua_pushnil(L);
+  }
   lua_getfield(L, ai, "bb");
   sethost(&h, &sh, L, lua_gettop(L), 0);
   if (bonsai_agent_restore(a, s, len, &sh) != BONSAI_OK)
-    luaL_error(L, "tree '%s': cannot restore: %s",
-               bonsai_tree_name(bonsai_agent_tree(a)), bonsai_agent_errmsg(a));
-  lua_settop(L, top);
+    luaL_error(L, "tree '%s': cannot restore: %s", tree,
+               bonsai_agent_errmsg(a));
+  lua_settop(L, top + 1);
 }
 
 static const luaL_Reg agent_methods[] = {{"save", agent_save}, {NULL, NULL}};

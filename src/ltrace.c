@@ -1,6 +1,7 @@
 /*
 ** ltrace.c: the Lua side of traces and the debugger: a:trace, a:events,
-** the per-agent tick hook that bt.record and bt.debug use (a:on_tick),
+** the per-agent tick hook behind subscriptions (a:_on_tick; subscribe.lua
+** shares it among a:subscribe, a:on_tick, bt.record and bt.debug),
 ** freezing agents at breakpoints (a:freeze), and tree:nodes, the structure
 ** of a tree version that trace files, tree:dot and tree:mermaid describe.
 ** Nothing here runs for an agent that is not traced, hooked or frozen.
@@ -174,8 +175,9 @@ static int agent_frozen(lua_State *L) {
   return 1;
 }
 
-/* a:on_tick(fn | nil): fn(agent, status, err) after each tick of the agent
-** (status nil and err the message when the tick raised) */
+/* a:_on_tick(fn | nil): fn(agent, status, err) after each tick of the
+** agent (status nil and err the message when the tick raised); the one
+** hook that bonsai.subscribe multiplexes */
 static int agent_on_tick(lua_State *L) {
   LAgent *la;
   lua_settop(L, 2);
@@ -205,31 +207,16 @@ static int agent_node_statuses(lua_State *L) {
   return 1;
 }
 
-/* Sets the parameters of the node in the table on top. */
-static void setparams(lua_State *L, const bonsai_nodeinfo *n) {
-  switch (n->kind) {
-  case BONSAI_REPEATER: case BONSAI_RETRY: case BONSAI_LIMIT:
-    lua_pushinteger(L, (lua_Integer)n->times);
-    lua_setfield(L, -2, "times");
-    break;
-  case BONSAI_WAIT: case BONSAI_TIMEOUT: case BONSAI_TIME_LIMIT:
-  case BONSAI_COOLDOWN:
-    lua_pushnumber(L, n->seconds);
-    lua_setfield(L, -2, "seconds");
-    break;
-  case BONSAI_PARALLEL:
-    lua_pushinteger(L, (lua_Integer)n->success);
-    lua_setfield(L, -2, "success");
-    lua_pushinteger(L, (lua_Integer)n->failure);
-    lua_setfield(L, -2, "failure");
-    break;
-  case BONSAI_CHECK: case BONSAI_IS_SET:
-    lua_pushstring(L, n->key);
-    lua_setfield(L, -2, "key");
-    if (n->kind == BONSAI_IS_SET)
-      break;
-    lua_pushstring(L, n->op);
-    lua_setfield(L, -2, "op");
+/* Pushes parameter p (BONSAI_P_*) of the node n describes. */
+static void pushparam(lua_State *L, const bonsai_nodeinfo *n, int p) {
+  switch (p) {
+  case BONSAI_P_TIMES: lua_pushinteger(L, (lua_Integer)n->times); break;
+  case BONSAI_P_SECONDS: lua_pushnumber(L, n->seconds); break;
+  case BONSAI_P_SUCCESS: lua_pushinteger(L, (lua_Integer)n->success); break;
+  case BONSAI_P_FAILURE: lua_pushinteger(L, (lua_Integer)n->failure); break;
+  case BONSAI_P_KEY: lua_pushstring(L, n->key); break;
+  case BONSAI_P_OP: lua_pushstring(L, n->op); break;
+  case BONSAI_P_VALUE:
     if (n->valuekey != NULL)
       lua_pushfstring(L, "$%s", n->valuekey);
     else
@@ -242,21 +229,29 @@ static void setparams(lua_State *L, const bonsai_nodeinfo *n) {
         break;
       default: lua_pushnil(L); break;
       }
-    lua_setfield(L, -2, "value");
     break;
-  case BONSAI_GUARD:
-    lua_pushstring(L, n->abort);
-    lua_setfield(L, -2, "abort");
-    break;
-  case BONSAI_ACTION: case BONSAI_CONDITION:
-    if (n->leaf != NULL) {
-      lua_pushstring(L, n->leaf);
-      lua_setfield(L, -2, "leaf");
-    }
-    break;
-  default:
-    break;
+  case BONSAI_P_ABORT: lua_pushstring(L, n->abort); break;
+  case BONSAI_P_WAIT: lua_pushboolean(L, n->wait); break;
+  default: lua_pushnil(L); break;
   }
+}
+
+/* Sets the parameters of the node in the table on top: each its kind takes
+** (bonsai_kindinfo.takes), and a named leaf's name. */
+static void setparams(lua_State *L, const bonsai_nodeinfo *n) {
+  bonsai_kindinfo ki;
+  int p;
+  if (n->leaf != NULL) {
+    lua_pushstring(L, n->leaf);
+    lua_setfield(L, -2, "leaf");
+  }
+  if (bonsai_kind_info(n->kind, &ki) != BONSAI_OK)
+    return;
+  for (p = 0; p < BONSAI_NPARAMS; p++)
+    if (ki.takes & (1u << p)) {
+      pushparam(L, n, p);
+      lua_setfield(L, -2, bonsai_param_name(p));
+    }
 }
 
 /* Pushes the path of node i, of the version the agent runs (a not NULL)
@@ -331,10 +326,10 @@ static int tree_nodes(lua_State *L) {
 static const luaL_Reg agent_methods[] = {
     {"trace", agent_trace},
     {"events", agent_events},
-    {"_tick_events", agent_tick_events}, /* for bonsai.record */
+    {"_tick_events", agent_tick_events}, /* for bonsai.subscribe */
     {"freeze", agent_freeze},
     {"frozen", agent_frozen},
-    {"on_tick", agent_on_tick},
+    {"_on_tick", agent_on_tick}, /* for bonsai.subscribe */
     {"node_statuses", agent_node_statuses},
     {NULL, NULL}};
 

@@ -279,6 +279,32 @@ static void addleaf(Walk *w, int idx, int kind, const char *name, int place) {
   checkdef(w);
 }
 
+/* Opens the control node at idx (bt.control): its callbacks and args go
+** to the values table; inside a remapping subtree they get the view of the
+** blackboard, as leaves do. */
+static void addcontrol(Walk *w, int idx, const char *name, int place) {
+  lua_State *L = w->L;
+  const void *args = NULL;
+  int top = lua_gettop(L), slot, map = 0;
+  bonsai_leaf_fn fn = lb_control_call;
+  unsigned flags;
+  const char *err;
+  if (leafargs(w, idx))
+    args = (const void *)(intptr_t)keep(w);
+  slot = w->nvalues + 1;
+  if ((err = lb_controldef(L, idx, w->values, slot, &flags)) != NULL)
+    walkerror(w, place, "%s", err);
+  w->nvalues += 4;
+  if (ctxfield(w, "map") == LUA_TTABLE) {
+    map = lua_gettop(L);
+    slot = remapped(w, map, 3, slot, 4);
+    fn = lb_remap_call;
+  }
+  bonsai_def_control(w->def, name, fn, LEAFDATA(slot, 4, 0), flags, args);
+  lua_settop(L, top);
+  checkdef(w);
+}
+
 /* Gives the node just added the utility function of the node table at idx
 ** (its field 'utility'), if it has one. */
 static void utility(Walk *w, int idx, int place) {
@@ -331,6 +357,10 @@ static void pushchildren(Walk *w, int idx, int kind, int place) {
   case LUA_TNIL:
     break;
   case LUA_TTABLE: /* past the limit the walk stops anyway */
+    if (rawfield(L, -1, "type") != LUA_TNIL)
+      walkerror(w, 0, "'conditions' is a list: write conditions = { cond } "
+                "(got one node)", NULL);
+    lua_pop(L, 1);
     n = (lua_Integer)lua_rawlen(L, -1);
     for (n = n < w->max ? n : w->max + 1, k = 1; k <= n; k++) {
       lua_rawgeti(L, -1, k);
@@ -396,6 +426,72 @@ static void composemap(Walk *w, int idx) {
   lua_settop(L, r);
 }
 
+/* Refuses a key of the node table at idx (the open node when place is 0,
+** else its child 'place', not added yet) that its kind does not take
+** (lb_kindwords: kinds.c is the one list), with the key it likely meant; a
+** key that is no name and no child's place; a child of a leaf; a nil hole
+** in its list of children (a misspelt variable). */
+static void checkkeys(Walk *w, int idx, int kind, int place) {
+  lua_State *L = w->L;
+  const char *words = lb_kindwords(L, kind), *kn = bonsai_kind_name(kind);
+  lua_Integer n = 0, max = 0, i;
+  int leaf = kind <= BONSAI_IS_SET, isint;
+  lua_pushnil(L);
+  while (lua_next(L, idx) != 0) {
+    lua_pop(L, 1);
+    if (lua_type(L, -1) == LUA_TSTRING) {
+      if (!lb_hasword(words, lua_tostring(L, -1))) {
+        lua_pushfstring(L, "'%s'", kn);
+        walkerror(w, place, "%s", lb_badkey(L, lua_tostring(L, -1),
+                                            lua_tostring(L, -2), words));
+      }
+      continue;
+    }
+    i = lua_tointegerx(L, -1, &isint);
+    if (lua_type(L, -1) != LUA_TNUMBER || !isint || i < 1)
+      walkerror(w, place, "a node table's keys are names and places of "
+                "children (got a %s key)", luaL_typename(L, -1));
+    if (leaf)
+      walkerror(w, place, kind <= BONSAI_CONDITION
+                              ? "'%s' is a leaf: it takes no children (its "
+                                "function goes in fn or tick: bt.action(f), "
+                                "bt.action{ tick = f })"
+                              : "'%s' is a leaf: it takes no children", kn);
+    n++;
+    if (i > max)
+      max = i;
+  }
+  for (i = 1; n < max && i <= max; i++) {
+    if (lua_rawgeti(L, idx, i) == LUA_TNIL) {
+      lua_pushfstring(L, "'%s': its child %d is nil (a misspelt variable?)",
+                      kn, (int)i); /* i <= the count of children */
+      walkerror(w, place, "%s", lua_tostring(L, -1));
+    }
+    lua_pop(L, 1);
+  }
+  lua_pop(L, 1); /* the words */
+}
+
+/* Raises "unknown node type", with the kind type likely meant. */
+static void badtype(Walk *w, int place, const char *type) {
+  lua_State *L = w->L;
+  luaL_Buffer b;
+  int k;
+  luaL_buffinit(L, &b);
+  for (k = 0; k < BONSAI_NKINDS; k++)
+    if (k != BONSAI_PRIORITY) {
+      luaL_addstring(&b, bonsai_kind_name(k));
+      luaL_addchar(&b, ' ');
+    }
+  luaL_pushresult(&b);
+  if (lb_nearest(L, type, lua_tostring(L, -1)))
+    lua_pushfstring(L, "unknown node type '%s' (did you mean '%s'?)", type,
+                    lua_tostring(L, -1));
+  else
+    lua_pushfstring(L, "unknown node type '%s'", type);
+  walkerror(w, place, "%s", lua_tostring(L, -1));
+}
+
 /* Adds the subtree node at idx (with name, or the tree's name): the
 ** tree's root follows as its child, walked again in a context of its own
 ** (args, remap). The tree is a tree or the name of one (bt.tree and
@@ -438,6 +534,7 @@ static void subtree(Walk *w, int idx, const char *name, int place) {
   bonsai_def_begin(w->def, BONSAI_SUBTREE,
                    name != NULL ? name : bonsai_tree_name(lt->t));
   checkdef(w);
+  checkkeys(w, idx, BONSAI_SUBTREE, 0);
   utility(w, idx, 0);
   lua_createtable(L, 0, 5); /* the context */
   ctx = lua_gettop(L);
@@ -481,7 +578,7 @@ static void addnode(Walk *w, int place) {
     walkerror(w, place, "not a node (a table without a 'type')", NULL);
   type = cstring(w, -1, place, "'type'");
   if ((kind = kindof(type)) < 0)
-    walkerror(w, place, "unknown node type '%s'", type);
+    badtype(w, place, type);
   if (++w->nodes > w->max) {
     lua_pushfstring(L, "more than %d nodes (a node table listed several "
                     "times counts each time; raise max_nodes)", (int)w->max);
@@ -497,6 +594,7 @@ static void addnode(Walk *w, int place) {
     walkerror(w, place, "'name' must be a string", NULL);
   }
   if (kind <= BONSAI_IS_SET) {
+    checkkeys(w, idx, kind, place);
     addleaf(w, idx, kind, name, place);
     utility(w, idx, place);
   } else if (kind == BONSAI_SUBTREE) {
@@ -510,9 +608,15 @@ static void addnode(Walk *w, int place) {
     if (lua_rawget(L, w->onpath) != LUA_TNIL)
       walkerror(w, place, "a node cannot contain itself", NULL);
     lua_pop(L, 1);
-    bonsai_def_begin(w->def, kind, name);
-    checkdef(w);
-    params(w, idx, kind);
+    if (kind == BONSAI_CONTROL) { /* its 'abort' is its callback */
+      addcontrol(w, idx, name, place);
+    } else {
+      bonsai_def_begin(w->def, kind, name);
+      checkdef(w);
+    }
+    checkkeys(w, idx, kind, 0);
+    if (kind != BONSAI_CONTROL)
+      params(w, idx, kind);
     utility(w, idx, 0);
     lua_pushvalue(L, idx);
     lua_pushboolean(L, 1);
@@ -563,6 +667,9 @@ static void walk(Walk *w, int wrapped) {
   }
 }
 
+/* The options of bt.tree and tree:reload. */
+#define TREE_OPTS "name priority max_nodes"
+
 /* Walks the definition of root (with options opts, 0 if none) into a new
 ** definition; leaves the definition box and the values table on the
 ** stack (w->values). Raises definition errors. */
@@ -575,6 +682,8 @@ static void build(lua_State *L, Walk *w, int root, int opts,
   w->L = L;
   w->tree = name;
   w->max = BONSAI_DEFMAXNODES;
+  if (opts != 0)
+    lb_checkopts(L, opts, self != 0 ? "tree:reload" : "bt.tree", TREE_OPTS);
   if (opts != 0 && rawfield(L, opts, "max_nodes") != LUA_TNIL) {
     int isint;
     lua_Integer m = lua_tointegerx(L, -1, &isint);

@@ -179,19 +179,13 @@ static void carrydata(const Blueprint *ob, const Blueprint *nb,
                       uint32_t o, uint32_t j) {
   uint8_t *d = ns + nb->nodes[j].data;
   uint32_t c;
-  memcpy(d, os + ob->nodes[o].data, bs_kinds[nb->nodes[j].kind].data);
-  switch (nb->nodes[j].kind) {
-  case BONSAI_SEQUENCE: case BONSAI_SELECTOR:
+  const KindInfo *ki = &bs_kinds[nb->nodes[j].kind];
+  memcpy(d, os + ob->nodes[o].data, ki->data);
+  if (ki->flags & K_CHILDWORD) { /* a child gone: its first, or none */
     c = *(uint32_t *)d;
-    *(uint32_t *)d = c < ob->n && map[c] != BS_NONE ? map[c] : j + 1;
-    break;
-  case BONSAI_REACTIVE_SEQUENCE: case BONSAI_REACTIVE_SELECTOR:
-  case BONSAI_PRIORITY: case BONSAI_UTILITY_SELECTOR:
-    c = *(uint32_t *)d;
-    *(uint32_t *)d = c < ob->n && map[c] != BS_NONE ? map[c] : BS_NONE;
-    break;
-  default:
-    break;
+    *(uint32_t *)d = c < ob->n && map[c] != BS_NONE ? map[c]
+                     : (ki->flags & K_MEMORY)        ? j + 1
+                                                     : BS_NONE;
   }
 }
 

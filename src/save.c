@@ -76,11 +76,10 @@ static void putchild(const Out *o, const Blueprint *bp, uint32_t i,
   putstr(o, bp->pool + bp->nodes[c].name, strlen(bp->pool + bp->nodes[c].name));
 }
 
-/* Whether node n's data is the index of its running child, saved as the
-** child's name (sequences, selectors, reactive nodes, utility selectors). */
+/* Whether node n's data is the index of a child, saved as the child's
+** name (its kind's K_CHILDWORD). */
 static int childref(const Node *n) {
-  return (n->flags & (NF_MEMORY | NF_REACTIVE)) ||
-         n->kind == BONSAI_UTILITY_SELECTOR;
+  return (bs_kinds[n->kind].flags & K_CHILDWORD) != 0;
 }
 
 /* Whether node i is part of the saved state. */
@@ -318,7 +317,7 @@ static void getnode(In *in, const Blueprint *bp, uint8_t *ns, int apply) {
     data = take(in, dlen);
   }
   if (kind >= BONSAI_NKINDS || status > BONSAI_ABORTED ||
-      (dlen > 8 && dlen != CHILDREF))
+      (dlen > BONSAI_CONTROL_MEMORY && dlen != CHILDREF))
     in->bad = 1;
   if (in->bad || !apply)
     return;

@@ -18,7 +18,7 @@
 /* Records that node i goes from status old to s (called before the store).
 ** A store that leaves a node running or idle as it was is not recorded. */
 BS_INTERNAL void bs_trace_status(bonsai_agent *a, uint32_t i, int old, int s);
-/* A running leaf was ticked again and stays running. */
+/* A running node was ticked again (a leaf: and stays running). */
 BS_INTERNAL void bs_trace_again(bonsai_agent *a, uint32_t i);
 /* An agent event (BONSAI_TRACE_RELOAD, _ERROR, _INTERRUPT, _RESET); msg:
 ** the error message, or NULL. A reload event also makes the agent's new
@@ -39,7 +39,7 @@ static inline void bs_setstatus(bonsai_agent *a, uint8_t *st, uint32_t i,
   st[i] = (uint8_t)s;
 }
 
-/* A running leaf ticked again that stays running. */
+/* A running node ticked again (a leaf: that stays running). */
 #define bs_setagain(a, i)                                                      \
   do {                                                                         \
     if (bs_unlikely((a)->trace != NULL))                                       \

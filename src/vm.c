@@ -7,7 +7,8 @@
 ** No recursion and no frame stack: the pre-order array is the stack.
 ** A RUNNING status jumps straight to the nearest ancestor that acts on it
 ** ('up'), and the next tick resumes at the topmost such node, so a running
-** leaf under plain sequences is resumed without walking its ancestors.
+** leaf under plain sequences is resumed without walking its ancestors (a
+** traced tick records them as ticked again all the same).
 ** Abort always walks the running nodes deepest-first.
 */
 #include <string.h>
@@ -218,6 +219,8 @@ static int abort_node(bonsai_agent *a, uint32_t i) {
   return BONSAI_OK;
 }
 
+static int control_event(bonsai_agent *a, uint32_t i, int ev);
+
 int bs_vm_abort(bonsai_agent *a, uint32_t x) {
   const Node *nd = a->bp->nodes;
   uint32_t i = x, from = x + 1;
@@ -229,7 +232,11 @@ int bs_vm_abort(bonsai_agent *a, uint32_t x) {
     a->resume = 0; /* the root stops running */
   for (;;) {
     /* siblings before 'from' are done: a wide parallel stays linear */
-    uint32_t c = bs_vm_running_child(a->bp, a->state, i, from);
+    uint32_t c;
+    if (from == i + 1 && nd[i].kind == BONSAI_CONTROL && /* first visit */
+        control_event(a, i, BONSAI_EV_ABORT) != BONSAI_OK)
+      r = BONSAI_ELEAF;
+    c = bs_vm_running_child(a->bp, a->state, i, from);
     if (c != BS_NONE) {
       i = c;
       from = c + 1;
@@ -252,6 +259,7 @@ void bs_vm_recover(bonsai_agent *a, const char *msg) {
     bs_agent_fail(a, a->current, "%s", msg);
   }
   a->protect = 1;
+  a->ctl = NULL; /* the callbacks it unwound are over */
   if (a->current != BS_NONE && a->state[a->current] == RUNNING &&
       a->event == BONSAI_EV_ENTER)
     bs_setstatus(a, a->state, a->current, BONSAI_IDLE); /* never started */
@@ -262,9 +270,12 @@ void bs_vm_recover(bonsai_agent *a, const char *msg) {
     bs_trace_mark(a, BONSAI_TRACE_ERROR, a->errnode, bonsai_agent_errmsg(a));
 }
 
-/* A leaf failed inside the VM (C path): recover and report. */
+/* A leaf failed inside the VM (C path): recover and report; inside a
+** control node's callback (a child's run), the error goes back to the
+** callback, and the tick that called it recovers. */
 static int fail(bonsai_agent *a) {
-  bs_vm_recover(a, NULL);
+  if (a->ctl == NULL)
+    bs_vm_recover(a, NULL);
   return BONSAI_ELEAF;
 }
 
@@ -478,26 +489,227 @@ int bs_vm_watched_changed(const bonsai_agent *a) {
 
 /*
 ** {======================================================
+** Control nodes: the host's callbacks decide
+** =======================================================
+*/
+
+/*
+** A control node's callback runs with a Frame linked from the agent: what
+** bonsai_control_tick and _abort check (only the callback under way may
+** ask, not a callback it is nested in, nor a leaf of a child's run) and
+** how many child ticks it may still ask for. A child's tick is a run of
+** the VM over the child's subtree, nested in the callback: it stops where
+** the child's status reaches its parent (a control node is no sequence for
+** the jump table, and RUNNING stops at it: it is active). So the C stack
+** grows by one VM run per control node nested on the path (at most
+** BONSAI_MAXCONTROL, a definition check), and each callback asks for a
+** bounded number of child ticks: a tick always ends.
+*/
+
+/* The copies of the tick that run a child of a control node (below). */
+static int run_child_plain(bonsai_agent *a, uint32_t c);
+static int run_child_traced(bonsai_agent *a, uint32_t c);
+
+/* Calls control node i's callback for ev (ENTER, ABORT: when it wants it;
+** TICK) with its frame linked; returns its result, BONSAI_ELEAF when a
+** child's run failed under it. */
+static int control_call(bonsai_agent *a, uint32_t i, int ev) {
+  const Node *n = &a->bp->nodes[i];
+  void *host = a->hostud;
+  bonsai_call c;
+  Frame f;
+  int r;
+  callrecord(a, &c);
+  f.prev = a->ctl;
+  f.node = i;
+  f.budget = BONSAI_CONTROL_TICKS + 2 * n->nchild;
+  f.event = (uint8_t)ev;
+  f.busy = f.failed = 0;
+  a->ctl = &f;
+  r = fire(a, n, i, ev, 0, &c);
+  a->ctl = f.prev;
+  a->current = i;
+  a->event = (uint8_t)ev;
+  if (f.busy) { /* a child's run left by a non-local exit, caught: what
+               ** that run had set is dropped */
+    a->hostud = host;
+    bs_agent_fail(a, i, "a child's error was caught inside the callback");
+    return BONSAI_ELEAF;
+  }
+  return f.failed ? BONSAI_ELEAF : r;
+}
+
+/* The ENTER or ABORT event of control node i, if it wants it. */
+static int control_event(bonsai_agent *a, uint32_t i, int ev) {
+  unsigned want = ev == BONSAI_EV_ENTER ? BONSAI_LEAF_ENTER : BONSAI_LEAF_ABORT;
+  int r;
+  if (!(leafof(a, &a->bp->nodes[i])->flags & want))
+    return BONSAI_OK;
+  r = control_call(a, i, ev);
+  if (r == BONSAI_ELEAF || r == BONSAI_OK)
+    return r;
+  return leaffail(a, r, ev == BONSAI_EV_ENTER ? "enter" : "abort");
+}
+
+/* A tick of control node i: enter when it starts, its TICK callback, and
+** its children's aborts when its run ends. */
+BS_NOINLINE static int control(bonsai_agent *a, uint32_t i, const int traced) {
+  uint8_t *st = a->state;
+  int s;
+  if (st[i] != RUNNING) {
+    if (control_event(a, i, BONSAI_EV_ENTER) != BONSAI_OK)
+      return BONSAI_ELEAF;
+    SET(i, RUNNING);
+  }
+  s = control_call(a, i, BONSAI_EV_TICK);
+  if (s == BONSAI_ELEAF)
+    return s;
+  if (s != RUNNING && s != SUCCESS && s != FAILURE)
+    return leaffail(a, s, "tick");
+  if (s != RUNNING && abort_children(a, i) != BONSAI_OK)
+    return BONSAI_ELEAF;
+  return s;
+}
+
+/* The frame of control node 'node' when its callback for ev may act now
+** (BONSAI_EV_ABORT: any of its callbacks), else NULL. */
+static Frame *frameof(bonsai_agent *a, unsigned node, int ev) {
+  Frame *f = a->ctl;
+  if (f == NULL || f->node != node || f->busy ||
+      (ev == BONSAI_EV_TICK && f->event != BONSAI_EV_TICK))
+    return NULL;
+  return f;
+}
+
+unsigned bonsai_control_child(const bonsai_agent *a, unsigned node,
+                              unsigned k) {
+  const Node *nd = a->bp->nodes;
+  uint32_t c;
+  if (node >= a->bp->n || nd[node].kind != BONSAI_CONTROL ||
+      k >= nd[node].nchild)
+    return BONSAI_NONE;
+  for (c = node + 1; k > 0; k--)
+    c = nd[c].next;
+  return c;
+}
+
+unsigned bonsai_control_children(const bonsai_agent *a, unsigned node) {
+  return node < a->bp->n && a->bp->nodes[node].kind == BONSAI_CONTROL
+             ? a->bp->nodes[node].nchild
+             : 0;
+}
+
+void *bonsai_control_memory(bonsai_agent *a, unsigned node) {
+  return node < a->bp->n && a->bp->nodes[node].kind == BONSAI_CONTROL
+             ? a->state + a->bp->nodes[node].data
+             : NULL;
+}
+
+int bonsai_control_tick(bonsai_agent *a, unsigned node, unsigned k,
+                        void *host) {
+  Frame *f = frameof(a, node, BONSAI_EV_TICK);
+  void *outer = a->hostud;
+  uint32_t c;
+  int s;
+  if (f == NULL)
+    return BONSAI_EARG;
+  if ((c = bonsai_control_child(a, node, k)) == BONSAI_NONE) {
+    bs_agent_fail(a, node, "no child %u (it has %u)", k + 1,
+                  (unsigned)a->bp->nodes[node].nchild);
+    f->failed = 1;
+    return BONSAI_ELEAF;
+  }
+  if (f->budget == 0) {
+    bs_agent_fail(a, node, "ticked its children more than %u times in one "
+                           "tick", (unsigned)(BONSAI_CONTROL_TICKS +
+                                              2 * a->bp->nodes[node].nchild));
+    f->failed = 1;
+    return BONSAI_ELEAF;
+  }
+  f->budget--;
+  f->busy = 1;
+  if (host != NULL)
+    a->hostud = host;
+  s = bs_unlikely(a->trace != NULL) ? run_child_traced(a, c)
+                                    : run_child_plain(a, c);
+  a->hostud = outer;
+  f->busy = 0;
+  if (s < 0) { /* the error names the child's node that failed */
+    f->failed = 1;
+    return s;
+  }
+  a->current = node; /* the callback's own errors are the node's */
+  a->event = BONSAI_EV_TICK;
+  return s;
+}
+
+int bonsai_control_abort(bonsai_agent *a, unsigned node, unsigned k,
+                         void *host) {
+  Frame *f = frameof(a, node, BONSAI_EV_ABORT);
+  uint32_t c = bonsai_control_child(a, node, k);
+  void *outer = a->hostud;
+  int r;
+  if (f == NULL || c == BONSAI_NONE)
+    return BONSAI_EARG;
+  f->busy = 1;
+  if (host != NULL)
+    a->hostud = host;
+  r = bs_vm_abort(a, c);
+  a->hostud = outer;
+  f->busy = 0;
+  a->current = node;
+  a->event = f->event;
+  return r;
+}
+
+/* }====================================================== */
+
+/*
+** {======================================================
 ** The tick: each kind's start and child-done steps
 ** =======================================================
 */
 
-/* The tick; 'traced' is a constant in each of its two copies. */
-static BS_ALWAYS_INLINE int run(bonsai_agent *a, const int traced) {
+/* A traced tick that resumes at node x (not the root) visits x's
+** ancestors again without walking them: records each as ticked again,
+** root first, as a walk from the root would. */
+BS_NOINLINE static void ancestors_again(bonsai_agent *a, uint32_t x) {
+  const Node *nd = a->bp->nodes;
+  uint32_t i = 0, c;
+  while (i != x) {
+    bs_setagain(a, i);
+    for (c = i + 1; nd[c].next <= x; c = nd[c].next)
+      ; /* the child of i whose subtree holds x */
+    i = c;
+  }
+}
+
+/* The tick, from the root (or the resume point) when 'from' is BS_NONE,
+** else the run of a control node's child 'from', which ends when its
+** status reaches the control node. 'from' and 'traced' are constants in
+** each of the four copies. */
+static BS_ALWAYS_INLINE int run(bonsai_agent *a, uint32_t from,
+                                const int traced) {
   const Node *nd = a->bp->nodes;
   uint8_t *st = a->state;
   uint32_t i = a->resume, c; /* 0 unless the root is running */
   int s;
   bonsai_call cl;
+  callrecord(a, &cl);
+  if (from != BS_NONE) {
+    i = from;
+    goto tick;
+  }
   bs_assert(i == 0 || st[0] == RUNNING);
   a->wake = 0; /* the tree runs: a leaf sleeps again if it wants */
-  callrecord(a, &cl);
   if (a->bp->nwatch != 0 && bs_bb_changed(a->bb, a->seen)) {
     if ((s = wakeguards(a)) < 0)
       return fail(a);
     if (s > 0)
       i = 0; /* the root's running path changed */
   }
+  if (traced && i != 0)
+    ancestors_again(a, i);
   if (i != 0 && nd[i].kind == BONSAI_ACTION) {
     /* resumed at a running action: its status byte need not be read (in a
     ** large tree it lies away from what the tick touches) */
@@ -509,6 +721,9 @@ static BS_ALWAYS_INLINE int run(bonsai_agent *a, const int traced) {
 tick: /* node i is ticked; the common kinds first, without a switch */
   for (;;) {
     const Node *n = &nd[i];
+    if (traced && st[i] == RUNNING && n->kind > BONSAI_CONDITION)
+      bs_setagain(a, i); /* a running node visited again (a leaf's is
+                         ** recorded after its call, if it stays running) */
     if (n->kind <= BONSAI_CONDITION) { /* action, condition */
       if ((s = tick_leaf(a, n, i, st, &cl, traced)) < 0)
         return fail(a);
@@ -541,8 +756,6 @@ tick: /* node i is ticked; the common kinds first, without a switch */
         SET(i, RUNNING);
       }
       s = a->time - F64(i) >= n->secs ? SUCCESS : RUNNING;
-      if (traced && s == RUNNING)
-        bs_setagain(a, i);
       goto done;
     case BONSAI_PARALLEL:
       if (st[i] != RUNNING) {
@@ -642,6 +855,10 @@ tick: /* node i is ticked; the common kinds first, without a switch */
       if ((i = rank(a, i)) == BS_NONE)
         return fail(a);
       continue;
+    case BONSAI_CONTROL: /* its callback ticks its children */
+      if ((s = control(a, i, traced)) < 0)
+        return fail(a);
+      goto done;
     case BONSAI_GUARD: /* decides whether its child starts */
       if (st[i] != RUNNING) {
         if ((s = check(a, i + 1)) < 0)
@@ -822,6 +1039,8 @@ done: /* node i finished its tick with status s; control moves on */
       if (s == SUCCESS)
         s = RUNNING; /* its child starts again at the next tick */
       break;
+    case BONSAI_CONTROL: /* a child's run is over: back to the callback */
+      return s;
     default: /* timeout, time_limit, limit, delay, subtree: the status
              ** passes */
       break;
@@ -834,14 +1053,22 @@ done: /* node i finished its tick with status s; control moves on */
 __attribute__((noinline))
 #endif
 static int run_plain(bonsai_agent *a) {
-  return run(a, 0);
+  return run(a, BS_NONE, 0);
 }
 
 #if defined(__GNUC__)
 __attribute__((noinline))
 #endif
 static int run_traced(bonsai_agent *a) {
-  return run(a, 1);
+  return run(a, BS_NONE, 1);
+}
+
+BS_NOINLINE static int run_child_plain(bonsai_agent *a, uint32_t c) {
+  return run(a, c, 0);
+}
+
+BS_NOINLINE static int run_child_traced(bonsai_agent *a, uint32_t c) {
+  return run(a, c, 1);
 }
 
 /* One predictable branch per tick: an agent without a trace runs the copy

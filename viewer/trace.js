@@ -3,8 +3,9 @@
 // (kept as text) and a keyframe of its statuses and blackboard every K
 // lines, so a tick is rebuilt by replaying at most K lines; per tree the
 // changes of the number of agents running each node, so the population at
-// a tick is a prefix sum. Lines are added one at a time, from a file or a
-// live stream alike. No DOM here: viewer.js draws.
+// a tick is a prefix sum; a node's history is read from the agent's lines
+// when asked. Lines are added one at a time, from a file or a live stream
+// alike. No DOM here: viewer.js draws.
 'use strict';
 
 const STATUSES = ['idle', 'running', 'success', 'failure', 'aborted'];
@@ -67,6 +68,7 @@ class Trace {
     else if (o.t === 'agent') this.addAgent(o, lineNo);
     else if (o.t === 'tick') this.addTick(o, text, lineNo);
     else if (o.t === 'end') this.ended = true;
+    else if (o.t === 'gone' && this.agents.has(o.agent)) this.agents.get(o.agent).gone = true;
     // other kinds of lines: a newer writer; ignored as the format says
   }
 
@@ -80,6 +82,7 @@ class Trace {
       path: String(n.path), params: n.params || {}, hidden: !!n.hidden, children: [],
     }));
     for (const n of nodes) if (n.parent !== null && nodes[n.parent]) nodes[n.parent].children.push(n.id);
+    labelNodes(nodes);
     const byPath = new Map(nodes.map((n) => [n.path, n.id]));
     this.trees.set(key, { name: o.tree, version: o.version, nodes, byPath });
     const vs = this.versions.get(o.tree) || [];
@@ -95,6 +98,7 @@ class Trace {
   addAgent(o, lineNo) {
     if (this.agents.has(o.agent)) {
       this.agents.get(o.agent).label = o.label || this.agents.get(o.agent).label;
+      this.agents.get(o.agent).gone = false;
       return; // a live client sees the agents again after a reconnect
     }
     if (!this.tree(o.tree, o.version)) {
@@ -238,9 +242,54 @@ class Trace {
       status: st.status, bb: st.bb };
   }
 
+  // The history of the node at `path` in agent `a`'s ticks: [tick, status
+  // code] for each tick that visited it, with the status it had at the end
+  // of that tick, ascending (a node of that path in each version).
+  historyOf(a, path) {
+    const out = [];
+    let version = null;
+    let id;
+    for (const text of a.lines) {
+      const o = JSON.parse(text);
+      if (o.version !== version) {
+        version = o.version;
+        const t = this.tree(a.tree, version);
+        id = t ? t.byPath.get(path) : undefined;
+      }
+      let st = -1;
+      for (const e of o.events || []) if (e[0] === id) st = STATUS_CODE[e[1]] || 0;
+      if (st >= 0) out.push([o.tick, st]);
+    }
+    return out;
+  }
+
   // The ticks of an agent's marks of one kind, ascending.
   marksOf(a, kind) {
     return a.marks.filter((m) => m[1] === kind).map((m) => m[0]);
+  }
+}
+
+// Gives each node a label for lists that show nodes out of the tree: its
+// name, or for a name that repeats in the tree (default names do:
+// is_set[1] under two filters), the shortest end of its path that no other
+// node of that name shares ("danger/is_set[1]").
+function labelNodes(nodes) {
+  const byName = new Map();
+  for (const n of nodes) {
+    if (!byName.has(n.name)) byName.set(n.name, []);
+    byName.get(n.name).push(n);
+  }
+  for (const same of byName.values()) {
+    for (const n of same) {
+      const parts = n.path.split('/');
+      let label = n.name;
+      for (let k = 2; same.length > 1 && k <= parts.length; k++) {
+        label = parts.slice(-k).join('/');
+        const clash = same.some((o) => o !== n && (o.path === label || o.path.endsWith('/' + label)));
+        if (!clash) break;
+      }
+      n.label = label;
+    }
   }
 }
 
@@ -256,17 +305,25 @@ function lastAtOrBefore(arr, x) {
   return found;
 }
 
-// Reads a whole file's text. Returns { trace, problem } where problem is
-// null or { fatal, message } for the page to show: a file that is not a
-// trace is fatal; a cut-off or corrupted line stops the reading there and
-// the page shows what came before it.
-function readTrace(text) {
+// Reads a whole file's text, in slices of about 50 ms so that the page
+// stays responsive on a large file; progress(fraction read) after each
+// slice. Resolves to { trace, problem } where problem is null or { fatal,
+// message } for the page to show: a file that is not a trace is fatal; a
+// cut-off or corrupted line stops the reading there and the page shows
+// what came before it.
+async function readTrace(text, progress) {
   const trace = new Trace();
   const fail = (fatal, message) => ({ trace, problem: { fatal, message } });
   if (text.length === 0) return fail(true, 'The file is empty: there is no trace in it.');
   const lines = text.split('\n');
   const complete = text.endsWith('\n');
+  let slice = Date.now();
   for (let i = 0; i < lines.length; i++) {
+    if ((i & 1023) === 0 && Date.now() - slice > 50) {
+      if (progress) progress(i / lines.length);
+      await new Promise((resolve) => setTimeout(resolve, 0));
+      slice = Date.now();
+    }
     try {
       trace.addLine(lines[i], i + 1);
     } catch (e) {

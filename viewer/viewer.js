@@ -2,8 +2,11 @@
 // picker, drag and drop, ?trace=URL) or a live game (GET /live, events on
 // /events, commands to POST /command, as docs/TRACE_FORMAT.md says), and
 // draws the selected agent at the selected tick: the tree coloured by
-// status (or by how many agents run each node), the timeline, the events,
-// the blackboard, the running nodes. trace.js does the reading.
+// status (nodes the tick did not visit faded; or by how many agents run
+// each node), the timeline with node lanes, the events, the blackboard,
+// the running nodes; live, breakpoints and watches. trace.js does the
+// reading; docs/DEBUGGER.md tells what the page shows. A coverage report
+// of the test kit opens the same ways and is drawn by coverage.js.
 'use strict';
 
 const $ = (id) => document.getElementById(id);
@@ -22,8 +25,14 @@ const ui = {
   matches: [],
   matchAt: -1,
   live: null,            // { es, paused } in live mode
-  breakpoints: new Set(),// "tree\npath"
+  breakpoints: new Set(),// "tree\npath\nstatus" (status "" for any event)
+  watches: [],           // { key, op, value, agent, text }: break when true
   pending: false,
+  followed: null,        // agent, tree version and running node scrolled to
+  loads: 0,              // files opened: only the last one read is shown
+  lanes: [],             // paths of the nodes whose history the timeline shows
+  histories: new Map(),  // "agent\npath" -> { changes, ticks: [[tick, code]] }
+  coverage: null,        // coverage.js's state while a coverage report is shown
 };
 
 // ---- Messages and loading -------------------------------------------------
@@ -35,9 +44,25 @@ function showMessage(text, kind) {
   m.className = kind || '';
 }
 
-function loadText(text, name) {
+async function loadText(text, name) {
   if (ui.live) stopLive(); // a file opened on a live page replaces the game
-  const { trace, problem } = readTrace(text);
+  const mine = ++ui.loads; // a file opened meanwhile replaces this one
+  let report = null;
+  try {
+    report = readCoverage(text);
+  } catch (e) {
+    document.body.classList.remove('loaded');
+    showMessage(name + ': ' + e.message, 'error');
+    return;
+  }
+  if (report) {
+    showMessage('', '');
+    return startCoverage(report, name);
+  }
+  const { trace, problem } = await readTrace(text, (f) => {
+    if (mine === ui.loads) showMessage('Reading ' + name + ': ' + Math.round(100 * f) + '%…', 'info');
+  });
+  if (mine !== ui.loads) return;
   $('source').textContent = name;
   if (problem && problem.fatal) {
     ui.trace = null;
@@ -50,6 +75,7 @@ function loadText(text, name) {
 }
 
 function start(trace) {
+  if (ui.coverage) stopCoverage();
   ui.trace = trace;
   ui.agent = null;
   ui.tick = 0;
@@ -73,7 +99,7 @@ async function loadURL(url) {
   try {
     const r = await fetch(url, { cache: 'no-store' });
     if (!r.ok) throw new Error('HTTP ' + r.status);
-    loadText(await r.text(), url);
+    await loadText(await r.text(), url);
   } catch (e) {
     showMessage('Cannot load ' + url + ': ' + e.message, 'error');
   }
@@ -132,7 +158,9 @@ function renderAgents() {
     li.className = a === ui.agent ? 'sel' : '';
     li.innerHTML = '<span></span><small></small>';
     li.firstChild.textContent = a.label;
-    li.lastChild.textContent = a.tree + (a.marks.some((m) => m[1] === 'error') ? ' · error' : '');
+    li.lastChild.textContent = a.tree + (a.marks.some((m) => m[1] === 'error') ? ' · error' : '') +
+      (a.gone ? ' · gone' : '');
+    li.classList.toggle('gone', !!a.gone);
     li.onclick = () => selectAgent(a);
     list.appendChild(li);
   }
@@ -146,10 +174,17 @@ function renderAgents() {
 
 // ---- The tree -----------------------------------------------------------------
 
+// A check's right operand: another key ("$key") or a constant.
+function refKey(p) {
+  return typeof p.value === 'string' && p.value[0] === '$' ? p.value.slice(1) : null;
+}
+
 function paramText(n) {
   const p = n.params;
   const out = [];
-  if (p.key !== undefined) out.push(p.key + (p.op ? ' ' + p.op + ' ' + JSON.stringify(p.value) : ''));
+  if (p.key !== undefined) {
+    out.push(p.key + (p.op ? ' ' + p.op + ' ' + (refKey(p) !== null ? p.value : JSON.stringify(p.value)) : ''));
+  }
   if (p.leaf !== undefined && p.leaf !== n.name) out.push(p.leaf);
   for (const k of ['times', 'seconds', 'success', 'failure', 'abort']) {
     if (p[k] !== undefined) out.push(k + ' ' + p[k]);
@@ -184,9 +219,15 @@ function buildTree(t) {
       for (const c of n.children) ul.appendChild(make(c));
       li.appendChild(ul);
     }
-    row.children[1].onclick = () => toggleBreakpoint(t.name, n.path);
-    row.children[3].onclick = () => { ui.popPath = n.path; renderPopAgents(); };
-    ui.rows[id] = { li, row, count: row.children[6] };
+    row.children[1].title = 'Breakpoint: click for any event of the node, Shift+click for its failures';
+    row.children[1].onclick = (e) => toggleBreakpoint(t.name, n.path, e.shiftKey ? 'failure' : '');
+    row.children[3].onclick = () => {
+      if (ui.coverage) return pickCoverageNode(n.path);
+      if (ui.mode === 'agent') return toggleLane(n.path);
+      ui.popPath = n.path;
+      renderPopAgents();
+    };
+    ui.rows[id] = { li, row, params: row.children[5], count: row.children[6] };
     return li;
   };
   const ul = document.createElement('ul');
@@ -248,25 +289,70 @@ function applySearch() {
   applyCollapsed();
 }
 
+// Large trees: collapses every subtree whose root the agent does not run
+// at the tick (what runs stays open down to its leaves), or none.
+function fold(toRunning) {
+  const t = ui.tree;
+  if (!t) return;
+  const view = ui.agent && ui.trace.stateAt(ui.agent, ui.tick);
+  for (const n of t.nodes) {
+    const k = t.name + '\n' + n.path;
+    if (toRunning && n.children.length && !(view && view.status[n.id] === 1)) ui.collapsed.add(k);
+    else ui.collapsed.delete(k);
+  }
+  applyCollapsed();
+}
+
 function nextMatch() {
   if (!ui.matches.length) return;
   ui.matchAt = (ui.matchAt + 1) % ui.matches.length;
   reveal(ui.matches[ui.matchAt]);
 }
 
-// Heat colour for a share 0..1 of the agents: pale yellow to deep red.
+// Heat colour for a share 0..1 of the agents: pale to deep blue (red
+// means failure everywhere else).
 function heat(f) {
-  return 'hsl(' + Math.round(55 - 55 * f) + ', 95%, ' + Math.round(88 - 32 * f) + '%)';
+  return 'hsl(205, 85%, ' + Math.round(94 - 32 * f) + '%)';
 }
+
+// A value of the blackboard in a check's text ("nil" when unset), cut to
+// 40 characters.
+function valueText(v) {
+  const s = v === undefined ? 'nil' : JSON.stringify(v);
+  return s.length > 40 ? s.slice(0, 39) + '…' : s;
+}
+
+// A check with what its operands held at the end of the tick:
+// 'hp(2) <= flee_hp(3)', 'enemy("wolf") is set'.
+function checkText(n, bb) {
+  const p = n.params;
+  const left = p.key + '(' + valueText(bb[p.key]) + ')';
+  if (n.type === 'is_set') return left + ' is set';
+  const ref = refKey(p);
+  return left + ' ' + p.op + ' ' + (ref !== null ? ref + '(' + valueText(bb[ref]) + ')' : JSON.stringify(p.value));
+}
+
+const isCheck = (n) => n.type === 'check' || n.type === 'is_set';
 
 function paintTree(view) {
   const t = ui.tree;
   const pop = ui.mode === 'population' ? ui.trace.population(t.name, ui.tick) : null;
+  // the nodes this tick visited: the others keep a status from an earlier
+  // tick, and look faded so that it does not pass for this tick's
+  const visited = new Set(view && view.tick === ui.tick ? (view.line.events || []).map((e) => e[0]) : []);
   t.nodes.forEach((n, id) => {
     const r = ui.rows[id];
-    r.li.dataset.status = view ? STATUSES[view.status[id]] : 'idle';
-    r.row.classList.toggle('bp-on', ui.breakpoints.has(t.name + '\n' + n.path) ||
+    const st = view ? STATUSES[view.status[id]] : 'idle';
+    const stale = !pop && st !== 'idle' && !visited.has(id);
+    r.li.dataset.status = st;
+    r.li.classList.toggle('stale', stale);
+    r.row.classList.toggle('lane-on', ui.lanes.includes(n.path));
+    r.row.title = (n.path || '(the hidden priority wrapper)') +
+      (stale ? ': not visited in this tick (' + st + ' since an earlier tick)' : '');
+    if (isCheck(n)) r.params.textContent = view && !pop ? checkText(n, view.bb) : paramText(n);
+    r.row.classList.toggle('bp-on', ui.breakpoints.has(t.name + '\n' + n.path + '\n') ||
       (view && view.line.frozen === id));
+    r.row.classList.toggle('bp-fail', ui.breakpoints.has(t.name + '\n' + n.path + '\nfailure'));
     if (pop) {
       const c = pop.count(n.path);
       r.li.dataset.count = c;
@@ -332,11 +418,12 @@ function renderInfo(view) {
     const latest = view.tick === a.ticks[a.ticks.length - 1];
     // built again only when it changes: a live game re-renders many times
     // a second, and a button replaced under the pointer cannot be clicked
-    const key = [a.id, n ? n.path : '', !!(ui.live && latest)].join('\n');
+    const key = [a.id, n ? n.path : l.watch || '', !!(ui.live && latest)].join('\n');
     if (fz.dataset.key === key) return;
     fz.dataset.key = key;
     fz.innerHTML = '<p></p>';
-    fz.firstChild.textContent = 'Frozen at ' + (n ? 'the breakpoint on ' + n.path : 'a breakpoint') +
+    fz.firstChild.textContent = (n ? 'Frozen at the breakpoint on ' + n.path
+      : l.watch ? 'Frozen: ' + l.watch + ' became true' : 'Frozen at a breakpoint') +
       ': the agent is not ticked until resumed or stepped.';
     if (ui.live && latest) {
       for (const [label, cmd] of [['Resume', 'resume'], ['Step one tick', 'step']]) {
@@ -368,9 +455,15 @@ function renderEvents(view) {
     const li = document.createElement('li');
     li.className = 'st-' + st;
     li.innerHTML = '<span class="chip"></span><span class="name"></span><span class="what"></span>';
-    li.children[1].textContent = n.hidden ? '(priority section)' : n.name;
+    li.children[1].textContent = n.hidden ? '(priority section)' : n.label;
     li.children[1].title = n.path;
     li.children[2].textContent = again ? 'running again' : st;
+    if (isCheck(n) && (st === 'success' || st === 'failure')) {
+      const d = document.createElement('small');
+      d.className = 'detail';
+      d.textContent = checkText(n, view.bb) + ': ' + (st === 'success');
+      li.appendChild(d);
+    }
     li.onclick = () => reveal(n.path);
     ol.appendChild(li);
   }
@@ -496,6 +589,26 @@ function renderRunning(view) {
   }
 }
 
+// Scrolls the tree to the agent's running node when it is out of sight,
+// once each time the agent or its running node changes (so the user may
+// scroll away meanwhile); a node the user collapsed away stays hidden.
+function followRunning(view) {
+  if (!view || ui.mode !== 'agent') return;
+  const t = view.tree;
+  const leaf = t.nodes.find((n) => view.status[n.id] === 1 && !n.children.some((c) => view.status[c] === 1));
+  if (!leaf) return;
+  const key = [ui.agent.id, t.name, t.version, leaf.path].join('\n');
+  if (key === ui.followed) return;
+  ui.followed = key;
+  const row = ui.rows[leaf.id].row;
+  if (!row.offsetParent) return; // in a collapsed subtree
+  const box = $('center').getBoundingClientRect();
+  const r = row.getBoundingClientRect();
+  if (r.top < box.top || r.bottom > box.bottom || r.left < box.left || r.left > box.right - 40) {
+    row.scrollIntoView({ block: 'center', inline: 'nearest' });
+  }
+}
+
 // Population: the agents of the tree that run the clicked node at the tick.
 function renderPopAgents() {
   const ul = $('pop-agents');
@@ -533,11 +646,58 @@ function renderPopAgents() {
 
 // ---- Timeline ----------------------------------------------------------------
 
+const LANES = 4; // node lanes at most; a fifth replaces the oldest
+const STATUS_COLOURS = ['#c4c9d2', '#f0a020', '#2f9e55', '#d64545', '#8a5cc2'];
+
+// Adds the node's lane to the timeline, or takes it away.
+function toggleLane(path) {
+  const i = ui.lanes.indexOf(path);
+  if (i >= 0) ui.lanes.splice(i, 1);
+  else {
+    ui.lanes.push(path);
+    if (ui.lanes.length > LANES) ui.lanes.shift();
+  }
+  render();
+}
+
+// The selected agent's history of a node (cached until the trace grows).
+function nodeHistory(path) {
+  const a = ui.agent;
+  const key = a.id + '\n' + path;
+  let h = ui.histories.get(key);
+  if (!h || h.changes !== ui.trace.changes) {
+    h = { changes: ui.trace.changes, ticks: ui.trace.historyOf(a, path) };
+    ui.histories.set(key, h);
+  }
+  return h.ticks;
+}
+
+// To the previous (d < 0) or next tick at which the last lane's node ran,
+// or ended with a failure (failed).
+function laneStep(d, failed) {
+  const path = ui.lanes[ui.lanes.length - 1];
+  if (!ui.trace || !ui.agent || path === undefined) return;
+  const ticks = nodeHistory(path).filter(([, s]) => !failed || s === 3).map(([t]) => t);
+  const t = d > 0 ? ticks.find((x) => x > ui.tick) : ticks.filter((x) => x < ui.tick).pop();
+  if (t !== undefined) jump(t);
+}
+
+function renderLaneNav() {
+  const path = ui.lanes[ui.lanes.length - 1];
+  const t = ui.tree;
+  $('lane-nav').hidden = path === undefined;
+  if (path === undefined) return;
+  const id = t && t.byPath.get(path);
+  $('lane-name').textContent = id !== undefined ? t.nodes[id].label : path;
+  $('lane-name').title = path;
+}
+
 const MARK_COLOURS = { change: '#3a78d8', reload: '#8a4fd0', error: '#d43c3c', frozen: '#0aa3b5' };
 
 function drawTimeline() {
   const tr = ui.trace;
   const c = $('strip');
+  c.style.height = 44 + 16 * ui.lanes.length + 'px'; // the strip, then the lanes
   const w = c.clientWidth;
   const h = c.clientHeight;
   const dpr = window.devicePixelRatio || 1;
@@ -569,13 +729,31 @@ function drawTimeline() {
       }
     }
   }
+  // one lane per selected node: a bar where a tick visited it, in the
+  // colour of the status it ended that tick with
+  ui.lanes.forEach((path, k) => {
+    const y = 46 + 16 * k;
+    const ticks = a ? nodeHistory(path) : [];
+    c.dataset['lane' + k] = path + '|' + ticks.map(([t, s]) => t + ':' + STATUSES[s]).join(',');
+    g.fillStyle = '#f1f3f7';
+    g.fillRect(pad, y, w - 2 * pad, 12);
+    for (const [t, s] of ticks) {
+      g.fillStyle = STATUS_COLOURS[s];
+      g.fillRect(x(t) - 1, y, Math.max(2, (w - 2 * pad) / (hi - lo)), 12);
+    }
+    const id = ui.tree && ui.tree.byPath.get(path);
+    g.font = '10px sans-serif';
+    g.fillStyle = '#1d2330';
+    g.fillText(id !== undefined ? ui.tree.nodes[id].label : path, pad + 2, y + 10);
+  });
+  for (let k = ui.lanes.length; 'lane' + k in c.dataset; k++) delete c.dataset['lane' + k];
   g.fillStyle = '#111';
   g.fillRect(x(ui.tick) - 1, 2, 2, h - 4);
   g.font = '11px sans-serif';
   g.fillStyle = '#555';
-  g.fillText(String(lo), pad, h - 3);
+  g.fillText(String(lo), pad, 41);
   const end = String(tr.maxTick);
-  g.fillText(end, w - pad - g.measureText(end).width, h - 3);
+  g.fillText(end, w - pad - g.measureText(end).width, 41);
   c.onpointerdown = (e) => {
     const pick = (ev) => {
       const r = c.getBoundingClientRect();
@@ -597,6 +775,8 @@ function render() {
   const t = view ? view.tree : tr.tree(ui.agent.tree, ui.agent.cur.version);
   if (ui.treeKey !== t.name + '@' + t.version) buildTree(t);
   paintTree(view);
+  followRunning(view);
+  renderLaneNav();
   renderInfo(view);
   renderEvents(view);
   renderBlackboard(view);
@@ -656,13 +836,57 @@ async function send(body, quiet) {
   }
 }
 
-function toggleBreakpoint(tree, path) {
+// A breakpoint on a node: on any event of it (status ""), or on its
+// failures only ("failure"); for every agent of the tree.
+function toggleBreakpoint(tree, path, status) {
   if (!ui.live) return;
-  const k = tree + '\n' + path;
+  const k = tree + '\n' + path + '\n' + status;
   const on = !ui.breakpoints.has(k);
   if (on) ui.breakpoints.add(k); else ui.breakpoints.delete(k);
-  command({ cmd: 'break', tree, node: path, on });
+  command(Object.assign({ cmd: 'break', tree, node: path, on }, status ? { status } : {}));
   render();
+}
+
+// "hp < 5", "enemy == \"wolf\"", "alarm == true": a watch's condition.
+function parseWatch(text) {
+  const m = /^\s*([^\s=<>!~]+)\s*(==|~=|!=|<=|>=|<|>)\s*(.+?)\s*$/.exec(text);
+  if (!m) return null;
+  return { key: m[1], op: m[2] === '!=' ? '~=' : m[2], value: parseValue(m[3], undefined) };
+}
+
+// Adds a watch from the input: the agent (or any agent, with the box
+// checked) freezes when its condition becomes true.
+function addWatch() {
+  const input = $('watch-input');
+  const w = parseWatch(input.value);
+  if (!w || w.value === null) {
+    showMessage('A watch reads "key op value", op one of == ~= < <= > >=, e.g. "hp < 5".', 'warn');
+    return;
+  }
+  if (!$('watch-any').checked) w.agent = ui.agent.id;
+  w.text = input.value.trim() + (w.agent !== undefined ? ' (' + ui.agent.label + ')' : ' (any agent)');
+  command(Object.assign({ cmd: 'watch', on: true }, w, { text: undefined })).then((r) => {
+    if (!r || !r.ok) return;
+    ui.watches.push(w);
+    input.value = '';
+    renderWatches();
+  });
+}
+
+function renderWatches() {
+  const ul = $('watch-list');
+  ul.textContent = '';
+  for (const w of ui.watches) {
+    const li = document.createElement('li');
+    li.innerHTML = '<span></span><button title="Remove">×</button>';
+    li.firstChild.textContent = w.text;
+    li.lastChild.onclick = () => {
+      command(Object.assign({ cmd: 'watch', on: false }, w, { text: undefined }));
+      ui.watches.splice(ui.watches.indexOf(w), 1);
+      renderWatches();
+    };
+    ul.appendChild(li);
+  }
 }
 
 function pauseLive(paused) {
@@ -693,8 +917,9 @@ function startLive() {
   es.onopen = () => $('live').classList.remove('lost');
   es.onerror = () => $('live').classList.add('lost');
   es.onmessage = (e) => {
+    let o;
     try {
-      const o = JSON.parse(e.data);
+      o = JSON.parse(e.data);
       if (o.t === 'header' && trace.header && o.started !== trace.header.started) {
         trace = new Trace(); // another game: start over
         ui.trace = null;
@@ -708,7 +933,7 @@ function startLive() {
       showMessage('', '');
       start(trace);
     }
-    if (ui.trace && trace.agentList.length !== listed) {
+    if (ui.trace && (trace.agentList.length !== listed || o.t === 'gone')) {
       listed = trace.agentList.length;
       renderAgents();
     }
@@ -737,10 +962,17 @@ function wire() {
   $('next').onclick = () => step(1);
   $('prev-change').onclick = () => step(-1, true);
   $('next-change').onclick = () => step(1, true);
+  $('lane-prev-ran').onclick = () => laneStep(-1, false);
+  $('lane-next-ran').onclick = () => laneStep(1, false);
+  $('lane-prev-failed').onclick = () => laneStep(-1, true);
+  $('lane-next-failed').onclick = () => laneStep(1, true);
   $('tick').onchange = (e) => jump(Number(e.target.value));
   $('mode-agent').onclick = () => setMode('agent');
   $('mode-pop').onclick = () => setMode('population');
   $('live-pause').onclick = () => pauseLive(!ui.live.paused);
+  $('fold-running').onclick = () => fold(true);
+  $('unfold-all').onclick = () => fold(false);
+  $('watch-input').onkeydown = (e) => { if (e.key === 'Enter') addWatch(); };
   document.addEventListener('keydown', (e) => {
     if (e.target.tagName === 'INPUT' || e.target.tagName === 'TEXTAREA') return;
     if (e.key === 'ArrowLeft') { step(-1, e.shiftKey); e.preventDefault(); }
@@ -763,6 +995,7 @@ async function main() {
   const params = new URLSearchParams(location.search);
   if (location.protocol.startsWith('http')) {
     if (params.has('trace')) return loadURL(params.get('trace'));
+    if (params.has('coverage')) return loadURL(params.get('coverage'));
     try {
       const r = await fetch('live', { cache: 'no-store' });
       const j = r.ok ? await r.json() : null;

@@ -81,7 +81,10 @@ function M.new(bt)
   local rec           -- the Recording whose lines the clients receive
   local streams = {}  -- agent -> state (streamed agents)
   local byid = {}     -- agent id -> agent
-  local breaks = {}   -- tree name -> { [path] = true }
+  local breaks = {}   -- tree name -> path -> { [rule] = true }, a rule
+                      -- "STATUS@AGENT", "*" for any ("*@*": any event)
+  local watches = {}  -- "AGENT key op value" -> { agent, key, op, value,
+                      -- was = agent -> last result }
   local opts = {}
   local lines = {}    -- header, tree and agent lines, for new clients
   local file          -- file mode: every line of a trace file
@@ -140,15 +143,37 @@ function M.new(bt)
     end
     table.sort(state, function(x, y) return x[1] < y[1] end)
     line.state = state
-    for k, v in agent.bb:pairs() do
-      line.bb[k] = (type(v) == "number" or type(v) == "string" or
-                    type(v) == "boolean") and v or tostring(v)
-    end
+    for k, v in agent.bb:pairs() do line.bb[k] = record.value(v) end
     if agent:frozen() then line.frozen = st.frozen or -1 end
     return record.encode(line, { "events", "state" })
   end
 
-  -- After each tick of a streamed agent: its line, and breakpoints.
+  local STATUS = { [0] = "idle", "running", "success", "failure", "aborted" }
+
+  -- Whether a node's rules stop agent id on an event with status s.
+  local function stops(rules, s, id)
+    return rules["*@*"] or rules[s .. "@*"] or rules["*@" .. id] or
+           rules[s .. "@" .. id]
+  end
+
+  local COMPARE = {
+    ["=="] = function(x, y) return x == y end,
+    ["~="] = function(x, y) return x ~= y end,
+    ["<"] = function(x, y) return x < y end,
+    ["<="] = function(x, y) return x <= y end,
+    [">"] = function(x, y) return x > y end,
+    [">="] = function(x, y) return x >= y end,
+  }
+
+  -- The watch's condition on the agent's blackboard (false when the
+  -- values cannot be compared: an unset key, a number against a string).
+  local function holds(w, agent)
+    local ok, r = pcall(COMPARE[w.op], agent.bb[w.key], w.value)
+    return ok and r == true
+  end
+
+  -- After each tick of a streamed agent: its line, and breakpoints: a
+  -- node's event that a rule names, or a watch that became true.
   local function sink(agent, status, err, ev)
     local st = rec.ids[agent]
     if not st then return end
@@ -158,11 +183,23 @@ function M.new(bt)
       for _, code in ipairs(line.codes) do
         local id = math.floor(code / 16)
         local nd = st.v.nodes[id + 1]
-        if code % 2 == 0 and nd and marks[nd.path] then
+        local rules = nd and marks[nd.path]
+        if code % 2 == 0 and rules and
+           stops(rules, STATUS[math.floor(code / 2) % 8], st.id) then
           agent:freeze(true)
           st.frozen = id
           break
         end
+      end
+    end
+    for name, w in pairs(watches) do
+      if w.agent == nil or w.agent == st.id then
+        local now = holds(w, agent)
+        if now and not w.was[agent] then
+          agent:freeze(true)
+          st.frozen, line.watch = -1, name:match("^%S+ (.*)$")
+        end
+        w.was[agent] = now
       end
     end
     if agent:frozen() then line.frozen = st.frozen or -1 end
@@ -194,12 +231,26 @@ function M.new(bt)
   end
 
   -- bt.debug.remove(agent): no longer offered or streamed.
+  -- (its breakpoints and watches go with it: ids are not given again)
   function D.remove(agent)
     if not rec or not rec.ids[agent] then return end
+    local id = rec.ids[agent].id
     stream(agent, false)
-    byid[rec.ids[agent].id] = nil
+    byid[id] = nil
     rec:remove(agent)
     agent:freeze(false)
+    emit(cjson.encode { t = "gone", agent = id }) -- the page marks it
+    for _, marks in pairs(breaks) do
+      for path, rules in pairs(marks) do
+        for rule in pairs(rules) do
+          if rule:match("@(.*)$") == tostring(id) then rules[rule] = nil end
+        end
+        if next(rules) == nil then marks[path] = nil end
+      end
+    end
+    for name, w in pairs(watches) do
+      if w.agent == id then watches[name] = nil end
+    end
   end
 
   -- Commands ---------------------------------------------------------------
@@ -222,13 +273,73 @@ function M.new(bt)
     return true
   end
 
+  -- The agent a command names for a scope: nil (any agent) or one known.
+  local function scope(cmd)
+    if cmd.agent == nil or cmd.agent == cjson.null then return "*" end
+    if not byid[cmd.agent] then
+      return nil, "no agent " .. tostring(cmd.agent)
+    end
+    return cmd.agent
+  end
+
+  -- Whether a version of the tree that the page was shown has that node.
+  local function known(tree, path)
+    for _, v in pairs(rec and rec.versions or {}) do
+      if v.tree == tree then
+        for _, n in ipairs(v.nodes) do
+          if n.path == path then return true end
+        end
+      end
+    end
+    return false
+  end
+
   commands["break"] = function(cmd)
     if type(cmd.tree) ~= "string" or type(cmd.node) ~= "string" then
       return nil, "tree and node must be strings"
     end
+    local s = cmd.status
+    if s == cjson.null then s = nil end
+    if s ~= nil and s ~= "running" and s ~= "success" and s ~= "failure" and
+       s ~= "aborted" then
+      return nil, "status must be running, success, failure or aborted"
+    end
+    local who, why = scope(cmd)
+    if not who then return nil, why end
+    if cmd.on ~= false and not known(cmd.tree, cmd.node) then
+      return nil, "no node '" .. cmd.node .. "' in tree '" .. cmd.tree .. "'"
+    end
     local marks = breaks[cmd.tree] or {}
     breaks[cmd.tree] = marks
-    marks[cmd.node] = cmd.on ~= false or nil
+    local rules = marks[cmd.node] or {}
+    rules[(s or "*") .. "@" .. who] = cmd.on ~= false or nil
+    marks[cmd.node] = next(rules) and rules or nil
+    return true
+  end
+
+  function commands.watch(cmd)
+    if type(cmd.key) ~= "string" or cmd.key == "" then
+      return nil, "key must be a string"
+    end
+    if not COMPARE[cmd.op] then
+      return nil, "op must be one of == ~= < <= > >="
+    end
+    local v, t = cmd.value, type(cmd.value)
+    if t ~= "number" and t ~= "string" and t ~= "boolean" then
+      return nil, "value must be a number, string or boolean"
+    end
+    local who, why = scope(cmd)
+    if not who then return nil, why end
+    local name = who .. " " .. cmd.key .. " " .. cmd.op .. " " ..
+                 (t == "string" and ("%q"):format(v) or
+                  t == "number" and ("%.14g"):format(v) or tostring(v))
+    if cmd.on == false then
+      watches[name] = nil
+    elseif not watches[name] then
+      watches[name] = { agent = who ~= "*" and who or nil, key = cmd.key,
+                        op = cmd.op, value = v,
+                        was = setmetatable({}, { __mode = "k" }) }
+    end
     return true
   end
 
@@ -491,7 +602,15 @@ function M.new(bt)
     D.port, D.url = nil, nil
   end
 
-  function D.clients() return #clients end
+  -- bt.debug.clients(): the connections open, and how many of them are
+  -- pages that follow the stream (/events)
+  function D.clients()
+    local pages = 0
+    for _, c in ipairs(clients) do
+      if c.sse and not c.closed then pages = pages + 1 end
+    end
+    return #clients, pages
+  end
 
   return D
 end

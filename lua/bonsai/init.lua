@@ -12,6 +12,12 @@ local bt = {}
 for k, v in pairs(core) do
   if k:sub(1, 1) ~= "_" then bt[k] = v end
 end
+bt._checkopts = core._checkopts -- (t, what, words): refuses an unknown key
+bt._nearest = core._nearest     -- (word, words): the word meant, or nil
+
+-- The kinds by name (core.KINDS: each with the keys its node tables take).
+local kinds = {}
+for _, k in ipairs(core.KINDS) do kinds[k.name] = k end
 
 local Node = { __name = "bonsai.node" }
 bt.Node = Node
@@ -70,6 +76,23 @@ function bt.is_set(key)
   return node { type = "is_set", key = key }
 end
 
+-- Scripts (BehaviorTree.CPP's script language), compiled once, here: a
+-- comparison of a key becomes a bt.check. bonsai.script needs LPeg: it is
+-- loaded by the first script.
+local function scripts() return require "bonsai.script" end
+
+function bt.script(code)
+  return node(scripts().node("script", code, 2))
+end
+
+function bt.script_condition(code)
+  return node(scripts().node("condition", code, 2))
+end
+
+function bt.enums(t)
+  scripts().add_enums(t)
+end
+
 -- Composites and decorators -----------------------------------------------
 
 -- A table form { children..., name = ..., params... } becomes a node.
@@ -110,6 +133,13 @@ bt.active_selector = bt.reactive_selector -- alias
 bt.inverter = bt.invert                  -- alias
 
 function bt.named(name, n)
+  if isnode(name) and type(n) == "string" then
+    error("bt.named takes the name first: bt.named(\"" .. n .. "\", node)", 2)
+  end
+  if type(name) ~= "string" or type(n) ~= "table" then
+    error("bt.named(name, node): a string and a node (got " .. type(name) ..
+          " and " .. type(n) .. ")", 2)
+  end
   n.name = name
   return n
 end
@@ -126,6 +156,9 @@ end
 -- the tree's root, inlined as a child when bt.tree compiles (a name is
 -- looked up among the trees bt.tree and bt.load made).
 function bt.subtree(tree, opts)
+  local ok, err = pcall(core._checkopts, opts, "bt.subtree",
+                        "name args remap utility")
+  if not ok then error(err, 2) end
   local n = { type = "subtree", tree = tree }
   for k, v in pairs(opts or {}) do
     if k ~= "type" and k ~= "tree" then n[k] = v end
@@ -191,6 +224,52 @@ function bt.register(name, def)
   return r
 end
 
+-- Node types of the game's own: bt.define, bt.node -------------------------
+
+local defined = {} -- type name -> builder(args, children)
+bt._defined = defined -- the importers look names up here first
+
+-- bt.define("Name", builder): builder(args, children) returns a node; a
+-- later bt.define changes later definitions, not built trees.
+function bt.define(name, builder)
+  if type(name) ~= "string" or name == "" then
+    error("bt.define: the type name must be a non-empty string", 2)
+  end
+  if type(builder) ~= "function" then
+    error("bt.define '" .. name .. "': the builder must be a function", 2)
+  end
+  defined[name] = builder
+end
+
+-- bt.node("Name", args, children): the node the builder of Name returns;
+-- args.name names it unless the builder did (a copy of the node table, so
+-- a builder that returns one table each time is not renamed everywhere).
+function bt.node(name, args, children)
+  local builder = type(name) == "string" and defined[name]
+  if not builder then
+    error("bt.node: no node type defined as '" .. tostring(name) ..
+          "' (bt.define it)", 2)
+  end
+  if args ~= nil and type(args) ~= "table" then
+    error("bt.node '" .. name .. "': args must be a table", 2)
+  end
+  if children ~= nil and type(children) ~= "table" then
+    error("bt.node '" .. name .. "': children must be a list", 2)
+  end
+  local n = builder(args or {}, children or {})
+  if type(n) ~= "table" or type(rawget(n, "type")) ~= "string" then
+    error("bt.define '" .. name .. "': the builder returned " ..
+          (type(n) == "table" and "a table that is no node" or type(n)) ..
+          " (a node expected)", 2)
+  end
+  local label = args and args.name
+  if n.name == nil and type(label) == "string" and label ~= "" then
+    n = node(copy(n))
+    n.name = label
+  end
+  return n
+end
+
 local defs = setmetatable({}, { __mode = "k" }) -- tree -> { root, opts }
 
 function bt.tree(root, opts)
@@ -231,6 +310,17 @@ function bt.record(path, agents)
   return require("bonsai.record").record(bt, path, agents)
 end
 
+-- a:subscribe, a:unsubscribe, a:on_tick, bt.subscribe, bt.unsubscribe: any
+-- number of consumers of an agent's ticks (bonsai.subscribe), added to the
+-- agent methods of bonsai.core
+do
+  local sub = require "bonsai.subscribe"
+  local methods = debug.getregistry()["bonsai.agent"].methods
+  methods.subscribe, methods.unsubscribe = sub.subscribe, sub.unsubscribe_agent
+  methods.on_tick = sub.on_tick
+  bt.subscribe, bt.unsubscribe = sub.subscribe_all, sub.unsubscribe
+end
+
 -- tree:dot(a), tree:mermaid(a): added to the tree methods of bonsai.core
 do
   local methods = debug.getregistry()["bonsai.tree"].methods
@@ -251,7 +341,8 @@ do
                        "clients" } do
     debug_[k] = function(...)
       if impl == nil then
-        if k == "poll" or k == "clients" then return 0 end
+        if k == "poll" then return 0 end
+        if k == "clients" then return 0, 0 end
         if k == "close" then return end
         impl = require("bonsai.debug").new(bt)
       end
@@ -270,5 +361,26 @@ do
   end
   bt.debug = debug_
 end
+
+-- A name bonsai does not have: a misspelt constructor ("sequnce") or
+-- another runtime's ("fallback_star", "Sequence") is refused with the name
+-- meant, among the module's functions and tables.
+setmetatable(bt, { __index = function(t, k)
+  if type(k) ~= "string" then return nil end
+  local names = {}
+  for name, v in pairs(t) do
+    if type(name) == "string" and name:sub(1, 1) ~= "_" and
+       (type(v) == "function" or type(v) == "table") then
+      names[#names + 1] = name
+    end
+  end
+  table.sort(names)
+  local near = core._nearest(k, table.concat(names, " "))
+  if near then
+    error("bonsai has no '" .. k .. "': did you mean bt." .. near .. "?", 2)
+  end
+  error("bonsai has no '" .. k .. "' (every name is annotated in " ..
+        "lua/bonsai/meta.lua)", 2)
+end })
 
 return bt

@@ -14,15 +14,30 @@ local formats = {
   edges = "bonsai.formats.edges",
 }
 
+-- The options bt.import takes, per format (any other is refused).
+local import_options = {
+  behavior3 = "file read deps dir tree",
+  btcpp = "file read deps main",
+  edges = "file",
+  lua = "file",
+}
+
 return function(bt)
   local files = {
     loaded = {}, -- path -> tree loaded from it
     deps = {},   -- path -> files it used (subtree files), for bt.poll
+    options = {}, -- path -> the options of bt.load(path, opts), for reloads
   }
 
   local function format(name)
     local m = formats[name]
-    if not m then error("unknown format '" .. tostring(name) .. "'", 3) end
+    if not m then
+      local near = type(name) == "string" and
+                   bt._nearest(name, "behavior3 btcpp edges lua")
+      error("unknown format '" .. tostring(name) .. "'" ..
+            (near and " (did you mean '" .. near .. "'?)" or
+             " (behavior3, btcpp, edges or lua)"), 3)
+    end
     return require(m)
   end
 
@@ -91,6 +106,11 @@ return function(bt)
       error("bad argument #1 to 'import' (string expected, got " ..
             type(text) .. ")", 2)
     end
+    if import_options[fmt] then
+      local ok, err = pcall(bt._checkopts, opts,
+                            "bt.import (" .. fmt .. ")", import_options[fmt])
+      if not ok then error(err, 2) end
+    end
     if fmt == "lua" then
       local env = setmetatable({ bt = bt }, { __index = _G })
       local chunk = assert(compat.load(text, "=" .. ((opts or {}).file or "import"),
@@ -111,13 +131,16 @@ return function(bt)
     return ((path:match("([^/]+)$") or path):gsub("%.[^.]*$", ""))
   end
 
-  -- Runs the loader for path: what it returned, or nil and a message.
+  -- Runs the loader for path with the load options: what it returned, or
+  -- nil and a message.
   local function run(path)
     local loader = loaders[path:match("%.[^./]*$") or ""]
     if not loader then
       return nil, path .. ": no loader for this file (see bt.loaders)"
     end
-    local ok, res, opts = pcall(loader, path, {})
+    local o = {}
+    for k, v in pairs(files.options[path] or {}) do o[k] = v end
+    local ok, res, opts = pcall(loader, path, o)
     if not ok then return nil, tostring(res) end
     if not bt.istree(res) and not bt.isnode(res) and
        not (type(res) == "table" and type(res.type) == "string") then
@@ -135,16 +158,25 @@ return function(bt)
     end
   end
 
-  -- bt.load(path): a tree from a file (a node becomes a tree named after
-  -- the file); the tree, or nil and a message.
-  function bt.load(path)
+  -- bt.load(path [, opts]): a tree from a file (a node becomes a tree named
+  -- after the file); the tree, or nil and a message. opts go to the loader
+  -- (main: the BehaviorTree.CPP tree to run) and are kept for bt.reload and
+  -- bt.poll.
+  function bt.load(path, opts)
     checkpath(path, "load")
-    local res, opts = run(path)
-    if not res then return nil, opts end
+    if opts ~= nil and type(opts) ~= "table" then
+      error("bad argument #2 to 'load' (table expected, got " ..
+            type(opts) .. ")", 2)
+    end
+    local kept = {}
+    for k, v in pairs(opts or {}) do kept[k] = v end
+    files.options[path] = kept
+    local res, topts = run(path)
+    if not res then return nil, topts end
     local tree = res
     if not bt.istree(res) then
       local o = {}
-      for k, v in pairs(opts or {}) do o[k] = v end
+      for k, v in pairs(topts or {}) do o[k] = v end
       o.name = o.name or basename(path)
       local good, t = pcall(bt.tree, res, o)
       if not good then return nil, t end

@@ -65,6 +65,36 @@
 ---@field exit? fun(agent: bonsai.Agent, bb: bonsai.Blackboard, args: table?, status: bonsai.Status)
 ---@field abort? fun(agent: bonsai.Agent, bb: bonsai.Blackboard, args: table?)
 
+---What a bt.control's callbacks get as `c` (valid during the callback).
+---@class bonsai.Control
+---@field n integer the number of children
+---@field memory table kept for this agent and node across ticks and runs
+local Control = {}
+
+---Ticks child i (a new run if it is not running); its status.
+---@param i integer
+---@return bonsai.Status
+function Control:tick(i) end
+
+---Aborts child i if it is running.
+---@param i integer
+function Control:abort(i) end
+
+---A control node: `tick` is required; the array part holds the children.
+---@class (exact) bonsai.ControlOpts
+---@field name? string
+---@field utility? bonsai.UtilityFn
+---@field args? table passed to the callbacks
+---@field enter? fun(c: bonsai.Control, agent: bonsai.Agent, bb: bonsai.Blackboard, args: table?)
+---@field tick fun(c: bonsai.Control, agent: bonsai.Agent, bb: bonsai.Blackboard, args: table?): bonsai.Result
+---@field abort? fun(c: bonsai.Control, agent: bonsai.Agent, bb: bonsai.Blackboard, args: table?)
+---@field [integer] bonsai.Node
+
+---Options of bt.load, handed to the file's loader.
+---@class (exact) bonsai.LoadOpts
+---@field main? string the BehaviorTree.CPP tree to run (a file of several)
+---@field tree? string the behavior3 project's tree (its id or title)
+
 ---@class (exact) bonsai.TreeOpts
 ---@field name? string
 ---@field priority? bonsai.Node[] bt.filter nodes checked before the root
@@ -100,8 +130,26 @@
 ---@field status? bonsai.Status
 ---@field event? "reload"|"error"|"interrupt"|"reset"
 ---@field message? string
----@field again? boolean a running node ticked again that stays running
+---@field again? boolean a running node ticked again (a leaf: that stays running)
 ---@field id? integer the node's 0-based index, with a:events("id")
+
+---What a subscription passes on (a:subscribe): a list of statuses, or a
+---function of an event.
+---@class bonsai.EventFilter
+---@field status? bonsai.Status|bonsai.Status[] only status events with one of these
+---@field node? string only events whose node path matches this Lua pattern
+---@field again? boolean false: no "ticked again" events
+---@field events? boolean false: no events at all (fn gets nil; no trace needed)
+
+---A subscription, for a:unsubscribe and bt.unsubscribe.
+---@class bonsai.Subscription
+
+---A tick's events for a subscriber: read-only, the tick as fields.
+---@class bonsai.TickEvents: bonsai.Event[]
+---@field tick integer the agent's tick count
+---@field time number a.time during that tick
+
+---@alias bonsai.Subscriber fun(agent: bonsai.Agent, events: bonsai.TickEvents?, status: bonsai.Status?, err: string?)
 
 ---@class bonsai.Recorder
 local Recorder = {}
@@ -253,9 +301,22 @@ function Agent:freeze(on) end
 ---@return boolean
 function Agent:frozen() end
 
----fn(agent, status, err) after each tick of this agent (nil removes it).
+---fn(agent, status, err) after each tick of this agent (nil removes it):
+---the agent's one on_tick subscription, which a next call replaces.
 ---@param fn? fun(agent: bonsai.Agent, status: bonsai.Status?, err: string?)
 function Agent:on_tick(fn) end
+
+---fn(agent, events, status, err) after each tick of this agent, with the
+---tick's events that pass the filter; any number of subscriptions.
+---@param fn bonsai.Subscriber
+---@param filter? bonsai.EventFilter|fun(e: bonsai.Event): boolean
+---@return bonsai.Subscription
+function Agent:subscribe(fn, filter) end
+
+---Ends a subscription of this agent; true if it was on.
+---@param sub bonsai.Subscription
+---@return boolean
+function Agent:unsubscribe(sub) end
 
 ---{ [node id] = status } for the nodes that are not idle.
 ---@return table<integer, bonsai.Status>
@@ -299,6 +360,11 @@ Builder.active_selector = Builder.reactive_selector
 ---@param opts? bonsai.NodeOpts|string
 ---@return bonsai.Builder
 function Builder:utility_selector(opts) end
+
+---A bt.control: its callbacks in opts, its children added next.
+---@param opts bonsai.ControlOpts
+---@return bonsai.Builder
+function Builder:control(opts) end
 
 ---@param opts? bonsai.ParallelOpts|string
 ---@return bonsai.Builder
@@ -469,7 +535,10 @@ function Debug.command(cmd) end
 ---Closes the connections and the server.
 function Debug.close() end
 
----@return integer
+---The connections open, and how many of them are pages following the
+---stream (a game may wait for one before its first tick).
+---@return integer connections
+---@return integer pages
 function Debug.clients() end
 
 ---@class bonsai
@@ -479,8 +548,9 @@ local bt = {}
 bt.VERSION = "0.2.0"
 ---The node kinds of the core, in its order: each { name, class =
 ---"leaf"|"composite"|"decorator"|"hidden", number (the parameter a bare
----number sets), params (the parameters it takes) }.
----@type { name: string, class: string, number: string?, params: string[] }[]
+---number sets), params (the parameters it takes), keys (every key its node
+---tables may hold, space-separated; any other is refused) }.
+---@type { name: string, class: string, number: string?, params: string[], keys: string }[]
 bt.KINDS = {}
 bt.SUCCESS = "success"
 bt.FAILURE = "failure"
@@ -532,6 +602,14 @@ function bt.defer(fn) end
 ---@param name string
 ---@param def bonsai.LeafFn|bonsai.Lifecycle|bonsai.Node
 function bt.register(name, def) end
+
+---Strict mode for every tree of this Lua state: with on true, a Lua leaf
+---(or task) that returns nothing is an error ("did you forget return?")
+---instead of a failure. Returns the previous setting; bt.strict() only
+---reads it.
+---@param on? boolean
+---@return boolean
+function bt.strict(on) end
 
 ---Running until s seconds of agent time have passed.
 ---@param s number|bonsai.SecondsOpts
@@ -727,11 +805,13 @@ function bt.memory() end
 ---@return bonsai.Builder
 function bt.builder() end
 
----Loads a tree file (.lua, .json, .xml, .bt or a bt.loaders extension).
+---Loads a tree file (.lua, .json, .xml, .bt or a bt.loaders extension);
+---bt.reload and bt.poll keep opts.
 ---@param path string
+---@param opts? bonsai.LoadOpts
 ---@return bonsai.Tree|nil tree
 ---@return string? message
-function bt.load(path) end
+function bt.load(path, opts) end
 
 ---Compiles a loaded file again; the old version keeps running on failure.
 ---@param path string
@@ -756,6 +836,18 @@ function bt.poll() end
 ---@param opts? table
 ---@return bonsai.Node
 function bt.import(text, format, opts) end
+
+---a:subscribe(fn, filter) for each agent of the list (as it is now).
+---@param agents bonsai.Agent[]
+---@param fn bonsai.Subscriber
+---@param filter? bonsai.EventFilter|fun(e: bonsai.Event): boolean
+---@return bonsai.Subscription
+function bt.subscribe(agents, fn, filter) end
+
+---Ends a subscription of a:subscribe or bt.subscribe; true if it was on.
+---@param sub bonsai.Subscription
+---@return boolean
+function bt.unsubscribe(sub) end
 
 ---Appends every tick of the agents to a trace file.
 ---@param path string
@@ -788,22 +880,27 @@ function bt.node(name, args, children) end
 
 ---A control node (composite or decorator) whose decisions are Lua:
 ---`tick(c, agent, bb, args)` returns a status; c:tick(i), c:abort(i), c.n,
----c.memory inside it.
----@param t table { name?, args?, enter?, tick, abort?, children... }
+---c.memory inside it (docs/CUSTOM_NODES.md).
+---@param t bonsai.ControlOpts
 ---@return bonsai.Node
 function bt.control(t) end
 
----An action running a script on the agent's blackboard; success.
----@param code string
+---An action running a script (BehaviorTree.CPP's script language, see
+---docs/SCRIPTS.md) on the agent's blackboard; success. Compiled here: a
+---script that does not parse raises.
+---@param code string e.g. "count := count + 1; state := 'done'"
 ---@return bonsai.Node
 function bt.script(code) end
 
----A condition: success when the expression is true.
----@param code string
+---A condition: success when the script's last value is true (false, nil,
+---0 and '' are false). A comparison of a key with a constant or a key is a
+---bt.check.
+---@param code string e.g. "hp > 50 && ammo > 0"
 ---@return bonsai.Node
 function bt.script_condition(code) end
 
----Names scripts may use as constants (calls add names).
+---Names scripts may use as constants (calls add names; a script reads them
+---when it is defined).
 ---@param t table<string, number>
 function bt.enums(t) end
 

@@ -1,26 +1,26 @@
 -- bonsai.record: turns the ticks of traced agents into the lines of the
 -- trace format (docs/TRACE_FORMAT.md, format 1), encoded with lua-cjson.
 -- bt.record(path, agents) writes them to a file; bt.debug streams the same
--- lines to the viewer. Each recorded agent gets a tick hook (a:on_tick)
--- that reads its events once per tick and hands them to every recording of
--- that agent; an agent that is not recorded pays one flag test per tick.
+-- lines to the viewer. Each recording of an agent is one of its
+-- subscriptions (bonsai.subscribe), which read its events once per tick;
+-- an agent that is not recorded pays one flag test per tick.
 
 local cjson = require "cjson"
 
 local M = {}
 
 M.FORMAT = 1
-M.TRACE_SIZE = 4096 -- events kept per recorded agent between two ticks
 
 local encode, null = cjson.encode, cjson.null
 local floor = math.floor
 
--- Hooks -------------------------------------------------------------------
+-- Subscriptions -------------------------------------------------------------
 
--- agent -> list of sinks, each called as sink(agent, status, err, ev):
--- ev = { codes, tick, marks } from a:_tick_events() (codes: id * 16 +
--- status * 2 + again; marks: a bit per agent event kind, below)
-local sinks = setmetatable({}, { __mode = "k" })
+-- Each recording of an agent is a subscription (bonsai.subscribe) in the
+-- compact form: sink(agent, status, err, ev), ev = { codes, tick, marks }
+-- from a:_tick_events() (codes: id * 16 + status * 2 + again; marks: a bit
+-- per agent event kind, below).
+local subscribe = require "bonsai.subscribe"
 
 local RELOAD, INTERRUPT, RESET = 2, 8, 16 -- BONSAI_TRACE_*: 1 << 1, 3, 4
 M.RELOAD, M.INTERRUPT, M.RESET = RELOAD, INTERRUPT, RESET
@@ -29,56 +29,73 @@ M.RELOAD, M.INTERRUPT, M.RESET = RELOAD, INTERRUPT, RESET
 -- Lua 5.3).
 local function has(marks, bit) return floor(marks / bit) % 2 == 1 end
 
-local function dispatch(agent, status, err)
-  local list = sinks[agent]
-  if not list then return end
-  local codes, tick, marks = agent:_tick_events()
-  local ev = { codes = codes, tick = tick, marks = marks }
-  for i = 1, #list do list[i](agent, status, err, ev) end
-end
+-- agent -> { [sink] = its subscription }
+local subs = setmetatable({}, { __mode = "k" })
 
--- Adds sink to the agent's hook (tracing the agent if it is not yet).
+-- Subscribes sink to the agent's ticks (the agent is traced meanwhile).
 function M.attach(agent, sink)
-  local list = sinks[agent]
-  if not list then
-    list = {}
-    sinks[agent] = list
-    agent:trace(M.TRACE_SIZE)
-    agent:events() -- what came before is not part of any recording
-    agent:on_tick(dispatch)
+  local mine = subs[agent] or {}
+  subs[agent] = mine
+  if not mine[sink] then
+    mine[sink] = subscribe.subscribe(agent, sink, { _codes = true })
   end
-  list[#list + 1] = sink
 end
 
--- Removes sink; the last one gone, the agent's hook and trace go too.
+-- Unsubscribes sink.
 function M.detach(agent, sink)
-  local list = sinks[agent]
-  if not list then return end
-  for i = #list, 1, -1 do
-    if list[i] == sink then table.remove(list, i) end
-  end
-  if #list == 0 then
-    sinks[agent] = nil
-    agent:on_tick(nil)
-    agent:trace(false)
+  local mine = subs[agent]
+  if mine and mine[sink] then
+    subscribe.unsubscribe(mine[sink])
+    mine[sink] = nil
   end
 end
 
 -- Values ------------------------------------------------------------------
 
+local jsonvalue
+
+M.TABLE_KEYS = 16 -- keys of a table written at most (tables cjson refuses)
+
+-- A table that cjson cannot encode as it is (a function or userdata inside,
+-- mixed or sparse keys, a cycle: a game object, say) as a short object that
+-- it can: its first TABLE_KEYS keys (in string order) as strings, then
+-- "...": how many more; values as jsonvalue gives them, but tables inside
+-- as "{...}", or "<name>" when they have a string 'name'.
+local function plain(t)
+  local keys, out = {}, {}
+  for k in pairs(t) do keys[#keys + 1] = k end
+  table.sort(keys, function(x, y) return tostring(x) < tostring(y) end)
+  for i = 1, math.min(#keys, M.TABLE_KEYS) do
+    local v = t[keys[i]]
+    if type(v) == "table" then
+      local name = rawget(v, "name")
+      v = type(name) == "string" and "<" .. name .. ">" or "{...}"
+    end
+    out[tostring(keys[i])] = jsonvalue(v)
+  end
+  if #keys > M.TABLE_KEYS then
+    out["..."] = (#keys - M.TABLE_KEYS) .. " more keys"
+  end
+  return out
+end
+
 -- A blackboard value as JSON can hold it: numbers (finite), strings and
--- booleans as they are, tables that cjson can encode as they are, anything
--- else as tostring(v).
-local function jsonvalue(v)
+-- booleans as they are, tables as they are when cjson can encode them,
+-- else as plain() makes them, anything else as tostring(v).
+function jsonvalue(v)
   local t = type(v)
   if t == "string" or t == "boolean" then return v end
   if t == "number" then
     if v ~= v or v == math.huge or v == -math.huge then return tostring(v) end
     return v
   end
-  if t == "table" and pcall(encode, v) then return v end
+  if t == "table" then
+    if pcall(encode, v) then return v end
+    return plain(v)
+  end
   return tostring(v)
 end
+M.value = jsonvalue
 
 -- Puts the field k, already encoded as json, first in the encoded object s.
 local function splice(s, k, json)

@@ -6,7 +6,9 @@
 // the page's code: node statuses, blackboard and changed keys at given
 // ticks, population counts; then, on a generated trace (make_trace.js), a
 // reload, an error and a breakpoint; bad files; and the live mode against
-// a running game loop (tests/live/game.lua, bt.debug.serve). Writes a
+// a running game loop (tests/live/game.lua, bt.debug.serve); coverage
+// reports of the test kit (the arena's, and make_coverage.lua's with nodes
+// that never ran) checked against the report's own numbers. Writes a
 // screenshot of each view into BUILDDIR/browser-screenshots.
 //
 //   node test_viewer.js BUILDDIR      (default: ../../build)
@@ -160,6 +162,38 @@ async function checkAgentAt(page, ref, id, tick) {
   return { s, r };
 }
 
+// Checks the coverage view of one report tree against the report: every
+// node drawn, marked as never run or with gaps exactly when the report
+// says so, with its counts.
+async function checkCoverage(page, r) {
+  await page.waitForFunction((name) => document.getElementById('tree-head').textContent
+    .startsWith('Coverage of tree ' + name + ':'), r.tree);
+  const drawn = await page.$$eval('#tree li[data-path]', (l) => l.map((li) => ({
+    path: li.dataset.path, never: li.classList.contains('never'), gap: li.classList.contains('gap'),
+    ticks: Number(li.dataset.ticks), count: li.querySelector(':scope > .row .count').textContent })));
+  assert.deepEqual(drawn.map((d) => d.path), r.nodes.map((n) => n.path), r.tree + ': the nodes');
+  for (const n of r.nodes) {
+    const d = drawn.find((x) => x.path === n.path);
+    assert.equal(d.never, n.ticks === 0, n.path + ': never ran');
+    assert.equal(d.gap, n.gaps.length > 0, n.path + ': gaps');
+    assert.equal(d.ticks, n.ticks, n.path + ': ticks');
+    assert.equal(d.count, n.ticks ? n.ticks + ' ticks · ' + n.success + ' ✓ · ' + n.failure + ' ✗ · ' +
+      n.aborted + ' aborted' : 'never ran', n.path + ': counts');
+  }
+  const gaps = [];
+  for (const n of r.nodes) for (const g of n.gaps) gaps.push([n.path, g]);
+  assert.deepEqual(await coverageGaps(page), gaps, r.tree + ': the list of what was never taken');
+  assert.equal(await page.textContent('#tree-head'), 'Coverage of tree ' + r.tree + ': ' + r.covered + ' of ' +
+    r.total + ' outcomes (' + Math.floor(1000 * r.covered / r.total) / 10 + '%). The heat is the ticks each ' +
+    'node was visited (log scale, at most ' + Math.max(...r.nodes.map((n) => n.ticks)) + ').');
+}
+
+// The "never taken" list: [path, what] per entry.
+function coverageGaps(page) {
+  return page.$$eval('#cov-gaps li[data-path]', (l) => l.map((li) => [li.dataset.path,
+    li.querySelector('span').textContent]));
+}
+
 let checks = 0;
 async function check(name, fn) {
   const t0 = Date.now();
@@ -231,6 +265,16 @@ async function main() {
   fs.writeFileSync(path.join(tmp, 'generated.jsonl'), text);
   for (const [name, t] of Object.entries(brokenVariants(text))) fs.writeFileSync(path.join(tmp, name), t);
   const gen = parseTrace(text);
+  // coverage reports of the test kit: the arena's default run (seed 42,
+  // 400 ticks), and a small one with nodes that never ran
+  execFileSync('lua5.4', [path.join(ROOT, 'samples/arena.lua'), '--coverage', path.join(tmp, 'arena-coverage.json'),
+    '--no-map', '--fast'], { env: LUA_ENV, cwd: ROOT, stdio: ['ignore', 'ignore', 'inherit'] });
+  execFileSync('lua5.4', [path.join(__dirname, 'make_coverage.lua'), path.join(tmp, 'gaps-coverage.json')],
+    { env: LUA_ENV, cwd: ROOT, stdio: ['ignore', 'ignore', 'inherit'] });
+  const arenaCoverage = JSON.parse(fs.readFileSync(path.join(tmp, 'arena-coverage.json'), 'utf8'));
+  const gapsCoverage = JSON.parse(fs.readFileSync(path.join(tmp, 'gaps-coverage.json'), 'utf8'));
+  fs.writeFileSync(path.join(tmp, 'future-coverage.json'),
+    JSON.stringify(Object.assign({}, gapsCoverage, { version: 9 })));
 
   // The story of the README: the first guard whose patrol a sighting
   // aborts after tick 60 (the arena is deterministic)
@@ -291,9 +335,10 @@ async function main() {
       s = (await checkAgentAt(page, arena, story.id, storyTick)).s;
       assert.equal(s.status['guard/patrol'], 'aborted');
       assert.ok(s.changed.includes('enemy'), 'enemy highlighted as changed');
-      const events = await page.$$eval('#events li', (l) => l.map((x) => x.textContent));
+      const events = await page.$$eval('#events li', (l) => l.map((x) =>
+        x.querySelector('.name').textContent + ' ' + x.querySelector('.what').textContent));
       assert.ok(events.some((e) => e.startsWith('patrol') && e.endsWith('aborted')), 'the patrol abort is listed');
-      assert.ok(events.some((e) => e.startsWith('is_set[1]') && e.endsWith('success')), 'the guard condition is listed');
+      assert.ok(events.some((e) => /^(.*\/)?is_set\[1\] success$/.test(e)), 'the guard condition is listed');
       await page.screenshot({ path: path.join(OUT, 'agent.png') });
       await page.keyboard.press('ArrowLeft');
       await checkAgentAt(page, arena, story.id, storyTick - 1);
@@ -365,8 +410,20 @@ async function main() {
       assert.equal(await page.isVisible('#tree li[data-path="' + leaf + '"]'), false);
       await page.click('#running li[data-path]');
       assert.equal(await page.isVisible('#tree li[data-path="' + leaf + '"]'), true);
+      // fold to the running path: only what runs stays open
+      await page.click('#fold-running');
+      const open = await page.$$eval('#tree li[data-path]', (l) => l.filter((li) => li.offsetParent !== null)
+        .map((li) => li.dataset.path));
+      const r = reconstruct(arena, story, storyTick);
+      const parentOf = (p) => r.nodes.find((n) => n.id === r.nodes.find((m) => m.path === p).parent);
+      assert.deepEqual(open, r.nodes.filter((n) => n.parent === null ||
+        r.byPath[parentOf(n.path).path] === 'running' && open.includes(parentOf(n.path).path)).map((n) => n.path));
+      assert.ok(open.length < r.nodes.length, 'something was folded');
+      await page.click('#unfold-all');
+      assert.equal(await page.$$eval('#tree li[data-path]', (l) => l.filter((li) => li.offsetParent !== null).length),
+        r.nodes.length);
       // the agent picker narrows the list
-      const q = 'agent 1';
+      const q = 'guard 1';
       const hits = [...arena.agents.values()].filter((a) => a.label.toLowerCase().includes(q)).length;
       await page.fill('#agent-search', q);
       assert.equal(await page.$$eval('#agent-list li[data-agent]', (l) => l.length), Math.min(200, hits));
@@ -393,6 +450,10 @@ async function main() {
           assert.deepEqual(got.counts, want.counts, tree + ': population at tick ' + t);
         }
       }
+      // blue for "many" (red means failure everywhere else)
+      const heats = await page.$$eval('#tree li[data-count] > .row', (l) => l.map((r) => r.style.getPropertyValue('--heat'))
+        .filter((h) => h !== 'transparent'));
+      assert.ok(heats.length > 0 && heats.every((h) => /^hsl\(205,/.test(h)), 'blue heat: ' + heats.slice(0, 3));
       await pickAgent(page, story.id);
       await goTo(page, storyTick);
       // a click on a node lists the agents that run it
@@ -406,6 +467,138 @@ async function main() {
       assert.equal(await page.textContent('#pop-title'), fleeing.length + ' agents running flee');
       await page.screenshot({ path: path.join(OUT, 'population.png') });
       await page.click('#mode-agent');
+    });
+
+    // a villager in the afternoon: at work, far down its tree
+    const villager = [...arena.agents.values()].find((a) => a.tree === 'villager');
+    const afternoon = 120;
+
+    await check('nodes this tick did not visit look different from those it did', async () => {
+      await page.goto(base + 'index.html?trace=traces/arena.jsonl&agent=' + villager.id + '&tick=' + afternoon);
+      await page.waitForSelector('body.loaded #tree li[data-path]');
+      const r = reconstruct(arena, villager, afternoon);
+      assert.equal(r.line.tick, afternoon);
+      const visited = new Set(r.line.events.map((e) => r.nodes[e[0]].path));
+      const shownStale = await page.$$eval('#tree li[data-path]', (l) => l.filter((li) => li.classList.contains('stale'))
+        .map((li) => li.dataset.path));
+      const want = r.nodes.filter((n) => r.byPath[n.path] !== 'idle' && !visited.has(n.path)).map((n) => n.path);
+      assert.ok(want.length > 0, 'the villager has nodes left from earlier ticks');
+      assert.deepEqual(shownStale, want, 'stale nodes');
+      // they look different: a dashed border and a white background
+      const look = await page.evaluate((ps) => ps.map((p) => {
+        const st = getComputedStyle(document.querySelector('li[data-path="' + p + '"] > .row'));
+        return st.borderTopStyle + ' ' + st.backgroundColor;
+      }), [want[0], r.line.events.map((e) => r.nodes[e[0]].path).find((p) => r.byPath[p] !== 'idle')]);
+      assert.equal(look[0], 'dashed rgb(255, 255, 255)', 'a stale row');
+      assert.notEqual(look[1].split(' ')[0], 'dashed', 'a visited row');
+      await page.screenshot({ path: path.join(OUT, 'stale.png') });
+    });
+
+    await check('the tree scrolls to the running node', async () => {
+      // the villager's running leaf lies below the fold: selecting the
+      // agent brings it into sight
+      const r = reconstruct(arena, villager, afternoon);
+      const leaf = r.nodes.filter((n) => r.byPath[n.path] === 'running' &&
+        !r.nodes.some((c) => c.parent === n.id && r.byPath[c.path] === 'running'))[0].path;
+      const place = () => page.evaluate((p) => {
+        const c = document.getElementById('center').getBoundingClientRect();
+        const b = document.querySelector('li[data-path="' + p + '"] > .row').getBoundingClientRect();
+        return { inside: b.top >= c.top && b.bottom <= c.bottom, below: b.top - c.top > c.height };
+      }, leaf);
+      await pickAgent(page, story.id); // another tree
+      await pickAgent(page, villager.id);
+      await page.evaluate(() => { document.getElementById('center').scrollTop = 0; });
+      assert.equal((await place()).below, true, leaf + ' is below the fold at the top of the tree');
+      await pickAgent(page, story.id);
+      await pickAgent(page, villager.id);
+      assert.equal((await place()).inside, true, leaf + ' scrolled into sight');
+      await page.screenshot({ path: path.join(OUT, 'follow.png') });
+    });
+
+    await check('events tell repeated names apart, and show what a check compared', async () => {
+      const r = reconstruct(arena, villager, afternoon);
+      const rows = await page.$$eval('#events li', (l) => l.map((li) => ({
+        name: li.querySelector('.name').textContent, path: li.querySelector('.name').title,
+        detail: li.querySelector('.detail') ? li.querySelector('.detail').textContent : null })));
+      assert.equal(rows.length, r.line.events.length);
+      const byLabel = new Map();
+      for (const x of rows) {
+        assert.ok(x.path === x.name || x.path.endsWith('/' + x.name), x.name + ' is the end of ' + x.path);
+        assert.ok(!byLabel.has(x.name) || byLabel.get(x.name) === x.path, x.name + ' names one node only');
+        byLabel.set(x.name, x.path);
+      }
+      assert.ok(rows.some((x) => x.name.includes('/')), 'a repeated name shows its parent');
+      const val = (v) => v === undefined ? 'nil' : JSON.stringify(v);
+      let checks = 0;
+      r.line.events.forEach(([id, st], i) => {
+        const n = r.nodes[id];
+        if (n.type !== 'check' || st === 'running') return;
+        const p = n.params;
+        const right = String(p.value).startsWith('$') ? p.value.slice(1) + '(' + val(r.bb[p.value.slice(1)]) + ')'
+          : JSON.stringify(p.value);
+        assert.equal(rows[i].detail, p.key + '(' + val(r.bb[p.key]) + ') ' + p.op + ' ' + right + ': ' +
+          (st === 'success'));
+        checks++;
+      });
+      assert.ok(checks > 0, 'the villager checked its hour');
+      await page.screenshot({ path: path.join(OUT, 'events.png') });
+    });
+
+    await check('node lanes in the timeline: when a node ran, how it ended; jumps to its runs and failures', async () => {
+      // the reference: the ticks whose events name the node, with its last status in each
+      const historyOf = (a, p) => a.lines.map((l) => {
+        const id = arena.trees.get(a.tree + '@' + l.version).findIndex((n) => n.path === p);
+        const mine = l.events.filter((e) => e[0] === id);
+        return mine.length ? l.tick + ':' + mine[mine.length - 1][1] : null;
+      }).filter((x) => x);
+      const nodes = arena.trees.get('guard@1');
+      const failing = nodes.find((n) => historyOf(story, n.path).some((x) => x.endsWith(':failure'))).path;
+      await page.goto(base + 'index.html?trace=traces/arena.jsonl&agent=' + story.id + '&tick=1');
+      await page.waitForSelector('body.loaded #tree li[data-path]');
+      await page.click('li[data-path="guard/patrol"] > .row .name');
+      await page.click('li[data-path="' + failing + '"] > .row .name');
+      assert.equal(await page.getAttribute('#strip', 'data-lane0'), 'guard/patrol|' + historyOf(story, 'guard/patrol').join(','));
+      const lane = historyOf(story, failing);
+      assert.equal(await page.getAttribute('#strip', 'data-lane1'), failing + '|' + lane.join(','));
+      assert.equal((await page.locator('#strip').boundingBox()).height, 44 + 2 * 16, 'two lanes under the strip');
+      const ticks = lane.map((x) => Number(x.split(':')[0]));
+      const fails = lane.filter((x) => x.endsWith(':failure')).map((x) => Number(x.split(':')[0]));
+      await page.click('#lane-next-ran');
+      assert.equal((await shown(page)).tick, ticks.find((t) => t > 1), 'the next tick it ran');
+      await page.click('#lane-next-failed');
+      const firstFail = fails.find((t) => t > ticks.find((x) => x > 1));
+      assert.equal((await shown(page)).tick, firstFail, 'the next tick it failed');
+      await page.click('#lane-next-ran');
+      await page.click('#lane-prev-failed');
+      assert.equal((await shown(page)).tick, fails.filter((t) => t < ticks.find((x) => x > firstFail)).pop());
+      await page.click('#lane-prev-ran');
+      assert.equal((await shown(page)).tick, ticks.filter((t) => t < firstFail).pop() || firstFail);
+      await page.screenshot({ path: path.join(OUT, 'lanes.png') });
+      // a second click on the name takes the lane away
+      await page.click('li[data-path="guard/patrol"] > .row .name');
+      await page.click('li[data-path="' + failing + '"] > .row .name');
+      assert.equal(await page.getAttribute('#strip', 'data-lane0'), null);
+      assert.equal(await page.isVisible('#lane-nav'), false);
+    });
+
+    await check('agents carry their owner\'s name', async () => {
+      assert.equal(await page.textContent('#agent-list li[data-agent="1"] span'), 'guard 1');
+      await pickAgent(page, villager.id); // (beyond the 200 listed without a search)
+      assert.equal(await page.textContent('#tick-info .who'), villager.label + ' (agent ' + villager.id + ')');
+      assert.match(villager.label, /^villager \d+$/);
+    });
+
+    await check('at 1024 px the tree is not clipped under the side panel', async () => {
+      await page.setViewportSize({ width: 1024, height: 768 });
+      await page.waitForTimeout(100);
+      const box = await page.evaluate(() => {
+        const c = document.getElementById('center');
+        return { center: c.getBoundingClientRect().right, right: document.getElementById('right').getBoundingClientRect().left,
+          scrolls: c.scrollWidth > c.clientWidth || c.scrollHeight > c.clientHeight };
+      });
+      assert.ok(box.center <= box.right + 1, 'the tree column ends where the panel begins: ' + JSON.stringify(box));
+      await page.screenshot({ path: path.join(OUT, 'narrow.png') });
+      await page.setViewportSize({ width: 1400, height: 860 });
     });
 
     await check('a reload switches the tree version (generated trace, tick ' + reloadTick + ')', async () => {
@@ -472,7 +665,10 @@ async function main() {
       ];
       for (const [file, re, fatal] of cases) {
         await page.goto(base + 'index.html?trace=traces/' + file);
-        await page.waitForSelector('#message:not([hidden])');
+        await page.waitForFunction(() => { // (not the progress of a large file)
+          const m = document.getElementById('message');
+          return !m.hidden && !/^Reading /.test(m.textContent);
+        });
         assert.match(await page.textContent('#message'), re, file);
         assert.equal(await page.isVisible('#welcome'), fatal, file + ': welcome text');
         assert.equal(await page.isVisible('#tree'), !fatal, file + ': tree');
@@ -484,6 +680,97 @@ async function main() {
       await page.goto(base + 'index.html?trace=traces/truncated.jsonl&agent=5&tick=30');
       await page.waitForSelector('body.loaded #tree li[data-path]');
       await checkAgentAt(page, cut, 5, 30);
+    });
+
+    await check('names and values are text, never markup', async () => {
+      const evil = '<img src=x onerror="window.pwned=1">';
+      const lines = [
+        { t: 'header', format: 1, bonsai: '0.2.0', started: 'now' },
+        { t: 'tree', tree: evil, version: 1, nodes: [
+          { id: 0, name: evil, type: 'sequence', parent: null, path: evil, params: {} },
+          { id: 1, name: '<b>x</b>', type: 'check', parent: 0, path: evil + '/<b>x</b>',
+            params: { key: '<i>k</i>', op: '<', value: '<script>window.pwned=2</script>' } }] },
+        { t: 'agent', agent: 1, tree: evil, version: 1, label: '<u>evil</u>' },
+        { t: 'tick', agent: 1, tick: 1, time: 0.1, version: 1, status: 'running',
+          events: [[0, 'running', 0], [1, 'failure', 0]],
+          bb: { '<i>k</i>': '<img src=y onerror="window.pwned=3">' }, error: '<svg onload="window.pwned=4">' },
+        { t: 'end', ticks: 1 }];
+      fs.writeFileSync(path.join(tmp, 'hostile.jsonl'), lines.map((l) => JSON.stringify(l)).join('\n') + '\n');
+      await page.goto(base + 'index.html?trace=traces/hostile.jsonl');
+      await page.waitForSelector('body.loaded #tree li[data-path]');
+      await page.waitForTimeout(200);
+      assert.equal(await page.evaluate(() => window.pwned), undefined, 'no script ran');
+      assert.equal(await page.evaluate(() => document.querySelectorAll(
+        '#tree img, #tree b, #events img, #events b, #bb img, #bb i, #agent-list u, #tick-info svg').length), 0);
+      assert.equal(await page.textContent('#agent-list li[data-agent="1"] span'), '<u>evil</u>');
+      assert.equal(await page.textContent('li[data-id="0"] > .row .name'), evil);
+      assert.equal(await page.textContent('#bb tr td'), '"<img src=y onerror="window.pwned=3">"');
+      assert.ok((await page.textContent('.tick-error')).includes('<svg onload'));
+      await page.screenshot({ path: path.join(OUT, 'hostile.png') });
+    });
+
+    await check('?coverage=URL: the arena\'s coverage as a heat, with what it never took', async () => {
+      await page.goto(base + 'index.html?coverage=traces/arena-coverage.json');
+      await page.waitForSelector('body.loaded.coverage #tree li[data-path]');
+      assert.equal(await page.isVisible('#message'), false, 'no message for a good report');
+      assert.equal(await page.isVisible('#timeline'), false, 'no timeline: a report has no ticks');
+      assert.deepEqual(await page.$$eval('#cov-trees li', (l) => l.map((x) => x.dataset.tree)),
+        arenaCoverage.trees.map((t) => t.tree));
+      for (const r of arenaCoverage.trees) {
+        await page.click('#cov-trees li[data-tree="' + r.tree + '"]');
+        await checkCoverage(page, r);
+      }
+      // what docs/TESTING.md says the arena never exercises
+      const villager = arenaCoverage.trees.find((t) => t.tree === 'villager');
+      await page.click('#cov-trees li[data-tree="villager"]');
+      const listed = await coverageGaps(page);
+      assert.deepEqual(listed, [
+        ['villager/morning/breakfast/force_success[1]/sequence[1]/is_set[1]', 'never failed'],
+        ['villager/morning/breakfast/force_success[2]/sequence[1]/timeout[2]', 'never timed out']]);
+      assert.equal(villager.covered + '/' + villager.total, '67/69');
+      // the heat: the root, visited every tick, is deeper than the meal's timeout
+      const light = (p) => page.$eval('li[data-path="' + p + '"] > .row', (row) =>
+        Number(/(\d+)%\)$/.exec(row.style.getPropertyValue('--heat'))[1]));
+      assert.ok(await light('villager') < await light(listed[1][0]), 'the root is the hottest');
+      await page.screenshot({ path: path.join(OUT, 'coverage.png') });
+      // a gap clicked: the node's counts, from the report
+      await page.click('#cov-gaps li[data-path="' + listed[1][0] + '"]');
+      const facts = await page.$$eval('#cov-node .facts div', (l) => l.map((d) => d.textContent));
+      const node = villager.nodes.find((n) => n.path === listed[1][0]);
+      assert.ok(facts.includes('ticks visited' + node.ticks), facts.join());
+      assert.ok(facts.includes('never taken' + 'never timed out'), facts.join());
+    });
+
+    await check('coverage: nodes that never ran look apart and are listed; a bad report; back to a trace', async () => {
+      await page.goto('file://' + path.join(VIEWER, 'index.html'));
+      await page.setInputFiles('#file', path.join(tmp, 'gaps-coverage.json'));
+      await page.waitForSelector('body.loaded.coverage #tree li[data-path]');
+      const r = gapsCoverage.trees[0];
+      await checkCoverage(page, r);
+      const never = await page.$$eval('#tree li.never', (l) => l.map((li) => li.dataset.path));
+      assert.deepEqual(never, ['npc/combat/fight/retreat/flee', 'npc/combat/fight/strike/attack']);
+      assert.deepEqual(await coverageGaps(page), [
+        ['npc/combat', 'never aborted its child'],
+        ['npc/combat/fight/retreat/check[1]', 'never succeeded'],
+        ['npc/combat/fight/retreat/flee', 'never ran'],
+        ['npc/combat/fight/strike/in_reach', 'never succeeded'],
+        ['npc/combat/fight/strike/attack', 'never ran']]);
+      // a look apart: hatched and dashed, not the heat of a node that ran
+      const look = (p) => page.$eval('li[data-path="' + p + '"] > .row', (row) => {
+        const cs = getComputedStyle(row);
+        return cs.borderTopStyle + ' ' + cs.backgroundImage.slice(0, 25);
+      });
+      assert.match(await look('npc/combat/fight/strike/attack'), /^dashed repeating-linear-grad/);
+      assert.match(await look('npc/combat'), /^dashed none/);
+      assert.match(await look('npc/patrol'), /^solid none/);
+      await page.screenshot({ path: path.join(OUT, 'coverage-gaps.png') });
+      await page.setInputFiles('#file', path.join(tmp, 'future-coverage.json'));
+      await page.waitForSelector('#message.error');
+      assert.match(await page.textContent('#message'), /coverage report of version 9 \(this page reads version 1\)/);
+      await page.setInputFiles('#file', path.join(tmp, 'arena.jsonl'));
+      await page.waitForSelector('body.loaded:not(.coverage) #tree li[data-path]');
+      assert.equal(await page.isVisible('#agent-list'), true);
+      assert.equal(await page.isVisible('#cov-gaps'), false);
     });
 
     await check('file:// page: the file picker and drag and drop', async () => {
@@ -536,6 +823,10 @@ async function main() {
       await page.goto(game.url);
       await page.waitForSelector('body.loaded.is-live #tree li[data-path]');
       assert.equal(await page.textContent('#live-state'), 'live');
+      // a table on the blackboard (a function inside) reads as JSON
+      const gear = await page.textContent('#bb tr[data-key="gear"] td');
+      assert.ok(gear.startsWith('{') && gear.includes('"sword":2') && gear.includes('"charm":"function: 0x'),
+        'gear: ' + gear);
       const tickNow = () => page.evaluate(() => Number(document.body.dataset.tick));
       const t1 = await tickNow();
       await page.waitForFunction((t) => Number(document.body.dataset.tick) >= t + 5, t1);
@@ -615,6 +906,38 @@ async function main() {
         null, { timeout: 20000 });
     });
 
+    await check('live: break when a blackboard condition becomes true, or when a node fails', async () => {
+      // guard 1 is hurt (hp = 10) every 3 s and heals by running
+      const g1 = [...sent(stream).agents.values()].find((a) => a.label === 'guard 1');
+      await pickAgent(page, g1.id);
+      await page.fill('#watch-input', 'hp < 25');
+      await page.press('#watch-input', 'Enter');
+      await page.waitForSelector('#watch-list li');
+      assert.equal(await page.textContent('#watch-list li span'), 'hp < 25 (guard 1)');
+      await page.waitForSelector('#agent-resume', { timeout: 15000 });
+      assert.match(await page.textContent('#frozen'), /Frozen: hp < 25 became true/);
+      const line = await until('the watch line', () => stream.lines.find((o) => o.agent === g1.id && o.watch));
+      assert.equal(line.watch, 'hp < 25');
+      assert.ok(line.bb.hp < 25 || line.bb.hp === undefined, 'hp is low in that tick');
+      assert.equal(line.frozen, -1);
+      await page.screenshot({ path: path.join(OUT, 'watch.png') });
+      await page.click('#watch-list li button'); // the watch goes
+      assert.equal(await page.$$eval('#watch-list li', (l) => l.length), 0);
+      await page.click('#agent-resume');
+      await page.waitForSelector('#frozen', { state: 'hidden' });
+      // Shift+click: break when the flee check fails (it does while hp >= 25)
+      const check = 'guard/flee/check[1]';
+      const from = stream.lines.length;
+      await page.click('li[data-path="' + check + '"] > .row .bp', { modifiers: ['Shift'] });
+      assert.match(await page.getAttribute('li[data-path="' + check + '"] > .row', 'class'), /bp-fail/);
+      const failed = await until('a failure breakpoint', () => stream.lines.slice(from)
+        .find((o) => o.t === 'tick' && o.frozen !== undefined && o.frozen >= 0));
+      const nodes = sent(stream).trees.get('guard@' + failed.version);
+      assert.equal(nodes[failed.frozen].path, check);
+      assert.ok(failed.events.some(([id, st]) => id === failed.frozen && st === 'failure'), 'it failed in that tick');
+      await page.click('li[data-path="' + check + '"] > .row .bp', { modifiers: ['Shift'] });
+    });
+
     await check('live: agents and a tree join, an agent leaves, a reload (churn_game.lua)', async () => {
       stream.req.destroy();
       game.child.kill();
@@ -643,8 +966,41 @@ async function main() {
       const g1Last = g1.lines.slice(-1)[0].tick;
       await page.waitForTimeout(300);
       assert.equal(sent(stream).agents.get(g1.id).lines.slice(-1)[0].tick, g1Last, 'guard 1 left');
+      assert.ok(stream.lines.some((o) => o.t === 'gone' && o.agent === g1.id), 'the stream says so');
+      assert.equal(await page.textContent('#agent-list li[data-agent="' + g1.id + '"] small'), 'guard · gone');
       await goTo(page, g1Last);
       await checkAgentAt(page, ref, g1.id, g1Last);
+    });
+
+    await check('live: the arena waits for the page before its first tick', async () => {
+      stream.req.destroy();
+      stream = null;
+      game.child.kill();
+      game = null;
+      const arenaGame = spawn('lua5.4', [path.join(ROOT, 'samples/arena.lua'), '--live=0', '--ticks=400'],
+        { env: LUA_ENV, cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] });
+      try {
+        const url = await new Promise((resolve) => {
+          let out = '';
+          arenaGame.stdout.on('data', (d) => {
+            out += d;
+            const m = out.match(/live at (http:\/\/127\.0\.0\.1:\d+\/)/);
+            if (m) resolve(m[1]);
+          });
+        });
+        await new Promise((r) => setTimeout(r, 1500)); // a person finding the URL
+        await page.goto(url);
+        await page.waitForSelector('body.loaded.is-live #tree li[data-path]');
+        await page.waitForFunction(() => Number(document.body.dataset.tick) >= 5);
+        await page.click('#live-pause');
+        await page.click('#tree-head');
+        await page.keyboard.press('Home');
+        assert.equal(await page.evaluate(() => document.body.dataset.tick), '1', 'the page saw the first tick');
+        assert.equal(await page.textContent('#agent-list li[data-agent="1"] span'), 'guard 1');
+        await page.screenshot({ path: path.join(OUT, 'arena-live.png') });
+      } finally {
+        arenaGame.kill();
+      }
     });
 
     assert.deepEqual(pageErrors, [], 'no script errors in the page');

@@ -1,12 +1,12 @@
 -- oom_scenario.lua: the scenario of the allocation-failure sweep
 -- (test_oom_sweep.c). setup() runs with every allocation granted and makes
 -- the books; run() is where the host refuses allocations: trees, agents,
--- ticks, reloads, observers, interrupts, tasks, sleep, tick_all (and the
--- sleep cache of a list of sleepers), save and restore, each step under
--- pcall; check() runs with allocations granted again and verifies that
--- every object made still works (tick, abort, reset, reload), that the
--- books agree with the library, and that bt.memory() is back to its value
--- after setup once everything is dropped.
+-- ticks, reloads, observers, interrupts, tasks, a bt.control, sleep,
+-- tick_all (and the sleep cache of a list of sleepers), save and restore,
+-- each step under pcall; check() runs with allocations granted again and
+-- verifies that every object made still works (tick, abort, reset,
+-- reload), that the books agree with the library, and that bt.memory() is
+-- back to its value after setup once everything is dropped.
 local bt = require "bonsai"
 
 local S = {}
@@ -50,7 +50,8 @@ local function root(v)
     bt.parallel { name = "p", success = "all",
       bt.sequence { name = "s", leaf "B", bt.wait(v) },
       bt.timeout { name = "to", seconds = 5, task "T" },
-      bt.repeater { name = "r", times = 2, leaf "C" } },
+      bt.control { name = "c", tick = function(c) return c:tick(1) end,
+                   bt.repeater { name = "r", times = 2, leaf "C" } } },
   }
 end
 

@@ -394,7 +394,10 @@ static void bad_dt(void **state) {
   assert_string_equal(trace_take(&trace), "");
   assert_true(bonsai_agent_time(ag) == 0);
   assert_int_equal(bonsai_agent_status(ag), BONSAI_IDLE);
-  assert_true(bonsai_agent_errmsg(ag)[0] != '\0');
+  assert_string_equal(bonsai_agent_errmsg(ag), ""); /* the call's error */
+  assert_string_equal(bonsai_dt_check(-1), "dt must be a number >= 0");
+  assert_true(bonsai_dt_check(NAN) != NULL);
+  assert_null(bonsai_dt_check(0));
   STEP(ag, 1, R, "enter A; tick A");
   assert_int_equal(bonsai_agent_tick(ag, -0.5), BONSAI_EARG);
   assert_true(bonsai_agent_time(ag) == 1);

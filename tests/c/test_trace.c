@@ -70,9 +70,11 @@ static void untraced_records_nothing(void **state) {
   bonsai_agent_free(ag);
 }
 
-/* Changes in the order they happen; a running leaf ticked again is marked,
-** but not in the tick it was entered; a node that ends twice in one step
-** (the leaf, then its jump) is reported once. */
+/* Changes in the order they happen; a running node ticked again is marked
+** (the ancestors of the running leaf, root first, though the tick resumes
+** below them; a leaf after its call if it stays running), but not in the
+** tick it was entered; a node that ends twice in one step (the leaf, then
+** its jump) is reported once. */
 static void status_changes_and_again(void **state) {
   bonsai_agent *ag;
   (void)state;
@@ -84,13 +86,15 @@ static void status_changes_and_again(void **state) {
   assert_string_equal(take(ag), "1 root running; 1 root/A running; "
                                 "1 root/A success; 1 root/B running");
   assert_int_equal(bonsai_agent_tick(ag, 1), R);
-  assert_string_equal(take(ag), "2 root/B running+");
+  assert_string_equal(take(ag), "2 root running+; 2 root/B running+");
   assert_int_equal(bonsai_agent_tick(ag, 1), R);
-  assert_string_equal(take(ag), "3 root/B success; 3 root/wait[3] running");
+  assert_string_equal(take(ag), "3 root running+; 3 root/B success; "
+                                "3 root/wait[3] running");
   assert_int_equal(bonsai_agent_tick(ag, 1), R);
-  assert_string_equal(take(ag), "4 root/wait[3] running+");
+  assert_string_equal(take(ag), "4 root running+; 4 root/wait[3] running+");
   assert_int_equal(bonsai_agent_tick(ag, 1), S);
-  assert_string_equal(take(ag), "5 root/wait[3] success; 5 root success");
+  assert_string_equal(take(ag), "5 root running+; 5 root/wait[3] running+; "
+                                "5 root/wait[3] success; 5 root success");
   /* a second run (B's script now succeeds at once): the same statuses
   ** again are changes of this tick */
   assert_int_equal(bonsai_agent_tick(ag, 1), R);
@@ -116,7 +120,8 @@ static void aborts_errors_reset(void **state) {
                                 "1 top/s/C failure; 1 top/s failure; "
                                 "1 top/B running");
   assert_int_equal(bonsai_agent_tick(ag, 1), R);
-  assert_string_equal(take(ag), "2 top/s running; 2 top/s/C success; "
+  assert_string_equal(take(ag), "2 top running+; 2 top/s running; "
+                                "2 top/s/C success; "
                                 "2 top/s/D running; 2 top/B aborted");
   (void)c;
   (void)b;
@@ -128,7 +133,8 @@ static void aborts_errors_reset(void **state) {
   (void)take(ag);
   b->fail_event = BONSAI_EV_TICK + 1;
   assert_int_equal(bonsai_agent_tick(ag, 1), BONSAI_ELEAF);
-  assert_string_equal(take(ag), "2 root/E aborted; 2 root aborted; "
+  assert_string_equal(take(ag), "2 root running+; 2 root/E aborted; "
+                                "2 root aborted; "
                                 "2 error root/E: E failed on purpose");
   b->fail_event = 0;
   assert_int_equal(bonsai_agent_tick(ag, 1), R);
@@ -193,9 +199,10 @@ static void reload_keeps_old_paths(void **state) {
       "1 root/A running; 1 root/A success; 1 root/old running; "
       "1 root/old/B running; "
       "2 root/old/B aborted; 2 root/old aborted; 2 reload; "
-      "2 root/new running; 2 root/new/C running; "
+      "2 root running+; 2 root/new running; 2 root/new/C running; "
       "3 root/new/C aborted; 3 root/new aborted; 3 reload; "
-      "3 root/A running; 3 root/A success; 3 root/C running");
+      "3 root running+; 3 root/A running; 3 root/A success; "
+      "3 root/C running");
   bonsai_agent_free(ag);
   bonsai_tree_release(t);
 }

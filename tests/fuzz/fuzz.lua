@@ -51,6 +51,8 @@ local FEATURES = {
   "budget",    -- bt.tick_all(list, dt, { budget = n })
   "save",      -- a:save() and bt.agent(tree, { restore = s })
   "subtree",   -- bt.subtree of library trees, reloaded under their hosts
+  "control",   -- bt.control nodes: random decisions, children ticked and
+               -- aborted in odd orders, several running at once
 }
 
 local opt = { first = 1, last = 20, steps = 500, seconds = nil, replay = nil,
@@ -608,6 +610,9 @@ local function gen(used, depth)
     s = { kind = "guard", id = newid(used, "N", 40),
           abort = R.pick { "none", "self", "lower", "both" },
           check = checkspec(), children = { gen(used, depth + 1) } }
+  elseif x <= 73 and ON.control then
+    s = { kind = "control", id = newid(used, "N", 40), children = {} }
+    for i = 1, R.int(3) do s.children[i] = gen(used, depth + 1) end
   else
     s = { kind = R.pick(DECORATORS), id = newid(used, "N", 40),
           children = { gen(used, depth + 1) } }
@@ -688,6 +693,52 @@ local function utilityfn(id)
   end
 end
 
+-- A bt.control node called id over kids: each tick it ticks and aborts
+-- children in a random order (at most c.n + 1 of them), then returns the
+-- last child's status or a random one; its callbacks re-enter the API and
+-- raise like leaves; rarely it ticks a child it does not have.
+local function control(id, kids)
+  local t = { name = id }
+  t.enter = function(c, a)
+    guarded(a, id, function()
+      clockcheck(a)
+      sideeffects(a)
+      maybe_raise()
+      c.memory.runs = (c.memory.runs or 0) + 1
+    end)
+  end
+  t.tick = function(c, a)
+    return guarded(a, id, function()
+      count("(control ticks)")
+      clockcheck(a)
+      sideeffects(a)
+      maybe_raise()
+      local last = bt.FAILURE
+      for _ = 1, R.int(c.n + 2) - 1 do
+        local i = R.int(c.n)
+        if R.chance(0.15) then c:abort(i) else last = c:tick(i) end
+      end
+      if ON.raise and R.chance(0.005) then
+        record(a, id, nil)
+        c:tick(c.n + 1)
+      end
+      if R.chance(0.4) then return last end
+      local s, bad = status(true)
+      if bad then record(a, id, nil) end
+      return s
+    end)
+  end
+  t.abort = function(_, a)
+    guarded(a, id, function()
+      clockcheck(a)
+      sideeffects(a, true)
+      maybe_raise()
+    end, true)
+  end
+  for i, k in ipairs(kids) do t[i] = k end
+  return bt.control(t)
+end
+
 -- Node tables from a spec (fresh functions every time).
 local function build(s)
   local k = s.kind
@@ -713,6 +764,10 @@ local function build(s)
     return bt.wait { seconds = s.seconds }
   elseif k == "subtree" then
     return bt.subtree(W.libs[s.lib].tree, { name = "S" .. s.lib })
+  elseif k == "control" then
+    local kids = {}
+    for i, c in ipairs(s.children) do kids[i] = build(c) end
+    return control(s.id, kids)
   end
   local t = { name = s.id }
   if k == "filter" or k == "monitor" then

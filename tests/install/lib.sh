@@ -1,6 +1,6 @@
 # lib.sh: what the install tests share (sourced by each): a clean Lua
 # environment, the skip for sanitized builds, a temporary directory removed
-# on exit, a copy of the checkout, and the C example of the README.
+# on exit, a copy of the checkout, and the C example of docs/C_API.md.
 
 set -eu
 unset LUA_PATH LUA_CPATH LUA_PATH_5_4 LUA_CPATH_5_4 LUA_INIT LUA_INIT_5_4
@@ -43,18 +43,18 @@ checkout() {
   fi
 }
 
-# readme_example FILE.c FILE.out: the C program of the README's "Embedding
-# from C" section, and the output the README says it prints.
+# readme_example FILE.c FILE.out: the C program of docs/C_API.md's "Embedding
+# from C" section, and the output the page says it prints.
 readme_example() {
-  awk '/^## Embedding from C/ { s = 1 }
+  awk '/^#+ Embedding from C/ { s = 1 }
        s && /^```c$/ { c = 1; next }
        c && /^```$/ { exit }
-       c' "$src/README.md" >"$1"
-  awk '/^## Embedding from C/ { s = 1 }
+       c' "$src/docs/C_API.md" >"$1"
+  awk '/^#+ Embedding from C/ { s = 1 }
        s && /^It prints:/ { p = 1 }
        p && /^```/ { if (o) exit; o = 1; next }
-       o' "$src/README.md" >"$2"
-  [ -s "$1" ] && [ -s "$2" ] || fail "no C example in README.md"
+       o' "$src/docs/C_API.md" >"$2"
+  [ -s "$1" ] && [ -s "$2" ] || fail "no C example in docs/C_API.md"
 }
 
 # no_liblua FILE: the Lua module must not link liblua (the host provides

@@ -2,9 +2,9 @@
 # meson_install.sh B_SANITIZE BUILD_DIR PREFIX LIBDIR INCLUDEDIR CMOD LMOD:
 # `meson install --destdir` of the build into a temporary root; checks that
 # the headers, libbonsai.a, libbonsai.so, bonsai.pc and the Lua module are
-# where the build says; builds the C example of the README against the
+# where the build says; builds the C example of docs/C_API.md against the
 # installed copy with pkg-config and with CMake's find_package (shared and
-# static) and compares its output with the README's; runs the samples
+# static) and compares its output with the page's; runs the samples
 # against the installed module.
 . "$(dirname "$0")/lib.sh"
 skip_sanitized "${1:-none}"
@@ -37,14 +37,14 @@ cc -std=c99 -Wall -Werror -o "$tmp/app" "$tmp/app.c" \
   $(pkg-config --cflags --libs bonsai) || fail "cc with pkg-config"
 ldd "$tmp/app" | grep -q 'libbonsai\.so' || fail "app does not use libbonsai.so"
 LD_LIBRARY_PATH="$root$libdir" "$tmp/app" >"$tmp/out" || fail "app (shared)"
-diff -u "$tmp/expected" "$tmp/out" || fail "README output (shared)"
+diff -u "$tmp/expected" "$tmp/out" || fail "C_API.md output (shared)"
 # shellcheck disable=SC2046
 cc -std=c99 -Wall -Werror -o "$tmp/app_static" "$tmp/app.c" \
   $(pkg-config --cflags bonsai) "$root$libdir/libbonsai.a" ||
   fail "cc with libbonsai.a"
 "$tmp/app_static" >"$tmp/out" || fail "app (static)"
-diff -u "$tmp/expected" "$tmp/out" || fail "README output (static)"
-echo "ok: README C example with pkg-config, shared and static"
+diff -u "$tmp/expected" "$tmp/out" || fail "C_API.md output (static)"
+echo "ok: docs/C_API.md C example with pkg-config, shared and static"
 
 # CMake: find_package(bonsai) through the installed bonsaiConfig.cmake.
 unset PKG_CONFIG_PATH PKG_CONFIG_SYSROOT_DIR
@@ -56,10 +56,10 @@ cp "$src/tests/install/cmake/CMakeLists.txt" "$tmp/app.c" "$tmp/cmake/"
   { cat "$tmp/cmake.log" >&2; fail "cmake build"; }
 LD_LIBRARY_PATH="$root$libdir" "$tmp/cmake/build/app" >"$tmp/out" ||
   fail "app (cmake, shared)"
-diff -u "$tmp/expected" "$tmp/out" || fail "README output (cmake, shared)"
+diff -u "$tmp/expected" "$tmp/out" || fail "C_API.md output (cmake, shared)"
 "$tmp/cmake/build/app_static" >"$tmp/out" || fail "app (cmake, static)"
-diff -u "$tmp/expected" "$tmp/out" || fail "README output (cmake, static)"
-echo "ok: README C example with find_package(bonsai), shared and static"
+diff -u "$tmp/expected" "$tmp/out" || fail "C_API.md output (cmake, static)"
+echo "ok: docs/C_API.md C example with find_package(bonsai), shared and static"
 
 # The Lua module, with nothing on the paths but the installed directories.
 export LUA_PATH="$root$lmod/?.lua;$root$lmod/?/init.lua;;"

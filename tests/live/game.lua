@@ -51,7 +51,8 @@ local tree = bt.tree(guard(1), { name = "guard" })
 local agents = {}
 for i = 1, 3 do
   agents[i] = bt.agent(tree, { owner = { name = "guard " .. i },
-                               blackboard = { hp = 100 } })
+                               blackboard = { hp = 100, gear = {
+                                 sword = 2, charm = function() end } } })
 end
 
 local p = bt.debug.serve { port = port, agents = agents }

@@ -125,6 +125,7 @@ describe("bt.debug.serve", function()
     local a = bt.agent(tree, { owner = { name = "Brom" },
                                blackboard = { hp = 100 } })
     serve { agents = { a } }
+    assert.equal(0, select(2, D.clients()))
     local c1 = subscribe()
     assert.is_true(pump(function() return #c1.lines() >= 3 end))
     local l = c1.lines()
@@ -147,6 +148,7 @@ describe("bt.debug.serve", function()
     -- a client arriving now gets the last tick with the whole state
     local c2 = subscribe()
     assert.is_true(pump(function() return #c2.lines() >= 4 end))
+    assert.equal(2, select(2, D.clients())) -- two pages follow the stream
     local last = c2.lines()[4]
     assert.equal(2, last.tick)
     assert.same({ { 0, "running" }, { 1, "failure" }, { 2, "failure" },
@@ -229,6 +231,81 @@ describe("bt.debug.serve", function()
     bt.tick_all({ a }, 1)
     assert.equal(time + 2, a.time)
     assert.is_false(a:frozen())
+  end)
+
+  it("breaks on a node's status for one agent or any, and when a " ..
+     "blackboard condition becomes true", function()
+    local a = bt.agent(guardtree(), { blackboard = { hp = 100 } })
+    local b = bt.agent(guardtree(), { blackboard = { hp = 100 } })
+    serve { agents = { a, b } }
+    local c = subscribe()
+    assert.is_true(pump(function() return #c.lines() >= 4 end)) -- connected
+    local cmd = D.command
+    assert.is_true(cmd { cmd = "break", tree = "guard", status = "success",
+                         node = "guard/flee/check[1]", agent = 1 })
+    bt.tick_all({ a, b }, 1)
+    assert.is_false(a:frozen()) -- the check failed
+    a.bb.hp, b.bb.hp = 10, 10
+    bt.tick_all({ a, b }, 1)
+    assert.is_true(a:frozen())
+    assert.is_false(b:frozen()) -- agent 1 only
+    assert.is_true(cmd { cmd = "break", tree = "guard", status = "success",
+                         node = "guard/flee/check[1]", agent = 1, on = false })
+    assert.is_true(cmd { cmd = "resume", agent = 1 })
+    -- a watch on any agent: when hp < 5 becomes true
+    assert.is_true(cmd { cmd = "watch", key = "hp", op = "<", value = 5 })
+    bt.tick_all({ a, b }, 1)
+    assert.is_false(a:frozen())
+    a.bb.hp = 3
+    bt.tick_all({ a, b }, 1)
+    assert.is_true(a:frozen())
+    assert.is_false(b:frozen())
+    assert.is_true(pump(function()
+      for _, l in ipairs(c.lines()) do
+        if l.t == "tick" and l.agent == 1 and l.watch == "hp < 5" then
+          return l.frozen == -1
+        end
+      end
+    end))
+    cmd { cmd = "resume", agent = 1 }
+    bt.tick_all({ a, b }, 1)
+    assert.is_false(a:frozen()) -- still true: it did not become true
+    a.bb.hp = 10
+    bt.tick_all({ a, b }, 1)
+    a.bb.hp = 3
+    bt.tick_all({ a, b }, 1)
+    assert.is_true(a:frozen()) -- true again
+    cmd { cmd = "resume", agent = 1 }
+    assert.is_true(cmd { cmd = "watch", key = "hp", op = "<", value = 5,
+                         on = false })
+    a.bb.hp = 10
+    bt.tick_all({ a, b }, 1)
+    a.bb.hp = 3
+    bt.tick_all({ a, b }, 1)
+    assert.is_false(a:frozen()) -- the watch is gone
+    -- refusals
+    local ok, err = cmd { cmd = "break", tree = "guard", node = "guard",
+                          status = "maybe" }
+    assert.is_nil(ok)
+    assert.matches("status must be", err)
+    ok, err = cmd { cmd = "watch", key = "hp", op = "=", value = 1 }
+    assert.matches("op must be", err)
+    ok, err = cmd { cmd = "watch", key = "hp", op = "<", value = {} }
+    assert.matches("value must be", err)
+    ok, err = cmd { cmd = "watch", key = "hp", op = "<", value = 1, agent = 9 }
+    assert.equal("no agent 9", err)
+    ok, err = cmd { cmd = "break", tree = "guard", node = "guard/gone" }
+    assert.equal("no node 'guard/gone' in tree 'guard'", err)
+    ok, err = cmd { cmd = "break", tree = "elsewhere", node = "guard" }
+    assert.equal("no node 'guard' in tree 'elsewhere'", err)
+    D.remove(a) -- withdrawn: the page is told; commands for it are refused
+    assert.is_true(pump(function()
+      for _, l in ipairs(c.lines()) do
+        if l.t == "gone" and l.agent == 1 then return true end
+      end
+    end))
+    ok, err = cmd { cmd = "resume", agent = 1 }
+    assert.equal("no agent 1", err)
   end)
 
   it("streams only the agents recorded", function()

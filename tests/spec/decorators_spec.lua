@@ -1,8 +1,13 @@
 -- decorators_spec: invert, force_success/failure, repeater, retry,
 -- repeat_until_failure, timeout, time_limit, limit, cooldown, run_once and
--- decorator names, tick by tick with dt, through the trace helper.
+-- decorator names, tick by tick with dt, through the trace helper; the
+-- timers' stories, where the dt of each tick is the point, are test kit
+-- scenarios (bonsai.test: a list of dts, the leaf a stand-in,
+-- helpers/story.lua tells the ticks).
 local bt = require "bonsai"
+local T = require "bonsai.test"
 local trace = require "helpers.trace"
+local story, leaf = require("helpers.story").story, require("helpers.story").leaf
 
 local t
 before_each(function() t = trace.new() end)
@@ -177,20 +182,32 @@ describe("repeat_until_failure", function()
 end)
 
 describe("timeout", function()
+  -- A timeout of 2 s over a stand-in A that runs forever, ticked with dt.
+  local function timed(dt)
+    return T.scenario { tree = bt.timeout { seconds = 2, leaf "A" }, dt = dt,
+                        stand_ins = { A = T.running() }, coverage = false }
+  end
+
   it("aborts its child and fails when its time is up", function()
-    local a = agent_of(bt.timeout { seconds = 2, t:action("A", "R") })
-    assert.equal("running | enter A; tick A", t:step(a, 1))   -- starts at 1
-    assert.equal("running | tick A", t:step(a, 1))            -- 1 passed
-    assert.equal("failure | abort A", t:step(a, 1))           -- 2 passed
-    assert.equal("aborted", trace.statuses(a).A)
-    assert.equal("running | enter A; tick A", t:step(a, 1))   -- a new run
+    local s = timed(1)
+    s:run(4)
+    assert.same({ "running | enter A; tick A", -- starts at time 1
+                  "running | tick A",          -- 1 s passed
+                  "failure | abort A",         -- 2 s passed
+                  "running | enter A; tick A", -- a new run
+                }, story(s))
+    assert.equal("aborted", s:tick(3):status_of("A"))
+    s:expect_aborted("A", { at = 3 }):expect_entered("A", { times = 2 })
   end)
 
   it("is checked at the start of each tick with the agent time", function()
-    local a = agent_of(bt.timeout { seconds = 2, t:action("A", "R") })
-    assert.equal("running | enter A; tick A", t:step(a, 0.5)) -- starts at 0.5
-    assert.equal("running | tick A", t:step(a, 1.25))         -- 1.25 passed
-    assert.equal("failure | abort A", t:step(a, 0.75))        -- 2 passed
+    local s = timed { 0.5, 1.25, 0.75 }
+    s:run(3)
+    assert.same({ "running | enter A; tick A", -- starts at time 0.5
+                  "running | tick A",          -- 1.25 s passed
+                  "failure | abort A",         -- 2 s passed
+                }, story(s))
+    assert.equal(2.5, s:tick(3).time)
   end)
 
   it("passes the status of a child that finishes in time", function()
@@ -262,23 +279,34 @@ describe("limit", function()
 end)
 
 describe("cooldown", function()
+  -- A cooldown of 2 s over a stand-in A, ticked with dt.
+  local function cooled(a, dt)
+    return T.scenario { tree = bt.cooldown { seconds = 2, leaf "A" },
+                        dt = dt, stand_ins = { A = a }, coverage = false }
+  end
+
   it("fails without ticking its child for s seconds after it finished",
      function()
-    local a = agent_of(bt.cooldown { seconds = 2, t:action("A", "S") })
-    assert.equal("success | enter A; tick A; exit A success", t:step(a, 1))
-    assert.equal("failure |", t:step(a, 1))   -- 1 second later
-    assert.equal("success | enter A; tick A; exit A success", t:step(a, 1))
-    assert.equal("failure |", t:step(a, 1.5))
-    assert.equal("success | enter A; tick A; exit A success", t:step(a, 0.5))
+    local s = cooled(true, { 1, 1, 1, 1.5, 0.5 })
+    s:run(5)
+    assert.same({ "success | enter A; tick A; exit A success", -- time 1
+                  "failure |",                                 -- time 2
+                  "success | enter A; tick A; exit A success", -- time 3
+                  "failure |",                                 -- time 4.5
+                  "success | enter A; tick A; exit A success", -- time 5
+                }, story(s))
   end)
 
   it("starts when the child finishes, not when it starts", function()
-    local a = agent_of(bt.cooldown { seconds = 2, t:action("A", "RRS") })
-    assert.equal("running | enter A; tick A", t:step(a, 1))   -- time 1
-    assert.equal("running | tick A", t:step(a, 1))            -- time 2
-    assert.equal("success | tick A; exit A success", t:step(a, 1)) -- 3
-    assert.equal("failure |", t:step(a, 1))                   -- time 4
-    assert.equal("success | enter A; tick A; exit A success", t:step(a, 1))
+    local s = cooled(T.runs { { "running", "running", "success" },
+                              { "success" } }, 1)
+    s:run(5)
+    assert.same({ "running | enter A; tick A",                 -- time 1
+                  "running | tick A",                          -- time 2
+                  "success | tick A; exit A success",          -- time 3
+                  "failure |",                                 -- time 4
+                  "success | enter A; tick A; exit A success", -- time 5
+                }, story(s))
   end)
 
   it("starts after a failure too", function()

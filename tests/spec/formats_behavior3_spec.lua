@@ -45,6 +45,78 @@ local function refused(text, opts)
   return msg
 end
 
+describe("behavior3 expressions", function()
+  it("run Check, Calculate, Let and Cmp on the blackboard, tick by tick",
+     function()
+    local a = agent(current { id = 1, name = "Sequence", children = {
+      { id = 2, name = "Check", args = { value = "hp > 10 and not dead" } },
+      { id = 3, name = "Calculate", args = { value = "hp * 2 + bonus" },
+        output = { "power" } },
+      { id = 4, name = "Let", args = { value = "ready" }, output = { "mood" } },
+      { id = 5, name = "Let", input = { "power" }, output = { "copy" } },
+      { id = 6, name = "Cmp", input = { "power" }, args = { ge = 30 } },
+    } }, { blackboard = { hp = 12, dead = false, bonus = 6 } })
+    assert.equal("success", a:tick(1))
+    assert.equal(30, a.bb.power)
+    assert.equal(30, a.bb.copy)
+    assert.equal("ready", a.bb.mood)
+    a.bb.bonus = 5
+    assert.equal("failure", a:tick(1)) -- Cmp: 29 >= 30 is false
+    a.bb.hp = 10
+    assert.equal("failure", a:tick(1)) -- Check
+    assert.equal(29, a.bb.power)
+  end)
+
+  it("make Cmp a bt.check and refuse what they cannot keep", function()
+    local n = bt.import(current { id = 1, name = "Cmp", input = { "hp" },
+                                  args = { lt = 5 } }, "behavior3")
+    assert.same({ "check", "hp", "<", 5 }, { n.type, n.key, n.op, n.value })
+    assert.matches("needs one of gt", refused(current { id = 1,
+      name = "Cmp", input = { "hp" }, args = {} }))
+    assert.matches("needs an output variable", refused(current { id = 1,
+      name = "Calculate", args = { value = "1" } }))
+    assert.matches("'value' must be a number", refused(current { id = 1,
+      name = "Let", args = { value = { 1, 2 } }, output = { "x" } }))
+    assert.matches("node 'Assert': raises its message", refused(current {
+      id = 1, name = "Assert", children = { { id = 2, name = "Check",
+      args = { value = "true" } } } }))
+  end)
+
+  it("are written back as Check and Calculate and read again the same",
+     function()
+    local tree = bt.tree(bt.import(current { id = 1, name = "Sequence",
+      children = {
+        { id = 2, name = "Calculate", args = { value = "hp * 2" },
+          output = { "power" } },
+        { id = 3, name = "Check", args = { value = "power >= 20" } },
+        { id = 4, name = "Cmp", input = { "hp" }, args = { lt = 50 } },
+      } }, "behavior3"), { name = "T" })
+    local out = tree:export("behavior3")
+    local copy = bt.tree(bt.import(out, "behavior3"), { name = "T" })
+    assert.equal(out, copy:export("behavior3"))
+    local nodes = {}
+    for _, n in pairs(cjson.decode(out).nodes) do
+      nodes[#nodes + 1] = n.name .. " " .. tostring(n.properties.value)
+    end
+    table.sort(nodes)
+    assert.same({ "Calculate power := (hp * 2)", "Check hp < 50",
+                  "Check power >= 20", "MemSequence nil" }, nodes)
+    for _, hp in ipairs { 5, 12, 60 } do
+      local a = bt.agent(tree, { blackboard = { hp = hp } })
+      local b = bt.agent(copy, { blackboard = { hp = hp } })
+      assert.equal(a:tick(1), b:tick(1))
+      assert.equal(a.bb.power, b.bb.power)
+    end
+    -- Lua trees too
+    out = bt.tree(bt.sequence { bt.script("x := 2; y := x + 1"),
+      bt.script_condition("y == 3 && x < 5") }, { name = "L" })
+      :export("behavior3")
+    assert.matches('"value":"x := 2; y := x %+ 1"', out)
+    assert.equal("success", bt.agent(bt.tree(bt.import(out, "behavior3")))
+                              :tick(1))
+  end)
+end)
+
 describe("a classic behavior3editor project", function()
   it("loads the selected tree, its custom nodes and a subtree", function()
     local seen = {}
@@ -209,6 +281,36 @@ describe("a current behavior3 editor tree", function()
                  "exit Wander success", t:step(a, 1))
   end)
 
+  it("IfElse (bt.control) runs the branch its condition chose", function()
+    leaves { If = "RF", Then = "S", Else = "RS" }
+    local a = agent(current { id = 1, name = "IfElse", children = {
+      { id = 2, name = "If" }, { id = 3, name = "Then" },
+      { id = 4, name = "Else" } } })
+    assert.equal("running | enter If; tick If", t:step(a, 1))
+    assert.equal("running | tick If; exit If failure; enter Else; tick Else",
+                 t:step(a, 1))
+    assert.equal("success | tick Else; exit Else success", t:step(a, 1))
+    assert.matches("needs 2 or 3 children", refused(current { id = 1,
+      name = "IfElse", children = { { id = 2, name = "If" } } }))
+  end)
+
+  it("Loop (bt.control) runs its children count times, whatever they "
+     .. "return", function()
+    leaves { A = "FRS", B = "S" }
+    local a = agent(current { id = 1, name = "Loop", args = { count = 2 },
+      children = { { id = 2, name = "A" }, { id = 3, name = "B" } } })
+    assert.equal("running | enter A; tick A; exit A failure; enter B; " ..
+                 "tick B; exit B success; enter A; tick A", t:step(a, 1))
+    assert.equal("success | tick A; exit A success; enter B; tick B; " ..
+                 "exit B success", t:step(a, 1))
+    -- the count from the variable its input names
+    local b = agent(current { id = 1, name = "Loop", input = { "times" },
+      children = { { id = 2, name = "B" } } }, { blackboard = { times = 3 } })
+    assert.equal("success | enter B; tick B; exit B success; enter B; " ..
+                 "tick B; exit B success; enter B; tick B; exit B success",
+                 t:step(b, 1))
+  end)
+
   it("maps RepeatUntilFailure, RepeatUntilSuccess, Repeat, Timeout",
      function()
     leaves { A = "SSF" }
@@ -270,8 +372,8 @@ describe("refused behavior3 files", function()
       refused(classic { ["1"] = { name = "MemSequence",
       children = { "2", "9" } }, ["2"] = { name = "A" } }))
     assert.equal("t.json: $.nodes[\"2\"]: node 'Jump': unknown node type " ..
-      "(not a behavior3 node, a custom node of the file or a registered " ..
-      "leaf)", refused(classic { ["1"] = { name = "Inverter", child = "2" },
+      "(not a behavior3 node, nor a custom node of the file: bt.define it, " ..
+      "or bt.register a leaf under that name)", refused(classic { ["1"] = { name = "Inverter", child = "2" },
                                  ["2"] = { name = "Jump" } }))
     assert.equal("t.json: $.nodes[\"1\"].child: node 'Inverter': cycle " ..
       "through id '1'", refused(classic { ["1"] = { name = "Inverter",
@@ -286,10 +388,10 @@ describe("refused behavior3 files", function()
     assert.equal("t.json: $.nodes[\"1\"]: node 'Error': returns ERROR, " ..
       "which Bonsai does not have", refused(classic { ["1"] = {
       name = "Error" } }))
-    assert.equal("t.json: $.root.children[1]: node 'Check': evaluates an " ..
-      "expression, and a file never runs code", refused(current {
-      id = 1, name = "Sequence", children = { { id = 2, name = "Check",
-      args = { value = "hp > 10" } } } }))
+    assert.equal("t.json: $.root.children[1].args.value: node 'Check': " ..
+      "at character 4: 'math.': a script reads blackboard keys only (no " ..
+      "fields)", refused(current { id = 1, name = "Sequence", children = {
+      { id = 2, name = "Check", args = { value = "hp>math.huge" } } } }))
     assert.matches("t.json: %$.root: node 'Delay': runs its child later",
       refused(current { id = 1, name = "Delay", args = { delay = 1 },
                         children = { { id = 2, name = "A" } } }))
@@ -394,5 +496,64 @@ describe("tree:export('behavior3')", function()
     assert.is_false(ok)
     assert.equal("export behavior3: sequence/timeout[1]: 'timeout' has no " ..
                  "behavior3 equivalent", msg)
+  end)
+end)
+
+describe("behavior3's Race and Switch", function()
+  it("Race: every unfinished child each tick; the first success wins",
+     function()
+    leaves { A = "RRS", B = "F", C = "R" }
+    local a = agent(current { id = 1, name = "Race", children = {
+      { id = 2, name = "A" }, { id = 3, name = "B" }, { id = 4, name = "C" } } })
+    assert.equal("running | enter A; tick A; enter B; tick B; exit B " ..
+                 "failure; enter C; tick C", t:step(a, 1))
+    assert.equal("running | tick A; tick C", t:step(a, 1))
+    assert.equal("success | tick A; exit A success; abort C", t:step(a, 1))
+  end)
+
+  it("Switch: the first case whose condition succeeds runs its action",
+     function()
+    leaves { No = "F", Yes = "RS", Act = "F", Other = "S" }
+    local a = agent(current { id = 1, name = "Switch", children = {
+      { id = 2, name = "Case", children = { { id = 3, name = "No" },
+                                            { id = 4, name = "Other" } } },
+      { id = 5, name = "Case", children = { { id = 6, name = "Yes" },
+                                            { id = 7, name = "Act" } } },
+    } })
+    assert.equal("running | enter No; tick No; exit No failure; enter Yes; " ..
+                 "tick Yes", t:step(a, 1))
+    -- the action's failure is the node's: the next case is not tried
+    assert.equal("failure | tick Yes; exit Yes success; enter Act; " ..
+                 "tick Act; exit Act failure", t:step(a, 1))
+    assert.matches("a Switch takes only Case nodes", refused(current {
+      id = 1, name = "Switch", children = { { id = 2, name = "Yes" } } }))
+  end)
+end)
+
+describe("behavior3's Foreach", function()
+  it("runs its children for each item of a list", function()
+    local seen = {}
+    bt.register("Visit", function(_, bb)
+      seen[#seen + 1] = bb.item
+      if bb.item == "slow" and not seen.waited then
+        seen.waited = true
+        return bt.RUNNING
+      end
+      return bb.item ~= "bad"
+    end)
+    local a = agent(current { id = 1, name = "Foreach", input = { "list" },
+      output = { "item" }, children = { { id = 2, name = "Visit" } } },
+      { blackboard = { list = { "a", "slow", "c" } } })
+    assert.equal(bt.RUNNING, a:tick(1))
+    assert.equal(bt.SUCCESS, a:tick(1))
+    assert.same({ "a", "slow", "slow", "c", waited = true }, seen)
+    a.bb.list = { "a", "bad", "c" }
+    seen = {}
+    assert.equal(bt.FAILURE, a:tick(1))
+    assert.same({ "a", "bad" }, seen)
+    a.bb.list = 3
+    assert.matches("'list' is not a list %(number%)", trace.tick_error(a))
+    assert.matches("needs the list's variable", refused(current { id = 1,
+      name = "Foreach", children = { { id = 2, name = "Visit" } } }))
   end)
 end)

@@ -354,15 +354,101 @@ describe("BehaviorTree.CPP files with includes and models", function()
   end)
 end)
 
+describe("scripts in BehaviorTree.CPP files", function()
+  it("run Script and ScriptCondition on the blackboard, tick by tick",
+     function()
+    leaves { A = "S" }
+    local a = agent(doc('<Sequence><Script code="n := n + 1; s := \'r\' .. n"/>' ..
+      '<ScriptCondition code="n &lt; 3 &amp;&amp; s != \'r9\'"/><A/></Sequence>'),
+      { blackboard = { n = 0 } })
+    assert.equal("success | enter A; tick A; exit A success", t:step(a, 1))
+    assert.equal("r1", a.bb.s)
+    assert.equal("success | enter A; tick A; exit A success", t:step(a, 1))
+    assert.equal("failure |", t:step(a, 1))
+    assert.equal(3, a.bb.n)
+  end)
+
+  it("map Precondition: checked when the child starts, else its status",
+     function()
+    leaves { A = "RS" }
+    local a = agent(doc('<Precondition if="armed" else="FAILURE"><A/>' ..
+      "</Precondition>"), { blackboard = { armed = true } })
+    assert.equal("running | enter A; tick A", t:step(a, 1))
+    a.bb.armed = false -- not checked again while A runs
+    assert.equal("success | tick A; exit A success", t:step(a, 1))
+    assert.equal("failure |", t:step(a, 1))
+    local b = agent(doc('<Precondition if="hp &gt; 5" else="SUCCESS"><A/>' ..
+      "</Precondition>"), { blackboard = { hp = 1 } })
+    assert.equal("success |", t:step(b, 1))
+    assert.matches("else=\"RUNNING\"", refused(doc('<Precondition ' ..
+      'if="x" else="RUNNING"><A/></Precondition>')))
+  end)
+
+  it("see the keys a subtree remaps", function()
+    local a = agent('<root BTCPP_format="4" main_tree_to_execute="T">' ..
+      '<BehaviorTree ID="T"><SubTree ID="S" hp="{life}" max="10"/></BehaviorTree>' ..
+      '<BehaviorTree ID="S"><Script code="hp := max - 1"/></BehaviorTree></root>')
+    assert.equal("success", a:tick(1))
+    assert.equal(9, a.bb.life)
+    -- "@key": the main tree's key, from anywhere
+    a = agent('<root BTCPP_format="4" main_tree_to_execute="T">' ..
+      '<BehaviorTree ID="T"><SubTree ID="S"/></BehaviorTree><BehaviorTree ' ..
+      'ID="S"><Script code="@alarm := true; local := 1"/></BehaviorTree></root>')
+    a:tick(1)
+    assert.is_true(a.bb.alarm)
+    assert.is_nil(a.bb["local"])
+    assert.matches("stands for a constant", refused('<root BTCPP_format="4" ' ..
+      'main_tree_to_execute="T"><BehaviorTree ID="T"><SubTree ID="S" ' ..
+      'max="10"/></BehaviorTree><BehaviorTree ID="S"><Script ' ..
+      'code="max := 1"/></BehaviorTree></root>'))
+  end)
+
+  it("are refused with the file place when they do not parse", function()
+    assert.equal("t.xml:1:45: node 'ScriptCondition': 'code': at " ..
+      "character 4: syntax error at the end",
+      refused(doc('<ScriptCondition code="1 +"/>')))
+    assert.matches("needs port 'code'", refused(doc("<Script/>")))
+  end)
+
+  it("are written back and read again the same", function()
+    leaves { A = "S" }
+    local text = doc('<Sequence><Script code="n := 1"/><ScriptCondition ' ..
+      'code="n == 1"/><Precondition if="n &gt; 0" else="SUCCESS"><A/>' ..
+      '</Precondition><Precondition if="n &gt; 0"><A/></Precondition>' ..
+      "</Sequence>")
+    local tree = bt.tree(bt.import(text, "btcpp"), { name = "T" })
+    local out = tree:export("btcpp")
+    assert.matches('<Script code="n := 1"/>', out)
+    assert.matches('<ScriptCondition code="n == 1"/>', out)
+    assert.matches('<Precondition else="SUCCESS" if="n &gt; 0">', out)
+    local copy = bt.tree(bt.import(out, "btcpp"), { name = "T" })
+    assert.equal(out, copy:export("btcpp"))
+    assert.equal("success", bt.agent(copy):tick(1))
+    -- Lua trees too
+    out = bt.tree(bt.sequence { bt.script("x := 2"),
+      bt.script_condition("x * 2 == 4") }, { name = "L" }):export("btcpp")
+    assert.matches('<Script code="x := 2"/>', out)
+    assert.matches('<ScriptCondition code="x %* 2 == 4"/>', out)
+    -- and bt.check, as the script it is
+    out = bt.tree(bt.sequence { bt.check("hp", "<", 2.5),
+      bt.check("name", "~=", "$other"), bt.check("s", "==", "it's") },
+      { name = "L" }):export("btcpp")
+    assert.matches('<ScriptCondition code="hp &lt; 2.5"/>', out)
+    assert.matches('<ScriptCondition code="name != other"/>', out)
+    assert.matches('<ScriptCondition code="s == &quot;it\'s&quot;"/>', out)
+  end)
+end)
+
 describe("refused BehaviorTree.CPP files", function()
   before_each(function() leaves { A = "S" } end)
 
   it("name the file, the line and column and the node", function()
-    assert.equal("t.xml:1:45: node 'Bogus': no leaf registered as 'Bogus'",
+    assert.equal("t.xml:1:45: node 'Bogus': no leaf registered as 'Bogus'" ..
+                 " (bt.define it, or bt.register a leaf under that name)",
       refused(doc('<Bogus x="{k}"/>')))
-    assert.equal("t.xml:1:45: node 'Script': runs BehaviorTree.CPP's " ..
-      "scripting language, which Bonsai does not have (a file never runs " ..
-      "code)", refused(doc('<Script code="x:=1"/>')))
+    assert.equal("t.xml:1:45: node 'Script': 'code': at character 4: " ..
+      "'os.': a script reads blackboard keys only (no fields)",
+      refused(doc('<Script code="x:=os.exit()"/>')))
     assert.equal("t.xml:1:45: node 'A': '_skipIf' is a scripted pre/post " ..
       "condition of BehaviorTree.CPP, which Bonsai does not run",
       refused(doc('<A _skipIf="x"/>')))
@@ -380,8 +466,10 @@ describe("refused BehaviorTree.CPP files", function()
       refused(doc('<Timeout ms="3"><A/></Timeout>')))
     assert.matches("node 'RunOnce': then_skip=\"true\" returns SKIPPED",
       refused(doc('<RunOnce><A/></RunOnce>')))
-    assert.matches("node 'SequenceWithMemory': keeps its place",
-      refused(doc('<SequenceWithMemory><A/></SequenceWithMemory>')))
+    assert.matches("node 'IfThenElse': needs 2 or 3 children",
+      refused(doc('<IfThenElse><A/></IfThenElse>')))
+    assert.matches("node 'Switch2': bad children",
+      refused(doc('<Switch2 variable="{v}" case_1="a"><A/></Switch2>')))
     assert.matches("node 'Repeat': port 'num_cycles' reads the blackboard",
       refused(doc('<Repeat num_cycles="{n}"><A/></Repeat>')))
     assert.matches("node 'Parallel': 'success_count' is larger than",
@@ -395,10 +483,11 @@ describe("refused BehaviorTree.CPP files", function()
       refused("<tree/>"))
     assert.matches("BTCPP_format 3 is not supported",
       refused('<root BTCPP_format="3"/>'))
-    assert.equal("t.xml: several BehaviorTree elements and no " ..
-      "main_tree_to_execute", refused('<root><BehaviorTree ID="a"><A/>' ..
+    assert.equal("t.xml: several BehaviorTree elements (a, b) and no " ..
+      "main_tree_to_execute: choose one with bt.load(path, { main = ID })",
+      refused('<root><BehaviorTree ID="a"><A/>' ..
       '</BehaviorTree><BehaviorTree ID="b"><A/></BehaviorTree></root>'))
-    assert.equal("t.xml: main tree 'c' not found",
+    assert.equal("t.xml: main tree 'c' not found (the file has a)",
       refused('<root main_tree_to_execute="c"><BehaviorTree ID="a"><A/>' ..
               "</BehaviorTree></root>"))
     assert.matches("t.xml:1:%d+: node 'a': duplicate " ..
@@ -454,7 +543,8 @@ describe("refused BehaviorTree.CPP files", function()
 
   it("a leaf that is not registered is refused at its place", function()
     assert.equal("t.xml:1:59: node 'Nowhere': no leaf registered as " ..
-                 "'Nowhere'", refused(doc("<Sequence><A/><Nowhere/>" ..
+                 "'Nowhere' (bt.define it, or bt.register a leaf under that " ..
+                 "name)", refused(doc("<Sequence><A/><Nowhere/>" ..
                                           "</Sequence>")))
   end)
 end)
@@ -502,5 +592,151 @@ describe("tree:export('btcpp')", function()
     assert.is_false(ok)
     assert.equal("export btcpp: sequence/cooldown[1]: 'cooldown' has no " ..
                  "BehaviorTree.CPP equivalent", msg)
+  end)
+end)
+
+describe("BehaviorTree.CPP built-ins written with bt.control", function()
+  it("SequenceWithMemory keeps its place after a failure", function()
+    leaves { A = "S", B = "FS", C = "RS" }
+    local a = agent(doc("<SequenceWithMemory><A/><B/><C/></SequenceWithMemory>"))
+    assert.equal("failure | enter A; tick A; exit A success; enter B; " ..
+                 "tick B; exit B failure", t:step(a, 1))
+    -- the next run starts at B, not A
+    assert.equal("running | enter B; tick B; exit B success; enter C; tick C",
+                 t:step(a, 1))
+    assert.equal("success | tick C; exit C success", t:step(a, 1))
+    assert.equal("success | enter A; tick A; exit A success; enter B; " ..
+                 "tick B; exit B success; enter C; tick C; exit C success",
+                 t:step(a, 1))
+  end)
+
+  it("IfThenElse runs the branch its condition chose to its end", function()
+    leaves { If = "RSF", Then = "RS", Else = "F" }
+    local a = agent(doc("<IfThenElse><If/><Then/><Else/></IfThenElse>"))
+    assert.equal("running | enter If; tick If", t:step(a, 1))
+    assert.equal("running | tick If; exit If success; enter Then; tick Then",
+                 t:step(a, 1))
+    assert.equal("success | tick Then; exit Then success", t:step(a, 1))
+    assert.equal("failure | enter If; tick If; exit If failure; enter Else; " ..
+                 "tick Else; exit Else failure", t:step(a, 1))
+    leaves { No = "F", Yes = "S" }
+    local b = agent(doc("<IfThenElse><No/><Yes/></IfThenElse>"))
+    assert.equal("failure | enter No; tick No; exit No failure", t:step(b, 1))
+  end)
+
+  it("WhileDoElse checks its condition every tick, aborting the other "
+     .. "branch", function()
+    leaves { W = "SSF", Do = "R", Else = "R" }
+    local a = agent(doc("<WhileDoElse><W/><Do/><Else/></WhileDoElse>"))
+    assert.equal("running | enter W; tick W; exit W success; enter Do; tick Do",
+                 t:step(a, 1))
+    assert.equal("running | enter W; tick W; exit W success; tick Do",
+                 t:step(a, 1))
+    assert.equal("running | enter W; tick W; exit W failure; abort Do; " ..
+                 "enter Else; tick Else", t:step(a, 1))
+  end)
+
+  it("SwitchN ticks the case equal to the variable, else the default",
+     function()
+    leaves { Red = "R", Green = "S", Other = "S" }
+    local a = agent(doc('<Switch2 variable="{color}" case_1="red" ' ..
+                        'case_2="2"><Red/><Green/><Other/></Switch2>'),
+                    { blackboard = { color = "red" } })
+    assert.equal("running | enter Red; tick Red", t:step(a, 1))
+    a.bb.color = 2 -- a number equal to the case "2"
+    assert.equal("success | abort Red; enter Green; tick Green; " ..
+                 "exit Green success", t:step(a, 1))
+    a.bb.color = "blue"
+    assert.equal("success | enter Other; tick Other; exit Other success",
+                 t:step(a, 1))
+  end)
+
+  it("export writes them back as they were", function()
+    leaves { A = "S", B = "S" }
+    local text = doc('<Switch2 variable="{v}" case_1="x" case_2="y">' ..
+                     "<A/><B/><IfThenElse><A/><B/></IfThenElse></Switch2>")
+    local tree = bt.tree(bt.import(text, "btcpp"), { name = "sw" })
+    local out = tree:export("btcpp")
+    assert.matches('<Switch2 [^>]*variable="{v}"', out)
+    assert.matches('case_2="y"', out)
+    assert.matches("<IfThenElse>", out)
+    local again = bt.tree(bt.import(out, "btcpp"), { name = "sw2" })
+    assert.equal(bt.SUCCESS, bt.agent(again, { blackboard = { v = "y" } })
+                               :tick(1))
+  end)
+end)
+
+describe("SetBlackboard and UnsetBlackboard", function()
+  it("write and clear blackboard keys, through subtree remaps too",
+     function()
+    leaves { A = "S" }
+    local a = agent(doc('<Sequence><SetBlackboard value="42" ' ..
+      'output_key="answer"/><SetBlackboard value="{answer}" ' ..
+      'output_key="{copy}"/><SetBlackboard value="yes" output_key="w"/>' ..
+      '<UnsetBlackboard key="gone"/><A/></Sequence>'),
+      { blackboard = { gone = 1 } })
+    assert.equal(bt.SUCCESS, a:tick(1))
+    assert.equal(42, a.bb.answer)
+    assert.equal(42, a.bb.copy)
+    assert.equal("yes", a.bb.w)
+    assert.is_nil(a.bb.gone)
+    assert.matches("needs ports 'value' and 'output_key'",
+      refused(doc('<SetBlackboard value="1"/>')))
+    local out = bt.tree(bt.import(doc('<Sequence><SetBlackboard value="42" ' ..
+      'output_key="answer"/><UnsetBlackboard key="x"/></Sequence>'),
+      "btcpp"), { name = "sb" }):export("btcpp")
+    assert.matches('<SetBlackboard [^>]*output_key="answer"', out)
+    assert.matches('<UnsetBlackboard key="x"', out)
+  end)
+end)
+
+describe("TryCatch", function()
+  it("runs its try block as a sequence, its catch child after a failure",
+     function()
+    leaves { A = "SS", B = "RFS", Catch = "RS" }
+    local a = agent(doc("<TryCatch><A/><B/><Catch/></TryCatch>"))
+    assert.equal("running | enter A; tick A; exit A success; enter B; tick B",
+                 t:step(a, 1))
+    assert.equal("running | tick B; exit B failure; enter Catch; tick Catch",
+                 t:step(a, 1))
+    assert.equal("failure | tick Catch; exit Catch success", t:step(a, 1))
+    assert.equal("success | enter A; tick A; exit A success; enter B; " ..
+                 "tick B; exit B success", t:step(a, 1))
+    assert.matches("needs at least 2 children",
+      refused(doc("<TryCatch><A/></TryCatch>")))
+    assert.matches("catch_on_halt=\"true\" ticks the catch child",
+      refused(doc('<TryCatch catch_on_halt="true"><A/><B/></TryCatch>')))
+  end)
+end)
+
+describe("LoopInt, LoopDouble, LoopString, LoopBool", function()
+  it("tick their child once per item of a queue", function()
+    local seen = {}
+    bt.register("Use", function(_, bb) seen[#seen + 1] = bb.v
+                                       return bb.v ~= 13 end)
+    local a = agent(doc('<LoopInt queue="1;2;3" value="{v}"><Use/></LoopInt>'))
+    assert.equal(bt.RUNNING, a:tick(1))
+    assert.equal(bt.RUNNING, a:tick(1))
+    assert.equal(bt.RUNNING, a:tick(1))
+    assert.equal(bt.SUCCESS, a:tick(1)) -- empty
+    assert.same({ 1, 2, 3 }, seen)
+    -- a new run copies the static queue again
+    assert.equal(bt.RUNNING, a:tick(1))
+    assert.same({ 1, 2, 3, 1 }, seen)
+    -- a queue on the blackboard is consumed; a failure fails the loop
+    seen = {}
+    local b = agent(doc('<LoopDouble queue="{q}" value="{v}" ' ..
+                        'if_empty="FAILURE"><Use/></LoopDouble>'),
+                    { blackboard = { q = { 0.5, 13, 7 } } })
+    assert.equal(bt.RUNNING, b:tick(1))
+    assert.equal(bt.FAILURE, b:tick(1))
+    assert.same({ 0.5, 13 }, seen)
+    assert.same({ 7 }, b.bb.q)
+    assert.equal(bt.RUNNING, b:tick(1))
+    assert.equal(bt.FAILURE, b:tick(1)) -- if_empty
+    assert.matches("bad item 'x' in port 'queue'",
+      refused(doc('<LoopInt queue="1;x" value="{v}"><Use/></LoopInt>')))
+    assert.matches("if_empty=\"SKIPPED\"", refused(doc('<LoopBool ' ..
+      'queue="true" value="{v}" if_empty="SKIPPED"><Use/></LoopBool>')))
   end)
 end)

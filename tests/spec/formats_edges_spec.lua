@@ -120,7 +120,8 @@ describe("an edge-list file", function()
     write("Sequence[1]\nSequence[1]->B[2]\nSequence[1]->Nope[3]\n")
     ok, failed = bt.poll()
     assert.same({}, ok)
-    assert.equal(path .. ":3: node 'Nope[3]': no leaf registered as 'Nope'",
+    assert.equal(path .. ":3: node 'Nope[3]': no leaf registered as 'Nope'" ..
+                 " (bt.define it, or bt.register a leaf under that name)",
                  failed[1].error)
     assert.equal("running | tick B", t:step(a, 1))
     os.remove(path)
@@ -149,7 +150,8 @@ describe("refused edge-list files", function()
       refused("Sequence[1]\nSequence[1]->A[3]\nSequence[1]->A[3]{5}"))
     assert.equal("t.bt:3: node 'B[3]': not reachable from the root",
       refused("Sequence[1]\nSequence[1]->A[2]\nB[3]->A[4]"))
-    assert.equal("t.bt:2: node 'Jump[2]': no leaf registered as 'Jump'",
+    assert.equal("t.bt:2: node 'Jump[2]': no leaf registered as 'Jump'" ..
+                 " (bt.define it, or bt.register a leaf under that name)",
       refused("Sequence[1]\nSequence[1]->Jump[2]"))
     assert.equal("t.bt:2: expected Type[id] at 'A'",
       refused("Sequence[1]\nSequence[1]->A"))

@@ -1,7 +1,8 @@
 -- formats_loaders_spec: the loader registry (API.md "Trees from files and
 -- editors"): bt.loaders for a user's own format through bt.load, bt.reload
 -- and bt.poll; bt.import of every format, "lua" included; files too large;
--- a subtree file whose change reloads the trees that use it.
+-- a subtree file whose change reloads the trees that use it; bt.load's
+-- options (main) kept by bt.reload and bt.poll.
 local bt = require "bonsai"
 local trace = require "helpers.trace"
 
@@ -122,5 +123,53 @@ describe("subtree files", function()
     assert.same({ main }, reloaded)
     assert.same({}, failed)
     assert.equal("running | abort A; enter B; tick B", t:step(a, 1))
+  end)
+end)
+
+describe("bt.load(path, { main = ID })", function()
+  local two = [[
+<root BTCPP_format="4">
+  <BehaviorTree ID="Patrol"><%s/></BehaviorTree>
+  <BehaviorTree ID="Flee"><%s/></BehaviorTree>
+</root>]]
+
+  it("runs the tree named, and bt.reload and bt.poll keep the choice",
+     function()
+    t:register { A = "S", B = "F" }
+    local path = write("two.xml", two:format("A", "A"))
+    local nomain, msg = bt.load(path)
+    assert.is_nil(nomain)
+    assert.matches("several BehaviorTree elements %(Patrol, Flee%)", msg)
+    local tree = assert(bt.load(path, { main = "Flee" }))
+    assert.equal("Flee", tree.name)
+    assert.equal(bt.SUCCESS, bt.agent(tree):tick(1))
+    write("two.xml", two:format("A", "B"))
+    assert(bt.reload(path))
+    assert.equal(bt.FAILURE, bt.agent(tree):tick(1))
+    bt.watch(path)
+    write("two.xml", two:format("B", "A"))
+    local reloaded = bt.poll()
+    assert.same({ path }, reloaded)
+    assert.equal(bt.SUCCESS, bt.agent(tree):tick(1))
+  end)
+
+  it("takes a lone BehaviorTree without an ID, named after the file",
+     function()
+    t:register { A = "S" }
+    local tree = assert(bt.load(write("lone.xml", [[
+<root BTCPP_format="4"><BehaviorTree><A/></BehaviorTree></root>]])))
+    assert.equal("lone", tree.name)
+    assert.equal(bt.SUCCESS, bt.agent(tree):tick(1))
+  end)
+
+  it("refuses a main tree the file does not have, listing those it has",
+     function()
+    t:register { A = "S" }
+    local path = write("miss.xml", two:format("A", "A"))
+    local tree, msg = bt.load(path, { main = "Hide" })
+    assert.is_nil(tree)
+    assert.matches("main tree 'Hide' not found %(the file has Patrol, Flee%)",
+                   msg)
+    assert.has_error(function() bt.load(path, "Flee") end)
   end)
 end)

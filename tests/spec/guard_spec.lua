@@ -7,14 +7,18 @@
 -- guard's own running child when the condition is false, "lower" aborts a
 -- running later sibling under a selector when the condition turns from
 -- false to true, "both" does both, "none" nothing. Checked tick by tick
--- through the trace helper.
+-- through the trace helper; the stories of keys that change over several
+-- ticks are test kit scenarios (bonsai.test: the changes as a timeline,
+-- the leaves as stand-ins, helpers/story.lua tells the ticks).
 local bt = require "bonsai"
 local luaver = require "helpers.luaver"
 -- integers beyond a double's precision: from Lua 5.3 (pending before)
 local it53 = math.type and it or pending
 local maxint = math.maxinteger or 2 ^ 53
 local mathtype = luaver.mathtype
+local T = require "bonsai.test"
 local trace = require "helpers.trace"
+local story, leaf = require("helpers.story").story, require("helpers.story").leaf
 
 local t
 before_each(function() t = trace.new() end)
@@ -217,19 +221,25 @@ describe("abort = 'self'", function()
   end)
 
   it("does nothing while the condition stays true", function()
-    local a = agent_of(bt.selector {
-      bt.guard { bt.check("hp", ">", 20), abort = "self",
-                 t:action("fight", "R") },
-      t:action("flee", "R"),
-    }, { hp = 100 })
-    assert.equal("running | enter fight; tick fight", t:step(a, 1))
-    a.bb.hp = 50
-    assert.equal("running | tick fight", t:step(a, 1))
-    a.bb.hp = 21
-    assert.equal("running | tick fight", t:step(a, 1))
-    a.bb.hp = 20
-    assert.equal("running | abort fight; enter flee; tick flee",
-                 t:step(a, 1))
+    local s = T.scenario {
+      tree = bt.selector {
+        bt.guard { bt.check("hp", ">", 20), abort = "self", leaf "fight" },
+        leaf "flee",
+      },
+      blackboard = { hp = 100 }, coverage = false,
+      stand_ins = { fight = T.running(), flee = T.running() },
+      timeline = { { at = 2, set = { hp = 50 } }, { at = 3, set = { hp = 21 } },
+                   { at = 4, set = { hp = 20 } } },
+    }
+    s:run(4)
+    assert.same({ "running | enter fight; tick fight",
+                  "running | tick fight",                           -- hp 50
+                  "running | tick fight",                           -- hp 21
+                  "running | abort fight; enter flee; tick flee" }, -- hp 20
+                story(s))
+    s:expect_aborted("fight", { at = 4, when = function(bb)
+      return bb.hp == 20
+    end })
   end)
 
   it("looks at the condition at the next tick only", function()
@@ -426,21 +436,24 @@ describe("abort = 'lower'", function()
   end)
 
   it("wakes the first of several guards on the same key", function()
-    local a = agent_of(bt.selector {
-      bt.guard { bt.check("hp", "<", 20), abort = "lower",
-                 t:action("flee", "R") },
-      bt.guard { bt.check("hp", "<", 60), abort = "lower",
-                 t:action("heal", "R") },
-      t:action("patrol", "R"),
-    }, { hp = 100 })
-    assert.equal("running | enter patrol; tick patrol", t:step(a, 1))
-    a.bb.hp = 50
-    assert.equal("running | abort patrol; enter heal; tick heal",
-                 t:step(a, 1))
-    a.bb.hp = 10
-    assert.equal("running | abort heal; enter flee; tick flee", t:step(a, 1))
-    a.bb.hp = 40 -- 'lower' never gives the lower branches back
-    assert.equal("running | tick flee", t:step(a, 1))
+    local s = T.scenario {
+      tree = bt.selector {
+        bt.guard { bt.check("hp", "<", 20), abort = "lower", leaf "flee" },
+        bt.guard { bt.check("hp", "<", 60), abort = "lower", leaf "heal" },
+        leaf "patrol",
+      },
+      blackboard = { hp = 100 }, coverage = false,
+      stand_ins = { flee = T.running(), heal = T.running(),
+                    patrol = T.running() },
+      timeline = { { at = 2, set = { hp = 50 } }, { at = 3, set = { hp = 10 } },
+                   { at = 4, set = { hp = 40 } } },
+    }
+    s:run(4)
+    assert.same({ "running | enter patrol; tick patrol",
+                  "running | abort patrol; enter heal; tick heal",  -- hp 50
+                  "running | abort heal; enter flee; tick flee",    -- hp 10
+                  -- hp 40: 'lower' never gives the lower branches back
+                  "running | tick flee" }, story(s))
   end)
 
   it("does nothing while the parent does not run", function()
@@ -455,40 +468,55 @@ end)
 describe("abort = 'both'", function()
   for _, parent in ipairs { "selector", "reactive_selector" } do
     it("aborts in both directions under a " .. parent, function()
-      local a = agent_of(combat_tree(parent, "both"))
-      assert.equal("running | enter patrol; tick patrol", t:step(a, 1))
-      a.bb.enemy = "orc"
-      assert.equal("running | abort patrol; enter combat; tick combat",
-                   t:step(a, 1))
-      assert.equal("running | tick combat", t:step(a, 1))
-      a.bb.enemy = nil
-      assert.equal("running | abort combat; enter patrol; tick patrol",
-                   t:step(a, 1))
-      a.bb.enemy = "goblin"
-      assert.equal("running | abort patrol; enter combat; tick combat",
-                   t:step(a, 1))
+      local s = T.scenario {
+        tree = bt[parent] {
+          bt.guard { name = "g", bt.is_set "enemy", abort = "both",
+                     leaf "combat" },
+          leaf "patrol",
+        },
+        coverage = false,
+        stand_ins = { combat = T.running(), patrol = T.running() },
+        timeline = { { at = 2, set = { enemy = "orc" } },
+                     { at = 4, clear = { "enemy" } },
+                     { at = 5, set = { enemy = "goblin" } } },
+      }
+      s:run(5)
+      assert.same({
+        "running | enter patrol; tick patrol",
+        "running | abort patrol; enter combat; tick combat", -- orc
+        "running | tick combat",
+        "running | abort combat; enter patrol; tick patrol", -- gone
+        "running | abort patrol; enter combat; tick combat", -- goblin
+      }, story(s))
     end)
   end
 
   it("under a sequence aborts only its own child", function()
-    local a = agent_of(bt.sequence {
-      bt.guard { bt.is_set "enemy", abort = "both", t:action("combat", "RS") },
-      t:action("loot", "R"),
-    }, { enemy = "orc" })
-    assert.equal("running | enter combat; tick combat", t:step(a, 1))
-    assert.equal("running | tick combat; exit combat success; "
-                 .. "enter loot; tick loot", t:step(a, 1))
-    a.bb.enemy = "goblin"
-    assert.equal("running | tick loot", t:step(a, 1))
-    a.bb.enemy = nil
-    assert.equal("running | tick loot", t:step(a, 1))
-    t:set("combat", "R")
-    t:set("loot", "F")
-    a.bb.enemy = "troll"
-    assert.equal("failure | tick loot; exit loot failure", t:step(a, 1))
-    assert.equal("running | enter combat; tick combat", t:step(a, 1))
-    a.bb.enemy = nil
-    assert.equal("failure | abort combat", t:step(a, 1))
+    local s = T.scenario {
+      tree = bt.sequence {
+        bt.guard { bt.is_set "enemy", abort = "both", leaf "combat" },
+        leaf "loot",
+      },
+      blackboard = { enemy = "orc" }, coverage = false,
+      stand_ins = {
+        combat = T.runs { { "running", "success" }, { "running" } },
+        loot = T.statuses { "running", "running", "running", "failure" },
+      },
+      timeline = { { at = 3, set = { enemy = "goblin" } },
+                   { at = 4, clear = { "enemy" } },
+                   { at = 5, set = { enemy = "troll" } },
+                   { at = 7, clear = { "enemy" } } },
+    }
+    s:run(7)
+    assert.same({
+      "running | enter combat; tick combat",
+      "running | tick combat; exit combat success; enter loot; tick loot",
+      "running | tick loot",                    -- goblin: loot is not lower
+      "running | tick loot",                    -- gone: nor is it its child
+      "failure | tick loot; exit loot failure", -- troll
+      "running | enter combat; tick combat",
+      "failure | abort combat",                 -- gone: its own child
+    }, story(s))
   end)
 end)
 
@@ -922,7 +950,8 @@ describe("definition errors", function()
   end)
 
   it("an argument a guard does not take", function()
-    assert.equal("tree 'x': guard: 'guard' takes no argument 'times'",
+    assert.equal("tree 'x': guard: 'guard' has no option 'times' "
+                 .. "(it takes: type name utility abort)",
                  tree_error(bt.guard { bt.is_set "k", times = 2,
                                        t:action("A", "S") }))
   end)

@@ -199,7 +199,7 @@ describe("parallel with wait = true", function()
   it("wants a boolean", function()
     assert.matches("argument 'wait' must be a boolean",
                    tree_error(bt.parallel { wait = 1, t:action("A", "S") }))
-    assert.matches("'sequence' takes no argument 'wait'",
+    assert.matches("'sequence' has no option 'wait'",
                    tree_error(bt.sequence { wait = true, t:action("A", "S") }))
   end)
 
@@ -714,8 +714,8 @@ describe("the new kinds in traces", function()
     a:trace()
     a:tick(1)
     a:tick(1)
-    assert.equal("1:d:running 2:d/A:running 2:d/A:success 2:d:success",
-                 events(a))
+    assert.equal("1:d:running 2:d:running 2:d/A:running 2:d/A:success " ..
+                 "2:d:success", events(a))
     local u = 0
     local b = agent_of(bt.utility_selector { name = "u",
       bt.utility(function() return u end, t:action("X", "R")),
@@ -724,8 +724,8 @@ describe("the new kinds in traces", function()
     b:tick(1)
     u = 2
     b:tick(1)
-    assert.equal("1:u:running 1:u/Y:running 2:u/X:running 2:u/Y:aborted",
-                 events(b))
+    assert.equal("1:u:running 1:u/Y:running 2:u:running 2:u/X:running " ..
+                 "2:u/Y:aborted", events(b))
     local inner = bt.tree(t:action("I", "S"), { name = "kinds.trace.inner" })
     local c = agent_of(bt.subtree(inner))
     c:trace()

@@ -3,6 +3,9 @@
 -- by tick through the trace helper.
 local bt = require "bonsai"
 local luaver = require "helpers.luaver"
+-- What an invalid status message ends with: the valid ones.
+local VALID = ': a leaf returns "success", "failure", "running", true or '
+  .. "false"
 local trace = require "helpers.trace"
 
 local agent_of, tick_error = trace.agent_of, trace.tick_error
@@ -55,15 +58,18 @@ describe("leaf return values", function()
     assert.equal("success", a:tick(1))
   end)
 
+  local valid = ': a leaf returns "success", "failure", "running", true or '
+                .. 'false'
   local invalid = {
-    { 42, "invalid status (a number value)" },
-    { 0, "invalid status (a number value)" },
-    { "succes", "invalid status 'succes'" },
-    { "SUCCESS", "invalid status 'SUCCESS'" },
-    { bt.ABORTED, "invalid status 'aborted'" },
-    { bt.IDLE, "invalid status 'idle'" },
-    { {}, "invalid status (a table value)" },
-    { print, "invalid status (a function value)" },
+    { 42, "invalid status (a number value)" .. valid },
+    { 0, "invalid status (a number value)" .. valid },
+    { "succes", "invalid status 'succes' (did you mean \"success\"?)" .. valid },
+    { "SUCCESS", "invalid status 'SUCCESS' (did you mean \"success\"?)"
+                 .. valid },
+    { bt.ABORTED, "invalid status 'aborted'" .. valid },
+    { bt.IDLE, "invalid status 'idle'" .. valid },
+    { {}, "invalid status (a table value)" .. valid },
+    { print, "invalid status (a function value)" .. valid },
   }
   for _, case in ipairs(invalid) do
     it("any other value is an error naming the node: " .. case[2], function()
@@ -105,8 +111,8 @@ describe("leaf return values", function()
     assert.equal("failure", a:tick(1))
     assert.equal("running", a:tick(1))
     assert.equal("failure", a:tick(1))
-    assert.equal("tree 'T' node 'action': invalid status (a number value)",
-                 tick_error(a))
+    assert.equal("tree 'T' node 'action': invalid status (a number value)"
+                 .. VALID, tick_error(a))
   end)
 end)
 
@@ -406,8 +412,8 @@ describe("tasks", function()
 
   it("may not return an invalid status", function()
     local a = agent_of(bt.task(function() return 3 end))
-    assert.equal("tree 'T' node 'action': invalid status (a number value)",
-                 tick_error(a))
+    assert.equal("tree 'T' node 'action': invalid status (a number value)"
+                 .. VALID, tick_error(a))
   end)
 
   it("runs one coroutine per agent", function()

@@ -119,3 +119,23 @@ describe("the rockspec", function()
     assert.are.same({ "lua >= 5.1, < 5.5" }, spec.dependencies)
   end)
 end)
+
+describe("the README", function()
+  local readme = read("README.md")
+
+  it("shows samples/quickstart.lua's example word for word", function()
+    local block = readme:match("\n## A guard in Lua\n.-\n```lua\n(.-\n)```\n")
+    assert.is_truthy(block, "README.md: no lua block under '## A guard in Lua'")
+    local sample = read("samples/quickstart.lua")
+    local body = sample:match("\n%-%- The README's example\n(.-\n)\n%-%- What the README")
+    assert.is_truthy(body, "samples/quickstart.lua: no example between its marks")
+    assert.are.equal(body, block)
+  end)
+
+  it("stays a front page: under 40 KB, every docs/ page it links exists", function()
+    assert.is_true(#readme < 40 * 1024, "README.md is " .. #readme .. " bytes")
+    for path in readme:gmatch("%]%((docs/[^)#]+)") do
+      assert.is_truthy(io.open(path), "README.md links " .. path .. ", which is missing")
+    end
+  end)
+end)

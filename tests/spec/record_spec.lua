@@ -114,7 +114,7 @@ describe("bt.record", function()
     assert.same({ from = 1, to = 2 }, l[8].reload)
     assert.equal(2, l[8].version)
     assert.same({ { 0, "running" }, { 1, "running" } }, l[8].state)
-    assert.same({ { 1, "running", 1 } }, l[9].events)
+    assert.same({ { 0, "running", 1 }, { 1, "running", 1 } }, l[9].events)
     assert.same({ t = "end", ticks = 5 }, l[10])
     assert.equal(10, #l)
     assert.same({}, a:events()) -- the trace went with the recorder
@@ -136,6 +136,36 @@ describe("bt.record", function()
     f:close()
     assert.truthy(text:find('"events":[]', 1, true))
     assert.falsy(text:find('"events":{}', 1, true))
+  end)
+
+  it("writes tables as JSON objects, short ones for those cjson cannot " ..
+     "encode",
+     function()
+    local tree = bt.tree(bt.action(function() return bt.RUNNING end))
+    local loop = { name = "loop", pack = { 1 } }
+    loop.self = loop
+    local big = { f = print }
+    for i = 1, 20 do big["k" .. i] = i end
+    local a = bt.agent(tree, { blackboard = {
+      gear = { sword = 2, shield = true },             -- as it is
+      mixed = { 10, 20, on_hit = print },              -- a function inside
+      loop = loop,                                     -- a cycle
+      big = big } })                                   -- many keys
+    local rec = bt.record(path, a)
+    a:tick(1)
+    rec:close()
+    local bb = readlines(path)[4].bb
+    assert.same({ sword = 2, shield = true }, bb.gear)
+    assert.same({ ["1"] = 10, ["2"] = 20, on_hit = tostring(print) },
+                bb.mixed)
+    assert.same({ name = "loop", self = "<loop>", pack = "{...}" }, bb.loop)
+    assert.equal(17, #(function() -- 16 keys and "..."
+      local n = {}
+      for k in pairs(bb.big) do n[#n + 1] = k end
+      return n
+    end)())
+    assert.equal("5 more keys", bb.big["..."])
+    assert.equal(tostring(print), bb.big.f)
   end)
 end)
 

@@ -2,6 +2,9 @@
 -- agent's error does not stop the others and comes back in the error list.
 local bt = require "bonsai"
 local luaver = require "helpers.luaver"
+-- What an invalid status message ends with: the valid ones.
+local VALID = ': a leaf returns "success", "failure", "running", true or '
+  .. "false"
 local trace = require "helpers.trace"
 
 local t
@@ -103,7 +106,7 @@ describe("bt.tick_all", function()
     assert.equal(1, #errs)
     assert.equal(bad, errs[1].agent)
     assert.equal("tree 'B' node 'sequence/action[1]': invalid status "
-                 .. "(a number value)", errs[1].error)
+                 .. "(a number value)" .. VALID, errs[1].error)
     assert.equal("running", good:status())
   end)
 
@@ -122,12 +125,14 @@ describe("bt.tick_all", function()
     assert.equal("element 5 is not an agent", errs[4].error)
   end)
 
-  it("reports a negative dt for each agent", function()
+  it("refuses a negative dt before ticking any agent", function()
     local list = agents(owner_tree(), "a:R", "b:R")
-    local errs = bt.tick_all(list, -1)
-    assert.equal(2, #errs)
-    assert.equal("tree 'TA': dt must be a number >= 0", errs[1].error)
-    assert.equal(list[2], errs[2].agent)
+    local ok, err = pcall(bt.tick_all, list, -1)
+    assert.is_false(ok)
+    assert.matches("bad argument #2 .*dt must be a number >= 0, got %-1", err)
+    ok, err = pcall(bt.tick_all, list, -1, { budget = 1 })
+    assert.is_false(ok)
+    assert.matches("bad argument #2 .*dt must be a number >= 0, got %-1", err)
     assert.equal("", t:take())
   end)
 
@@ -145,8 +150,8 @@ describe("bt.tick_all", function()
     assert.equal(list[2], errs[2].agent) -- raised
     assert.equal("tree 'TA' node 'action': b failed on purpose", errs[2].error)
     assert.equal(bad, errs[3].agent) -- returned a bad status
-    assert.equal("tree 'B' node 'action': invalid status (a number value)",
-                 errs[3].error)
+    assert.equal("tree 'B' node 'action': invalid status (a number value)"
+                 .. VALID, errs[3].error)
   end)
 
   it("checks its arguments", function()

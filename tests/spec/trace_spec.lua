@@ -44,9 +44,10 @@ describe("a:trace / a:events", function()
     assert.same({}, a:events()) -- forgotten once read
     a:tick(0.5); a:tick(0.5)
     ev = a:events()
-    assert.equal("2 root/walk running+; 3 root/walk success; 3 root success",
-                 lines(ev))
-    assert.equal(1.5, ev[3].time)
+    -- each tick visits the running root again, then its running leaf
+    assert.equal("2 root running+; 2 root/walk running+; 3 root running+; " ..
+                 "3 root/walk success; 3 root success", lines(ev))
+    assert.equal(1.5, ev[5].time)
     assert.is_true(ev[1].again)
   end)
 
@@ -99,7 +100,8 @@ describe("a:trace / a:events", function()
     a:tick(1)
     -- the root is kept (it goes on running); the old leaf is aborted
     assert.equal("1 root running; 1 root/old running; 2 root/old aborted; " ..
-                 "2 reload; 2 root/new running", lines(a:events()))
+                 "2 reload; 2 root running+; 2 root/new running",
+                 lines(a:events()))
     local fire = false
     a:add_interrupt(function() return fire end)
     fire = true
@@ -246,7 +248,121 @@ describe("tracing changed from a leaf", function()
     a:tick(1) -- started during the tick: the rest of it runs untraced
     assert.same({}, a:events())
     a:tick(1)
-    assert.equal("3 s/action[1] running; 3 s/action[1] success; " ..
-                 "3 s/action[2] running+", lines(a:events()))
+    assert.equal("3 s running+; 3 s/action[1] running; " ..
+                 "3 s/action[1] success; 3 s/action[2] running+",
+                 lines(a:events()))
+  end)
+end)
+
+-- API.md: "one event each time a node's status changes or a running node is
+-- ticked again". A tick that resumes a running leaf visits its running
+-- ancestors again, so each tick's events show the whole path that ran, in
+-- the order a walk from the root visits it.
+describe("a tick's events", function()
+  local function run() return bt.RUNNING end
+  local function yes() return true end
+
+  -- the lines of each of k ticks of a, one string per tick
+  local function ticks(a, k)
+    local out = {}
+    for i = 1, k do
+      a:tick(1)
+      out[i] = lines(a:events())
+    end
+    return out
+  end
+
+  it("show the running sequences above a resumed leaf", function()
+    local tree = bt.tree(bt.sequence { name = "day",
+      bt.sequence { name = "job", bt.named("work", bt.action(run)) } })
+    local a = bt.agent(tree):trace()
+    assert.same({
+      "1 day running; 1 day/job running; 1 day/job/work running",
+      "2 day running+; 2 day/job running+; 2 day/job/work running+",
+      "3 day running+; 3 day/job running+; 3 day/job/work running+",
+    }, ticks(a, 3))
+  end)
+
+  it("show filters, their conditions and decorators on the way", function()
+    local tree = bt.tree(bt.sequence { name = "s",
+      bt.filter { name = "f",
+        conditions = { bt.named("ok", bt.condition(yes)) },
+        bt.invert { name = "inv", bt.named("go", bt.action(run)) } } })
+    local a = bt.agent(tree):trace()
+    assert.same({
+      "1 s running; 1 s/f running; 1 s/f/ok success; 1 s/f/inv running; " ..
+        "1 s/f/inv/go running",
+      "2 s running+; 2 s/f running+; 2 s/f/ok success; " ..
+        "2 s/f/inv running+; 2 s/f/inv/go running+",
+    }, ticks(a, 2))
+  end)
+
+  it("show a parallel and each of its running children", function()
+    local n = 0
+    local tree = bt.tree(bt.sequence { name = "s",
+      bt.parallel { name = "p",
+        bt.named("a", bt.action(run)),
+        bt.named("b", bt.action(function()
+          n = n + 1
+          return n < 2 and bt.RUNNING or bt.SUCCESS
+        end)) } })
+    local a = bt.agent(tree):trace()
+    assert.same({
+      "1 s running; 1 s/p running; 1 s/p/a running; 1 s/p/b running",
+      "2 s running+; 2 s/p running+; 2 s/p/a running+; 2 s/p/b success",
+      "3 s running+; 3 s/p running+; 3 s/p/a running+",
+    }, ticks(a, 3))
+  end)
+
+  it("show a reactive node ticking its children from the first", function()
+    local tree = bt.tree(bt.sequence { name = "s",
+      bt.reactive_sequence { name = "r",
+        bt.named("see", bt.condition(yes)),
+        bt.named("chase", bt.action(run)) } })
+    local a = bt.agent(tree):trace()
+    assert.same({
+      "1 s running; 1 s/r running; 1 s/r/see success; 1 s/r/chase running",
+      "2 s running+; 2 s/r running+; 2 s/r/see success; " ..
+        "2 s/r/chase running+",
+    }, ticks(a, 2))
+  end)
+
+  it("show a subtree's root and its running nodes", function()
+    local inner = bt.tree(bt.sequence { name = "in",
+      bt.named("dig", bt.action(run)) }, { name = "trace.inner" })
+    local tree = bt.tree(bt.sequence { name = "s",
+      bt.subtree(inner, { name = "sub" }) })
+    local a = bt.agent(tree):trace()
+    assert.same({
+      "1 s running; 1 s/sub running; 1 s/sub/in running; " ..
+        "1 s/sub/in/dig running",
+      "2 s running+; 2 s/sub running+; 2 s/sub/in running+; " ..
+        "2 s/sub/in/dig running+",
+    }, ticks(a, 2))
+  end)
+
+  it("show the priority branch that runs instead of the root", function()
+    local tree = bt.tree(bt.sequence { name = "s",
+      bt.named("walk", bt.action(run)) }, { name = "t", priority = {
+        bt.filter { name = "flee", conditions = { bt.check("hp", "<", 10) },
+          bt.named("run", bt.action(run)) } } })
+    local a = bt.agent(tree, { blackboard = { hp = 50 } }):trace()
+    local first = ticks(a, 2)
+    a.bb.hp = 5
+    local later = ticks(a, 2)
+    -- the hidden priority wrapper has the path ""; the root, no longer
+    -- reached, is aborted once the branch has run
+    assert.same({
+      "1  running; 1 flee running; 1 flee/check[1] failure; 1 flee failure; " ..
+        "1 s running; 1 s/walk running",
+      "2  running+; 2 flee running; 2 flee/check[1] failure; " ..
+        "2 flee failure; 2 s running+; 2 s/walk running+",
+    }, first)
+    assert.same({
+      "3  running+; 3 flee running; 3 flee/check[1] success; " ..
+        "3 flee/run running; 3 s/walk aborted; 3 s aborted",
+      "4  running+; 4 flee running+; 4 flee/check[1] success; " ..
+        "4 flee/run running+",
+    }, later)
   end)
 end)

@@ -11,6 +11,7 @@
 local cjson = require("cjson").new()
 local leaves = require "bonsai.formats.leaves"
 local tointeger = require("bonsai.compat").tointeger
+local controls = require "bonsai.formats.controls"
 
 cjson.decode_max_depth(200)
 cjson.decode_invalid_numbers(false)
@@ -117,6 +118,23 @@ end
 
 -- Classic behavior3js / behavior3editor ------------------------------------
 
+-- Expressions (behavior3lua's `code` args) through bonsai.script, loaded
+-- by the first one: the node of kind "script" or "condition" for code, the
+-- `value` of spec's field ("args"; the classic format's "properties").
+local function expression(ctx, path, spec, kind, code, field)
+  field = field or "args"
+  if type(code) ~= "string" then
+    fail(ctx, path .. "." .. field, spec.name,
+         "needs an expression in 'value'")
+  end
+  local ok, n = pcall(require("bonsai.script").node, kind, code, 1)
+  if not ok then
+    fail(ctx, path .. "." .. field .. ".value", spec.name,
+         tostring(n):gsub("^.-%): ", ""))
+  end
+  return n
+end
+
 local classic = {}
 
 -- composites and decorators: f(ctx, path, spec, kids) with kids the
@@ -188,6 +206,20 @@ classic.action = {
   end,
 }
 
+-- A leaf registered under name (an action, or a condition when the file's
+-- custom node says so), its properties as args.
+local function classic_leaf(ctx, here, name, props, category)
+  local args
+  if props and next(props) ~= nil then
+    args = {}
+    for k, v in pairs(props) do args[k] = plain(v) end
+  end
+  local ok, n = pcall(leaves.leaf, ctx.bt, category == "condition" and
+                      "condition" or "action", name, args)
+  if not ok then fail(ctx, here, name, n) end
+  return n
+end
+
 -- The node with id `id` of tree `tree` (a decoded classic tree) at path.
 local function classic_node(ctx, tree, tpath, id, path)
   local nodes = tree.nodes
@@ -226,7 +258,26 @@ local function classic_node(ctx, tree, tpath, id, path)
   local node
   local custom = ctx.custom[name]
   local category = custom and custom.category
-  if classic.composite[name] then
+  local game = leaves.game(ctx.bt, name)
+  if game == "define" then -- the game's own type wins
+    local kids = {}
+    if type(spec.children) == "table" then
+      for i, c in ipairs(spec.children) do
+        if type(c) ~= "string" then
+          fail(ctx, here .. ".children[" .. i .. "]", name, "not an id")
+        end
+        kids[i] = classic_node(ctx, tree, tpath, c,
+                               here .. ".children[" .. i .. "]")
+      end
+    elseif spec.child ~= nil then
+      kids[1] = kid("child")
+    end
+    local ok, n = pcall(leaves.defined, ctx.bt, name, props, kids, spec.title)
+    if not ok then fail(ctx, here, name, n) end
+    node = n
+  elseif game == "leaf" then
+    node = classic_leaf(ctx, here, name, props, category)
+  elseif classic.composite[name] then
     local list = spec.children
     if type(list) ~= "table" or #list == 0 then
       fail(ctx, here, name, "needs children")
@@ -259,19 +310,16 @@ local function classic_node(ctx, tree, tpath, id, path)
   elseif category == "composite" or category == "decorator" then
     fail(ctx, here, name, "custom " .. category .. " nodes have no Bonsai " ..
          "equivalent")
-  elseif custom or require("bonsai.core")._isleaf(name) then
-    local args
-    if props and next(props) ~= nil then
-      args = {}
-      for k, v in pairs(props) do args[k] = plain(v) end
-    end
-    local ok, n = pcall(leaves.leaf, ctx.bt, category == "condition" and
-                        "condition" or "action", name, args)
-    if not ok then fail(ctx, here, name, n) end
-    node = n
+  elseif not custom and (name == "Check" or name == "Calculate") then
+    -- the exporter's scripts (behavior3lua's nodes, properties.value); a
+    -- name the game defined or registered was taken above
+    node = expression(ctx, here, spec, name == "Check" and "condition" or
+                      "script", props and props.value, "properties")
+  elseif custom then
+    node = classic_leaf(ctx, here, name, props, category)
   else
-    fail(ctx, here, name, "unknown node type (not a behavior3 node, a " ..
-         "custom node of the file or a registered leaf)")
+    fail(ctx, here, name, "unknown node type (not a behavior3 node, nor " ..
+         "a custom node of the file: " .. leaves.provide .. ")")
   end
   ctx.visiting[spec] = nil
   return leave(ctx, node)
@@ -406,24 +454,149 @@ current.builtin = {
 current.builtin.Invert = function(_, _, _, kids)
   return { type = "invert", kids[1] }
 end
+-- Every unfinished child each tick: success when one succeeds (the others
+-- aborted), failure when all failed: a parallel.
+current.builtin.Race = function(_, _, _, kids)
+  kids.type, kids.success, kids.failure = "parallel", 1, "all"
+  return kids
+end
+-- For each item of the list its input names, the item in the variable its
+-- output names, then its children in turn (bt.control).
+current.builtin.Foreach = function(ctx, path, spec, kids)
+  local list = type(spec.input) == "table" and spec.input[1]
+  local item = type(spec.output) == "table" and spec.output[1]
+  if type(list) ~= "string" or list == "" or type(item) ~= "string" or
+     item == "" then
+    fail(ctx, path, spec.name, "needs the list's variable (input) and the " ..
+         "item's (output)")
+  end
+  return controls.foreach(ctx.bt, kids, list, item)
+end
+current.builtin.ForEach = current.builtin.Foreach
+-- A Case is its condition and its action, for the Switch around it.
+local cases = setmetatable({}, { __mode = "k" })
+current.builtin.Case = function(ctx, path, spec, kids)
+  if #kids ~= 2 then
+    fail(ctx, path, spec.name, "needs a condition and an action")
+  end
+  local node = { type = "sequence", kids[1], kids[2] }
+  cases[node] = true
+  return node
+end
+-- The cases in order: the first whose condition succeeds runs its action
+-- (bt.control).
+current.builtin.Switch = function(ctx, path, spec, kids)
+  local flat = {}
+  for i, k in ipairs(kids) do
+    if not cases[k] then
+      fail(ctx, path .. ".children[" .. i .. "]", spec.name,
+           "a Switch takes only Case nodes")
+    end
+    flat[#flat + 1], flat[#flat + 2] = k[1], k[2]
+  end
+  return controls.cases(ctx.bt, flat)
+end
+-- The first child decides (it may run) whether the second or the third
+-- runs, to its end (no third: failure): written with bt.control.
+current.builtin.IfElse = function(ctx, path, spec, kids)
+  if #kids ~= 2 and #kids ~= 3 then
+    fail(ctx, path, spec.name, "needs 2 or 3 children")
+  end
+  return controls.if_then_else(ctx.bt, kids)
+end
+-- Its children in turn, count times (args.count, or the variable its
+-- input names), their results ignored; success (with bt.control).
+current.builtin.Loop = function(ctx, path, spec, kids)
+  local var = type(spec.input) == "table" and spec.input[1] or nil
+  if var ~= nil and type(var) ~= "string" then
+    fail(ctx, path, spec.name, "'input' must name a variable")
+  end
+  local n
+  if var == nil or var == "" then
+    n = whole(ctx, path .. ".args", spec.name, spec.args, "count")
+  end
+  return controls.loop(ctx.bt, kids, function(bb)
+    return n or tonumber(bb[var]) or 0
+  end)
+end
 current.builtin.Not = current.builtin.Invert
 current.builtin.Inverter = current.builtin.Invert
 current.builtin.AlwaysFailure = current.builtin.AlwaysFail
 
--- How many children each built-in takes (nil: any number).
+-- How many children each built-in takes (nil: one or more).
 current.children = { AlwaysSuccess = "0-1", AlwaysFail = "0-1",
   AlwaysFailure = "0-1", Once = "0-1", Invert = 1, Not = 1, Inverter = 1,
   RepeatUntilFailure = 1, RepeatUntilSuccess = 1, Repeat = 1, Timeout = 1,
   Wait = 0 }
 
-local nocode = "evaluates an expression, and a file never runs code"
+-- The one output variable of spec (a key name); nil when it has none and
+-- optional.
+local function output(ctx, path, spec, optional)
+  local out = type(spec.output) == "table" and spec.output[1]
+  if (out == nil or out == "") and optional then return nil end
+  if type(out) ~= "string" or not out:match("^[%a_][%w_]*$") then
+    fail(ctx, path .. ".output", spec.name, "needs an output variable name")
+  end
+  return out
+end
+
+-- Success when the expression is true.
+current.builtin.Check = function(ctx, path, spec)
+  return expression(ctx, path, spec, "condition", spec.args and spec.args.value)
+end
+-- Stores the expression's value in the output variable; success. With no
+-- output variable the expression is a script run for its assignments (as
+-- the exporter writes a bt.script).
+current.builtin.Calculate = function(ctx, path, spec)
+  local value = spec.args and spec.args.value
+  local out = output(ctx, path, spec, true)
+  if type(value) ~= "string" or not out then
+    return expression(ctx, path, spec, "script", value)
+  end
+  return expression(ctx, path, spec, "script", out .. " := (" .. value .. ")")
+end
+-- Stores a constant (args.value) or an input variable in the output
+-- variable; success.
+current.builtin.Let = function(ctx, path, spec)
+  local out = output(ctx, path, spec)
+  local input = type(spec.input) == "table" and spec.input[1]
+  local v = spec.args and spec.args.value
+  if type(input) == "string" and input ~= "" then
+    return expression(ctx, path, spec, "script", out .. " := " .. input)
+  elseif type(v) == "number" or type(v) == "boolean" then
+    return expression(ctx, path, spec, "script", out .. " := " .. tostring(v))
+  elseif type(v) == "string" and not v:find("'") then
+    return expression(ctx, path, spec, "script", out .. " := '" .. v .. "'")
+  end
+  fail(ctx, path .. ".args", spec.name, "'value' must be a number, a " ..
+       "boolean or a string without quotes (tables and null are not kept " ..
+       "on the blackboard by a script)")
+end
+-- Compares the input variable with the first of gt, ge, eq, lt, le: a
+-- bt.check.
+current.builtin.Cmp = function(ctx, path, spec)
+  local input = type(spec.input) == "table" and spec.input[1]
+  if type(input) ~= "string" or not input:match("^[%a_][%w_]*$") then
+    fail(ctx, path .. ".input", spec.name, "needs an input variable name")
+  end
+  local args = spec.args or {}
+  for _, c in ipairs { { "gt", ">" }, { "ge", ">=" }, { "eq", "==" },
+                       { "lt", "<" }, { "le", "<=" } } do
+    if type(args[c[1]]) == "number" then
+      return { type = "check", key = input, op = c[2], value = args[c[1]] }
+    end
+  end
+  fail(ctx, path .. ".args", spec.name, "needs one of gt, ge, eq, lt, le")
+end
+current.children.Check, current.children.Calculate = 0, 0
+current.children.Let, current.children.Cmp = 0, 0
+
 current.refused = {
-  Check = nocode, Calculate = nocode, Let = nocode, Assert = nocode,
-  Cmp = "compares variables: use bt.check in Lua",
+  Assert = "raises its message when its child fails (Bonsai has no " ..
+           "equivalent)",
   Delay = "runs its child later, outside the tree, and succeeds at once " ..
           "(Bonsai has no equivalent)",
-  Listen = "reacts to game events outside the tree", IfElse = "-", Race = "-",
-  Switch = "-", Case = "-", Foreach = "-", Loop = "-", Filter = "-",
+  Listen = "reacts to game events outside the tree", Filter = "-",
   Includes = "-", IsNull = "-", NotNull = "-", Clear = "-", Push = "-",
   Concat = "-", GetField = "-", SetField = "-", Index = "-", Now = "-",
   Random = "-", RandomIndex = "-", WaitForCount = "-", Log = "-",
@@ -497,12 +670,26 @@ function current_node(ctx, spec, path)
       end
     end
   end
-  if current.refused[name] then
+  local game = leaves.game(ctx.bt, name)
+  if game == "define" then -- the game's own type wins
+    local a = {}
+    for k, v in pairs(args or {}) do a[k] = plain(v) end
+    for _, field in ipairs { "input", "output" } do
+      if type(spec[field]) == "table" and #spec[field] > 0 then
+        a[field] = {}
+        for i, v in ipairs(spec[field]) do a[field][i] = v end
+      end
+    end
+    local ok, node = pcall(leaves.defined, ctx.bt, name, a, kids, spec.desc)
+    if not ok then fail(ctx, path, name, node) end
+    return leave(ctx, node)
+  end
+  if game ~= "leaf" and current.refused[name] then
     local why = current.refused[name]
     fail(ctx, path, name, why == "-" and "has no Bonsai equivalent (a leaf " ..
          "of the game's own must have another name)" or why)
   end
-  local b = current.builtin[name]
+  local b = game ~= "leaf" and current.builtin[name]
   if b then
     local want = current.children[name]
     if want == "0-1" and #kids > 1 or type(want) == "number" and
@@ -519,8 +706,8 @@ function current_node(ctx, spec, path)
     return leave(ctx, node)
   end
   if #kids > 0 then
-    fail(ctx, path, name, "unknown node type with children (custom " ..
-         "composites and decorators have no Bonsai equivalent)")
+    fail(ctx, path, name, "unknown node type with children (a composite " ..
+         "or decorator of the game's own: bt.define it)")
   end
   local a
   for k, v in pairs(args or {}) do
@@ -588,6 +775,8 @@ function M.export(root, opts)
     nodes[id] = spec
     local o = leaves.origin[node]
     local kind, leaf, args, refs = leaves.named(node)
+    local src = package.loaded["bonsai.script"] and
+      package.loaded["bonsai.script"].source[node]
     local function child(c, i)
       return add(c, path .. "/" .. (c.name or c.type .. "[" .. i .. "]"))
     end
@@ -606,6 +795,15 @@ function M.export(root, opts)
         custom[#custom + 1] = { name = leaf, category = kind, title = leaf,
                                 description = "", properties = {} }
       end
+    elseif src or node.type == "check" then -- behavior3lua's nodes
+      local code = src and not src.renamed and src.code or
+        node.type == "check" and require("bonsai.script").check_code(node)
+      if not code then
+        error("export behavior3: " .. path .. ": this " .. (src and
+              "script's keys are remapped" or "check has no expression"), 0)
+      end
+      spec.name = (src and src.kind == "script") and "Calculate" or "Check"
+      spec.properties.value = code
     elseif node.type == "action" and node.fn == leaves.constant.success then
       spec.name = "Succeeder"
     elseif node.type == "action" and node.fn == leaves.constant.failure then

@@ -1,14 +1,16 @@
 -- bonsai.formats.btcpp: BehaviorTree.CPP 4 XML, as Groot2 saves it.
 -- parse(text, opts) turns the main tree of a file into Bonsai node tables:
--- built-in controls and decorators map onto Bonsai nodes (README "Trees
--- from editors"), other IDs are leaves registered with bt.register, their
--- ports their args ("{key}" reads blackboard key `key`); SubTree elements
--- are expanded in place, their port remapping applied to the keys their
--- leaves use. export(root, opts) writes a node table back as XML.
+-- an ID the game defined (bt.define) or registered (bt.register) is the
+-- game's node; else built-in controls and decorators map onto Bonsai nodes
+-- (README "Trees from editors"), other IDs are refused; a registered
+-- leaf's ports are its args ("{key}" reads blackboard key `key`); SubTree
+-- elements are expanded in place, their port remapping applied to the keys
+-- their leaves use. export(root, opts) writes a node table back as XML.
 local xml = require "bonsai.formats.xml"
 local leaves = require "bonsai.formats.leaves"
 local compat = require "bonsai.compat"
 local isinteger, tointeger = compat.isinteger, compat.tointeger
+local controls = require "bonsai.formats.controls"
 
 local M = {}
 
@@ -22,29 +24,10 @@ local harmless = { name = true, ID = true, _description = true, _uid = true,
 
 -- Built-ins outside Bonsai, with the reason given when a file uses one.
 local refused = {
-  SequenceWithMemory = "keeps its place after a child fails (Bonsai's " ..
-    "sequence starts again from its first child)",
-  IfThenElse = "has no Bonsai equivalent",
-  WhileDoElse = "has no Bonsai equivalent",
-  TryCatch = "has no Bonsai equivalent",
   ManualSelector = "needs a user interface",
-  Switch2 = "has no Bonsai equivalent", Switch3 = "has no Bonsai equivalent",
-  Switch4 = "has no Bonsai equivalent", Switch5 = "has no Bonsai equivalent",
-  Switch6 = "has no Bonsai equivalent",
-  Script = "runs BehaviorTree.CPP's scripting language, which Bonsai " ..
-    "does not have (a file never runs code)",
-  ScriptCondition = "runs BehaviorTree.CPP's scripting language, which " ..
-    "Bonsai does not have (a file never runs code)",
-  Precondition = "runs BehaviorTree.CPP's scripting language, which " ..
-    "Bonsai does not have (a file never runs code)",
-  SetBlackboard = "has no Bonsai equivalent (write the key from a leaf)",
-  UnsetBlackboard = "has no Bonsai equivalent (clear the key from a leaf)",
   SkipUnlessUpdated = "returns SKIPPED, which Bonsai does not have",
   WaitValueUpdate = "has no Bonsai equivalent",
   WasEntryUpdated = "has no Bonsai equivalent",
-  LoopInt = "has no Bonsai equivalent", LoopDouble = "has no Bonsai " ..
-    "equivalent", LoopString = "has no Bonsai equivalent",
-  LoopBool = "has no Bonsai equivalent",
   SubTreePlus = "is BehaviorTree.CPP 3 (use SubTree with _autoremap)",
 }
 
@@ -140,6 +123,22 @@ end
 
 local convert, build -- function(ctx, e, scope) -> node
 
+-- The node of the script in attribute attr of e (kind "script" or
+-- "condition"; wrap: a format for the code, "!(%s)"), its keys seen
+-- through the subtree scope. bonsai.script (LPeg) is loaded by the first
+-- script of a file.
+local function scripted_node(ctx, e, scope, kind, attr, wrap)
+  local code = e.attrs[attr]
+  if code == nil then where(ctx, e, "needs port '" .. attr .. "'") end
+  if wrap then code = string.format(wrap, code) end
+  local ok, n = pcall(require("bonsai.script").node, kind, code, 1,
+    function(key) return resolve(scope, key) end)
+  if not ok then
+    where(ctx, e, "'" .. attr .. "': " .. tostring(n):gsub("^.-%): ", ""))
+  end
+  return n
+end
+
 local function children(ctx, e, scope)
   local list = {}
   for i, c in ipairs(e) do list[i] = convert(ctx, c, scope) end
@@ -170,6 +169,90 @@ local function threshold(ctx, e, name, v, n)
     where(ctx, e, "'" .. name .. "' is larger than the number of children")
   end
   return v
+end
+
+-- A built-in written with bt.control (formats/controls.lua), remembered
+-- for the exporter as the element it stands for.
+local function written(e, node, kids, attrs)
+  leaves.origin[node] = { format = "btcpp", name = e.attrs.ID or e.tag,
+                          children = kids, attrs = attrs }
+  return node
+end
+
+-- LoopInt, LoopDouble, LoopString, LoopBool: queue (a list written
+-- "1;2;3", or "{key}": a Lua list on the blackboard), value ("{key}": where
+-- each item goes), if_empty (SUCCESS or FAILURE); items converted by conv.
+local function queueloop(conv)
+  return function(ctx, e, scope)
+    shape(ctx, e, { queue = true, value = true, if_empty = true }, 1)
+    local q, v = e.attrs.queue, e.attrs.value
+    if not q or not v then where(ctx, e, "needs ports 'queue' and 'value'") end
+    local empty = e.attrs.if_empty or "SUCCESS"
+    if empty ~= "SUCCESS" and empty ~= "FAILURE" then
+      where(ctx, e, "if_empty=\"" .. empty .. "\": Bonsai's loops end with " ..
+            "SUCCESS or FAILURE")
+    end
+    local what, vkey = port(scope, "value", v)
+    if what ~= "key" then where(ctx, e, "port 'value' must be a {key}") end
+    local static, queue
+    local qwhat, qkey = port(scope, "queue", q)
+    if qwhat == "key" then
+      queue = function(bb) return bb[qkey] end
+    else
+      static = {}
+      for item in q:gmatch("[^;]+") do
+        local x = conv(item:match("^%s*(.-)%s*$"))
+        if x == nil then
+          where(ctx, e, "bad item '" .. item .. "' in port 'queue'")
+        end
+        static[#static + 1] = x
+      end
+    end
+    local kids = children(ctx, e, scope)
+    return written(e, controls.queue_loop(ctx.bt, kids, static, queue,
+      function(bb, x) bb[vkey] = x end, empty:lower()), kids,
+      { queue = q, value = v, if_empty = e.attrs.if_empty })
+  end
+end
+
+local function tobool(s)
+  if s == "true" or s == "1" then return true end
+  if s == "false" or s == "0" then return false end
+end
+
+-- IfThenElse and WhileDoElse: two or three children.
+local function branches(make)
+  return function(ctx, e, scope)
+    shape(ctx, e, {}, "many")
+    if #e ~= 2 and #e ~= 3 then where(ctx, e, "needs 2 or 3 children") end
+    local kids = children(ctx, e, scope)
+    return written(e, make(ctx.bt, kids), kids)
+  end
+end
+
+-- SwitchN: N cases, then the default child; variable and case_k are
+-- ports (a case written "{key}" reads the blackboard too).
+local function switch(n)
+  return function(ctx, e, scope)
+    local ports, cases, attrs = { variable = true }, {}, {}
+    for k = 1, n do ports["case_" .. k] = true end
+    shape(ctx, e, ports, n + 1)
+    local function reader(name)
+      local text = e.attrs[name]
+      if text == nil then return function() return nil end end
+      attrs[name] = text
+      local what, v = port(scope, name, text)
+      if what == "key" then return function(bb) return bb[v] end end
+      return function() return v end
+    end
+    local get = reader("variable")
+    local readers = {}
+    for k = 1, n do readers[k] = reader("case_" .. k) end
+    local kids = children(ctx, e, scope)
+    local node = controls.switch(ctx.bt, kids, get, setmetatable({}, {
+      __index = function(_, k) return readers[k] and readers[k]() end }))
+    return written(e, node, kids, attrs)
+  end
 end
 
 local builtins = {
@@ -274,6 +357,66 @@ local builtins = {
     return { type = "wait", seconds = ms / 1000 }
   end,
 
+  SequenceWithMemory = function(ctx, e, scope)
+    shape(ctx, e, {}, "many")
+    local kids = children(ctx, e, scope)
+    return written(e, controls.sequence_with_memory(ctx.bt, kids), kids)
+  end,
+  IfThenElse = branches(controls.if_then_else),
+  LoopInt = queueloop(function(s)
+    local n = tonumber(s)
+    return n and n == math.floor(n) and n or nil
+  end),
+  LoopDouble = queueloop(tonumber),
+  LoopString = queueloop(function(s) return s end),
+  LoopBool = queueloop(tobool),
+  -- catch_on_halt ticks the catch child while the node is halted, which a
+  -- Bonsai abort callback cannot do
+  TryCatch = function(ctx, e, scope)
+    shape(ctx, e, { catch_on_halt = true }, "many")
+    if #e < 2 then where(ctx, e, "needs at least 2 children") end
+    local on_halt = e.attrs.catch_on_halt
+    if on_halt == "true" then
+      where(ctx, e, "catch_on_halt=\"true\" ticks the catch child while " ..
+            "the node is halted, which Bonsai cannot do")
+    elseif on_halt ~= nil and on_halt ~= "false" then
+      where(ctx, e, "bad boolean '" .. on_halt .. "' for port 'catch_on_halt'")
+    end
+    local kids = children(ctx, e, scope)
+    return written(e, controls.try_catch(ctx.bt, kids), kids,
+                   { catch_on_halt = on_halt })
+  end,
+  WhileDoElse = branches(controls.while_do_else),
+  Switch2 = switch(2), Switch3 = switch(3), Switch4 = switch(4),
+  Switch5 = switch(5), Switch6 = switch(6),
+
+  -- Writes value (a text as numbers and booleans are read, or "{key}":
+  -- that key's value) to the key output_key names; success.
+  SetBlackboard = function(ctx, e, scope)
+    shape(ctx, e, { value = true, output_key = true }, 0)
+    local out, text = e.attrs.output_key, e.attrs.value
+    if not out or not text then
+      where(ctx, e, "needs ports 'value' and 'output_key'")
+    end
+    local _, key = port(scope, "output_key", "{" .. (out:match("^{(.*)}$") or
+                                                     out) .. "}")
+    local what, v = port(scope, "value", text)
+    local node = { type = "action", fn = what == "key" and
+      function(_, bb) bb[key] = bb[v] return true end or
+      function(_, bb) bb[key] = v return true end }
+    return written(e, node, {}, { value = text, output_key = out })
+  end,
+  -- Clears the key `key` names; success.
+  UnsetBlackboard = function(ctx, e, scope)
+    shape(ctx, e, { key = true }, 0)
+    local k = e.attrs.key
+    if not k then where(ctx, e, "needs port 'key'") end
+    local _, key = port(scope, "key", "{" .. (k:match("^{(.*)}$") or k) .. "}")
+    return written(e, { type = "action",
+                        fn = function(_, bb) bb[key] = nil return true end },
+                   {}, { key = k })
+  end,
+
   AlwaysSuccess = function(ctx, e)
     shape(ctx, e, {}, 0)
     return leaves.always("success")
@@ -282,6 +425,39 @@ local builtins = {
   AlwaysFailure = function(ctx, e)
     shape(ctx, e, {}, 0)
     return leaves.always("failure")
+  end,
+
+  Script = function(ctx, e, scope)
+    shape(ctx, e, { code = true }, 0)
+    return scripted_node(ctx, e, scope, "script", "code")
+  end,
+
+  ScriptCondition = function(ctx, e, scope)
+    shape(ctx, e, { code = true }, 0)
+    return scripted_node(ctx, e, scope, "condition", "code")
+  end,
+
+  -- The child when "if" holds when it starts (not checked again while the
+  -- child runs), else the status "else" names: a sequence of the condition
+  -- and the child, or a selector of the condition's negation and the child.
+  Precondition = function(ctx, e, scope)
+    shape(ctx, e, { ["if"] = true, ["else"] = true }, 1)
+    local otherwise = e.attrs["else"] or "FAILURE"
+    local cond = scripted_node(ctx, e, scope, "condition", "if",
+      otherwise == "SUCCESS" and "!(%s)" or nil)
+    local child = convert(ctx, e[1], scope)
+    local n
+    if otherwise == "FAILURE" then
+      n = { type = "sequence", cond, child }
+    elseif otherwise == "SUCCESS" then
+      n = { type = "selector", cond, child }
+    else
+      where(ctx, e, "else=\"" .. otherwise .. "\": Bonsai's Precondition " ..
+            "returns SUCCESS or FAILURE when its condition is false")
+    end
+    leaves.origin[n] = { format = "btcpp", name = "Precondition", child = child,
+      attrs = { ["if"] = e.attrs["if"], ["else"] = e.attrs["else"] } }
+    return n
   end,
 }
 
@@ -358,13 +534,28 @@ local function subtree(ctx, e, scope)
   return n
 end
 
+-- A node of a type the game defined (bt.define): its attributes as the
+-- file writes them (ID aside) are its args, its children built first; its
+-- `name` attribute (else its ID, as BehaviorTree.CPP names nodes) names it
+-- unless the builder did.
+local function defined(ctx, e, scope, id)
+  local args = {}
+  for _, k in ipairs(e.order) do
+    if k ~= "ID" then args[k] = e.attrs[k] end
+  end
+  local kids = children(ctx, e, scope)
+  local ok, node = pcall(leaves.defined, ctx.bt, id, args, kids, id)
+  if not ok then where(ctx, e, node) end
+  return node
+end
+
 -- A leaf: an ID registered with bt.register; its ports are its args.
 local function leaf(ctx, e, scope, id)
   local model = ctx.models[id]
   if #e > 0 or (model and (model.kind == "Control" or
                            model.kind == "Decorator")) then
     where(ctx, e, "unknown " .. (#e > 1 and "control" or "decorator") ..
-          " node (custom controls and decorators have no Bonsai equivalent)")
+          " node (a control or decorator of the game's own: bt.define it)")
   end
   local kind = "action"
   if e.tag == "Condition" or (e.tag ~= "Action" and model and
@@ -421,6 +612,9 @@ function build(ctx, e, scope)
     if not id or id == "" then where(ctx, e, "needs an ID") end
   end
   if e.tag == "SubTree" then return subtree(ctx, e, scope) end
+  local game = leaves.game(ctx.bt, id) -- the game's own names win
+  if game == "define" then return defined(ctx, e, scope, id) end
+  if game == "leaf" then return leaf(ctx, e, scope, id) end
   if refused[id] then where(ctx, e, refused[id]) end
   local n
   if builtins[id] then
@@ -460,8 +654,10 @@ local function collect(ctx, root, file, depth)
   for _, e in ipairs(root) do
     if e.tag == "BehaviorTree" then
       local id = e.attrs.ID
-      if not id or id == "" then
-        where(ctx, e, "a BehaviorTree needs an ID")
+      if not id or id == "" then -- named as BehaviorTree.CPP 4 names it
+        id = "BehaviorTree_" .. ctx.unnamed
+        ctx.unnamed = ctx.unnamed + 1
+        ctx.anonymous[id] = true
       end
       if ctx.trees[id] then
         where(ctx, e, "duplicate BehaviorTree ID '" .. id .. "'")
@@ -499,7 +695,9 @@ local function collect(ctx, root, file, depth)
   end
 end
 
--- parse(text, opts): the main tree's root node and { name = its ID }.
+-- parse(text, opts): the main tree's root node and { name = its ID } (a
+-- BehaviorTree without an ID is called BehaviorTree_0, _1... as
+-- BehaviorTree.CPP 4 calls it, and gives no name).
 -- opts: file (for messages), bt, read(path) for includes, deps (a list
 -- the included paths are added to), main (the ID of the tree to load
 -- instead of main_tree_to_execute).
@@ -507,22 +705,31 @@ function M.parse(text, opts)
   local file = opts.file or "xml"
   local ctx = { file = file, bt = opts.bt, trees = {}, order = {},
                 models = {}, count = 0, depth = 0, instances = 0, active = {},
-                including = {}, read = opts.read, deps = opts.deps or {} }
+                including = {}, read = opts.read, deps = opts.deps or {},
+                unnamed = 0, anonymous = {} }
   local root = xml.parse(text, file)
   collect(ctx, root, file, 0)
   local main = opts.main or root.attrs.main_tree_to_execute
+  local function ids()
+    return table.concat(ctx.order, ", ")
+  end
   if not main then
     if #ctx.order ~= 1 then
-      error(file .. ": several BehaviorTree elements and no " ..
-            "main_tree_to_execute", 0)
+      error(file .. ": " .. (#ctx.order == 0 and "no BehaviorTree element" or
+            "several BehaviorTree elements (" .. ids() .. ") and no " ..
+            "main_tree_to_execute: choose one with bt.load(path, " ..
+            "{ main = ID })"), 0)
     end
     main = ctx.order[1]
   end
-  if not ctx.trees[main] then
-    error(file .. ": main tree '" .. main .. "' not found", 0)
+  if type(main) ~= "string" or not ctx.trees[main] then
+    error(file .. ": main tree '" .. tostring(main) .. "' not found (the " ..
+          "file has " .. (#ctx.order > 0 and ids() or "none") .. ")", 0)
   end
   ctx.active[main] = true
-  return convert(ctx, ctx.trees[main], nil), { name = main }
+  -- a tree without an ID is named after the file by bt.load
+  return convert(ctx, ctx.trees[main], nil),
+         { name = not ctx.anonymous[main] and main or nil }
 end
 
 -- Export -------------------------------------------------------------------
@@ -574,8 +781,20 @@ local function emit(n, out, depth, model, path)
   local id
   local o = leaves.origin[n]
   local kind, leaf, args, refs = leaves.named(n)
+  local src = package.loaded["bonsai.script"] and
+    package.loaded["bonsai.script"].source[n]
   if o and o.format == "btcpp" then -- a composition standing for one node
-    id, kids = o.name, { o.child }
+    id, kids = o.name, o.children or { o.child }
+    for k, v in pairs(o.attrs or {}) do attrs[k] = v end
+  elseif src then
+    if src.renamed then
+      fail("a script whose keys a subtree remaps cannot be written back")
+    end
+    id = src.kind == "script" and "Script" or "ScriptCondition"
+    attrs.code = src.code
+  elseif n.type == "check" then
+    id, attrs.code = "ScriptCondition", require("bonsai.script").check_code(n)
+    if not attrs.code then fail("this check has no script equivalent") end
   elseif leaf then
     id = leaf
     for k, v in pairs(args or {}) do

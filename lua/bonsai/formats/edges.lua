@@ -94,14 +94,16 @@ local function number(ctx, n, text)
   return tointeger(v) or v
 end
 
--- The args of a leaf from its {param}: "k=v,k2=v2", or one value (args[1]).
-local function args(n)
+-- The args of a leaf from its {param}: "k=v,k2=v2", or one value (args[1]);
+-- values converted (numbers, booleans), or as written when `raw`.
+local function args(n, raw)
   if not n.param or n.param:match("^%s*$") then return nil end
+  local value = raw and function(v) return v end or leaves.value
   local a = {}
   for item in n.param:gmatch("[^,]+") do
     local k, v = item:match("^%s*([%a_][%w_]*)%s*=%s*(.-)%s*$")
-    if k then a[k] = leaves.value(v)
-    else a[#a + 1] = leaves.value(item:match("^%s*(.-)%s*$")) end
+    if k then a[k] = value(v)
+    else a[#a + 1] = value(item:match("^%s*(.-)%s*$")) end
   end
   return a
 end
@@ -126,13 +128,22 @@ function build(ctx, n, kind, stack)
          " levels")
   end
   stack[n] = true
-  local ty = types[n.type]
+  local game = leaves.game(ctx.bt, n.type) -- the game's own names win
+  local ty = not game and types[n.type]
   local node
   if n.type == "PriorityNode" then
     fail(ctx, n.line, n.label, "the PriorityNode is not a child")
+  elseif game == "define" then -- {param} as written, named by its label
+    local kids = {}
+    for i, e in ipairs(n.kids) do kids[i] = ctx.edge(e, stack) end
+    local ok, res = pcall(leaves.defined, ctx.bt, n.type, args(n, true), kids,
+                          n.label)
+    if not ok then fail(ctx, n.line, n.label, res) end
+    node = res
   elseif not ty then -- a registered leaf
     if #n.kids > 0 then
-      fail(ctx, n.kids[1].line, n.label, "unknown node type with children")
+      fail(ctx, n.kids[1].line, n.label, "unknown node type with children " ..
+           "(a composite or decorator of the game's own: bt.define it)")
     end
     local ok, res = pcall(leaves.leaf, ctx.bt, kind or "action", n.type,
                           args(n), nil, n.label)

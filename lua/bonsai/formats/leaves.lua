@@ -76,7 +76,7 @@ end
 -- looked up at each call, so bt.register still changes it.
 function M.leaf(bt, kind, leaf, args, refs, name)
   if not core._isleaf(leaf) then
-    error("no leaf registered as '" .. leaf .. "'", 0)
+    error("no leaf registered as '" .. leaf .. "' (" .. M.provide .. ")", 0)
   end
   if not refs or next(refs) == nil then
     return { type = kind, leaf = leaf, args = args, name = name }
@@ -120,6 +120,34 @@ function M.leaf(bt, kind, leaf, args, refs, name)
   M.origin[node] = { kind = kind, leaf = leaf, args = args, refs = refs }
   return node
 end
+
+-- What the game provides under an editor file's node name, before the
+-- format's own table is looked at: "define" (bt.define), "leaf"
+-- (bt.register), or nil.
+function M.game(bt, name)
+  if bt._defined[name] then return "define" end
+  if core._isleaf(name) then return "leaf" end
+end
+
+-- The node of type `name` defined with bt.define, from the file's
+-- attributes or properties (args, copied; `label`, the name the file gives
+-- the node, as args.name unless args has one) and the children already
+-- built (marked as nodes, so that bt.invert(child) and the like know them
+-- from option tables). Raises the builder's error.
+function M.defined(bt, name, args, kids, label)
+  for _, k in ipairs(kids) do
+    if getmetatable(k) == nil then setmetatable(k, bt.Node) end
+  end
+  local a = {}
+  for k, v in pairs(args or {}) do a[k] = v end
+  if a.name == nil and type(label) == "string" and label ~= "" then
+    a.name = label
+  end
+  return bt.node(name, a, kids)
+end
+
+-- How to provide a node name the format does not know, for refusals.
+M.provide = "bt.define it, or bt.register a leaf under that name"
 
 -- The leaf a node calls: kind, registered name, args and port refs; or nil
 -- when the node is not a named leaf.

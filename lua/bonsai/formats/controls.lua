@@ -1,0 +1,266 @@
+-- bonsai.formats.controls: control nodes of the editor formats that no
+-- Bonsai kind has, written with bt.control (docs/CUSTOM_NODES.md) with
+-- their runtime's semantics: BehaviorTree.CPP 4's SequenceWithMemory,
+-- IfThenElse (also behavior3's IfElse), WhileDoElse, SwitchN, TryCatch,
+-- the LoopT queues,
+-- behavior3's Switch, Foreach and Loop. Each takes the node's children, already built; a
+-- Switch reads its variable through get(bb), a Loop its count through
+-- count(bb), at each tick.
+local M = {}
+
+local SUCCESS, FAILURE, RUNNING = "success", "failure", "running"
+
+local function control(bt, kids, def)
+  for i, k in ipairs(kids) do def[i] = k end
+  return bt.control(def)
+end
+
+-- SequenceWithMemory: a sequence that keeps its place when a child fails
+-- (the next run ticks that child again) and when it is cut off; it starts
+-- from its first child only after all succeeded (its memory is empty
+-- then).
+function M.sequence_with_memory(bt, kids)
+  return control(bt, kids, {
+    tick = function(c)
+      local m = c.memory
+      local i = m.i or 1
+      while i <= c.n do
+        local s = c:tick(i)
+        if s ~= SUCCESS then
+          m.i = i > 1 and i or nil
+          return s
+        end
+        i = i + 1
+      end
+      m.i = nil
+      return SUCCESS
+    end,
+  })
+end
+
+-- IfThenElse: the first child decides (it may run) which of the second
+-- (success) or the third (failure; without one, the node fails) runs; the
+-- branch chosen runs to its end before the condition is ticked again.
+function M.if_then_else(bt, kids)
+  local function reset(c) c.memory.branch = nil end
+  return control(bt, kids, {
+    enter = reset,
+    abort = reset,
+    tick = function(c)
+      local m = c.memory
+      if m.branch == nil then
+        local s = c:tick(1)
+        if s == RUNNING then return s end
+        if s == FAILURE and c.n < 3 then return FAILURE end
+        m.branch = s == SUCCESS and 2 or 3
+      end
+      return c:tick(m.branch)
+    end,
+  })
+end
+
+-- WhileDoElse: the first child is ticked every tick; on success the second
+-- child runs (the third is aborted), on failure the third (the second is
+-- aborted; without a third, the node fails).
+function M.while_do_else(bt, kids)
+  return control(bt, kids, {
+    tick = function(c)
+      local s = c:tick(1)
+      if s == RUNNING then return s end
+      if s == SUCCESS then
+        if c.n == 3 then c:abort(3) end
+        return c:tick(2)
+      end
+      if c.n < 3 then return FAILURE end
+      c:abort(2)
+      return c:tick(3)
+    end,
+  })
+end
+
+-- TryCatch: all children but the last as a sequence (the try block);
+-- when one fails, the last child (the catch) runs to its end and the node
+-- fails; success when the try block succeeds.
+function M.try_catch(bt, kids)
+  return control(bt, kids, {
+    enter = function(c) c.memory.i, c.memory.catching = nil, nil end,
+    tick = function(c)
+      local m = c.memory
+      local i = m.i or 1
+      while not m.catching and i < c.n do
+        local s = c:tick(i)
+        if s == RUNNING then
+          m.i = i
+          return RUNNING
+        end
+        if s == FAILURE then
+          m.i, m.catching = nil, true
+        else
+          i = i + 1
+        end
+      end
+      if not m.catching then
+        m.i = nil
+        return SUCCESS
+      end
+      if c:tick(c.n) == RUNNING then return RUNNING end
+      m.catching = nil
+      return FAILURE
+    end,
+  })
+end
+
+-- behavior3's Switch over its Cases, flattened: kids are the condition and
+-- the action of each case in turn. The first case whose condition succeeds
+-- (a condition may run) runs its action, whose status is the node's; no
+-- case: failure.
+function M.cases(bt, kids)
+  return control(bt, kids, {
+    enter = function(c) c.memory.k = nil end,
+    tick = function(c)
+      local m = c.memory
+      local k = m.k or 1
+      while k <= c.n do
+        local s = c:tick(k)
+        if s == RUNNING then
+          m.k = k
+          return RUNNING
+        end
+        if k % 2 == 0 then -- an action
+          m.k = nil
+          return s
+        end
+        k = s == SUCCESS and k + 1 or k + 2
+      end
+      m.k = nil
+      return FAILURE
+    end,
+  })
+end
+
+-- BehaviorTree.CPP 4's LoopInt, LoopDouble, LoopString, LoopBool: while
+-- its child does not run, takes the next item of the queue (a list: the
+-- static one the file wrote, copied at each run, or the blackboard's at
+-- queue(bb), whose first item is removed) into value(bb, item) and ticks
+-- the child once; running after each item, failure when the child fails,
+-- `empty` when no item is left.
+function M.queue_loop(bt, kids, static, queue, value, empty)
+  return control(bt, kids, {
+    enter = function(c)
+      local m = c.memory
+      m.running = nil
+      if static then
+        m.items = {}
+        for i, v in ipairs(static) do m.items[i] = v end
+      end
+    end,
+    tick = function(c, _, bb)
+      local m = c.memory
+      if not m.running then
+        local q = static and m.items or queue(bb)
+        if type(q) ~= "table" or q[1] == nil then
+          m.items = nil
+          return empty
+        end
+        value(bb, table.remove(q, 1))
+      end
+      local s = c:tick(1)
+      m.running = s == RUNNING or nil
+      if s == FAILURE then
+        m.items = nil
+        return FAILURE
+      end
+      return RUNNING
+    end,
+  })
+end
+
+-- behavior3's Foreach: for each item of the list at blackboard key `list`,
+-- the item at key `item`, then its children in turn; a failure fails it, a
+-- running child is resumed (the item set again); success at the end.
+function M.foreach(bt, kids, list, item)
+  return control(bt, kids, {
+    enter = function(c) c.memory.i, c.memory.j = nil, nil end,
+    tick = function(c, _, bb)
+      local m = c.memory
+      local arr = bb[list]
+      local i, j = m.i or 1, m.j or 1
+      if type(arr) ~= "table" then
+        error("'" .. list .. "' is not a list (" .. type(arr) .. ")", 0)
+      end
+      while i <= #arr do
+        bb[item] = arr[i]
+        while j <= c.n do
+          local s = c:tick(j)
+          if s ~= SUCCESS then
+            if s == RUNNING then m.i, m.j = i, j else m.i, m.j = nil, nil end
+            return s
+          end
+          j = j + 1
+        end
+        i, j = i + 1, 1
+      end
+      m.i, m.j = nil, nil
+      return SUCCESS
+    end,
+  })
+end
+
+-- behavior3lua's Loop: its children in turn, count(bb) times, whatever
+-- they return; a running child is resumed at the next tick, the loop going
+-- on from it; success at the end.
+function M.loop(bt, kids, count)
+  return control(bt, kids, {
+    enter = function(c) c.memory.i, c.memory.j = nil, nil end,
+    tick = function(c, _, bb)
+      local m = c.memory
+      local n, i, j = count(bb), m.i or 1, m.j or 1
+      while i <= n do
+        while j <= c.n do
+          if c:tick(j) == RUNNING then
+            m.i, m.j = i, j
+            return RUNNING
+          end
+          j = j + 1
+        end
+        i, j = i + 1, 1
+      end
+      m.i, m.j = nil, nil
+      return SUCCESS
+    end,
+  })
+end
+
+-- BehaviorTree.CPP's string equality of a variable and a case: the same
+-- text, or both numbers and equal.
+local function same(v, case)
+  if v == nil or case == nil then return false end
+  if tostring(v) == tostring(case) then return true end
+  local x, y = tonumber(v), tonumber(case)
+  return x ~= nil and x == y
+end
+
+-- SwitchN: the child of the first case equal to the variable (get(bb)),
+-- else the last child (default); a running child that is no longer chosen
+-- is aborted. cases[k] is the value of case_k (or nil: never chosen).
+function M.switch(bt, kids, get, cases)
+  return control(bt, kids, {
+    abort = function(c) c.memory.running = nil end,
+    tick = function(c, _, bb)
+      local m = c.memory
+      local v, pick = get(bb), c.n
+      for k = 1, c.n - 1 do
+        if same(v, cases[k]) then
+          pick = k
+          break
+        end
+      end
+      if m.running and m.running ~= pick then c:abort(m.running) end
+      local s = c:tick(pick)
+      m.running = s == RUNNING and pick or nil
+      return s
+    end,
+  })
+end
+
+return M
