@@ -16,7 +16,8 @@
 ** - lua_topointer gives a string's address (5.4+);
 ** - lua_resume: (L, narg) in 5.1, (L, from, narg) in 5.3, (L, from, narg,
 **   &nres) from 5.4; before 5.4 every value on the coroutine's stack is a
-**   result;
+**   result; on LuaJIT a call follows it (its current thread, see
+**   lbc_resumejit);
 ** - closing a coroutine (to-be-closed variables): lua_closethread from
 **   5.4.6 (and 5.5), lua_resetthread before; nothing before 5.4 (no
 **   to-be-closed variables: the coroutine is only dropped, see
@@ -234,6 +235,29 @@ static inline void lbc_pushcfunction(lua_State *L, lua_CFunction f) {
 }
 #undef lua_pushcfunction
 #define lua_pushcfunction(L, f) lbc_pushcfunction((L), (f))
+
+#if LB_LUAJIT
+/* LuaJIT's lua_resume, called from a C function, leaves the VM's current
+** thread at the coroutine; if that C function then ends by an error (a
+** task's failure raised from a:tick), the unwinding runs on the wrong
+** thread's state and corrupts the heap (LuaJIT issue #1066, fixed in
+** 2023, not in every LuaJIT that games ship). A call on the resuming
+** thread sets the current thread back. */
+static int lbc_nothing(lua_State *L) {
+  (void)L;
+  return 0;
+}
+static inline int lbc_resumejit(lua_State *co, lua_State *from, int narg,
+                                int *nres) {
+  int st = lbc_resume(co, from, narg, nres);
+  lua_pushcfunction(from, lbc_nothing);
+  lua_call(from, 0, 0);
+  return st;
+}
+#undef lua_resume
+#define lua_resume(co, from, narg, nres)                                       \
+  lbc_resumejit((co), (from), (narg), (nres))
+#endif
 
 /* Metatables named by __name, as from 5.3 (luaL_typeerror reads it). */
 static inline int lbc_newmetatable(lua_State *L, const char *tname) {
