@@ -13,7 +13,7 @@ source = {
   tag = "v0.2.0",
 }
 description = {
-  summary = "Behavior trees for game AI: a C core scripted in Lua 5.4",
+  summary = "Behavior trees for game AI: a C core scripted in Lua (5.1-5.4, LuaJIT)",
   detailed = [[
 Trees are compiled once into a flat, immutable blueprint shared by every
 agent; ticking is an iterative loop in C that enters Lua only for Lua
@@ -23,7 +23,7 @@ tasks, blackboards, hot reload and a fluent builder.]],
   labels = { "gamedev", "ai", "behavior-tree" },
 }
 dependencies = {
-  "lua >= 5.4, < 5.5",
+  "lua >= 5.1, < 5.5", -- 5.1 and LuaJIT, 5.3, 5.4
 }
 build = {
   type = "builtin",
@@ -80,6 +80,7 @@ build = {
     ["bonsai.formats.btcpp"] = "lua/bonsai/formats/btcpp.lua",
     ["bonsai.formats.behavior3"] = "lua/bonsai/formats/behavior3.lua",
     ["bonsai.formats.edges"] = "lua/bonsai/formats/edges.lua",
+    ["bonsai.compat"] = "lua/bonsai/compat.lua",
     ["bonsai.meta"] = "lua/bonsai/meta.lua", -- annotations for editors
     ["bonsai.test"] = "lua/bonsai/test.lua", -- the test kit
     ["bonsai.test.standin"] = "lua/bonsai/test/standin.lua",

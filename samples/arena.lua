@@ -89,11 +89,22 @@ if opt.live and opt.map == nil then opt.map = false end -- the page shows it
 if opt.map == nil then opt.map = tty end
 
 -- A deterministic random generator: a 64-bit linear congruential
--- generator (Knuth's MMIX constants; Lua integers wrap around).
-local seed = opt.seed
+-- generator (Knuth's MMIX constants), on four 16-bit limbs so that every
+-- Lua (only floats before 5.3) draws the same numbers.
+local A = { 0x7f2d, 0x4c95, 0xf42d, 0x5851 } -- 6364136223846793005
+local C = { 0x814f, 0xf767, 0x7b7e, 0x1405 } -- 1442695040888963407
+local seed = { opt.seed % 65536, math.floor(opt.seed / 65536) % 65536, 0, 0 }
 local function random(n) -- 1..n
-  seed = seed * 6364136223846793005 + 1442695040888963407
-  return (seed >> 33) % n + 1
+  local s, carry = seed, 0
+  local r = {}
+  for i = 1, 4 do
+    local v = carry + C[i]
+    for j = 1, i do v = v + s[j] * A[i - j + 1] end
+    r[i] = v % 65536
+    carry = math.floor(v / 65536)
+  end
+  seed = r
+  return math.floor((r[4] * 65536 + r[3]) / 2) % n + 1 -- seed >> 33
 end
 local function uniform(lo, hi) -- lo <= x < hi, in steps of 1/1024
   return lo + (random(1024) - 1) / 1024 * (hi - lo)
@@ -309,7 +320,7 @@ local colour = {
 local function clock_text()
   local hours = START_HOUR + world.time / HOUR
   local h = math.floor(hours)
-  return string.format("day %d %02d:%02d", h // 24 + 1, h % 24,
+  return string.format("day %d %02d:%02d", math.floor(h / 24) + 1, h % 24,
                        math.floor((hours - h) * 60))
 end
 

@@ -70,7 +70,7 @@ os.remove(dir)
 assert(os.execute("mkdir '" .. dir .. "'"))
 local function read(path)
   local f = assert(io.open(path, "rb"))
-  local s = f:read("a")
+  local s = f:read("*a")
   f:close()
   return s
 end

@@ -10,12 +10,16 @@
 
 local bt = require "bonsai"
 -- Flags: --quick, --memory (the memory figures), --section NAME (one
--- section, rows printed for the driver), --profile (see below).
-local quick, section, memory_only = false, nil, false
+-- section, rows printed for the driver), --workloads (W1, W2 and W3 only:
+-- scripts/bench runs them so under every other Lua), --profile (below).
+-- The script runs on every Lua Bonsai does (5.1, LuaJIT, 5.3, 5.4); the
+-- floors are written in the Lua that runs them.
+local quick, section, memory_only, workloads = false, nil, false, false
 for i = 1, #arg do
   if arg[i] == "--quick" then quick = true end
   if arg[i] == "--memory" then memory_only = true end
   if arg[i] == "--section" then section = arg[i + 1] end
+  if arg[i] == "--workloads" then workloads = true end
 end
 local ok_c, benchc = pcall(require, "benchc")
 if not ok_c then benchc = nil end
@@ -28,8 +32,9 @@ local function median(t)
   for i, v in ipairs(t) do s[i] = v end
   table.sort(s)
   local n = #s
-  if n % 2 == 1 then return s[(n + 1) // 2] end
-  return (s[n // 2] + s[n // 2 + 1]) / 2
+  local h = math.floor(n / 2)
+  if n % 2 == 1 then return s[h + 1] end
+  return (s[h] + s[h + 1]) / 2
 end
 
 local function timed(f)
@@ -326,8 +331,31 @@ local function w2_run(variant, n, count)
         "  if c%d(s) then r = a%d(s); if r ~= FAILURE then return r end end\n", i, i)
     end
     src[#src + 1] = "  return FAILURE\nend\nend)()\n"
-    local body = table.concat(src)
-    local f = assert(load(body, "w2floor"))(c, a, FAILURE)
+    local load_ = loadstring or load -- 5.1: text chunks through loadstring
+    local make = load_(table.concat(src), "w2floor")
+    if not make then
+      -- 5.1 and LuaJIT allow a function 60 upvalues: there the programmer
+      -- writes 4 functions of 25 tests, called one after the other
+      src = { "local c, a, FAILURE = ...\nlocal g = {}\n" }
+      for k = 0, 3 do
+        src[#src + 1] = "do\n"
+        for i = 25 * k + 1, 25 * k + 25 do
+          src[#src + 1] = string.format("local c%d, a%d = c[%d], a[%d]\n",
+                                        i, i, i, i)
+        end
+        src[#src + 1] = "g[#g + 1] = function(s)\n  local r\n"
+        for i = 25 * k + 1, 25 * k + 25 do
+          src[#src + 1] = string.format("  if c%d(s) then r = a%d(s); if r "
+            .. "~= FAILURE then return r end end\n", i, i)
+        end
+        src[#src + 1] = "end\nend\n"
+      end
+      src[#src + 1] = "local g1, g2, g3, g4 = g[1], g[2], g[3], g[4]\n" ..
+        "return function(s)\n" ..
+        "  return g1(s) or g2(s) or g3(s) or g4(s) or FAILURE\nend\n"
+      make = assert(load_(table.concat(src), "w2floor"))
+    end
+    local f = make(c, a, FAILURE)
     step = function(k)
       for _ = 1, k do for i = 1, n do f(st[i]) end end
     end
@@ -858,7 +886,7 @@ function sections.s()
   local times = { {}, {}, {} }
   for _ = 1, reps do
     local t = { 0, 0, 0 }
-    for _ = 1, W1T // 20 do
+    for _ = 1, math.floor(W1T / 20) do
       for k = 1, 3 do
         collectgarbage("collect")
         local t0 = clock()
@@ -880,7 +908,7 @@ function sections.s()
   row("S W1 list, the awake tenth alone", ns[3], 0, ratio(3))
   io.stdout:write(string.format(
     "S: a sleeper costs %.1f ns (the 90%% list less the tenth alone, per "
-    .. "sleeper)\n", (ns[2] - ns[3]) * n / (n - n // 10)))
+    .. "sleeper)\n", (ns[2] - ns[3]) * n / (n - math.floor(n / 10))))
 end
 
 ------------------------------------------------------------------------
@@ -1042,7 +1070,7 @@ local function instructions()
       .. "%s %s --profile %s %d %d %s 2>&1", arg[-1], arg[0], args, n, ticks,
       depth and tostring(depth) or "")
     local p = assert(io.popen(cmd))
-    local out = p:read("a")
+    local out = p:read("*a")
     p:close()
     return assert(tonumber(out:match("Collected : (%d+)")), "callgrind: " .. out)
   end
@@ -1078,19 +1106,24 @@ end
 -- The driver: every section in a process of its own, then the table.
 local ORDER = { "w1", "w1c", "w1big", "trace", "record", "w2", "w3",
                 "w3depth", "g", "p", "c", "r", "s" }
+if workloads then ORDER = { "w1", "w2", "w3" } end
 if section then
   assert(sections[section], "no section " .. section)()
+  io.write("END\n") -- (5.1's p:close() does not tell a failed section)
   os.exit(0)
 elseif not memory_only then
-  io.write(string.format("Bonsai %s benchmarks (%s)\n\n", bt.VERSION,
-                         quick and "--quick" or "full"))
+  io.write(string.format("Bonsai %s benchmarks (%s) on %s\n\n", bt.VERSION,
+                         quick and "--quick" or "full",
+                         jit and jit.version or _VERSION))
   local rows = {}
   for _, name in ipairs(ORDER) do
     local cmd = string.format("%s %s --section %s%s", arg[-1], arg[0], name,
                               quick and " --quick" or "")
-    local p = assert(io.popen(cmd))
+    local p, ended = assert(io.popen(cmd)), false
     for line in p:lines() do
-      if line:sub(1, 4) == "ROW\t" then
+      if line == "END" then
+        ended = true
+      elseif line:sub(1, 4) == "ROW\t" then
         local f = {}
         for field in line:gmatch("\t([^\t]*)") do f[#f + 1] = field end
         rows[#rows + 1] = f
@@ -1098,7 +1131,7 @@ elseif not memory_only then
         io.write(line, "\n")
       end
     end
-    assert(p:close(), "section " .. name .. " failed")
+    assert(p:close() and ended, "section " .. name .. " failed")
   end
   io.write(string.format("%-40s %12s %12s %9s %9s\n", "variant",
                          "ns/agent-tick", "leaves/tick", "ratio", "target"))
@@ -1116,7 +1149,7 @@ end
 local function rss()
   local f = io.open("/proc/self/statm")
   if not f then return 0 end
-  local _, res = f:read("n", "n")
+  local _, res = f:read("*n", "*n")
   f:close()
   return res * 4096
 end

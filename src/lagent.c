@@ -955,8 +955,10 @@ static int agent_index(lua_State *L) {
 
 /* stack: context. Makes the state and agent metatables; the agent
 ** methods get the context and the status names as upvalues. The methods
-** table is upvalue 2 of __index, where lb_addmethods finds it for the
-** methods of ltrace.c and lsave.c. */
+** table is upvalue 2 of __index and the metatable's field methods, where
+** lb_addmethods finds it for the methods of ltrace.c and lsave.c, and
+** bonsai's Lua modules for theirs (5.1's debug.getupvalue does not show a
+** C function's upvalues). */
 void lb_open_agent(lua_State *L) {
   int ctx = lua_gettop(L);
   luaL_newmetatable(L, BS_STATE_T);
@@ -974,6 +976,8 @@ void lb_open_agent(lua_State *L) {
   lua_pushliteral(L, "aborted");
   lua_pushliteral(L, "skipped");
   luaL_setfuncs(L, agent_methods, 7);
+  lua_pushvalue(L, -1);
+  lua_setfield(L, -3, "methods");
   lua_pushvalue(L, ctx);
   lua_insert(L, -2);
   lua_pushliteral(L, "tree");

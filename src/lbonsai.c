@@ -114,37 +114,24 @@ void lb_newweak(lua_State *L) {
 
 void lb_extra(lua_State *L, int si, int ci, int make) {
   si = lua_absindex(L, si);
-  lua_getiuservalue(L, ci, LB_EXTRAS);
-  lua_pushvalue(L, si);
-  if (lua_rawget(L, -2) == LUA_TNIL && make) {
+  if (lb_getbeside(L, ci, LB_EXTRAS, si) == LUA_TNIL && make) {
     lua_pop(L, 1);
     lua_newtable(L);
-    lua_pushvalue(L, si);
-    lua_pushvalue(L, -2);
-    lua_rawset(L, -4);
+    lua_pushvalue(L, -1);
+    lb_setbeside(L, ci, LB_EXTRAS, si);
   }
-  lua_remove(L, -2);
 }
 
 void lb_setextra(lua_State *L, int si, int ci) {
-  si = lua_absindex(L, si);
-  lua_getiuservalue(L, ci, LB_EXTRAS);
-  lua_pushvalue(L, si);
-  lua_pushvalue(L, -3);
-  lua_rawset(L, -3);
-  lua_pop(L, 2);
+  lb_setbeside(L, ci, LB_EXTRAS, si);
 }
 
 void lb_addmethods(lua_State *L, const char *tname, const luaL_Reg *l) {
   int ctx = lua_gettop(L);
   if (luaL_getmetatable(L, tname) != LUA_TTABLE)
     luaL_error(L, "%s is not open yet", tname);
-  if (lua_getfield(L, -1, "methods") != LUA_TTABLE) { /* an agent */
-    lua_pop(L, 1);
-    lua_getfield(L, -1, "__index");
-    if (lua_getupvalue(L, -1, 2) == NULL || !lua_istable(L, -1))
-      luaL_error(L, "%s has no methods table", tname);
-  }
+  if (lua_getfield(L, -1, "methods") != LUA_TTABLE)
+    luaL_error(L, "%s has no methods table", tname);
   lua_pushvalue(L, ctx);
   luaL_setfuncs(L, l, 1);
   lua_settop(L, ctx);

@@ -6,20 +6,10 @@
 #ifndef bonsai_lbonsai_h
 #define bonsai_lbonsai_h
 
-#include <lua.h>
-#include <lauxlib.h>
-
 #include <stdint.h>
 
 #include "bonsai.h"
-
-/* Closing a coroutine: lua_closethread from 5.4.6 on, lua_resetthread on
-** Debian's 5.4.4. */
-#if LUA_VERSION_RELEASE_NUM >= 50406
-#define lb_closethread(co, from) lua_closethread(co, from)
-#else
-#define lb_closethread(co, from) ((void)(from), lua_resetthread(co))
-#endif
+#include "lcompat.h" /* every Lua's C API as 5.4's */
 
 #if defined(__GNUC__)
 #define lb_unlikely(x) __builtin_expect(!!(x), 0)
@@ -41,9 +31,10 @@
 #define LB_ANCHOR 3 /* strings whose addresses the context keeps */
 #define LB_IDS 4    /* weak: Lua value kept as a blackboard handle -> its id */
 #define LB_EXTRAS 5 /* weak: agent state -> { interrupts = {...},
-                    ** [node + 1] = task coroutine or bt.control's 'c' },
-                    ** blackboard -> its side
-                    ** table; for the few that have one */
+                    ** [node + 1] = task coroutine or bt.control's 'c',
+                    ** [coroutine] = its cleanups (bt.defer) },
+                    ** blackboard -> its side table; for the few that
+                    ** have one (see lb_getbeside) */
 #define LB_TICKING 6 /* the bt.tick_all calls under way: [depth] = true
                      ** (nested calls stack up); [-depth] = the batch
                      ** function of that depth (lagent.c) */
@@ -62,6 +53,8 @@ typedef struct LBonsai {
   const void *s_success, *s_failure, *s_running;
   struct LTick *ticking; /* the innermost tick under way (bt.sleep) */
   int sleepers; /* sleep caches alive (lsleep.c); none: no list has one */
+  lua_State *task; /* the task coroutine being resumed (bt.defer) */
+  const struct LTick *tasktick; /* the tick that resumed it */
   int strict;   /* bt.strict: a Lua leaf returning nothing is an error */
 } LBonsai;
 
@@ -237,6 +230,8 @@ void lb_open_blackboard(lua_State *L);
 int lb_leaf_call(const bonsai_call *c);
 /* A bt.task: a coroutine per run. */
 int lb_task_call(const bonsai_call *c);
+/* bt.defer(fn), from a task's body: fn runs when the run ends. */
+int lb_defer(lua_State *L);
 /* bt.register(name, leafdef) */
 int lb_register(lua_State *L);
 /* bt.strict([on]): with on, a Lua leaf returning nothing is an error */

@@ -53,6 +53,7 @@ static const luaL_Reg bonsai_funcs[] = {
     {"agent", lb_agent},
     {"tick_all", lb_tick_all},
     {"sleep", lb_sleep},
+    {"defer", lb_defer},
     {"register", lb_register},
     {"strict", lb_strict},
     {"blackboard", lb_blackboard},
@@ -134,6 +135,8 @@ static LBonsai *context(lua_State *L) {
   lb->env = NULL;
   lb->ticking = NULL;
   lb->sleepers = 0;
+  lb->task = NULL;
+  lb->tasktick = NULL;
   lb->strict = 0;
   lua_createtable(L, 0, 1);
   lua_pushcfunction(L, context_gc);

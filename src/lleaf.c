@@ -162,18 +162,67 @@ static int active(lua_State *co) {
   return lua_status(co) == LUA_OK && lua_getstack(co, 0, &ar);
 }
 
-/* Closes a task's coroutine (to-be-closed variables run) and forgets it.
-** Stack: the extras table on top; returns the close status, with an error
-** message pushed when it is not LUA_OK. A coroutine that is running cannot
-** be closed: it is only forgotten. */
-static int closetask(lua_State *L, lua_State *co, lua_Integer key) {
-  int st;
+/* Runs the cleanups the body of the task co registered (bt.defer: in the
+** agent's extras, at x, under the coroutine), the last first, each
+** given the value at err (the run's error; 0: nil), and forgets them.
+** Returns LUA_OK, or the status of the first that failed, with its error
+** pushed (the others still run). */
+static int rundefers(lua_State *L, int x, lua_State *co, int err) {
+  lua_Integer n;
+  int st = LUA_OK, r;
+  lua_pushvalue(L, x);
+  lua_pushthread(co);
+  lua_xmove(co, L, 1);
+  lua_pushvalue(L, -1);
+  if (lua_rawget(L, -3) != LUA_TTABLE) { /* none: the usual case */
+    lua_pop(L, 3);
+    return LUA_OK;
+  }
+  lua_pushvalue(L, -2);
+  lua_pushnil(L);
+  lua_rawset(L, -5);
+  lua_pushnil(L); /* defers, co, list, first error */
+  for (n = (lua_Integer)lua_rawlen(L, -2); n >= 1; n--) {
+    lua_rawgeti(L, -2, n);
+    if (err != 0)
+      lua_pushvalue(L, err);
+    else
+      lua_pushnil(L);
+    if ((r = lua_pcall(L, 1, 0, 0)) == LUA_OK)
+      continue;
+    if (st == LUA_OK) {
+      st = r;
+      lua_replace(L, -2);
+    } else {
+      lua_pop(L, 1);
+    }
+  }
+  if (st != LUA_OK)
+    lua_replace(L, -4);
+  lua_pop(L, st != LUA_OK ? 2 : 4);
+  return st;
+}
+
+/* Ends a task's run: the coroutine is closed (its to-be-closed variables
+** run, from Lua 5.4), then its body's cleanups (bt.defer, given the error
+** at err, 0 for none), as when a run returns; the coroutine is forgotten. Stack: the extras table on top; returns the
+** first failure's status, with its error pushed when it is not LUA_OK. A
+** coroutine that is running cannot be closed: it is only forgotten. */
+static int closetask(lua_State *L, lua_State *co, lua_Integer key,
+                     int err) {
+  int st, x = lua_gettop(L);
   if (active(co)) {
     st = LUA_ERRRUN;
     lua_pushliteral(L, "cannot close the task's coroutine: it is running "
                        "(resumed from outside its agent's tick)");
-  } else if ((st = lb_closethread(co, L)) != LUA_OK) {
-    lua_xmove(co, L, 1);
+  } else {
+    if ((st = lb_closethread(co, L)) != LUA_OK) {
+      lua_xmove(co, L, 1);
+      if (rundefers(L, x, co, err) != LUA_OK)
+        lua_pop(L, 1); /* keep the first error */
+    } else {
+      st = rundefers(L, x, co, err);
+    }
   }
   lua_pushnil(L);
   lua_rawseti(L, st != LUA_OK ? -3 : -2, key);
@@ -202,7 +251,8 @@ int lb_task_call(const bonsai_call *c) {
   bonsai_agent *a = c->agent;
   LTick *t = (LTick *)c->host;
   lua_Integer key = (lua_Integer)c->node + 1;
-  lua_State *L, *co = NULL;
+  lua_State *L, *co = NULL, *outer;
+  const LTick *outertick;
   int nargs = 0, nres, st, s;
   if (t == NULL)
     return nohost(a);
@@ -212,7 +262,7 @@ int lb_task_call(const bonsai_call *c) {
     co = lua_tothread(L, -1);
   lua_pop(L, 1);
   if (c->event == BONSAI_EV_ABORT || c->event == BONSAI_EV_ENTER) {
-    if (co != NULL && closetask(L, co, key) != LUA_OK) {
+    if (co != NULL && closetask(L, co, key, 0) != LUA_OK) {
       lua_remove(L, -2);
       return failed(L, c);
     }
@@ -243,7 +293,13 @@ int lb_task_call(const bonsai_call *c) {
                        "outside its agent's tick");
     return failed(L, c);
   }
+  outer = t->lb->task;
+  outertick = t->lb->tasktick;
+  t->lb->task = co;
+  t->lb->tasktick = t;
   st = lua_resume(co, L, nargs, &nres);
+  t->lb->task = outer;
+  t->lb->tasktick = outertick;
   if (st == LUA_YIELD) {
     lua_pop(co, nres);
     lua_pop(L, 1);
@@ -252,9 +308,15 @@ int lb_task_call(const bonsai_call *c) {
   if (st != LUA_OK) {
     lua_xmove(co, L, 1); /* the error */
     lua_insert(L, -2);
-    if (closetask(L, co, key) != LUA_OK)
+    if (closetask(L, co, key, lua_gettop(L) - 1) != LUA_OK)
       lua_pop(L, 1); /* a second error while closing: keep the first */
     lua_pop(L, 1);
+    return failed(L, c);
+  }
+  if (rundefers(L, lua_gettop(L), co, 0) != LUA_OK) { /* returned: its cleanups */
+    lua_pushnil(L);
+    lua_rawseti(L, -3, key);
+    lua_remove(L, -2);
     return failed(L, c);
   }
   if (nres > 0) {
@@ -280,6 +342,52 @@ int lb_task_call(const bonsai_call *c) {
 
 /* }====================================================== */
 
+/* Stack: extras, the task's coroutine, fn. Appends fn to the coroutine's
+** list of cleanups in the extras (made on its first). */
+static int adddefer(lua_State *L) {
+  lua_pushvalue(L, 2);
+  if (lua_rawget(L, 1) != LUA_TTABLE) {
+    lua_pop(L, 1);
+    lua_newtable(L);
+    lua_pushvalue(L, 2);
+    lua_pushvalue(L, -2);
+    lua_rawset(L, 1);
+  }
+  lua_pushvalue(L, 3);
+  lua_rawseti(L, -2, (lua_Integer)lua_rawlen(L, -2) + 1);
+  return 0;
+}
+
+/* The list is kept in the agent's extras (as the coroutine is: they go
+** with the agent), read from the stack of the tick that resumed the task
+** (made before the resume; only read there: what allocates is done on the
+** task's own stack). Without the memory to keep fn, fn runs at once, given
+** the memory error, which ends the run. */
+int lb_defer(lua_State *L) {
+  const LBonsai *lb = lb_context(L);
+  const LTick *t = lb->tasktick;
+  luaL_checktype(L, 1, LUA_TFUNCTION);
+  lua_settop(L, 1);
+  if (lb->task != L)
+    return luaL_error(L, "bt.defer: not called from the body of a running "
+                         "bt.task");
+  if (!lua_checkstack(t->L, 2))
+    return luaL_error(L, "bt.defer: stack overflow");
+  lb_extra(t->L, t->state, t->ctx, 0);
+  lua_xmove(t->L, L, 1); /* 2: extras */
+  lua_pushcfunction(L, adddefer);
+  lua_pushvalue(L, 2);
+  lua_pushthread(L);
+  lua_pushvalue(L, 1);
+  if (lua_pcall(L, 3, 0, 0) != LUA_OK) {
+    lua_pushvalue(L, 1);
+    lua_pushvalue(L, -2);
+    lua_call(L, 1, 0);
+    return lua_error(L);
+  }
+  return 0;
+}
+
 /*
 ** {======================================================
 ** Utilities and remapped leaves
@@ -290,11 +398,10 @@ int lb_task_call(const bonsai_call *c) {
 ** that declares fewer parameters cannot see the others, so they are not
 ** pushed. Leaves the function in place. */
 static int needs(lua_State *L) {
-  lua_Debug ar;
+  int n;
   lua_pushvalue(L, -1);
-  if (!lua_getinfo(L, ">u", &ar) || ar.isvararg)
-    return 4;
-  return ar.nparams < 4 ? ar.nparams : 4;
+  n = lb_nparams(L);
+  return n >= 0 && n < 4 ? n : 4;
 }
 
 /* Puts in the leaf stack's blackboard slot the agent's view of its
@@ -564,8 +671,11 @@ static int childop(lua_State *L, int abort) {
   t.pending = 0;
   lb_tick_room(L);
   n = bonsai_control_children(t.a, node);
-  if (k < 1 || k > (lua_Integer)n)
-    return luaL_error(L, "%s: no child %I (the node has %d)", what, k, (int)n);
+  if (k < 1 || k > (lua_Integer)n) {
+    lua_pushinteger(L, k); /* as text: 5.1's lua_pushfstring has no %I */
+    return luaL_error(L, "%s: no child %s (the node has %d)", what,
+                      lua_tostring(L, -1), (int)n);
+  }
   r = abort ? bonsai_control_abort(t.a, node, (unsigned)k - 1, &t)
             : bonsai_control_tick(t.a, node, (unsigned)k - 1, &t);
   if (r == BONSAI_EARG)

@@ -522,8 +522,8 @@ static void checkkeys(Walk *w, int idx, int kind, int place) {
   }
   for (i = 1; n < max && i <= max; i++) {
     if (lua_rawgeti(L, idx, i) == LUA_TNIL) {
-      lua_pushfstring(L, "'%s': its child %I is nil (a misspelt variable?)",
-                      kn, i);
+      lua_pushfstring(L, "'%s': its child %d is nil (a misspelt variable?)",
+                      kn, (int)i); /* i <= the count of children */
       walkerror(w, place, "%s", lua_tostring(L, -1));
     }
     lua_pop(L, 1);
@@ -640,8 +640,8 @@ static void addnode(Walk *w, int place) {
   if ((kind = kindof(type)) < 0)
     badtype(w, place, type);
   if (++w->nodes > w->max) {
-    lua_pushfstring(L, "more than %I nodes (a node table listed several "
-                    "times counts each time; raise max_nodes)", w->max);
+    lua_pushfstring(L, "more than %d nodes (a node table listed several "
+                    "times counts each time; raise max_nodes)", (int)w->max);
     walkerror(w, 0, "%s", lua_tostring(L, -1));
   }
   switch (rawfield(L, idx, "name")) {
@@ -752,7 +752,7 @@ static void build(lua_State *L, Walk *w, int root, int opts,
     if (lua_type(L, -1) != LUA_TNUMBER || !isint || m < 1 ||
         (lua_Unsigned)m > BONSAI_MAXNODES)
       luaL_error(L, "tree '%s': 'max_nodes' must be a whole number from 1 "
-                 "to %I", name, (lua_Integer)BONSAI_MAXNODES);
+                 "to %d", name, (int)BONSAI_MAXNODES);
     w->max = m;
   }
   if (opts != 0)
@@ -793,8 +793,8 @@ static void build(lua_State *L, Walk *w, int root, int opts,
       luaL_error(L, "tree '%s': 'priority' must be a list of filters", name);
     n = (lua_Integer)lua_rawlen(L, -1);
     if (n > w->max)
-      luaL_error(L, "tree '%s': more than %I nodes (raise max_nodes)", name,
-                 w->max);
+      luaL_error(L, "tree '%s': more than %d nodes (raise max_nodes)", name,
+                 (int)w->max);
     for (k = 1; k <= n; k++) {
       lua_rawgeti(L, -1, k);
       lua_rawseti(L, -3, k);
@@ -1037,7 +1037,10 @@ static void prepare(lua_State *L, int ti, int src, int plan) {
   lua_rawseti(L, -2, 3);
   lua_pushvalue(L, w.uses);
   lua_rawseti(L, -2, 4);
-  if (bonsai_tree_is_shared(lt->t)) { /* the others get its args too */
+  /* a user tree finalized meanwhile (a GC step while building) has no
+  ** tree: it is left out when the plan is applied */
+  if (lt->t != NULL && bonsai_tree_is_shared(lt->t)) { /* the others get
+                                                        ** its args too */
     packvalues(L, w.values, name);
     lua_rawseti(L, -2, 5);
   }
@@ -1175,6 +1178,10 @@ static int doreload(lua_State *L) {
     lua_rawgeti(L, -1, 1);
     x = (LTree *)lua_touserdata(L, -1);
     lua_rawgeti(L, -2, 2);
+    if (x->t == NULL) { /* finalized while the plan was made */
+      lua_pop(L, 3);
+      continue;
+    }
     if (luaL_testudata(L, -1, BS_TREE_T) != NULL) {
       r = bonsai_tree_adopt(x->t, ((LTree *)lua_touserdata(L, -1))->t);
     } else { /* a shared tree carries its args to the other states */

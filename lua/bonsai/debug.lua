@@ -69,7 +69,7 @@ end
 local function readfile(name)
   local f = io.open(name, "rb")
   if not f then return nil end
-  local data = f:read("a")
+  local data = f:read("*a")
   f:close()
   return data
 end
@@ -161,7 +161,7 @@ function M.new(bt)
     end
     table.sort(state, function(x, y) return x[1] < y[1] end)
     line.state = state
-    for k, v in pairs(agent.bb) do line.bb[k] = record.value(v) end
+    for k, v in agent.bb:pairs() do line.bb[k] = record.value(v) end
     if agent:frozen() then line.frozen = st.frozen or -1 end
     return record.encode(line, { "events", "state" })
   end

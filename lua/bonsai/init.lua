@@ -4,7 +4,7 @@
 -- (marked with the bt.Node metatable), aliases, and the fluent builder.
 -- Nothing here runs per tick: bt.tree compiles the node tables in C.
 
-local core = require "bonsai.core"
+local core = require("bonsai.compat").core() -- require "bonsai.core"
 
 -- The class bonsai is annotated in meta.lua, for editors.
 ---@type bonsai
@@ -321,11 +321,10 @@ end
 
 -- a:subscribe, a:unsubscribe, a:on_tick, bt.subscribe, bt.unsubscribe: any
 -- number of consumers of an agent's ticks (bonsai.subscribe), added to the
--- agent methods of bonsai.core (upvalue 2 of the agents' __index)
+-- agent methods of bonsai.core
 do
   local sub = require "bonsai.subscribe"
-  local index = debug.getregistry()["bonsai.agent"].__index
-  local _, methods = debug.getupvalue(index, 2)
+  local methods = debug.getregistry()["bonsai.agent"].methods
   methods.subscribe, methods.unsubscribe = sub.subscribe, sub.unsubscribe_agent
   methods.on_tick = sub.on_tick
   bt.subscribe, bt.unsubscribe = sub.subscribe_all, sub.unsubscribe

@@ -4,6 +4,8 @@
 -- bt.loaders[".ext"](path, opts) -> node or tree [, tree options]. Files of
 -- editor formats are data: loading one runs no code from it.
 
+local compat = require "bonsai.compat"
+
 local MAX_SIZE = 8 * 1024 * 1024  -- bytes; larger tree files are refused
 
 local formats = {
@@ -50,7 +52,7 @@ return function(bt)
              " bytes, at most " .. MAX_SIZE .. ")"
     end
     f:seek("set")
-    local text = f:read("a")
+    local text = f:read("*a")
     f:close()
     return text
   end
@@ -59,7 +61,7 @@ return function(bt)
   -- file returned, or nil and a message.
   local function runfile(path)
     local env = setmetatable({ bt = bt }, { __index = _G })
-    local chunk, err = loadfile(path, "t", env)
+    local chunk, err = compat.loadfile(path, "t", env)
     if not chunk then return nil, err end
     local ok, res, opts = pcall(chunk)
     if not ok then return nil, tostring(res) end
@@ -111,7 +113,7 @@ return function(bt)
     end
     if fmt == "lua" then
       local env = setmetatable({ bt = bt }, { __index = _G })
-      local chunk = assert(load(text, "=" .. ((opts or {}).file or "import"),
+      local chunk = assert(compat.load(text, "=" .. ((opts or {}).file or "import"),
                                 "t", env))
       return (chunk())
     end

@@ -679,6 +679,13 @@ function bt.condition(fn, args) end
 ---@return bonsai.Node
 function bt.task(fn, args) end
 
+---From a task's body (bt.task): registers fn to run when this run of the
+---task ends, however it ends: it returns, fails (fn gets the error) or is
+---aborted. The last registered runs first, after the body's to-be-closed
+---variables (Lua 5.4); the same on every Lua. Raises outside a task's body.
+---@param fn fun(err: any)
+function bt.defer(fn) end
+
 ---Registers a leaf by name, for every tree (from the next tick on).
 ---@param name string
 ---@param def bonsai.LeafFn|bonsai.Lifecycle|bonsai.Node

@@ -12,6 +12,7 @@ local M = {}
 M.FORMAT = 1
 
 local encode, null = cjson.encode, cjson.null
+local floor = math.floor
 
 -- Subscriptions -------------------------------------------------------------
 
@@ -22,8 +23,12 @@ local encode, null = cjson.encode, cjson.null
 -- per agent event kind, below).
 local subscribe = require "bonsai.subscribe"
 
-local RELOAD, INTERRUPT, RESET = 1 << 1, 1 << 3, 1 << 4 -- BONSAI_TRACE_*
+local RELOAD, INTERRUPT, RESET = 2, 8, 16 -- BONSAI_TRACE_*: 1 << 1, 3, 4
 M.RELOAD, M.INTERRUPT, M.RESET = RELOAD, INTERRUPT, RESET
+
+-- Whether the marks have the bit (a power of two; no bit operators before
+-- Lua 5.3).
+local function has(marks, bit) return floor(marks / bit) % 2 == 1 end
 
 -- agent -> { [sink] = its subscription }
 local subs = setmetatable({}, { __mode = "k" })
@@ -119,7 +124,6 @@ M.encode = encodeline
 -- tick's list is those texts joined.
 local STATUS = { [0] = "idle", "running", "success", "failure", "aborted",
                  "skipped" }
-local floor = math.floor
 local function event(code)
   return { floor(code / 32), STATUS[floor(code / 2) % 8], code % 2,
            floor(code / 16) % 2 == 1 and 1 or nil }
@@ -228,7 +232,7 @@ end
 -- the new snapshot.
 local function bbdiff(agent, old)
   local now, changed, unset, n = {}, {}, nil, 0
-  for k, v in pairs(agent.bb) do
+  for k, v in agent.bb:pairs() do
     now[k] = v
     n = n + 1
     if old == nil or old[k] ~= v then changed[k] = jsonvalue(v) end
@@ -254,13 +258,13 @@ function Recording:line(agent, status, err, ev)
   local line = { t = "tick", agent = st.id, time = agent.time,
                  status = agent:status(), codes = ev.codes }
   local marks = ev.marks
-  if marks & RELOAD ~= 0 then
+  if has(marks, RELOAD) then
     local from = st.v.version
     st.v = self:version(agent)
     line.reload = { from = from, to = st.v.version }
   end
-  if marks & RESET ~= 0 then st.full = true end
-  if marks & INTERRUPT ~= 0 then line.interrupt = true end
+  if has(marks, RESET) then st.full = true end
+  if has(marks, INTERRUPT) then line.interrupt = true end
   if err ~= nil then line.error = tostring(err) end
   st.tick = ev.tick or st.tick + 1
   line.tick = st.tick

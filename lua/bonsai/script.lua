@@ -22,10 +22,7 @@ M.MAX_DEPTH = 32    -- levels of nested operators and parentheses
 -- them when it is defined).
 M.enums = {}
 
-local tointeger = math.tointeger or function(x)
-  if type(x) == "number" and x == math.floor(x) and x > -2^63 and x < 2^63
-  then return x end
-end
+local tointeger = require("bonsai.compat").tointeger
 
 -- Parsing -------------------------------------------------------------------
 

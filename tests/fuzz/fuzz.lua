@@ -6,7 +6,7 @@
 -- dropped references, garbage collection) and raise. The callbacks keep
 -- the fuzzer's own books; after every step they are compared with the
 -- library: enters paired with one exit or abort, a:running() equal to the
--- entered leaves, each task's to-be-closed variable closed once, each error
+-- entered leaves, each task's cleanup (bt.defer) run once, each error
 -- naming its node and being the first raised, no error swallowed, the clock
 -- never going back, and at the end of a seed every byte of bt.memory()
 -- back.
@@ -14,6 +14,8 @@
 --   lua5.4 tests/fuzz/fuzz.lua --seeds 1-100 --steps 2000
 --   lua5.4 tests/fuzz/fuzz.lua --seconds 60        (new seeds, from the time)
 --   lua5.4 tests/fuzz/fuzz.lua --replay 17 --steps 2000   (prints each step)
+-- (any Lua: lua5.1, luajit, lua5.3 run it the same, a seed drawing the same
+-- numbers)
 --   --without reload,reenter,...  leaves a feature out (see FEATURES)
 
 local root = (arg and arg[0] or ""):match("^(.-)/?tests/fuzz/[^/]*$") or "."
@@ -23,6 +25,10 @@ package.path = package.path .. ";" .. root .. "/lua/?.lua;" .. root ..
 package.cpath = package.cpath .. ";" .. root .. "/build/src/?.so"
 
 local bt = require "bonsai"
+local unpack = table.unpack or unpack
+local pack = table.pack or function(...)
+  return { n = select("#", ...), ... }
+end
 
 -- Options ------------------------------------------------------------------
 
@@ -83,22 +89,31 @@ for f in pairs(opt.without) do
   end
 end
 
--- Random numbers: xorshift64*, one stream per seed ----------------------------
+-- Random numbers, one stream per seed: a 64-bit linear congruential
+-- generator (Knuth's MMIX constants) on four 16-bit limbs, so that a seed
+-- draws the same numbers on every Lua (only floats before 5.3) ------------
 
 local R = {}
-local rstate = 1
+local A = { 0x7f2d, 0x4c95, 0xf42d, 0x5851 }
+local C = { 0x814f, 0xf767, 0x7b7e, 0x1405 }
+local rstate
+local function rnext() -- the state's top 48 bits, as an integral float
+  local s, carry, r = rstate, 0, {}
+  for i = 1, 4 do
+    local v = carry + C[i]
+    for j = 1, i do v = v + s[j] * A[i - j + 1] end
+    r[i] = v % 65536
+    carry = math.floor(v / 65536)
+  end
+  rstate = r
+  return (r[4] * 65536 + r[3]) * 65536 + r[2]
+end
 local function rseed(s)
-  rstate = (s * 0x9E3779B97F4A7C15) ~ 0x5DEECE66D
-  if rstate == 0 then rstate = 1 end
+  rstate = { s % 65536, math.floor(s / 65536) % 65536, 0x5DEE, 0xCE66 }
+  for _ = 1, 4 do rnext() end
 end
-local function rnext()
-  local x = rstate
-  x = x ~ (x << 13); x = x ~ (x >> 7); x = x ~ (x << 17)
-  rstate = x
-  return x
-end
-function R.int(n) return (rnext() >> 1) % n + 1 end    -- 1..n
-function R.chance(p) return (rnext() >> 11) / 9007199254740992.0 < p end
+function R.int(n) return math.floor(rnext() / 131072) % n + 1 end -- 1..n
+function R.chance(p) return rnext() / 281474976710656 < p end
 function R.pick(t) return t[R.int(#t)] end
 
 -- The world of one seed and its books ---------------------------------------
@@ -238,12 +253,12 @@ function api(desc, check, fn, ...)
   local fr = W.frames
   fr[#fr + 1] = f
   trace(desc)
-  local r = table.pack(pcall(fn, ...))
+  local r = pack(pcall(fn, ...))
   if fr[#fr] ~= f then violation("frames out of order after " .. desc) end
   fr[#fr] = nil
   if check then check(f, r[1], r[2]) end
   if not r[1] then trace("  -> error: " .. tostring(r[2])) end
-  return table.unpack(r, 1, r.n)
+  return unpack(r, 1, r.n)
 end
 
 local function tick(a, dt)
@@ -265,7 +280,7 @@ end
 local function tickall(list, dt, opts)
   local outer = W.walking
   W.walking = list
-  local r = table.pack(api("tick_all list of " .. #list .. " dt=" .. dt,
+  local r = pack(api("tick_all list of " .. #list .. " dt=" .. dt,
     function(f, ok, res)
       if not ok then
         if not refusal(res) then
@@ -300,7 +315,7 @@ local function tickall(list, dt, opts)
       end
     end, bt.tick_all, list, dt, opts))
   W.walking = outer
-  return table.unpack(r, 1, r.n)
+  return unpack(r, 1, r.n)
 end
 
 local function write(bb, key, v)
@@ -475,7 +490,7 @@ local function task(a, bb, args)
   end
   b.entered[id] = "task"
   local closed = false
-  local guard <close> = setmetatable({}, { __close = function()
+  bt.defer(function()
     if closed then violation(b.id .. " task " .. id .. " closed twice") end
     closed = true
     if b.entered[id] ~= "task" then
@@ -483,7 +498,7 @@ local function task(a, bb, args)
     end
     b.entered[id] = nil
     trace("close " .. b.id .. " " .. id)
-  end })
+  end)
   trace("start " .. b.id .. " " .. id)
   while true do
     local s = guarded(a, id, function()
@@ -1263,8 +1278,16 @@ local function runseed(seed, steps)
   W.libs = nil
   W = nil
   for k = 1, NREG do register(k, 1) end
-  collectgarbage()
-  collectgarbage()
+  -- until a cycle frees nothing more (5.1 clears the weak values of
+  -- finalized objects only a cycle later: chains of them take more);
+  -- LuaJIT's compiled traces keep their constants until flushed
+  if jit then jit.flush() end
+  local last
+  repeat
+    last = bt.memory()
+    collectgarbage()
+    collectgarbage()
+  until bt.memory() == last
   local now = bt.memory()
   if not failed and now ~= base then
     v[#v + 1] = ("bt.memory() is %d after the seed, %d before"):format(now,

@@ -20,6 +20,8 @@ package.cpath = package.cpath .. ";" .. root .. "/build/src/?.so"
 
 local bt = require "bonsai"
 local script = require "bonsai.script"
+local tointeger = require("bonsai.compat").tointeger
+local mathtype = math.type or type -- before 5.3 numbers are all floats
 
 local first, last, seconds = 1, 100, nil
 for i = 1, #arg do
@@ -58,7 +60,34 @@ end
 
 -- The value of tree e on blackboard bb, or raises "type" for any error the
 -- engine must report (types, division by zero, whole numbers).
-local function eval(e, bb)
+local eval
+
+-- The bitwise operators: Lua 5.3+'s own; before (all numbers floats, the
+-- engine takes whole ones within 2^53 there), on the bits of two's
+-- complement, which floor and % give negative numbers too.
+local bitop, BITLIMIT
+local native = not _VERSION:find("5%.[12]") and
+  (loadstring or load)("return function(o, x, y) if o == '&' then " ..
+    "return x & y elseif o == '|' then return x | y else return x ~ y end " ..
+    "end")
+if native then
+  bitop, BITLIMIT = native(), math.huge
+else
+  local ONE = { ["&"] = function(p, q) return p * q end,
+                ["|"] = function(p, q) return math.max(p, q) end,
+                ["^"] = function(p, q) return (p + q) % 2 end }
+  BITLIMIT = 2^53
+  function bitop(o, x, y)
+    local f, r = ONE[o], 0
+    for i = 0, 52 do
+      r = r + f(math.floor(x / 2^i) % 2, math.floor(y / 2^i) % 2) * 2^i
+    end
+    local sign = f(math.floor(x / 2^53) % 2, math.floor(y / 2^53) % 2)
+    return r - sign * 2^53
+  end
+end
+
+function eval(e, bb)
   local k = e.k
   if k == "num" or k == "str" or k == "bool" then return e.v end
   if k == "key" then return bb[e.v] end
@@ -98,10 +127,10 @@ local function eval(e, bb)
     if op == "/" then return x / y end
     return x % y
   end
-  local xi, yi = math.tointeger(x), math.tointeger(y)
-  if not xi or not yi then error("type") end
-  if op == "&" then return xi & yi elseif op == "|" then return xi | yi end
-  return xi ~ yi
+  local xi, yi = tointeger(x), tointeger(y)
+  if not xi or not yi or xi >= BITLIMIT or xi < -BITLIMIT or
+     yi >= BITLIMIT or yi < -BITLIMIT then error("type") end
+  return bitop(op, xi, yi)
 end
 
 -- A tree of type ty ("int", "num", "bool" or "str"; the keys hold values
@@ -222,7 +251,7 @@ end
 
 local function same(x, y)
   if x ~= x and y ~= y then return true end -- NaN
-  return x == y and math.type(x) == math.type(y) or
+  return x == y and mathtype(x) == mathtype(y) or
     type(x) == "number" and type(y) == "number" and x == y
 end
 

@@ -4,6 +4,13 @@
 
 set -eu
 unset LUA_PATH LUA_CPATH LUA_PATH_5_4 LUA_CPATH_5_4 LUA_INIT LUA_INIT_5_4
+unset LUA_PATH_5_3 LUA_CPATH_5_3 LUA_INIT_5_3
+
+# The Lua of the build (tests/meson.build sets these): its interpreter,
+# pkg-config name and language version (5.1 for LuaJIT).
+lua="${BONSAI_LUA:-lua5.4}"
+lua_pkg="${BONSAI_LUA_PKG:-lua5.4}"
+lua_v="${BONSAI_LUA_SHORT:-5.4}"
 export LC_ALL=C
 src="$(cd "$(dirname "$0")/../.." && pwd)"
 
@@ -65,7 +72,7 @@ run_samples() {
   local s
   for s in "$src"/samples/*.lua; do
     case "$s" in */setup.lua) continue ;; esac
-    lua5.4 "$s" --test >"$tmp/sample.log" 2>&1 ||
+    "$lua" "$s" --test >"$tmp/sample.log" 2>&1 ||
       { cat "$tmp/sample.log" >&2; fail "sample $(basename "$s")"; }
     echo "ok: $(basename "$s")"
   done

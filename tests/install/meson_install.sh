@@ -64,11 +64,17 @@ echo "ok: docs/C_API.md C example with find_package(bonsai), shared and static"
 # The Lua module, with nothing on the paths but the installed directories.
 export LUA_PATH="$root$lmod/?.lua;$root$lmod/?/init.lua;;"
 export LUA_CPATH="$root$cmod/?.so;;"
-lua5.4 - "$root$lmod" "$root$cmod" <<'LUA' || fail "require \"bonsai\""
+"$lua" - "$root$lmod" "$root$cmod" <<'LUA' || fail "require \"bonsai\""
 local lmod, cmod = ...
 local bt = require "bonsai"
-assert(package.searchpath("bonsai", package.path) == lmod .. "/bonsai/init.lua")
-assert(package.searchpath("bonsai.core", package.cpath) ==
+local searchpath = package.searchpath or function(name, path) -- 5.1
+  for f in path:gsub("%?", (name:gsub("%.", "/"))):gmatch("[^;]+") do
+    local h = io.open(f)
+    if h then h:close() return f end
+  end
+end
+assert(searchpath("bonsai", package.path) == lmod .. "/bonsai/init.lua")
+assert(searchpath("bonsai.core", package.cpath) ==
        cmod .. "/bonsai/core.so")
 print("bonsai " .. bt.VERSION .. " from " .. cmod)
 LUA

@@ -28,19 +28,18 @@ local function life(name, len)
     enter = function() enters = enters + 1 end,
     tick = function(a)
       local t = a.owner.t + a.owner.id -- each agent in its own phase
-      if t % len == 0 then return (t // len) % 4 ~= 0 end
+      if t % len == 0 then return math.floor(t / len) % 4 ~= 0 end
       return bt.RUNNING
     end,
     exit = function() exits = exits + 1 end,
     abort = function() aborts = aborts + 1 end }
 end
 
-local closer = setmetatable({}, {
-  __close = function() closes = closes + 1 end })
+local function closed() closes = closes + 1 end
 local function task(name)
   return bt.named(name, bt.task(function(a)
     starts = starts + 1
-    local guard <close> = closer
+    bt.defer(closed)
     for _ = 1, 1 + a.owner.id % 3 do coroutine.yield() end
     return a.owner.id % 5 ~= 0
   end))
@@ -116,8 +115,8 @@ end
 local function rss()
   local f = io.open("/proc/self/statm")
   if not f then return 0 end
-  local pages = f:read("n")
-  pages = f:read("n")
+  local pages = f:read("*n")
+  pages = f:read("*n")
   f:close()
   return (pages or 0) * 4096
 end
@@ -142,7 +141,7 @@ end
 
 local clock0 = os.clock()
 local warm, last
-local warmat = math.max(RELOAD, (TICKS // 10) // RELOAD * RELOAD)
+local warmat = math.max(RELOAD, math.floor(TICKS / 10 / RELOAD) * RELOAD)
 local errors = 0
 for k = 1, TICKS do
   for i = 1, AGENTS do

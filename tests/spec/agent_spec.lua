@@ -2,6 +2,8 @@
 -- interrupts), the priority section of bt.tree, tree:dump, and the basic
 -- blackboard (fields, get/set/has, parent fallback).
 local bt = require "bonsai"
+local luaver = require "helpers.luaver"
+local mathtype = luaver.mathtype
 local trace = require "helpers.trace"
 
 local t
@@ -615,7 +617,7 @@ end)
 describe("blackboard", function()
   it("stores any Lua value under a key; nil clears it", function()
     local bb = bt.blackboard()
-    local tab, fn, co = {}, print, coroutine.create(print)
+    local tab, fn, co = {}, print, coroutine.create(function() end)
     bb.i = 42
     bb.f = 2.5
     bb.s = "text"
@@ -626,9 +628,9 @@ describe("blackboard", function()
     bb.co = co
     bb.ud = bb
     assert.equal(42, bb.i)
-    assert.equal("integer", math.type(bb.i))
+    assert.equal("integer", mathtype(bb.i))
     assert.equal(2.5, bb.f)
-    assert.equal("float", math.type(bb.f))
+    assert.equal("float", mathtype(bb.f))
     assert.equal("text", bb.s)
     assert.is_true(bb.yes)
     assert.is_false(bb.no)

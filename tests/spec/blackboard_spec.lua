@@ -1,5 +1,7 @@
 -- blackboard_spec: values, scopes, observers and iteration of blackboards.
 local bt = require "bonsai"
+local luaver = require "helpers.luaver"
+local mathtype, bbpairs = luaver.mathtype, luaver.bbpairs
 
 describe("blackboard values", function()
   it("keeps any Lua value; nil clears", function()
@@ -7,7 +9,7 @@ describe("blackboard values", function()
     local t, f = {}, function() end
     bb.i, bb.n, bb.s, bb.b, bb.t, bb.f = 3, 2.5, "x", false, t, f
     assert.equal(3, bb.i)
-    assert.is_true(math.type(bb.i) == "integer")
+    assert.is_true(mathtype(bb.i) == "integer")
     assert.equal(2.5, bb.n)
     assert.equal("x", bb.s)
     assert.equal(false, bb.b)
@@ -66,7 +68,7 @@ describe("blackboard scopes", function()
     local world = bt.blackboard { a = 1, b = 2 }
     local bb = bt.blackboard { parent = world, b = 20, c = 30 }
     local seen = {}
-    for k, v in pairs(bb) do seen[#seen + 1] = k .. "=" .. tostring(v) end
+    for k, v in bbpairs(bb) do seen[#seen + 1] = k .. "=" .. tostring(v) end
     table.sort(seen)
     assert.same({ "a=1", "b=20", "c=30" }, seen)
     local n = 0
@@ -145,7 +147,7 @@ describe("blackboard observers", function()
     local log = {}
     world:observe("alarm", function(_, _, new) log[#log + 1] = "world " .. tostring(new) end)
     kid:observe("alarm", function(b, _, new, old)
-      log[#log + 1] = ("kid %s %s %s"):format(b == kid, tostring(old), tostring(new))
+      log[#log + 1] = ("kid %s %s %s"):format(tostring(b == kid), tostring(old), tostring(new))
     end)
     shadowing:observe("alarm", function() log[#log + 1] = "shadowed" end)
     world.alarm = true
@@ -196,7 +198,7 @@ describe("pairs over Lua-only values", function()
     local parent = bt.blackboard { f = print }
     local bb = bt.blackboard { parent = parent, t = t, n = 1 }
     local seen = {}
-    for k, v in pairs(bb) do seen[k] = v end
+    for k, v in bbpairs(bb) do seen[k] = v end
     assert.same({ t = t, n = 1, f = print }, seen)
     assert.equal(t, seen.t)
   end)

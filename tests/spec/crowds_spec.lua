@@ -3,6 +3,8 @@
 -- { budget = n }) and the sleep cache of long lists (src/lsleep.c), tick by
 -- tick.
 local bt = require "bonsai"
+local luaver = require "helpers.luaver"
+local unpack = luaver.unpack
 local trace = require "helpers.trace"
 
 -- An agent whose leaf "nap" sleeps s seconds each time it is ticked,
@@ -339,7 +341,9 @@ describe("bt.tick_all over a long list of sleepers", function()
       list[2].owner.ticks, a.owner.ticks, b.owner.ticks, list[5].owner.ticks })
   end)
 
-  it("refuses the finalized agents of a list a finalizer brought back",
+  -- (a list brought back by its finalizer: tables have none before 5.2)
+  local it_gc = luaver.table_gc and it or pending
+  it_gc("refuses the finalized agents of a list a finalizer brought back",
      function()
     local other = sleepers(4) -- a cache alive elsewhere: caches are looked up
     warm(other)
@@ -394,8 +398,8 @@ describe("bt.tick_all over a long list of sleepers", function()
     list[33] = first
     assert.is_nil(bt.tick_all(list, 1))
     assert.same({ 1, 1, 8 }, { x.owner.ticks, y.owner.ticks, first.time })
-    assert.same(rep(12, 30), field({ table.unpack(list, 1, 30) }, "time"))
-    assert.same(rep(1, 30), field({ table.unpack(list, 1, 30) }, "ticks"))
+    assert.same(rep(12, 30), field({ unpack(list, 1, 30) }, "time"))
+    assert.same(rep(1, 30), field({ unpack(list, 1, 30) }, "ticks"))
   end)
 
   it("ticks at once a sleeper woken by a:wake, by a key its guard " ..
@@ -456,6 +460,7 @@ describe("bt.tick_all over a long list of sleepers", function()
     list = nil -- luacheck: ignore
     collectgarbage()
     collectgarbage()
+    collectgarbage() -- 5.1 clears weak values of finalized objects one later
     assert.is_nil(gone.list)
     assert.is_nil(gone.first)
   end)
@@ -475,15 +480,15 @@ describe("bt.tick_all over a long list of sleepers", function()
     assert.equal(1, #errs)
     assert.equal(w, errs[1].agent)
     assert.matches("already ticking", errs[1].error)
-    assert.same(rep(8, 32), field({ table.unpack(list, 1, 32) }, "time"))
+    assert.same(rep(8, 32), field({ unpack(list, 1, 32) }, "time"))
     w.owner.nest = false
     bt.tick_all(list, 1, { budget = 1 }) -- the sleepers do not count
     bt.tick_all(list, 1, { budget = 1 })
     assert.equal(3, w.owner.ticks)
-    assert.same(rep(1, 32), field({ table.unpack(list, 1, 32) }, "ticks"))
+    assert.same(rep(1, 32), field({ unpack(list, 1, 32) }, "ticks"))
     assert.is_nil(bt.tick_all(list, 1))
     assert.equal(4, w.owner.ticks)
-    assert.same(rep(11, 32), field({ table.unpack(list, 1, 32) }, "time"))
+    assert.same(rep(11, 32), field({ unpack(list, 1, 32) }, "time"))
   end)
 end)
 
@@ -497,7 +502,7 @@ describe("a list's sleep cache", function()
     local w = { seed = seed, agents = {}, list = {}, fire = {} }
     local function rand(n) -- the world's own numbers, drawn in tick order
       w.seed = (w.seed * 1103515245 + 12345) % 2147483648
-      return w.seed // 65536 % n + 1
+      return math.floor(w.seed / 65536) % n + 1
     end
     local T = bt.tree(bt.selector { name = "root",
       bt.guard { name = "g", bt.check("alarm", "==", true), abort = "lower",
@@ -568,11 +573,12 @@ describe("a list's sleep cache", function()
       local s = seed
       local function r(n)
         s = (s * 69069 + 1) % 4294967296
-        return s // 65536 % n + 1
+        return math.floor(s / 65536) % n + 1
       end
       for step = 1, 120 do
         local errs = bt.tick_all(ws[1].list, 1)
-        local copy = table.move(ws[2].list, 1, #ws[2].list, 1, {})
+        local copy = {}
+        for i, x in ipairs(ws[2].list) do copy[i] = x end
         local want = look(ws[2], bt.tick_all(copy, 1))
         assert.same(want, look(ws[1], errs), "seed " .. seed .. " step " ..
                     step)

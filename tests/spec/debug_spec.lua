@@ -6,6 +6,7 @@
 -- disconnect, send garbage, hold the connection or stop reading. poll()
 -- must never block.
 local bt = require "bonsai"
+local luaver = require "helpers.luaver"
 local debugmod = require "bonsai.debug"
 local socket = require "socket"
 local cjson = require "cjson"
@@ -462,7 +463,7 @@ describe("bt.debug.serve", function()
     assert.truthy(D.url:find("?trace=" .. name, 1, true))
     local body = get("/" .. name):match("\r\n\r\n(.*)$")
     local f = io.open(path)
-    assert.equal(f:read("a"), body)
+    assert.equal(f:read("*a"), body)
     f:close()
     local _, live = get("/live"):match("^(HTTP/1.1 200).-\r\n\r\n(.*)$")
     assert.same({ live = false }, cjson.decode(live))
@@ -539,8 +540,8 @@ end)
 
 describe("tests/live/game.lua", function()
   it("serves its game live on 127.0.0.1 for the seconds asked", function()
-    local p = assert(io.popen("lua5.4 tests/live/game.lua 0 1.5"))
-    local first = p:read("l")
+    local p = assert(io.popen(luaver.interpreter .. " tests/live/game.lua 0 1.5"))
+    local first = p:read("*l")
     local gport = tonumber(first and
                            first:match("^live: http://127%.0%.0%.1:(%d+)/$"))
     assert.is_number(gport, first)
@@ -558,7 +559,7 @@ describe("tests/live/game.lua", function()
     c:close()
     assert.truthy(got:find('"t":"header"', 1, true))
     assert.truthy(got:find('"t":"tick"', 1, true))
-    p:read("a") -- it stops by itself
+    p:read("*a") -- it stops by itself
     assert.is_true(p:close())
   end)
 end)

@@ -112,9 +112,7 @@ describe("a Lua error in a leaf", function()
     local closed = 0
     local a = agent_of(bt.parallel {
       bt.task(function()
-        local c <close> = setmetatable({}, {
-          __close = function() closed = closed + 1 end,
-        })
+        bt.defer(function() closed = closed + 1 end)
         while true do coroutine.yield() end
       end),
       t:action("Q", "RE"),
@@ -124,13 +122,11 @@ describe("a Lua error in a leaf", function()
     assert.equal(1, closed)
   end)
 
-  it("from a task's to-be-closed variable during an abort is reported",
+  it("from a task's cleanup (bt.defer) during an abort is reported",
      function()
     local a = agent_of(bt.parallel {
       bt.task(function()
-        local c <close> = setmetatable({}, {
-          __close = function() error("close failed", 0) end,
-        })
+        bt.defer(function() error("close failed", 0) end)
         coroutine.yield()
         return true
       end),
@@ -148,13 +144,15 @@ describe("a Lua error in a leaf", function()
     local a = agent_of(bt.sequence {
       bt.action(function() coroutine.yield() return true end),
     })
-    assert.equal("tree 'T' node 'sequence/action[1]': attempt to yield from "
-                 .. "outside a coroutine", tick_error(a))
+    -- (Lua's own message: "from outside a coroutine" from 5.2, "across
+    -- metamethod/C-call boundary" in 5.1; LuaJIT adds the position)
+    assert.matches("^tree 'T' node 'sequence/action%[1%]': .*attempt to yield ",
+                   tick_error(a))
     local co = coroutine.wrap(function() return pcall(a.tick, a, 1) end)
     local ok, msg = co()
     assert.is_false(ok)
-    assert.equal("tree 'T' node 'sequence/action[1]': attempt to yield "
-                 .. "across a C-call boundary", msg)
+    assert.matches("^tree 'T' node 'sequence/action%[1%]': .*attempt to "
+                   .. "yield across a?%s?[%w/]*C%-call boundary$", msg)
   end)
 
   it("keeps the position of the original message", function()

@@ -5,6 +5,8 @@
 -- (behavior3js for the classic format, behavior3lua for the current one),
 -- refusals with file, JSON path and node, and export -> load round trips.
 local bt = require "bonsai"
+local luaver = require "helpers.luaver"
+local mathtype = luaver.mathtype
 local cjson = require "cjson"
 local trace = require "helpers.trace"
 
@@ -120,7 +122,7 @@ describe("a classic behavior3editor project", function()
     local seen = {}
     bt.register("IsHungry", function(_, bb, args)
       t:add("hungry? " .. bb.food .. "<" .. args.below)
-      seen[#seen + 1] = math.type(args.below)
+      seen[#seen + 1] = mathtype(args.below)
       return bb.food < args.below
     end)
     bt.register("Eat", function(_, bb, args)
@@ -155,7 +157,7 @@ describe("a classic behavior3editor project", function()
 
   it("loads another tree of the project on request", function()
     leaves { ChopWood = "S" }
-    local text = assert(io.open("tests/trees/villager.b3.json")):read("a")
+    local text = assert(io.open("tests/trees/villager.b3.json")):read("*a")
     local a = bt.agent(bt.tree(bt.import(text, "behavior3", { tree = "chores" })))
     assert.equal("running | enter ChopWood; tick ChopWood; exit ChopWood " ..
                  "success; enter ChopWood; tick ChopWood; exit ChopWood " ..
@@ -459,7 +461,7 @@ end)
 describe("tree:export('behavior3')", function()
   it("writes a classic tree that loads back to the same behaviour",
      function()
-    local text = assert(io.open("tests/trees/villager.b3.json")):read("a")
+    local text = assert(io.open("tests/trees/villager.b3.json")):read("*a")
     local tree = bt.tree(bt.import(text, "behavior3"), { name = "villager" })
     local out = tree:export("behavior3")
     local data = cjson.decode(out)

@@ -4,6 +4,8 @@
 -- utility selector and subtrees, tick by tick through the trace helper,
 -- with their dumps, builder forms and hot reloads.
 local bt = require "bonsai"
+local luaver = require "helpers.luaver"
+local bbpairs = luaver.bbpairs
 local trace = require "helpers.trace"
 
 local t
@@ -522,7 +524,7 @@ describe("subtree", function()
       bb:set("count", (bb:get("count", 0)) + 1)
       bb.other = "mine"
       local keys = {}
-      for k in pairs(bb) do keys[#keys + 1] = k end
+      for k in bbpairs(bb) do keys[#keys + 1] = k end
       table.sort(keys)
       log[#log + 1] = table.concat(keys, ",")
       return true

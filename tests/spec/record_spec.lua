@@ -4,6 +4,7 @@
 -- changed and those cleared, errors, interrupts, reloads with the whole
 -- state, and the end line; then tree:dot and tree:mermaid.
 local bt = require "bonsai"
+local luaver = require "helpers.luaver"
 local cjson = require "cjson"
 
 local function readlines(path)
@@ -131,7 +132,7 @@ describe("bt.record", function()
     a:tick(1) -- interrupted with nothing running: no events
     rec:close()
     local f = io.open(path)
-    local text = f:read("a")
+    local text = f:read("*a")
     f:close()
     assert.truthy(text:find('"events":[]', 1, true))
     assert.falsy(text:find('"events":{}', 1, true))
@@ -194,8 +195,9 @@ end)
 
 describe("the arena's --record", function()
   it("records every agent of the sample", function()
-    assert.is_true(os.execute("lua5.4 samples/arena.lua --no-map --ticks=5 " ..
-                              "--record " .. path .. " > /dev/null"))
+    assert.is_true(luaver.execute(luaver.interpreter ..
+                                  " samples/arena.lua --no-map --ticks=5 " ..
+                                  "--record " .. path .. " > /dev/null"))
     local count = {}
     local l = readlines(path)
     for _, x in ipairs(l) do count[x.t] = (count[x.t] or 0) + 1 end

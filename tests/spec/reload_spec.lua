@@ -588,13 +588,11 @@ describe("tasks across a reload", function()
   local jobs -- what the tasks did, apart from the trace leaves
   before_each(function() jobs = trace.new() end)
 
-  -- A task named 'name' that logs its steps (tagged) and holds a
-  -- to-be-closed variable.
+  -- A task named 'name' that logs its steps (tagged) and registers a
+  -- cleanup (bt.defer).
   local function job(name, tag)
     return bt.named(name, bt.task(function()
-      local guard <close> = setmetatable({}, {
-        __close = function() jobs:add(tag .. " closed") end,
-      })
+      bt.defer(function() jobs:add(tag .. " closed") end)
       jobs:add(tag .. " start")
       coroutine.yield()
       jobs:add(tag .. " step")
@@ -622,8 +620,8 @@ describe("tasks across a reload", function()
     assert.equal("v2 start", jobs:take())
   end)
 
-  it("are closed at the next tick when their path is gone, <close> "
-     .. "variables included", function()
+  it("are closed at the next tick when their path is gone, their "
+     .. "cleanups (bt.defer) run", function()
     local tree = bt.tree(bt.sequence { job("job", "v1") }, { name = "T" })
     local a = bt.agent(tree)
     a:tick(1)
@@ -651,9 +649,7 @@ describe("tasks across a reload", function()
     local tree
     local function selfreloading(tag, newdef)
       return bt.named("job", bt.task(function()
-        local guard <close> = setmetatable({}, {
-          __close = function() jobs:add(tag .. " closed") end,
-        })
+        bt.defer(function() jobs:add(tag .. " closed") end)
         jobs:add(tag .. " start")
         assert(tree:reload(newdef()))
         coroutine.yield()

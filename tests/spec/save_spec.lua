@@ -3,6 +3,8 @@
 -- blackboard values that can and cannot be saved, and the refusals of
 -- bytes that are not a save of the tree (fuzzed).
 local bt = require "bonsai"
+local luaver = require "helpers.luaver"
+local mathtype, unpack = luaver.mathtype, luaver.unpack
 
 local everything = require "helpers.everything"
 local tree = everything.tree
@@ -41,7 +43,7 @@ describe("a:save and restore", function()
     assert.equal(false, b.bb.flag)
     assert.equal(0.25, b.bb.ratio)
     assert.equal(math.maxinteger, b.bb.big)
-    assert.is_true(math.type(b.bb.hp) == "integer")
+    assert.is_true(mathtype(b.bb.hp) == "integer")
     assert.same({ "sword", "shield", gold = 12, inner = { deep = { true } },
                   [2.5] = "half", [true] = "yes", a = { x = 1 },
                   b = { x = 1 } }, b.bb.bag)
@@ -51,7 +53,7 @@ describe("a:save and restore", function()
     local T = tree()
     local cyclic = {}
     cyclic.self = cyclic
-    for _, v in ipairs { print, io.stdout, coroutine.create(print),
+    for _, v in ipairs { print, io.stdout, coroutine.create(function() end),
                          setmetatable({}, {}), cyclic, { f = print },
                          { [{}] = 1 } } do
       local a = bt.agent(T, { blackboard = { bad = v } })
@@ -135,11 +137,11 @@ describe("a:save and restore", function()
     f:write(a:save())
     f:close()
     a:tick(1)
-    local cmd = string.format("%s -e %q", "lua5.4", ([[
+    local cmd = string.format("%s -e %q", luaver.interpreter, ([[
       package.path = %q
       package.cpath = %q
       local f = assert(io.open(%q, "rb"))
-      local s = f:read("a")
+      local s = f:read("*a")
       f:close()
       local bt = require "bonsai"
       local T = require("helpers.everything").tree()
@@ -150,7 +152,7 @@ describe("a:save and restore", function()
     local env = os.getenv("LD_PRELOAD")
     if env then cmd = "LD_PRELOAD=" .. env .. " " .. cmd end
     local p = assert(io.popen(cmd))
-    local out = p:read("a")
+    local out = p:read("*a")
     p:close()
     os.remove(path)
     assert.equal(table.concat(a:running(), ",") .. "|" .. a.time, out)
@@ -181,7 +183,7 @@ describe("a:save and restore", function()
       local bytes = { s:byte(1, -1) }
       for _ = 1, rand(4) do bytes[rand(#bytes)] = rand(256) - 1 end
       local cut = rand(10) == 1 and rand(#bytes) or #bytes
-      local m = string.char(table.unpack(bytes, 1, cut))
+      local m = string.char(unpack(bytes, 1, cut))
       local ok, b = pcall(bt.agent, T, { restore = m })
       if ok then
         pcall(b.tick, b, 1) -- a check may meet values it cannot compare

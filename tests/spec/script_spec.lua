@@ -5,6 +5,7 @@
 -- naming the node and the key), the bt.check a comparison compiles to, a
 -- guard woken by a script's write, and no allocation per tick.
 local bt = require "bonsai"
+local luaver = require "helpers.luaver"
 local trace = require "helpers.trace"
 local script = require "bonsai.script"
 
@@ -382,19 +383,22 @@ end)
 
 describe("cost", function()
   it("allocates nothing per tick for numbers and booleans", function()
+    luaver.nojit(finally) -- LuaJIT's traces live on the heap
     local a = agent_of(bt.sequence {
       bt.script("count := count + 1; x := count * 2; y := x > 3 && !done"),
       bt.script_condition("count > 0 && x >= 2 ? true : false"),
       bt.script_condition("count > 0"),
     }, { count = 0, done = false })
-    for _ = 1, 10 do a:tick(1) end
     collectgarbage()
     collectgarbage("stop")
+    -- warm up with the collector stopped: 5.3's full collection frees the
+    -- spare call frames the ticks make again
+    for _ = 1, 200 do a:tick(1) end
     local before = collectgarbage("count")
     for _ = 1, 1000 do a:tick(1) end
     local grown = collectgarbage("count") - before
     collectgarbage("restart")
-    assert.equal(1010, a.bb.count)
+    assert.equal(1200, a.bb.count)
     assert.is_true(grown < 1, grown .. " KB in 1000 ticks")
   end)
 end)

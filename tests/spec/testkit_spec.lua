@@ -8,6 +8,7 @@
 -- version of the tree.
 local bt = require "bonsai"
 local T = require "bonsai.test"
+local LUA = require("helpers.luaver").interpreter
 
 -- The message of f(...), which must raise.
 local function raises(f, ...)
@@ -525,7 +526,7 @@ describe("the kit shares an agent with other subscribers", function()
 
   it("the arena records and measures coverage in one run", function()
     local cov = path .. ".json"
-    local ok = os.execute("lua5.4 samples/arena.lua --no-map --ticks=5 " ..
+    local ok = os.execute(LUA .. " samples/arena.lua --no-map --ticks=5 " ..
                           "--record " .. path .. " --coverage " .. cov ..
                           " > /dev/null")
     assert.is_true(ok == true or ok == 0)
@@ -558,10 +559,12 @@ end)
     for _, p in ipairs { dir, spec, report } do os.remove(p) end
   end)
 
-  -- busted on the spec above with the helper's options: output, status.
+  -- busted on the spec above with the helper's options: output, status
+  -- (under this Lua, with this build's module: .busted names build/'s).
   local function run(options)
-    local p = io.popen("LUA_CPATH='" .. package.cpath .. "' lua5.4 " ..
-      "\"$(command -v busted)\" --helper=bonsai.test.busted -Xhelper " ..
+    local p = io.popen("LUA_CPATH='" .. package.cpath .. "' " .. LUA ..
+      " \"$(command -v busted)\" --ignore-lua --cpath='" .. package.cpath ..
+      "' --helper=bonsai.test.busted -Xhelper " ..
       options .. " " .. spec .. " 2>&1; echo \"status=$?\"")
     local out = p:read("*a")
     p:close()

@@ -1,6 +1,7 @@
 -- tick_all_spec: bt.tick_all(list, dt) ticks a list of agents from C; one
 -- agent's error does not stop the others and comes back in the error list.
 local bt = require "bonsai"
+local luaver = require "helpers.luaver"
 -- What an invalid status message ends with: the valid ones.
 local VALID = ': a leaf returns "success", "failure", "running", true or '
   .. "false"
@@ -268,6 +269,7 @@ describe("bt.tick_all", function()
   end)
 
   it("allocates nothing while no agent fails", function()
+    luaver.nojit(finally)
     local tree = bt.tree(bt.reactive_selector {
       bt.condition(function(a) return a.owner.x > 1 end),
       bt.action(function() return bt.RUNNING end),

@@ -10,6 +10,7 @@
 -- name is a leaf registered with bt.register; properties/args are its args.
 local cjson = require("cjson").new()
 local leaves = require "bonsai.formats.leaves"
+local tointeger = require("bonsai.compat").tointeger
 local controls = require "bonsai.formats.controls"
 
 cjson.decode_max_depth(200)
@@ -45,7 +46,7 @@ end
 -- number as a float), JSON null nil.
 local function plain(v)
   if v == cjson.null then return nil end
-  if type(v) == "number" then return math.tointeger(v) or v end
+  if type(v) == "number" then return tointeger(v) or v end
   if type(v) ~= "table" then return v end
   local t = {}
   for k, x in pairs(v) do t[k] = plain(x) end
@@ -105,7 +106,7 @@ local function whole(ctx, path, name, props, prop, default)
   if n ~= math.floor(n) then
     fail(ctx, path, name, "'" .. prop .. "' must be a whole number")
   end
-  return math.tointeger(n)
+  return tointeger(n)
 end
 
 -- Remembers the editor node a composition stands for (for the exporter).

@@ -8,6 +8,8 @@
 -- their leaves use. export(root, opts) writes a node table back as XML.
 local xml = require "bonsai.formats.xml"
 local leaves = require "bonsai.formats.leaves"
+local compat = require "bonsai.compat"
+local isinteger, tointeger = compat.isinteger, compat.tointeger
 local controls = require "bonsai.formats.controls"
 
 local M = {}
@@ -107,7 +109,7 @@ local function whole(ctx, e, name, default)
   if n ~= math.floor(n) then
     where(ctx, e, "port '" .. name .. "' must be a whole number")
   end
-  return math.tointeger(n)
+  return tointeger(n)
 end
 
 -- Checks that a built-in has only the ports it takes and the right number
@@ -892,9 +894,9 @@ local types = {
 -- The shortest text that reads back as the same number.
 local function text(v)
   if type(v) ~= "number" then return tostring(v) end
-  if math.type(v) == "integer" then return tostring(v) end
+  if isinteger(v) then return string.format("%d", v) end
   if v == math.floor(v) and math.abs(v) < 2^53 then
-    return tostring(math.tointeger(v))
+    return tostring(tointeger(v))
   end
   for digits = 1, 17 do
     local s = string.format("%." .. digits .. "g", v)

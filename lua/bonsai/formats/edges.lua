@@ -7,6 +7,7 @@
 -- priority section. A node referenced from two parents is shared: its
 -- definition appears under both. parse(text, opts) -> root, { priority }.
 local leaves = require "bonsai.formats.leaves"
+local tointeger = require("bonsai.compat").tointeger
 
 local M = {}
 
@@ -90,7 +91,7 @@ local function number(ctx, n, text)
   if not v or v ~= v or v == math.huge or v == -math.huge then
     fail(ctx, n.line, n.label, "bad number '" .. tostring(text) .. "'")
   end
-  return math.tointeger(v) or v
+  return tointeger(v) or v
 end
 
 -- The args of a leaf from its {param}: "k=v,k2=v2", or one value (args[1]);

@@ -65,4 +65,24 @@ function M.tree(name)
       bt.named("flee", bt.action(run)) } } })
 end
 
+-- What an agent's state reads as, to compare two agents (also across
+-- processes and Luas, lua_versions_spec): its running nodes, its clock,
+-- its blackboard (keys sorted; numbers written alike whether integers or
+-- floats: 5.1 has only floats).
+function M.summary(a)
+  local function text(v)
+    if type(v) == "number" then return ("%.17g"):format(v) end
+    if type(v) ~= "table" then return tostring(v) end
+    local keys, t = {}, {}
+    for k in pairs(v) do keys[#keys + 1] = k end
+    table.sort(keys, function(x, y) return tostring(x) < tostring(y) end)
+    for _, k in ipairs(keys) do t[#t + 1] = text(k) .. "=" .. text(v[k]) end
+    return "{" .. table.concat(t, ",") .. "}"
+  end
+  local bb = {}
+  for k, v in a.bb:pairs() do bb[k] = v end
+  return table.concat(a:running(), ",") .. "|" .. text(a.time) .. "|" ..
+         text(bb)
+end
+
 return M
