@@ -216,6 +216,30 @@ static inline lua_Integer lbc_checkinteger(lua_State *L, int arg) {
 }
 #define luaL_checkinteger(L, arg) lbc_checkinteger((L), (arg))
 
+/* luaL_tolstring as from 5.2, for the values a binding message shows
+** (__tostring, else the value as print writes it). */
+static inline const char *lbc_tolstring(lua_State *L, int idx, size_t *len) {
+  idx = lua_absindex(L, idx);
+  if (luaL_callmeta(L, idx, "__tostring")) {
+    if (!lua_isstring(L, -1))
+      luaL_error(L, "'__tostring' must return a string");
+  } else {
+    switch (lua_type(L, idx)) {
+    case LUA_TNUMBER:
+    case LUA_TSTRING: lua_pushvalue(L, idx); break;
+    case LUA_TBOOLEAN:
+      lua_pushstring(L, lua_toboolean(L, idx) ? "true" : "false");
+      break;
+    case LUA_TNIL: lua_pushliteral(L, "nil"); break;
+    default:
+      lua_pushfstring(L, "%s: %p", luaL_typename(L, idx),
+                      lua_topointer(L, idx));
+    }
+  }
+  return lua_tolstring(L, -1, len);
+}
+#define luaL_tolstring(L, idx, len) lbc_tolstring((L), (idx), (len))
+
 /* Nothing to check before 5.2 (a module built for another Lua is refused
 ** by the dynamic linker first: see lua/bonsai/compat.lua). */
 #define luaL_checkversion(L) ((void)(L))
