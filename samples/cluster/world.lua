@@ -1,0 +1,80 @@
+-- world.lua: what every instance of the cluster sample shares: the map
+-- (zones along x, each owned by one instance), the NPCs' leaves, and the
+-- plain record of an NPC's owner data (what is stored beside its save).
+--
+-- An NPC's blackboard counts its trips: `entered` when "travel" is entered,
+-- `trips` when it arrives. A travel that goes on after a hand-over or a
+-- restart is not entered again, so entered - trips is 0 or 1 for every NPC,
+-- wherever it ran: the cluster test checks it.
+local W = {}
+
+W.ZONE = 400          -- zone width, in metres along x
+W.ZONES = 6           -- the map is [0, ZONE * ZONES)
+W.SPEED = 60          -- metres per second
+W.TICK = 0.1          -- seconds per tick of an instance
+W.SAVE_EVERY = 0.5    -- seconds between two saves of every NPC
+
+-- The instances and the zones each owns (two each, in order).
+W.INSTANCES = { "a", "b", "c" }
+function W.owner_of(x)
+  local z = math.floor(x / W.ZONE)
+  if z < 0 then z = 0 elseif z >= W.ZONES then z = W.ZONES - 1 end
+  return W.INSTANCES[math.floor(z / 2) + 1], z
+end
+
+-- A small deterministic generator per NPC, kept in its owner record (so it
+-- moves with the NPC and survives restarts).
+local function rand(o)
+  o.seed = (o.seed * 1103515245 + 12345) % 2147483648
+  return o.seed / 2147483648
+end
+
+-- The leaves read and move a.owner (the NPC's plain record). (bonsai is
+-- required here: the cluster's driver reads the map without it.)
+function W.register()
+  local bt = require "bonsai"
+  bt.register("choose", function(a)
+    local o = a.owner
+    o.dest = math.floor(rand(o) * (W.ZONE * W.ZONES - 1))
+    return bt.SUCCESS
+  end)
+  bt.register("travel", {
+    enter = function(_, bb) bb.entered = (bb.entered or 0) + 1 end,
+    tick = function(a, bb, _)
+      local o, step = a.owner, W.SPEED * W.TICK
+      if math.abs(o.dest - o.x) <= step then
+        o.x = o.dest
+        bb.trips = (bb.trips or 0) + 1
+        return bt.SUCCESS
+      end
+      o.x = o.x + (o.dest > o.x and step or -step)
+      return bt.RUNNING
+    end,
+  })
+  -- Works 1 to 3 seconds, asleep meanwhile (bt.tick_all skips it).
+  bt.register("work", {
+    enter = function(a, bb) bb.work_until = a.time + 1 + 2 * rand(a.owner) end,
+    tick = function(a, bb)
+      if a.time >= bb.work_until then return bt.SUCCESS end
+      return bt.sleep(bb.work_until - a.time)
+    end,
+  })
+end
+
+-- A new NPC's owner record.
+function W.new_owner(id, x)
+  return W.plain { id = id, x = x, dest = x, seed = id * 7919 % 2147483648 }
+end
+
+-- The owner record as stored (plain fields only), with a copy of the
+-- blackboard's keys given bb (for a save that no longer restores: the NPC
+-- then starts its tree again with them).
+local KEYS = { "entered", "trips", "work_until" }
+function W.plain(o, bb)
+  local r = { id = o.id, name = "npc " .. o.id, x = o.x, dest = o.dest,
+    seed = o.seed, bb = {} } -- name: its label in the live debugger
+  for _, k in ipairs(KEYS) do r.bb[k] = (bb or o.bb or {})[k] end
+  return r
+end
+
+return W
