@@ -21,6 +21,7 @@ local uuid = require "uuid"
 
 local here = debug.getinfo(1, "S").source:match("^@(.-)[^/]*$")
 if here == "" then here = "./" end
+here = require("fio").abspath(here) .. "/" -- box.cfg's work_dir moves the cwd
 package.path = here .. "?.lua;" .. package.path
 local W = require "world"
 
@@ -95,8 +96,7 @@ local function main()
     :format(opt.npcs, #W.INSTANCES, opt.seconds, opt.kills, opt.dir))
   if opt.live == 1 then
     print(("cluster: one view of the world: file://%sworld.html?ports=%d,%d,%d")
-      :format(here:sub(1, 1) == "/" and here or os.getenv("PWD") .. "/" .. here,
-        opt.port + 11, opt.port + 12, opt.port + 13))
+      :format(here, opt.port + 11, opt.port + 12, opt.port + 13))
   end
 
   local t0 = clock.monotonic()

@@ -11,6 +11,7 @@
 -- NPCs keep their names, "npc 17", from instance to instance).
 local here = debug.getinfo(1, "S").source:match("^@(.-)[^/]*$")
 if here == "" then here = "./" end
+here = require("fio").abspath(here) .. "/" -- box.cfg's work_dir moves the cwd
 local root = here .. "../../"
 package.path = here .. "?.lua;" .. root .. "lua/?.lua;" .. root
   .. "lua/?/init.lua;" .. package.path
