@@ -143,12 +143,16 @@ local function main()
 
   -- Settle: no ticking, hand-overs in flight finish (bounded).
   for _, name in ipairs(W.INSTANCES) do call(name, "pause", { true }) end
-  local deadline = clock.monotonic() + 10
-  while clock.monotonic() < deadline do
-    local leaving = 0
+  local deadline = clock.monotonic() + 10 + opt.npcs / 1000
+  local leaving
+  repeat
+    leaving = 0
     for _, name in ipairs(W.INSTANCES) do leaving = leaving + call(name, "figures").leaving end
-    if leaving == 0 then break end
-    fiber.sleep(0.1)
+    if leaving > 0 then fiber.sleep(0.1) end
+  until leaving == 0 or clock.monotonic() >= deadline
+  if leaving > 0 then -- the counts below are then read while NPCs move
+    print(("cluster: %d hand-overs still in flight after %.0f s"):format(
+      leaving, 10 + opt.npcs / 1000))
   end
 
   -- Hostile hand-overs to a: each refused (a replay answered "duplicate"),
