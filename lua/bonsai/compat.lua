@@ -44,23 +44,7 @@ if setfenv and not pcall(load, "return") then
     end
     local text = f:read("*a")
     f:close()
-    -- require "bonsai.core", saying what is wrong when the one found was built
--- for another Lua: the dynamic linker refuses it (a function of that Lua's
--- C API is not in this one), never loads it half-way.
-function M.core()
-  local ok, core = pcall(require, "bonsai.core")
-  if ok then return core end
-  local msg = tostring(core)
-  local sym = msg:match("undefined symbol: (luaL?_[%w_]+)")
-  if not sym then error(core, 0) end
-  error(("%s was built for another Lua than this %s (it needs %s, which "
-         .. "this Lua does not have): build Bonsai for this Lua (meson setup "
-         .. "-Dlua_pkg=NAME, luarocks --lua-version V make)"):format(
-        msg:match("from file '([^']+)'") or "bonsai.core",
-        jit and jit.version or _VERSION, sym), 0)
-end
-
-return M.load(text, "@" .. path, mode, env)
+    return M.load(text, "@" .. path, mode, env)
   end
 else
   M.load, M.loadfile = load, loadfile
