@@ -632,6 +632,12 @@ static void addnode(Walk *w, int place) {
   lua_State *L = w->L;
   int idx = lua_gettop(L), kind;
   const char *name = NULL, *type;
+  /* the checks of a node push a dozen values over the walk's own (keys,
+  ** conditions, a subtree's context): room for them, as nothing else
+  ** makes any (a C function is given LUA_MINSTACK slots; the walk's own
+  ** and those of tree:reload fill most of them); past the stack, in a
+  ** task's coroutine or a stack the GC shrank, they overwrote the heap */
+  luaL_checkstack(L, LUA_MINSTACK, "tree definition");
   if (!lua_istable(L, idx))
     walkerror(w, place, "not a node (got %s)", luaL_typename(L, idx));
   if (rawfield(L, idx, "type") != LUA_TSTRING)
@@ -740,6 +746,7 @@ static void build(lua_State *L, Walk *w, int root, int opts,
   LBonsai *lb = lb_context(L);
   DefBox *box;
   int wrapped = 0;
+  luaL_checkstack(L, LUA_MINSTACK, "tree definition"); /* the walk's slots */
   memset(w, 0, sizeof *w);
   w->L = L;
   w->tree = name;
