@@ -665,9 +665,34 @@ end
 -- calls and the checksum count the running child's ticks.
 ------------------------------------------------------------------------
 
+-- The runner of n agents of tree whose owners count their leaf calls in
+-- .n: its first tick (which reaches the running leaf) is not measured.
+local function counted_run(tree, n, count)
+  local st, agents = {}, {}
+  for i = 1, n do
+    st[i] = { n = 0 }
+    agents[i] = bt.agent(tree, { owner = st[i] })
+  end
+  local function start()
+    reset_all(agents)
+    bt.tick_all(agents, 1)
+    for i = 1, n do st[i].n = 0 end
+    if count then count.n = 0 end
+  end
+  start()
+  return {
+    step = function(k) for _ = 1, k do bt.tick_all(agents, 1) end end,
+    sum = function()
+      local sum = 0
+      for i = 1, n do sum = sum + st[i].n end
+      return sum
+    end,
+    reset = start,
+  }
+end
+
 local function p_run(n, finished)
   return function(count)
-    local st, agents = {}, {}
     local kids = {}
     for k = 1, finished do
       kids[k] = bt.action(function() return SUCCESS end)
@@ -679,27 +704,7 @@ local function p_run(n, finished)
       return RUNNING
     end)
     local tree = bt.tree(bt.parallel(kids), { name = "p" .. finished })
-    for i = 1, n do
-      st[i] = { n = 0 }
-      agents[i] = bt.agent(tree, { owner = st[i] })
-    end
-    -- the first tick finishes all but the running child: not measured
-    local function start()
-      reset_all(agents)
-      bt.tick_all(agents, 1)
-      for i = 1, n do st[i].n = 0 end
-      if count then count.n = 0 end
-    end
-    start()
-    return {
-      step = function(k) for _ = 1, k do bt.tick_all(agents, 1) end end,
-      sum = function()
-        local sum = 0
-        for i = 1, n do sum = sum + st[i].n end
-        return sum
-      end,
-      reset = start,
-    }
+    return counted_run(tree, n, count)
   end
 end
 
@@ -720,7 +725,6 @@ end
 
 local function c_run(variant, n)
   return function(count)
-    local st, agents = {}, {}
     local function act(s)
       return bt.action(function(a)
         if count then count.n = count.n + 1 end
@@ -747,26 +751,7 @@ local function c_run(variant, n)
       root = bt.sequence(kids)
     end
     local tree = bt.tree(root, { name = "c" .. variant })
-    for i = 1, n do
-      st[i] = { n = 0 }
-      agents[i] = bt.agent(tree, { owner = st[i] })
-    end
-    local function start() -- the first tick reaches the running action
-      reset_all(agents)
-      bt.tick_all(agents, 1)
-      for i = 1, n do st[i].n = 0 end
-      if count then count.n = 0 end
-    end
-    start()
-    return {
-      step = function(k) for _ = 1, k do bt.tick_all(agents, 1) end end,
-      sum = function()
-        local sum = 0
-        for i = 1, n do sum = sum + st[i].n end
-        return sum
-      end,
-      reset = start,
-    }
+    return counted_run(tree, n, count)
   end
 end
 
