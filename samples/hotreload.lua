@@ -136,25 +136,7 @@ local world = { dt = DT, w = W, h = H, players = {},
                 bb = bt.blackboard {} }
 local guards, heroes, agents = {}, {}, {}
 
--- A deterministic random generator (see arena.lua).
-local A = { 0x7f2d, 0x4c95, 0xf42d, 0x5851 }
-local C = { 0x814f, 0xf767, 0x7b7e, 0x1405 }
-local seed = { 7, 0, 0, 0 }
-local function random(n) -- 1..n
-  local s, carry = seed, 0
-  local r = {}
-  for i = 1, 4 do
-    local v = carry + C[i]
-    for j = 1, i do v = v + s[j] * A[i - j + 1] end
-    r[i] = v % 65536
-    carry = math.floor(v / 65536)
-  end
-  seed = r
-  return math.floor((r[4] * 65536 + r[3]) / 2) % n + 1
-end
-local function uniform(lo, hi)
-  return lo + (random(1024) - 1) / 1024 * (hi - lo)
-end
+local random, uniform = sample.generator(7)
 
 -- Heroes walk from place to place, faster than guards run, and stop for
 -- a while at each; the guards barely scratch them (hp 10^6).
