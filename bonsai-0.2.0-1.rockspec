@@ -1,7 +1,7 @@
 -- bonsai-0.2.0-1.rockspec: `luarocks make` builds the C module bonsai.core
 -- (the C core and the Lua binding, from src/) and installs the Lua modules
 -- of lua/bonsai/ with LuaRocks' builtin build type. tests/spec/
--- packaging_spec.lua checks that every source file of src/meson.build and
+-- packaging_spec.lua checks that every source file of src/core and src/lua and
 -- every lua/bonsai/*.lua is listed here.
 rockspec_format = "3.0"
 package = "bonsai"
@@ -30,38 +30,38 @@ build = {
   modules = {
     ["bonsai.core"] = {
       sources = {
-        -- the C core (src/meson.build: core_sources)
-        "src/agent.c",
-        "src/blackboard.c",
-        "src/compile.c",
-        "src/def.c",
-        "src/dump.c",
-        "src/env.c",
-        "src/error.c",
-        "src/inspect.c",
-        "src/kinds.c",
-        "src/names.c",
-        "src/reload.c",
-        "src/fault.c",
-        "src/profile.c",
-        "src/trace.c",
-        "src/save.c",
-        "src/tree.c",
-        "src/vm.c",
-        -- the binding (src/meson.build: binding_sources)
-        "src/lagent.c",
-        "src/lblackboard.c",
-        "src/lbonsai.c",
-        "src/lcheck.c",
-        "src/lfiles.c",
-        "src/linit.c",
-        "src/lleaf.c",
-        "src/ltrace.c",
-        "src/lsave.c",
-        "src/lsleep.c",
-        "src/ltree.c",
+        -- the C core (src/core/meson.build: core_sources)
+        "src/core/agent.c",
+        "src/core/blackboard.c",
+        "src/core/compile.c",
+        "src/core/def.c",
+        "src/core/dump.c",
+        "src/core/env.c",
+        "src/core/error.c",
+        "src/core/inspect.c",
+        "src/core/kinds.c",
+        "src/core/names.c",
+        "src/core/reload.c",
+        "src/core/fault.c",
+        "src/core/profile.c",
+        "src/core/trace.c",
+        "src/core/save.c",
+        "src/core/tree.c",
+        "src/core/vm.c",
+        -- the binding (src/lua/meson.build: binding_sources)
+        "src/lua/lagent.c",
+        "src/lua/lblackboard.c",
+        "src/lua/lbonsai.c",
+        "src/lua/lcheck.c",
+        "src/lua/lfiles.c",
+        "src/lua/linit.c",
+        "src/lua/lleaf.c",
+        "src/lua/ltrace.c",
+        "src/lua/lsave.c",
+        "src/lua/lsleep.c",
+        "src/lua/ltree.c",
       },
-      incdirs = { "include", "src" },
+      incdirs = { "include" },
       defines = { "NDEBUG" },
     },
     ["bonsai"] = "lua/bonsai/init.lua",

@@ -53,7 +53,7 @@ enum {
 };
 
 /* Node kinds, for bonsai_def_begin and bonsai_def_leaf. ORDER KIND: the
-** table of their facts (src/kinds.c) follows this order. */
+** table of their facts (src/core/kinds.c) follows this order. */
 typedef enum bonsai_kind {
   BONSAI_ACTION,             /* leaf: returns a status */
   BONSAI_CONDITION,          /* leaf: success or failure, never running */

@@ -2,7 +2,7 @@
 -- on (5.1, LuaJIT 2.1, 5.3, 5.4), for the modules of lua/bonsai/, which
 -- are written in the language all of them share. Before 5.3 every number
 -- is a float: there a number is an integer when it is whole and fits 64
--- bits, as the C binding reads it (src/lcompat.h).
+-- bits, as the C binding reads it (src/lua/lcompat.h).
 local M = {}
 
 M.unpack = table.unpack or unpack

@@ -1,5 +1,5 @@
 -- tests/build/layers.lua SRC BUILD: the layering of the sources.
--- 1. The binding (src/l*.c) is a client of the public API: its files
+-- 1. The binding (src/lua/) is a client of the public API: its files
 --    include, of the project's headers, only bonsai.h, bonsai_lua.h and the
 --    binding's own lbonsai.h (which includes only bonsai.h and lcompat.h,
 --    the Lua versions' differences, which includes no header of ours).
@@ -40,10 +40,10 @@ local function stem(name) return (name:match("([^/]+)%.[ch]$")) end
 local allowed = { ["bonsai.h"] = true, ["bonsai_lua.h"] = true,
                   ["lbonsai.h"] = true }
 local lbonsai_h = { ["bonsai.h"] = true, ["lcompat.h"] = true }
-local files = lines("ls " .. src .. "/src/*.c " .. src .. "/src/*.h")
+local files = lines("ls " .. src .. "/src/core/*.[ch] " .. src .. "/src/lua/*.[ch]")
 for _, f in ipairs(files) do
   local base = f:match("([^/]+)$")
-  if base:match("^l.*%.c$") or base == "lbonsai.h" or base == "lcompat.h" then
+  if f:match("/src/lua/[^/]+$") then
     for _, h in ipairs(includes(f)) do
       if base == "lcompat.h" or (base == "lbonsai.h" and not lbonsai_h[h])
          or (base ~= "lbonsai.h" and not allowed[h]) then

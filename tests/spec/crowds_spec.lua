@@ -1,6 +1,6 @@
 -- crowds_spec.lua: many agents: sleeping agents (bt.sleep, a:wake,
 -- a:sleeping, and what wakes them), tick budgets (bt.tick_all with
--- { budget = n }) and the sleep cache of long lists (src/lsleep.c), tick by
+-- { budget = n }) and the sleep cache of long lists (src/lua/lsleep.c), tick by
 -- tick.
 local bt = require "bonsai"
 local luaver = require "helpers.luaver"

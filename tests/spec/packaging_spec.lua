@@ -1,7 +1,7 @@
 -- packaging_spec.lua: what the packages must agree on. One version in
 -- bt.VERSION, BONSAI_VERSION (include/bonsai.h), the meson project, the
 -- rockspec (file name and version) and the first section of CHANGELOG.md;
--- the rockspec builds every C source that src/meson.build lists and
+-- the rockspec builds every C source that src/core/meson.build and src/lua/meson.build list and
 -- installs every Lua file of lua/bonsai/, and nothing else.
 
 local bt = require "bonsai"
@@ -86,19 +86,19 @@ describe("the rockspec", function()
   local _, spec = rockspec()
   local modules = spec.build.modules
 
-  it("builds every C source of src/meson.build into bonsai.core", function()
+  it("builds every C source of src/core and src/lua into bonsai.core", function()
     local want = {}
-    for _, dir in ipairs { "src", "src/bonsai" } do
+    for _, dir in ipairs { "src/core", "src/lua" } do
       for name in read(dir .. "/meson.build"):gmatch("'([%w_%-/]+%.c)'") do
         want[dir .. "/" .. name] = true
       end
     end
-    assert.is_truthy(next(want), "no sources found in src/meson.build")
+    assert.is_truthy(next(want), "no sources found in src/*/meson.build")
     local have = set(modules["bonsai.core"].sources)
     assert.are.same({}, minus(want, have),
-      "in src/meson.build, missing from the rockspec")
+      "in src/*/meson.build, missing from the rockspec")
     assert.are.same({}, minus(have, want),
-      "in the rockspec, not in src/meson.build")
+      "in the rockspec, not in src/*/meson.build")
   end)
 
   it("installs every Lua file of lua/bonsai/ under its module name", function()
