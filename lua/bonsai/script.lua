@@ -6,7 +6,8 @@
 -- statements -> one closure f(bb) over a blackboard, built once; a single
 -- comparison of a key with a constant or another key compiles instead to
 -- the arguments of the C bt.check (no Lua at all per tick). A script reads
--- and writes blackboard keys and nothing else: there are no calls, fields or
+-- and writes blackboard keys and reads the fields of table values on them
+-- (raw: no metamethod runs), and nothing else: there are no calls or
 -- globals in the grammar. Works on Lua 5.1, LuaJIT, 5.3 and 5.4.
 local lpeg = require "lpeg"
 
@@ -119,16 +120,40 @@ local reserved = keyword"true" + keyword"false" + keyword"and" +
   keyword"or" + keyword"not"
 local name = C((R("az", "AZ") + "_") * idchar^0) - reserved
 
--- A name; a call or a field after it is refused by name (at match time).
-local function named(_, i, pos, id, after)
-  if after == "(" then
+-- A name (a key, or an enum's constant); a call after it is refused by
+-- name (at match time).
+local function named(_, i, pos, id, call)
+  if call then
     error({ pos = pos, msg = "'" .. id .. "(': a script calls no function" })
-  elseif after then
-    error({ pos = pos, msg = "'" .. id .. after .. "': a script reads " ..
-      "blackboard keys only (no fields)" })
   end
   if M.enums[id] ~= nil then return i, { tag = "const", value = M.enums[id] } end
   return i, { tag = "key", name = id }
+end
+
+-- The text of a read (key, field or index) in messages: t.x, t[1], t[...].
+local function spelled(node)
+  if node.tag == "key" then return node.name end
+  if node.tag ~= "index" then return "..." end
+  local k = node[2].value
+  if node[2].tag ~= "const" then k = "[...]"
+  elseif type(k) == "string" and k:match("^[%a_][%w_]*$") then k = "." .. k
+  elseif type(k) == "string" then k = string.format("[%q]", k)
+  else k = "[" .. tostring(k) .. "]" end
+  return spelled(node[1]) .. k
+end
+
+-- A key and the fields it reads (.name, [expr]) as nested index nodes; a
+-- call after them is refused.
+local function fields(_, i, start, reads, call)
+  local node = reads[1]
+  for j = 2, #reads do
+    node = { tag = "index", node, reads[j].key, pos = reads[j].pos }
+  end
+  if call then
+    error({ pos = start, msg = "'" .. spelled(node) ..
+      "(': a script calls no function" })
+  end
+  return i, node
 end
 
 local binop = Cp() * C(P":=" + "+=" + "-=" + "*=" + "/=" + "==" + "!=" +
@@ -153,12 +178,20 @@ local grammar = P{
   primary = token(numeral)
           + token(str) / function(s) return { tag = "const", value = s } end
           + token(boolean) / function(b) return { tag = "const", value = b } end
-          + token(lpeg.Cmt(Cp() * name * space * C(S"([" + "." * -P".")^-1, named))
-          + token(P"@" * name) / function(id) -- the root's key (BT.CPP)
-              return { tag = "key", name = "@" .. id } end
+          + lpeg.Cmt(Cp() * Ct(V"key" * V"field"^0) * (Cp() * token"(")^-1,
+                     fields)
           + token("(") * V"expr" * token(")") / function(e)
               e.parens = (e.parens or 0) + 1 -- counts as a level
               return e end,
+  key = token(lpeg.Cmt(Cp() * name * space * C(P"(")^-1, named))
+      + token(P"@" * name) / function(id) -- the root's key (BT.CPP)
+          return { tag = "key", name = "@" .. id } end,
+  -- a field read after a key: .name, or [expr] (the table's field of that
+  -- value)
+  field = token(Cp() * P"." * -P".") * token(name) / function(pos, id)
+            return { pos = pos, key = { tag = "const", value = id } } end
+        + token(Cp() * P"[") * V"expr" * token"]" / function(pos, e)
+            return { pos = pos, key = e } end,
 }
 -- LPeg compiles a pattern at its first match, and a match that runs out of
 -- memory while compiling leaves it broken: compile now, at load time.
@@ -228,7 +261,8 @@ end
 
 -- The message for operand `node` holding the wrong value v.
 local function bad(node, v, side, what)
-  local who = node.tag == "key" and "'" .. node.name .. "'" or
+  local who = (node.tag == "key" or node.tag == "index") and
+    "'" .. spelled(node) .. "'" or
     side ~= "" and "the " .. side .. " side" or "the operand"
   return who .. " is " .. article(v) .. ", " .. what
 end
@@ -465,6 +499,20 @@ end
 
 function compilers.key(node)
   return reader(node.name)
+end
+
+-- t.name, t[expr]: a field of a table value, read raw (no metamethod
+-- runs); reading from any other value is an error naming it.
+function compilers.index(node)
+  local base, fb, fk = node[1], compile(node[1]), compile(node[2])
+  return function(bb)
+    local t = fb(bb)
+    if type(t) ~= "table" then
+      error(bad(base, t, "", "not a table (reading '" .. spelled(node) ..
+        "')"), 0)
+    end
+    return rawget(t, fk(bb))
+  end
 end
 
 function compilers.unary(node)

@@ -2,12 +2,13 @@
 -- seed: random expressions built from the grammar, written twice (every
 -- operation in parentheses, and with only the parentheses BehaviorTree.CPP's
 -- binding powers need) and checked against this file's own evaluation of
--- them, and assignments; the same run as bt.script and bt.script_condition
--- nodes of real agents (the C checks included); mutations of valid scripts
--- (characters and tokens inserted, dropped, swapped), random bytes, deep
--- nesting and huge literals, which must compile or be refused with a
--- message, never raise anything else. Any error of the engine's own (a Lua
--- error with a file position) fails the run.
+-- them (keys, and fields of a table on a key), and assignments; the same
+-- run as bt.script and bt.script_condition nodes of real agents (the C
+-- checks included); mutations of valid scripts (characters and tokens
+-- inserted, dropped, swapped), random bytes, deep nesting and huge
+-- literals, which must compile or be refused with a message, never raise
+-- anything else. Any error of the engine's own (a Lua error with a file
+-- position) fails the run.
 --
 --   lua5.4 tests/fuzz/scripts.lua --seeds 1-300
 --   lua5.4 tests/fuzz/scripts.lua --seconds 30     (new seeds, from the time)
@@ -91,6 +92,10 @@ function eval(e, bb)
   local k = e.k
   if k == "num" or k == "str" or k == "bool" then return e.v end
   if k == "key" then return bb[e.v] end
+  if k == "field" then -- t.key, t['key']: the board's copy in table t
+    if type(bb.t) ~= "table" then error("type") end
+    return bb.t[e.v]
+  end
   if k == "not" then return not truth(eval(e[1], bb)) end
   if k == "neg" then
     local v = eval(e[1], bb)
@@ -138,7 +143,11 @@ end
 local TYPED_KEYS = { int = { "a", "b", "hp" }, num = { "a", "b", "c", "hp" },
                      bool = { "flag" }, str = { "name" } }
 local function leafof(ty)
-  if math.random() < 0.4 then return { k = "key", v = pick(TYPED_KEYS[ty]) } end
+  local r = math.random()
+  if r < 0.4 then return { k = "key", v = pick(TYPED_KEYS[ty]) } end
+  if r < 0.55 then
+    return { k = "field", v = pick(TYPED_KEYS[ty]), dot = r < 0.5 }
+  end
   if ty == "int" then return { k = "num", v = math.random(-3, 40) } end
   if ty == "num" then -- as the script reads it back: 24 / 4 is the integer 6
     return { k = "num", v = tonumber(string.format("%.17g",
@@ -200,6 +209,9 @@ local function atom(e)
     return string.format("%.17g", e.v)
   end
   if e.k == "str" then return "'" .. e.v .. "'" end
+  if e.k == "field" then
+    return e.dot and "t." .. e.v or "t['" .. e.v .. "']"
+  end
   return tostring(e.v)
 end
 
@@ -239,13 +251,17 @@ local function tight(e, min)
 end
 
 -- Blackboards of the keys' types (now and then one unset or of another
--- type).
+-- type), and t a table of the same keys (now and then not a table).
 local function board()
   local bb = { a = math.random(-5, 30), b = math.random(0, 7),
                c = math.random(0, 40) / 8, hp = math.random(-100, 100),
                name = pick { "", "x", "10", "orc" },
                flag = math.random() < 0.5 }
   if math.random() < 0.1 then bb[pick(KEYS)] = pick { "s", 3, true, nil } end
+  local t = {}
+  for k, v in pairs(bb) do t[k] = v end
+  bb.t = t
+  if math.random() < 0.05 then bb.t = pick { "t", 1, false } end
   return bb
 end
 

@@ -392,9 +392,9 @@ describe("refused behavior3 files", function()
       "which Bonsai does not have", refused(classic { ["1"] = {
       name = "Error" } }))
     assert.equal("t.json: $.root.children[1].args.value: node 'Check': " ..
-      "at character 4: 'math.': a script reads blackboard keys only (no " ..
-      "fields)", refused(current { id = 1, name = "Sequence", children = {
-      { id = 2, name = "Check", args = { value = "hp>math.huge" } } } }))
+      "at character 4: 'math.floor(': a script calls no function",
+      refused(current { id = 1, name = "Sequence", children = {
+      { id = 2, name = "Check", args = { value = "hp>math.floor(x)" } } } }))
     assert.matches("t.json: %$.root: node 'Delay': runs its child later",
       refused(current { id = 1, name = "Delay", args = { delay = 1 },
                         children = { { id = 2, name = "A" } } }))

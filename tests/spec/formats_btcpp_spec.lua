@@ -544,7 +544,7 @@ describe("refused BehaviorTree.CPP files", function()
                  " (bt.define it, or bt.register a leaf under that name)",
       refused(doc('<Bogus x="{k}"/>')))
     assert.equal("t.xml:1:45: node 'Script': 'code': at character 4: " ..
-      "'os.': a script reads blackboard keys only (no fields)",
+      "'os.exit(': a script calls no function",
       refused(doc('<Script code="x:=os.exit()"/>')))
     assert.equal("t.xml:1:45: node 'A': '_skipIf': at character 5: " ..
       "syntax error at the end", refused(doc('<A _skipIf="x :="/>')))

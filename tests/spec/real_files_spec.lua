@@ -10,11 +10,14 @@ package.path = "samples/?.lua;" .. package.path
 local bt = require "bonsai"
 local real = require "helpers.real_nodes"
 
--- Ticks a tree by dt until it stops running (at most `max` ticks); the
--- status, the ticks and the world's log.
-local function ticks(tree, world, dt, max)
+-- Ticks a tree by dt until it stops running (at most `max` ticks), on a
+-- blackboard holding a copy of bb (optional); the status, the ticks and the
+-- world's log.
+local function ticks(tree, world, dt, max, bb)
   world.log = {}
-  local a = bt.agent(tree, { owner = world })
+  local vars = {}
+  for k, v in pairs(bb or {}) do vars[k] = v end
+  local a = bt.agent(tree, { owner = world, blackboard = vars })
   local s, n = bt.RUNNING, 0
   while s == bt.RUNNING and n < max do
     s, n = a:tick(dt), n + 1
@@ -22,12 +25,12 @@ local function ticks(tree, world, dt, max)
   return s, n, world.log
 end
 
-local function run(path, opts, world, dt, max)
-  return ticks(assert(bt.load(path, opts)), world, dt, max)
+local function run(path, opts, world, dt, max, bb)
+  return ticks(assert(bt.load(path, opts)), world, dt, max, bb)
 end
 
--- Checks each row {file, status, ticks, first calls..., opts = , world = }
--- under dir; rows with refused = "reason" must be refused with it.
+-- Checks each row {file, status, ticks, first calls..., opts = , world = ,
+-- bb = } under dir; rows with refused = "reason" must be refused with it.
 local function check(dir, rows, dt)
   for _, row in ipairs(rows) do
     local path = dir .. row[1]
@@ -40,7 +43,7 @@ local function check(dir, rows, dt)
       pending(path .. ": still refused (" .. row.refused .. ")")
     else
       it(path .. " loads and ticks to " .. tostring(row[2]), function()
-        local s, n, log = run(path, row.opts, row.world or {}, dt, 20)
+        local s, n, log = run(path, row.opts, row.world or {}, dt, 20, row.bb)
         assert.equal(row[2], s)
         assert.equal(row[3], n)
         for i = 4, #row do assert.equal(row[i], log[i - 3]) end
@@ -50,11 +53,12 @@ local function check(dir, rows, dt)
            "ticking the same", function()
           local text = assert(bt.load(path, row.opts))
                          :export("behavior3-current")
-          local s, n, log = run(path, row.opts, row.world or {}, dt, 20)
+          local s, n, log = run(path, row.opts, row.world or {}, dt, 20,
+                                row.bb)
           local o = { file = path } -- its subtree paths read from the same place
           for k, v in pairs(row.opts or {}) do o[k] = v end
           local copy = bt.tree(bt.import(text, "behavior3", o))
-          local s2, n2, log2 = ticks(copy, row.world or {}, dt, 20)
+          local s2, n2, log2 = ticks(copy, row.world or {}, dt, 20, row.bb)
           assert.same({ s, n, log }, { s2, n2, log2 })
         end)
       end
@@ -89,9 +93,12 @@ describe("behavior3 sample workspaces", function()
     { "vars/declare-core.json", bt.SUCCESS, 3 },
     { "vars/declare-vars.json", bt.SUCCESS, 1 }, -- an empty Sequence
     { "vars/test-subtree.json", bt.SUCCESS, 1, "Log hello", opts = ws },
-    { "vars/test-vars.json", opts = ws, refused = B3 .. "vars/test-vars" ..
-      ".json: $.root.children[4].args.value: node 'Check': at character " ..
-      "1: 'target[': a script reads blackboard keys only (no fields)" },
+    -- its Check reads target[0].x: the field x of the table at index 0 of
+    -- the table on key target (behavior3lua's Lua indexing)
+    { "vars/test-vars.json", bt.SUCCESS, 1, "Log hello", "Attack enemy at 50",
+      "MoveToTarget", "TestB3", "TestB3", "Listen afterRunFailure (0)",
+      "TestOneof", opts = ws, world = near,
+      bb = { target = { [0] = { x = 3 } } } },
     { "workdir/hero.json", bt.RUNNING, 20, "Attack enemy at 50",
       opts = ws, world = near },
     -- behavior3lua's Cmp raises 'args error' without a comparison too

@@ -2,8 +2,9 @@
 -- of bonsai.script (BehaviorTree.CPP 4's scripts): every operator and its
 -- precedence, values as Lua values, the blackboard rules (:= creates, =
 -- needs the key), errors at definition time and at run time (leaf errors
--- naming the node and the key), the bt.check a comparison compiles to, a
--- guard woken by a script's write, and no allocation per tick.
+-- naming the node and the key), fields of table values (t.x, t[i]), the
+-- bt.check a comparison compiles to, a guard woken by a script's write, and
+-- no allocation per tick.
 local bt = require "bonsai"
 local luaver = require "helpers.luaver"
 local trace = require "helpers.trace"
@@ -56,6 +57,69 @@ describe("values", function()
     a:tick(1)
     assert.equal(3, a.bb:get("get"))
     assert.equal(4, a.bb:get("set"))
+  end)
+end)
+
+describe("fields of table values", function()
+  it("reads t.name and t[expr], nested, as Lua indexes (behavior3lua's)",
+     function()
+    local bb = { t = { x = 3, [0] = { x = -1 }, { y = "a" }, ["a b"] = 9 },
+                 i = 0 }
+    assert.equal(3, value("t.x", bb))
+    assert.equal("a", value("t[1].y", bb))
+    assert.equal(-1, value("t[i].x", bb))
+    assert.equal("a!", value("t[i + 1].y .. '!'", bb))
+    assert.equal(9, value("t['a b']", bb))
+    assert.is_nil(value("t.z", bb))
+    assert.is_true(value("t[0].x < 0 && t.x > 2", bb))
+  end)
+
+  it("reads raw: a metamethod of the value never runs", function()
+    local called = false
+    local t = setmetatable({}, { __index = function()
+      called = true
+      return 1
+    end })
+    assert.is_nil(value("t.x", { t = t }))
+    assert.is_false(called)
+  end)
+
+  it("follows the blackboard tick by tick", function()
+    local a = agent_of(bt.script_condition("target[1].hp > 0"),
+                       { target = { { hp = 5 } } })
+    assert.equal("success", a:tick(1))
+    a.bb.target[1].hp = 0
+    assert.equal("failure", a:tick(1))
+    a.bb.target = { { hp = 1 } }
+    assert.equal("success", a:tick(1))
+  end)
+
+  it("raise a leaf error naming the read when the value is not a table",
+     function()
+    local a = agent_of(bt.sequence { name = "s",
+                                     bt.script_condition("t[0].x > 0") })
+    assert.equal("tree 'T' node 's/condition[1]': 't' is nil, not a table " ..
+                 "(reading 't[0]')", trace.tick_error(a))
+    a = agent_of(bt.script_condition("t[0].x > 0"), { t = {} })
+    assert.matches("'t%[0%]' is nil, not a table %(reading 't%[0%]%.x'%)",
+                   trace.tick_error(a))
+    a = agent_of(bt.script_condition("s.len"), { s = "text" })
+    assert.matches("'s' is a string, not a table %(reading 's%.len'%)",
+                   trace.tick_error(a))
+    a = agent_of(bt.script_condition("t.x > 1"), { t = { x = "many" } })
+    assert.matches("'t%.x' is a string, compared with a number",
+                   trace.tick_error(a))
+  end)
+
+  it("are read, never assigned or called", function()
+    assert.matches("at character 5: ':=' assigns to a key only",
+                   refused("t.x := 1"))
+    assert.matches("at character 1: 't.f%(': a script calls no function",
+                   refused("t.f(1)"))
+    assert.matches("at character 6: 'os.exit%(': a script calls no " ..
+                   "function", refused("x := os.exit()"))
+    assert.matches("syntax error", refused("t[1"))
+    assert.matches("syntax error", refused("t."))
   end)
 end)
 
@@ -328,17 +392,18 @@ describe("definition errors", function()
     assert.matches("bt.script_condition", refused("(", true))
   end)
 
-  it("refuse calls, fields and globals", function()
+  it("refuse calls and assignments to fields", function()
     assert.matches("a script calls no function", refused("print('x')"))
-    assert.matches("blackboard keys only", refused("os.exit()"))
-    assert.matches("blackboard keys only", refused("_G.x := 1"))
-    assert.matches("blackboard keys only", refused("t[1]"))
+    assert.matches("a script calls no function", refused("os.exit()"))
+    assert.matches("assigns to a key only", refused("_G.x := 1"))
     assert.matches("root blackboard", refused("@x := 1"))
   end)
 
   it("read a name as a key, never as a global", function()
     assert.is_nil(value("print"))
     assert.is_nil(value("_G"))
+    assert.matches("'_G' is nil, not a table", trace.tick_error(
+      agent_of(bt.script("x := _G.print"))))
   end)
 
   it("refuse huge numbers, long scripts and deep nesting", function()
