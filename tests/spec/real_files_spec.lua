@@ -1,6 +1,6 @@
 -- real_files_spec: every tree file of tests/trees taken from a public
--- project (Nav2, BehaviorTree.CPP, behavior3lua, behavior3editor; sources
--- in each folder's README) loads and ticks with the nodes the project
+-- project (Nav2, BehaviorTree.CPP, behavior3lua, behavior3editor,
+-- behavior3go; sources in each folder's README) loads and ticks with the nodes the project
 -- defines (helpers/real_nodes.lua), to the outcome its semantics give; a
 -- file still refused is listed with the exact reason and shows as pending.
 -- Registered names last for the process and win in every importer (Nav2's
@@ -114,6 +114,74 @@ describe("behavior3 sample workspaces", function()
       "subtree2.json: $.root.children[1].args: node 'Cmp': needs one of " ..
       "gt, ge, eq, lt, le" },
   }, 0.5)
+end)
+
+local GO = "tests/trees/behavior3go/examples/"
+local unpack = table.unpack or unpack
+describe("behavior3go's examples", function()
+  setup(real.behavior3go)
+  -- Repeat 2x Log 11, Log 22, Limit 2 activations Log 333 (Log call child
+  -- in the subtree): the Limiter fails from its third activation on
+  local once = { "log...11", "log...11", "log...22", "log...333" }
+  local rows = {}
+  for _, f in ipairs { "load_from_tree/tree.json",
+                       "load_from_project/project.json",
+                       "load_from_rawproject/example.b3" } do
+    rows[#rows + 1] = { f, bt.SUCCESS, 1, unpack(once) }
+  end
+  rows[#rows + 1] = { "subtree/example.b3", bt.SUCCESS, 1, "log...11",
+                      "log...11", "log...22", "call child!!", "log...333" }
+  -- the Go program ticks the project's first tree, not the selected one:
+  -- a Priority of (IsValue key == 1, Log break, the subtree) and the
+  -- subtree, whose MemSequence logs, waits and sets key
+  rows[#rows + 1] = { "memsubtree/memsubtree.b3", bt.RUNNING, 20, "sub0",
+                      "set 1", "sub1", "break", "sub0", "break",
+                      opts = { tree = "A behavior tree" } }
+  rows[#rows + 1] = { "testwork/testwork.b3", bt.SUCCESS, 6, "job 0-0",
+                      "job 0-1", "job 0-2" }
+  check(GO, rows, 0.25)
+
+  local function logs(file, n)
+    local world = { log = {} }
+    local a = bt.agent(assert(bt.load(GO .. file)), { owner = world })
+    local statuses = {}
+    for i = 1, n do statuses[i] = a:tick(0.25) end
+    return statuses, world.log
+  end
+
+  it("limit an activation count for the agent's life (behavior3go's " ..
+     "Limiter), tick by tick", function()
+    local statuses, log = logs("load_from_tree/tree.json", 4)
+    assert.same({ bt.SUCCESS, bt.SUCCESS, bt.FAILURE, bt.FAILURE }, statuses)
+    assert.same({ "log...11", "log...11", "log...22", "log...333",
+                  "log...11", "log...11", "log...22", "log...333",
+                  "log...11", "log...11", "log...22",
+                  "log...11", "log...11", "log...22" }, log)
+  end)
+
+  it("name a defined node by its title, filled in, and export it to the " ..
+     "classic editor as the game's node", function()
+    local t = assert(bt.load(GO .. "load_from_tree/tree.json"))
+    local text = t:export("behavior3")
+    assert.matches('"name":"Limiter"', text, 1, true)
+    assert.matches('"category":"decorator"', text, 1, true)
+    local copy = bt.tree(bt.import(text, "behavior3"))
+    local world = { log = {} }
+    local a = bt.agent(copy, { owner = world })
+    local statuses = {}
+    for i = 1, 3 do statuses[i] = a:tick(0.25) end
+    assert.same({ bt.SUCCESS, bt.SUCCESS, bt.FAILURE }, statuses)
+    assert.matches('"title":"Limit 2 Activations"', text, 1, true)
+  end)
+
+  it("switch jobs as the fixed testwork log shows (issue 17 of " ..
+     "behavior3go: a MemSequence cut off starts over)", function()
+    -- the README's log after the fix: 0-0, 0-1, 0-2, then 1-0, not 1-2
+    local _, log = logs("testwork/testwork.b3", 40)
+    assert.same({ "job 0-0", "job 0-1", "job 0-2", "job 1-0", "job 1-1",
+                  "job 1-2", "job 0-0", "job 0-1", "job 0-2", "job 1-0",
+                  "job 1-1" }, { unpack(log, 1, 11) })
+  end)
 end)
 
 local CPP = "tests/trees/btcpp/"

@@ -117,15 +117,16 @@ local function from(node, name, props, child)
 end
 
 -- Node -> the current editor's node it was built from (name, args, input,
--- output, path, children: the nodes built from its children), so the
--- exporter writes it back as it was.
+-- output, path, children: the nodes built from its children; defined: a
+-- node of the game's bt.define, from either format), so the exporters
+-- write it back as it was.
 M.current = setmetatable({}, { __mode = "k" })
 
-local function keep(node, spec, kids)
+local function keep(node, spec, kids, defined)
   if M.current[node] == nil then
     M.current[node] = { name = spec.name, args = spec.args,
                         input = spec.input, output = spec.output,
-                        children = kids }
+                        children = kids, defined = defined }
   end
   return node
 end
@@ -269,6 +270,20 @@ local function classic_node(ctx, tree, tpath, id, path)
     end
     return classic_node(ctx, tree, tpath, c, here .. "." .. field)
   end
+  -- the title the editor shows, its <property> filled in; nil when it is
+  -- just the type
+  local title = spec.title
+  if type(title) == "string" and title ~= "" and title ~= name then
+    title = title:gsub("<([%w_]+)>", function(k)
+      local v = props and props[k]
+      if type(v) == "number" and v == math.floor(v) then
+        return string.format("%d", v)
+      end
+      return v ~= nil and tostring(v) or nil
+    end)
+  else
+    title = nil
+  end
   local node
   local custom = ctx.custom[name]
   local category = custom and custom.category
@@ -286,9 +301,9 @@ local function classic_node(ctx, tree, tpath, id, path)
     elseif spec.child ~= nil then
       kids[1] = kid("child")
     end
-    local ok, n = pcall(leaves.defined, ctx.bt, name, props, kids, spec.title)
+    local ok, n = pcall(leaves.defined, ctx.bt, name, props, kids, title)
     if not ok then fail(ctx, here, name, n) end
-    node = n
+    node = keep(n, { name = name, args = props }, kids, true)
   elseif game == "leaf" then
     node = classic_leaf(ctx, here, name, props, category)
   elseif classic.composite[name] then
@@ -335,19 +350,8 @@ local function classic_node(ctx, tree, tpath, id, path)
     fail(ctx, here, name, "unknown node type (not a behavior3 node, nor " ..
          "a custom node of the file: " .. leaves.provide .. ")")
   end
-  -- the title the editor shows names the node, its <property> filled in
-  -- (a defined node had it already; a title equal to the type adds nothing)
-  local title = spec.title
-  if type(title) == "string" and title ~= "" and title ~= name and
-     game ~= "define" then
-    node.name = title:gsub("<([%w_]+)>", function(k)
-      local v = props and props[k]
-      if type(v) == "number" and v == math.floor(v) then
-        return string.format("%d", v)
-      end
-      return v ~= nil and tostring(v) or nil
-    end)
-  end
+  -- the title names the node (a defined node had it already)
+  if title and game ~= "define" then node.name = title end
   ctx.visiting[spec] = nil
   return leave(ctx, node)
 end
@@ -746,7 +750,7 @@ function current_node(ctx, spec, path)
     end
     local ok, node = pcall(leaves.defined, ctx.bt, name, a, kids, spec.desc)
     if not ok then fail(ctx, path, name, node) end
-    return leave(ctx, keep(node, spec, kids))
+    return leave(ctx, keep(node, spec, kids, true))
   end
   if game ~= "leaf" and current.refused[name] then
     local why = current.refused[name]
@@ -872,9 +876,27 @@ function M.export(root, opts)
     local function child(c, i)
       return add(c, path .. "/" .. (c.name or c.type .. "[" .. i .. "]"))
     end
+    local def = M.current[node]
+    def = def and def.defined and def
     if o and o.format == "behavior3" and o.name == "Repeater" then
       spec.name, spec.properties.maxLoop = "Repeater", o.properties.maxLoop
       spec.child = child(o.child, 1)
+    elseif def then -- a node of the game's bt.define, as the file had it
+      spec.name = def.name
+      for k, v in pairs(def.args or {}) do spec.properties[k] = v end
+      spec.properties.input, spec.properties.output = def.input, def.output
+      local kids = def.children
+      if #kids == 1 then spec.child = child(kids[1], 1)
+      elseif #kids > 1 then
+        spec.children = {}
+        for i, c in ipairs(kids) do spec.children[i] = child(c, i) end
+      end
+      if not seen[def.name] then
+        seen[def.name] = true
+        custom[#custom + 1] = { name = def.name, category = #kids == 0 and
+          "action" or #kids == 1 and "decorator" or "composite",
+          title = def.name, description = "", properties = {} }
+      end
     elseif leaf then
       if refs and next(refs) then
         error("export behavior3: " .. path .. ": blackboard ports have no " ..

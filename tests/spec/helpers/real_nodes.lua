@@ -234,4 +234,34 @@ function M.behavior3()
   end)
 end
 
+-- behavior3go's examples (examples/share): Log prints its info and
+-- succeeds; SetValue stores the whole number value under key; IsValue
+-- succeeds when key holds value (an unset key reads 0, as its blackboard's
+-- GetInt does). behavior3go's Limiter differs from behavior3js's (which
+-- the importer maps): it never resets its count (no OnOpen), counts only
+-- the runs that ended, and fails without ticking after maxLoop of them.
+function M.behavior3go()
+  bt.define("Limiter", function(args, children)
+    return control(args, children, { tick = function(c)
+      local m = c.memory
+      m.runs = m.runs or 0
+      if m.runs >= args.maxLoop then return FAILURE end
+      local s = c:tick(1)
+      if s ~= RUNNING then m.runs = m.runs + 1 end
+      return s
+    end })
+  end)
+  bt.register("Log", function(a, _, args)
+    note(a, tostring(args.info))
+    return true
+  end)
+  bt.register("SetValue", function(_, bb, args)
+    bb[args.key] = args.value
+    return true
+  end)
+  bt.register("IsValue", bt.condition(function(_, bb, args)
+    return (bb[args.key] or 0) == args.value
+  end))
+end
+
 return M
