@@ -1,8 +1,9 @@
 -- real_files_spec: every tree file of tests/trees taken from a public
 -- project (Nav2, BehaviorTree.CPP, behavior3lua, behavior3editor,
--- behavior3go; sources in each folder's README) loads and ticks with the nodes the project
--- defines (helpers/real_nodes.lua), to the outcome its semantics give; a
--- file still refused is listed with the exact reason and shows as pending.
+-- behavior3go; sources in each folder's README) loads and ticks with the
+-- nodes the project defines (helpers/real_nodes.lua), to the outcome its
+-- semantics give; a file still refused is listed with the exact reason and
+-- shows as pending.
 -- Registered names last for the process and win in every importer (Nav2's
 -- Wait action would hide behavior3's Wait), so the blocks run in order,
 -- each registering its project's nodes first.
