@@ -639,6 +639,89 @@ describe("behavior3's Race and Switch", function()
   end)
 end)
 
+describe("behavior3's Listen on the tree's events", function()
+  -- a Sequence of four Listens (their children: Before, After, Won, Lost)
+  -- and Work; the events in each spelling behavior3 has
+  local function listening(extra)
+    local kids = {
+      { id = 2, name = "Listen", args = { builtin = "beforeRun" },
+        children = { { id = 3, name = "Before" } } },
+      { id = 4, name = "Listen", args = { builtin = "afterRunTree" },
+        children = { { id = 5, name = "After" } } },
+      { id = 6, name = "Listen", args = { event = "treeTickedSuccess" },
+        children = { { id = 7, name = "Won" } } },
+      { id = 8, name = "Listen", args = { builtin = "afterRunFailure" },
+        children = { { id = 9, name = "Lost" } } },
+      { id = 10, name = "Work" },
+    }
+    for _, k in ipairs(extra or {}) do table.insert(kids, 1, k) end
+    return current { id = 1, name = "Sequence", children = kids }
+  end
+
+  it("run their child before a new run and after a run ends, tick by tick",
+     function()
+    leaves { Before = "S", After = "RS", Won = "S", Lost = "S", Work = "RSF" }
+    local a = agent(listening())
+    -- the first run: the Listens start listening; no event before it
+    assert.equal("running | enter Work; tick Work", t:step(a, 1))
+    -- it ends: "after", then "success"; a child still running is cut off
+    assert.equal("success | tick Work; exit Work success; enter After; " ..
+                 "tick After; abort After; enter Won; tick Won; exit Won " ..
+                 "success", t:step(a, 1))
+    -- a new run: "before" first; then a failure: "after", then "failure"
+    assert.equal("failure | enter Before; tick Before; exit Before " ..
+                 "success; enter Work; tick Work; exit Work failure; " ..
+                 "enter After; tick After; exit After success; enter Lost; " ..
+                 "tick Lost; exit Lost success", t:step(a, 1))
+  end)
+
+  it("listen once per agent however often ticked, until a:reset()",
+     function()
+    leaves { Before = "S", After = "S", Won = "S", Lost = "S", Work = "S" }
+    local a = agent(listening())
+    t:step(a, 1)
+    -- behavior3-ts would run Won twice: it adds a handler at every tick
+    assert.equal("success | enter Before; tick Before; exit Before " ..
+                 "success; enter Work; tick Work; exit Work success; " ..
+                 "enter After; tick After; exit After success; enter Won; " ..
+                 "tick Won; exit Won success", t:step(a, 1))
+    a:reset() -- forgets the Listens: no "before" at this run
+    local trace_after_reset = t:step(a, 1)
+    assert.matches("^success | enter Work; tick Work; exit Work success; " ..
+                   "enter After;", trace_after_reset)
+  end)
+
+  it("are written back as they were", function()
+    leaves { Before = "S", After = "S", Won = "S", Lost = "S", Work = "S" }
+    local text = bt.tree(bt.import(listening(), "behavior3", {
+      file = "t.json" })):export("behavior3-current")
+    local root = cjson.decode(text).root
+    assert.equal("Sequence", root.name)
+    assert.equal("Listen", root.children[1].name)
+    assert.equal("beforeRun", root.children[1].args.builtin)
+    assert.equal("Before", root.children[1].children[1].name)
+    local a = agent(text)
+    t:step(a, 1)
+    assert.matches("^success | enter Before", t:step(a, 1))
+  end)
+
+  it("refuse the events no node can serve", function()
+    local function listen(args, output)
+      return refused(current { id = 1, name = "Listen", args = args,
+        output = output, children = { { id = 2, name = "A" } } })
+    end
+    assert.equal("t.json: $.root.args: node 'Listen': event " ..
+      "'treeInterrupted' fires when the tree is interrupted or cleared " ..
+      "(a:abort, a:reset), where no node can tick a child (a game may " ..
+      "provide Listen with bt.define)", listen { builtin = "treeInterrupted" })
+    assert.matches("event 'hit' is the game's own, dispatched by its " ..
+                   "behavior3 context", listen { event = "hit" })
+    assert.matches("needs an 'event'", listen {})
+    assert.matches("%$.root.output: node 'Listen': writes the event's " ..
+                   "target", listen({ event = "afterRun" }, { "tree" }))
+  end)
+end)
+
 describe("behavior3's Foreach", function()
   it("runs its children for each item of a list", function()
     local seen = {}

@@ -122,6 +122,10 @@ end
 -- write it back as it was.
 M.current = setmetatable({}, { __mode = "k" })
 
+-- The control node above the root of a tree with Listens -> that root
+-- (the exporters write the root).
+M.listened = setmetatable({}, { __mode = "k" })
+
 local function keep(node, spec, kids, defined)
   if M.current[node] == nil then
     M.current[node] = { name = spec.name, args = spec.args,
@@ -582,6 +586,44 @@ current.builtin.Loop = function(ctx, path, spec, kids)
     return n or tonumber(bb[var]) or 0
   end)
 end
+-- Listen on one of the tree's own events (args.event, behavior3-ts's, or
+-- args.builtin, the editor's), in any of behavior3's spellings: an action
+-- that starts listening; its child runs when the event fires, under the
+-- control node parse puts above the root (controls.listen).
+local EVENTS = {
+  beforeRun = "before", beforeRunTree = "before", treeBeforeTicked = "before",
+  afterRun = "after", afterRunTree = "after", treeAfterTicked = "after",
+  afterRunSuccess = "success", afterRunTreeSuccess = "success",
+  treeTickedSuccess = "success", afterRunFailure = "failure",
+  afterRunTreeFailure = "failure", treeTickedFailure = "failure",
+}
+local UNHEARD = "fires when the tree is interrupted or cleared (a:abort, " ..
+  "a:reset), where no node can tick a child"
+local UNHEARD_EVENTS = { interrupted = UNHEARD, treeInterrupted = UNHEARD,
+  cleaned = UNHEARD, treeCleaned = UNHEARD }
+current.builtin.Listen = function(ctx, path, spec, kids)
+  local args = spec.args or {}
+  local event = args.event ~= nil and args.event or args.builtin
+  if type(event) ~= "string" then
+    fail(ctx, path .. ".args", spec.name, "needs an 'event'")
+  elseif UNHEARD_EVENTS[event] then
+    fail(ctx, path .. ".args", spec.name, "event '" .. event .. "' " ..
+         UNHEARD_EVENTS[event] .. " (a game may provide Listen with " ..
+         "bt.define)")
+  elseif not EVENTS[event] then
+    fail(ctx, path .. ".args", spec.name, "event '" .. event .. "' is the " ..
+         "game's own, dispatched by its behavior3 context, which Bonsai " ..
+         "has not (a game may provide Listen with bt.define)")
+  elseif type(spec.output) == "table" and #spec.output > 0 then
+    fail(ctx, path .. ".output", spec.name, "writes the event's target " ..
+         "(behavior3's tree object), which Bonsai has not")
+  end
+  ctx.listen = ctx.listen or controls.listening()
+  local state = ctx.listen
+  local k = #state.events + 1
+  state.events[k], state.children[k] = EVENTS[event], kids[1]
+  return controls.listener(state, k)
+end
 current.builtin.Not = current.builtin.Invert
 current.builtin.Inverter = current.builtin.Invert
 current.builtin.AlwaysFailure = current.builtin.AlwaysFail
@@ -654,13 +696,11 @@ end
 current.children.Check, current.children.Calculate = 0, 0
 current.children.Let, current.children.Cmp = 0, 0
 current.children.Assert = 1
+current.children.Listen = "0-1"
 
 current.refused = {
   Delay = "runs its child later, outside the tree, and succeeds at once " ..
           "(Bonsai has no equivalent)",
-  Listen = "runs its child when a tree event fires, outside the node's " ..
-           "tick, and a Bonsai node ticks its children only in its own " ..
-           "tick (a game may provide it with bt.define)",
   Includes = "-", IsNull = "-", NotNull = "-", Clear = "-", Push = "-",
   Concat = "-", GetField = "-", SetField = "-", Index = "-", Now = "-",
   Random = "-", RandomIndex = "-", WaitForCount = "-", Log = "-",
@@ -811,6 +851,11 @@ function M.parse(text, opts)
   if type(data.root) == "table" then
     ctx.files[file] = true
     local node = current_node(ctx, data.root, "$.root")
+    if ctx.listen then -- the tree's events, for its Listens
+      local root = node
+      node = controls.listen(ctx.bt, root, ctx.listen)
+      M.listened[node] = root
+    end
     return node, { name = type(data.name) == "string" and data.name or nil }
   end
   if type(data.root) == "string" or type(data.nodes) == "table" or
@@ -982,6 +1027,7 @@ local function current_spec(node, path, id)
   if type(node) ~= "table" or type(node.type) ~= "string" then
     fail("not a node")
   end
+  if M.listened[node] then return current_spec(M.listened[node], path, id) end
   id[1] = id[1] + 1
   local spec, kids = { id = id[1] }, {}
   local o = M.current[node]

@@ -346,4 +346,71 @@ function M.assert(bt, kids, message)
   })
 end
 
+-- behavior3's Listen on the tree's own events. listening() is the state
+-- the Listens of one tree share: events[k], Listen k's event ("before",
+-- "after", "success" or "failure"), children[k] its child (or nil), and
+-- each agent's list of the Listens it has ticked. listener(state, k) is
+-- Listen k in the tree: an action that starts its listening (once per
+-- agent, whatever the number of its ticks) and succeeds.
+function M.listening()
+  return { events = {}, children = {},
+           memories = setmetatable({}, { __mode = "k" }) }
+end
+
+function M.listener(state, k)
+  return { type = "action", fn = function(a)
+    local m = state.memories[a]
+    m.order = m.order or {}
+    for _, j in ipairs(m.order) do
+      if j == k then return true end
+    end
+    m.order[#m.order + 1] = k
+    return true
+  end }
+end
+
+-- The tree's root under a control node that runs the Listens' children:
+-- before a new run of the root those of "before", after a run ended those
+-- of "after", then of "success" or "failure" (as behavior3 dispatches its
+-- tree events); each in the order its Listen was first ticked, for one
+-- tick (a child still running is cut off, as behavior3 does). c.memory
+-- holds the agent's list, so a:reset() forgets it and a reload keeps it.
+function M.listen(bt, root, state)
+  local kids, at = { root }, {}
+  for k = 1, #state.events do
+    if state.children[k] then
+      kids[#kids + 1] = state.children[k]
+      at[k] = #kids
+    end
+  end
+  local function fire(c, m, event)
+    local i = 1
+    while m.order and m.order[i] do -- a child may start more Listens
+      local k = m.order[i]
+      if state.events[k] == event and at[k] and c:tick(at[k]) == RUNNING then
+        c:abort(at[k])
+      end
+      i = i + 1
+    end
+  end
+  return control(bt, kids, {
+    name = "events",
+    enter = function(c) c.memory.fresh = true end,
+    tick = function(c, a)
+      local m = c.memory
+      state.memories[a] = m
+      if m.fresh then
+        m.fresh = nil
+        fire(c, m, "before")
+      end
+      local s = c:tick(1)
+      if s == SUCCESS or s == FAILURE then
+        fire(c, m, "after")
+        fire(c, m, s)
+      end
+      return s
+    end,
+  })
+end
+
 return M
