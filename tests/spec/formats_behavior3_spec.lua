@@ -639,6 +639,63 @@ describe("behavior3's Race and Switch", function()
   end)
 end)
 
+describe("behavior3-ts's Watchdog, JustSuccess and JustFailure", function()
+  it("Watchdog: the test every tick; the guarded child runs, the handler " ..
+     "when the test fails", function()
+    leaves { Test = "SSF", Guarded = "RRS", Handler = "RS" }
+    local a = agent(current { id = 1, name = "Watchdog", children = {
+      { id = 2, name = "Test" }, { id = 3, name = "Guarded" },
+      { id = 4, name = "Handler" } } })
+    assert.equal("running | enter Test; tick Test; exit Test success; " ..
+                 "enter Guarded; tick Guarded", t:step(a, 1))
+    assert.equal("running | enter Test; tick Test; exit Test success; " ..
+                 "tick Guarded", t:step(a, 1))
+    -- the test fails: the guarded child is cut off, the handler ticked
+    -- once (and cut off: it runs), the node fails
+    assert.equal("failure | enter Test; tick Test; exit Test failure; " ..
+                 "abort Guarded; enter Handler; tick Handler; abort Handler",
+                 t:step(a, 1))
+  end)
+
+  it("Watchdog: a running test is an error of the node; three children",
+     function()
+    leaves { Slow = "R", A = "S" }
+    local a = agent(current { id = 1, name = "Watchdog", children = {
+      { id = 2, name = "Slow" }, { id = 3, name = "A" },
+      { id = 4, name = "A" } } })
+    assert.matches("node 'control': its test %(the first child%) is running",
+                   trace.tick_error(a))
+    assert.matches("node 'Watchdog': needs exactly 3 children", refused(
+      current { id = 1, name = "Watchdog", children = {
+        { id = 2, name = "A" } } }))
+  end)
+
+  it("JustSuccess and JustFailure succeed and fail", function()
+    local a = agent(current { id = 1, name = "Selector", children = {
+      { id = 2, name = "JustFailure" }, { id = 3, name = "JustSuccess" } } })
+    assert.equal("success", a:tick(1))
+    assert.equal("failure", agent(current { id = 1, name = "JustFailure" })
+                              :tick(1))
+  end)
+
+  it("Math, WaitForEvent, AlwaysRunning and the Retry nodes are refused " ..
+     "with the reason", function()
+    local function why(name, kids)
+      return refused(current { id = 1, name = name, children = kids })
+    end
+    local one = { { id = 2, name = "A" } }
+    assert.matches("node 'Math': computes with functions", why("Math"))
+    assert.matches("node 'WaitForEvent': waits for an event of the game's",
+                   why("WaitForEvent"))
+    assert.matches("node 'AlwaysRunning': restarts its child in the tick",
+                   why("AlwaysRunning", one))
+    assert.matches("node 'RetryUntilSuccess': tries again in the tick",
+                   why("RetryUntilSuccess", one))
+    assert.matches("node 'RetryUntilFailure': tries again in the tick",
+                   why("RetryUntilFailure", one))
+  end)
+end)
+
 describe("behavior3's Listen on the tree's events", function()
   -- a Sequence of four Listens (their children: Before, After, Won, Lost)
   -- and Work; the events in each spelling behavior3 has

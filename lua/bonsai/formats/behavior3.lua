@@ -624,6 +624,14 @@ current.builtin.Listen = function(ctx, path, spec, kids)
   state.events[k], state.children[k] = EVENTS[event], kids[1]
   return controls.listener(state, k)
 end
+-- behavior3-ts's actions that succeed, fail.
+current.builtin.JustSuccess = function() return leaves.always("success") end
+current.builtin.JustFailure = function() return leaves.always("failure") end
+-- behavior3-ts's Watchdog: a test every tick guarding a running child, a
+-- handler when the test fails (bt.control).
+current.builtin.Watchdog = function(ctx, _, _, kids)
+  return controls.watchdog(ctx.bt, kids)
+end
 current.builtin.Not = current.builtin.Invert
 current.builtin.Inverter = current.builtin.Invert
 current.builtin.AlwaysFailure = current.builtin.AlwaysFail
@@ -697,15 +705,31 @@ current.children.Check, current.children.Calculate = 0, 0
 current.children.Let, current.children.Cmp = 0, 0
 current.children.Assert = 1
 current.children.Listen = "0-1"
+current.children.JustSuccess, current.children.JustFailure = 0, 0
+current.children.Watchdog = 3
 
 current.refused = {
   Delay = "runs its child later, outside the tree, and succeeds at once " ..
           "(Bonsai has no equivalent)",
+  Math = "computes with functions (abs, floor, sin, random, min, max, " ..
+         "sum...), which Bonsai's scripts do not call (a game may provide " ..
+         "it with bt.define or bt.register)",
+  WaitForEvent = "waits for an event of the game's own, dispatched by its " ..
+                 "behavior3 context, which Bonsai has not (a game may " ..
+                 "provide it with bt.register)",
+  AlwaysRunning = "restarts its child in the tick a run of several ticks " ..
+                  "ended, and in the next tick after a run of one tick " ..
+                  "(behavior3-ts's stack), which no Bonsai node does (a " ..
+                  "game may provide it with bt.define)",
+  RetryUntilFailure = "tries again in the tick a try of several ticks " ..
+                      "ended, and in the next tick after a try of one tick " ..
+                      "(behavior3-ts's stack), which no Bonsai retry does " ..
+                      "(a game may provide it with bt.define)",
   Includes = "-", IsNull = "-", NotNull = "-", Clear = "-", Push = "-",
   Concat = "-", GetField = "-", SetField = "-", Index = "-", Now = "-",
   Random = "-", RandomIndex = "-", WaitForCount = "-", Log = "-",
-  AlwaysRunning = "-", RetryUntilFailure = "-", RetryUntilSuccess = "-",
 }
+current.refused.RetryUntilSuccess = current.refused.RetryUntilFailure
 
 local current_node
 
@@ -803,7 +827,8 @@ function current_node(ctx, spec, path)
     if want == "0-1" and #kids > 1 or type(want) == "number" and
        #kids ~= want then
       fail(ctx, path, name, want == 0 and "takes no children" or
-           "needs exactly one child")
+           want == 1 and "needs exactly one child" or
+           "needs exactly " .. want .. " children")
     elseif want == nil and #kids == 0 and name ~= "Parallel" and
            name ~= "Sequence" and name ~= "Selector" then
       fail(ctx, path, name, "needs children")

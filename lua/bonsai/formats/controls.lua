@@ -346,6 +346,27 @@ function M.assert(bt, kids, message)
   })
 end
 
+-- behavior3-ts's Watchdog: its first child (the test; running is an error
+-- of the node) every tick; on success the second runs, its run kept
+-- across ticks, and its status is the node's; on failure the second is cut
+-- off, the third ticked once (cut off if it runs) and the node fails.
+function M.watchdog(bt, kids)
+  return control(bt, kids, {
+    tick = function(c)
+      local s = c:tick(1)
+      if s == RUNNING then
+        error("its test (the first child) is running; a Watchdog's test " ..
+              "must end in its tick", 0)
+      elseif s == FAILURE then
+        c:abort(2)
+        if c:tick(3) == RUNNING then c:abort(3) end
+        return FAILURE
+      end
+      return c:tick(2)
+    end,
+  })
+end
+
 -- behavior3's Listen on the tree's own events. listening() is the state
 -- the Listens of one tree share: events[k], Listen k's event ("before",
 -- "after", "success" or "failure"), children[k] its child (or nil), and
