@@ -693,6 +693,8 @@ describe("behavior3-ts's Watchdog, JustSuccess and JustFailure", function()
                    why("RetryUntilSuccess", one))
     assert.matches("node 'RetryUntilFailure': tries again in the tick",
                    why("RetryUntilFailure", one))
+    assert.matches("node 'Now': is a leaf of behavior3's runtime over the " ..
+                   "game's own values", why("Now"))
   end)
 end)
 

@@ -725,10 +725,15 @@ current.refused = {
                       "ended, and in the next tick after a try of one tick " ..
                       "(behavior3-ts's stack), which no Bonsai retry does " ..
                       "(a game may provide it with bt.define)",
-  Includes = "-", IsNull = "-", NotNull = "-", Clear = "-", Push = "-",
-  Concat = "-", GetField = "-", SetField = "-", Index = "-", Now = "-",
-  Random = "-", RandomIndex = "-", WaitForCount = "-", Log = "-",
 }
+-- behavior3's leaves over the game's own values: the game provides them.
+for _, name in ipairs { "Includes", "IsNull", "NotNull", "Clear", "Push",
+  "Concat", "GetField", "SetField", "Index", "Now", "Random", "RandomIndex",
+  "WaitForCount", "Log" } do
+  current.refused[name] = "is a leaf of behavior3's runtime over the " ..
+    "game's own values (printing, the clock, random draws, tables and " ..
+    "lists), which the game provides (bt.register or bt.define)"
+end
 current.refused.RetryUntilSuccess = current.refused.RetryUntilFailure
 
 local current_node
@@ -817,9 +822,7 @@ function current_node(ctx, spec, path)
     return leave(ctx, keep(node, spec, kids, true))
   end
   if game ~= "leaf" and current.refused[name] then
-    local why = current.refused[name]
-    fail(ctx, path, name, why == "-" and "has no Bonsai equivalent (a leaf " ..
-         "of the game's own must have another name)" or why)
+    fail(ctx, path, name, current.refused[name])
   end
   local b = game ~= "leaf" and current.builtin[name]
   if b then
