@@ -1,7 +1,8 @@
 -- oom_scenario.lua: the scenario of the allocation-failure sweep
 -- (test_oom_sweep.c). setup() runs with every allocation granted and makes
 -- the books; run() is where the host refuses allocations: trees, agents,
--- ticks, reloads, observers, interrupts, tasks, a bt.control, sleep,
+-- ticks, reloads, observers, interrupts, tasks, a bt.control (its memory,
+-- two children running, one aborted), sleep,
 -- tick_all (and the sleep cache of a list of sleepers), save and restore,
 -- the scripts of conditions compiled as trees are made, each step under
 -- pcall; check() runs with allocations granted again and verifies that
@@ -12,7 +13,7 @@ local bt = require "bonsai"
 
 local S = {}
 local O           -- objects made by run(), and the books
-local IDS = { "A", "B", "C", "T" }
+local IDS = { "A", "B", "C", "D", "T" }
 local MAXAGENTS = 6
 local SLEEPY = 4 -- the agent whose leaf B sleeps
 
@@ -44,6 +45,27 @@ local function task(id)
   end))
 end
 
+-- A bt.control with two children running at once: its memory counts runs
+-- and ticks; when the first ends, the second is aborted.
+local function control()
+  return bt.control { name = "c",
+    enter = function(c) c.memory.runs = (c.memory.runs or 0) + 1 end,
+    tick = function(c)
+      local m = c.memory
+      m.ticks = (m.ticks or 0) + 1
+      local s = c:tick(1)
+      if s ~= bt.RUNNING then
+        c:abort(2)
+        return s
+      end
+      c:tick(2)
+      O.both = O.both + 1
+      return bt.RUNNING
+    end,
+    abort = function(c) c.memory.cut = (c.memory.cut or 0) + 1 end,
+    bt.repeater { name = "r", times = 2, leaf "C" }, leaf "D" }
+end
+
 local function root(v)
   return bt.reactive_selector { name = "root",
     bt.guard { name = "g", bt.check("alarm", "==", true), abort = "lower",
@@ -53,13 +75,12 @@ local function root(v)
                     bt.wait { seconds = v, run_while = "n > 0",
                               post = "waited := true" } },
       bt.timeout { name = "to", seconds = 5, task "T" },
-      bt.control { name = "c", tick = function(c) return c:tick(1) end,
-                   bt.repeater { name = "r", times = 2, leaf "C" } } },
+      control() },
   }
 end
 
 function S.setup()
-  O = { trees = {}, agents = {}, bbs = {}, handles = {}, fired = 0,
+  O = { trees = {}, agents = {}, bbs = {}, handles = {}, fired = 0, both = 0,
         books = {}, closers = {}, owners = {} }
   for i = 1, MAXAGENTS do
     local b = {}
@@ -198,6 +219,9 @@ function S.check()
                        O.fired < 2) then
     fail("the run without refusals made %d agents, %d trees, %d observers "
          .. "(called %d times)", #O.agents, #O.trees, #O.handles, O.fired)
+  end
+  if REFUSED == 0 and O.both == 0 then
+    fail("the control node never had its two children running")
   end
   for _, a in ipairs(O.agents) do agree(a, "after the run") end
   for _, t in ipairs(O.trees) do
