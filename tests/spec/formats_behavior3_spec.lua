@@ -639,7 +639,8 @@ describe("behavior3's Race and Switch", function()
   end)
 end)
 
-describe("behavior3-ts's Watchdog, JustSuccess and JustFailure", function()
+describe("behavior3-ts's Watchdog, retries, AlwaysRunning, JustSuccess " ..
+         "and JustFailure", function()
   it("Watchdog: the test every tick; the guarded child runs, the handler " ..
      "when the test fails", function()
     leaves { Test = "SSF", Guarded = "RRS", Handler = "RS" }
@@ -678,21 +679,55 @@ describe("behavior3-ts's Watchdog, JustSuccess and JustFailure", function()
                               :tick(1))
   end)
 
-  it("Math, WaitForEvent, AlwaysRunning and the Retry nodes are refused " ..
-     "with the reason", function()
+  it("RetryUntilSuccess: the next try at the next tick after a try of one " ..
+     "tick, in the same tick after a longer one; count tries at most",
+     function()
+    leaves { A = "F", B = "RFRS" }
+    local a = agent(current { id = 1, name = "RetryUntilSuccess",
+      args = { count = 3 }, children = { { id = 2, name = "A" } } })
+    for _ = 1, 3 do
+      assert.equal("running | enter A; tick A; exit A failure", t:step(a, 1))
+    end
+    assert.equal("failure |", t:step(a, 1))
+    a = agent(current { id = 1, name = "RetryUntilSuccess",
+      children = { { id = 2, name = "B" } } })
+    assert.equal("running | enter B; tick B", t:step(a, 1))
+    assert.equal("running | tick B; exit B failure; enter B; tick B",
+                 t:step(a, 1))
+    assert.equal("success | tick B; exit B success", t:step(a, 1))
+  end)
+
+  it("RetryUntilFailure: success when a try fails; the count from the " ..
+     "blackboard", function()
+    leaves { A = "SSF" }
+    local a = agent(current { id = 1, name = "RetryUntilFailure",
+      input = { "tries" }, children = { { id = 2, name = "A" } } },
+      { blackboard = { tries = 2 } })
+    assert.equal("running | enter A; tick A; exit A success", t:step(a, 1))
+    assert.equal("running | enter A; tick A; exit A success", t:step(a, 1))
+    assert.equal("failure |", t:step(a, 1)) -- two tries, no failure
+    a.bb.tries = 5
+    assert.equal("success | enter A; tick A; exit A failure", t:step(a, 1))
+  end)
+
+  it("AlwaysRunning: its child again and again, running", function()
+    leaves { A = "SRS" }
+    local a = agent(current { id = 1, name = "AlwaysRunning",
+      children = { { id = 2, name = "A" } } })
+    assert.equal("running | enter A; tick A; exit A success", t:step(a, 1))
+    assert.equal("running | enter A; tick A", t:step(a, 1))
+    -- the run of two ticks ends: the next starts in the same tick
+    assert.equal("running | tick A; exit A success; enter A; tick A; " ..
+                 "exit A success", t:step(a, 1))
+  end)
+
+  it("Math and WaitForEvent are refused with the reason", function()
     local function why(name, kids)
       return refused(current { id = 1, name = name, children = kids })
     end
-    local one = { { id = 2, name = "A" } }
     assert.matches("node 'Math': computes with functions", why("Math"))
     assert.matches("node 'WaitForEvent': waits for an event of the game's",
                    why("WaitForEvent"))
-    assert.matches("node 'AlwaysRunning': restarts its child in the tick",
-                   why("AlwaysRunning", one))
-    assert.matches("node 'RetryUntilSuccess': tries again in the tick",
-                   why("RetryUntilSuccess", one))
-    assert.matches("node 'RetryUntilFailure': tries again in the tick",
-                   why("RetryUntilFailure", one))
     assert.matches("node 'Now': is a leaf of behavior3's runtime over the " ..
                    "game's own values", why("Now"))
   end)

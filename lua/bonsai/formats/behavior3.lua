@@ -632,6 +632,29 @@ current.builtin.JustFailure = function() return leaves.always("failure") end
 current.builtin.Watchdog = function(ctx, _, _, kids)
   return controls.watchdog(ctx.bt, kids)
 end
+-- behavior3-ts's retries (bt.control): count tries at most (args.count,
+-- or the variable its input names; neither: no limit).
+local function retry(stop)
+  return function(ctx, path, spec, kids)
+    local var = type(spec.input) == "table" and spec.input[1] or nil
+    if var ~= nil and type(var) ~= "string" then
+      fail(ctx, path, spec.name, "'input' must name a variable")
+    end
+    local n
+    if (var == nil or var == "") and spec.args and spec.args.count ~= nil then
+      n = whole(ctx, path .. ".args", spec.name, spec.args, "count")
+    end
+    return controls.retry_until(ctx.bt, kids, stop, function(bb)
+      if n then return n end
+      return var and var ~= "" and tonumber(bb[var]) or nil
+    end)
+  end
+end
+current.builtin.RetryUntilSuccess = retry("success")
+current.builtin.RetryUntilFailure = retry("failure")
+current.builtin.AlwaysRunning = function(ctx, _, _, kids)
+  return controls.always_running(ctx.bt, kids)
+end
 current.builtin.Not = current.builtin.Invert
 current.builtin.Inverter = current.builtin.Invert
 current.builtin.AlwaysFailure = current.builtin.AlwaysFail
@@ -707,6 +730,8 @@ current.children.Assert = 1
 current.children.Listen = "0-1"
 current.children.JustSuccess, current.children.JustFailure = 0, 0
 current.children.Watchdog = 3
+current.children.RetryUntilSuccess, current.children.RetryUntilFailure = 1, 1
+current.children.AlwaysRunning = 1
 
 current.refused = {
   Delay = "runs its child later, outside the tree, and succeeds at once " ..
@@ -717,14 +742,6 @@ current.refused = {
   WaitForEvent = "waits for an event of the game's own, dispatched by its " ..
                  "behavior3 context, which Bonsai has not (a game may " ..
                  "provide it with bt.register)",
-  AlwaysRunning = "restarts its child in the tick a run of several ticks " ..
-                  "ended, and in the next tick after a run of one tick " ..
-                  "(behavior3-ts's stack), which no Bonsai node does (a " ..
-                  "game may provide it with bt.define)",
-  RetryUntilFailure = "tries again in the tick a try of several ticks " ..
-                      "ended, and in the next tick after a try of one tick " ..
-                      "(behavior3-ts's stack), which no Bonsai retry does " ..
-                      "(a game may provide it with bt.define)",
 }
 -- behavior3's leaves over the game's own values: the game provides them.
 for _, name in ipairs { "Includes", "IsNull", "NotNull", "Clear", "Push",
@@ -734,7 +751,6 @@ for _, name in ipairs { "Includes", "IsNull", "NotNull", "Clear", "Push",
     "game's own values (printing, the clock, random draws, tables and " ..
     "lists), which the game provides (bt.register or bt.define)"
 end
-current.refused.RetryUntilSuccess = current.refused.RetryUntilFailure
 
 local current_node
 

@@ -367,6 +367,54 @@ function M.watchdog(bt, kids)
   })
 end
 
+-- behavior3-ts's RetryUntilSuccess (stop = "success") and
+-- RetryUntilFailure (stop = "failure"), as its execution stack runs them:
+-- a try that ends with stop ends the node with success; another end starts
+-- the next try at the next tick when the try ended in the tick it started,
+-- in the same tick when it ran over several ticks; after count(bb) tries
+-- (nil: no limit) the node fails instead.
+function M.retry_until(bt, kids, stop, count)
+  return control(bt, kids, {
+    enter = function(c) c.memory.tries, c.memory.running = nil, nil end,
+    tick = function(c, _, bb)
+      local m = c.memory
+      if m.tries then
+        if m.running then
+          local s = c:tick(1)
+          if s == RUNNING then return RUNNING end
+          m.running = nil
+          if s == stop then return SUCCESS end
+        end
+        local n = count(bb)
+        if n and m.tries >= n then return FAILURE end
+        m.tries = m.tries + 1
+      else
+        m.tries = 1
+      end
+      local s = c:tick(1)
+      if s == stop then return SUCCESS end
+      m.running = s == RUNNING or nil
+      return RUNNING
+    end,
+  })
+end
+
+-- behavior3-ts's AlwaysRunning: running, its child ticked again and again;
+-- a new run at the next tick after a run of one tick, in the same tick
+-- after a run of several ticks (behavior3-ts's stack ticks the node again
+-- when its running child ends).
+function M.always_running(bt, kids)
+  return control(bt, kids, {
+    enter = function(c) c.memory.running = nil end,
+    tick = function(c)
+      local m = c.memory
+      if m.running and c:tick(1) == RUNNING then return RUNNING end
+      m.running = c:tick(1) == RUNNING or nil
+      return RUNNING
+    end,
+  })
+end
+
 -- behavior3's Listen on the tree's own events. listening() is the state
 -- the Listens of one tree share: events[k], Listen k's event ("before",
 -- "after", "success" or "failure"), children[k] its child (or nil), and
