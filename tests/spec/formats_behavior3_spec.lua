@@ -67,6 +67,24 @@ describe("behavior3 expressions", function()
     assert.equal(29, a.bb.power)
   end)
 
+  it("IsNull, NotNull read whether a variable is set; Clear clears one, " ..
+     "tick by tick", function()
+    local a = agent(current { id = 1, name = "Sequence", children = {
+      { id = 2, name = "NotNull", input = { "target" } },
+      { id = 3, name = "Clear", output = { "target" } },
+      { id = 4, name = "IsNull", input = { "target" } },
+    } }, { blackboard = { target = false } })
+    assert.equal("success", a:tick(1)) -- false is a value (behavior3lua's)
+    assert.is_nil(a.bb.target)
+    assert.equal("failure", a:tick(1))
+    a.bb.target = "orc"
+    assert.equal("success", a:tick(1))
+    assert.matches("node 'IsNull': needs an input variable name",
+      refused(current { id = 1, name = "IsNull" }))
+    assert.matches("node 'Clear': needs an output variable name",
+      refused(current { id = 1, name = "Clear" }))
+  end)
+
   it("make Cmp a bt.check and refuse what they cannot keep", function()
     local n = bt.import(current { id = 1, name = "Cmp", input = { "hp" },
                                   args = { lt = 5 } }, "behavior3")

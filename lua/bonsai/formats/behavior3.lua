@@ -676,6 +676,15 @@ local function output(ctx, path, spec, optional)
   return out
 end
 
+-- The one input variable of spec (a key name).
+local function input(ctx, path, spec)
+  local var = type(spec.input) == "table" and spec.input[1]
+  if type(var) ~= "string" or not var:match("^[%a_][%w_]*$") then
+    fail(ctx, path .. ".input", spec.name, "needs an input variable name")
+  end
+  return var
+end
+
 -- Success when the expression is true.
 current.builtin.Check = function(ctx, path, spec)
   return expression(ctx, path, spec, "condition", spec.args and spec.args.value)
@@ -711,18 +720,30 @@ end
 -- Compares the input variable with the first of gt, ge, eq, lt, le: a
 -- bt.check.
 current.builtin.Cmp = function(ctx, path, spec)
-  local input = type(spec.input) == "table" and spec.input[1]
-  if type(input) ~= "string" or not input:match("^[%a_][%w_]*$") then
-    fail(ctx, path .. ".input", spec.name, "needs an input variable name")
-  end
+  local var = input(ctx, path, spec)
   local args = spec.args or {}
   for _, c in ipairs { { "gt", ">" }, { "ge", ">=" }, { "eq", "==" },
                        { "lt", "<" }, { "le", "<=" } } do
     if type(args[c[1]]) == "number" then
-      return { type = "check", key = input, op = c[2], value = args[c[1]] }
+      return { type = "check", key = var, op = c[2], value = args[c[1]] }
     end
   end
   fail(ctx, path .. ".args", spec.name, "needs one of gt, ge, eq, lt, le")
+end
+-- Whether the input variable holds nothing, something: bt.is_set.
+current.builtin.IsNull = function(ctx, path, spec)
+  return { type = "invert", { type = "is_set", key = input(ctx, path, spec) } }
+end
+current.builtin.NotNull = function(ctx, path, spec)
+  return { type = "is_set", key = input(ctx, path, spec) }
+end
+-- Clears the output variable; success.
+current.builtin.Clear = function(ctx, path, spec)
+  local out = output(ctx, path, spec)
+  return { type = "action", fn = function(_, bb)
+    bb[out] = nil
+    return true
+  end }
 end
 current.children.Check, current.children.Calculate = 0, 0
 current.children.Let, current.children.Cmp = 0, 0
@@ -732,6 +753,8 @@ current.children.JustSuccess, current.children.JustFailure = 0, 0
 current.children.Watchdog = 3
 current.children.RetryUntilSuccess, current.children.RetryUntilFailure = 1, 1
 current.children.AlwaysRunning = 1
+current.children.IsNull, current.children.NotNull = 0, 0
+current.children.Clear = 0
 
 current.refused = {
   Delay = "runs its child later, outside the tree, and succeeds at once " ..
@@ -744,7 +767,7 @@ current.refused = {
                  "provide it with bt.register)",
 }
 -- behavior3's leaves over the game's own values: the game provides them.
-for _, name in ipairs { "Includes", "IsNull", "NotNull", "Clear", "Push",
+for _, name in ipairs { "Includes", "Push",
   "Concat", "GetField", "SetField", "Index", "Now", "Random", "RandomIndex",
   "WaitForCount", "Log" } do
   current.refused[name] = "is a leaf of behavior3's runtime over the " ..

@@ -218,10 +218,6 @@ function M.behavior3()
     return true
   end)
   bt.register("Idle", function(a) note(a, "Idle") return RUNNING end)
-  bt.register("Clear", function(_, bb, args)
-    bb[args.output[1]] = nil
-    return true
-  end)
   for _, name in ipairs { "TestB3", "TestOneof" } do
     bt.register(name, function(a) note(a, name) return true end)
   end
