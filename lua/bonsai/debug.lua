@@ -191,12 +191,73 @@ function M.new(bt)
     return ok and r == true
   end
 
+  -- Stepping through a tick: the step command arms the agent's trace hook
+  -- (a:_on_event) for its next tick; at each status event of that tick the
+  -- hook notes the event's code and the blackboard keys changed since the
+  -- event before (since the last line sent, for the first). The tick line
+  -- then carries them as 'steps', [index of the event in the line, { key =
+  -- value }, unset keys or nil], and the page reveals the tick node by node
+  -- (docs/DEBUGGER.md).
+  local function stepper(agent, st)
+    local run = { steps = {}, codes = {} } -- the status events seen
+    local seen = {}
+    for k, v in pairs(st.bb or {}) do seen[k] = v end
+    st.stepping = run
+    agent:_on_event(function(kind, code)
+      if kind == "reload" then -- (the old version's events are dropped)
+        run.steps, run.codes = {}, {}
+      elseif kind == "status" then
+        local changed, unset, now = nil, nil, {}
+        for k, v in agent.bb:pairs() do
+          now[k] = v
+          if seen[k] ~= v then
+            changed = changed or {}
+            changed[k] = record.value(v)
+          end
+        end
+        for k in pairs(seen) do
+          if now[k] == nil then
+            unset = unset or {}
+            unset[#unset + 1] = k
+          end
+        end
+        if changed or unset then
+          if unset then table.sort(unset) end
+          run.steps[#run.steps + 1] = { #run.codes, changed or {}, unset }
+        end
+        seen = now
+        run.codes[#run.codes + 1] = code
+      end
+    end)
+  end
+
+  -- Ends a step through a tick: the steps for the line, or nil when the
+  -- events the hook saw are not in the line. It saw those of the tick;
+  -- events recorded outside it (the game aborted the frozen agent before;
+  -- an error's abort pass after) are in the line too: the indices are
+  -- shifted to where the events seen are.
+  local function stepped(agent, st, codes)
+    local run = st.stepping
+    st.stepping = nil
+    agent:_on_event(nil)
+    local seen = run.codes
+    for shift = 0, #codes - #seen do
+      local i = 1
+      while i <= #seen and codes[shift + i] == seen[i] do i = i + 1 end
+      if i > #seen then
+        for _, s in ipairs(run.steps) do s[1] = s[1] + shift end
+        return run.steps
+      end
+    end
+  end
+
   -- After each tick of a streamed agent: its line, and breakpoints: a
   -- node's event that a rule names, or a watch that became true.
   local function sink(agent, status, err, ev)
     local st = rec.ids[agent]
     if not st then return end
     local line = rec:line(agent, status, err, ev)
+    if st.stepping then line.steps = stepped(agent, st, line.codes) end
     local marks = breaks[st.v.tree]
     if marks then
       for _, code in ipairs(line.codes) do
@@ -422,9 +483,21 @@ function M.new(bt)
     return true
   end
 
+  -- step: one tick of a frozen agent; with nodes = true, the tick's line
+  -- says what the blackboard held at each of its events (stepper).
   function commands.step(cmd)
     local agent = byid[cmd.agent]
     if not agent then return nil, "no agent " .. agentname(cmd.agent) end
+    if cmd.nodes == true then
+      local st = rec.ids[agent]
+      if not agent:frozen() then
+        return nil, "agent " .. st.id .. " is not frozen"
+      end
+      if not streams[agent] then
+        return nil, "agent " .. st.id .. " is not streamed"
+      end
+      stepper(agent, st)
+    end
     agent:freeze("step")
     return true
   end

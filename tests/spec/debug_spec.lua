@@ -324,6 +324,114 @@ describe("bt.debug.serve", function()
     assert.is_false(a:frozen())
   end)
 
+  it("steps through a tick node by node: what the blackboard held at " ..
+     "each event", function()
+    local tree = bt.tree(bt.sequence { name = "day",
+      bt.named("wake", bt.action(function(_, bb)
+        bb.wakes = (bb.wakes or 0) + 1
+        return true
+      end)),
+      bt.check("wakes", ">", 0),
+      bt.named("eat", bt.action(function(_, bb)
+        bb.food, bb.hungry = { "bread", 2 }, nil
+        return true
+      end)),
+      bt.named("work", bt.action(function(_, bb)
+        bb.coins = (bb.coins or 0) + 1
+        return true
+      end)),
+    }, { name = "day" })
+    local a = bt.agent(tree)
+    local other = bt.agent(tree)
+    serve { agents = { a, other } }
+    local c = subscribe()
+    bt.tick_all({ a, other }, 1)
+    local ok, err = D.command { cmd = "step", agent = 1, nodes = true }
+    assert.is_nil(ok)
+    assert.equal("agent 1 is not frozen", err)
+    a:freeze(true)
+    a.bb.hungry = true -- the game writes between two ticks
+    assert.same({ ok = true },
+                post('{"cmd":"step","agent":1,"nodes":true}'))
+    bt.tick_all({ a, other }, 1)
+    assert.is_true(a:frozen()) -- one tick, frozen again
+    local line
+    assert.is_true(pump(function()
+      for _, l in ipairs(c.lines()) do
+        if l.t == "tick" and l.agent == 1 and l.tick == 2 then line = l end
+      end
+      return line ~= nil
+    end))
+    local names = {}
+    for i, e in ipairs(line.events) do
+      names[i] = tree:nodes(a)[e[1] + 1].name .. " " .. e[2]
+    end
+    assert.same({ "day running", "wake running", "wake success",
+                  "check[2] success", "eat running", "eat success",
+                  "work running", "work success", "day success" }, names)
+    -- [event index (0-based), keys changed since the event before, unset]
+    assert.same({ { 0, { hungry = true } }, { 2, { wakes = 2 } },
+                  { 5, { food = { "bread", 2 } }, { "hungry" } },
+                  { 7, { coins = 2 } } }, line.steps)
+    -- the next tick, and the other agent's, are plain
+    assert.same({ ok = true }, post('{"cmd":"step","agent":1}'))
+    bt.tick_all({ a, other }, 1)
+    assert.is_true(pump(function()
+      local n = 0
+      for _, l in ipairs(c.lines()) do
+        if l.t == "tick" then
+          if l.agent ~= 1 or l.tick ~= 2 then assert.is_nil(l.steps) end
+          if l.agent == 1 and l.tick == 3 then n = n + 1 end
+        end
+      end
+      return n == 1
+    end))
+    -- an agent not streamed, or gone, is refused
+    D.command { cmd = "record", agent = 2, on = false }
+    other:freeze(true)
+    ok, err = D.command { cmd = "step", agent = 2, nodes = true }
+    assert.equal("agent 2 is not streamed", err)
+    D.remove(a)
+    ok, err = D.command { cmd = "step", agent = 1, nodes = true }
+    assert.equal("no agent 1", err)
+  end)
+
+  it("steps through a tick that a reload starts, and through an error",
+     function()
+    local tree = bt.tree(bt.sequence { name = "t",
+      bt.named("a", bt.action(function(_, bb) bb.x = 1; return true end)),
+    }, { name = "t" })
+    local agent = bt.agent(tree)
+    serve { agents = { agent } }
+    local c = subscribe()
+    assert.is_true(pump(function() return #c.lines() >= 3 end)) -- connected
+    bt.tick_all({ agent }, 1)
+    agent:freeze(true)
+    tree:reload(bt.sequence { name = "t",
+      bt.named("b", bt.action(function(_, bb) bb.y = 2; return true end)),
+      bt.named("c", bt.action(function() error("boom") end)),
+    })
+    assert.is_true(D.command { cmd = "step", agent = 1, nodes = true })
+    bt.tick_all({ agent }, 1)
+    local line
+    assert.is_true(pump(function()
+      for _, l in ipairs(c.lines()) do
+        if l.t == "tick" and l.tick == 2 then line = l end
+      end
+      return line ~= nil
+    end))
+    assert.same({ from = 1, to = 2 }, line.reload)
+    assert.matches("boom", line.error)
+    local names = {}
+    for i, e in ipairs(line.events) do
+      names[i] = tree:nodes(agent)[e[1] + 1].name .. " " .. e[2]
+    end
+    -- the events of the new version; c's abort comes after the error
+    assert.same({ "t running", "b running", "b success", "c running",
+                  "c aborted", "t aborted" }, names)
+    assert.same({ { 2, { y = 2 } } }, line.steps)
+  end)
+
   it("breaks on a node's status for one agent or any, and when a " ..
      "blackboard condition becomes true", function()
     local a = bt.agent(guardtree(), { blackboard = { hp = 100 } })
