@@ -34,6 +34,7 @@ const ui = {
   lanes: [],             // paths of the nodes whose history the timeline shows
   histories: new Map(),  // "agent\npath" -> { changes, ticks: [[tick, code]] }
   coverage: null,        // coverage.js's state while a coverage report is shown
+  step: null,            // { key: "agent@tick", at } while a stepped tick is shown
 };
 
 // ---- Messages and loading -------------------------------------------------
@@ -341,7 +342,10 @@ function paintTree(view) {
   const pop = ui.mode === 'population' ? ui.trace.population(t.name, ui.tick) : null;
   // the nodes this tick visited: the others keep a status from an earlier
   // tick, and look faded so that it does not pass for this tick's
-  const visited = new Set(view && view.tick === ui.tick ? (view.line.events || []).map((e) => e[0]) : []);
+  const events = view && view.tick === ui.tick ? view.line.events || [] : [];
+  const shown = view && view.step ? events.slice(0, view.step.at + 1) : events;
+  const visited = new Set(shown.map((e) => e[0]));
+  const here = view && view.step && view.step.at < events.length ? events[view.step.at][0] : -1;
   const forced = forcedNodes(view);
   t.nodes.forEach((n, id) => {
     const r = ui.rows[id];
@@ -351,6 +355,7 @@ function paintTree(view) {
     r.li.classList.toggle('stale', stale);
     r.row.classList.toggle('lane-on', ui.lanes.includes(n.path));
     r.row.classList.toggle('forced', forced.has(id));
+    r.row.classList.toggle('step-here', id === here);
     r.row.title = (n.path || '(the hidden priority wrapper)') +
       (stale ? ': not visited in this tick (' + st + ' since an earlier tick)' : '');
     if (isCheck(n)) r.params.textContent = view && !pop ? checkText(n, view.bb) : paramText(n);
@@ -469,11 +474,13 @@ function renderInfo(view) {
       : l.watch ? 'Frozen: ' + l.watch + ' became true' : 'Frozen at a breakpoint') +
       ': the agent is not ticked until resumed or stepped.';
     if (ui.live && latest) {
-      for (const [label, cmd] of [['Resume', 'resume'], ['Step one tick', 'step']]) {
+      for (const [label, id, body] of [['Resume', 'agent-resume', { cmd: 'resume' }],
+        ['Step one tick', 'agent-step', { cmd: 'step' }],
+        ['Step into the tick', 'agent-step-in', { cmd: 'step', nodes: true }]]) {
         const b = document.createElement('button');
         b.textContent = label;
-        b.id = 'agent-' + cmd;
-        b.onclick = () => command({ cmd, agent: a.id });
+        b.id = id;
+        b.onclick = () => command(Object.assign({ agent: a.id }, body));
         fz.appendChild(b);
       }
     }
@@ -493,10 +500,11 @@ function renderEvents(view) {
     return;
   }
   const t = view.tree;
-  for (const [id, st, again, forced] of view.line.events || []) {
+  (view.line.events || []).forEach(([id, st, again, forced], k) => {
     const n = t.nodes[id];
     const li = document.createElement('li');
-    li.className = 'st-' + st + (forced === 1 ? ' forced' : '');
+    li.className = 'st-' + st + (forced === 1 ? ' forced' : '') +
+      (view.step && k === view.step.at ? ' here' : view.step && k > view.step.at ? ' later' : '');
     li.innerHTML = '<span class="chip"></span><span class="name"></span><span class="what"></span>';
     li.children[1].textContent = n.hidden ? '(priority section)' : n.label;
     li.children[1].title = n.path;
@@ -509,7 +517,7 @@ function renderEvents(view) {
     }
     li.onclick = () => reveal(n.path);
     ol.appendChild(li);
-  }
+  });
   if (!ol.children.length) {
     const li = document.createElement('li');
     li.className = 'none';
@@ -526,8 +534,9 @@ function renderBlackboard(view) {
     table.textContent = '';
     return;
   }
-  const changed = new Set(view.tick === ui.tick ? Object.keys(view.line.bb || {}) : []);
-  const unset = view.tick === ui.tick ? view.line.unset || [] : [];
+  const changed = new Set(view.step ? view.step.changed : view.tick === ui.tick ? Object.keys(view.line.bb || {}) : []);
+  const unset = view.step ? view.step.changed.filter((k) => !(k in view.bb))
+    : view.tick === ui.tick ? view.line.unset || [] : [];
   const keys = Object.keys(view.bb).concat(unset.filter((k) => !(k in view.bb))).sort();
   // rows are kept and updated in place, not made again: a live game redraws
   // many times a second, and a cell replaced under the pointer takes no click
@@ -814,13 +823,14 @@ function render() {
   const tr = ui.trace;
   if (!tr || !ui.agent) return;
   if (ui.live && !ui.live.paused) ui.tick = ui.agent.ticks[ui.agent.ticks.length - 1] || ui.tick;
-  const view = tr.stateAt(ui.agent, ui.tick);
+  const view = stepView(tr.stateAt(ui.agent, ui.tick));
   const t = view ? view.tree : tr.tree(ui.agent.tree, ui.agent.cur.version);
   if (ui.treeKey !== t.name + '@' + t.version) buildTree(t);
   paintTree(view);
   followRunning(view);
   renderLaneNav();
   renderInfo(view);
+  renderStepBar(view);
   renderEvents(view);
   renderBlackboard(view);
   renderRunning(view);
@@ -832,6 +842,52 @@ function render() {
   document.body.dataset.tick = ui.tick;
   document.body.dataset.agent = ui.agent.id;
   syncURL();
+}
+
+// ---- Stepping through a tick ---------------------------------------------------
+// A tick the live debugger stepped into ('Step into the tick': its line has
+// 'steps') is shown node by node, from its first event: the tree as the
+// events so far left it, the node of the current event outlined, the
+// blackboard as that node left it. "node ▶" past the last event shows the
+// whole tick, as any other.
+
+// The view of the tick shown: the step's when the tick was stepped into.
+function stepView(view) {
+  if (!view || view.tick !== ui.tick || !Array.isArray(view.line.steps)) return view;
+  const key = ui.agent.id + '@' + view.tick;
+  if (!ui.step || ui.step.key !== key) ui.step = { key, at: 0 };
+  const count = (view.line.events || []).length;
+  if (ui.step.at >= count) return view;
+  return ui.trace.stepAt(ui.agent, view.tick, ui.step.at) || view;
+}
+
+function stepBy(d) {
+  if (!ui.step) return;
+  const view = ui.trace.stateAt(ui.agent, ui.tick);
+  const count = view ? (view.line.events || []).length : 0;
+  ui.step.at = Math.max(0, Math.min(count, ui.step.at + d));
+  render();
+}
+
+function renderStepBar(view) {
+  const bar = $('step-bar');
+  const stepped = view && view.tick === ui.tick && Array.isArray(view.line.steps);
+  bar.hidden = !stepped;
+  if (!stepped) return;
+  const events = view.line.events || [];
+  const at = view.step ? view.step.at : events.length;
+  const text = $('step-text');
+  if (at < events.length) {
+    const [id, st, again] = events[at];
+    const n = view.tree.nodes[id];
+    text.textContent = 'Node ' + (at + 1) + ' of ' + events.length + ': ' +
+      (n.hidden ? '(priority section)' : n.label) + ' ' + (again ? 'running again' : st);
+  } else {
+    text.textContent = 'The whole tick (' + events.length + ' events)';
+  }
+  $('step-prev').disabled = at === 0;
+  $('step-next').disabled = at >= events.length;
+  $('step-end').disabled = at >= events.length;
 }
 
 // A page loaded with ?trace=URL keeps &agent= and &tick= in its address,
@@ -1074,10 +1130,17 @@ function wire() {
   $('unfold-all').onclick = () => fold(false);
   $('watch-input').onkeydown = (e) => { if (e.key === 'Enter') addWatch(); };
   $('force-go').onclick = addForce;
+  $('step-prev').onclick = () => stepBy(-1);
+  $('step-next').onclick = () => stepBy(1);
+  $('step-end').onclick = () => stepBy(Infinity);
   document.addEventListener('keydown', (e) => {
     if (e.target.tagName === 'INPUT' || e.target.tagName === 'TEXTAREA') return;
     if (e.key === 'ArrowLeft') { step(-1, e.shiftKey); e.preventDefault(); }
     if (e.key === 'ArrowRight') { step(1, e.shiftKey); e.preventDefault(); }
+    if ((e.key === 'ArrowDown' || e.key === 'ArrowUp') && !$('step-bar').hidden) {
+      stepBy(e.key === 'ArrowDown' ? 1 : -1);
+      e.preventDefault();
+    }
     if (e.key === 'Home' && ui.trace) { jump(ui.trace.minTick); e.preventDefault(); }
     if (e.key === 'End' && ui.trace) { jump(ui.trace.maxTick); e.preventDefault(); }
   });

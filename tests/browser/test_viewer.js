@@ -940,6 +940,49 @@ async function main() {
       await page.waitForTimeout(300);
       assert.equal(g2Ticks(stream, g2.id), before + 1, 'stepped exactly one tick');
       await page.waitForSelector('#agent-resume');
+      // step into the next tick: its events one by one, the tree as they
+      // left it, the blackboard as each node left it
+      await page.click('#agent-step-in');
+      const into = await until('a stepped tick', () => stream.lines.find((o) => o.t === 'tick' && o.agent === g2.id && o.steps));
+      assert.equal(g2Ticks(stream, g2.id), before + 2, 'one more tick, no more');
+      await page.waitForSelector('#step-bar:not([hidden])');
+      const ref = sent(stream);
+      const start = reconstruct(ref, ref.agents.get(g2.id), into.tick - 1);
+      const nodes = ref.trees.get('guard@' + into.version);
+      const status = Object.assign({}, start.byPath);
+      const bb = Object.assign({}, start.bb);
+      let attacked = false;
+      assert.ok(into.events.length >= 3, 'the tick visits the path to the attack: ' + JSON.stringify(into.events));
+      for (let k = 0; k < into.events.length; k++) {
+        const [id, st, again] = into.events[k];
+        status[nodes[id].path] = st;
+        for (const [at, set, unset] of into.steps) {
+          if (at !== k) continue;
+          Object.assign(bb, set);
+          for (const key of unset || []) delete bb[key];
+        }
+        assert.equal(await page.textContent('#step-text'), 'Node ' + (k + 1) + ' of ' + into.events.length + ': ' +
+          nodes[id].name + ' ' + (again ? 'running again' : st));
+        assert.deepEqual(await page.$$eval('#tree .row.step-here', (l) => l.map((r) => r.parentNode.dataset.path)),
+          [nodes[id].path], 'the node of event ' + k + ' is outlined');
+        const s = await shown(page);
+        assert.deepEqual(s.status, status, 'statuses after event ' + k);
+        assert.deepEqual(s.bb, bb, 'blackboard after event ' + k);
+        assert.equal(await page.$$eval('#events li.later', (l) => l.length), into.events.length - k - 1);
+        if (nodes[id].path === 'guard/alert/attack') {
+          assert.ok(into.steps.some(([at]) => at === k), 'the attack wrote enemy_hp');
+          assert.ok(s.changed.includes('enemy_hp'), 'what the attack wrote is highlighted');
+          await page.screenshot({ path: path.join(OUT, 'step.png') });
+          attacked = true;
+        }
+        if (k + 1 < into.events.length) await page.click('#step-next');
+      }
+      assert.ok(attacked, 'the stepped tick ran the attack');
+      await page.click('#step-next');
+      assert.equal(await page.textContent('#step-text'), 'The whole tick (' + into.events.length + ' events)');
+      await checkAgentAt(page, sent(stream), g2.id, into.tick);
+      await page.click('#step-prev');
+      assert.match(await page.textContent('#step-text'), new RegExp('^Node ' + into.events.length + ' of'));
       await page.click('li[data-path="guard/alert/attack"] > .row .bp'); // breakpoint off
       await page.click('#agent-resume');
       await until('ticks again', () => g2Ticks(stream, g2.id) > before + 3);
