@@ -534,6 +534,7 @@ function renderBlackboard(view) {
     table.textContent = '';
     return;
   }
+  const editable = ui.live && !ui.agent.gone; // (a gone agent's are its last)
   const changed = new Set(view.step ? view.step.changed : view.tick === ui.tick ? Object.keys(view.line.bb || {}) : []);
   const unset = view.step ? view.step.changed.filter((k) => !(k in view.bb))
     : view.tick === ui.tick ? view.line.unset || [] : [];
@@ -559,13 +560,13 @@ function renderBlackboard(view) {
       tr.lastChild.textContent = text; // an edit left behind, or a new value
     }
     tr.dataset.value = isUnset ? '' : JSON.stringify(v);
-    tr.lastChild.onclick = ui.live && !isUnset ? () => editValue(tr, k, v) : null;
+    tr.lastChild.onclick = editable && !isUnset ? () => editValue(tr, k, v) : null;
     if (tr === at) at = at.nextSibling;
     else table.insertBefore(tr, at);
   }
   for (const tr of rows.values()) tr.remove();
   let add = table.querySelector('tr.add');
-  if (ui.live && !add) {
+  if (editable && !add) {
     add = document.createElement('tr');
     add.className = 'add';
     add.innerHTML = '<th><input id="bb-new-key" placeholder="key"></th>' +
@@ -576,7 +577,7 @@ function renderBlackboard(view) {
       e.target.blur();
     };
   }
-  if (add && !ui.live) add.remove();
+  if (add && !editable) add.remove();
   else if (add && table.lastChild !== add) table.appendChild(add);
 }
 

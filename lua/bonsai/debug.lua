@@ -25,6 +25,7 @@ M.READ_PER_POLL = 64 * 1024
 M.PING = 15                    -- seconds between keep-alive comments
 M.PROFILE = 1                  -- seconds between profile lines (profiled
                                -- trees whose counts changed)
+M.SWEEP = 1                    -- seconds between looks for agents collected
 
 local LOOPBACK = { ["127.0.0.1"] = true, ["::1"] = true, localhost = true }
 
@@ -81,8 +82,11 @@ function M.new(bt)
   local server        -- listening socket, or nil
   local clients = {}  -- list of client records
   local rec           -- the Recording whose lines the clients receive
-  local streams = {}  -- agent -> state (streamed agents)
-  local byid = {}     -- agent id -> agent
+  -- (the agents are held weakly: a game that drops an agent without
+  -- bt.debug.remove sees it collected, and the page is told)
+  local streams = setmetatable({}, { __mode = "k" }) -- streamed agents
+  local byid = setmetatable({}, { __mode = "v" })    -- agent id -> agent
+  local offered = {}  -- ids offered and not yet gone
   local breaks = {}   -- tree name -> path -> { [rule] = true }, a rule
                       -- "STATUS@AGENT", "*" for any ("*@*": any event)
   local watches = {}  -- "AGENT key op value" -> { agent, key, op, value,
@@ -91,6 +95,7 @@ function M.new(bt)
   local lines = {}    -- header, tree and agent lines, for new clients
   local profiles = {} -- tree name -> its last profile line (sent)
   local profiled = 0  -- when the profiles were last looked at
+  local swept = 0     -- when collected agents were last looked for
   local file          -- file mode: every line of a trace file
 
   local function now() return socket.gettime() end
@@ -306,19 +311,15 @@ function M.new(bt)
     end
     local st = rec:add(agent)
     byid[st.id] = agent
+    offered[st.id] = true
     stream(agent, not (o and o.record == false))
     return st.id
   end
 
-  -- bt.debug.remove(agent): no longer offered or streamed.
-  -- (its breakpoints and watches go with it: ids are not given again)
-  function D.remove(agent)
-    if not rec or not rec.ids[agent] then return end
-    local id = rec.ids[agent].id
-    stream(agent, false)
-    byid[id] = nil
-    rec:remove(agent)
-    agent:freeze(false)
+  -- An agent withdrawn or collected: the page is told, its breakpoints and
+  -- watches go (ids are not given again).
+  local function gone(id)
+    offered[id] = nil
     emit(cjson.encode { t = "gone", agent = id }) -- the page marks it
     for _, marks in pairs(breaks) do
       for path, rules in pairs(marks) do
@@ -330,6 +331,24 @@ function M.new(bt)
     end
     for name, w in pairs(watches) do
       if w.agent == id then watches[name] = nil end
+    end
+  end
+
+  -- bt.debug.remove(agent): no longer offered or streamed.
+  function D.remove(agent)
+    if not rec or not rec.ids[agent] then return end
+    local id = rec.ids[agent].id
+    stream(agent, false)
+    byid[id] = nil
+    rec:remove(agent)
+    agent:freeze(false)
+    gone(id)
+  end
+
+  -- The agents the game let go without bt.debug.remove.
+  local function sweep()
+    for id in pairs(offered) do
+      if byid[id] == nil then gone(id) end
     end
   end
 
@@ -718,6 +737,10 @@ function M.new(bt)
       profiled = t
       sendprofiles()
     end
+    if t - swept >= M.SWEEP then
+      swept = t
+      sweep()
+    end
     for i = #clients, 1, -1 do
       local c = clients[i]
       if not c.closed and not c.closing then receive(c) end
@@ -745,7 +768,8 @@ function M.new(bt)
     if rec then
       for agent in pairs(rec.ids) do D.remove(agent) end
     end
-    rec, lines, byid, breaks, file = nil, {}, {}, {}, nil
+    rec, lines, breaks, file = nil, {}, {}, nil
+    byid, offered = setmetatable({}, { __mode = "v" }), {}
     profiles = {}
     if server then server:close() end
     server = nil

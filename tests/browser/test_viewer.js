@@ -1069,7 +1069,7 @@ async function main() {
       assert.equal(await page.$$eval('#force-list li', (l) => l.length), 0);
     });
 
-    await check('live: agents and a tree join, an agent leaves, a reload (churn_game.lua)', async () => {
+    await check('live: agents and trees join, agents leave or are collected, a reload (churn_game.lua)', async () => {
       stream.req.destroy();
       game.child.kill();
       game = await startGame('tests/browser/churn_game.lua', ['20']);
@@ -1077,12 +1077,15 @@ async function main() {
       await page.goto(game.url);
       await page.waitForSelector('body.loaded.is-live #tree li[data-path]');
       assert.equal(await page.textContent('#agent-count'), '2');
-      await page.waitForFunction(() => document.getElementById('agent-count').textContent === '4');
+      await page.waitForFunction(() => document.getElementById('agent-count').textContent === '5');
       const scout = await until('scout 1', () => [...sent(stream).agents.values()].find((a) => a.label === 'scout 1'));
       await pickAgent(page, scout.id);
       assert.match(await page.textContent('#tree-head'), /^Tree scout, version 1/);
       await page.waitForFunction(() => /^Tree scout, version 2 of 1, 2/.test(document.getElementById('tree-head').textContent),
         null, { timeout: 10000 });
+      // the new shape is drawn: 'look' where 'count' was
+      assert.deepEqual(await page.$$eval('#tree li[data-path]', (l) => l.map((li) => li.dataset.path)),
+        ['scout', 'scout/walk', 'scout/look']);
       // the page agrees with the stream, across the join and the reload
       await page.click('#live-pause');
       const ref = sent(stream);
@@ -1101,6 +1104,19 @@ async function main() {
       assert.equal(await page.textContent('#agent-list li[data-agent="' + g1.id + '"] small'), 'guard · gone');
       await goTo(page, g1Last);
       await checkAgentAt(page, ref, g1.id, g1Last);
+      // scout 2 and the sentry (its tree's only agent) were dropped by the
+      // game without a word to the debugger: collected, they are gone too
+      for (const label of ['scout 2', 'sentry']) {
+        const a = [...ref.agents.values()].find((x) => x.label === label);
+        assert.ok(stream.lines.some((o) => o.t === 'gone' && o.agent === a.id), label + ': the stream says so');
+        assert.equal(await page.textContent('#agent-list li[data-agent="' + a.id + '"] small'), a.tree + ' · gone');
+        const last = a.lines.slice(-1)[0].tick;
+        await pickAgent(page, a.id);
+        await goTo(page, last);
+        await checkAgentAt(page, ref, a.id, last);
+        assert.equal(await page.$$eval('#bb tr.add', (l) => l.length), 0, 'a gone agent is not edited');
+      }
+      await page.screenshot({ path: path.join(OUT, 'churn.png') });
     });
 
     await check('live: the arena waits for the page before its first tick', async () => {

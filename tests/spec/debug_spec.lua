@@ -22,7 +22,7 @@ end
 
 before_each(function()
   for _, k in ipairs { "REQUEST_TIMEOUT", "MAX_OUT", "MAX_HEADER",
-                       "MAX_CLIENTS", "FEED", "PROFILE" } do
+                       "MAX_CLIENTS", "FEED", "PROFILE", "SWEEP" } do
     limits[k] = debugmod[k]
   end
 end)
@@ -322,6 +322,46 @@ describe("bt.debug.serve", function()
     bt.tick_all({ a }, 1)
     assert.equal(time + 2, a.time)
     assert.is_false(a:frozen())
+  end)
+
+  it("lets go of an agent the game drops: collected, it is gone for the " ..
+     "page, its breakpoints, watches and faults with it", function()
+    local tree = guardtree()
+    local keep = bt.agent(tree, { blackboard = { hp = 100 } })
+    serve { agents = { keep, bt.agent(tree, { blackboard = { hp = 100 } }) } }
+    debugmod.SWEEP = 0
+    local c = subscribe()
+    assert.is_true(pump(function() return #c.lines() >= 4 end)) -- connected
+    local cmd = D.command
+    assert.is_true(cmd { cmd = "break", tree = "guard", node = "guard/patrol",
+                         agent = 2 })
+    assert.is_true(cmd { cmd = "watch", key = "hp", op = "<", value = 5,
+                         agent = 2 })
+    assert.is_true(cmd { cmd = "force", tree = "guard", node = "guard/patrol",
+                         status = "failure", agent = 2 })
+    assert.is_true(cmd { cmd = "step", agent = 2 }) -- frozen, then dropped
+    for _ = 1, 3 do collectgarbage() end
+    assert.is_true(pump(function()
+      for _, l in ipairs(c.lines()) do
+        if l.t == "gone" and l.agent == 2 then return true end
+      end
+    end))
+    local ok, err = cmd { cmd = "resume", agent = 2 }
+    assert.is_nil(ok)
+    assert.equal("no agent 2", err)
+    ok, err = cmd { cmd = "break", tree = "guard", node = "guard/patrol",
+                    agent = 2 }
+    assert.equal("no agent 2", err)
+    -- the one kept goes on, with its own breakpoints only
+    keep:tick(1)
+    assert.is_false(keep:frozen())
+    -- a page that comes now is told too
+    local late = subscribe()
+    assert.is_true(pump(function()
+      for _, l in ipairs(late.lines()) do
+        if l.t == "gone" and l.agent == 2 then return true end
+      end
+    end))
   end)
 
   it("steps through a tick node by node: what the blackboard held at " ..
