@@ -74,6 +74,46 @@ function reconstruct(ref, agent, n) {
   return { byPath, bb, line: last, nodes };
 }
 
+// A trace of a tree of hundreds of nodes: a castle of 20 wings of 8 rooms,
+// each room a selector of a check and three actions (names that repeat
+// 160 times, as default names do): 821 nodes. 20 agents, 60 ticks; agent
+// a runs the 'work' of room (a * 7 + floor(t / 10)) mod 160 at tick t.
+function bigTrace() {
+  const nodes = [];
+  const add = (name, type, parent, params) => {
+    nodes.push({ id: nodes.length, name, type, parent, params: params || {},
+      path: parent === null ? name : nodes[parent].path + '/' + name });
+    return nodes.length - 1;
+  };
+  const rooms = [];
+  add('castle', 'selector', null);
+  for (let w = 0; w < 20; w++) {
+    const wing = add('wing' + w, 'sequence', 0);
+    for (let r = 0; r < 8; r++) {
+      const room = add('room' + w + '_' + r, 'selector', wing);
+      add('locked', 'check', room, { key: 'locked', op: '==', value: true });
+      for (const leaf of ['clean', 'guard', 'work']) add(leaf, 'action', room);
+      rooms.push(room);
+    }
+  }
+  const roomOf = (a, t) => rooms[(a * 7 + Math.floor(t / 10)) % rooms.length];
+  const lines = [{ t: 'header', format: 1, bonsai: '0.2.0', started: 'big' },
+    { t: 'tree', tree: 'castle', version: 1, nodes }];
+  for (let a = 1; a <= 20; a++) lines.push({ t: 'agent', agent: a, tree: 'castle', version: 1, label: 'knight ' + a });
+  for (let t = 1; t <= 60; t++) {
+    for (let a = 1; a <= 20; a++) {
+      const room = roomOf(a, t);
+      const path = [0, nodes[room].parent, room, room + 4];
+      lines.push({ t: 'tick', agent: a, tick: t, time: t / 10, version: 1, status: 'running',
+        events: path.map((id) => [id, 'running', 1]), state: path.map((id) => [id, 'running']),
+        bb: { room: nodes[room].name } });
+    }
+  }
+  lines.push({ t: 'end', ticks: 1200 });
+  return { nodes, text: lines.map((l) => JSON.stringify(l)).join('\n') + '\n',
+    running: (a, t) => nodes[roomOf(a, t) + 4].path };
+}
+
 function population(ref, tree, n) {
   const counts = {};
   let agents = 0;
@@ -707,6 +747,63 @@ async function main() {
       assert.equal(await page.textContent('#bb tr td'), '"<img src=y onerror="window.pwned=3">"');
       assert.ok((await page.textContent('.tick-error')).includes('<svg onload'));
       await page.screenshot({ path: path.join(OUT, 'hostile.png') });
+    });
+
+    await check('a tree of hundreds of nodes: find, fold to the running path, unfold; each in a moment', async () => {
+      const big = bigTrace();
+      fs.writeFileSync(path.join(tmp, 'big.jsonl'), big.text);
+      let t0 = Date.now();
+      await page.goto(base + 'index.html?trace=traces/big.jsonl&agent=3&tick=25');
+      await page.waitForSelector('body.loaded #tree li[data-path]');
+      const opened = Date.now() - t0;
+      assert.equal(await page.$$eval('#tree li[data-path]', (l) => l.length), big.nodes.length);
+      assert.ok(big.nodes.length > 800, big.nodes.length + ' nodes');
+      const visible = () => page.$$eval('#tree li[data-path]', (l) => l.filter((li) => li.offsetParent !== null)
+        .map((li) => li.dataset.path));
+      // the running leaf is brought into sight
+      const leaf = big.running(3, 25);
+      await page.waitForFunction((p) => {
+        const r = document.querySelector('#tree li[data-path="' + p + '"] > .row').getBoundingClientRect();
+        const box = document.getElementById('center').getBoundingClientRect();
+        return r.top >= box.top && r.bottom <= box.bottom;
+      }, leaf);
+      // one name among hundreds: its subtree opens, it is marked
+      t0 = Date.now();
+      await page.fill('#node-search', 'room13_5');
+      assert.equal(await page.textContent('#node-matches'), '1 match');
+      const searched = Date.now() - t0;
+      assert.deepEqual(await page.$$eval('#tree .row.match', (l) => l.map((r) => r.parentNode.dataset.path)),
+        ['castle/wing13/room13_5']);
+      // a default name repeated 160 times; Enter goes from one to the next
+      await page.fill('#node-search', 'work');
+      assert.equal(await page.textContent('#node-matches'), '160 matches');
+      await page.press('#node-search', 'Enter');
+      await page.press('#node-search', 'Enter');
+      await page.waitForSelector('li[data-path="castle/wing0/room0_1/work"] > .row.flash');
+      await page.fill('#node-search', '');
+      // fold: only what runs stays open, down to the running leaf
+      t0 = Date.now();
+      await page.click('#fold-running');
+      const folded = Date.now() - t0;
+      const room = leaf.replace(/\/work$/, '');
+      const wing = room.replace(/\/[^/]*$/, '');
+      const want = big.nodes.filter((n) => n.parent === null || n.parent === 0 ||
+        [wing, room].includes(big.nodes[n.parent].path)).map((n) => n.path);
+      assert.deepEqual(await visible(), want);
+      await page.screenshot({ path: path.join(OUT, 'big-tree.png') });
+      t0 = Date.now();
+      await page.click('#unfold-all');
+      const unfolded = Date.now() - t0;
+      assert.equal((await visible()).length, big.nodes.length);
+      // stepping through ticks redraws every node
+      t0 = Date.now();
+      for (let i = 0; i < 10; i++) await page.keyboard.press('ArrowRight');
+      await page.waitForFunction(() => document.body.dataset.tick === '35');
+      const stepped = (Date.now() - t0) / 10;
+      await checkAgentAt(page, parseTrace(big.text), 3, 35);
+      console.log('# ' + big.nodes.length + ' nodes: opened in ' + opened + ' ms; search ' + searched +
+        ' ms; fold ' + folded + ' ms; unfold ' + unfolded + ' ms; a tick step ' + stepped.toFixed(0) + ' ms');
+      for (const ms of [searched, folded, unfolded, stepped]) assert.ok(ms < 1500, ms + ' ms');
     });
 
     await check('the profile of a recorded arena as a heat over the tree', async () => {
