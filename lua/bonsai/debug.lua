@@ -356,6 +356,14 @@ function M.new(bt)
 
   local commands = {}
 
+  -- A value a page may write or compare: a string, a boolean or a finite
+  -- number (cjson reads NaN and Infinity too).
+  local function plain(v)
+    local t = type(v)
+    return t == "string" or t == "boolean" or
+           t == "number" and v == v and v ~= math.huge and v ~= -math.huge
+  end
+
   -- An agent id as a command gave it (JSON numbers decode as floats: 9,
   -- not 9.0).
   local function agentname(x)
@@ -370,8 +378,7 @@ function M.new(bt)
     end
     local v = cmd.value
     if v == cjson.null then v = nil end
-    local t = type(v)
-    if v ~= nil and t ~= "number" and t ~= "string" and t ~= "boolean" then
+    if v ~= nil and not plain(v) then
       return nil, "value must be a number, string, boolean or null"
     end
     agent.bb[cmd.key] = v -- the normal write path: guards and observers
@@ -431,7 +438,7 @@ function M.new(bt)
       return nil, "op must be one of == ~= < <= > >="
     end
     local v, t = cmd.value, type(cmd.value)
-    if t ~= "number" and t ~= "string" and t ~= "boolean" then
+    if not plain(v) then
       return nil, "value must be a number, string or boolean"
     end
     local who, why = scope(cmd)
@@ -489,7 +496,8 @@ function M.new(bt)
     end
     if hit == 0 then
       return nil, "no node '" .. cmd.node .. "' in tree '" .. cmd.tree ..
-                  "' of " .. (who == "*" and "any agent" or "agent " .. who)
+                  "' of " .. (who == "*" and "any agent" or "agent " ..
+                                                  agentname(who))
     end
     return true
   end

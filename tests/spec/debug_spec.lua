@@ -624,6 +624,87 @@ describe("bt.debug.serve", function()
     os.remove(path)
   end)
 
+  it("refuses malformed commands, and commands for agents reloaded or " ..
+     "collected, without touching the game", function()
+    local tree = guardtree()
+    local a = bt.agent(tree, { blackboard = { hp = 100 } })
+    local b = bt.agent(tree, { blackboard = { hp = 100 } })
+    serve { agents = { a, b } }
+    bt.tick_all({ a, b }, 1)
+    -- what the game is before: statuses, blackboards, faults, freezing
+    local function state()
+      local out = {}
+      for i, x in ipairs { a, b } do
+        local bb = {}
+        for k, v in x.bb:pairs() do bb[k] = v end
+        out[i] = { x:node_statuses(), bb, x:frozen(),
+                   x:forced("guard/patrol") }
+      end
+      return out
+    end
+    local before = state()
+    local bodies = {
+      "", "null", "42", '"set"', "[1,2", "[]", "{}", '{"cmd":null}',
+      '{"cmd":["set"]}', '{"cmd":"__index"}', '{"cmd":"fly","agent":1}',
+      ("["):rep(5000) .. ("]"):rep(5000),                  -- too deep
+      '{"cmd":"set","agent":"1","key":"hp","value":1}',
+      '{"cmd":"set","agent":1.5,"key":"hp","value":1}',
+      '{"cmd":"set","agent":1,"key":7,"value":1}',
+      '{"cmd":"set","agent":1,"key":"","value":1}',
+      '{"cmd":"set","agent":1,"key":"hp","value":[1]}',
+      '{"cmd":"set","agent":1,"key":"hp","value":NaN}',
+      '{"cmd":"set","agent":1,"key":"hp","value":-Infinity}',
+      '{"cmd":"set","agent":1,"key":"hp","value":1e999}',
+      '{"cmd":"break","tree":"guard","node":["guard"]}',
+      '{"cmd":"break","tree":"guard","node":"guard","agent":{}}',
+      '{"cmd":"break","tree":"guard","node":"guard","status":"late"}',
+      '{"cmd":"watch","key":"hp","op":"<","value":NaN}',
+      '{"cmd":"watch","key":"hp","op":"<<","value":1}',
+      '{"cmd":"watch","key":{},"op":"<","value":1}',
+      '{"cmd":"force","tree":"guard","node":"guard/patrol",' ..
+        '"status":"success","ticks":1e300}',
+      '{"cmd":"force","tree":"guard","node":"guard/patrol",' ..
+        '"status":"success","ticks":NaN}',
+      '{"cmd":"force","tree":"guard","node":"guard/patrol",' ..
+        '"status":"idle"}',
+      '{"cmd":"resume"}', '{"cmd":"step","agent":-1}',
+      '{"cmd":"step","agent":1,"nodes":true}', -- not frozen
+      '{"cmd":"record","agent":3}',
+    }
+    for _, body in ipairs(bodies) do
+      local r = post(body)
+      assert.is_false(r.ok, body)
+      assert.is_string(r.error, body)
+      assert.is_true(#r.error < 200, body)
+    end
+    assert.same(before, state())
+    bt.tick_all({ a, b }, 1) -- the game goes on
+    assert.equal(2, a.time)
+    -- a fault left on an agent that is reloaded goes with the old version;
+    -- a command for the old version's node is refused
+    assert.same({ ok = true }, post('{"cmd":"force","agent":1,' ..
+      '"tree":"guard","node":"guard/patrol","status":"failure"}'))
+    assert.equal("failure", a:forced("guard/patrol"))
+    tree:reload(bt.reactive_selector { name = "guard",
+      bt.named("wander", bt.action(function() return bt.RUNNING end)) })
+    bt.tick_all({ a, b }, 1)
+    assert.same({ "guard", "wander" }, a:running())
+    assert.is_nil(a:forced("guard/wander"))
+    local r = post('{"cmd":"force","agent":1,"tree":"guard",' ..
+                   '"node":"guard/patrol","status":"failure"}')
+    assert.is_false(r.ok)
+    assert.equal("no node 'guard/patrol' in tree 'guard' of agent 1", r.error)
+    -- for an agent collected: refused
+    b = nil -- luacheck: ignore
+    debugmod.SWEEP = 0
+    for _ = 1, 3 do collectgarbage() end
+    D.poll()
+    r = post('{"cmd":"set","agent":2,"key":"hp","value":1}')
+    assert.same({ ok = false, error = "no agent 2" }, r)
+    a:tick(1)
+    assert.equal(4, a.time)
+  end)
+
   it("survives garbage, disconnects, idle and slow clients", function()
     debugmod.REQUEST_TIMEOUT = 0.2
     debugmod.MAX_OUT = 4096
