@@ -27,7 +27,8 @@ const ui = {
   live: null,            // { es, paused } in live mode
   breakpoints: new Set(),// "tree\npath\nstatus" (status "" for any event)
   watches: [],           // { key, op, value, agent, text }: break when true
-  forces: [],            // { tree, node, status, ticks, agent, text } sent (live)
+  forces: [],            // { tree, node, status, ticks, agent, who } sent (live)
+  faults: new Map(),     // agent id -> { version, list }: its faults, as its last line says
   pending: false,
   followed: null,        // agent, tree version and running node scrolled to
   loads: 0,              // files opened: only the last one read is shown
@@ -1022,11 +1023,39 @@ function addForce() {
   if (!$('force-any').checked) f.agent = ui.agent.id;
   command(Object.assign({ cmd: 'force', on: true }, f)).then((r) => {
     if (!r || !r.ok) return;
-    f.text = f.node + ' → ' + f.status + (f.ticks ? ' × ' + f.ticks : '') +
-      (f.agent !== undefined ? ' (' + ui.agent.label + ')' : ' (all)');
+    f.who = f.agent !== undefined ? ui.agent.label : 'all';
     ui.forces.push(f);
     renderForces();
   });
+}
+
+// The faults the page set, as the game reports them (the 'faults' of its
+// tick lines): an entry stays until the game has listed it and then no
+// longer does (its ticks ran out, a reload dropped it), or its agent is
+// gone; an entry for one agent shows the ticks it has left.
+function pruneForces() {
+  const tr = ui.trace;
+  if (!tr) return;
+  const before = ui.forces.map((f) => f.left).join();
+  const count = ui.forces.length;
+  ui.forces = ui.forces.filter((f) => {
+    const one = f.agent !== undefined ? tr.agents.get(f.agent) : null;
+    if (one && one.gone) return false;
+    let held = false;
+    for (const [id, r] of ui.faults) {
+      const a = tr.agents.get(id);
+      if (!a || a.tree !== f.tree || (one && a !== one)) continue;
+      const t = tr.tree(a.tree, r.version);
+      const got = t && r.list.find(([node, st]) => t.nodes[node] && t.nodes[node].path === f.node && st === f.status);
+      if (got) {
+        held = true;
+        f.left = one ? got[2] : 0;
+      }
+    }
+    if (held) f.seen = true;
+    return held || !f.seen;
+  });
+  if (ui.forces.length !== count || ui.forces.map((f) => f.left).join() !== before) renderForces();
 }
 
 function renderForces() {
@@ -1035,7 +1064,9 @@ function renderForces() {
   for (const f of ui.forces) {
     const li = document.createElement('li');
     li.innerHTML = '<span></span><button title="Remove">×</button>';
-    li.firstChild.textContent = f.text;
+    const ticks = f.seen ? f.left : f.ticks;
+    li.firstChild.textContent = f.node + ' → ' + f.status + (ticks ? ' × ' + ticks + (f.seen ? ' left' : '') : '') +
+      ' (' + f.who + ')';
     li.lastChild.onclick = () => {
       command({ cmd: 'force', on: false, tree: f.tree, node: f.node, agent: f.agent });
       ui.forces.splice(ui.forces.indexOf(f), 1);
@@ -1079,6 +1110,9 @@ function startLive() {
       if (o.t === 'header' && trace.header && o.started !== trace.header.started) {
         trace = new Trace(); // another game: start over
         ui.trace = null;
+        ui.faults.clear();
+        ui.forces = [];
+        renderForces();
       }
       trace.addLine(e.data, trace.lines + 1);
     } catch (err) {
@@ -1089,6 +1123,9 @@ function startLive() {
       showMessage('', '');
       start(trace);
     }
+    if (o.t === 'tick' && Array.isArray(o.faults)) ui.faults.set(o.agent, { version: o.version, list: o.faults });
+    if (o.t === 'gone') ui.faults.delete(o.agent);
+    if (o.t === 'gone' || (o.t === 'tick' && o.faults)) pruneForces();
     if (ui.trace && (trace.agentList.length !== listed || o.t === 'gone')) {
       listed = trace.agentList.length;
       renderAgents();

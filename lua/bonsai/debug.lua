@@ -94,6 +94,8 @@ function M.new(bt)
   local opts = {}
   local lines = {}    -- header, tree and agent lines, for new clients
   local profiles = {} -- tree name -> its last profile line (sent)
+  local faults = setmetatable({}, { __mode = "k" }) -- agent -> { [node id]
+                      -- = true }: the nodes the page forced (command force)
   local profiled = 0  -- when the profiles were last looked at
   local swept = 0     -- when collected agents were last looked for
   local file          -- file mode: every line of a trace file
@@ -256,6 +258,23 @@ function M.new(bt)
     end
   end
 
+  -- The faults the page set that the agent still has after its tick, as
+  -- [[node, status, ticks left (0: until removed)], ...]; [] once the
+  -- last has ended (its ticks ran out, it was removed, or a reload dropped
+  -- them: the ids were the old version's), and the agent is no longer
+  -- looked at.
+  local function faulted(agent, line)
+    local mine, list = faults[agent], {}
+    if line.reload then mine = {} end
+    for id in pairs(mine) do
+      local s, left = agent:forced(id)
+      if s then list[#list + 1] = { id, s, left } else mine[id] = nil end
+    end
+    table.sort(list, function(x, y) return x[1] < y[1] end)
+    faults[agent] = next(mine) and mine or nil
+    return list
+  end
+
   -- After each tick of a streamed agent: its line, and breakpoints: a
   -- node's event that a rule names, or a watch that became true.
   local function sink(agent, status, err, ev)
@@ -263,6 +282,7 @@ function M.new(bt)
     if not st then return end
     local line = rec:line(agent, status, err, ev)
     if st.stepping then line.steps = stepped(agent, st, line.codes) end
+    if faults[agent] then line.faults = faulted(agent, line) end
     local marks = breaks[st.v.tree]
     if marks then
       for _, code in ipairs(line.codes) do
@@ -459,8 +479,7 @@ function M.new(bt)
   -- The id of the node with that path in the version the agent runs, or
   -- nil.
   local function nodeid(agent, path)
-    local st = rec.ids[agent]
-    for _, n in ipairs(st and st.v.nodes or {}) do
+    for _, n in ipairs((agent.tree:nodes(agent))) do
       if n.path == path then return n.id end
     end
   end
@@ -491,6 +510,8 @@ function M.new(bt)
         if id then
           agent:force(id, s, ticks)
           hit = hit + 1
+          faults[agent] = faults[agent] or {}
+          faults[agent][id] = true -- (told on its lines, till it ends)
         end
       end
     end
@@ -536,12 +557,16 @@ function M.new(bt)
     return true
   end
 
+  -- (a command that raises, which none should, is refused with the
+  -- message: it never leaves bt.debug.poll)
   local function command(body)
     local cmd = cjson.decode(body)
     if type(cmd) ~= "table" then return nil, "body is not a JSON object" end
     local f = commands[cmd.cmd]
     if not f then return nil, "unknown command " .. tostring(cmd.cmd) end
-    return f(cmd)
+    local ok, r, err = pcall(f, cmd)
+    if not ok then return nil, "the command failed: " .. tostring(r) end
+    return r, err
   end
   D.command = function(t) -- the same commands, from Lua
     local f = commands[t.cmd]

@@ -1164,6 +1164,21 @@ async function main() {
       await page.waitForFunction(() => /refused "force"/.test(document.getElementById('message').textContent));
       assert.match(await page.textContent('#message'), /The game refused "force": no node 'guard\/nowhere' in tree 'guard' of agent \d+/);
       assert.equal(await page.$$eval('#force-list li', (l) => l.length), 0);
+      // a fault for some ticks: listed with the ticks it has left, as the
+      // game says, and gone from the list when they run out
+      await page.selectOption('#force-node', 'guard/patrol');
+      await page.selectOption('#force-status', 'failure');
+      await page.fill('#force-ticks', '20');
+      const mark = stream.lines.length;
+      await page.click('#force-go');
+      await page.waitForFunction(() => / × \d+ left \(guard 3\)$/.test(document.querySelector('#force-list li span')
+        ? document.querySelector('#force-list li span').textContent : ''));
+      const lefts = () => stream.lines.slice(mark).filter((o) => o.t === 'tick' && o.agent === g3.id && o.faults);
+      await until('the fault runs out', () => lefts().some((o) => o.faults.length === 0));
+      const counts = lefts().map((o) => o.faults.length ? o.faults[0][2] : 0);
+      assert.deepEqual(counts.slice(0, 3), [19, 18, 17], 'ticks left, tick by tick: ' + counts);
+      assert.equal(lefts().slice(-1)[0].faults.length, 0);
+      await page.waitForFunction(() => document.querySelectorAll('#force-list li').length === 0);
     });
 
     await check('live: agents and trees join, agents leave or are collected, a reload (churn_game.lua)', async () => {

@@ -259,6 +259,47 @@ describe("bt.debug.serve", function()
     c.sock:close()
   end)
 
+  it("tells the page the faults it set, tick by tick, until they end",
+     function()
+    local tree = guardtree()
+    local a = bt.agent(tree, { blackboard = { hp = 100 } })
+    serve { agents = { a } }
+    local c = subscribe()
+    assert.is_true(pump(function() return #c.lines() >= 3 end)) -- connected
+    a:tick(1)
+    assert.is_true(D.command { cmd = "force", agent = 1, tree = "guard",
+                               node = "guard/patrol", status = "failure",
+                               ticks = 2 })
+    assert.is_true(D.command { cmd = "force", agent = 1, tree = "guard",
+                               node = "guard/flee/check[1]",
+                               status = "success" })
+    for _ = 1, 3 do a:tick(1) end
+    -- a fault the game set itself is not the page's to list
+    a:force("guard/flee/run", "failure", 1)
+    assert.is_true(D.command { cmd = "force", agent = 1, tree = "guard",
+                               node = "guard/flee/check[1]", on = false })
+    a:tick(1)
+    tree:reload(bt.reactive_selector { name = "guard",
+      bt.named("patrol", bt.action(function() return bt.RUNNING end)) })
+    assert.is_true(D.command { cmd = "force", agent = 1, tree = "guard",
+                               node = "guard/flee/check[1]",
+                               status = "success" })
+    a:tick(1) -- the reload drops it
+    a:tick(1)
+    local got
+    assert.is_true(pump(function()
+      got = {}
+      for _, l in ipairs(c.lines()) do
+        if l.t == "tick" then got[#got + 1] = l.faults or "-" end
+      end
+      return #got == 7
+    end))
+    assert.same({ "-",
+                  { { 2, "success", 0 }, { 4, "failure", 1 } },
+                  { { 2, "success", 0 } }, { { 2, "success", 0 } },
+                  {}, {}, "-" }, got)
+  end)
+
   it("writes blackboard values through the normal path", function()
     local a = bt.agent(guardtree(), { blackboard = { hp = 100 } })
     local seen
