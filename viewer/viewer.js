@@ -40,11 +40,16 @@ const ui = {
 
 // ---- Messages and loading -------------------------------------------------
 
-function showMessage(text, kind) {
+// A message over the page; one given 'seconds' goes away by itself then
+// (unless another replaced it): news of a command stays news.
+let messageTimer = null;
+function showMessage(text, kind, seconds) {
   const m = $('message');
   m.hidden = !text;
   m.textContent = text || '';
   m.className = kind || '';
+  clearTimeout(messageTimer);
+  if (seconds) messageTimer = setTimeout(() => showMessage('', ''), seconds * 1000);
 }
 
 async function loadText(text, name) {
@@ -574,7 +579,9 @@ function renderBlackboard(view) {
       '<td><input id="bb-new-value" placeholder="value (Enter)"></td>';
     add.querySelector('#bb-new-value').onkeydown = (e) => {
       if (e.key !== 'Enter') return;
-      sendSet(add.querySelector('#bb-new-key').value, parseValue(e.target.value, undefined));
+      const key = add.querySelector('#bb-new-key');
+      sendSet(key.value, parseValue(e.target.value, undefined));
+      key.value = e.target.value = ''; // (sent: the row of the key shows it)
       e.target.blur();
     };
   }
@@ -614,7 +621,7 @@ function sendSet(key, value) {
   command({ cmd: 'set', agent: ui.agent.id, key, value }).then((r) => {
     if (!r || !r.ok) return;
     showMessage('Set ' + key + ' = ' + JSON.stringify(value) + ' for ' + ui.agent.label +
-      ': the game applies it at its next poll.', 'info');
+      ': its next tick sees it.', 'info', 5);
   });
 }
 

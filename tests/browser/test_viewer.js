@@ -1016,6 +1016,10 @@ async function main() {
       await page.press('#bb tr[data-key="mood"] input', 'Enter');
       await until('mood cleared', () => agentLines().some((o) => (o.unset || []).includes('mood')));
       await page.waitForSelector('#bb tr[data-key="mood"]', { state: 'detached' });
+      // what was sent is not left in the boxes, and its news goes away
+      assert.deepEqual(await page.$$eval('#bb tr.add input', (l) => l.map((i) => i.value)), ['', '']);
+      assert.match(await page.textContent('#message'), /^Set mood = null for guard \d: its next tick sees it\.$/);
+      await page.waitForSelector('#message', { state: 'hidden', timeout: 8000 });
     });
 
     await check('live: a breakpoint freezes an agent; step and resume from the page; a reload', async () => {
