@@ -486,7 +486,11 @@ function renderInfo(view) {
         const b = document.createElement('button');
         b.textContent = label;
         b.id = id;
-        b.onclick = () => command(Object.assign({ agent: a.id }, body));
+        b.onclick = () => {
+          // a step is to be seen: a paused page follows the game again
+          if (body.cmd === 'step' && ui.live.paused) pauseLive(false);
+          command(Object.assign({ agent: a.id }, body));
+        };
         fz.appendChild(b);
       }
     }

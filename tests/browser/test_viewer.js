@@ -1043,7 +1043,9 @@ async function main() {
       await page.waitForSelector('#agent-resume');
       // step into the next tick: its events one by one, the tree as they
       // left it, the blackboard as each node left it
+      await page.click('#live-pause'); // paused, a step still shows
       await page.click('#agent-step-in');
+      assert.equal(await page.textContent('#live-pause'), 'Pause', 'following the game again');
       const into = await until('a stepped tick', () => stream.lines.find((o) => o.t === 'tick' && o.agent === g2.id && o.steps));
       assert.equal(g2Ticks(stream, g2.id), before + 2, 'one more tick, no more');
       await page.waitForSelector('#step-bar:not([hidden])');
