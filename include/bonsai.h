@@ -718,6 +718,20 @@ BONSAI_API size_t bonsai_agent_event_path(const bonsai_agent *agent,
                                           const bonsai_event *ev, char *buf,
                                           size_t size);
 
+/* bonsai_agent_trace_hook(agent, fn, ud): fn(agent, event, ud) each time
+** the agent's trace records an event, right after (the event still waits
+** for bonsai_agent_events); NULL removes it. For a debugger that looks at
+** the agent as each node left it (bt.debug's step through a tick). fn runs
+** at the status door, in the middle of the tick and before the node's
+** status is stored: it may read the agent's blackboard, but must not write
+** it, tick, abort or reset agents, or start or stop traces. The hook goes
+** with the trace (bonsai_agent_trace of another size, or 0, drops it).
+** BONSAI_OK, or BONSAI_EARG when the agent has no trace. */
+typedef void (*bonsai_trace_hook)(bonsai_agent *agent,
+                                  const bonsai_event *event, void *ud);
+BONSAI_API int bonsai_agent_trace_hook(bonsai_agent *agent,
+                                       bonsai_trace_hook fn, void *ud);
+
 /*
 ** Fault injection. bonsai_agent_force(agent, node, status, ticks): from now
 ** on, for the agent's next 'ticks' ticks (0: until removed), node (an index

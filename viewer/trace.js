@@ -264,6 +264,32 @@ class Trace {
       status: st.status, bb: st.bb };
   }
 
+  // A tick stepped through on the live page (a tick line with 'steps',
+  // docs/TRACE_FORMAT.md) as its first at + 1 events left it: the statuses
+  // after the tick before, with those events applied; the blackboard as
+  // the steps say it was at event `at`; `step.changed`, the keys changed at
+  // that very event. Null when the agent has no such line at that tick.
+  stepAt(a, tick, at) {
+    const end = this.stateAt(a, tick);
+    if (!end || end.tick !== tick || !Array.isArray(end.line.steps)) return null;
+    const i = lastAtOrBefore(a.ticks, tick);
+    const before = i > 0 ? this.stateAt(a, a.ticks[i - 1]) : null;
+    const events = end.line.events || [];
+    const status = before && before.version === end.version ? before.status.slice()
+      : new Uint8Array(end.tree.nodes.length);
+    for (let k = 0; k <= at && k < events.length; k++) status[events[k][0]] = STATUS_CODE[events[k][1]] || 0;
+    const bb = Object.assign({}, before ? before.bb : {});
+    let changed = [];
+    for (const [k, set, unset] of end.line.steps) {
+      if (k > at) break;
+      Object.assign(bb, set);
+      for (const key of unset || []) delete bb[key];
+      changed = k === at ? Object.keys(set).concat(unset || []) : [];
+    }
+    return { tick, line: end.line, version: end.version, tree: end.tree, status, bb,
+      step: { at, count: events.length, changed } };
+  }
+
   // The history of the node at `path` in agent `a`'s ticks: [tick, status
   // code] for each tick that visited it, with the status it had at the end
   // of that tick, ascending (a node of that path in each version).

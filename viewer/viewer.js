@@ -27,22 +27,29 @@ const ui = {
   live: null,            // { es, paused } in live mode
   breakpoints: new Set(),// "tree\npath\nstatus" (status "" for any event)
   watches: [],           // { key, op, value, agent, text }: break when true
-  forces: [],            // { tree, node, status, ticks, agent, text } sent (live)
+  forces: [],            // { tree, node, status, ticks, agent, who } sent (live)
+  faults: new Map(),     // agent id -> { version, list }: its faults, as its last line says
   pending: false,
   followed: null,        // agent, tree version and running node scrolled to
   loads: 0,              // files opened: only the last one read is shown
   lanes: [],             // paths of the nodes whose history the timeline shows
   histories: new Map(),  // "agent\npath" -> { changes, ticks: [[tick, code]] }
   coverage: null,        // coverage.js's state while a coverage report is shown
+  step: null,            // { key: "agent@tick", at } while a stepped tick is shown
 };
 
 // ---- Messages and loading -------------------------------------------------
 
-function showMessage(text, kind) {
+// A message over the page; one given 'seconds' goes away by itself then
+// (unless another replaced it): news of a command stays news.
+let messageTimer = null;
+function showMessage(text, kind, seconds) {
   const m = $('message');
   m.hidden = !text;
   m.textContent = text || '';
   m.className = kind || '';
+  clearTimeout(messageTimer);
+  if (seconds) messageTimer = setTimeout(() => showMessage('', ''), seconds * 1000);
 }
 
 async function loadText(text, name) {
@@ -341,7 +348,10 @@ function paintTree(view) {
   const pop = ui.mode === 'population' ? ui.trace.population(t.name, ui.tick) : null;
   // the nodes this tick visited: the others keep a status from an earlier
   // tick, and look faded so that it does not pass for this tick's
-  const visited = new Set(view && view.tick === ui.tick ? (view.line.events || []).map((e) => e[0]) : []);
+  const events = view && view.tick === ui.tick ? view.line.events || [] : [];
+  const shown = view && view.step ? events.slice(0, view.step.at + 1) : events;
+  const visited = new Set(shown.map((e) => e[0]));
+  const here = view && view.step && view.step.at < events.length ? events[view.step.at][0] : -1;
   const forced = forcedNodes(view);
   t.nodes.forEach((n, id) => {
     const r = ui.rows[id];
@@ -351,6 +361,7 @@ function paintTree(view) {
     r.li.classList.toggle('stale', stale);
     r.row.classList.toggle('lane-on', ui.lanes.includes(n.path));
     r.row.classList.toggle('forced', forced.has(id));
+    r.row.classList.toggle('step-here', id === here);
     r.row.title = (n.path || '(the hidden priority wrapper)') +
       (stale ? ': not visited in this tick (' + st + ' since an earlier tick)' : '');
     if (isCheck(n)) r.params.textContent = view && !pop ? checkText(n, view.bb) : paramText(n);
@@ -469,11 +480,17 @@ function renderInfo(view) {
       : l.watch ? 'Frozen: ' + l.watch + ' became true' : 'Frozen at a breakpoint') +
       ': the agent is not ticked until resumed or stepped.';
     if (ui.live && latest) {
-      for (const [label, cmd] of [['Resume', 'resume'], ['Step one tick', 'step']]) {
+      for (const [label, id, body] of [['Resume', 'agent-resume', { cmd: 'resume' }],
+        ['Step one tick', 'agent-step', { cmd: 'step' }],
+        ['Step into the tick', 'agent-step-in', { cmd: 'step', nodes: true }]]) {
         const b = document.createElement('button');
         b.textContent = label;
-        b.id = 'agent-' + cmd;
-        b.onclick = () => command({ cmd, agent: a.id });
+        b.id = id;
+        b.onclick = () => {
+          // a step is to be seen: a paused page follows the game again
+          if (body.cmd === 'step' && ui.live.paused) pauseLive(false);
+          command(Object.assign({ agent: a.id }, body));
+        };
         fz.appendChild(b);
       }
     }
@@ -493,10 +510,11 @@ function renderEvents(view) {
     return;
   }
   const t = view.tree;
-  for (const [id, st, again, forced] of view.line.events || []) {
+  (view.line.events || []).forEach(([id, st, again, forced], k) => {
     const n = t.nodes[id];
     const li = document.createElement('li');
-    li.className = 'st-' + st + (forced === 1 ? ' forced' : '');
+    li.className = 'st-' + st + (forced === 1 ? ' forced' : '') +
+      (view.step && k === view.step.at ? ' here' : view.step && k > view.step.at ? ' later' : '');
     li.innerHTML = '<span class="chip"></span><span class="name"></span><span class="what"></span>';
     li.children[1].textContent = n.hidden ? '(priority section)' : n.label;
     li.children[1].title = n.path;
@@ -509,7 +527,7 @@ function renderEvents(view) {
     }
     li.onclick = () => reveal(n.path);
     ol.appendChild(li);
-  }
+  });
   if (!ol.children.length) {
     const li = document.createElement('li');
     li.className = 'none';
@@ -526,8 +544,10 @@ function renderBlackboard(view) {
     table.textContent = '';
     return;
   }
-  const changed = new Set(view.tick === ui.tick ? Object.keys(view.line.bb || {}) : []);
-  const unset = view.tick === ui.tick ? view.line.unset || [] : [];
+  const editable = ui.live && !ui.agent.gone; // (a gone agent's are its last)
+  const changed = new Set(view.step ? view.step.changed : view.tick === ui.tick ? Object.keys(view.line.bb || {}) : []);
+  const unset = view.step ? view.step.changed.filter((k) => !(k in view.bb))
+    : view.tick === ui.tick ? view.line.unset || [] : [];
   const keys = Object.keys(view.bb).concat(unset.filter((k) => !(k in view.bb))).sort();
   // rows are kept and updated in place, not made again: a live game redraws
   // many times a second, and a cell replaced under the pointer takes no click
@@ -550,24 +570,26 @@ function renderBlackboard(view) {
       tr.lastChild.textContent = text; // an edit left behind, or a new value
     }
     tr.dataset.value = isUnset ? '' : JSON.stringify(v);
-    tr.lastChild.onclick = ui.live && !isUnset ? () => editValue(tr, k, v) : null;
+    tr.lastChild.onclick = editable && !isUnset ? () => editValue(tr, k, v) : null;
     if (tr === at) at = at.nextSibling;
     else table.insertBefore(tr, at);
   }
   for (const tr of rows.values()) tr.remove();
   let add = table.querySelector('tr.add');
-  if (ui.live && !add) {
+  if (editable && !add) {
     add = document.createElement('tr');
     add.className = 'add';
     add.innerHTML = '<th><input id="bb-new-key" placeholder="key"></th>' +
       '<td><input id="bb-new-value" placeholder="value (Enter)"></td>';
     add.querySelector('#bb-new-value').onkeydown = (e) => {
       if (e.key !== 'Enter') return;
-      sendSet(add.querySelector('#bb-new-key').value, parseValue(e.target.value, undefined));
+      const key = add.querySelector('#bb-new-key');
+      sendSet(key.value, parseValue(e.target.value, undefined));
+      key.value = e.target.value = ''; // (sent: the row of the key shows it)
       e.target.blur();
     };
   }
-  if (add && !ui.live) add.remove();
+  if (add && !editable) add.remove();
   else if (add && table.lastChild !== add) table.appendChild(add);
 }
 
@@ -603,7 +625,7 @@ function sendSet(key, value) {
   command({ cmd: 'set', agent: ui.agent.id, key, value }).then((r) => {
     if (!r || !r.ok) return;
     showMessage('Set ' + key + ' = ' + JSON.stringify(value) + ' for ' + ui.agent.label +
-      ': the game applies it at its next poll.', 'info');
+      ': its next tick sees it.', 'info', 5);
   });
 }
 
@@ -814,13 +836,14 @@ function render() {
   const tr = ui.trace;
   if (!tr || !ui.agent) return;
   if (ui.live && !ui.live.paused) ui.tick = ui.agent.ticks[ui.agent.ticks.length - 1] || ui.tick;
-  const view = tr.stateAt(ui.agent, ui.tick);
+  const view = stepView(tr.stateAt(ui.agent, ui.tick));
   const t = view ? view.tree : tr.tree(ui.agent.tree, ui.agent.cur.version);
   if (ui.treeKey !== t.name + '@' + t.version) buildTree(t);
   paintTree(view);
   followRunning(view);
   renderLaneNav();
   renderInfo(view);
+  renderStepBar(view);
   renderEvents(view);
   renderBlackboard(view);
   renderRunning(view);
@@ -832,6 +855,52 @@ function render() {
   document.body.dataset.tick = ui.tick;
   document.body.dataset.agent = ui.agent.id;
   syncURL();
+}
+
+// ---- Stepping through a tick ---------------------------------------------------
+// A tick the live debugger stepped into ('Step into the tick': its line has
+// 'steps') is shown node by node, from its first event: the tree as the
+// events so far left it, the node of the current event outlined, the
+// blackboard as that node left it. "node ▶" past the last event shows the
+// whole tick, as any other.
+
+// The view of the tick shown: the step's when the tick was stepped into.
+function stepView(view) {
+  if (!view || view.tick !== ui.tick || !Array.isArray(view.line.steps)) return view;
+  const key = ui.agent.id + '@' + view.tick;
+  if (!ui.step || ui.step.key !== key) ui.step = { key, at: 0 };
+  const count = (view.line.events || []).length;
+  if (ui.step.at >= count) return view;
+  return ui.trace.stepAt(ui.agent, view.tick, ui.step.at) || view;
+}
+
+function stepBy(d) {
+  if (!ui.step) return;
+  const view = ui.trace.stateAt(ui.agent, ui.tick);
+  const count = view ? (view.line.events || []).length : 0;
+  ui.step.at = Math.max(0, Math.min(count, ui.step.at + d));
+  render();
+}
+
+function renderStepBar(view) {
+  const bar = $('step-bar');
+  const stepped = view && view.tick === ui.tick && Array.isArray(view.line.steps);
+  bar.hidden = !stepped;
+  if (!stepped) return;
+  const events = view.line.events || [];
+  const at = view.step ? view.step.at : events.length;
+  const text = $('step-text');
+  if (at < events.length) {
+    const [id, st, again] = events[at];
+    const n = view.tree.nodes[id];
+    text.textContent = 'Node ' + (at + 1) + ' of ' + events.length + ': ' +
+      (n.hidden ? '(priority section)' : n.label) + ' ' + (again ? 'running again' : st);
+  } else {
+    text.textContent = 'The whole tick (' + events.length + ' events)';
+  }
+  $('step-prev').disabled = at === 0;
+  $('step-next').disabled = at >= events.length;
+  $('step-end').disabled = at >= events.length;
 }
 
 // A page loaded with ?trace=URL keeps &agent= and &tick= in its address,
@@ -965,11 +1034,39 @@ function addForce() {
   if (!$('force-any').checked) f.agent = ui.agent.id;
   command(Object.assign({ cmd: 'force', on: true }, f)).then((r) => {
     if (!r || !r.ok) return;
-    f.text = f.node + ' → ' + f.status + (f.ticks ? ' × ' + f.ticks : '') +
-      (f.agent !== undefined ? ' (' + ui.agent.label + ')' : ' (all)');
+    f.who = f.agent !== undefined ? ui.agent.label : 'all';
     ui.forces.push(f);
     renderForces();
   });
+}
+
+// The faults the page set, as the game reports them (the 'faults' of its
+// tick lines): an entry stays until the game has listed it and then no
+// longer does (its ticks ran out, a reload dropped it), or its agent is
+// gone; an entry for one agent shows the ticks it has left.
+function pruneForces() {
+  const tr = ui.trace;
+  if (!tr) return;
+  const before = ui.forces.map((f) => f.left).join();
+  const count = ui.forces.length;
+  ui.forces = ui.forces.filter((f) => {
+    const one = f.agent !== undefined ? tr.agents.get(f.agent) : null;
+    if (one && one.gone) return false;
+    let held = false;
+    for (const [id, r] of ui.faults) {
+      const a = tr.agents.get(id);
+      if (!a || a.tree !== f.tree || (one && a !== one)) continue;
+      const t = tr.tree(a.tree, r.version);
+      const got = t && r.list.find(([node, st]) => t.nodes[node] && t.nodes[node].path === f.node && st === f.status);
+      if (got) {
+        held = true;
+        f.left = one ? got[2] : 0;
+      }
+    }
+    if (held) f.seen = true;
+    return held || !f.seen;
+  });
+  if (ui.forces.length !== count || ui.forces.map((f) => f.left).join() !== before) renderForces();
 }
 
 function renderForces() {
@@ -978,7 +1075,9 @@ function renderForces() {
   for (const f of ui.forces) {
     const li = document.createElement('li');
     li.innerHTML = '<span></span><button title="Remove">×</button>';
-    li.firstChild.textContent = f.text;
+    const ticks = f.seen ? f.left : f.ticks;
+    li.firstChild.textContent = f.node + ' → ' + f.status + (ticks ? ' × ' + ticks + (f.seen ? ' left' : '') : '') +
+      ' (' + f.who + ')';
     li.lastChild.onclick = () => {
       command({ cmd: 'force', on: false, tree: f.tree, node: f.node, agent: f.agent });
       ui.forces.splice(ui.forces.indexOf(f), 1);
@@ -1022,6 +1121,9 @@ function startLive() {
       if (o.t === 'header' && trace.header && o.started !== trace.header.started) {
         trace = new Trace(); // another game: start over
         ui.trace = null;
+        ui.faults.clear();
+        ui.forces = [];
+        renderForces();
       }
       trace.addLine(e.data, trace.lines + 1);
     } catch (err) {
@@ -1032,6 +1134,9 @@ function startLive() {
       showMessage('', '');
       start(trace);
     }
+    if (o.t === 'tick' && Array.isArray(o.faults)) ui.faults.set(o.agent, { version: o.version, list: o.faults });
+    if (o.t === 'gone') ui.faults.delete(o.agent);
+    if (o.t === 'gone' || (o.t === 'tick' && o.faults)) pruneForces();
     if (ui.trace && (trace.agentList.length !== listed || o.t === 'gone')) {
       listed = trace.agentList.length;
       renderAgents();
@@ -1074,10 +1179,17 @@ function wire() {
   $('unfold-all').onclick = () => fold(false);
   $('watch-input').onkeydown = (e) => { if (e.key === 'Enter') addWatch(); };
   $('force-go').onclick = addForce;
+  $('step-prev').onclick = () => stepBy(-1);
+  $('step-next').onclick = () => stepBy(1);
+  $('step-end').onclick = () => stepBy(Infinity);
   document.addEventListener('keydown', (e) => {
     if (e.target.tagName === 'INPUT' || e.target.tagName === 'TEXTAREA') return;
     if (e.key === 'ArrowLeft') { step(-1, e.shiftKey); e.preventDefault(); }
     if (e.key === 'ArrowRight') { step(1, e.shiftKey); e.preventDefault(); }
+    if ((e.key === 'ArrowDown' || e.key === 'ArrowUp') && !$('step-bar').hidden) {
+      stepBy(e.key === 'ArrowDown' ? 1 : -1);
+      e.preventDefault();
+    }
     if (e.key === 'Home' && ui.trace) { jump(ui.trace.minTick); e.preventDefault(); }
     if (e.key === 'End' && ui.trace) { jump(ui.trace.maxTick); e.preventDefault(); }
   });

@@ -25,6 +25,7 @@ M.READ_PER_POLL = 64 * 1024
 M.PING = 15                    -- seconds between keep-alive comments
 M.PROFILE = 1                  -- seconds between profile lines (profiled
                                -- trees whose counts changed)
+M.SWEEP = 1                    -- seconds between looks for agents collected
 
 local LOOPBACK = { ["127.0.0.1"] = true, ["::1"] = true, localhost = true }
 
@@ -81,8 +82,11 @@ function M.new(bt)
   local server        -- listening socket, or nil
   local clients = {}  -- list of client records
   local rec           -- the Recording whose lines the clients receive
-  local streams = {}  -- agent -> state (streamed agents)
-  local byid = {}     -- agent id -> agent
+  -- (the agents are held weakly: a game that drops an agent without
+  -- bt.debug.remove sees it collected, and the page is told)
+  local streams = setmetatable({}, { __mode = "k" }) -- streamed agents
+  local byid = setmetatable({}, { __mode = "v" })    -- agent id -> agent
+  local offered = {}  -- ids offered and not yet gone
   local breaks = {}   -- tree name -> path -> { [rule] = true }, a rule
                       -- "STATUS@AGENT", "*" for any ("*@*": any event)
   local watches = {}  -- "AGENT key op value" -> { agent, key, op, value,
@@ -90,7 +94,10 @@ function M.new(bt)
   local opts = {}
   local lines = {}    -- header, tree and agent lines, for new clients
   local profiles = {} -- tree name -> its last profile line (sent)
+  local faults = setmetatable({}, { __mode = "k" }) -- agent -> { [node id]
+                      -- = true }: the nodes the page forced (command force)
   local profiled = 0  -- when the profiles were last looked at
+  local swept = 0     -- when collected agents were last looked for
   local file          -- file mode: every line of a trace file
 
   local function now() return socket.gettime() end
@@ -191,12 +198,91 @@ function M.new(bt)
     return ok and r == true
   end
 
+  -- Stepping through a tick: the step command arms the agent's trace hook
+  -- (a:_on_event) for its next tick; at each status event of that tick the
+  -- hook notes the event's code and the blackboard keys changed since the
+  -- event before (since the last line sent, for the first). The tick line
+  -- then carries them as 'steps', [index of the event in the line, { key =
+  -- value }, unset keys or nil], and the page reveals the tick node by node
+  -- (docs/DEBUGGER.md).
+  local function stepper(agent, st)
+    local run = { steps = {}, codes = {} } -- the status events seen
+    local seen = {}
+    for k, v in pairs(st.bb or {}) do seen[k] = v end
+    st.stepping = run
+    agent:_on_event(function(kind, code)
+      if kind == "reload" then -- (the old version's events are dropped)
+        run.steps, run.codes = {}, {}
+      elseif kind == "status" then
+        local changed, unset, now = nil, nil, {}
+        for k, v in agent.bb:pairs() do
+          now[k] = v
+          if seen[k] ~= v then
+            changed = changed or {}
+            changed[k] = record.value(v)
+          end
+        end
+        for k in pairs(seen) do
+          if now[k] == nil then
+            unset = unset or {}
+            unset[#unset + 1] = k
+          end
+        end
+        if changed or unset then
+          if unset then table.sort(unset) end
+          run.steps[#run.steps + 1] = { #run.codes, changed or {}, unset }
+        end
+        seen = now
+        run.codes[#run.codes + 1] = code
+      end
+    end)
+  end
+
+  -- Ends a step through a tick: the steps for the line, or nil when the
+  -- events the hook saw are not in the line. It saw those of the tick;
+  -- events recorded outside it (the game aborted the frozen agent before;
+  -- an error's abort pass after) are in the line too: the indices are
+  -- shifted to where the events seen are.
+  local function stepped(agent, st, codes)
+    local run = st.stepping
+    st.stepping = nil
+    agent:_on_event(nil)
+    local seen = run.codes
+    for shift = 0, #codes - #seen do
+      local i = 1
+      while i <= #seen and codes[shift + i] == seen[i] do i = i + 1 end
+      if i > #seen then
+        for _, s in ipairs(run.steps) do s[1] = s[1] + shift end
+        return run.steps
+      end
+    end
+  end
+
+  -- The faults the page set that the agent still has after its tick, as
+  -- [[node, status, ticks left (0: until removed)], ...]; [] once the
+  -- last has ended (its ticks ran out, it was removed, or a reload dropped
+  -- them: the ids were the old version's), and the agent is no longer
+  -- looked at.
+  local function faulted(agent, line)
+    local mine, list = faults[agent], {}
+    if line.reload then mine = {} end
+    for id in pairs(mine) do
+      local s, left = agent:forced(id)
+      if s then list[#list + 1] = { id, s, left } else mine[id] = nil end
+    end
+    table.sort(list, function(x, y) return x[1] < y[1] end)
+    faults[agent] = next(mine) and mine or nil
+    return list
+  end
+
   -- After each tick of a streamed agent: its line, and breakpoints: a
   -- node's event that a rule names, or a watch that became true.
   local function sink(agent, status, err, ev)
     local st = rec.ids[agent]
     if not st then return end
     local line = rec:line(agent, status, err, ev)
+    if st.stepping then line.steps = stepped(agent, st, line.codes) end
+    if faults[agent] then line.faults = faulted(agent, line) end
     local marks = breaks[st.v.tree]
     if marks then
       for _, code in ipairs(line.codes) do
@@ -245,19 +331,15 @@ function M.new(bt)
     end
     local st = rec:add(agent)
     byid[st.id] = agent
+    offered[st.id] = true
     stream(agent, not (o and o.record == false))
     return st.id
   end
 
-  -- bt.debug.remove(agent): no longer offered or streamed.
-  -- (its breakpoints and watches go with it: ids are not given again)
-  function D.remove(agent)
-    if not rec or not rec.ids[agent] then return end
-    local id = rec.ids[agent].id
-    stream(agent, false)
-    byid[id] = nil
-    rec:remove(agent)
-    agent:freeze(false)
+  -- An agent withdrawn or collected: the page is told, its breakpoints and
+  -- watches go (ids are not given again).
+  local function gone(id)
+    offered[id] = nil
     emit(cjson.encode { t = "gone", agent = id }) -- the page marks it
     for _, marks in pairs(breaks) do
       for path, rules in pairs(marks) do
@@ -272,9 +354,35 @@ function M.new(bt)
     end
   end
 
+  -- bt.debug.remove(agent): no longer offered or streamed.
+  function D.remove(agent)
+    if not rec or not rec.ids[agent] then return end
+    local id = rec.ids[agent].id
+    stream(agent, false)
+    byid[id] = nil
+    rec:remove(agent)
+    agent:freeze(false)
+    gone(id)
+  end
+
+  -- The agents the game let go without bt.debug.remove.
+  local function sweep()
+    for id in pairs(offered) do
+      if byid[id] == nil then gone(id) end
+    end
+  end
+
   -- Commands ---------------------------------------------------------------
 
   local commands = {}
+
+  -- A value a page may write or compare: a string, a boolean or a finite
+  -- number (cjson reads NaN and Infinity too).
+  local function plain(v)
+    local t = type(v)
+    return t == "string" or t == "boolean" or
+           t == "number" and v == v and v ~= math.huge and v ~= -math.huge
+  end
 
   -- An agent id as a command gave it (JSON numbers decode as floats: 9,
   -- not 9.0).
@@ -290,8 +398,7 @@ function M.new(bt)
     end
     local v = cmd.value
     if v == cjson.null then v = nil end
-    local t = type(v)
-    if v ~= nil and t ~= "number" and t ~= "string" and t ~= "boolean" then
+    if v ~= nil and not plain(v) then
       return nil, "value must be a number, string, boolean or null"
     end
     agent.bb[cmd.key] = v -- the normal write path: guards and observers
@@ -351,7 +458,7 @@ function M.new(bt)
       return nil, "op must be one of == ~= < <= > >="
     end
     local v, t = cmd.value, type(cmd.value)
-    if t ~= "number" and t ~= "string" and t ~= "boolean" then
+    if not plain(v) then
       return nil, "value must be a number, string or boolean"
     end
     local who, why = scope(cmd)
@@ -372,8 +479,7 @@ function M.new(bt)
   -- The id of the node with that path in the version the agent runs, or
   -- nil.
   local function nodeid(agent, path)
-    local st = rec.ids[agent]
-    for _, n in ipairs(st and st.v.nodes or {}) do
+    for _, n in ipairs((agent.tree:nodes(agent))) do
       if n.path == path then return n.id end
     end
   end
@@ -404,12 +510,15 @@ function M.new(bt)
         if id then
           agent:force(id, s, ticks)
           hit = hit + 1
+          faults[agent] = faults[agent] or {}
+          faults[agent][id] = true -- (told on its lines, till it ends)
         end
       end
     end
     if hit == 0 then
       return nil, "no node '" .. cmd.node .. "' in tree '" .. cmd.tree ..
-                  "' of " .. (who == "*" and "any agent" or "agent " .. who)
+                  "' of " .. (who == "*" and "any agent" or "agent " ..
+                                                  agentname(who))
     end
     return true
   end
@@ -422,9 +531,21 @@ function M.new(bt)
     return true
   end
 
+  -- step: one tick of a frozen agent; with nodes = true, the tick's line
+  -- says what the blackboard held at each of its events (stepper).
   function commands.step(cmd)
     local agent = byid[cmd.agent]
     if not agent then return nil, "no agent " .. agentname(cmd.agent) end
+    if cmd.nodes == true then
+      local st = rec.ids[agent]
+      if not agent:frozen() then
+        return nil, "agent " .. st.id .. " is not frozen"
+      end
+      if not streams[agent] then
+        return nil, "agent " .. st.id .. " is not streamed"
+      end
+      stepper(agent, st)
+    end
     agent:freeze("step")
     return true
   end
@@ -436,12 +557,16 @@ function M.new(bt)
     return true
   end
 
+  -- (a command that raises, which none should, is refused with the
+  -- message: it never leaves bt.debug.poll)
   local function command(body)
     local cmd = cjson.decode(body)
     if type(cmd) ~= "table" then return nil, "body is not a JSON object" end
     local f = commands[cmd.cmd]
     if not f then return nil, "unknown command " .. tostring(cmd.cmd) end
-    return f(cmd)
+    local ok, r, err = pcall(f, cmd)
+    if not ok then return nil, "the command failed: " .. tostring(r) end
+    return r, err
   end
   D.command = function(t) -- the same commands, from Lua
     local f = commands[t.cmd]
@@ -645,6 +770,10 @@ function M.new(bt)
       profiled = t
       sendprofiles()
     end
+    if t - swept >= M.SWEEP then
+      swept = t
+      sweep()
+    end
     for i = #clients, 1, -1 do
       local c = clients[i]
       if not c.closed and not c.closing then receive(c) end
@@ -672,7 +801,8 @@ function M.new(bt)
     if rec then
       for agent in pairs(rec.ids) do D.remove(agent) end
     end
-    rec, lines, byid, breaks, file = nil, {}, {}, {}, nil
+    rec, lines, breaks, file = nil, {}, {}, nil
+    byid, offered = setmetatable({}, { __mode = "v" }), {}
     profiles = {}
     if server then server:close() end
     server = nil

@@ -282,7 +282,7 @@ function Recording:write(line)
   local codes = line.codes
   line.codes = nil
   self.ticks = self.ticks + 1
-  self.emit(splice(encodeline(line, { "state" }), "events",
+  self.emit(splice(encodeline(line, { "state", "steps", "faults" }), "events",
                    eventsjson(codes)))
   line.codes = codes
 end

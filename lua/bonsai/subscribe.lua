@@ -25,6 +25,11 @@ local MARKS = { { 8, "interrupt" }, { 16, "reset" }, { RELOAD, "reload" } }
 -- is traced, its reloads are seen and start them over)
 local subs = setmetatable({}, { __mode = "k" })
 
+-- subscription -> its agent, held weakly: a subscription does not keep its
+-- agent alive (before Lua 5.2, a weak-keyed table's value that refers to
+-- its key keeps it: subs[agent] must not refer to the agent)
+local owner = setmetatable({}, { __mode = "v" })
+
 local function bit(x, b) return x % (b + b) >= b end
 
 -- The filter as a function of an event, or nil for every event.
@@ -159,7 +164,8 @@ function M.subscribe(agent, fn, filter)
   local t = type(filter)
   assert(filter == nil or t == "function" or t == "table",
          "subscribe: filter must be a table or a function")
-  local s = { agent = agent, fn = fn, on = true, events = true }
+  local s = { fn = fn, on = true, events = true }
+  owner[s] = agent
   if t == "table" then
     s.events = filter.events ~= false
     s.codes = filter._codes -- bonsai.record's compact form
@@ -179,15 +185,16 @@ function M.unsubscribe(sub)
     sub.each = {}
     return any
   end
-  if not sub.on then return false end
+  local agent = owner[sub]
+  if not sub.on or agent == nil then return false end -- (or collected)
   sub.on = false
-  update(sub.agent, sub, false)
+  update(agent, sub, false)
   return true
 end
 
 -- a:unsubscribe(sub): the same, for a subscription of that agent.
 function M.unsubscribe_agent(agent, sub)
-  if type(sub) ~= "table" or sub.agent ~= agent then return false end
+  if type(sub) ~= "table" or owner[sub] ~= agent then return false end
   return M.unsubscribe(sub)
 end
 

@@ -38,6 +38,8 @@ typedef struct Trace {
   Blueprint **bps;    /* bps[k] is version verbase + k; the last is current */
   uint32_t nbp, capbp, verbase;
   Msg *gone;          /* messages of events already read */
+  bonsai_trace_hook hook; /* bonsai_agent_trace_hook, or NULL */
+  void *hookud;
 } Trace;
 
 /* Slot k places after the oldest (k < 2 cap), without a division. */
@@ -87,6 +89,19 @@ static void push(bonsai_agent *a, int kind, uint32_t node, int status,
       memcpy(m->text, msg, len + 1);
     }
     t->msg[k] = m;
+  }
+  if (t->hook != NULL) {
+    bonsai_event ev;
+    ev.time = e->time;
+    ev.tick = e->tick;
+    ev.node = e->node;
+    ev.version = e->ver;
+    ev.kind = kind;
+    ev.status = status;
+    ev.again = again == 1;
+    ev.forced = again == FORCED;
+    ev.message = msg;
+    t->hook(a, &ev, t->hookud);
   }
 }
 
@@ -163,6 +178,15 @@ void bs_trace_free(bonsai_agent *a) {
   bs_free(t->env, t->msg, t->cap * sizeof *t->msg);
   bs_free(t->env, t->ev, t->cap * sizeof *t->ev);
   bs_free(t->env, t, sizeof *t);
+}
+
+int bonsai_agent_trace_hook(bonsai_agent *a, bonsai_trace_hook fn,
+                            void *ud) {
+  if (a->trace == NULL)
+    return fn == NULL ? BONSAI_OK : BONSAI_EARG;
+  a->trace->hook = fn;
+  a->trace->hookud = ud;
+  return BONSAI_OK;
 }
 
 int bonsai_agent_trace(bonsai_agent *a, unsigned n) {

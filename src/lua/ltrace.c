@@ -5,7 +5,8 @@
 ** freezing agents at breakpoints (a:freeze), tree:nodes, the structure
 ** of a tree version that trace files, tree:dot and tree:mermaid describe,
 ** tree:_profile, the counts of the tree's profile (bonsai.profile), and
-** fault injection (a:force, tree:force).
+** fault injection (a:force, tree:force), and a:_on_event, the trace hook
+** behind bt.debug's step through a tick.
 ** Nothing here runs for an agent that is not traced, hooked or frozen.
 ** lb_open_trace adds these methods to those of agents (lagent.c) and trees
 ** (ltree.c); lagent.c reads the 'frozen' and 'hooked' flags set here.
@@ -195,6 +196,49 @@ static int agent_on_tick(lua_State *L) {
   lua_pushvalue(L, 2);
   lua_setfield(L, -2, "hook");
   la->hooked = !lua_isnil(L, 2);
+  return 0;
+}
+
+/* The core's trace hook of an agent with a:_on_event: during the agent's
+** own tick (the innermost under way), calls its function with the event's
+** kind ("status", "reload", ...) and, for a status event, its code as
+** a:_tick_events gives it; an error from it is dropped. */
+static void eventhook(bonsai_agent *a, const bonsai_event *e, void *ud) {
+  LTick *t = ((LBonsai *)ud)->ticking;
+  lua_State *L;
+  int top;
+  if (t == NULL || t->a != a)
+    return;
+  L = t->L;
+  if (!lua_checkstack(L, 4))
+    return;
+  top = lua_gettop(L);
+  lb_extra(L, t->state, t->ctx, 0);
+  if (lua_istable(L, -1) && lua_getfield(L, -1, "evhook") == LUA_TFUNCTION) {
+    lua_pushstring(L, marknames[e->kind]);
+    lua_pushinteger(L, (lua_Integer)e->node * 32 + e->forced * 16 +
+                           e->status * 2 + e->again);
+    (void)lua_pcall(L, 2, 0, 0);
+  }
+  lua_settop(L, top);
+}
+
+/* a:_on_event(fn | nil): fn(kind, code) after each event that the agent's trace
+** records during its own ticks, at the status door (bonsai_agent_trace_hook:
+** fn may read the blackboard, nothing more); the agent must be traced, and
+** the hook goes with its trace. For bt.debug's step through a tick. */
+static int agent_on_event(lua_State *L) {
+  bonsai_agent *a;
+  lua_settop(L, 2);
+  a = agentof(lb_checkagent(L, 1)); /* state at 3 */
+  if (!lua_isnil(L, 2))
+    luaL_checktype(L, 2, LUA_TFUNCTION);
+  if (bonsai_agent_trace_hook(a, lua_isnil(L, 2) ? NULL : eventhook,
+                              lb_context(L)) != BONSAI_OK)
+    return luaL_error(L, "the agent is not traced");
+  lb_extra(L, 3, CONTEXT, 1);
+  lua_pushvalue(L, 2);
+  lua_setfield(L, -2, "evhook");
   return 0;
 }
 
@@ -489,6 +533,7 @@ static const luaL_Reg agent_methods[] = {
     {"freeze", agent_freeze},
     {"frozen", agent_frozen},
     {"_on_tick", agent_on_tick}, /* for bonsai.subscribe */
+    {"_on_event", agent_on_event}, /* for bonsai.debug */
     {"node_statuses", agent_node_statuses},
     {"force", agent_force},
     {"forced", agent_forced},

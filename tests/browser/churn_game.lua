@@ -1,7 +1,10 @@
 -- churn_game.lua: a game loop for the viewer's browser test where agents
--- and trees come and go: it serves two guards live, adds a new tree
--- ("scout") with two scouts at frame 20, withdraws guard 1 at frame 40 and
--- reloads the scout tree at frame 60. Prints "live: URL" first.
+-- and trees come and go: it serves two guards live, adds two new trees at
+-- frame 20 ("scout" with two scouts, "sentry" with one sentry), withdraws
+-- guard 1 at frame 40 (bt.debug.remove), drops scout 2 and the sentry at
+-- frame 50 without telling the debugger (they are collected: the sentry's
+-- tree goes with it) and reloads the scout tree at frame 60 (new nodes).
+-- Prints "live: URL" first.
 --   lua5.4 tests/browser/churn_game.lua [SECONDS]
 local bt = require "bonsai"
 local socket = require "socket"
@@ -28,7 +31,7 @@ local _, url = bt.debug.serve { port = 0, agents = agents }
 print("live: " .. url)
 io.stdout:flush()
 
-local scouts
+local scouts, dropped
 local dt, frame, start = 1 / 30, 0, socket.gettime()
 while socket.gettime() - start < seconds do
   frame = frame + 1
@@ -39,9 +42,15 @@ while socket.gettime() - start < seconds do
       agents[#agents + 1] = a
       bt.debug.add(a)
     end
+    local sentry = bt.agent(walker("sentry", 0.25), { owner = { name = "sentry" } })
+    agents[#agents + 1] = sentry
+    bt.debug.add(sentry)
   elseif frame == 40 then
     bt.debug.remove(guard_agents[1])
     table.remove(agents, 1)
+  elseif frame == 50 then -- scout 2 and the sentry: the last two
+    agents[#agents], agents[#agents - 1] = nil, nil
+    dropped = true
   elseif frame == 60 then
     scouts:reload(bt.sequence { name = "scout",
       bt.named("walk", bt.wait(0.1)),
@@ -49,6 +58,7 @@ while socket.gettime() - start < seconds do
     })
   end
   bt.tick_all(agents, dt)
+  if dropped then collectgarbage() end
   bt.debug.poll()
   socket.sleep(dt)
 end

@@ -74,6 +74,46 @@ function reconstruct(ref, agent, n) {
   return { byPath, bb, line: last, nodes };
 }
 
+// A trace of a tree of hundreds of nodes: a castle of 20 wings of 8 rooms,
+// each room a selector of a check and three actions (names that repeat
+// 160 times, as default names do): 821 nodes. 20 agents, 60 ticks; agent
+// a runs the 'work' of room (a * 7 + floor(t / 10)) mod 160 at tick t.
+function bigTrace() {
+  const nodes = [];
+  const add = (name, type, parent, params) => {
+    nodes.push({ id: nodes.length, name, type, parent, params: params || {},
+      path: parent === null ? name : nodes[parent].path + '/' + name });
+    return nodes.length - 1;
+  };
+  const rooms = [];
+  add('castle', 'selector', null);
+  for (let w = 0; w < 20; w++) {
+    const wing = add('wing' + w, 'sequence', 0);
+    for (let r = 0; r < 8; r++) {
+      const room = add('room' + w + '_' + r, 'selector', wing);
+      add('locked', 'check', room, { key: 'locked', op: '==', value: true });
+      for (const leaf of ['clean', 'guard', 'work']) add(leaf, 'action', room);
+      rooms.push(room);
+    }
+  }
+  const roomOf = (a, t) => rooms[(a * 7 + Math.floor(t / 10)) % rooms.length];
+  const lines = [{ t: 'header', format: 1, bonsai: '0.2.0', started: 'big' },
+    { t: 'tree', tree: 'castle', version: 1, nodes }];
+  for (let a = 1; a <= 20; a++) lines.push({ t: 'agent', agent: a, tree: 'castle', version: 1, label: 'knight ' + a });
+  for (let t = 1; t <= 60; t++) {
+    for (let a = 1; a <= 20; a++) {
+      const room = roomOf(a, t);
+      const path = [0, nodes[room].parent, room, room + 4];
+      lines.push({ t: 'tick', agent: a, tick: t, time: t / 10, version: 1, status: 'running',
+        events: path.map((id) => [id, 'running', 1]), state: path.map((id) => [id, 'running']),
+        bb: { room: nodes[room].name } });
+    }
+  }
+  lines.push({ t: 'end', ticks: 1200 });
+  return { nodes, text: lines.map((l) => JSON.stringify(l)).join('\n') + '\n',
+    running: (a, t) => nodes[roomOf(a, t) + 4].path };
+}
+
 function population(ref, tree, n) {
   const counts = {};
   let agents = 0;
@@ -709,6 +749,63 @@ async function main() {
       await page.screenshot({ path: path.join(OUT, 'hostile.png') });
     });
 
+    await check('a tree of hundreds of nodes: find, fold to the running path, unfold; each in a moment', async () => {
+      const big = bigTrace();
+      fs.writeFileSync(path.join(tmp, 'big.jsonl'), big.text);
+      let t0 = Date.now();
+      await page.goto(base + 'index.html?trace=traces/big.jsonl&agent=3&tick=25');
+      await page.waitForSelector('body.loaded #tree li[data-path]');
+      const opened = Date.now() - t0;
+      assert.equal(await page.$$eval('#tree li[data-path]', (l) => l.length), big.nodes.length);
+      assert.ok(big.nodes.length > 800, big.nodes.length + ' nodes');
+      const visible = () => page.$$eval('#tree li[data-path]', (l) => l.filter((li) => li.offsetParent !== null)
+        .map((li) => li.dataset.path));
+      // the running leaf is brought into sight
+      const leaf = big.running(3, 25);
+      await page.waitForFunction((p) => {
+        const r = document.querySelector('#tree li[data-path="' + p + '"] > .row').getBoundingClientRect();
+        const box = document.getElementById('center').getBoundingClientRect();
+        return r.top >= box.top && r.bottom <= box.bottom;
+      }, leaf);
+      // one name among hundreds: its subtree opens, it is marked
+      t0 = Date.now();
+      await page.fill('#node-search', 'room13_5');
+      assert.equal(await page.textContent('#node-matches'), '1 match');
+      const searched = Date.now() - t0;
+      assert.deepEqual(await page.$$eval('#tree .row.match', (l) => l.map((r) => r.parentNode.dataset.path)),
+        ['castle/wing13/room13_5']);
+      // a default name repeated 160 times; Enter goes from one to the next
+      await page.fill('#node-search', 'work');
+      assert.equal(await page.textContent('#node-matches'), '160 matches');
+      await page.press('#node-search', 'Enter');
+      await page.press('#node-search', 'Enter');
+      await page.waitForSelector('li[data-path="castle/wing0/room0_1/work"] > .row.flash');
+      await page.fill('#node-search', '');
+      // fold: only what runs stays open, down to the running leaf
+      t0 = Date.now();
+      await page.click('#fold-running');
+      const folded = Date.now() - t0;
+      const room = leaf.replace(/\/work$/, '');
+      const wing = room.replace(/\/[^/]*$/, '');
+      const want = big.nodes.filter((n) => n.parent === null || n.parent === 0 ||
+        [wing, room].includes(big.nodes[n.parent].path)).map((n) => n.path);
+      assert.deepEqual(await visible(), want);
+      await page.screenshot({ path: path.join(OUT, 'big-tree.png') });
+      t0 = Date.now();
+      await page.click('#unfold-all');
+      const unfolded = Date.now() - t0;
+      assert.equal((await visible()).length, big.nodes.length);
+      // stepping through ticks redraws every node
+      t0 = Date.now();
+      for (let i = 0; i < 10; i++) await page.keyboard.press('ArrowRight');
+      await page.waitForFunction(() => document.body.dataset.tick === '35');
+      const stepped = (Date.now() - t0) / 10;
+      await checkAgentAt(page, parseTrace(big.text), 3, 35);
+      console.log('# ' + big.nodes.length + ' nodes: opened in ' + opened + ' ms; search ' + searched +
+        ' ms; fold ' + folded + ' ms; unfold ' + unfolded + ' ms; a tick step ' + stepped.toFixed(0) + ' ms');
+      for (const ms of [searched, folded, unfolded, stepped]) assert.ok(ms < 1500, ms + ' ms');
+    });
+
     await check('the profile of a recorded arena as a heat over the tree', async () => {
       execFileSync('lua5.4', [path.join(ROOT, 'samples/arena.lua'), '--record', path.join(tmp, 'profiled.jsonl'),
         '--no-map', '--fast', '--ticks=120', '--profile'], { env: LUA_ENV, cwd: ROOT, stdio: ['ignore', 'ignore', 'inherit'] });
@@ -919,6 +1016,10 @@ async function main() {
       await page.press('#bb tr[data-key="mood"] input', 'Enter');
       await until('mood cleared', () => agentLines().some((o) => (o.unset || []).includes('mood')));
       await page.waitForSelector('#bb tr[data-key="mood"]', { state: 'detached' });
+      // what was sent is not left in the boxes, and its news goes away
+      assert.deepEqual(await page.$$eval('#bb tr.add input', (l) => l.map((i) => i.value)), ['', '']);
+      assert.match(await page.textContent('#message'), /^Set mood = null for guard \d: its next tick sees it\.$/);
+      await page.waitForSelector('#message', { state: 'hidden', timeout: 8000 });
     });
 
     await check('live: a breakpoint freezes an agent; step and resume from the page; a reload', async () => {
@@ -940,6 +1041,51 @@ async function main() {
       await page.waitForTimeout(300);
       assert.equal(g2Ticks(stream, g2.id), before + 1, 'stepped exactly one tick');
       await page.waitForSelector('#agent-resume');
+      // step into the next tick: its events one by one, the tree as they
+      // left it, the blackboard as each node left it
+      await page.click('#live-pause'); // paused, a step still shows
+      await page.click('#agent-step-in');
+      assert.equal(await page.textContent('#live-pause'), 'Pause', 'following the game again');
+      const into = await until('a stepped tick', () => stream.lines.find((o) => o.t === 'tick' && o.agent === g2.id && o.steps));
+      assert.equal(g2Ticks(stream, g2.id), before + 2, 'one more tick, no more');
+      await page.waitForSelector('#step-bar:not([hidden])');
+      const ref = sent(stream);
+      const start = reconstruct(ref, ref.agents.get(g2.id), into.tick - 1);
+      const nodes = ref.trees.get('guard@' + into.version);
+      const status = Object.assign({}, start.byPath);
+      const bb = Object.assign({}, start.bb);
+      let attacked = false;
+      assert.ok(into.events.length >= 3, 'the tick visits the path to the attack: ' + JSON.stringify(into.events));
+      for (let k = 0; k < into.events.length; k++) {
+        const [id, st, again] = into.events[k];
+        status[nodes[id].path] = st;
+        for (const [at, set, unset] of into.steps) {
+          if (at !== k) continue;
+          Object.assign(bb, set);
+          for (const key of unset || []) delete bb[key];
+        }
+        assert.equal(await page.textContent('#step-text'), 'Node ' + (k + 1) + ' of ' + into.events.length + ': ' +
+          nodes[id].name + ' ' + (again ? 'running again' : st));
+        assert.deepEqual(await page.$$eval('#tree .row.step-here', (l) => l.map((r) => r.parentNode.dataset.path)),
+          [nodes[id].path], 'the node of event ' + k + ' is outlined');
+        const s = await shown(page);
+        assert.deepEqual(s.status, status, 'statuses after event ' + k);
+        assert.deepEqual(s.bb, bb, 'blackboard after event ' + k);
+        assert.equal(await page.$$eval('#events li.later', (l) => l.length), into.events.length - k - 1);
+        if (nodes[id].path === 'guard/alert/attack') {
+          assert.ok(into.steps.some(([at]) => at === k), 'the attack wrote enemy_hp');
+          assert.ok(s.changed.includes('enemy_hp'), 'what the attack wrote is highlighted');
+          await page.screenshot({ path: path.join(OUT, 'step.png') });
+          attacked = true;
+        }
+        if (k + 1 < into.events.length) await page.click('#step-next');
+      }
+      assert.ok(attacked, 'the stepped tick ran the attack');
+      await page.click('#step-next');
+      assert.equal(await page.textContent('#step-text'), 'The whole tick (' + into.events.length + ' events)');
+      await checkAgentAt(page, sent(stream), g2.id, into.tick);
+      await page.click('#step-prev');
+      assert.match(await page.textContent('#step-text'), new RegExp('^Node ' + into.events.length + ' of'));
       await page.click('li[data-path="guard/alert/attack"] > .row .bp'); // breakpoint off
       await page.click('#agent-resume');
       await until('ticks again', () => g2Ticks(stream, g2.id) > before + 3);
@@ -1024,9 +1170,24 @@ async function main() {
       await page.waitForFunction(() => /refused "force"/.test(document.getElementById('message').textContent));
       assert.match(await page.textContent('#message'), /The game refused "force": no node 'guard\/nowhere' in tree 'guard' of agent \d+/);
       assert.equal(await page.$$eval('#force-list li', (l) => l.length), 0);
+      // a fault for some ticks: listed with the ticks it has left, as the
+      // game says, and gone from the list when they run out
+      await page.selectOption('#force-node', 'guard/patrol');
+      await page.selectOption('#force-status', 'failure');
+      await page.fill('#force-ticks', '20');
+      const mark = stream.lines.length;
+      await page.click('#force-go');
+      await page.waitForFunction(() => / × \d+ left \(guard 3\)$/.test(document.querySelector('#force-list li span')
+        ? document.querySelector('#force-list li span').textContent : ''));
+      const lefts = () => stream.lines.slice(mark).filter((o) => o.t === 'tick' && o.agent === g3.id && o.faults);
+      await until('the fault runs out', () => lefts().some((o) => o.faults.length === 0));
+      const counts = lefts().map((o) => o.faults.length ? o.faults[0][2] : 0);
+      assert.deepEqual(counts.slice(0, 3), [19, 18, 17], 'ticks left, tick by tick: ' + counts);
+      assert.equal(lefts().slice(-1)[0].faults.length, 0);
+      await page.waitForFunction(() => document.querySelectorAll('#force-list li').length === 0);
     });
 
-    await check('live: agents and a tree join, an agent leaves, a reload (churn_game.lua)', async () => {
+    await check('live: agents and trees join, agents leave or are collected, a reload (churn_game.lua)', async () => {
       stream.req.destroy();
       game.child.kill();
       game = await startGame('tests/browser/churn_game.lua', ['20']);
@@ -1034,12 +1195,15 @@ async function main() {
       await page.goto(game.url);
       await page.waitForSelector('body.loaded.is-live #tree li[data-path]');
       assert.equal(await page.textContent('#agent-count'), '2');
-      await page.waitForFunction(() => document.getElementById('agent-count').textContent === '4');
+      await page.waitForFunction(() => document.getElementById('agent-count').textContent === '5');
       const scout = await until('scout 1', () => [...sent(stream).agents.values()].find((a) => a.label === 'scout 1'));
       await pickAgent(page, scout.id);
       assert.match(await page.textContent('#tree-head'), /^Tree scout, version 1/);
       await page.waitForFunction(() => /^Tree scout, version 2 of 1, 2/.test(document.getElementById('tree-head').textContent),
         null, { timeout: 10000 });
+      // the new shape is drawn: 'look' where 'count' was
+      assert.deepEqual(await page.$$eval('#tree li[data-path]', (l) => l.map((li) => li.dataset.path)),
+        ['scout', 'scout/walk', 'scout/look']);
       // the page agrees with the stream, across the join and the reload
       await page.click('#live-pause');
       const ref = sent(stream);
@@ -1058,6 +1222,19 @@ async function main() {
       assert.equal(await page.textContent('#agent-list li[data-agent="' + g1.id + '"] small'), 'guard · gone');
       await goTo(page, g1Last);
       await checkAgentAt(page, ref, g1.id, g1Last);
+      // scout 2 and the sentry (its tree's only agent) were dropped by the
+      // game without a word to the debugger: collected, they are gone too
+      for (const label of ['scout 2', 'sentry']) {
+        const a = [...ref.agents.values()].find((x) => x.label === label);
+        assert.ok(stream.lines.some((o) => o.t === 'gone' && o.agent === a.id), label + ': the stream says so');
+        assert.equal(await page.textContent('#agent-list li[data-agent="' + a.id + '"] small'), a.tree + ' · gone');
+        const last = a.lines.slice(-1)[0].tick;
+        await pickAgent(page, a.id);
+        await goTo(page, last);
+        await checkAgentAt(page, ref, a.id, last);
+        assert.equal(await page.$$eval('#bb tr.add', (l) => l.length), 0, 'a gone agent is not edited');
+      }
+      await page.screenshot({ path: path.join(OUT, 'churn.png') });
     });
 
     await check('live: the arena waits for the page before its first tick', async () => {

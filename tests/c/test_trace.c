@@ -3,7 +3,7 @@
 ** status change, "again" for running leaves ticked again, agent events
 ** (error, reset, reload) with node paths read in the version they were
 ** recorded in, the ring buffer overwriting its oldest events, and an
-** untraced agent recording nothing.
+** untraced agent recording nothing; the trace hook.
 */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -234,6 +234,51 @@ static void trace_memory(void **state) {
   bonsai_agent_free(ag);
 }
 
+/* The trace hook: called after each event recorded, in order, with the
+** event (waiting to be read as well); removed with NULL; needs a trace and
+** goes with it. */
+static char hooked[512];
+static void hook(bonsai_agent *ag, const bonsai_event *e, void *ud) {
+  size_t at = strlen(hooked);
+  (void)ag;
+  snprintf(hooked + at, sizeof hooked - at, "%s%u:%d%s", at ? " " : "",
+           e->node, e->status, e->again ? "+" : "");
+  *(int *)ud += 1;
+}
+
+static void trace_hook(void **state) {
+  bonsai_agent *ag;
+  int calls = 0;
+  (void)state;
+  leaf("A", "S");
+  leaf("B", "RS");
+  ag = start("sequence:root(A, B)");
+  assert_int_equal(bonsai_agent_trace_hook(ag, hook, &calls), BONSAI_EARG);
+  assert_int_equal(bonsai_agent_trace_hook(ag, NULL, NULL), BONSAI_OK);
+  assert_int_equal(bonsai_agent_trace(ag, 64), BONSAI_OK);
+  hooked[0] = '\0';
+  assert_int_equal(bonsai_agent_trace_hook(ag, hook, &calls), BONSAI_OK);
+  assert_int_equal(bonsai_agent_tick(ag, 1), R);
+  assert_string_equal(hooked, "0:1 1:1 1:2 2:1");
+  assert_int_equal(calls, 4);
+  assert_int_equal(bonsai_agent_events(ag, NULL, 0), 4); /* still there */
+  assert_string_equal(take(ag), "1 root running; 1 root/A running; "
+                                "1 root/A success; 1 root/B running");
+  assert_int_equal(bonsai_agent_tick(ag, 1), S);
+  assert_string_equal(hooked, "0:1 1:1 1:2 2:1 0:1+ 2:2 0:2");
+  assert_int_equal(bonsai_agent_trace_hook(ag, NULL, NULL), BONSAI_OK);
+  bonsai_agent_tick(ag, 1);
+  assert_int_equal(calls, 7);
+  /* a trace made again has no hook */
+  assert_int_equal(bonsai_agent_trace_hook(ag, hook, &calls), BONSAI_OK);
+  assert_int_equal(bonsai_agent_trace(ag, 0), BONSAI_OK);
+  assert_int_equal(bonsai_agent_trace(ag, 64), BONSAI_OK);
+  bonsai_agent_tick(ag, 1);
+  assert_true(bonsai_agent_events(ag, NULL, 0) > 0);
+  assert_int_equal(calls, 7);
+  bonsai_agent_free(ag);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       T(untraced_records_nothing),
@@ -242,6 +287,7 @@ int main(void) {
       T(ring_overwrites_oldest),
       T(reload_keeps_old_paths),
       T(trace_memory),
+      T(trace_hook),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

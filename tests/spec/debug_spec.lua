@@ -22,7 +22,7 @@ end
 
 before_each(function()
   for _, k in ipairs { "REQUEST_TIMEOUT", "MAX_OUT", "MAX_HEADER",
-                       "MAX_CLIENTS", "FEED", "PROFILE" } do
+                       "MAX_CLIENTS", "FEED", "PROFILE", "SWEEP" } do
     limits[k] = debugmod[k]
   end
 end)
@@ -259,6 +259,47 @@ describe("bt.debug.serve", function()
     c.sock:close()
   end)
 
+  it("tells the page the faults it set, tick by tick, until they end",
+     function()
+    local tree = guardtree()
+    local a = bt.agent(tree, { blackboard = { hp = 100 } })
+    serve { agents = { a } }
+    local c = subscribe()
+    assert.is_true(pump(function() return #c.lines() >= 3 end)) -- connected
+    a:tick(1)
+    assert.is_true(D.command { cmd = "force", agent = 1, tree = "guard",
+                               node = "guard/patrol", status = "failure",
+                               ticks = 2 })
+    assert.is_true(D.command { cmd = "force", agent = 1, tree = "guard",
+                               node = "guard/flee/check[1]",
+                               status = "success" })
+    for _ = 1, 3 do a:tick(1) end
+    -- a fault the game set itself is not the page's to list
+    a:force("guard/flee/run", "failure", 1)
+    assert.is_true(D.command { cmd = "force", agent = 1, tree = "guard",
+                               node = "guard/flee/check[1]", on = false })
+    a:tick(1)
+    tree:reload(bt.reactive_selector { name = "guard",
+      bt.named("patrol", bt.action(function() return bt.RUNNING end)) })
+    assert.is_true(D.command { cmd = "force", agent = 1, tree = "guard",
+                               node = "guard/flee/check[1]",
+                               status = "success" })
+    a:tick(1) -- the reload drops it
+    a:tick(1)
+    local got
+    assert.is_true(pump(function()
+      got = {}
+      for _, l in ipairs(c.lines()) do
+        if l.t == "tick" then got[#got + 1] = l.faults or "-" end
+      end
+      return #got == 7
+    end))
+    assert.same({ "-",
+                  { { 2, "success", 0 }, { 4, "failure", 1 } },
+                  { { 2, "success", 0 } }, { { 2, "success", 0 } },
+                  {}, {}, "-" }, got)
+  end)
+
   it("writes blackboard values through the normal path", function()
     local a = bt.agent(guardtree(), { blackboard = { hp = 100 } })
     local seen
@@ -322,6 +363,154 @@ describe("bt.debug.serve", function()
     bt.tick_all({ a }, 1)
     assert.equal(time + 2, a.time)
     assert.is_false(a:frozen())
+  end)
+
+  it("lets go of an agent the game drops: collected, it is gone for the " ..
+     "page, its breakpoints, watches and faults with it", function()
+    local tree = guardtree()
+    local keep = bt.agent(tree, { blackboard = { hp = 100 } })
+    serve { agents = { keep, bt.agent(tree, { blackboard = { hp = 100 } }) } }
+    debugmod.SWEEP = 0
+    local c = subscribe()
+    assert.is_true(pump(function() return #c.lines() >= 4 end)) -- connected
+    local cmd = D.command
+    assert.is_true(cmd { cmd = "break", tree = "guard", node = "guard/patrol",
+                         agent = 2 })
+    assert.is_true(cmd { cmd = "watch", key = "hp", op = "<", value = 5,
+                         agent = 2 })
+    assert.is_true(cmd { cmd = "force", tree = "guard", node = "guard/patrol",
+                         status = "failure", agent = 2 })
+    assert.is_true(cmd { cmd = "step", agent = 2 }) -- frozen, then dropped
+    for _ = 1, 3 do collectgarbage() end
+    assert.is_true(pump(function()
+      for _, l in ipairs(c.lines()) do
+        if l.t == "gone" and l.agent == 2 then return true end
+      end
+    end))
+    local ok, err = cmd { cmd = "resume", agent = 2 }
+    assert.is_nil(ok)
+    assert.equal("no agent 2", err)
+    ok, err = cmd { cmd = "break", tree = "guard", node = "guard/patrol",
+                    agent = 2 }
+    assert.equal("no agent 2", err)
+    -- the one kept goes on, with its own breakpoints only
+    keep:tick(1)
+    assert.is_false(keep:frozen())
+    -- a page that comes now is told too
+    local late = subscribe()
+    assert.is_true(pump(function()
+      for _, l in ipairs(late.lines()) do
+        if l.t == "gone" and l.agent == 2 then return true end
+      end
+    end))
+  end)
+
+  it("steps through a tick node by node: what the blackboard held at " ..
+     "each event", function()
+    local tree = bt.tree(bt.sequence { name = "day",
+      bt.named("wake", bt.action(function(_, bb)
+        bb.wakes = (bb.wakes or 0) + 1
+        return true
+      end)),
+      bt.check("wakes", ">", 0),
+      bt.named("eat", bt.action(function(_, bb)
+        bb.food, bb.hungry = { "bread", 2 }, nil
+        return true
+      end)),
+      bt.named("work", bt.action(function(_, bb)
+        bb.coins = (bb.coins or 0) + 1
+        return true
+      end)),
+    }, { name = "day" })
+    local a = bt.agent(tree)
+    local other = bt.agent(tree)
+    serve { agents = { a, other } }
+    local c = subscribe()
+    bt.tick_all({ a, other }, 1)
+    local ok, err = D.command { cmd = "step", agent = 1, nodes = true }
+    assert.is_nil(ok)
+    assert.equal("agent 1 is not frozen", err)
+    a:freeze(true)
+    a.bb.hungry = true -- the game writes between two ticks
+    assert.same({ ok = true },
+                post('{"cmd":"step","agent":1,"nodes":true}'))
+    bt.tick_all({ a, other }, 1)
+    assert.is_true(a:frozen()) -- one tick, frozen again
+    local line
+    assert.is_true(pump(function()
+      for _, l in ipairs(c.lines()) do
+        if l.t == "tick" and l.agent == 1 and l.tick == 2 then line = l end
+      end
+      return line ~= nil
+    end))
+    local names = {}
+    for i, e in ipairs(line.events) do
+      names[i] = tree:nodes(a)[e[1] + 1].name .. " " .. e[2]
+    end
+    assert.same({ "day running", "wake running", "wake success",
+                  "check[2] success", "eat running", "eat success",
+                  "work running", "work success", "day success" }, names)
+    -- [event index (0-based), keys changed since the event before, unset]
+    assert.same({ { 0, { hungry = true } }, { 2, { wakes = 2 } },
+                  { 5, { food = { "bread", 2 } }, { "hungry" } },
+                  { 7, { coins = 2 } } }, line.steps)
+    -- the next tick, and the other agent's, are plain
+    assert.same({ ok = true }, post('{"cmd":"step","agent":1}'))
+    bt.tick_all({ a, other }, 1)
+    assert.is_true(pump(function()
+      local n = 0
+      for _, l in ipairs(c.lines()) do
+        if l.t == "tick" then
+          if l.agent ~= 1 or l.tick ~= 2 then assert.is_nil(l.steps) end
+          if l.agent == 1 and l.tick == 3 then n = n + 1 end
+        end
+      end
+      return n == 1
+    end))
+    -- an agent not streamed, or gone, is refused
+    D.command { cmd = "record", agent = 2, on = false }
+    other:freeze(true)
+    ok, err = D.command { cmd = "step", agent = 2, nodes = true }
+    assert.equal("agent 2 is not streamed", err)
+    D.remove(a)
+    ok, err = D.command { cmd = "step", agent = 1, nodes = true }
+    assert.equal("no agent 1", err)
+  end)
+
+  it("steps through a tick that a reload starts, and through an error",
+     function()
+    local tree = bt.tree(bt.sequence { name = "t",
+      bt.named("a", bt.action(function(_, bb) bb.x = 1; return true end)),
+    }, { name = "t" })
+    local agent = bt.agent(tree)
+    serve { agents = { agent } }
+    local c = subscribe()
+    assert.is_true(pump(function() return #c.lines() >= 3 end)) -- connected
+    bt.tick_all({ agent }, 1)
+    agent:freeze(true)
+    tree:reload(bt.sequence { name = "t",
+      bt.named("b", bt.action(function(_, bb) bb.y = 2; return true end)),
+      bt.named("c", bt.action(function() error("boom") end)),
+    })
+    assert.is_true(D.command { cmd = "step", agent = 1, nodes = true })
+    bt.tick_all({ agent }, 1)
+    local line
+    assert.is_true(pump(function()
+      for _, l in ipairs(c.lines()) do
+        if l.t == "tick" and l.tick == 2 then line = l end
+      end
+      return line ~= nil
+    end))
+    assert.same({ from = 1, to = 2 }, line.reload)
+    assert.matches("boom", line.error)
+    local names = {}
+    for i, e in ipairs(line.events) do
+      names[i] = tree:nodes(agent)[e[1] + 1].name .. " " .. e[2]
+    end
+    -- the events of the new version; c's abort comes after the error
+    assert.same({ "t running", "b running", "b success", "c running",
+                  "c aborted", "t aborted" }, names)
+    assert.same({ { 2, { y = 2 } } }, line.steps)
   end)
 
   it("breaks on a node's status for one agent or any, and when a " ..
@@ -474,6 +663,87 @@ describe("bt.debug.serve", function()
     assert.equal("end", c.lines()[44].t)
     assert.is_false(post('{"cmd":"resume","agent":1}').ok)
     os.remove(path)
+  end)
+
+  it("refuses malformed commands, and commands for agents reloaded or " ..
+     "collected, without touching the game", function()
+    local tree = guardtree()
+    local a = bt.agent(tree, { blackboard = { hp = 100 } })
+    local b = bt.agent(tree, { blackboard = { hp = 100 } })
+    serve { agents = { a, b } }
+    bt.tick_all({ a, b }, 1)
+    -- what the game is before: statuses, blackboards, faults, freezing
+    local function state()
+      local out = {}
+      for i, x in ipairs { a, b } do
+        local bb = {}
+        for k, v in x.bb:pairs() do bb[k] = v end
+        out[i] = { x:node_statuses(), bb, x:frozen(),
+                   x:forced("guard/patrol") }
+      end
+      return out
+    end
+    local before = state()
+    local bodies = {
+      "", "null", "42", '"set"', "[1,2", "[]", "{}", '{"cmd":null}',
+      '{"cmd":["set"]}', '{"cmd":"__index"}', '{"cmd":"fly","agent":1}',
+      ("["):rep(5000) .. ("]"):rep(5000),                  -- too deep
+      '{"cmd":"set","agent":"1","key":"hp","value":1}',
+      '{"cmd":"set","agent":1.5,"key":"hp","value":1}',
+      '{"cmd":"set","agent":1,"key":7,"value":1}',
+      '{"cmd":"set","agent":1,"key":"","value":1}',
+      '{"cmd":"set","agent":1,"key":"hp","value":[1]}',
+      '{"cmd":"set","agent":1,"key":"hp","value":NaN}',
+      '{"cmd":"set","agent":1,"key":"hp","value":-Infinity}',
+      '{"cmd":"set","agent":1,"key":"hp","value":1e999}',
+      '{"cmd":"break","tree":"guard","node":["guard"]}',
+      '{"cmd":"break","tree":"guard","node":"guard","agent":{}}',
+      '{"cmd":"break","tree":"guard","node":"guard","status":"late"}',
+      '{"cmd":"watch","key":"hp","op":"<","value":NaN}',
+      '{"cmd":"watch","key":"hp","op":"<<","value":1}',
+      '{"cmd":"watch","key":{},"op":"<","value":1}',
+      '{"cmd":"force","tree":"guard","node":"guard/patrol",' ..
+        '"status":"success","ticks":1e300}',
+      '{"cmd":"force","tree":"guard","node":"guard/patrol",' ..
+        '"status":"success","ticks":NaN}',
+      '{"cmd":"force","tree":"guard","node":"guard/patrol",' ..
+        '"status":"idle"}',
+      '{"cmd":"resume"}', '{"cmd":"step","agent":-1}',
+      '{"cmd":"step","agent":1,"nodes":true}', -- not frozen
+      '{"cmd":"record","agent":3}',
+    }
+    for _, body in ipairs(bodies) do
+      local r = post(body)
+      assert.is_false(r.ok, body)
+      assert.is_string(r.error, body)
+      assert.is_true(#r.error < 200, body)
+    end
+    assert.same(before, state())
+    bt.tick_all({ a, b }, 1) -- the game goes on
+    assert.equal(2, a.time)
+    -- a fault left on an agent that is reloaded goes with the old version;
+    -- a command for the old version's node is refused
+    assert.same({ ok = true }, post('{"cmd":"force","agent":1,' ..
+      '"tree":"guard","node":"guard/patrol","status":"failure"}'))
+    assert.equal("failure", a:forced("guard/patrol"))
+    tree:reload(bt.reactive_selector { name = "guard",
+      bt.named("wander", bt.action(function() return bt.RUNNING end)) })
+    bt.tick_all({ a, b }, 1)
+    assert.same({ "guard", "wander" }, a:running())
+    assert.is_nil(a:forced("guard/wander"))
+    local r = post('{"cmd":"force","agent":1,"tree":"guard",' ..
+                   '"node":"guard/patrol","status":"failure"}')
+    assert.is_false(r.ok)
+    assert.equal("no node 'guard/patrol' in tree 'guard' of agent 1", r.error)
+    -- for an agent collected: refused
+    b = nil -- luacheck: ignore
+    debugmod.SWEEP = 0
+    for _ = 1, 3 do collectgarbage() end
+    D.poll()
+    r = post('{"cmd":"set","agent":2,"key":"hp","value":1}')
+    assert.same({ ok = false, error = "no agent 2" }, r)
+    a:tick(1)
+    assert.equal(4, a.time)
   end)
 
   it("survives garbage, disconnects, idle and slow clients", function()

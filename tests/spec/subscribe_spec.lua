@@ -142,6 +142,21 @@ describe("a:subscribe", function()
   end)
 end)
 
+describe("a subscription", function()
+  it("does not keep its agent alive (on every Lua)", function()
+    local tree = walker()
+    local a = bt.agent(tree)
+    local sub = a:subscribe(function() end)
+    a:on_tick(function() end)
+    a:tick(1)
+    local weak = setmetatable({ a }, { __mode = "v" })
+    a = nil -- luacheck: ignore
+    for _ = 1, 3 do collectgarbage() end
+    assert.is_nil(weak[1])
+    assert.is_false(bt.unsubscribe(sub)) -- its agent is gone
+  end)
+end)
+
 describe("a:on_tick", function()
   it("is one subscription among others, replaced by the next call", function()
     local a = bt.agent(walker())
