@@ -86,6 +86,8 @@ typedef enum bonsai_kind {
   BONSAI_KEEP_RUNNING_UNTIL_FAILURE, /* running after each success (the
                                      ** next run at the next tick) */
   BONSAI_CONTROL,            /* the host decides (bonsai_def_control) */
+  BONSAI_IF_THEN_ELSE,       /* condition, then[, else]: the condition once,
+                             ** then the branch it chose */
   BONSAI_NKINDS
 } bonsai_kind;
 

@@ -448,6 +448,11 @@ Builder.active_selector = Builder.reactive_selector
 ---@return bonsai.Builder
 function Builder:utility_selector(opts) end
 
+---Opens an if_then_else: condition, then, else (closed by :back()).
+---@param opts? bonsai.NodeOpts|string
+---@return bonsai.Builder
+function Builder:if_then_else(opts) end
+
 ---A bt.control: its callbacks in opts, its children added next.
 ---@param opts bonsai.ControlOpts
 ---@return bonsai.Builder
@@ -744,6 +749,13 @@ bt.active_selector = bt.reactive_selector
 ---@param t bonsai.NodeOpts
 ---@return bonsai.Node
 function bt.utility_selector(t) end
+
+---`{ condition, then, else? }`: the condition once (it may run), then the
+---branch it chose, which goes on without the condition; without an else,
+---a failed condition fails (BehaviorTree.CPP's IfThenElse).
+---@param t bonsai.NodeOpts
+---@return bonsai.Node
+function bt.if_then_else(t) end
 
 ---Ticks every unfinished child each tick.
 ---@param t bonsai.ParallelOpts

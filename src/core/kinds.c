@@ -88,6 +88,8 @@ const KindInfo bs_kinds[BONSAI_NKINDS] = {
   ** bytes; its callbacks are a leaf of the blueprint */
   {"control", KC_COMPOSITE, ANY, BONSAI_CONTROL_MEMORY, K_ACTIVE | K_LASTING,
    0, 0, 0, NULL, "args enter tick abort"},
+  /* data: none (the child that runs is the one whose status is running) */
+  {"if_then_else", KC_COMPOSITE, 2, 3, 0, 0, 0, 0, 0, NULL, NULL},
 };
 
 /* The keys every node table takes, whatever its kind: a key added to every

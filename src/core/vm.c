@@ -1121,6 +1121,25 @@ static BS_ALWAYS_INLINE int step(bonsai_agent *a, const Node *nd, uint8_t *st,
     if (s == SUCCESS || (conds && s == SKIPPED))
       s = RUNNING;
     END(s);
+  /* if_then_else: its first child, the condition, then its second child
+  ** if the condition succeeded, else its third (without one: failure); a
+  ** running branch goes on without the condition ticked again */
+  case BONSAI_IF_THEN_ELSE:
+    if (start) {
+      if (st[i] == RUNNING &&
+          (c = bs_vm_running_child(a->bp, st, i, i + 1)) != BS_NONE)
+        TICK(c); /* ticked from above: its running child */
+      SET(i, RUNNING);
+      TICK(i + 1);
+    }
+    if (c == i + 1 && (s == SUCCESS || s == FAILURE)) { /* it decided */
+      if (s == SUCCESS)
+        TICK(nd[c].next);
+      if (n->nchild == 3)
+        TICK(nd[nd[c].next].next);
+    }
+    END(s); /* a branch's status, or the condition's (running, skipped, or
+            ** failure without an else) */
   default: /* never: every kind has its steps above */
     bs_assert(!"a kind without its steps in vm.c");
     bs_agent_fail(a, i, "no steps for kind %d", (int)n->kind);

@@ -1,8 +1,10 @@
 /*
-** test_kinds.c: the node kinds added in the second round (delay, parallel
-** with wait, utility selector, subtree) through the public C API, tick by
-** tick: statuses and the exact order of enter/tick/exit/abort events,
-** including every way a running node can be cut off.
+** test_kinds.c: the node kinds added since the second round (delay,
+** parallel with wait, utility selector, subtree, BehaviorTree.CPP's
+** if_then_else, while_do_else, skip_unless_updated, wait_value_update)
+** through the public C API, tick by tick: statuses and the exact order of
+** enter/tick/exit/abort events, including every way a running node can be
+** cut off.
 */
 #include <math.h>
 #include <setjmp.h>
@@ -450,6 +452,77 @@ static void subtree_passes_through(void **state) {
 
 /* }====== */
 
+/* {====== if_then_else */
+
+/* The condition once (it may run), then the branch it chose, which goes on
+** without the condition; the second branch when it failed. */
+static void if_then_else_branches(void **state) {
+  bonsai_agent *ag;
+  (void)state;
+  leaf("C", "RSFS");
+  leaf("T", "RS");
+  leaf("E", "F");
+  ag = start("if_then_else(C, T, E)");
+  STEP(ag, 1, R, "enter C; tick C");
+  assert_string_equal(states(ag), "RR..");
+  STEP(ag, 1, R, "tick C; exit C success; enter T; tick T");
+  assert_string_equal(states(ag), "RSR.");
+  STEP(ag, 1, S, "tick T; exit T success");
+  assert_string_equal(states(ag), "SSS.");
+  STEP(ag, 1, F, "enter C; tick C; exit C failure; enter E; tick E; "
+                 "exit E failure");
+  assert_string_equal(states(ag), "FFSF"); /* T keeps its last status */
+  STEP(ag, 1, S, "enter C; tick C; exit C success; enter T; tick T; "
+                 "exit T success");
+  bonsai_agent_free(ag);
+}
+
+/* Without an else, a failed condition is the node's failure. */
+static void if_then_else_no_else(void **state) {
+  bonsai_agent *ag;
+  (void)state;
+  leaf("C", "FS");
+  leaf("T", "S");
+  ag = start("if_then_else(C, T)");
+  STEP(ag, 1, F, "enter C; tick C; exit C failure");
+  assert_string_equal(states(ag), "FF.");
+  STEP(ag, 1, S, "enter C; tick C; exit C success; enter T; tick T; "
+                 "exit T success");
+  bonsai_agent_free(ag);
+}
+
+/* Ticked again from above (a reactive parent), it resumes its running
+** branch, not the condition; cut off, it aborts that branch. */
+static void if_then_else_resumes_and_aborts(void **state) {
+  bonsai_agent *ag;
+  (void)state;
+  leaf("P", "S");
+  leaf("C", "S");
+  leaf("T", "R");
+  ag = start("reactive_sequence(P, if_then_else(C, T))");
+  STEP(ag, 1, R, "enter P; tick P; exit P success; enter C; tick C; "
+                 "exit C success; enter T; tick T");
+  STEP(ag, 1, R, "enter P; tick P; exit P success; tick T");
+  assert_string_equal(states(ag), "RSRSR");
+  assert_int_equal(bonsai_agent_abort(ag), BONSAI_OK);
+  assert_string_equal(trace_take(&trace), "abort T");
+  assert_string_equal(states(ag), "ASASA");
+  bonsai_agent_free(ag);
+}
+
+static void if_then_else_definition_errors(void **state) {
+  (void)state;
+  leaf("A", "S");
+  assert_string_equal(deferr("if_then_else(A)"),
+                      "if_then_else: 'if_then_else' takes 2 to 3 children, "
+                      "not 1");
+  assert_string_equal(deferr("sequence(A, if_then_else:pick(A, A, A, A))"),
+                      "sequence/pick: 'if_then_else' takes 2 to 3 children, "
+                      "not 4");
+}
+
+/* }====== */
+
 /* {====== save and restore */
 
 typedef struct Bytes {
@@ -527,6 +600,10 @@ int main(void) {
       T(utility_definition_errors),
       T(subtree_passes_through),
       T(save_new_kinds),
+      T(if_then_else_branches),
+      T(if_then_else_no_else),
+      T(if_then_else_resumes_and_aborts),
+      T(if_then_else_definition_errors),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -26,6 +26,9 @@ local examples = {
   control = function()
     return { type = "control", tick = function(c) return c:tick(1) end, leaf() }
   end,
+  if_then_else = function()
+    return { type = "if_then_else", bt.is_set "k", leaf(), leaf() }
+  end,
   subtree = function()
     return { type = "subtree", tree = bt.tree(leaf(), { name = "inner" }) }
   end,

@@ -1,0 +1,85 @@
+-- btcpp_kinds_spec: BehaviorTree.CPP 4's nodes that are Bonsai kinds of
+-- their own (if_then_else, while_do_else, skip_unless_updated,
+-- wait_value_update, run_once with then_skip), tick by tick through the
+-- trace helper against BT.CPP's semantics (src/controls/*_node.cpp,
+-- src/decorators/updated_decorator.cpp, run_once_node.h), with their
+-- dumps, builder forms, reloads and saves of a running agent inside them,
+-- and the refusal of a wrong number of children.
+local bt = require "bonsai"
+local trace = require "helpers.trace"
+
+local t
+before_each(function() t = trace.new() end)
+
+local agent_of, tree_error = trace.agent_of, trace.tree_error
+
+describe("if_then_else", function()
+  it("ticks its condition once (it may run), then the branch it chose",
+     function()
+    local a = agent_of(bt.if_then_else {
+      t:action("C", "RSF"), t:action("T", "RS"), t:action("E", "F"),
+    })
+    assert.equal("running | enter C; tick C", t:step(a, 1))
+    assert.equal("running | tick C; exit C success; enter T; tick T",
+                 t:step(a, 1))
+    assert.same({ "if_then_else", "T" }, a:running())
+    assert.equal("success | tick T; exit T success", t:step(a, 1))
+    assert.equal("failure | enter C; tick C; exit C failure; enter E; " ..
+                 "tick E; exit E failure", t:step(a, 1))
+  end)
+
+  it("without an else fails when its condition fails", function()
+    local a = agent_of(bt.if_then_else {
+      t:condition("C", "FS"), t:action("T", "S"),
+    })
+    assert.equal("failure | tick C", t:step(a, 1))
+    assert.equal("success | tick C; enter T; tick T; exit T success",
+                 t:step(a, 1))
+  end)
+
+  it("under a reactive parent goes on with its running branch, and aborts "
+     .. "it when cut off", function()
+    local a = agent_of(bt.reactive_sequence {
+      t:condition("P", "SSF"),
+      bt.if_then_else { t:condition("C", "S"), t:action("T", "R") },
+    })
+    assert.equal("running | tick P; tick C; enter T; tick T", t:step(a, 1))
+    assert.equal("running | tick P; tick T", t:step(a, 1))
+    assert.equal("failure | tick P; abort T", t:step(a, 1))
+  end)
+
+  it("keeps its running branch across a reload and a save", function()
+    local function root(extra)
+      return bt.if_then_else { name = "ite", t:condition("C", "S"),
+                               t:action("T", "R"), extra }
+    end
+    local tree = bt.tree(root(), { name = "ITE" })
+    local a = bt.agent(tree)
+    assert.equal("running | tick C; enter T; tick T", t:step(a, 1))
+    assert.is_true(tree:reload(root(t:action("E", "S"))))
+    assert.equal("running | tick T", t:step(a, 1))
+    local b = bt.agent(tree, { restore = a:save() })
+    assert.same({ "ite", "T" }, b:running())
+    assert.equal("running | tick T", t:step(b, 1))
+  end)
+
+  it("refuses one child or four, naming the node", function()
+    local one = bt.if_then_else { name = "pick", t:action("A", "S") }
+    assert.matches("sequence/pick: 'if_then_else' takes 2 to 3 children, "
+                   .. "not 1", tree_error(bt.sequence { one }), 1, true)
+    assert.matches("'if_then_else' takes 2 to 3 children, not 4",
+                   tree_error(bt.if_then_else {
+                     t:action("A", "S"), t:action("B", "S"),
+                     t:action("C", "S"), t:action("D", "S") }), 1, true)
+  end)
+
+  it("has a builder form and a dump line per child", function()
+    local tree = bt.builder():if_then_else("pick")
+      :condition(function() return true end):action(t:leafdef("A", "S"))
+      :back():build { name = "B" }
+    assert.equal("pick (if_then_else)\n  condition[1]\n  action[2]\n",
+                 tree:dump())
+    assert.equal("success | enter A; tick A; exit A success",
+                 t:step(bt.agent(tree), 1))
+  end)
+end)
