@@ -88,6 +88,8 @@ typedef enum bonsai_kind {
   BONSAI_CONTROL,            /* the host decides (bonsai_def_control) */
   BONSAI_IF_THEN_ELSE,       /* condition, then[, else]: the condition once,
                              ** then the branch it chose */
+  BONSAI_WHILE_DO_ELSE,      /* condition, do[, else]: the condition at every
+                             ** tick, the branch it chooses */
   BONSAI_NKINDS
 } bonsai_kind;
 

@@ -453,6 +453,11 @@ function Builder:utility_selector(opts) end
 ---@return bonsai.Builder
 function Builder:if_then_else(opts) end
 
+---Opens a while_do_else: condition, do, else (closed by :back()).
+---@param opts? bonsai.NodeOpts|string
+---@return bonsai.Builder
+function Builder:while_do_else(opts) end
+
 ---A bt.control: its callbacks in opts, its children added next.
 ---@param opts bonsai.ControlOpts
 ---@return bonsai.Builder
@@ -756,6 +761,13 @@ function bt.utility_selector(t) end
 ---@param t bonsai.NodeOpts
 ---@return bonsai.Node
 function bt.if_then_else(t) end
+
+---`{ condition, do, else? }`: the condition at every tick, then the branch
+---it chooses; the other, if it runs, is aborted; without an else, a failed
+---condition fails (BehaviorTree.CPP's WhileDoElse).
+---@param t bonsai.NodeOpts
+---@return bonsai.Node
+function bt.while_do_else(t) end
 
 ---Ticks every unfinished child each tick.
 ---@param t bonsai.ParallelOpts

@@ -90,6 +90,8 @@ const KindInfo bs_kinds[BONSAI_NKINDS] = {
    0, 0, 0, NULL, "args enter tick abort"},
   /* data: none (the child that runs is the one whose status is running) */
   {"if_then_else", KC_COMPOSITE, 2, 3, 0, 0, 0, 0, 0, NULL, NULL},
+  /* data: none; ticked from above while it runs, its condition first */
+  {"while_do_else", KC_COMPOSITE, 2, 3, 0, K_ACTIVE, 0, 0, 0, NULL, NULL},
 };
 
 /* The keys every node table takes, whatever its kind: a key added to every

@@ -1140,6 +1140,26 @@ static BS_ALWAYS_INLINE int step(bonsai_agent *a, const Node *nd, uint8_t *st,
     }
     END(s); /* a branch's status, or the condition's (running, skipped, or
             ** failure without an else) */
+  /* while_do_else: its first child, the condition, at every tick, then
+  ** its second child while the condition succeeds, else its third
+  ** (without one: failure); the branch not chosen is aborted if it runs */
+  case BONSAI_WHILE_DO_ELSE:
+    if (start) {
+      if (st[i] != RUNNING)
+        SET(i, RUNNING);
+      TICK(i + 1);
+    }
+    if (c == i + 1 && s != RUNNING) { /* the condition decided */
+      uint32_t d = nd[c].next, e = nd[d].next; /* do, else (or n->next) */
+      uint32_t go = s == SUCCESS ? d : s == FAILURE ? e : n->next;
+      for (c = d; c < n->next; c = nd[c].next)
+        if (c != go && st[c] == RUNNING && bs_vm_abort(a, c) != BONSAI_OK)
+          FAIL();
+      if (go < n->next)
+        TICK(go);
+    }
+    END(s); /* a branch's status, or the condition's (running, skipped:
+            ** no branch runs, or failure without an else) */
   default: /* never: every kind has its steps above */
     bs_assert(!"a kind without its steps in vm.c");
     bs_agent_fail(a, i, "no steps for kind %d", (int)n->kind);

@@ -523,6 +523,69 @@ static void if_then_else_definition_errors(void **state) {
 
 /* }====== */
 
+/* {====== while_do_else */
+
+/* The condition at every tick; the branch it chooses, the other aborted
+** if it runs; a branch that ends ends the node. */
+static void while_do_else_switches(void **state) {
+  bonsai_agent *ag;
+  (void)state;
+  leaf("C", "SSFSS");
+  leaf("D", "RRRS");
+  leaf("E", "R");
+  ag = start("while_do_else(C, D, E)");
+  STEP(ag, 1, R, "enter C; tick C; exit C success; enter D; tick D");
+  assert_string_equal(states(ag), "RSR.");
+  STEP(ag, 1, R, "enter C; tick C; exit C success; tick D");
+  STEP(ag, 1, R, "enter C; tick C; exit C failure; abort D; enter E; "
+                 "tick E");
+  assert_string_equal(states(ag), "RFAR");
+  STEP(ag, 1, R, "enter C; tick C; exit C success; abort E; enter D; "
+                 "tick D");
+  STEP(ag, 1, S, "enter C; tick C; exit C success; tick D; "
+                 "exit D success");
+  assert_string_equal(states(ag), "SSSA");
+  bonsai_agent_free(ag);
+}
+
+/* Without an else, a failed condition aborts the running branch and fails;
+** a running condition leaves the branch as it is, and is resumed. */
+static void while_do_else_no_else(void **state) {
+  bonsai_agent *ag;
+  (void)state;
+  leaf("C", "SRSF");
+  leaf("D", "R");
+  ag = start("while_do_else(C, D)");
+  STEP(ag, 1, R, "enter C; tick C; exit C success; enter D; tick D");
+  STEP(ag, 1, R, "enter C; tick C");
+  assert_string_equal(states(ag), "RRR");
+  STEP(ag, 1, R, "tick C; exit C success; tick D");
+  STEP(ag, 1, F, "enter C; tick C; exit C failure; abort D");
+  assert_string_equal(states(ag), "FFA");
+  bonsai_agent_free(ag);
+}
+
+static void while_do_else_aborted(void **state) {
+  bonsai_agent *ag;
+  (void)state;
+  leaf("C", "RS");
+  leaf("D", "R");
+  ag = start("while_do_else(C, D)");
+  STEP(ag, 1, R, "enter C; tick C");
+  assert_int_equal(bonsai_agent_abort(ag), BONSAI_OK);
+  assert_string_equal(trace_take(&trace), "abort C");
+  STEP(ag, 1, R, "enter C; tick C; exit C success; enter D; tick D");
+  assert_int_equal(bonsai_agent_abort(ag), BONSAI_OK);
+  assert_string_equal(trace_take(&trace), "abort D");
+  assert_string_equal(states(ag), "ASA");
+  assert_string_equal(deferr("while_do_else(C, D, D, D)"),
+                      "while_do_else: 'while_do_else' takes 2 to 3 "
+                      "children, not 4");
+  bonsai_agent_free(ag);
+}
+
+/* }====== */
+
 /* {====== save and restore */
 
 typedef struct Bytes {
@@ -604,6 +667,9 @@ int main(void) {
       T(if_then_else_no_else),
       T(if_then_else_resumes_and_aborts),
       T(if_then_else_definition_errors),
+      T(while_do_else_switches),
+      T(while_do_else_no_else),
+      T(while_do_else_aborted),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -83,3 +83,50 @@ describe("if_then_else", function()
                  t:step(bt.agent(tree), 1))
   end)
 end)
+
+describe("while_do_else", function()
+  it("ticks its condition at every tick and switches branches, aborting "
+     .. "the one left", function()
+    local a = agent_of(bt.while_do_else {
+      t:condition("C", "SFS"), t:action("D", "R"), t:action("E", "R"),
+    })
+    assert.equal("running | tick C; enter D; tick D", t:step(a, 1))
+    assert.equal("running | tick C; abort D; enter E; tick E", t:step(a, 1))
+    assert.equal("running | tick C; abort E; enter D; tick D", t:step(a, 1))
+    t:set("D", "S")
+    assert.equal("success | tick C; tick D; exit D success", t:step(a, 1))
+  end)
+
+  it("without an else aborts its branch and fails when the condition "
+     .. "fails", function()
+    local a = agent_of(bt.while_do_else {
+      t:condition("C", "SF"), t:action("D", "R"),
+    })
+    assert.equal("running | tick C; enter D; tick D", t:step(a, 1))
+    assert.equal("failure | tick C; abort D", t:step(a, 1))
+  end)
+
+  it("keeps its running branch across a reload and a save", function()
+    local function root(extra)
+      return bt.while_do_else { name = "w", t:condition("C", "S"),
+                                t:action("D", "R"), extra }
+    end
+    local tree = bt.tree(root(), { name = "W" })
+    local a = bt.agent(tree)
+    assert.equal("running | tick C; enter D; tick D", t:step(a, 1))
+    assert.is_true(tree:reload(root(t:action("E", "S"))))
+    assert.equal("running | tick C; tick D", t:step(a, 1))
+    local b = bt.agent(tree, { restore = a:save() })
+    assert.same({ "w", "D" }, b:running())
+    t:set("C", "F")
+    assert.equal("success | tick C; abort D; enter E; tick E; " ..
+                 "exit E success", t:step(b, 1))
+  end)
+
+  it("refuses one child, naming the node", function()
+    assert.matches("sequence/w: 'while_do_else' takes 2 to 3 children, "
+                   .. "not 1", tree_error(bt.sequence {
+                     bt.while_do_else { name = "w", t:action("A", "S") } }),
+                   1, true)
+  end)
+end)

@@ -29,6 +29,9 @@ local examples = {
   if_then_else = function()
     return { type = "if_then_else", bt.is_set "k", leaf(), leaf() }
   end,
+  while_do_else = function()
+    return { type = "while_do_else", bt.is_set "k", leaf(), leaf() }
+  end,
   subtree = function()
     return { type = "subtree", tree = bt.tree(leaf(), { name = "inner" }) }
   end,
