@@ -90,6 +90,8 @@ typedef enum bonsai_kind {
                              ** then the branch it chose */
   BONSAI_WHILE_DO_ELSE,      /* condition, do[, else]: the condition at every
                              ** tick, the branch it chooses */
+  BONSAI_SKIP_UNLESS_UPDATED, /* "key": skipped unless the key changed since
+                              ** it last looked, then its child */
   BONSAI_NKINDS
 } bonsai_kind;
 

@@ -61,6 +61,9 @@
 ---@class (exact) bonsai.SecondsOpts: bonsai.NodeOpts
 ---@field seconds number seconds of agent time
 
+---@class (exact) bonsai.KeyOpts: bonsai.NodeOpts
+---@field key string the blackboard key it watches
+
 ---@class (exact) bonsai.GuardOpts: bonsai.NodeOpts
 ---@field abort? bonsai.AbortMode default "none"
 
@@ -529,6 +532,10 @@ function Builder:delay(opts) end
 ---@return bonsai.Builder
 function Builder:run_once(opts) end
 
+---@param opts bonsai.KeyOpts
+---@return bonsai.Builder
+function Builder:skip_unless_updated(opts) end
+
 ---Opens a guard on a bt.check / bt.is_set node.
 ---@param check bonsai.Node
 ---@param mode? bonsai.AbortMode
@@ -859,6 +866,13 @@ function bt.delay(t) end
 ---@param child bonsai.Node|bonsai.NodeOpts
 ---@return bonsai.Node
 function bt.run_once(child) end
+
+---Skipped unless its `key` changed (and is set) since it last looked, then
+---its child; a run of its child goes on whatever the key does
+---(BehaviorTree.CPP's SkipUnlessUpdated).
+---@param t bonsai.KeyOpts
+---@return bonsai.Node
+function bt.skip_unless_updated(t) end
 
 ---Sets node.name and returns the node.
 ---@generic N: bonsai.Node

@@ -92,6 +92,9 @@ const KindInfo bs_kinds[BONSAI_NKINDS] = {
   {"if_then_else", KC_COMPOSITE, 2, 3, 0, 0, 0, 0, 0, NULL, NULL},
   /* data: none; ticked from above while it runs, its condition first */
   {"while_do_else", KC_COMPOSITE, 2, 3, 0, K_ACTIVE, 0, 0, 0, NULL, NULL},
+  /* data: W0 the change stamp of its key when it last looked */
+  {"skip_unless_updated", KC_DECORATOR, ONE, 4,
+   K_LASTING | K_SKIPS | K_STAMPWORD, 0, P_KEY, P_KEY, NULL, NULL},
 };
 
 /* The keys every node table takes, whatever its kind: a key added to every

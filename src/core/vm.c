@@ -1160,6 +1160,24 @@ static BS_ALWAYS_INLINE int step(bonsai_agent *a, const Node *nd, uint8_t *st,
     }
     END(s); /* a branch's status, or the condition's (running, skipped:
             ** no branch runs, or failure without an else) */
+  /* skip_unless_updated: out of its child's run, skipped unless its key
+  ** (n->a) is set and changed since it last looked; then its child */
+  case BONSAI_SKIP_UNLESS_UPDATED:
+    if (start) {
+      if (st[i + 1] != RUNNING) {
+        uint32_t now = bs_bb_stamp(a->bb, (int)n->a);
+        if (now == W0(i) ||
+            bonsai_bb_get(a->bb, (int)n->a).type == BONSAI_TNIL) {
+          bs_assert(conds); /* K_SKIPS: the copy that knows SKIPPED */
+          END(SKIPPED);
+        }
+        W0(i) = now;
+      }
+      if (st[i] != RUNNING)
+        SET(i, RUNNING);
+      TICK(i + 1);
+    }
+    END(s); /* the status passes */
   default: /* never: every kind has its steps above */
     bs_assert(!"a kind without its steps in vm.c");
     bs_agent_fail(a, i, "no steps for kind %d", (int)n->kind);

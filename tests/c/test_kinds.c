@@ -641,6 +641,78 @@ static void save_new_kinds(void **state) {
 
 /* }====== */
 
+/* {====== skip_unless_updated */
+
+/* Sets blackboard key 'name' of ag to the number x. */
+static void setnum(bonsai_agent *ag, const char *name, double x) {
+  bonsai_value v;
+  v.type = BONSAI_TNUMBER;
+  v.u.n = x;
+  assert_int_equal(bonsai_bb_set(bonsai_agent_bb(ag),
+                                 bonsai_key(env, name, strlen(name)), v),
+                   BONSAI_OK);
+}
+
+/* Skipped while its key is unset or unchanged since it last looked (the
+** same value again is no change); a change starts its child, whose run
+** goes on whatever the key does. */
+static void skip_unless_updated_runs_on_change(void **state) {
+  bonsai_agent *ag;
+  (void)state;
+  leaf("A", "RS");
+  leaf("B", "S");
+  ag = start("sequence(skip_unless_updated{key=k}(A), B)");
+  STEP(ag, 1, S, "enter B; tick B; exit B success");
+  assert_string_equal(states(ag), "SK.S");
+  setnum(ag, "k", 1);
+  STEP(ag, 1, R, "enter A; tick A");
+  setnum(ag, "k", 2); /* while the child runs: it goes on */
+  STEP(ag, 1, S, "tick A; exit A success; enter B; tick B; exit B success");
+  assert_string_equal(states(ag), "SSSS");
+  setnum(ag, "k", 2);
+  STEP(ag, 1, S, "enter A; tick A; exit A success; enter B; tick B; "
+                 "exit B success"); /* 2 was set while the child ran */
+  setnum(ag, "k", 2);
+  STEP(ag, 1, S, "enter B; tick B; exit B success");
+  assert_string_equal(states(ag), "SKSS");
+  setnum(ag, "k", 3);
+  STEP(ag, 1, S, "enter A; tick A; exit A success; enter B; tick B; "
+                 "exit B success");
+  assert_string_equal(deferr("skip_unless_updated(A)"),
+                      "skip_unless_updated: 'skip_unless_updated' needs "
+                      "'key'");
+  bonsai_agent_free(ag);
+}
+
+/* Saved and restored, it remembers whether it had seen its key's latest
+** change (the restored blackboard has stamps of its own). */
+static void skip_unless_updated_saved(void **state) {
+  bonsai_agent *ag, *bg;
+  Bytes b;
+  (void)state;
+  leaf("A", "S");
+  ag = start("skip_unless_updated{key=k}(A)");
+  setnum(ag, "k", 1);
+  STEP(ag, 1, S, "enter A; tick A; exit A success");
+  b.n = 0;
+  assert_int_equal(bonsai_agent_save(ag, NULL, put, &b), BONSAI_OK);
+  bg = start("skip_unless_updated{key=k}(A)");
+  assert_int_equal(bonsai_agent_restore(bg, b.p, b.n, NULL), BONSAI_OK);
+  STEP(bg, 1, BONSAI_SKIPPED, ""); /* it had seen k = 1 */
+  bonsai_agent_free(bg);
+  setnum(ag, "k", 2); /* a change it has not seen yet */
+  b.n = 0;
+  assert_int_equal(bonsai_agent_save(ag, NULL, put, &b), BONSAI_OK);
+  bonsai_agent_free(ag);
+  bg = start("skip_unless_updated{key=k}(A)");
+  assert_int_equal(bonsai_agent_restore(bg, b.p, b.n, NULL), BONSAI_OK);
+  STEP(bg, 1, S, "enter A; tick A; exit A success");
+  STEP(bg, 1, BONSAI_SKIPPED, "");
+  bonsai_agent_free(bg);
+}
+
+/* }====== */
+
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
 
 int main(void) {
@@ -670,6 +742,8 @@ int main(void) {
       T(while_do_else_switches),
       T(while_do_else_no_else),
       T(while_do_else_aborted),
+      T(skip_unless_updated_runs_on_change),
+      T(skip_unless_updated_saved),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

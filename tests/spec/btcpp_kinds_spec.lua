@@ -130,3 +130,66 @@ describe("while_do_else", function()
                    1, true)
   end)
 end)
+
+describe("skip_unless_updated", function()
+  it("is skipped until its key changes, then ticks its child, whose run "
+     .. "goes on whatever the key does", function()
+    local a = agent_of(bt.sequence {
+      bt.skip_unless_updated { key = "goal", t:action("A", "RS") },
+      t:action("B", "S"),
+    })
+    assert.equal("success | enter B; tick B; exit B success", t:step(a, 1))
+    a.bb.goal = "north"
+    assert.equal("running | enter A; tick A", t:step(a, 1))
+    assert.equal("success | tick A; exit A success; enter B; tick B; " ..
+                 "exit B success", t:step(a, 1))
+    a.bb.goal = "north" -- the same value: no change
+    assert.equal("success | enter B; tick B; exit B success", t:step(a, 1))
+    a.bb.goal = "south"
+    assert.equal("success | enter A; tick A; exit A success; enter B; " ..
+                 "tick B; exit B success", t:step(a, 1))
+    local alone = agent_of(bt.skip_unless_updated { key = "goal",
+                                                    t:action("A", "S") })
+    assert.equal("skipped |", t:step(alone, 1)) -- at the root: the tick
+  end)
+
+  it("keeps what it saw across a reload and a save", function()
+    local function root()
+      return bt.skip_unless_updated { name = "s", key = "goal",
+                                      t:action("A", "S") }
+    end
+    local tree = bt.tree(root(), { name = "S" })
+    local a = bt.agent(tree, { blackboard = { goal = 1 } })
+    assert.equal("success | enter A; tick A; exit A success", t:step(a, 1))
+    assert.is_true(tree:reload(root()))
+    assert.equal("skipped |", t:step(a, 1))
+    local b = bt.agent(tree, { restore = a:save() })
+    assert.equal("skipped |", t:step(b, 1))
+    b.bb.goal = 2
+    assert.equal("success | enter A; tick A; exit A success", t:step(b, 1))
+    a.bb.goal = 3 -- not seen yet when saved
+    b = bt.agent(tree, { restore = a:save() })
+    assert.equal("success | enter A; tick A; exit A success", t:step(b, 1))
+  end)
+
+  it("reads the caller's key inside a remapping subtree", function()
+    local inner = bt.tree(bt.skip_unless_updated { key = "target",
+                                                   t:action("A", "S") },
+                          { name = "btcpp_kinds.inner" })
+    local a = agent_of(bt.subtree(inner, { remap = { target = "enemy" } }))
+    a.bb.target = "ignored"
+    assert.equal("skipped |", t:step(a, 1))
+    a.bb.enemy = "wolf"
+    assert.equal("success | enter A; tick A; exit A success", t:step(a, 1))
+  end)
+
+  it("needs its key, and shows it", function()
+    assert.matches("'skip_unless_updated' needs 'key'",
+                   tree_error(bt.skip_unless_updated(t:action("A", "S"))),
+                   1, true)
+    local tree = bt.tree(bt.skip_unless_updated { key = "goal",
+                                                  t:action("A", "S") })
+    assert.equal("skip_unless_updated goal", tree:dump():match("^[^\n]*"))
+    assert.same({ key = "goal" }, tree:nodes()[1].params)
+  end)
+end)

@@ -32,6 +32,9 @@ local examples = {
   while_do_else = function()
     return { type = "while_do_else", bt.is_set "k", leaf(), leaf() }
   end,
+  skip_unless_updated = function()
+    return { type = "skip_unless_updated", key = "k", leaf() }
+  end,
   subtree = function()
     return { type = "subtree", tree = bt.tree(leaf(), { name = "inner" }) }
   end,
