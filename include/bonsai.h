@@ -92,6 +92,8 @@ typedef enum bonsai_kind {
                              ** tick, the branch it chooses */
   BONSAI_SKIP_UNLESS_UPDATED, /* "key": skipped unless the key changed since
                               ** it last looked, then its child */
+  BONSAI_WAIT_VALUE_UPDATE,  /* "key": running until the key changes, then
+                             ** its child */
   BONSAI_NKINDS
 } bonsai_kind;
 

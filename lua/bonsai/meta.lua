@@ -536,6 +536,10 @@ function Builder:run_once(opts) end
 ---@return bonsai.Builder
 function Builder:skip_unless_updated(opts) end
 
+---@param opts bonsai.KeyOpts
+---@return bonsai.Builder
+function Builder:wait_value_update(opts) end
+
 ---Opens a guard on a bt.check / bt.is_set node.
 ---@param check bonsai.Node
 ---@param mode? bonsai.AbortMode
@@ -873,6 +877,12 @@ function bt.run_once(child) end
 ---@param t bonsai.KeyOpts
 ---@return bonsai.Node
 function bt.skip_unless_updated(t) end
+
+---Running, without its child, until its `key` changes (and is set), then
+---its child (BehaviorTree.CPP's WaitValueUpdate).
+---@param t bonsai.KeyOpts
+---@return bonsai.Node
+function bt.wait_value_update(t) end
 
 ---Sets node.name and returns the node.
 ---@generic N: bonsai.Node

@@ -95,6 +95,8 @@ const KindInfo bs_kinds[BONSAI_NKINDS] = {
   /* data: W0 the change stamp of its key when it last looked */
   {"skip_unless_updated", KC_DECORATOR, ONE, 4,
    K_LASTING | K_SKIPS | K_STAMPWORD, 0, P_KEY, P_KEY, NULL, NULL},
+  {"wait_value_update", KC_DECORATOR, ONE, 4, K_LASTING | K_STAMPWORD, 0,
+   P_KEY, P_KEY, NULL, NULL},
 };
 
 /* The keys every node table takes, whatever its kind: a key added to every

@@ -1160,14 +1160,21 @@ static BS_ALWAYS_INLINE int step(bonsai_agent *a, const Node *nd, uint8_t *st,
     }
     END(s); /* a branch's status, or the condition's (running, skipped:
             ** no branch runs, or failure without an else) */
-  /* skip_unless_updated: out of its child's run, skipped unless its key
-  ** (n->a) is set and changed since it last looked; then its child */
-  case BONSAI_SKIP_UNLESS_UPDATED:
+  /* skip_unless_updated, wait_value_update: out of its child's run,
+  ** skipped (skip_unless_updated) or running without its child
+  ** (wait_value_update) unless its key (n->a) is set and changed since it
+  ** last looked; then its child */
+  case BONSAI_SKIP_UNLESS_UPDATED: case BONSAI_WAIT_VALUE_UPDATE:
     if (start) {
       if (st[i + 1] != RUNNING) {
         uint32_t now = bs_bb_stamp(a->bb, (int)n->a);
         if (now == W0(i) ||
             bonsai_bb_get(a->bb, (int)n->a).type == BONSAI_TNIL) {
+          if (n->kind == BONSAI_WAIT_VALUE_UPDATE) {
+            if (st[i] != RUNNING)
+              SET(i, RUNNING);
+            END(RUNNING);
+          }
           bs_assert(conds); /* K_SKIPS: the copy that knows SKIPPED */
           END(SKIPPED);
         }

@@ -713,6 +713,67 @@ static void skip_unless_updated_saved(void **state) {
 
 /* }====== */
 
+/* {====== wait_value_update */
+
+/* Running, without its child, until its key changes; then its child, and
+** the node ends with it; the next run waits for the next change. An abort
+** while it waits aborts nothing below. */
+static void wait_value_update_waits(void **state) {
+  bonsai_agent *ag;
+  (void)state;
+  leaf("A", "RS");
+  ag = start("wait_value_update{key=k}(A)");
+  STEP(ag, 1, R, "");
+  assert_string_equal(states(ag), "R.");
+  setnum(ag, "k", 1);
+  STEP(ag, 1, R, "enter A; tick A");
+  STEP(ag, 1, S, "tick A; exit A success");
+  STEP(ag, 1, R, "");
+  assert_int_equal(bonsai_agent_abort(ag), BONSAI_OK);
+  assert_string_equal(trace_take(&trace), "");
+  assert_string_equal(states(ag), "AS");
+  setnum(ag, "k", 1);
+  STEP(ag, 1, R, ""); /* the same value again is no change */
+  setnum(ag, "k", 2);
+  STEP(ag, 1, S, "enter A; tick A; exit A success");
+  bonsai_agent_free(ag);
+}
+
+/* Under a reactive selector, a higher child that succeeds cuts the waiting
+** node off; restored from a save while waiting, it still waits. */
+static void wait_value_update_cut_off_and_saved(void **state) {
+  bonsai_agent *ag, *bg;
+  Bytes b;
+  (void)state;
+  leaf("C", "FFS");
+  leaf("A", "S");
+  ag = start("reactive_selector(C, wait_value_update{key=k}(A))");
+  setnum(ag, "k", 1);
+  STEP(ag, 1, S, "enter C; tick C; exit C failure; enter A; tick A; "
+                 "exit A success");
+  STEP(ag, 1, R, "enter C; tick C; exit C failure");
+  assert_string_equal(states(ag), "RFRS");
+  STEP(ag, 1, S, "enter C; tick C; exit C success");
+  assert_string_equal(states(ag), "SSAS");
+  bonsai_agent_free(ag);
+  ag = start("sequence(wait_value_update{key=k}(A))");
+  setnum(ag, "k", 1);
+  STEP(ag, 1, S, "enter A; tick A; exit A success");
+  STEP(ag, 1, R, "");
+  b.n = 0;
+  assert_int_equal(bonsai_agent_save(ag, NULL, put, &b), BONSAI_OK);
+  bonsai_agent_free(ag);
+  bg = start("sequence(wait_value_update{key=k}(A))");
+  assert_int_equal(bonsai_agent_restore(bg, b.p, b.n, NULL), BONSAI_OK);
+  assert_string_equal(states(bg), "RR.");
+  STEP(bg, 1, R, "");
+  setnum(bg, "k", 5);
+  STEP(bg, 1, S, "enter A; tick A; exit A success");
+  bonsai_agent_free(bg);
+}
+
+/* }====== */
+
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
 
 int main(void) {
@@ -744,6 +805,8 @@ int main(void) {
       T(while_do_else_aborted),
       T(skip_unless_updated_runs_on_change),
       T(skip_unless_updated_saved),
+      T(wait_value_update_waits),
+      T(wait_value_update_cut_off_and_saved),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

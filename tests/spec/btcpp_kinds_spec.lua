@@ -193,3 +193,37 @@ describe("skip_unless_updated", function()
     assert.same({ key = "goal" }, tree:nodes()[1].params)
   end)
 end)
+
+describe("wait_value_update", function()
+  it("is running without its child until its key changes, then ends with "
+     .. "its child", function()
+    local a = agent_of(bt.wait_value_update { key = "goal",
+                                              t:action("A", "RS") })
+    assert.equal("running |", t:step(a, 1))
+    assert.same({ "wait_value_update" }, a:running())
+    a.bb.goal = "north"
+    assert.equal("running | enter A; tick A", t:step(a, 1))
+    assert.equal("success | tick A; exit A success", t:step(a, 1))
+    assert.equal("running |", t:step(a, 1)) -- the next run waits again
+    a.bb.goal = "south"
+    assert.equal("success | enter A; tick A; exit A success", t:step(a, 1))
+  end)
+
+  it("goes on waiting across a reload and a save", function()
+    local function root()
+      return bt.sequence { bt.wait_value_update { name = "w", key = "goal",
+                                                  t:action("A", "S") } }
+    end
+    local tree = bt.tree(root(), { name = "WV" })
+    local a = bt.agent(tree, { blackboard = { goal = 1 } })
+    assert.equal("success | enter A; tick A; exit A success", t:step(a, 1))
+    assert.equal("running |", t:step(a, 1))
+    assert.is_true(tree:reload(root()))
+    assert.equal("running |", t:step(a, 1))
+    local b = bt.agent(tree, { restore = a:save() })
+    assert.same({ "sequence", "w" }, b:running())
+    assert.equal("running |", t:step(b, 1))
+    b.bb.goal = 2
+    assert.equal("success | enter A; tick A; exit A success", t:step(b, 1))
+  end)
+end)

@@ -35,6 +35,9 @@ local examples = {
   skip_unless_updated = function()
     return { type = "skip_unless_updated", key = "k", leaf() }
   end,
+  wait_value_update = function()
+    return { type = "wait_value_update", key = "k", leaf() }
+  end,
   subtree = function()
     return { type = "subtree", tree = bt.tree(leaf(), { name = "inner" }) }
   end,
