@@ -129,7 +129,8 @@ BONSAI_API int bonsai_kind_info(int kind, bonsai_kindinfo *info);
 BONSAI_API const char *bonsai_node_keys(void);
 /* The name of parameter i (from 0) among all those bonsai_def_value
 ** knows, in a fixed order ("times", "seconds", "success", "failure", "key",
-** "op", "value", "abort", "wait": BONSAI_P_*), or NULL past the last. */
+** "op", "value", "abort", "wait", "then_skip": BONSAI_P_*), or NULL past
+** the last. */
 BONSAI_API const char *bonsai_param_name(int i);
 enum {
   BONSAI_P_TIMES,
@@ -141,6 +142,7 @@ enum {
   BONSAI_P_VALUE,
   BONSAI_P_ABORT,
   BONSAI_P_WAIT,
+  BONSAI_P_THEN_SKIP,
   BONSAI_NPARAMS
 };
 
@@ -459,6 +461,7 @@ typedef struct bonsai_nodeinfo {
   unsigned success;     /* parallel: children that must succeed ... */
   unsigned failure;     /* ... or fail, counted ("all" resolved) */
   int wait;             /* parallel: 1 with "wait" */
+  int then_skip;        /* run_once: 1 with "then_skip" */
   const char *key;      /* check, is_set: the key read */
   const char *op;       /* check: "==", "~=", "<", "<=", ">" or ">=" */
   const char *valuekey; /* check: the key compared with ("$key"), or NULL */

@@ -61,6 +61,9 @@
 ---@class (exact) bonsai.SecondsOpts: bonsai.NodeOpts
 ---@field seconds number seconds of agent time
 
+---@class (exact) bonsai.RunOnceOpts: bonsai.NodeOpts
+---@field then_skip? boolean after the first run: skipped (true) or its status again (false, the default)
+
 ---@class (exact) bonsai.KeyOpts: bonsai.NodeOpts
 ---@field key string the blackboard key it watches
 
@@ -528,7 +531,7 @@ function Builder:cooldown(opts) end
 ---@return bonsai.Builder
 function Builder:delay(opts) end
 
----@param opts? bonsai.NodeOpts|string
+---@param opts? bonsai.RunOnceOpts|string
 ---@return bonsai.Builder
 function Builder:run_once(opts) end
 
@@ -867,7 +870,9 @@ function bt.cooldown(t) end
 ---@return bonsai.Node
 function bt.delay(t) end
 
----@param child bonsai.Node|bonsai.NodeOpts
+---Its child's first run; then its final status again, or with
+---`then_skip = true` skipped (BehaviorTree.CPP's RunOnce).
+---@param child bonsai.Node|bonsai.RunOnceOpts
 ---@return bonsai.Node
 function bt.run_once(child) end
 

@@ -69,7 +69,8 @@ const KindInfo bs_kinds[BONSAI_NKINDS] = {
   {"cooldown", KC_DECORATOR, ONE, 8, K_LASTING, 0, P_SECONDS, P_SECONDS,
    "seconds", NULL},
   /* data: W0 its child's final status, or 0 */
-  {"run_once", KC_DECORATOR, ONE, 4, K_LASTING, 0, 0, 0, NULL, NULL},
+  {"run_once", KC_DECORATOR, ONE, 4, K_LASTING | K_SKIPS, 0, P_THEN_SKIP, 0,
+   NULL, NULL},
   /* data: W0 the last result of its check */
   {"guard", KC_COMPOSITE, 2, 2, 4, K_LASTING, 0, P_ABORT, 0, NULL, NULL},
   /* data: W0 the branch running since the last tick */
@@ -120,6 +121,7 @@ const ParamInfo bs_params[BS_NPARAMS] = {
     {"value", "a number, string, boolean or nil"},
     {"abort", "\"none\", \"self\", \"lower\" or \"both\""},
     {"wait", "a boolean"},
+    {"then_skip", "a boolean"},
 };
 
 const char *bonsai_param_name(int i) {

@@ -20,6 +20,7 @@
 #define P_VALUE (1u << BONSAI_P_VALUE)
 #define P_ABORT (1u << BONSAI_P_ABORT)
 #define P_WAIT (1u << BONSAI_P_WAIT)
+#define P_THEN_SKIP (1u << BONSAI_P_THEN_SKIP)
 
 /* Classes of kinds: what children they take (the order of
 ** BONSAI_CLASS_*). */

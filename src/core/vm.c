@@ -1079,10 +1079,15 @@ static BS_ALWAYS_INLINE int step(bonsai_agent *a, const Node *nd, uint8_t *st,
     if (s != RUNNING && !(conds && s == SKIPPED)) /* skipped: did not run */
       F64(i) = a->time + n->secs;
     END(s);
-  /* run_once: its child's final status, kept once it has one */
+  /* run_once: its child's final status, kept once it has one, and then
+  ** returned, or with "then_skip" (n->mode) skipped */
   case BONSAI_RUN_ONCE:
     if (start) {
       if (st[i] != RUNNING) {
+        if (W0(i) != 0 && n->mode) {
+          bs_assert(conds); /* K_SKIPS: the copy that knows SKIPPED */
+          END(SKIPPED);
+        }
         if (W0(i) != 0)
           END((int)W0(i));
         SET(i, RUNNING);

@@ -774,6 +774,31 @@ static void wait_value_update_cut_off_and_saved(void **state) {
 
 /* }====== */
 
+/* {====== run_once with then_skip */
+
+/* After its child's first run: its status, or with then_skip, skipped
+** (passed over by a sequence); an aborted run does not count. */
+static void run_once_then_skip(void **state) {
+  bonsai_agent *ag;
+  (void)state;
+  leaf("A", "RF");
+  leaf("B", "S");
+  ag = start("sequence(run_once{then_skip=true}(A), B)");
+  STEP(ag, 1, R, "enter A; tick A");
+  assert_int_equal(bonsai_agent_abort(ag), BONSAI_OK);
+  assert_string_equal(trace_take(&trace), "abort A");
+  STEP(ag, 1, F, "enter A; tick A; exit A failure");
+  STEP(ag, 1, S, "enter B; tick B; exit B success");
+  assert_string_equal(states(ag), "SKFS");
+  bonsai_agent_free(ag);
+  ag = start("sequence(run_once{then_skip=false}(A), B)");
+  STEP(ag, 1, F, "enter A; tick A; exit A failure");
+  STEP(ag, 1, F, "");
+  bonsai_agent_free(ag);
+}
+
+/* }====== */
+
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
 
 int main(void) {
@@ -807,6 +832,7 @@ int main(void) {
       T(skip_unless_updated_saved),
       T(wait_value_update_waits),
       T(wait_value_update_cut_off_and_saved),
+      T(run_once_then_skip),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

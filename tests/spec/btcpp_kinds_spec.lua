@@ -227,3 +227,46 @@ describe("wait_value_update", function()
     assert.equal("success | enter A; tick A; exit A success", t:step(b, 1))
   end)
 end)
+
+describe("run_once", function()
+  it("with then_skip is skipped after its child's run", function()
+    local a = agent_of(bt.sequence {
+      bt.run_once { name = "once", then_skip = true, t:action("A", "RF") },
+      t:action("B", "S"),
+    })
+    assert.equal("running | enter A; tick A", t:step(a, 1))
+    assert.equal("failure | tick A; exit A failure", t:step(a, 1))
+    assert.equal("success | enter B; tick B; exit B success", t:step(a, 1))
+    assert.equal("skipped", a:node_statuses()[1]) -- the run_once
+  end)
+
+  it("without it (bt.run_once(child) too) keeps returning the status",
+     function()
+    for _, n in ipairs { bt.run_once(t:action("A", "S")),
+                         bt.run_once { then_skip = false,
+                                       t:action("A", "S") } } do
+      local a = agent_of(n)
+      assert.equal("success | enter A; tick A; exit A success", t:step(a, 1))
+      assert.equal("success |", t:step(a, 1))
+    end
+  end)
+
+  it("remembers its run across a reload and a save, and shows then_skip",
+     function()
+    local function root()
+      return bt.sequence { bt.run_once { name = "once", then_skip = true,
+                                         t:action("A", "S") },
+                           t:action("B", "S") }
+    end
+    local tree = bt.tree(root(), { name = "RO" })
+    local a = bt.agent(tree)
+    assert.equal("success | enter A; tick A; exit A success; enter B; " ..
+                 "tick B; exit B success", t:step(a, 1))
+    assert.is_true(tree:reload(root()))
+    assert.equal("success | enter B; tick B; exit B success", t:step(a, 1))
+    local b = bt.agent(tree, { restore = a:save() })
+    assert.equal("success | enter B; tick B; exit B success", t:step(b, 1))
+    assert.equal("  once (run_once then_skip)", tree:dump():match("\n([^\n]*)"))
+    assert.same({ then_skip = true }, tree:nodes()[2].params)
+  end)
+end)
