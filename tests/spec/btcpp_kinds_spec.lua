@@ -172,6 +172,28 @@ describe("skip_unless_updated", function()
     assert.equal("success | enter A; tick A; exit A success", t:step(b, 1))
   end)
 
+  it("saved while its child runs, the restored agent goes on with it",
+     function()
+    local tree = bt.tree(bt.skip_unless_updated { name = "s", key = "goal",
+                                                  t:action("A", "R") },
+                         { name = "SR" })
+    local a = bt.agent(tree, { blackboard = { goal = 1 } })
+    assert.equal("running | enter A; tick A", t:step(a, 1))
+    local b = bt.agent(tree, { restore = a:save() })
+    assert.same({ "s", "A" }, b:running())
+    assert.equal("running | tick A", t:step(b, 1))
+  end)
+
+  it("has a builder form", function()
+    local tree = bt.builder():sequence()
+      :skip_unless_updated { key = "goal" }:action(t:leafdef("A", "S"))
+      :wait_value_update { key = "goal" }:action(t:leafdef("B", "S"))
+      :build { name = "SB" }
+    local a = bt.agent(tree, { blackboard = { goal = 1 } })
+    assert.equal("success | enter A; tick A; exit A success; enter B; " ..
+                 "tick B; exit B success", t:step(a, 1))
+  end)
+
   it("reads the caller's key inside a remapping subtree", function()
     local inner = bt.tree(bt.skip_unless_updated { key = "target",
                                                    t:action("A", "S") },
