@@ -2,9 +2,9 @@
 ** kinds.c: the table of node kinds (kinds.h): per kind its name, its
 ** class, the children it takes, its per-agent data and what that data
 ** means, its flags, and the parameters it takes and needs, the other keys
-** its node tables take. Rows follow bonsai_kind (ORDER KIND). Also the keys every node table
-** takes, the names of statuses and of pre- and post-conditions: the
-** vocabulary of trees in one place.
+** its node tables take. Rows follow bonsai_kind (ORDER KIND). Also the
+** keys every node table takes, the names of statuses and of pre- and
+** post-conditions: the vocabulary of trees in one place.
 */
 #include "bonsai.h"
 #include "kinds.h"
