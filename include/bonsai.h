@@ -86,6 +86,14 @@ typedef enum bonsai_kind {
   BONSAI_KEEP_RUNNING_UNTIL_FAILURE, /* running after each success (the
                                      ** next run at the next tick) */
   BONSAI_CONTROL,            /* the host decides (bonsai_def_control) */
+  BONSAI_IF_THEN_ELSE,       /* condition, then[, else]: the condition once,
+                             ** then the branch it chose */
+  BONSAI_WHILE_DO_ELSE,      /* condition, do[, else]: the condition at every
+                             ** tick, the branch it chooses */
+  BONSAI_SKIP_UNLESS_UPDATED, /* "key": skipped unless the key changed since
+                              ** it last looked, then its child */
+  BONSAI_WAIT_VALUE_UPDATE,  /* "key": running until the key changes, then
+                             ** its child */
   BONSAI_NKINDS
 } bonsai_kind;
 
@@ -121,7 +129,8 @@ BONSAI_API int bonsai_kind_info(int kind, bonsai_kindinfo *info);
 BONSAI_API const char *bonsai_node_keys(void);
 /* The name of parameter i (from 0) among all those bonsai_def_value
 ** knows, in a fixed order ("times", "seconds", "success", "failure", "key",
-** "op", "value", "abort", "wait": BONSAI_P_*), or NULL past the last. */
+** "op", "value", "abort", "wait", "then_skip": BONSAI_P_*), or NULL past
+** the last. */
 BONSAI_API const char *bonsai_param_name(int i);
 enum {
   BONSAI_P_TIMES,
@@ -133,6 +142,7 @@ enum {
   BONSAI_P_VALUE,
   BONSAI_P_ABORT,
   BONSAI_P_WAIT,
+  BONSAI_P_THEN_SKIP,
   BONSAI_NPARAMS
 };
 
@@ -451,6 +461,7 @@ typedef struct bonsai_nodeinfo {
   unsigned success;     /* parallel: children that must succeed ... */
   unsigned failure;     /* ... or fail, counted ("all" resolved) */
   int wait;             /* parallel: 1 with "wait" */
+  int then_skip;        /* run_once: 1 with "then_skip" */
   const char *key;      /* check, is_set: the key read */
   const char *op;       /* check: "==", "~=", "<", "<=", ">" or ">=" */
   const char *valuekey; /* check: the key compared with ("$key"), or NULL */

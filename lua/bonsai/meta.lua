@@ -61,6 +61,12 @@
 ---@class (exact) bonsai.SecondsOpts: bonsai.NodeOpts
 ---@field seconds number seconds of agent time
 
+---@class (exact) bonsai.RunOnceOpts: bonsai.NodeOpts
+---@field then_skip? boolean after the first run: skipped (true) or its status again (false, the default)
+
+---@class (exact) bonsai.KeyOpts: bonsai.NodeOpts
+---@field key string the blackboard key it watches
+
 ---@class (exact) bonsai.GuardOpts: bonsai.NodeOpts
 ---@field abort? bonsai.AbortMode default "none"
 
@@ -448,6 +454,16 @@ Builder.active_selector = Builder.reactive_selector
 ---@return bonsai.Builder
 function Builder:utility_selector(opts) end
 
+---Opens an if_then_else: condition, then, else (closed by :back()).
+---@param opts? bonsai.NodeOpts|string
+---@return bonsai.Builder
+function Builder:if_then_else(opts) end
+
+---Opens a while_do_else: condition, do, else (closed by :back()).
+---@param opts? bonsai.NodeOpts|string
+---@return bonsai.Builder
+function Builder:while_do_else(opts) end
+
 ---A bt.control: its callbacks in opts, its children added next.
 ---@param opts bonsai.ControlOpts
 ---@return bonsai.Builder
@@ -515,9 +531,17 @@ function Builder:cooldown(opts) end
 ---@return bonsai.Builder
 function Builder:delay(opts) end
 
----@param opts? bonsai.NodeOpts|string
+---@param opts? bonsai.RunOnceOpts|string
 ---@return bonsai.Builder
 function Builder:run_once(opts) end
+
+---@param opts bonsai.KeyOpts
+---@return bonsai.Builder
+function Builder:skip_unless_updated(opts) end
+
+---@param opts bonsai.KeyOpts
+---@return bonsai.Builder
+function Builder:wait_value_update(opts) end
 
 ---Opens a guard on a bt.check / bt.is_set node.
 ---@param check bonsai.Node
@@ -745,6 +769,20 @@ bt.active_selector = bt.reactive_selector
 ---@return bonsai.Node
 function bt.utility_selector(t) end
 
+---`{ condition, then, else? }`: the condition once (it may run), then the
+---branch it chose, which goes on without the condition; without an else,
+---a failed condition fails (BehaviorTree.CPP's IfThenElse).
+---@param t bonsai.NodeOpts
+---@return bonsai.Node
+function bt.if_then_else(t) end
+
+---`{ condition, do, else? }`: the condition at every tick, then the branch
+---it chooses; the other, if it runs, is aborted; without an else, a failed
+---condition fails (BehaviorTree.CPP's WhileDoElse).
+---@param t bonsai.NodeOpts
+---@return bonsai.Node
+function bt.while_do_else(t) end
+
 ---Ticks every unfinished child each tick.
 ---@param t bonsai.ParallelOpts
 ---@return bonsai.Node
@@ -832,9 +870,24 @@ function bt.cooldown(t) end
 ---@return bonsai.Node
 function bt.delay(t) end
 
----@param child bonsai.Node|bonsai.NodeOpts
+---Its child's first run; then its final status again, or with
+---`then_skip = true` skipped (BehaviorTree.CPP's RunOnce).
+---@param child bonsai.Node|bonsai.RunOnceOpts
 ---@return bonsai.Node
 function bt.run_once(child) end
+
+---Skipped unless its `key` changed (and is set) since it last looked, then
+---its child; a run of its child goes on whatever the key does
+---(BehaviorTree.CPP's SkipUnlessUpdated).
+---@param t bonsai.KeyOpts
+---@return bonsai.Node
+function bt.skip_unless_updated(t) end
+
+---Running, without its child, until its `key` changes (and is set), then
+---its child (BehaviorTree.CPP's WaitValueUpdate).
+---@param t bonsai.KeyOpts
+---@return bonsai.Node
+function bt.wait_value_update(t) end
 
 ---Sets node.name and returns the node.
 ---@generic N: bonsai.Node

@@ -116,8 +116,9 @@ typedef struct bonsai_version {
   uint32_t n;        /* nodes */
   uint32_t nleaves;
   uint32_t nnamed;   /* named leaves use leaf name ids below this */
-  uint32_t nconds;   /* nodes with pre- or post-conditions (NF_COND): the
-                     ** VM's copy that checks them runs this version */
+  uint32_t nconds;   /* nodes with pre- or post-conditions (NF_COND) or
+                     ** of a kind that may be skipped (K_SKIPS): the VM's
+                     ** copy that checks them runs this version */
   void *host;        /* the host's bytes (a shared tree's Lua values) */
   size_t hostlen;
   uint32_t statsize; /* n rounded up to 8: status bytes */

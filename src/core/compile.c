@@ -127,13 +127,18 @@ static int validate(const bonsai_def *d, uint32_t i, char *err, size_t size) {
       p++;
     return seterr(err, size, d, i, "'%s' needs '%s'", kn, bs_params[p].name);
   }
-  if (ki->cls == KC_COMPOSITE && n->nchild == 0 &&
-      !(ki->flags & K_CHILDLESS)) /* by class, but for a control node */
-    return seterr(err, size, d, i, "'%s' needs children", kn);
-  if (ki->cls == KC_DECORATOR && n->nchild != 1)
-    return seterr(err, size, d, i,
-                  n->nchild == 0 ? "'%s' needs a child"
-                                 : "'%s' takes one child", kn);
+  if (n->nchild < ki->minchild ||
+      (ki->maxchild != BS_MANY && n->nchild > ki->maxchild)) { /* its row */
+    if (ki->maxchild == 1)
+      return seterr(err, size, d, i,
+                    n->nchild == 0 ? "'%s' needs a child"
+                                   : "'%s' takes one child", kn);
+    if (ki->maxchild == BS_MANY)
+      return seterr(err, size, d, i, "'%s' needs children", kn);
+    return seterr(err, size, d, i, "'%s' takes %u to %u children, not %u",
+                  kn, (unsigned)ki->minchild, (unsigned)ki->maxchild,
+                  (unsigned)n->nchild);
+  }
   return 0;
 }
 
@@ -536,6 +541,8 @@ static int fillnode(Blueprint *bp, const bonsai_def *d, const Names *nm,
     if (n->when & (1u << BONSAI_RUN_WHILE)) /* checked at every tick */
       n->flags |= NF_ACTIVE;
     bp->nconds++;
+  } else if (ki->flags & K_SKIPS) {
+    bp->nconds++;
   }
   n->cont = ki->cont;
   if (dn->kind == BONSAI_PRIORITY)
@@ -578,20 +585,16 @@ static int fillnode(Blueprint *bp, const bonsai_def *d, const Names *nm,
     double f = (dn->set & P_FAILURE) ? dn->failure : 1;
     n->a = s < 0 ? dn->nchild : (uint32_t)s;
     n->b = f < 0 ? dn->nchild : (uint32_t)f;
-    n->mode = dn->mode; /* "wait" */
-    n->op = s < 0;      /* "all" */
+    n->op = s < 0; /* "all" */
     break;
   }
-  case BONSAI_CHECK: case BONSAI_IS_SET: {
-    int k = bonsai_key(d->env, d->strs + dn->key, strlen(d->strs + dn->key));
-    if (k < 0)
-      return -1;
-    n->a = (uint32_t)k;
+  case BONSAI_CHECK: {
     n->op = dn->op;
     n->val = dn->val;
     if (dn->vkey != BS_NONE) {
       const char *vk = d->strs + dn->vkey;
-      if ((k = bonsai_key(d->env, vk, strlen(vk))) < 0)
+      int k = bonsai_key(d->env, vk, strlen(vk));
+      if (k < 0)
         return -1;
       n->b = (uint32_t)k;
       n->flags |= NF_KEYREF;
@@ -606,9 +609,6 @@ static int fillnode(Blueprint *bp, const bonsai_def *d, const Names *nm,
     }
     break;
   }
-  case BONSAI_GUARD:
-    n->mode = dn->mode;
-    break;
   case BONSAI_CONTROL: /* its callbacks */
     n->leaf = bp->nleaves;
     bp->leaves[bp->nleaves++] = dn->leaf;
@@ -624,8 +624,15 @@ static int fillnode(Blueprint *bp, const bonsai_def *d, const Names *nm,
       d->nodes[dn->parent].kind == BONSAI_UTILITY_SELECTOR)
     bp->leaves[bp->nodes[dn->parent].leaf + dn->place - 1] = dn->util;
   n->secs = dn->secs;
+  n->mode = dn->mode; /* "abort", "wait", or another choice it takes */
   if (ki->takes & P_TIMES)
     n->a = (uint32_t)dn->times;
+  if (ki->takes & P_KEY) { /* the key it reads */
+    int k = bonsai_key(d->env, d->strs + dn->key, strlen(d->strs + dn->key));
+    if (k < 0)
+      return -1;
+    n->a = (uint32_t)k;
+  }
   return 0;
 }
 

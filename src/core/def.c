@@ -605,7 +605,7 @@ int bonsai_def_value(bonsai_def *d, const char *key, bonsai_value v) {
       return badvalue(d, key, p);
     n->mode = (uint8_t)i;
     break;
-  case P_WAIT:
+  case P_WAIT: case P_THEN_SKIP:
     if (v.type != BONSAI_TBOOLEAN)
       return badvalue(d, key, p);
     n->mode = v.u.b != 0;

@@ -19,7 +19,7 @@
 /* Appends parameter p (BONSAI_P_*) of the node info describes to buf at
 ** *at, as a dump shows it: " x3" (" forever" for 0), " 2s",
 ** " success>=2", " wait", " hp", " <", " 10" (a string quoted, "$key"),
-** " abort=both". */
+** " abort=both", " then_skip". */
 static void param(const bonsai_nodeinfo *info, int p, char *buf, size_t size,
                   size_t *at) {
   const bonsai_value *v = &info->value;
@@ -61,6 +61,9 @@ static void param(const bonsai_nodeinfo *info, int p, char *buf, size_t size,
     break;
   case BONSAI_P_WAIT:
     len = info->wait ? snprintf(o, room, " wait") : 0;
+    break;
+  case BONSAI_P_THEN_SKIP:
+    len = info->then_skip ? snprintf(o, room, " then_skip") : 0;
     break;
   default:
     break;

@@ -32,6 +32,7 @@ static void param(const Node *n, int p, bonsai_nodeinfo *info) {
     break;
   case BONSAI_P_ABORT: info->abort = modes[n->mode]; break;
   case BONSAI_P_WAIT: info->wait = n->mode != 0; break;
+  case BONSAI_P_THEN_SKIP: info->then_skip = n->mode != 0; break;
   default: break;
   }
 }

@@ -1,84 +1,103 @@
 /*
 ** kinds.c: the table of node kinds (kinds.h): per kind its name, its
-** class, its per-agent data and what that data means, its flags, and the
-** parameters it takes and needs, the other keys its node tables take.
-** Rows follow bonsai_kind (ORDER KIND). Also the keys every node table
-** takes, the names of statuses and of pre- and post-conditions: the
-** vocabulary of trees in one place.
+** class, the children it takes, its per-agent data and what that data
+** means, its flags, and the parameters it takes and needs, the other keys
+** its node tables take. Rows follow bonsai_kind (ORDER KIND). Also the
+** keys every node table takes, the names of statuses and of pre- and
+** post-conditions: the vocabulary of trees in one place.
 */
 #include "bonsai.h"
 #include "kinds.h"
 
 #define S BONSAI_SUCCESS
 #define F BONSAI_FAILURE
+/* The children a kind takes: none, one, one or more, any number. */
+#define LEAF 0, 0
+#define ONE 1, 1
+#define MANY 1, BS_MANY
+#define ANY 0, BS_MANY
 /* What a Lua leaf's node table holds besides the common keys. */
 #define LEAFKEYS "fn leaf task tick enter exit abort args"
 
 const KindInfo bs_kinds[BONSAI_NKINDS] = {
-  /* name, class, data bytes, flags, cont, takes, needs, number param,
-  ** other keys of its node tables (besides bs_node_keys) */
+  /* name, class, children (fewest, most), data bytes, flags, cont, takes,
+  ** needs, number param, other keys of its node tables (besides
+  ** bs_node_keys) */
   /* data: none */
-  {"action", KC_LEAF, 0, 0, 0, 0, 0, NULL, LEAFKEYS},
-  {"condition", KC_LEAF, 0, 0, 0, 0, 0, NULL, LEAFKEYS},
+  {"action", KC_LEAF, LEAF, 0, 0, 0, 0, 0, NULL, LEAFKEYS},
+  {"condition", KC_LEAF, LEAF, 0, 0, 0, 0, 0, NULL, LEAFKEYS},
   /* data: F64 start time */
-  {"wait", KC_LEAF, 8, 0, 0, P_SECONDS, P_SECONDS, "seconds", NULL},
-  {"check", KC_LEAF, 0, 0, 0, P_KEY | P_OP | P_VALUE, P_KEY | P_OP, NULL,
+  {"wait", KC_LEAF, LEAF, 8, 0, 0, P_SECONDS, P_SECONDS, "seconds", NULL},
+  {"check", KC_LEAF, LEAF, 0, 0, 0, P_KEY | P_OP | P_VALUE, P_KEY | P_OP, NULL,
    NULL},
-  {"is_set", KC_LEAF, 0, 0, 0, P_KEY, P_KEY, NULL, NULL},
+  {"is_set", KC_LEAF, LEAF, 0, 0, 0, P_KEY, P_KEY, NULL, NULL},
   /* data: W0 the running (or next) child */
-  {"sequence", KC_COMPOSITE, 4, K_MEMORY | K_CHILDWORD, S, 0, 0, NULL, NULL},
-  {"selector", KC_COMPOSITE, 4, K_MEMORY | K_CHILDWORD, F, 0, 0, NULL, NULL},
+  {"sequence", KC_COMPOSITE, MANY, 4, K_MEMORY | K_CHILDWORD, S, 0, 0, NULL,
+   NULL},
+  {"selector", KC_COMPOSITE, MANY, 4, K_MEMORY | K_CHILDWORD, F, 0, 0, NULL,
+   NULL},
   /* data: W0 the child running since the last tick, or none */
-  {"reactive_sequence", KC_COMPOSITE, 4, K_ACTIVE | K_REACTIVE | K_CHILDWORD,
-   S, 0, 0, NULL, NULL},
-  {"reactive_selector", KC_COMPOSITE, 4, K_ACTIVE | K_REACTIVE | K_CHILDWORD,
-   F, 0, 0, NULL, NULL},
+  {"reactive_sequence", KC_COMPOSITE, MANY, 4,
+   K_ACTIVE | K_REACTIVE | K_CHILDWORD, S, 0, 0, NULL, NULL},
+  {"reactive_selector", KC_COMPOSITE, MANY, 4,
+   K_ACTIVE | K_REACTIVE | K_CHILDWORD, F, 0, 0, NULL, NULL},
   /* data: W0 successes, W1 failures in this run; then the list of its
   ** unfinished children (compile.c, nodesize), not saved: rebuilt from
   ** their statuses after a reload or a restore */
-  {"parallel", KC_COMPOSITE, 8, K_ACTIVE, 0, P_SUCCESS | P_FAILURE | P_WAIT,
-   0, NULL, NULL},
+  {"parallel", KC_COMPOSITE, MANY, 8, K_ACTIVE, 0,
+   P_SUCCESS | P_FAILURE | P_WAIT, 0, NULL, NULL},
   /* data: W0 the tick in which its child runs */
-  {"filter", KC_COMPOSITE, 4, K_ACTIVE, 0, 0, 0, NULL, "conditions"},
-  {"monitor", KC_COMPOSITE, 4, K_ACTIVE, 0, 0, 0, NULL, "conditions"},
-  {"invert", KC_DECORATOR, 0, 0, 0, 0, 0, NULL, NULL},
-  {"force_success", KC_DECORATOR, 0, 0, 0, 0, 0, NULL, NULL},
-  {"force_failure", KC_DECORATOR, 0, 0, 0, 0, 0, NULL, NULL},
+  {"filter", KC_COMPOSITE, MANY, 4, K_ACTIVE, 0, 0, 0, NULL, "conditions"},
+  {"monitor", KC_COMPOSITE, MANY, 4, K_ACTIVE, 0, 0, 0, NULL, "conditions"},
+  {"invert", KC_DECORATOR, ONE, 0, 0, 0, 0, 0, NULL, NULL},
+  {"force_success", KC_DECORATOR, ONE, 0, 0, 0, 0, 0, NULL, NULL},
+  {"force_failure", KC_DECORATOR, ONE, 0, 0, 0, 0, 0, NULL, NULL},
   /* data: W0 runs so far, W1 the tick its child's run started */
-  {"repeater", KC_DECORATOR, 8, 0, 0, P_TIMES, 0, "times", NULL},
-  {"retry", KC_DECORATOR, 8, 0, 0, P_TIMES, 0, "times", NULL},
+  {"repeater", KC_DECORATOR, ONE, 8, 0, 0, P_TIMES, 0, "times", NULL},
+  {"retry", KC_DECORATOR, ONE, 8, 0, 0, P_TIMES, 0, "times", NULL},
   /* data: W0 the tick its child's run started */
-  {"repeat_until_failure", KC_DECORATOR, 4, 0, 0, 0, 0, NULL, NULL},
+  {"repeat_until_failure", KC_DECORATOR, ONE, 4, 0, 0, 0, 0, NULL, NULL},
   /* data: F64 start time */
-  {"timeout", KC_DECORATOR, 8, K_ACTIVE, 0, P_SECONDS, P_SECONDS, "seconds",
-   NULL},
-  {"time_limit", KC_DECORATOR, 8, K_ACTIVE, 0, P_SECONDS, P_SECONDS,
+  {"timeout", KC_DECORATOR, ONE, 8, K_ACTIVE, 0, P_SECONDS, P_SECONDS,
+   "seconds", NULL},
+  {"time_limit", KC_DECORATOR, ONE, 8, K_ACTIVE, 0, P_SECONDS, P_SECONDS,
    "seconds", NULL},
   /* data: W0 runs started in the agent's life */
-  {"limit", KC_DECORATOR, 4, K_LASTING, 0, P_TIMES, P_TIMES, "times", NULL},
+  {"limit", KC_DECORATOR, ONE, 4, K_LASTING, 0, P_TIMES, P_TIMES, "times",
+   NULL},
   /* data: F64 the time until which it refuses */
-  {"cooldown", KC_DECORATOR, 8, K_LASTING, 0, P_SECONDS, P_SECONDS,
+  {"cooldown", KC_DECORATOR, ONE, 8, K_LASTING, 0, P_SECONDS, P_SECONDS,
    "seconds", NULL},
   /* data: W0 its child's final status, or 0 */
-  {"run_once", KC_DECORATOR, 4, K_LASTING, 0, 0, 0, NULL, NULL},
-  /* data: W0 the last result of its check */
-  {"guard", KC_COMPOSITE, 4, K_LASTING, 0, P_ABORT, 0, NULL, NULL},
-  /* data: W0 the branch running since the last tick */
-  {"priority", KC_HIDDEN, 4, K_ACTIVE | K_REACTIVE | K_CHILDWORD, F, 0, 0,
+  {"run_once", KC_DECORATOR, ONE, 4, K_LASTING | K_SKIPS, 0, P_THEN_SKIP, 0,
    NULL, NULL},
+  /* data: W0 the last result of its check */
+  {"guard", KC_COMPOSITE, 2, 2, 4, K_LASTING, 0, P_ABORT, 0, NULL, NULL},
+  /* data: W0 the branch running since the last tick */
+  {"priority", KC_HIDDEN, MANY, 4, K_ACTIVE | K_REACTIVE | K_CHILDWORD, F, 0,
+   0, NULL, NULL},
   /* data: F64 start time */
-  {"delay", KC_DECORATOR, 8, 0, 0, P_SECONDS, P_SECONDS, "seconds", NULL},
+  {"delay", KC_DECORATOR, ONE, 8, 0, 0, P_SECONDS, P_SECONDS, "seconds", NULL},
   /* data: W0 the child running since the last tick, W1 the place reached
   ** in this tick's order; then per child its utility (a double) and its
   ** place in the order (compile.c, nodesize) */
-  {"utility_selector", KC_COMPOSITE, 8, K_ACTIVE | K_CHILDWORD, 0, 0, 0, NULL,
-   NULL},
-  {"subtree", KC_DECORATOR, 0, 0, 0, 0, 0, NULL, "tree args remap"},
-  {"keep_running_until_failure", KC_DECORATOR, 0, 0, 0, 0, 0, NULL, NULL},
+  {"utility_selector", KC_COMPOSITE, MANY, 8, K_ACTIVE | K_CHILDWORD, 0, 0, 0,
+   NULL, NULL},
+  {"subtree", KC_DECORATOR, ONE, 0, 0, 0, 0, 0, NULL, "tree args remap"},
+  {"keep_running_until_failure", KC_DECORATOR, ONE, 0, 0, 0, 0, 0, NULL, NULL},
   /* data: the host's memory (bonsai_control_memory), BONSAI_CONTROL_MEMORY
   ** bytes; its callbacks are a leaf of the blueprint */
-  {"control", KC_COMPOSITE, BONSAI_CONTROL_MEMORY,
-   K_ACTIVE | K_LASTING | K_CHILDLESS, 0, 0, 0, NULL, "args enter tick abort"},
+  {"control", KC_COMPOSITE, ANY, BONSAI_CONTROL_MEMORY, K_ACTIVE | K_LASTING,
+   0, 0, 0, NULL, "args enter tick abort"},
+  /* data: none (the child that runs is the one whose status is running) */
+  {"if_then_else", KC_COMPOSITE, 2, 3, 0, 0, 0, 0, 0, NULL, NULL},
+  /* data: none; ticked from above while it runs, its condition first */
+  {"while_do_else", KC_COMPOSITE, 2, 3, 0, K_ACTIVE, 0, 0, 0, NULL, NULL},
+  /* data: W0 the change stamp of its key when it last looked */
+  {"skip_unless_updated", KC_DECORATOR, ONE, 4,
+   K_LASTING | K_SKIPS | K_STAMPWORD, 0, P_KEY, P_KEY, NULL, NULL},
+  {"wait_value_update", KC_DECORATOR, ONE, 4, K_LASTING | K_STAMPWORD, 0,
+   P_KEY, P_KEY, NULL, NULL},
 };
 
 /* The keys every node table takes, whatever its kind: a key added to every
@@ -102,6 +121,7 @@ const ParamInfo bs_params[BS_NPARAMS] = {
     {"value", "a number, string, boolean or nil"},
     {"abort", "\"none\", \"self\", \"lower\" or \"both\""},
     {"wait", "a boolean"},
+    {"then_skip", "a boolean"},
 };
 
 const char *bonsai_param_name(int i) {

@@ -2,7 +2,7 @@
 ** kinds.h: the facts of every node kind, in one table (kinds.c) that the
 ** definition builder, the compiler, reload, saves, dumps and the binding's
 ** constructors read. Adding a kind: its bonsai_kind entry (bonsai.h), its
-** row here (kinds.c) and its behaviour in vm.c.
+** row in kinds.c and its case in vm.c's step().
 */
 #ifndef bonsai_kinds_h
 #define bonsai_kinds_h
@@ -20,6 +20,7 @@
 #define P_VALUE (1u << BONSAI_P_VALUE)
 #define P_ABORT (1u << BONSAI_P_ABORT)
 #define P_WAIT (1u << BONSAI_P_WAIT)
+#define P_THEN_SKIP (1u << BONSAI_P_THEN_SKIP)
 
 /* Classes of kinds: what children they take (the order of
 ** BONSAI_CLASS_*). */
@@ -38,12 +39,21 @@ enum {
 #define K_CHILDWORD 16u /* W0 of its data is the index of a child: moved
                         ** to the new numbering by a reload, saved as the
                         ** child's name */
-#define K_CHILDLESS 32u /* a composite that may have no children (a
-                        ** control node deciding alone) */
+#define K_SKIPS 32u     /* may end its tick SKIPPED: a version with one
+                        ** runs the copy of the tick that knows that status
+                        ** (the one with pre- and post-conditions) */
+#define K_STAMPWORD 64u /* W0 of its data is the change stamp of its key
+                        ** (bs_bb_stamp) when it last looked: saved as
+                        ** whether that was the key's latest change */
+
+/* KindInfo.maxchild of a kind that takes any number of children. */
+#define BS_MANY 255u
 
 typedef struct KindInfo {
   const char *name;  /* as the Lua API spells it */
   uint8_t cls;       /* KC_* */
+  uint8_t minchild;  /* children it takes: at least minchild, ... */
+  uint8_t maxchild;  /* ... at most maxchild (BS_MANY: no limit) */
   uint8_t data;      /* bytes of per-agent data (0, 4 or a multiple of 8),
                      ** what vm.c's W0/W1/F64 mean for it is said in its
                      ** row */

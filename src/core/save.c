@@ -127,6 +127,12 @@ static int putnode(const Out *o, const bonsai_agent *a, uint32_t i) {
     memcpy(&c, d, 4);
     put8(o, CHILDREF);
     putchild(o, bp, i, c);
+  } else if (bs_kinds[n->kind].flags & K_STAMPWORD) {
+    uint32_t w; /* 1: it saw the key's latest change (settle re-stamps) */
+    memcpy(&w, d, 4);
+    w = w != 0 && w == bs_bb_stamp(a->bb, (int)n->a);
+    put8(o, 4);
+    put(o, &w, 4);
   } else {
     put8(o, bs_kinds[n->kind].data);
     put(o, d, bs_kinds[n->kind].data);
@@ -464,9 +470,11 @@ static int readall(bonsai_agent *a, const bonsai_savehost *host, In *in,
   return 0;
 }
 
-/* After the records: a running priority wrapper above a running root,
-** the counts of running parallels. */
-static void settle(const Blueprint *bp, uint8_t *ns) {
+/* After the records and the blackboard: a running priority wrapper above
+** a running root, the counts of running parallels, the stamps of nodes
+** that had seen their key's latest change (K_STAMPWORD) taken again from
+** the restored blackboard. */
+static void settle(const Blueprint *bp, uint8_t *ns, const bonsai_bb *bb) {
   const Node *nd = bp->nodes;
   uint32_t i, c;
   if ((nd[0].flags & NF_HIDDEN) && ns[0] != BONSAI_RUNNING) {
@@ -477,9 +485,13 @@ static void settle(const Blueprint *bp, uint8_t *ns) {
         break;
       }
   }
-  for (i = 0; i < bp->n; i++)
+  for (i = 0; i < bp->n; i++) {
+    uint32_t *w = (uint32_t *)(ns + nd[i].data);
     if (nd[i].kind == BONSAI_PARALLEL && ns[i] == BONSAI_RUNNING)
       bs_vm_parallel_settle(bp, ns, i);
+    else if ((bs_kinds[nd[i].kind].flags & K_STAMPWORD) && *w != 0)
+      *w = bs_bb_stamp(bb, (int)nd[i].a);
+  }
 }
 
 int bonsai_agent_restore(bonsai_agent *a, const void *data, size_t len,
@@ -499,7 +511,7 @@ int bonsai_agent_restore(bonsai_agent *a, const void *data, size_t len,
     return BONSAI_EARG;
   memset(a->state, 0, a->bp->statsize + a->bp->datasize);
   r = readall(a, host, &in, a->state, 1);
-  settle(a->bp, a->state);
+  settle(a->bp, a->state, a->bb);
   a->resume = 0;
   a->seen = 0;
   if (a->trace != NULL) /* the whole state changed, as after a reset */

@@ -805,7 +805,7 @@ int bonsai_control_abort(bonsai_agent *a, unsigned node, unsigned k,
 
 /*
 ** {======================================================
-** The tick: each kind's start and child-done steps
+** Each kind's steps
 ** =======================================================
 */
 
@@ -814,6 +814,400 @@ static BS_ALWAYS_INLINE void visit(bonsai_agent *a, uint32_t i) {
   if (bs_unlikely(a->prof != NULL))
     bs_prof_visit(a, i);
 }
+
+/*
+** A node of a kind acts at two moments of a tick: when it is ticked (its
+** start step: st[i] says whether it was running) and when a child c ends
+** its tick with status s, or stays running (s RUNNING: c is the child on
+** the path to the running node), or was skipped (s SKIPPED, in the copies
+** with conditions): its child-done step. step() holds both, side by side
+** in one case per kind: 'start' is a constant at each of its two call
+** sites in run(), so each site compiles to a switch of that step alone.
+** A step ends with TICK(j) (node j is ticked next), END(s) (node i ends
+** its tick with status s), FAIL() (an error is recorded) or, for a
+** control node, GO_BACK (its child's run is over: back to its callback).
+** Leaves, sequences, selectors and their reactive flavours have paths of
+** their own in run() (by kind, flags and the jump table), before step().
+*/
+enum { GO_TICK, GO_END, GO_FAIL, GO_BACK };
+#define TICK(j) return (*pi = (j), GO_TICK)
+#define END(x) return (*ps = (x), GO_END)
+#define FAIL() return GO_FAIL
+
+static BS_ALWAYS_INLINE int step(bonsai_agent *a, const Node *nd, uint8_t *st,
+                                 const int start, uint32_t *pi, uint32_t c,
+                                 int *ps, const int traced, const int conds) {
+  uint32_t i = *pi;
+  const Node *n = &nd[i];
+  int s = *ps;
+  switch (n->kind) {
+  /* check, is_set: a condition on the blackboard, evaluated in C */
+  case BONSAI_CHECK: case BONSAI_IS_SET:
+    if ((s = check(a, i)) < 0)
+      FAIL();
+    END(s);
+  /* wait: running for n->secs of agent time */
+  case BONSAI_WAIT:
+    if (st[i] != RUNNING) {
+      F64(i) = a->time;
+      SET(i, RUNNING);
+    }
+    END(a->time - F64(i) >= n->secs ? SUCCESS : RUNNING);
+  /* parallel: its unfinished children ticked in order until a policy is
+  ** met (n->a successes or n->b failures; with "wait", n->mode, until all
+  ** have finished) */
+  case BONSAI_PARALLEL:
+    if (start) {
+      if (st[i] != RUNNING) {
+        uint32_t m = 0;
+        SET(i, RUNNING);
+        W0(i) = W1(i) = 0; /* successes, failures */
+        for (c = i + 1; c < n->next; c = nd[c].next) {
+          if (st[c] != RUNNING)
+            SET(c, BONSAI_IDLE);
+          UNDONE(i)[m++] = c;
+        }
+        LEFT(i) = m;
+      }
+      if ((n->mode || (W0(i) < n->a && W1(i) < n->b)) && /* mode: "wait" */
+          LEFT(i) > 0) {
+        POS(i) = KEEP(i) = 0;
+        if (conds)
+          SKIPS(i) = 0;
+        TICK(UNDONE(i)[0]);
+      }
+      /* a reload left its policy met, or no child to tick (with "wait":
+      ** all have finished; the policies decide, success first) */
+      s = W0(i) >= n->a ? SUCCESS : FAILURE;
+      if (abort_children(a, i) != BONSAI_OK)
+        FAIL();
+      END(s);
+    }
+    if (s == SUCCESS)
+      W0(i)++;
+    else if (s == FAILURE)
+      W1(i)++;
+    else if (conds && s == SKIPPED)
+      SKIPS(i)++;
+    if ((W0(i) >= n->a || W1(i) >= n->b) && !n->mode) { /* no "wait" */
+      s = W0(i) >= n->a ? SUCCESS : FAILURE;
+      if (abort_children(a, i) != BONSAI_OK)
+        FAIL();
+      END(s);
+    }
+    bs_assert(UNDONE(i)[POS(i)] == c);
+    if (s == RUNNING || (conds && s == SKIPPED)) /* it stays listed */
+      UNDONE(i)[KEEP(i)++] = c;
+    if (++POS(i) < LEFT(i))
+      TICK(UNDONE(i)[POS(i)]);
+    LEFT(i) = KEEP(i);
+    /* every child ticked: running ones remain, or all have finished
+    ** (then, with "wait", the policies decide, success first; without,
+    ** no policy was met) */
+    s = W0(i) + W1(i) < n->nchild ? RUNNING
+        : W0(i) >= n->a           ? SUCCESS
+                                  : FAILURE;
+    if (conds && SKIPS(i) > 0) {
+      /* all skipped: skipped; none running, with "wait" or success
+      ** "all" (counting the skipped as successes): the policies decide;
+      ** else it runs on, and the skipped ones are ticked again */
+      if (SKIPS(i) == n->nchild)
+        s = SKIPPED;
+      else if (W0(i) + W1(i) + SKIPS(i) == n->nchild && (n->mode || n->op))
+        s = W0(i) + (n->op ? SKIPS(i) : 0) >= n->a ? SUCCESS : FAILURE;
+    }
+    END(s);
+  /* filter, monitor: its conditions in order, then its child (n->b) if
+  ** all passed; a monitor checks them again at every tick */
+  case BONSAI_FILTER: case BONSAI_MONITOR:
+    if (start) {
+      SET(i, RUNNING);
+      if (n->b == i + 1)
+        W0(i) = a->serial; /* no conditions: the child runs this tick */
+      TICK(i + 1);
+    }
+    if (c != n->b) { /* a condition */
+      if (s == RUNNING) {
+        bs_agent_fail(a, c, "a condition cannot return running");
+        FAIL();
+      }
+      if (s == SUCCESS || (conds && s == SKIPPED)) { /* passed */
+        if (nd[c].next == n->b)
+          W0(i) = a->serial; /* the child runs this tick */
+        TICK(nd[c].next);
+      }
+      if (bs_vm_abort(a, n->b) != BONSAI_OK)
+        FAIL();
+    }
+    END(s);
+  /* utility_selector: its children ranked by utility at every tick, then
+  ** a reactive selector over that order */
+  case BONSAI_UTILITY_SELECTOR:
+    if (start) {
+      if ((i = rank(a, i)) == BS_NONE)
+        FAIL();
+      TICK(i);
+    }
+    if ((s == FAILURE || (conds && s == SKIPPED)) && ++W1(i) < n->nchild)
+      TICK(ORDER(i)[W1(i)]);
+    if (conds && s == SKIPPED) /* the last in the order */
+      s = allskipped(nd, st, i) ? SKIPPED : FAILURE;
+    if (reactive_end(a, nd, st, i, c, s) != BONSAI_OK)
+      FAIL();
+    END(s);
+  /* control: its callback ticks its children, each a run of the VM nested
+  ** in the callback that ends when the child's status reaches the node */
+  case BONSAI_CONTROL:
+    if (start) {
+      if ((s = control(a, i, traced)) < 0)
+        FAIL();
+      END(s);
+    }
+    return GO_BACK; /* a child's run is over: back to the callback */
+  /* guard: its check (the first child, evaluated here) decides whether its
+  ** child (n->b) starts; wakeguard makes its observer aborts */
+  case BONSAI_GUARD:
+    if (start) {
+      if (st[i] != RUNNING) {
+        if (traced)
+          visit(a, i + 1); /* its condition, checked here */
+        if ((s = check(a, i + 1)) < 0)
+          FAIL();
+        SET(i + 1, s);
+        W0(i) = (uint32_t)s;
+        if (s == FAILURE)
+          END(s);
+        SET(i, RUNNING);
+      }
+      TICK(n->b);
+    }
+    END(s); /* the status passes */
+  /* The decorators: a skipped child's status passes, except where said. */
+  /* invert: its child's success and failure swapped */
+  case BONSAI_INVERT:
+    if (start) {
+      SET(i, RUNNING);
+      TICK(i + 1);
+    }
+    if (s != RUNNING && !(conds && s == SKIPPED))
+      s = s == SUCCESS ? FAILURE : SUCCESS;
+    END(s);
+  /* force_success, force_failure: its child's end made one status */
+  case BONSAI_FORCE_SUCCESS: case BONSAI_FORCE_FAILURE:
+    if (start) {
+      SET(i, RUNNING);
+      TICK(i + 1);
+    }
+    if (s != RUNNING && !(conds && s == SKIPPED))
+      s = n->kind == BONSAI_FORCE_SUCCESS ? SUCCESS : FAILURE;
+    END(s);
+  /* repeater, retry: its child's run again after a success (repeater) or
+  ** a failure (retry), n->a times (0: forever, one run started per tick) */
+  case BONSAI_REPEATER: case BONSAI_RETRY:
+    if (start) {
+      if (st[i] != RUNNING) {
+        SET(i, RUNNING);
+        W0(i) = 0;
+      }
+      if (st[i + 1] != RUNNING)
+        W1(i) = a->serial; /* tick in which the child's run started */
+      TICK(i + 1);
+    }
+    if (s == (n->kind == BONSAI_REPEATER ? SUCCESS : FAILURE)) {
+      if (n->a != 0 && ++W0(i) >= n->a)
+        END(s);
+      if (n->a == 0 && W1(i) == a->serial)
+        END(RUNNING); /* forever: one run started and ended this tick */
+      W1(i) = a->serial;
+      TICK(i + 1);
+    }
+    END(s);
+  /* repeat_until_failure: its child's run again after each success, one
+  ** run started per tick */
+  case BONSAI_REPEAT_UNTIL_FAILURE:
+    if (start) {
+      SET(i, RUNNING);
+      if (st[i + 1] != RUNNING)
+        W0(i) = a->serial;
+      TICK(i + 1);
+    }
+    if (s == SUCCESS) {
+      if (W0(i) == a->serial)
+        END(RUNNING);
+      W0(i) = a->serial;
+      TICK(i + 1);
+    }
+    END(s);
+  /* timeout, time_limit: its child aborted after n->secs, which then
+  ** fails (timeout) or succeeds (time_limit); checked at every tick */
+  case BONSAI_TIMEOUT: case BONSAI_TIME_LIMIT:
+    if (start) {
+      if (st[i] != RUNNING) {
+        SET(i, RUNNING);
+        F64(i) = a->time;
+      }
+      if (a->time - F64(i) >= n->secs) {
+        if (bs_vm_abort(a, i + 1) != BONSAI_OK)
+          FAIL();
+        END(n->kind == BONSAI_TIMEOUT ? FAILURE : SUCCESS);
+      }
+      TICK(i + 1);
+    }
+    END(s); /* the status passes */
+  /* limit: fails once its child has started n->a runs */
+  case BONSAI_LIMIT:
+    if (start) {
+      if (st[i] != RUNNING) {
+        if (W0(i) >= n->a)
+          END(FAILURE);
+        W0(i)++;
+        SET(i, RUNNING);
+      }
+      TICK(i + 1);
+    }
+    END(s); /* the status passes */
+  /* cooldown: fails until n->secs after its child's last run ended */
+  case BONSAI_COOLDOWN:
+    if (start) {
+      if (st[i] != RUNNING) {
+        if (a->time < F64(i))
+          END(FAILURE);
+        SET(i, RUNNING);
+      }
+      TICK(i + 1);
+    }
+    if (s != RUNNING && !(conds && s == SKIPPED)) /* skipped: did not run */
+      F64(i) = a->time + n->secs;
+    END(s);
+  /* run_once: its child's final status, kept once it has one, and then
+  ** returned, or with "then_skip" (n->mode) skipped */
+  case BONSAI_RUN_ONCE:
+    if (start) {
+      if (st[i] != RUNNING) {
+        if (W0(i) != 0 && n->mode) {
+          bs_assert(conds); /* K_SKIPS: the copy that knows SKIPPED */
+          END(SKIPPED);
+        }
+        if (W0(i) != 0)
+          END((int)W0(i));
+        SET(i, RUNNING);
+      }
+      TICK(i + 1);
+    }
+    if (s != RUNNING && !(conds && s == SKIPPED)) /* skipped: not kept */
+      W0(i) = (uint32_t)s;
+    END(s);
+  /* delay: running, without its child, for n->secs; then its child */
+  case BONSAI_DELAY:
+    if (start) {
+      if (st[i] != RUNNING) {
+        SET(i, RUNNING);
+        F64(i) = a->time;
+      }
+      if (st[i + 1] != RUNNING && a->time - F64(i) < n->secs)
+        END(RUNNING);
+      TICK(i + 1);
+    }
+    END(s); /* the status passes */
+  /* subtree: another tree's root, inlined */
+  case BONSAI_SUBTREE:
+    if (start) {
+      SET(i, RUNNING);
+      TICK(i + 1);
+    }
+    END(s); /* the status passes */
+  /* keep_running_until_failure: running after each success (its child's
+  ** next run at the next tick) */
+  case BONSAI_KEEP_RUNNING_UNTIL_FAILURE:
+    if (start) {
+      SET(i, RUNNING);
+      TICK(i + 1);
+    }
+    if (s == SUCCESS || (conds && s == SKIPPED))
+      s = RUNNING;
+    END(s);
+  /* if_then_else: its first child, the condition, then its second child
+  ** if the condition succeeded, else its third (without one: failure); a
+  ** running branch goes on without the condition ticked again */
+  case BONSAI_IF_THEN_ELSE:
+    if (start) {
+      if (st[i] == RUNNING &&
+          (c = bs_vm_running_child(a->bp, st, i, i + 1)) != BS_NONE)
+        TICK(c); /* ticked from above: its running child */
+      SET(i, RUNNING);
+      TICK(i + 1);
+    }
+    if (c == i + 1 && (s == SUCCESS || s == FAILURE)) { /* it decided */
+      if (s == SUCCESS)
+        TICK(nd[c].next);
+      if (n->nchild == 3)
+        TICK(nd[nd[c].next].next);
+    }
+    END(s); /* a branch's status, or the condition's (running, skipped, or
+            ** failure without an else) */
+  /* while_do_else: its first child, the condition, at every tick, then
+  ** its second child while the condition succeeds, else its third
+  ** (without one: failure); the branch not chosen is aborted if it runs */
+  case BONSAI_WHILE_DO_ELSE:
+    if (start) {
+      if (st[i] != RUNNING)
+        SET(i, RUNNING);
+      TICK(i + 1);
+    }
+    if (c == i + 1 && s != RUNNING) { /* the condition decided */
+      uint32_t d = nd[c].next, e = nd[d].next; /* do, else (or n->next) */
+      uint32_t go = s == SUCCESS ? d : s == FAILURE ? e : n->next;
+      for (c = d; c < n->next; c = nd[c].next)
+        if (c != go && st[c] == RUNNING && bs_vm_abort(a, c) != BONSAI_OK)
+          FAIL();
+      if (go < n->next)
+        TICK(go);
+    }
+    END(s); /* a branch's status, or the condition's (running, skipped:
+            ** no branch runs, or failure without an else) */
+  /* skip_unless_updated, wait_value_update: out of its child's run,
+  ** skipped (skip_unless_updated) or running without its child
+  ** (wait_value_update) unless its key (n->a) is set and changed since it
+  ** last looked; then its child */
+  case BONSAI_SKIP_UNLESS_UPDATED: case BONSAI_WAIT_VALUE_UPDATE:
+    if (start) {
+      if (st[i + 1] != RUNNING) {
+        uint32_t now = bs_bb_stamp(a->bb, (int)n->a);
+        if (now == W0(i) ||
+            bonsai_bb_get(a->bb, (int)n->a).type == BONSAI_TNIL) {
+          if (n->kind == BONSAI_WAIT_VALUE_UPDATE) {
+            if (st[i] != RUNNING)
+              SET(i, RUNNING);
+            END(RUNNING);
+          }
+          bs_assert(conds); /* K_SKIPS: the copy that knows SKIPPED */
+          END(SKIPPED);
+        }
+        W0(i) = now;
+      }
+      if (st[i] != RUNNING)
+        SET(i, RUNNING);
+      TICK(i + 1);
+    }
+    END(s); /* the status passes */
+  default: /* never: every kind has its steps above */
+    bs_assert(!"a kind without its steps in vm.c");
+    bs_agent_fail(a, i, "no steps for kind %d", (int)n->kind);
+    FAIL();
+  }
+}
+
+#undef TICK
+#undef END
+#undef FAIL
+
+/* }====================================================== */
+
+/*
+** {======================================================
+** The tick
+** =======================================================
+*/
 
 /* A traced tick that resumes at node x (not the root) visits x's
 ** ancestors again without walking them: records each as ticked again,
@@ -869,7 +1263,7 @@ static BS_ALWAYS_INLINE int run(bonsai_agent *a, uint32_t from,
       return fail(a);
     goto done;
   }
-tick: /* node i is ticked; the common kinds first, without a switch */
+tick: /* node i is ticked; the common kinds first, then step() */
   for (;;) {
     const Node *n = &nd[i];
     if (traced)
@@ -911,147 +1305,10 @@ tick: /* node i is ticked; the common kinds first, without a switch */
       i++;
       continue;
     }
-    switch (n->kind) {
-    case BONSAI_CHECK: case BONSAI_IS_SET:
-      if ((s = check(a, i)) < 0)
-        return fail(a);
-      goto done;
-    case BONSAI_WAIT:
-      if (st[i] != RUNNING) {
-        F64(i) = a->time;
-        SET(i, RUNNING);
-      }
-      s = a->time - F64(i) >= n->secs ? SUCCESS : RUNNING;
-      goto done;
-    case BONSAI_PARALLEL:
-      if (st[i] != RUNNING) {
-        uint32_t m = 0;
-        SET(i, RUNNING);
-        W0(i) = W1(i) = 0; /* successes, failures */
-        for (c = i + 1; c < n->next; c = nd[c].next) {
-          if (st[c] != RUNNING)
-            SET(c, BONSAI_IDLE);
-          UNDONE(i)[m++] = c;
-        }
-        LEFT(i) = m;
-      }
-      if ((n->mode || (W0(i) < n->a && W1(i) < n->b)) && /* mode: "wait" */
-          LEFT(i) > 0) {
-        POS(i) = KEEP(i) = 0;
-        if (conds)
-          SKIPS(i) = 0;
-        i = UNDONE(i)[0];
-        continue;
-      }
-      /* a reload left its policy met, or no child to tick (with "wait":
-      ** all have finished; the policies decide, success first) */
-      s = W0(i) >= n->a ? SUCCESS : FAILURE;
-      if (abort_children(a, i) != BONSAI_OK)
-        return fail(a);
-      goto done;
-    case BONSAI_REPEATER: case BONSAI_RETRY:
-      if (st[i] != RUNNING) {
-        SET(i, RUNNING);
-        W0(i) = 0;
-      }
-      if (st[i + 1] != RUNNING)
-        W1(i) = a->serial; /* tick in which the child's run started */
-      i++;
-      continue;
-    case BONSAI_REPEAT_UNTIL_FAILURE:
-      SET(i, RUNNING);
-      if (st[i + 1] != RUNNING)
-        W0(i) = a->serial;
-      i++;
-      continue;
-    case BONSAI_TIMEOUT: case BONSAI_TIME_LIMIT:
-      if (st[i] != RUNNING) {
-        SET(i, RUNNING);
-        F64(i) = a->time;
-      }
-      if (a->time - F64(i) >= n->secs) {
-        if (bs_vm_abort(a, i + 1) != BONSAI_OK)
-          return fail(a);
-        s = n->kind == BONSAI_TIMEOUT ? FAILURE : SUCCESS;
-        goto done;
-      }
-      i++;
-      continue;
-    case BONSAI_LIMIT:
-      if (st[i] != RUNNING) {
-        if (W0(i) >= n->a) {
-          s = FAILURE;
-          goto done;
-        }
-        W0(i)++;
-        SET(i, RUNNING);
-      }
-      i++;
-      continue;
-    case BONSAI_COOLDOWN:
-      if (st[i] != RUNNING) {
-        if (a->time < F64(i)) {
-          s = FAILURE;
-          goto done;
-        }
-        SET(i, RUNNING);
-      }
-      i++;
-      continue;
-    case BONSAI_RUN_ONCE:
-      if (st[i] != RUNNING) {
-        if (W0(i) != 0) {
-          s = (int)W0(i);
-          goto done;
-        }
-        SET(i, RUNNING);
-      }
-      i++;
-      continue;
-    case BONSAI_DELAY: /* running, without its child, for n->secs */
-      if (st[i] != RUNNING) {
-        SET(i, RUNNING);
-        F64(i) = a->time;
-      }
-      if (st[i + 1] != RUNNING && a->time - F64(i) < n->secs) {
-        s = RUNNING;
-        goto done;
-      }
-      i++;
-      continue;
-    case BONSAI_UTILITY_SELECTOR: /* every tick: children by utility */
-      if ((i = rank(a, i)) == BS_NONE)
-        return fail(a);
-      continue;
-    case BONSAI_CONTROL: /* its callback ticks its children */
-      if ((s = control(a, i, traced)) < 0)
-        return fail(a);
-      goto done;
-    case BONSAI_GUARD: /* decides whether its child starts */
-      if (st[i] != RUNNING) {
-        if (traced)
-          visit(a, i + 1); /* its condition, checked here */
-        if ((s = check(a, i + 1)) < 0)
-          return fail(a);
-        SET(i + 1, s);
-        W0(i) = (uint32_t)s;
-        if (s == FAILURE)
-          goto done;
-        SET(i, RUNNING);
-      }
-      i = n->b;
-      continue;
-    case BONSAI_FILTER: case BONSAI_MONITOR:
-      SET(i, RUNNING);
-      if (n->b == i + 1)
-        W0(i) = a->serial; /* no conditions: the child runs this tick */
-      i++;
-      continue;
-    default: /* invert, force_*, subtree, keep_running_until_failure:
-             ** tick the only child */
-      SET(i, RUNNING);
-      i++;
-      continue;
+    switch (step(a, nd, st, 1, &i, c, &s, traced, conds)) {
+    case GO_TICK: continue;
+    case GO_END: goto done;
+    default: return fail(a);
     }
   }
 done: /* node i finished its tick with status s; control moves on */
@@ -1126,125 +1383,11 @@ done: /* node i finished its tick with status s; control moves on */
         return fail(a);
       continue;
     }
-    switch (n->kind) {
-    case BONSAI_PARALLEL:
-      if (s == SUCCESS)
-        W0(i)++;
-      else if (s == FAILURE)
-        W1(i)++;
-      else if (conds && s == SKIPPED)
-        SKIPS(i)++;
-      if ((W0(i) >= n->a || W1(i) >= n->b) && !n->mode) { /* no "wait" */
-        s = W0(i) >= n->a ? SUCCESS : FAILURE;
-        if (abort_children(a, i) != BONSAI_OK)
-          return fail(a);
-        break;
-      }
-      bs_assert(UNDONE(i)[POS(i)] == c);
-      if (s == RUNNING || (conds && s == SKIPPED)) /* it stays listed */
-        UNDONE(i)[KEEP(i)++] = c;
-      if (++POS(i) < LEFT(i)) {
-        i = UNDONE(i)[POS(i)];
-        goto tick;
-      }
-      LEFT(i) = KEEP(i);
-      /* every child ticked: running ones remain, or all have finished
-      ** (then, with "wait", the policies decide, success first; without,
-      ** no policy was met) */
-      s = W0(i) + W1(i) < n->nchild ? RUNNING
-          : W0(i) >= n->a           ? SUCCESS
-                                    : FAILURE;
-      if (conds && SKIPS(i) > 0) {
-        /* all skipped: skipped; none running, with "wait" or success
-        ** "all" (counting the skipped as successes): the policies decide;
-        ** else it runs on, and the skipped ones are ticked again */
-        if (SKIPS(i) == n->nchild)
-          s = SKIPPED;
-        else if (W0(i) + W1(i) + SKIPS(i) == n->nchild && (n->mode || n->op))
-          s = W0(i) + (n->op ? SKIPS(i) : 0) >= n->a ? SUCCESS : FAILURE;
-      }
-      break;
-    case BONSAI_FILTER: case BONSAI_MONITOR:
-      if (c != n->b) { /* a condition */
-        if (s == RUNNING) {
-          bs_agent_fail(a, c, "a condition cannot return running");
-          return fail(a);
-        }
-        if (s == SUCCESS || (conds && s == SKIPPED)) { /* passed */
-          if (nd[c].next == n->b)
-            W0(i) = a->serial; /* the child runs this tick */
-          i = nd[c].next;
-          goto tick;
-        }
-        if (bs_vm_abort(a, n->b) != BONSAI_OK)
-          return fail(a);
-      }
-      break;
-    case BONSAI_UTILITY_SELECTOR: /* a reactive selector over the order */
-      if ((s == FAILURE || (conds && s == SKIPPED)) && ++W1(i) < n->nchild) {
-        i = ORDER(i)[W1(i)];
-        goto tick;
-      }
-      if (conds && s == SKIPPED) /* the last in the order */
-        s = allskipped(nd, st, i) ? SKIPPED : FAILURE;
-      if (reactive_end(a, nd, st, i, c, s) != BONSAI_OK)
-        return fail(a);
-      break;
-    /* decorators: a skipped child's status passes, except where said */
-    case BONSAI_INVERT:
-      if (s != RUNNING && !(conds && s == SKIPPED))
-        s = s == SUCCESS ? FAILURE : SUCCESS;
-      break;
-    case BONSAI_FORCE_SUCCESS:
-      if (s != RUNNING && !(conds && s == SKIPPED))
-        s = SUCCESS;
-      break;
-    case BONSAI_FORCE_FAILURE:
-      if (s != RUNNING && !(conds && s == SKIPPED))
-        s = FAILURE;
-      break;
-    case BONSAI_REPEATER: case BONSAI_RETRY:
-      /* the repeater goes on after a success, the retry after a failure */
-      if (s == (n->kind == BONSAI_REPEATER ? SUCCESS : FAILURE)) {
-        if (n->a != 0 && ++W0(i) >= n->a)
-          break;
-        if (n->a == 0 && W1(i) == a->serial) {
-          s = RUNNING; /* forever: one run started and ended this tick */
-          break;
-        }
-        W1(i) = a->serial;
-        i++;
-        goto tick;
-      }
-      break;
-    case BONSAI_REPEAT_UNTIL_FAILURE:
-      if (s == SUCCESS) {
-        if (W0(i) == a->serial) {
-          s = RUNNING;
-          break;
-        }
-        W0(i) = a->serial;
-        i++;
-        goto tick;
-      }
-      break;
-    case BONSAI_COOLDOWN: /* a skipped child did not run: no cooldown */
-      if (s != RUNNING && !(conds && s == SKIPPED))
-        F64(i) = a->time + n->secs;
-      break;
-    case BONSAI_RUN_ONCE: /* a skipped child did not run: not remembered */
-      if (s != RUNNING && !(conds && s == SKIPPED))
-        W0(i) = (uint32_t)s;
-      break;
-    case BONSAI_KEEP_RUNNING_UNTIL_FAILURE:
-      if (s == SUCCESS || (conds && s == SKIPPED))
-        s = RUNNING; /* its child starts again at the next tick */
-      break;
-    case BONSAI_CONTROL: /* a child's run is over: back to the callback */
-      return s;
-    default: /* timeout, time_limit, limit, delay, subtree: the status
-             ** passes */
-      break;
+    switch (step(a, nd, st, 0, &i, c, &s, traced, conds)) {
+    case GO_TICK: goto tick;
+    case GO_END: continue;
+    case GO_BACK: return s; /* a control node's child: back to its callback */
+    default: return fail(a);
     }
   }
 }

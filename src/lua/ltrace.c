@@ -283,6 +283,7 @@ static void pushparam(lua_State *L, const bonsai_nodeinfo *n, int p) {
     break;
   case BONSAI_P_ABORT: lua_pushstring(L, n->abort); break;
   case BONSAI_P_WAIT: lua_pushboolean(L, n->wait); break;
+  case BONSAI_P_THEN_SKIP: lua_pushboolean(L, n->then_skip); break;
   default: lua_pushnil(L); break;
   }
 }

@@ -121,8 +121,9 @@ static int ctxfield(Walk *w, const char *f) {
   return lua_getfield(w->L, w->ctx, f);
 }
 
-/* Inside a remapping subtree: the key a check's parameter p (at the top)
-** names is renamed to the caller's key (map at index map). */
+/* Inside a remapping subtree: the key that parameter p (at the top) of a
+** node that reads keys names is renamed to the caller's key (map at index
+** map). */
 static void renamekey(lua_State *L, int map, const char *p) {
   const char *s;
   if (lua_type(L, -1) != LUA_TSTRING) /* (lua_tostring would convert) */
@@ -148,8 +149,10 @@ static void renamekey(lua_State *L, int map, const char *p) {
 static void params(Walk *w, int idx, int kind) {
   lua_State *L = w->L;
   const char *k;
+  bonsai_kindinfo ki;
   int i, map = 0;
-  if (kind == BONSAI_CHECK || kind == BONSAI_IS_SET) {
+  if (bonsai_kind_info(kind, &ki) == BONSAI_OK &&
+      (ki.takes & (1u << BONSAI_P_KEY))) { /* it reads a key */
     if (ctxfield(w, "map") == LUA_TTABLE)
       map = lua_gettop(L);
     else

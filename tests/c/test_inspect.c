@@ -183,7 +183,8 @@ static void param_names(void **state) {
   assert_string_equal(bonsai_param_name(0), "times");
   assert_string_equal(bonsai_param_name(6), "value");
   assert_string_equal(bonsai_param_name(8), "wait");
-  assert_null(bonsai_param_name(9));
+  assert_string_equal(bonsai_param_name(9), "then_skip");
+  assert_null(bonsai_param_name(10));
   assert_null(bonsai_param_name(-1));
 }
 

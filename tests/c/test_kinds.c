@@ -1,8 +1,10 @@
 /*
-** test_kinds.c: the node kinds added in the second round (delay, parallel
-** with wait, utility selector, subtree) through the public C API, tick by
-** tick: statuses and the exact order of enter/tick/exit/abort events,
-** including every way a running node can be cut off.
+** test_kinds.c: the node kinds added since the second round (delay,
+** parallel with wait, utility selector, subtree, BehaviorTree.CPP's
+** if_then_else, while_do_else, skip_unless_updated, wait_value_update)
+** through the public C API, tick by tick: statuses and the exact order of
+** enter/tick/exit/abort events, including every way a running node can be
+** cut off.
 */
 #include <math.h>
 #include <setjmp.h>
@@ -450,6 +452,140 @@ static void subtree_passes_through(void **state) {
 
 /* }====== */
 
+/* {====== if_then_else */
+
+/* The condition once (it may run), then the branch it chose, which goes on
+** without the condition; the second branch when it failed. */
+static void if_then_else_branches(void **state) {
+  bonsai_agent *ag;
+  (void)state;
+  leaf("C", "RSFS");
+  leaf("T", "RS");
+  leaf("E", "F");
+  ag = start("if_then_else(C, T, E)");
+  STEP(ag, 1, R, "enter C; tick C");
+  assert_string_equal(states(ag), "RR..");
+  STEP(ag, 1, R, "tick C; exit C success; enter T; tick T");
+  assert_string_equal(states(ag), "RSR.");
+  STEP(ag, 1, S, "tick T; exit T success");
+  assert_string_equal(states(ag), "SSS.");
+  STEP(ag, 1, F, "enter C; tick C; exit C failure; enter E; tick E; "
+                 "exit E failure");
+  assert_string_equal(states(ag), "FFSF"); /* T keeps its last status */
+  STEP(ag, 1, S, "enter C; tick C; exit C success; enter T; tick T; "
+                 "exit T success");
+  bonsai_agent_free(ag);
+}
+
+/* Without an else, a failed condition is the node's failure. */
+static void if_then_else_no_else(void **state) {
+  bonsai_agent *ag;
+  (void)state;
+  leaf("C", "FS");
+  leaf("T", "S");
+  ag = start("if_then_else(C, T)");
+  STEP(ag, 1, F, "enter C; tick C; exit C failure");
+  assert_string_equal(states(ag), "FF.");
+  STEP(ag, 1, S, "enter C; tick C; exit C success; enter T; tick T; "
+                 "exit T success");
+  bonsai_agent_free(ag);
+}
+
+/* Ticked again from above (a reactive parent), it resumes its running
+** branch, not the condition; cut off, it aborts that branch. */
+static void if_then_else_resumes_and_aborts(void **state) {
+  bonsai_agent *ag;
+  (void)state;
+  leaf("P", "S");
+  leaf("C", "S");
+  leaf("T", "R");
+  ag = start("reactive_sequence(P, if_then_else(C, T))");
+  STEP(ag, 1, R, "enter P; tick P; exit P success; enter C; tick C; "
+                 "exit C success; enter T; tick T");
+  STEP(ag, 1, R, "enter P; tick P; exit P success; tick T");
+  assert_string_equal(states(ag), "RSRSR");
+  assert_int_equal(bonsai_agent_abort(ag), BONSAI_OK);
+  assert_string_equal(trace_take(&trace), "abort T");
+  assert_string_equal(states(ag), "ASASA");
+  bonsai_agent_free(ag);
+}
+
+static void if_then_else_definition_errors(void **state) {
+  (void)state;
+  leaf("A", "S");
+  assert_string_equal(deferr("if_then_else(A)"),
+                      "if_then_else: 'if_then_else' takes 2 to 3 children, "
+                      "not 1");
+  assert_string_equal(deferr("sequence(A, if_then_else:pick(A, A, A, A))"),
+                      "sequence/pick: 'if_then_else' takes 2 to 3 children, "
+                      "not 4");
+}
+
+/* }====== */
+
+/* {====== while_do_else */
+
+/* The condition at every tick; the branch it chooses, the other aborted
+** if it runs; a branch that ends ends the node. */
+static void while_do_else_switches(void **state) {
+  bonsai_agent *ag;
+  (void)state;
+  leaf("C", "SSFSS");
+  leaf("D", "RRRS");
+  leaf("E", "R");
+  ag = start("while_do_else(C, D, E)");
+  STEP(ag, 1, R, "enter C; tick C; exit C success; enter D; tick D");
+  assert_string_equal(states(ag), "RSR.");
+  STEP(ag, 1, R, "enter C; tick C; exit C success; tick D");
+  STEP(ag, 1, R, "enter C; tick C; exit C failure; abort D; enter E; "
+                 "tick E");
+  assert_string_equal(states(ag), "RFAR");
+  STEP(ag, 1, R, "enter C; tick C; exit C success; abort E; enter D; "
+                 "tick D");
+  STEP(ag, 1, S, "enter C; tick C; exit C success; tick D; "
+                 "exit D success");
+  assert_string_equal(states(ag), "SSSA");
+  bonsai_agent_free(ag);
+}
+
+/* Without an else, a failed condition aborts the running branch and fails;
+** a running condition leaves the branch as it is, and is resumed. */
+static void while_do_else_no_else(void **state) {
+  bonsai_agent *ag;
+  (void)state;
+  leaf("C", "SRSF");
+  leaf("D", "R");
+  ag = start("while_do_else(C, D)");
+  STEP(ag, 1, R, "enter C; tick C; exit C success; enter D; tick D");
+  STEP(ag, 1, R, "enter C; tick C");
+  assert_string_equal(states(ag), "RRR");
+  STEP(ag, 1, R, "tick C; exit C success; tick D");
+  STEP(ag, 1, F, "enter C; tick C; exit C failure; abort D");
+  assert_string_equal(states(ag), "FFA");
+  bonsai_agent_free(ag);
+}
+
+static void while_do_else_aborted(void **state) {
+  bonsai_agent *ag;
+  (void)state;
+  leaf("C", "RS");
+  leaf("D", "R");
+  ag = start("while_do_else(C, D)");
+  STEP(ag, 1, R, "enter C; tick C");
+  assert_int_equal(bonsai_agent_abort(ag), BONSAI_OK);
+  assert_string_equal(trace_take(&trace), "abort C");
+  STEP(ag, 1, R, "enter C; tick C; exit C success; enter D; tick D");
+  assert_int_equal(bonsai_agent_abort(ag), BONSAI_OK);
+  assert_string_equal(trace_take(&trace), "abort D");
+  assert_string_equal(states(ag), "ASA");
+  assert_string_equal(deferr("while_do_else(C, D, D, D)"),
+                      "while_do_else: 'while_do_else' takes 2 to 3 "
+                      "children, not 4");
+  bonsai_agent_free(ag);
+}
+
+/* }====== */
+
 /* {====== save and restore */
 
 typedef struct Bytes {
@@ -505,6 +641,164 @@ static void save_new_kinds(void **state) {
 
 /* }====== */
 
+/* {====== skip_unless_updated */
+
+/* Sets blackboard key 'name' of ag to the number x. */
+static void setnum(bonsai_agent *ag, const char *name, double x) {
+  bonsai_value v;
+  v.type = BONSAI_TNUMBER;
+  v.u.n = x;
+  assert_int_equal(bonsai_bb_set(bonsai_agent_bb(ag),
+                                 bonsai_key(env, name, strlen(name)), v),
+                   BONSAI_OK);
+}
+
+/* Skipped while its key is unset or unchanged since it last looked (the
+** same value again is no change); a change starts its child, whose run
+** goes on whatever the key does. */
+static void skip_unless_updated_runs_on_change(void **state) {
+  bonsai_agent *ag;
+  (void)state;
+  leaf("A", "RS");
+  leaf("B", "S");
+  ag = start("sequence(skip_unless_updated{key=k}(A), B)");
+  STEP(ag, 1, S, "enter B; tick B; exit B success");
+  assert_string_equal(states(ag), "SK.S");
+  setnum(ag, "k", 1);
+  STEP(ag, 1, R, "enter A; tick A");
+  setnum(ag, "k", 2); /* while the child runs: it goes on */
+  STEP(ag, 1, S, "tick A; exit A success; enter B; tick B; exit B success");
+  assert_string_equal(states(ag), "SSSS");
+  setnum(ag, "k", 2);
+  STEP(ag, 1, S, "enter A; tick A; exit A success; enter B; tick B; "
+                 "exit B success"); /* 2 was set while the child ran */
+  setnum(ag, "k", 2);
+  STEP(ag, 1, S, "enter B; tick B; exit B success");
+  assert_string_equal(states(ag), "SKSS");
+  setnum(ag, "k", 3);
+  STEP(ag, 1, S, "enter A; tick A; exit A success; enter B; tick B; "
+                 "exit B success");
+  assert_string_equal(deferr("skip_unless_updated(A)"),
+                      "skip_unless_updated: 'skip_unless_updated' needs "
+                      "'key'");
+  bonsai_agent_free(ag);
+}
+
+/* Saved and restored, it remembers whether it had seen its key's latest
+** change (the restored blackboard has stamps of its own). */
+static void skip_unless_updated_saved(void **state) {
+  bonsai_agent *ag, *bg;
+  Bytes b;
+  (void)state;
+  leaf("A", "S");
+  ag = start("skip_unless_updated{key=k}(A)");
+  setnum(ag, "k", 1);
+  STEP(ag, 1, S, "enter A; tick A; exit A success");
+  b.n = 0;
+  assert_int_equal(bonsai_agent_save(ag, NULL, put, &b), BONSAI_OK);
+  bg = start("skip_unless_updated{key=k}(A)");
+  assert_int_equal(bonsai_agent_restore(bg, b.p, b.n, NULL), BONSAI_OK);
+  STEP(bg, 1, BONSAI_SKIPPED, ""); /* it had seen k = 1 */
+  bonsai_agent_free(bg);
+  setnum(ag, "k", 2); /* a change it has not seen yet */
+  b.n = 0;
+  assert_int_equal(bonsai_agent_save(ag, NULL, put, &b), BONSAI_OK);
+  bonsai_agent_free(ag);
+  bg = start("skip_unless_updated{key=k}(A)");
+  assert_int_equal(bonsai_agent_restore(bg, b.p, b.n, NULL), BONSAI_OK);
+  STEP(bg, 1, S, "enter A; tick A; exit A success");
+  STEP(bg, 1, BONSAI_SKIPPED, "");
+  bonsai_agent_free(bg);
+}
+
+/* }====== */
+
+/* {====== wait_value_update */
+
+/* Running, without its child, until its key changes; then its child, and
+** the node ends with it; the next run waits for the next change. An abort
+** while it waits aborts nothing below. */
+static void wait_value_update_waits(void **state) {
+  bonsai_agent *ag;
+  (void)state;
+  leaf("A", "RS");
+  ag = start("wait_value_update{key=k}(A)");
+  STEP(ag, 1, R, "");
+  assert_string_equal(states(ag), "R.");
+  setnum(ag, "k", 1);
+  STEP(ag, 1, R, "enter A; tick A");
+  STEP(ag, 1, S, "tick A; exit A success");
+  STEP(ag, 1, R, "");
+  assert_int_equal(bonsai_agent_abort(ag), BONSAI_OK);
+  assert_string_equal(trace_take(&trace), "");
+  assert_string_equal(states(ag), "AS");
+  setnum(ag, "k", 1);
+  STEP(ag, 1, R, ""); /* the same value again is no change */
+  setnum(ag, "k", 2);
+  STEP(ag, 1, S, "enter A; tick A; exit A success");
+  bonsai_agent_free(ag);
+}
+
+/* Under a reactive selector, a higher child that succeeds cuts the waiting
+** node off; restored from a save while waiting, it still waits. */
+static void wait_value_update_cut_off_and_saved(void **state) {
+  bonsai_agent *ag, *bg;
+  Bytes b;
+  (void)state;
+  leaf("C", "FFS");
+  leaf("A", "S");
+  ag = start("reactive_selector(C, wait_value_update{key=k}(A))");
+  setnum(ag, "k", 1);
+  STEP(ag, 1, S, "enter C; tick C; exit C failure; enter A; tick A; "
+                 "exit A success");
+  STEP(ag, 1, R, "enter C; tick C; exit C failure");
+  assert_string_equal(states(ag), "RFRS");
+  STEP(ag, 1, S, "enter C; tick C; exit C success");
+  assert_string_equal(states(ag), "SSAS");
+  bonsai_agent_free(ag);
+  ag = start("sequence(wait_value_update{key=k}(A))");
+  setnum(ag, "k", 1);
+  STEP(ag, 1, S, "enter A; tick A; exit A success");
+  STEP(ag, 1, R, "");
+  b.n = 0;
+  assert_int_equal(bonsai_agent_save(ag, NULL, put, &b), BONSAI_OK);
+  bonsai_agent_free(ag);
+  bg = start("sequence(wait_value_update{key=k}(A))");
+  assert_int_equal(bonsai_agent_restore(bg, b.p, b.n, NULL), BONSAI_OK);
+  assert_string_equal(states(bg), "RR.");
+  STEP(bg, 1, R, "");
+  setnum(bg, "k", 5);
+  STEP(bg, 1, S, "enter A; tick A; exit A success");
+  bonsai_agent_free(bg);
+}
+
+/* }====== */
+
+/* {====== run_once with then_skip */
+
+/* After its child's first run: its status, or with then_skip, skipped
+** (passed over by a sequence); an aborted run does not count. */
+static void run_once_then_skip(void **state) {
+  bonsai_agent *ag;
+  (void)state;
+  leaf("A", "RF");
+  leaf("B", "S");
+  ag = start("sequence(run_once{then_skip=true}(A), B)");
+  STEP(ag, 1, R, "enter A; tick A");
+  assert_int_equal(bonsai_agent_abort(ag), BONSAI_OK);
+  assert_string_equal(trace_take(&trace), "abort A");
+  STEP(ag, 1, F, "enter A; tick A; exit A failure");
+  STEP(ag, 1, S, "enter B; tick B; exit B success");
+  assert_string_equal(states(ag), "SKFS");
+  bonsai_agent_free(ag);
+  ag = start("sequence(run_once{then_skip=false}(A), B)");
+  STEP(ag, 1, F, "enter A; tick A; exit A failure");
+  STEP(ag, 1, F, "");
+  bonsai_agent_free(ag);
+}
+
+/* }====== */
+
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
 
 int main(void) {
@@ -527,6 +821,18 @@ int main(void) {
       T(utility_definition_errors),
       T(subtree_passes_through),
       T(save_new_kinds),
+      T(if_then_else_branches),
+      T(if_then_else_no_else),
+      T(if_then_else_resumes_and_aborts),
+      T(if_then_else_definition_errors),
+      T(while_do_else_switches),
+      T(while_do_else_no_else),
+      T(while_do_else_aborted),
+      T(skip_unless_updated_runs_on_change),
+      T(skip_unless_updated_saved),
+      T(wait_value_update_waits),
+      T(wait_value_update_cut_off_and_saved),
+      T(run_once_then_skip),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -220,7 +220,7 @@ local function checkagentcall(what, a, f, ok, res)
     end
     if what == "tick" then
       if res ~= "running" and res ~= "success" and res ~= "failure" and
-         res ~= "aborted" then
+         res ~= "aborted" and res ~= "skipped" then -- (skip_unless_updated)
         violation("tick returned " .. tostring(res))
       elseif a:status() ~= res then
         violation(("tick returned %s, a:status() is %s"):format(res,
@@ -530,7 +530,8 @@ local COMPOSITES = { "sequence", "selector", "reactive_sequence",
                      "reactive_selector", "parallel", "utility_selector" }
 local DECORATORS = { "invert", "force_success", "force_failure", "repeater",
                      "retry", "repeat_until_failure", "timeout", "time_limit",
-                     "limit", "cooldown", "run_once", "delay" }
+                     "limit", "cooldown", "run_once", "delay",
+                     "skip_unless_updated", "wait_value_update" }
 local OPS = { "==", "~=", "<", "<=", ">", ">=" }
 
 -- A random spec (plain tables) of a subtree; ids are unique in a version.
@@ -613,6 +614,10 @@ local function gen(used, depth)
   elseif x <= 73 and ON.control then
     s = { kind = "control", id = newid(used, "N", 40), children = {} }
     for i = 1, R.int(3) do s.children[i] = gen(used, depth + 1) end
+  elseif x <= 78 then -- a condition, then one or two branches
+    s = { kind = R.pick { "if_then_else", "while_do_else" },
+          id = newid(used, "N", 40), children = {} }
+    for i = 1, R.int(2) + 1 do s.children[i] = gen(used, depth + 1) end
   else
     s = { kind = R.pick(DECORATORS), id = newid(used, "N", 40),
           children = { gen(used, depth + 1) } }
@@ -622,6 +627,10 @@ local function gen(used, depth)
     elseif k == "timeout" or k == "time_limit" or k == "cooldown" or
            k == "delay" then
       s.seconds = R.pick { 0, 0.5, 1, 2, 4 }
+    elseif k == "skip_unless_updated" or k == "wait_value_update" then
+      s.key = R.pick(KEYS)
+    elseif k == "run_once" then
+      s.then_skip = R.chance(0.5) or nil
     end
   end
   return s
@@ -695,8 +704,9 @@ end
 
 -- A bt.control node called id over kids: each tick it ticks and aborts
 -- children in a random order (at most c.n + 1 of them), then returns the
--- last child's status or a random one; its callbacks re-enter the API and
--- raise like leaves; rarely it ticks a child it does not have.
+-- last child's status (unless skipped) or a random one; its callbacks
+-- re-enter the API and raise like leaves; rarely it ticks a child it does
+-- not have.
 local function control(id, kids)
   local t = { name = id }
   t.enter = function(c, a)
@@ -722,7 +732,7 @@ local function control(id, kids)
         record(a, id, nil)
         c:tick(c.n + 1)
       end
-      if R.chance(0.4) then return last end
+      if R.chance(0.4) and last ~= bt.SKIPPED then return last end
       local s, bad = status(true)
       if bad then record(a, id, nil) end
       return s
@@ -784,7 +794,7 @@ local function build(s)
   end
   t.success, t.failure, t.times, t.seconds = s.success, s.failure, s.times,
                                              s.seconds
-  t.wait = s.wait
+  t.wait, t.key, t.then_skip = s.wait, s.key, s.then_skip
   if k == "guard" then t.abort = s.abort end
   return bt[k](t)
 end

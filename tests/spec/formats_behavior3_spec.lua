@@ -302,11 +302,17 @@ describe("a current behavior3 editor tree", function()
                  "exit Wander success", t:step(a, 1))
   end)
 
-  it("IfElse (bt.control) runs the branch its condition chose", function()
+  it("IfElse (if_then_else) runs the branch its condition chose", function()
     leaves { If = "RF", Then = "S", Else = "RS" }
-    local a = agent(current { id = 1, name = "IfElse", children = {
+    local text = current { id = 1, name = "IfElse", children = {
       { id = 2, name = "If" }, { id = 3, name = "Then" },
-      { id = 4, name = "Else" } } })
+      { id = 4, name = "Else" } } }
+    local a = agent(text)
+    assert.equal("if_then_else", bt.import(text, "behavior3").type)
+    local made = bt.tree(bt.if_then_else { bt.action "If", bt.action "Then" },
+                         { name = "ite" })
+    assert.equal("IfElse",
+                 cjson.decode(made:export("behavior3-current")).root.name)
     assert.equal("running | enter If; tick If", t:step(a, 1))
     assert.equal("running | tick If; exit If failure; enter Else; tick Else",
                  t:step(a, 1))

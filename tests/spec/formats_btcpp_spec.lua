@@ -560,8 +560,10 @@ describe("refused BehaviorTree.CPP files", function()
       refused(doc('<Delay delay_msec="0"><A/></Delay>')))
     assert.matches("node 'Timeout': unknown port 'ms'",
       refused(doc('<Timeout ms="3"><A/></Timeout>')))
-    assert.matches("node 'RunOnce': then_skip=\"true\" returns SKIPPED",
-      refused(doc('<RunOnce><A/></RunOnce>')))
+    assert.matches("node 'RunOnce': bad boolean 'maybe' for port " ..
+      "'then_skip'", refused(doc('<RunOnce then_skip="maybe"><A/></RunOnce>')))
+    assert.matches("node 'SkipUnlessUpdated': needs port 'entry'",
+      refused(doc('<SkipUnlessUpdated><A/></SkipUnlessUpdated>')))
     assert.matches("node 'IfThenElse': needs 2 or 3 children",
       refused(doc('<IfThenElse><A/></IfThenElse>')))
     assert.matches("node 'Switch2': bad children",
@@ -821,6 +823,70 @@ describe("BehaviorTree.CPP built-ins written with bt.control", function()
                  t:step(a, 1))
     assert.equal("running | enter W; tick W; exit W failure; abort Do; " ..
                  "enter Else; tick Else", t:step(a, 1))
+  end)
+
+  it("are Bonsai's if_then_else and while_do_else", function()
+    leaves { A = "S", B = "S" }
+    local n = bt.import(doc("<Sequence><IfThenElse><A/><B/></IfThenElse>" ..
+      "<WhileDoElse><A/><B/><A/></WhileDoElse></Sequence>"), "btcpp")
+    assert.equal("if_then_else", n[1].type)
+    assert.equal("while_do_else", n[2].type)
+  end)
+
+  it("RunOnce skips after its run (then_skip, true unless said)", function()
+    leaves { A = "S", B = "S" }
+    local a = agent(doc("<Sequence><RunOnce><A/></RunOnce><B/></Sequence>"))
+    assert.equal("success | enter A; tick A; exit A success; enter B; " ..
+                 "tick B; exit B success", t:step(a, 1))
+    assert.equal("success | enter B; tick B; exit B success", t:step(a, 1))
+  end)
+
+  it("SkipUnlessUpdated and WaitValueUpdate watch the key of 'entry'",
+     function()
+    leaves { A = "S", B = "S" }
+    local a = agent(doc('<Sequence><SkipUnlessUpdated entry="{goal}"><A/>' ..
+                        "</SkipUnlessUpdated><B/></Sequence>"))
+    assert.equal("success | enter B; tick B; exit B success", t:step(a, 1))
+    a.bb.goal = 1
+    assert.equal("success | enter A; tick A; exit A success; enter B; " ..
+                 "tick B; exit B success", t:step(a, 1))
+    a = agent(doc('<WaitValueUpdate entry="goal"><A/></WaitValueUpdate>'))
+    assert.equal("running |", t:step(a, 1))
+    a.bb.goal = 2
+    assert.equal("success | enter A; tick A; exit A success", t:step(a, 1))
+  end)
+
+  it("SkipUnlessUpdated reads the caller's key through a SubTree's port",
+     function()
+    leaves { A = "S" }
+    local a = agent('<root BTCPP_format="4" main_tree_to_execute="T">' ..
+      '<BehaviorTree ID="T"><SubTree ID="In" target="{enemy}"/>' ..
+      '</BehaviorTree><BehaviorTree ID="In"><SkipUnlessUpdated ' ..
+      'entry="{target}"><A/></SkipUnlessUpdated></BehaviorTree></root>')
+    assert.equal("skipped |", t:step(a, 1))
+    a.bb.enemy = "wolf"
+    assert.equal("success | enter A; tick A; exit A success", t:step(a, 1))
+  end)
+
+  it("the kinds export back to them and load again", function()
+    leaves { A = "S", B = "S" }
+    local text = doc("<Sequence><IfThenElse><A/><B/></IfThenElse>" ..
+      "<WhileDoElse><A/><B/></WhileDoElse>" ..
+      '<RunOnce then_skip="true"><A/></RunOnce>' ..
+      '<RunOnce then_skip="false"><A/></RunOnce>' ..
+      '<SkipUnlessUpdated entry="{k}"><A/></SkipUnlessUpdated>' ..
+      '<WaitValueUpdate entry="{k}"><B/></WaitValueUpdate></Sequence>')
+    local tree = bt.tree(bt.import(text, "btcpp"), { name = "kinds" })
+    local out = tree:export("btcpp")
+    for _, s in ipairs { "<IfThenElse>", "<WhileDoElse>",
+                         '<RunOnce then_skip="true">',
+                         '<RunOnce then_skip="false">',
+                         '<SkipUnlessUpdated entry="{k}">',
+                         '<WaitValueUpdate entry="{k}">' } do
+      assert.matches(s, out, 1, true)
+    end
+    local again = bt.tree(bt.import(out, "btcpp"), { name = "kinds2" })
+    assert.equal(tree:dump(), again:dump())
   end)
 
   it("SwitchN ticks the case equal to the variable, else the default",

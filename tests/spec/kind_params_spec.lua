@@ -18,6 +18,7 @@ local samples = {
   value = { 7, 7, " 7" },
   abort = { "both", "both", " abort=both" },
   wait = { true, true, " wait" },
+  then_skip = { true, true, " then_skip" },
 }
 
 describe("the kind table's parameters", function()

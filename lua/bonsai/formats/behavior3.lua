@@ -544,8 +544,6 @@ current.builtin.Switch = function(ctx, path, spec, kids)
   end
   return controls.cases(ctx.bt, flat)
 end
--- The first child decides (it may run) whether the second or the third
--- runs, to its end (no third: failure): written with bt.control.
 current.builtin.Filter = function(ctx, path, spec, kids)
   local list = type(spec.input) == "table" and spec.input[1]
   local out = type(spec.output) == "table" and spec.output or {}
@@ -565,11 +563,14 @@ current.builtin.Assert = function(ctx, path, spec, kids)
   end
   return controls.assert(ctx.bt, kids, message)
 end
+-- The first child decides (it may run) whether the second or the third
+-- runs, to its end (no third: failure): Bonsai's if_then_else.
 current.builtin.IfElse = function(ctx, path, spec, kids)
   if #kids ~= 2 and #kids ~= 3 then
     fail(ctx, path, spec.name, "needs 2 or 3 children")
   end
-  return controls.if_then_else(ctx.bt, kids)
+  kids.type = "if_then_else"
+  return kids
 end
 -- Its children in turn, count times (args.count, or the variable its
 -- input names), their results ignored; success (with bt.control).
@@ -1083,6 +1084,7 @@ end
 local current_names = {
   sequence = "Sequence", selector = "Selector", invert = "Invert",
   force_success = "AlwaysSuccess", force_failure = "AlwaysFail",
+  if_then_else = "IfElse",
 }
 
 -- The node the current editor reads for node (nested; ids in preorder,

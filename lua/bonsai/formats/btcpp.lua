@@ -30,8 +30,6 @@ local harmless = { name = true, ID = true, _description = true, _uid = true,
 -- Built-ins outside Bonsai, with the reason given when a file uses one.
 local refused = {
   ManualSelector = "needs a user interface",
-  SkipUnlessUpdated = "has no Bonsai equivalent (it watches a key's updates)",
-  WaitValueUpdate = "has no Bonsai equivalent",
   WasEntryUpdated = "has no Bonsai equivalent",
   SubTreePlus = "is BehaviorTree.CPP 3 (use SubTree with _autoremap)",
 }
@@ -227,13 +225,26 @@ local function tobool(s)
   if s == "false" or s == "0" then return false end
 end
 
--- IfThenElse and WhileDoElse: two or three children.
-local function branches(make)
+-- IfThenElse and WhileDoElse: the Bonsai kind, two or three children.
+local function branches(kind)
+  local make = composite(kind)
   return function(ctx, e, scope)
-    shape(ctx, e, {}, "many")
     if #e ~= 2 and #e ~= 3 then where(ctx, e, "needs 2 or 3 children") end
-    local kids = children(ctx, e, scope)
-    return written(e, make(ctx.bt, kids), kids)
+    return make(ctx, e, scope)
+  end
+end
+
+-- SkipUnlessUpdated and WaitValueUpdate: the Bonsai kind on the key of
+-- port 'entry' (written "{key}" or bare, as BehaviorTree.CPP reads both).
+local function updated(kind)
+  return function(ctx, e, scope)
+    shape(ctx, e, { entry = true }, 1)
+    local entry = e.attrs.entry
+    if entry == nil or entry == "" then where(ctx, e, "needs port 'entry'") end
+    if not entry:match("^{.*}$") then entry = "{" .. entry .. "}" end
+    local what, key = port(scope, "entry", entry)
+    if what ~= "key" then where(ctx, e, "port 'entry' must name a key") end
+    return { type = kind, key = key, convert(ctx, e[1], scope) }
   end
 end
 
@@ -348,15 +359,14 @@ local builtins = {
   RunOnce = function(ctx, e, scope)
     shape(ctx, e, { then_skip = true }, 1)
     local skip = e.attrs.then_skip
-    if skip == nil or skip == "true" then
-      where(ctx, e, "then_skip=\"true\" returns SKIPPED after the first " ..
-            "run, which Bonsai's run_once does not do (use " ..
-            "then_skip=\"false\")")
-    elseif skip ~= "false" then
+    if skip ~= nil and tobool(skip) == nil then
       where(ctx, e, "bad boolean '" .. skip .. "' for port 'then_skip'")
     end
-    return { type = "run_once", convert(ctx, e[1], scope) }
+    return { type = "run_once", then_skip = skip == nil or tobool(skip),
+             convert(ctx, e[1], scope) } -- BehaviorTree.CPP's default: true
   end,
+  SkipUnlessUpdated = updated("skip_unless_updated"),
+  WaitValueUpdate = updated("wait_value_update"),
 
   Sleep = function(ctx, e)
     shape(ctx, e, { msec = true }, 0)
@@ -380,7 +390,7 @@ local builtins = {
     local kids = children(ctx, e, scope)
     return written(e, controls.async(ctx.bt, kids, "failure"), kids)
   end,
-  IfThenElse = branches(controls.if_then_else),
+  IfThenElse = branches("if_then_else"),
   LoopInt = queueloop(function(s)
     local n = tonumber(s)
     return n and n == math.floor(n) and n or nil
@@ -404,7 +414,7 @@ local builtins = {
     return written(e, controls.try_catch(ctx.bt, kids), kids,
                    { catch_on_halt = on_halt })
   end,
-  WhileDoElse = branches(controls.while_do_else),
+  WhileDoElse = branches("while_do_else"),
   Switch2 = switch(2), Switch3 = switch(3), Switch4 = switch(4),
   Switch5 = switch(5), Switch6 = switch(6),
 
@@ -889,6 +899,7 @@ local types = {
   invert = "Inverter", force_success = "ForceSuccess",
   force_failure = "ForceFailure",
   keep_running_until_failure = "KeepRunningUntilFailure",
+  if_then_else = "IfThenElse", while_do_else = "WhileDoElse",
 }
 
 -- The shortest text that reads back as the same number.
@@ -1059,7 +1070,11 @@ local function emit(n, out, depth, model, path, queue)
   elseif n.type == "wait" then
     id, attrs.msec = "Sleep", ms(n.seconds)
   elseif n.type == "run_once" then
-    id, attrs.then_skip = "RunOnce", "false"
+    id, attrs.then_skip = "RunOnce", n.then_skip and "true" or "false"
+  elseif n.type == "skip_unless_updated" or n.type == "wait_value_update" then
+    id = n.type == "skip_unless_updated" and "SkipUnlessUpdated" or
+      "WaitValueUpdate"
+    attrs.entry = "{" .. n.key .. "}"
   elseif n.type == "subtree" and type(n.tree) == "string" and not n.args then
     id, attrs.ID, attrs._autoremap = "SubTree", n.tree, "true"
     for inner, outer in pairs(n.remap or {}) do

@@ -1,9 +1,7 @@
 -- bonsai.formats.controls: control nodes of the editor formats that no
 -- Bonsai kind has, written with bt.control (docs/CUSTOM_NODES.md) with
 -- their runtime's semantics: BehaviorTree.CPP 4's AsyncSequence,
--- AsyncFallback, SequenceWithMemory,
--- IfThenElse (also behavior3's IfElse), WhileDoElse, SwitchN, TryCatch,
--- the LoopT queues,
+-- AsyncFallback, SequenceWithMemory, SwitchN, TryCatch, the LoopT queues,
 -- behavior3's Switch, Foreach, Loop, Filter and Assert. Each takes the
 -- node's children, already built; a
 -- Switch reads its variable through get(bb), a Loop its count through
@@ -69,46 +67,6 @@ function M.sequence_with_memory(bt, kids)
       end
       m.i = nil
       return SUCCESS
-    end,
-  })
-end
-
--- IfThenElse: the first child decides (it may run) which of the second
--- (success) or the third (failure; without one, the node fails) runs; the
--- branch chosen runs to its end before the condition is ticked again.
-function M.if_then_else(bt, kids)
-  local function reset(c) c.memory.branch = nil end
-  return control(bt, kids, {
-    enter = reset,
-    abort = reset,
-    tick = function(c)
-      local m = c.memory
-      if m.branch == nil then
-        local s = c:tick(1)
-        if s == RUNNING then return s end
-        if s == FAILURE and c.n < 3 then return FAILURE end
-        m.branch = s == SUCCESS and 2 or 3
-      end
-      return c:tick(m.branch)
-    end,
-  })
-end
-
--- WhileDoElse: the first child is ticked every tick; on success the second
--- child runs (the third is aborted), on failure the third (the second is
--- aborted; without a third, the node fails).
-function M.while_do_else(bt, kids)
-  return control(bt, kids, {
-    tick = function(c)
-      local s = c:tick(1)
-      if s == RUNNING then return s end
-      if s == SUCCESS then
-        if c.n == 3 then c:abort(3) end
-        return c:tick(2)
-      end
-      if c.n < 3 then return FAILURE end
-      c:abort(2)
-      return c:tick(3)
     end,
   })
 end

@@ -26,6 +26,18 @@ local examples = {
   control = function()
     return { type = "control", tick = function(c) return c:tick(1) end, leaf() }
   end,
+  if_then_else = function()
+    return { type = "if_then_else", bt.is_set "k", leaf(), leaf() }
+  end,
+  while_do_else = function()
+    return { type = "while_do_else", bt.is_set "k", leaf(), leaf() }
+  end,
+  skip_unless_updated = function()
+    return { type = "skip_unless_updated", key = "k", leaf() }
+  end,
+  wait_value_update = function()
+    return { type = "wait_value_update", key = "k", leaf() }
+  end,
   subtree = function()
     return { type = "subtree", tree = bt.tree(leaf(), { name = "inner" }) }
   end,
