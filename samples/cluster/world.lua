@@ -8,18 +8,28 @@
 -- wherever it ran: the cluster test checks it.
 local W = {}
 
-W.ZONE = 400          -- zone width, in metres along x
-W.ZONES = 6           -- the map is [0, ZONE * ZONES)
 W.SPEED = 60          -- metres per second
 W.TICK = 0.1          -- seconds per tick of an instance
 W.SAVE_EVERY = 0.5    -- seconds between two saves of every NPC
 
--- The instances and the zones each owns (two each, in order).
+-- The map is [0, 2400) metres along x, in six zones, two per instance in
+-- order. NPCs walk from anywhere to anywhere, so the middle of the map is
+-- crossed most: its zones are narrower, so that each instance holds about
+-- as many NPCs (and the middle one, with two borders, hands over more).
 W.INSTANCES = { "a", "b", "c" }
+W.BORDERS = { 0, 500, 930, 1200, 1470, 1900, 2400 }
+W.LENGTH = W.BORDERS[#W.BORDERS]
+-- The instance that owns x, and the zone (0-based).
 function W.owner_of(x)
-  local z = math.floor(x / W.ZONE)
-  if z < 0 then z = 0 elseif z >= W.ZONES then z = W.ZONES - 1 end
-  return W.INSTANCES[math.floor(z / 2) + 1], z
+  local z = 1
+  while z < #W.BORDERS - 1 and x >= W.BORDERS[z + 1] do z = z + 1 end
+  return W.INSTANCES[math.floor((z - 1) / 2) + 1], z - 1
+end
+-- The stretch [lo, hi) an instance owns.
+function W.span(name)
+  for i, n in ipairs(W.INSTANCES) do
+    if n == name then return W.BORDERS[2 * i - 1], W.BORDERS[2 * i + 1] end
+  end
 end
 
 -- A small deterministic generator per NPC, kept in its owner record (so it
@@ -35,7 +45,7 @@ function W.register()
   local bt = require "bonsai"
   bt.register("choose", function(a)
     local o = a.owner
-    o.dest = math.floor(rand(o) * (W.ZONE * W.ZONES - 1))
+    o.dest = math.floor(rand(o) * (W.LENGTH - 1))
     return bt.SUCCESS
   end)
   bt.register("travel", {
