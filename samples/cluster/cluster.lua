@@ -32,6 +32,7 @@ package.cpath = (os.getenv("BONSAI_CPATH") or root .. "build-luajit/src/lua/?.so
   .. ";" .. package.cpath
 local W = require "world"
 local probes = require "probes"
+io.stdout:setvbuf("line") -- its lines as they come (the browser test reads them)
 
 local opt = { npcs = 300, seconds = 8, kills = 1, port = 3400, live = 0, view = 0 }
 local i = 1

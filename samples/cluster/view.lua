@@ -53,8 +53,7 @@ function M.serve(port, W, census, where, page)
       respond(s, 200, "application/json", json.encode(world(follow)))
     else
       respond(s, 404, "text/plain", "not found\n")
-    end
-    s:close()
+    end -- (the server closes the connection when this returns)
   end)
 end
 
