@@ -225,8 +225,8 @@ local function main()
   local outside = outside_address()
   for idx, name in ipairs(W.INSTANCES) do
     local f = call(name, "figures")
-    print(("  %s: %5d NPCs, tick %.2f ms (max %.1f), out %d, in %d, duplicates %d, refused %d, reloads %d, saves %.0f/s (%.0f KB/s), Lua %.0f KB, arena %.1f MB")
-      :format(name, f.active, f.tick_ms, f.tick_ms_max, f.migrated_out,
+    print(("  %s: %5d NPCs, %.1f Hz, tick %.2f ms (max %.1f), out %d, in %d, duplicates %d, refused %d, reloads %d, saves %.0f/s (%.0f KB/s), Lua %.0f KB, arena %.1f MB")
+      :format(name, f.active, f.rate, f.tick_ms, f.tick_ms_max, f.migrated_out,
         f.migrated_in, f.duplicates, f.refused, f.reloads, f.saved_per_s,
         f.saved_kb_per_s, f.lua_kb, f.arena_mb))
     totals.migrated = totals.migrated + f.migrated_out

@@ -62,7 +62,7 @@ function M.new(o)
     box.begin()
     for _, g in ipairs(list) do
       local a = g[2]
-      npcs:replace { g[1], "leaving", a:save(), W.plain(a.owner, a.bb), g[3], uuid.str() }
+      npcs:replace(W.row("leaving", a:save(), a.owner, a.bb, g[3], uuid.str()))
     end
     box.commit()
     for _, g in ipairs(list) do S.drop(g[1]) end
@@ -95,6 +95,10 @@ function M.new(o)
         or type(ow.bb) ~= "table" then
       return "truncated message"
     end
+    if ow.id ~= msg.id then return "owner record of another npc" end
+    for _, k in ipairs { "entered", "trips", "work_until" } do
+      if ow.bb[k] ~= nil and type(ow.bb[k]) ~= "number" then return "bad blackboard copy" end
+    end
     if M.sum(msg.token, msg.id, msg.save) ~= msg.sum then
       return "save cut short (checksum)"
     end
@@ -126,7 +130,7 @@ function M.new(o)
       box.begin()
       for _, f in ipairs(fresh) do
         accepted:insert { f.msg.token, f.msg.id }
-        npcs:replace { f.msg.id, "active", f.save, W.plain(f.msg.owner), "", "" }
+        npcs:replace(W.row("active", f.save, f.msg.owner))
       end
       box.commit()
       for _, f in ipairs(fresh) do
@@ -159,7 +163,7 @@ function M.new(o)
     local msgs = {}
     for k, t in ipairs(rows) do
       msgs[k] = { from = name, token = t.token, id = t.id, save = t.save,
-        owner = t.owner, sum = M.sum(t.token, t.id, t.save) }
+        owner = W.owner(t), sum = M.sum(t.token, t.id, t.save) }
     end
     local ok, answers = pcall(c.call, c, "accept", { msgs }, { timeout = 2 })
     if not ok then

@@ -43,11 +43,8 @@ box.cfg { -- listening starts at the end, once the functions exist
 -- (handed over to `to`, not ticked, kept until the other side has it).
 -- accepted: hand-over tokens this instance took (a replay is answered
 -- "duplicate" and changes nothing).
-local npcs = box.schema.space.create("npcs", { if_not_exists = true, format = {
-  { name = "id", type = "unsigned" }, { name = "state", type = "string" },
-  { name = "save", type = "string" }, { name = "owner", type = "map" },
-  { name = "to", type = "string" }, { name = "token", type = "string" },
-} })
+local npcs = box.schema.space.create("npcs", { if_not_exists = true,
+  format = W.FORMAT })
 npcs:create_index("primary", { if_not_exists = true })
 npcs:create_index("leaving", { if_not_exists = true, unique = false,
   parts = { "state", "to" } })
@@ -70,6 +67,7 @@ local S = { -- this instance's NPCs and its figures
   list = {},         -- the agents, for bt.tick_all, rebuilt when dirty
   dirty = false,
   ticks = 0, tick_ms = 0, tick_ms_max = 0, saved = 0, saved_bytes = 0,
+  wall = 0,          -- seconds of ticking (not paused): the rate held
   migrated_out = 0, migrated_in = 0, duplicates = 0, refused = 0,
   restored = 0, restarted = 0, reloads = 0, paused = false,
   held_until = 0,    -- hand-overs held until then (handover.lua)
@@ -128,7 +126,7 @@ local handover = require("handover").new {
 -- Resume what the database holds.
 for _, t in npcs:pairs() do
   if t.state == "active" then
-    S.hold(t.id, (revive(t.id, t.save, t.owner)))
+    S.hold(t.id, (revive(t.id, t.save, W.owner(t))))
     S.restored = S.restored + 1
   end
 end
@@ -143,20 +141,23 @@ local function save_slice(k)
   for id, a in pairs(S.agents) do
     if id % SLICES == k then
       local s = a:save()
-      npcs:replace { id, "active", s, W.plain(a.owner, a.bb), "", "" }
+      npcs:replace(W.row("active", s, a.owner, a.bb))
       S.saved, S.saved_bytes = S.saved + 1, S.saved_bytes + #s
     end
   end
   box.commit()
 end
 
--- The ticking fiber: a fixed rate; NPCs that left this instance's zones
+-- The ticking fiber: a fixed rate (a late tick is followed at once by the
+-- next: figures' rate says how many were made a second); NPCs that left this instance's zones
 -- are handed over, all of a tick's in one transaction.
 fiber.create(function()
   fiber.name("tick")
-  local slice = 0
+  local slice, last = 0, nil
   while true do
     local t0 = clock.monotonic()
+    if last and not S.paused then S.wall = S.wall + (t0 - last) end
+    last = t0
     if not S.paused then
       if S.dirty then
         local list = {}
@@ -197,7 +198,7 @@ function spawn(first, n)
     local x = lo + (id * 7919) % (hi - lo)
     local a = bt.agent(tree, { owner = W.new_owner(id, x) })
     S.hold(id, a)
-    npcs:replace { id, "active", a:save(), W.plain(a.owner, a.bb), "", "" }
+    npcs:replace(W.row("active", a:save(), a.owner, a.bb))
   end
   box.commit()
 end
@@ -217,7 +218,7 @@ function figures()
   for _, k in pairs(to) do leaving = leaving + k end
   local up = clock.monotonic() - S.started
   return { name = name, active = S.count, leaving = leaving, leaving_to = to,
-    ticks = S.ticks, tick_ms = S.ticks > 0 and S.tick_ms / S.ticks or 0,
+    ticks = S.ticks, rate = S.wall > 0 and (S.ticks - 1) / S.wall or 0, tick_ms = S.ticks > 0 and S.tick_ms / S.ticks or 0,
     tick_ms_max = S.tick_ms_max, migrated_out = S.migrated_out,
     migrated_in = S.migrated_in, duplicates = S.duplicates,
     refused = S.refused, restored = S.restored, restarted = S.restarted,

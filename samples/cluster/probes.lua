@@ -1,7 +1,8 @@
 -- probes.lua: the cluster driver's bad input, sent to instance a once the
 -- NPCs are settled: hand-over messages that are not a list, not a
 -- message, from an unknown instance or from a itself, truncated, with a
--- save cut short, duplicated in one batch and replayed later, each
+-- save cut short, with another NPC's owner record or a blackboard copy
+-- that is not numbers, duplicated in one batch and replayed later, each
 -- refused (logged and counted by a) or answered "duplicate", changing no
 -- NPC; and saves that do not restore as they were: one of another version
 -- of the NPC tree whose running nodes are gone (restored by path
@@ -61,6 +62,11 @@ function M.run(call, bt, W, tree)
   m = msg(1, good)
   m.save = good:sub(1, #good - 7)
   expect("a save cut short", { m }, { "refused" })
+  m = msg(1, good)
+  m.owner.id = 2
+  expect("the owner record of another NPC", { m }, { "refused" })
+  m = msg(1, good, { entered = "many" })
+  expect("a blackboard copy that is not numbers", { m }, { "refused" })
   local once = msg(M.EXTRA[1], good)
   expect("duplicated in one batch", { once, once }, { "accepted", "duplicate" })
   expect("replayed", { once }, { "duplicate" })
@@ -80,8 +86,8 @@ function M.run(call, bt, W, tree)
     bad[#bad + 1] = ("bad input changed the NPCs: %d before, %d after (+%d expected)")
       :format(count0, count1, #M.EXTRA)
   end
-  if after.refused - before.refused ~= 6 then
-    bad[#bad + 1] = ("a refused %d bad messages, not 6"):format(after.refused - before.refused)
+  if after.refused - before.refused ~= 8 then
+    bad[#bad + 1] = ("a refused %d bad messages, not 8"):format(after.refused - before.refused)
   end
   if after.restarted - before.restarted ~= 1 then
     bad[#bad + 1] = "the save of another tree did not restart the NPC's tree"
@@ -94,7 +100,7 @@ function M.run(call, bt, W, tree)
   if not matched or matched.state ~= "active" then
     bad[#bad + 1] = "the NPC of another tree version is not on a"
   end
-  print(("cluster: bad input: 6 hand-over messages refused, 3 duplicates answered, "
+  print(("cluster: bad input: 8 hand-over messages refused, 3 duplicates answered, "
     .. "a save of another tree version restored by path matching, one of another "
     .. "tree restarted with its blackboard kept (%d problem(s))"):format(#bad))
   return bad

@@ -17,7 +17,7 @@ W.SAVE_EVERY = 0.5    -- seconds between two saves of every NPC
 -- crossed most: its zones are narrower, so that each instance holds about
 -- as many NPCs (and the middle one, with two borders, hands over more).
 W.INSTANCES = { "a", "b", "c" }
-W.BORDERS = { 0, 500, 930, 1200, 1470, 1900, 2400 }
+W.BORDERS = { 0, 520, 960, 1200, 1440, 1880, 2400 }
 W.LENGTH = W.BORDERS[#W.BORDERS]
 -- The instance that owns x, and the zone (0-based).
 function W.owner_of(x)
@@ -76,15 +76,41 @@ function W.new_owner(id, x)
   return W.plain { id = id, x = x, dest = x, seed = id * 7919 % 2147483648 }
 end
 
--- The owner record as stored (plain fields only), with a copy of the
--- blackboard's keys given bb (for a save that no longer restores: the NPC
--- then starts its tree again with them).
-local KEYS = { "entered", "trips", "work_until" }
+-- The owner record, plain fields only (as a hand-over message carries it),
+-- with a copy of the blackboard's keys given bb (for a save that no longer
+-- restores: the NPC then starts its tree again with them).
 function W.plain(o, bb)
-  local r = { id = o.id, name = "npc " .. o.id, x = o.x, dest = o.dest,
-    seed = o.seed, bb = {} } -- name: its label in the live debugger
-  for _, k in ipairs(KEYS) do r.bb[k] = (bb or o.bb or {})[k] end
-  return r
+  bb = bb or o.bb or {}
+  return { id = o.id, name = o.name or "npc " .. o.id, x = o.x, dest = o.dest,
+    seed = o.seed, -- name: its label in the live debugger
+    bb = { entered = bb.entered, trips = bb.trips, work_until = bb.work_until } }
+end
+
+-- An NPC's row in an instance's space "npcs": its state ("active" or
+-- "leaving"), its save, its owner record in fields of their own (every NPC
+-- is written twice a second: a map would cost twice as much to write),
+-- and for a leaving one its receiver and token.
+W.FORMAT = {
+  { name = "id", type = "unsigned" }, { name = "state", type = "string" },
+  { name = "save", type = "string" }, { name = "x", type = "number" },
+  { name = "dest", type = "number" }, { name = "seed", type = "number" },
+  { name = "entered", type = "number", is_nullable = true },
+  { name = "trips", type = "number", is_nullable = true },
+  { name = "work_until", type = "number", is_nullable = true },
+  { name = "to", type = "string" }, { name = "token", type = "string" },
+}
+local function stored(v) if v == nil then return box.NULL end return v end
+local function loaded(v) if v == nil then return nil end return v end -- box.NULL == nil
+function W.row(state, save, o, bb, to, token)
+  bb = bb or o.bb
+  return { o.id, state, save, o.x, o.dest, o.seed, stored(bb.entered),
+    stored(bb.trips), stored(bb.work_until), to or "", token or "" }
+end
+-- The owner record of a row.
+function W.owner(t)
+  return { id = t.id, name = "npc " .. t.id, x = t.x, dest = t.dest, seed = t.seed,
+    bb = { entered = loaded(t.entered), trips = loaded(t.trips),
+      work_until = loaded(t.work_until) } }
 end
 
 return W
