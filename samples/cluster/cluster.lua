@@ -104,6 +104,20 @@ local function census_ids(only)
   return where, dup
 end
 
+-- An instance's figures added up over its lives (a restart starts its
+-- counts again): sums added, the peak kept.
+local SUMS = { "ticks", "wall", "tick_ms_sum", "up", "saved", "saved_bytes",
+  "migrated_out", "migrated_in", "duplicates", "refused", "restarted" }
+local past = {}
+local function lives(name, f)
+  local p = past[name] or {}
+  local all = {}
+  for k, v in pairs(f) do all[k] = v end
+  for _, k in ipairs(SUMS) do all[k] = (p[k] or 0) + f[k] end
+  all.tick_ms_max = math.max(p.tick_ms_max or 0, f.tick_ms_max)
+  return all
+end
+
 -- Kills victim (kill -9) with hand-overs in flight from it and to it
 -- (held: bounded), restarts it a second later, and measures the agent time
 -- its NPCs lost. Returns the counts in flight and the time lost.
@@ -118,6 +132,7 @@ local function kill(victim, t0)
       if name ~= victim then in_n = in_n + (call(name, "figures").leaving_to[victim] or 0) end
     end
   until (out_n > 0 and in_n > 0) or clock.monotonic() > deadline
+  past[victim] = lives(victim, call(victim, "figures"))
   local before, active = {}, 0
   for _, n in ipairs(call(victim, "npcs_here")) do
     if n.state == "active" then before[n.id], active = n.time, active + 1 end
@@ -224,14 +239,16 @@ local function main()
   local totals = { migrated = 0, duplicates = 0, refused = 0, saved = 0, kb = 0 }
   local outside = outside_address()
   for idx, name in ipairs(W.INSTANCES) do
-    local f = call(name, "figures")
+    local f = lives(name, call(name, "figures"))
+    local rate, mean = (f.ticks - 1) / f.wall, f.tick_ms_sum / f.ticks
     print(("  %s: %5d NPCs, %.1f Hz, tick %.2f ms (max %.1f), out %d, in %d, duplicates %d, refused %d, reloads %d, saves %.0f/s (%.0f KB/s), Lua %.0f KB, arena %.1f MB")
-      :format(name, f.active, f.rate, f.tick_ms, f.tick_ms_max, f.migrated_out,
-        f.migrated_in, f.duplicates, f.refused, f.reloads, f.saved_per_s,
-        f.saved_kb_per_s, f.lua_kb, f.arena_mb))
+      :format(name, f.active, rate, mean, f.tick_ms_max, f.migrated_out,
+        f.migrated_in, f.duplicates, f.refused, f.reloads, f.saved / f.up,
+        f.saved_bytes / f.up / 1024, f.lua_kb, f.arena_mb))
     totals.migrated = totals.migrated + f.migrated_out
     totals.duplicates = totals.duplicates + f.duplicates
-    totals.saved, totals.kb = totals.saved + f.saved_per_s, totals.kb + f.saved_kb_per_s
+    totals.saved = totals.saved + f.saved / f.up
+    totals.kb = totals.kb + f.saved_bytes / f.up / 1024
     if f.reloads < 1 and not fresh[name] then
       bad[#bad + 1] = name .. " did not reload the edited tree"
     end

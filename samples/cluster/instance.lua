@@ -210,7 +210,8 @@ function pause(on) S.paused = on and true or false end
 -- kills use it so that one finds hand-overs in flight on both sides).
 function hold(seconds) S.held_until = clock.monotonic() + math.min(seconds, 10) end
 
--- figures(): this instance's counts and times.
+-- figures(): this instance's counts and times since it started (sums, for
+-- the driver to add up over restarts, and the means the page shows).
 function figures()
   local to = {}
   for _, t in npcs.index.leaving:pairs({ "leaving" }) do to[t.to] = (to[t.to] or 0) + 1 end
@@ -218,12 +219,13 @@ function figures()
   for _, k in pairs(to) do leaving = leaving + k end
   local up = clock.monotonic() - S.started
   return { name = name, active = S.count, leaving = leaving, leaving_to = to,
-    ticks = S.ticks, rate = S.wall > 0 and (S.ticks - 1) / S.wall or 0, tick_ms = S.ticks > 0 and S.tick_ms / S.ticks or 0,
+    ticks = S.ticks, wall = S.wall, tick_ms_sum = S.tick_ms,
+    tick_ms = S.ticks > 0 and S.tick_ms / S.ticks or 0,
     tick_ms_max = S.tick_ms_max, migrated_out = S.migrated_out,
     migrated_in = S.migrated_in, duplicates = S.duplicates,
     refused = S.refused, restored = S.restored, restarted = S.restarted,
-    reloads = S.reloads, listen = box.cfg.listen, saved_per_s = S.saved / up,
-    saved_kb_per_s = S.saved_bytes / up / 1024,
+    reloads = S.reloads, listen = box.cfg.listen, up = up, saved = S.saved,
+    saved_bytes = S.saved_bytes,
     lua_kb = collectgarbage("count"), arena_mb = box.slab.info().arena_used / 1e6 }
 end
 

@@ -17,7 +17,7 @@ W.SAVE_EVERY = 0.5    -- seconds between two saves of every NPC
 -- crossed most: its zones are narrower, so that each instance holds about
 -- as many NPCs (and the middle one, with two borders, hands over more).
 W.INSTANCES = { "a", "b", "c" }
-W.BORDERS = { 0, 520, 960, 1200, 1440, 1880, 2400 }
+W.BORDERS = { 0, 510, 945, 1200, 1455, 1890, 2400 }
 W.LENGTH = W.BORDERS[#W.BORDERS]
 -- The instance that owns x, and the zone (0-based).
 function W.owner_of(x)
