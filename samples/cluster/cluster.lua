@@ -97,7 +97,9 @@ local function census_ids(only)
   local where, dup = {}, {}
   for _, name in ipairs(W.INSTANCES) do
     for _, n in ipairs(call(name, "npcs_here", { only })) do
-      if where[n.id] then dup[#dup + 1] = ("npc %d on %s and %s"):format(n.id, where[n.id].on, name) end
+      if where[n.id] then
+        dup[#dup + 1] = ("npc %d on %s and %s"):format(n.id, where[n.id].on, name)
+      end
       where[n.id] = { on = name, npc = n }
     end
   end
@@ -138,7 +140,8 @@ local function kill(victim, t0)
     if n.state == "active" then before[n.id], active = n.time, active + 1 end
   end
   os.execute("kill -9 " .. pids[victim])
-  print(("cluster: killed %s at %.1f s: %d NPCs active there, hand-overs in flight: %d from it, %d to it")
+  print(("cluster: killed %s at %.1f s: %d NPCs active there, "
+    .. "hand-overs in flight: %d from it, %d to it")
     :format(victim, clock.monotonic() - t0, active, out_n, in_n))
   fiber.sleep(1)
   start(victim)

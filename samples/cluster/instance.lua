@@ -149,8 +149,9 @@ local function save_slice(k)
 end
 
 -- The ticking fiber: a fixed rate (a late tick is followed at once by the
--- next: figures' rate says how many were made a second); NPCs that left this instance's zones
--- are handed over, all of a tick's in one transaction.
+-- next; figures' ticks and wall say how many were made a second); the
+-- NPCs that left this instance's zones are handed over, all of a tick's in
+-- one transaction.
 fiber.create(function()
   fiber.name("tick")
   local slice, last = 0, nil
