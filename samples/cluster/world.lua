@@ -8,18 +8,28 @@
 -- wherever it ran: the cluster test checks it.
 local W = {}
 
-W.ZONE = 400          -- zone width, in metres along x
-W.ZONES = 6           -- the map is [0, ZONE * ZONES)
 W.SPEED = 60          -- metres per second
 W.TICK = 0.1          -- seconds per tick of an instance
 W.SAVE_EVERY = 0.5    -- seconds between two saves of every NPC
 
--- The instances and the zones each owns (two each, in order).
+-- The map is [0, 2400) metres along x, in six zones, two per instance in
+-- order. NPCs walk from anywhere to anywhere, so the middle of the map is
+-- crossed most: its zones are narrower, so that each instance holds about
+-- as many NPCs (and the middle one, with two borders, hands over more).
 W.INSTANCES = { "a", "b", "c" }
+W.BORDERS = { 0, 510, 945, 1200, 1455, 1890, 2400 }
+W.LENGTH = W.BORDERS[#W.BORDERS]
+-- The instance that owns x, and the zone (0-based).
 function W.owner_of(x)
-  local z = math.floor(x / W.ZONE)
-  if z < 0 then z = 0 elseif z >= W.ZONES then z = W.ZONES - 1 end
-  return W.INSTANCES[math.floor(z / 2) + 1], z
+  local z = 1
+  while z < #W.BORDERS - 1 and x >= W.BORDERS[z + 1] do z = z + 1 end
+  return W.INSTANCES[math.floor((z - 1) / 2) + 1], z - 1
+end
+-- The stretch [lo, hi) an instance owns.
+function W.span(name)
+  for i, n in ipairs(W.INSTANCES) do
+    if n == name then return W.BORDERS[2 * i - 1], W.BORDERS[2 * i + 1] end
+  end
 end
 
 -- A small deterministic generator per NPC, kept in its owner record (so it
@@ -35,7 +45,7 @@ function W.register()
   local bt = require "bonsai"
   bt.register("choose", function(a)
     local o = a.owner
-    o.dest = math.floor(rand(o) * (W.ZONE * W.ZONES - 1))
+    o.dest = math.floor(rand(o) * (W.LENGTH - 1))
     return bt.SUCCESS
   end)
   bt.register("travel", {
@@ -66,15 +76,41 @@ function W.new_owner(id, x)
   return W.plain { id = id, x = x, dest = x, seed = id * 7919 % 2147483648 }
 end
 
--- The owner record as stored (plain fields only), with a copy of the
--- blackboard's keys given bb (for a save that no longer restores: the NPC
--- then starts its tree again with them).
-local KEYS = { "entered", "trips", "work_until" }
+-- The owner record, plain fields only (as a hand-over message carries it),
+-- with a copy of the blackboard's keys given bb (for a save that no longer
+-- restores: the NPC then starts its tree again with them).
 function W.plain(o, bb)
-  local r = { id = o.id, name = "npc " .. o.id, x = o.x, dest = o.dest,
-    seed = o.seed, bb = {} } -- name: its label in the live debugger
-  for _, k in ipairs(KEYS) do r.bb[k] = (bb or o.bb or {})[k] end
-  return r
+  bb = bb or o.bb or {}
+  return { id = o.id, name = o.name or "npc " .. o.id, x = o.x, dest = o.dest,
+    seed = o.seed, -- name: its label in the live debugger
+    bb = { entered = bb.entered, trips = bb.trips, work_until = bb.work_until } }
+end
+
+-- An NPC's row in an instance's space "npcs": its state ("active" or
+-- "leaving"), its save, its owner record in fields of their own (every NPC
+-- is written twice a second: a map would cost twice as much to write),
+-- and for a leaving one its receiver and token.
+W.FORMAT = {
+  { name = "id", type = "unsigned" }, { name = "state", type = "string" },
+  { name = "save", type = "string" }, { name = "x", type = "number" },
+  { name = "dest", type = "number" }, { name = "seed", type = "number" },
+  { name = "entered", type = "number", is_nullable = true },
+  { name = "trips", type = "number", is_nullable = true },
+  { name = "work_until", type = "number", is_nullable = true },
+  { name = "to", type = "string" }, { name = "token", type = "string" },
+}
+local function stored(v) if v == nil then return box.NULL end return v end
+local function loaded(v) if v == nil then return nil end return v end -- box.NULL == nil
+function W.row(state, save, o, bb, to, token)
+  bb = bb or o.bb
+  return { o.id, state, save, o.x, o.dest, o.seed, stored(bb.entered),
+    stored(bb.trips), stored(bb.work_until), to or "", token or "" }
+end
+-- The owner record of a row.
+function W.owner(t)
+  return { id = t.id, name = "npc " .. t.id, x = t.x, dest = t.dest, seed = t.seed,
+    bb = { entered = loaded(t.entered), trips = loaded(t.trips),
+      work_until = loaded(t.work_until) } }
 end
 
 return W
