@@ -70,6 +70,7 @@ class Trace {
     else if (o.t === 'tick') this.addTick(o, text, lineNo);
     else if (o.t === 'end') this.ended = true;
     else if (o.t === 'gone' && this.agents.has(o.agent)) this.agents.get(o.agent).gone = true;
+    else if (o.t === 'frozen' && this.agents.has(o.agent)) this.frozeAfter(this.agents.get(o.agent));
     else if (o.t === 'profile') this.addProfile(o, lineNo);
     // other kinds of lines: a newer writer; ignored as the format says
   }
@@ -136,6 +137,12 @@ class Trace {
     };
     this.agents.set(o.agent, a);
     this.agentList.push(a);
+  }
+
+  // A live page froze the agent (a 'frozen' line): it writes no tick line
+  // until stepped or resumed, so its last tick is the one it stands on.
+  frozeAfter(a) {
+    a.frozenAt = a.ticks.length ? a.ticks[a.ticks.length - 1] : null;
   }
 
   addTick(o, text, lineNo) {

@@ -438,6 +438,8 @@ function renderInfo(view) {
   if (!view) {
     box.innerHTML = '<b></b><p>No tick of this agent at or before tick ' + ui.tick + '.</p>';
     box.firstChild.textContent = a.label;
+    $('frozen').hidden = true;
+    delete $('frozen').dataset.key;
     return;
   }
   const l = view.line;
@@ -465,37 +467,51 @@ function renderInfo(view) {
     e.textContent = 'Error: ' + l.error;
     box.appendChild(e);
   }
+  renderFreeze(view);
+}
+
+// The frozen box: why the agent stands still, and Unfreeze / Step buttons
+// on a live page; on the latest tick of an agent that runs, a Freeze
+// button (the page's own freeze, told back by a 'frozen' line, reads -1).
+function renderFreeze(view) {
+  const a = ui.agent;
+  const l = view.line;
   const fz = $('frozen');
-  fz.hidden = l.frozen === undefined;
-  if (l.frozen !== undefined) {
-    const n = view.tree.nodes[l.frozen];
-    const latest = view.tick === a.ticks[a.ticks.length - 1];
-    // built again only when it changes: a live game re-renders many times
-    // a second, and a button replaced under the pointer cannot be clicked
-    const key = [a.id, n ? n.path : l.watch || '', !!(ui.live && latest)].join('\n');
-    if (fz.dataset.key === key) return;
-    fz.dataset.key = key;
-    fz.innerHTML = '<p></p>';
-    fz.firstChild.textContent = (n ? 'Frozen at the breakpoint on ' + n.path
-      : l.watch ? 'Frozen: ' + l.watch + ' became true' : 'Frozen at a breakpoint') +
-      ': the agent is not ticked until resumed or stepped.';
-    if (ui.live && latest) {
-      for (const [label, id, body] of [['Resume', 'agent-resume', { cmd: 'resume' }],
-        ['Step one tick', 'agent-step', { cmd: 'step' }],
-        ['Step into the tick', 'agent-step-in', { cmd: 'step', nodes: true }]]) {
-        const b = document.createElement('button');
-        b.textContent = label;
-        b.id = id;
-        b.onclick = () => {
-          // a step is to be seen: a paused page follows the game again
-          if (body.cmd === 'step' && ui.live.paused) pauseLive(false);
-          command(Object.assign({ agent: a.id }, body));
-        };
-        fz.appendChild(b);
-      }
-    }
-  } else {
+  const latest = view.tick === a.ticks[a.ticks.length - 1];
+  const live = !!(ui.live && latest && !a.gone);
+  const frozen = l.frozen !== undefined ? l.frozen : latest && a.frozenAt === view.tick ? -1 : undefined;
+  fz.hidden = frozen === undefined && !live;
+  if (fz.hidden) {
     delete fz.dataset.key;
+    return;
+  }
+  const n = frozen !== undefined && view.tree.nodes[frozen];
+  // built again only when it changes: a live game re-renders many times
+  // a second, and a button replaced under the pointer cannot be clicked
+  const key = [a.id, frozen === undefined ? 'running' : n ? n.path : l.watch || '', live].join('\n');
+  if (fz.dataset.key === key) return;
+  fz.dataset.key = key;
+  fz.classList.toggle('running', frozen === undefined);
+  fz.innerHTML = '<p></p>';
+  fz.firstChild.textContent = frozen === undefined
+    ? 'Freeze this agent to stop it here and step through its ticks; the others go on.'
+    : (n ? 'Frozen at the breakpoint on ' + n.path : l.watch ? 'Frozen: ' + l.watch + ' became true' : 'Frozen') +
+      ': the agent is not ticked until unfrozen or stepped.';
+  if (!live) return;
+  const buttons = frozen === undefined ? [['Freeze', 'agent-freeze', { cmd: 'freeze' }]]
+    : [['Unfreeze', 'agent-resume', { cmd: 'resume' }],
+      ['Step one tick', 'agent-step', { cmd: 'step' }],
+      ['Step into the tick', 'agent-step-in', { cmd: 'step', nodes: true }]];
+  for (const [label, id, body] of buttons) {
+    const b = document.createElement('button');
+    b.textContent = label;
+    b.id = id;
+    b.onclick = () => {
+      // a step is to be seen: a paused page follows the game again
+      if (body.cmd === 'step' && ui.live.paused) pauseLive(false);
+      command(Object.assign({ agent: a.id }, body));
+    };
+    fz.appendChild(b);
   }
 }
 

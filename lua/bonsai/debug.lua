@@ -3,7 +3,8 @@
 -- bt.debug.poll(), called once a frame, accepts, reads and writes what the
 -- sockets allow at once and returns. It serves the viewer's files, streams
 -- the trace lines of the agents it was given as server-sent events, and
--- takes commands (blackboard writes, breakpoints, resume, step, faults).
+-- takes commands (blackboard writes, breakpoints, freeze, resume, step,
+-- faults).
 -- Every client has bounded buffers and a deadline, so a client that sends
 -- garbage, stops reading or holds its connection open is dropped.
 
@@ -519,6 +520,25 @@ function M.new(bt)
       return nil, "no node '" .. cmd.node .. "' in tree '" .. cmd.tree ..
                   "' of " .. (who == "*" and "any agent" or "agent " ..
                                                   agentname(who))
+    end
+    return true
+  end
+
+  -- freeze: stops an agent now, as a breakpoint would, to be stepped or
+  -- resumed. A frozen agent writes no tick line, so the pages connected
+  -- are told by a line {"t":"frozen","agent":A} (not kept: a new page
+  -- reads it in the agent's snapshot).
+  function commands.freeze(cmd)
+    local agent = byid[cmd.agent]
+    if not agent then return nil, "no agent " .. agentname(cmd.agent) end
+    if not agent:frozen() then
+      local st = rec.ids[agent]
+      agent:freeze(true)
+      st.frozen = nil -- (written -1: frozen by other than a breakpoint)
+      local line = cjson.encode { t = "frozen", agent = st.id }
+      for _, c in ipairs(clients) do
+        if c.sse then event(c, line) end
+      end
     end
     return true
   end

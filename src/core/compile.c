@@ -467,6 +467,19 @@ typedef struct Layout {
   size_t at;
 } Layout;
 
+/* A string constant of the definition into the pool: v, a copy of the
+** definition's value, holds the string's offset in d->strs in u.str.len;
+** it then points at the pool's copy. */
+static void poolstr(Blueprint *bp, const bonsai_def *d, bonsai_value *v,
+                    Layout *lay) {
+  const char *s = d->strs + v->u.str.len;
+  size_t len = strlen(s);
+  memcpy(bp->pool + lay->at, s, len + 1);
+  v->u.str.s = bp->pool + lay->at;
+  v->u.str.len = len;
+  lay->at += len + 1;
+}
+
 /* The check of a condition c into bp->checks (strings into the pool);
 ** returns its index, or BS_NONE when out of memory. */
 static uint32_t addcheck(Blueprint *bp, const bonsai_def *d, const DefCond *c,
@@ -485,14 +498,8 @@ static uint32_t addcheck(Blueprint *bp, const bonsai_def *d, const DefCond *c,
       return BS_NONE;
     k->vkey = (uint32_t)id;
   }
-  if (c->val.type == BONSAI_TSTRING) {
-    const char *s = d->strs + c->val.u.str.len;
-    size_t len = strlen(s);
-    memcpy(bp->pool + lay->at, s, len + 1);
-    k->val.u.str.s = bp->pool + lay->at;
-    k->val.u.str.len = len;
-    lay->at += len + 1;
-  }
+  if (c->val.type == BONSAI_TSTRING)
+    poolstr(bp, d, &k->val, lay);
   return bp->nchecks++;
 }
 
@@ -599,14 +606,8 @@ static int fillnode(Blueprint *bp, const bonsai_def *d, const Names *nm,
       n->b = (uint32_t)k;
       n->flags |= NF_KEYREF;
     }
-    if (dn->val.type == BONSAI_TSTRING) {
-      const char *s = d->strs + dn->val.u.str.len;
-      size_t len = strlen(s);
-      memcpy(bp->pool + lay->at, s, len + 1);
-      n->val.u.str.s = bp->pool + lay->at;
-      n->val.u.str.len = len;
-      lay->at += len + 1;
-    }
+    if (dn->val.type == BONSAI_TSTRING)
+      poolstr(bp, d, &n->val, lay);
     break;
   }
   case BONSAI_CONTROL: /* its callbacks */

@@ -1089,7 +1089,7 @@ async function main() {
       await page.click('li[data-path="guard/alert/attack"] > .row .bp'); // breakpoint off
       await page.click('#agent-resume');
       await until('ticks again', () => g2Ticks(stream, g2.id) > before + 3);
-      await page.waitForSelector('#frozen', { state: 'hidden' });
+      await page.waitForSelector('#agent-freeze');
       // the game reloads its tree after 10 s: the page follows
       await page.waitForFunction(() => /version 2/.test(document.getElementById('tree-head').textContent),
         null, { timeout: 20000 });
@@ -1113,7 +1113,7 @@ async function main() {
       await page.click('#watch-list li button'); // the watch goes
       assert.equal(await page.$$eval('#watch-list li', (l) => l.length), 0);
       await page.click('#agent-resume');
-      await page.waitForSelector('#frozen', { state: 'hidden' });
+      await page.waitForSelector('#agent-freeze');
       // Shift+click: break when the flee check fails (it does while hp >= 25)
       const check = 'guard/flee/check[1]';
       const from = stream.lines.length;
@@ -1185,6 +1185,51 @@ async function main() {
       assert.deepEqual(counts.slice(0, 3), [19, 18, 17], 'ticks left, tick by tick: ' + counts);
       assert.equal(lefts().slice(-1)[0].faults.length, 0);
       await page.waitForFunction(() => document.querySelectorAll('#force-list li').length === 0);
+    });
+
+    await check('live: freeze any agent from the page, step into its tick, unfreeze', async () => {
+      if (await page.textContent('#live-pause') !== 'Pause') await page.click('#live-pause'); // follow
+      const agents = [...sent(stream).agents.values()];
+      const g3 = agents.find((a) => a.label === 'guard 3');
+      const g1 = agents.find((a) => a.label === 'guard 1');
+      await pickAgent(page, g3.id);
+      await page.waitForSelector('#agent-freeze');
+      await page.screenshot({ path: path.join(OUT, 'freeze-button.png') });
+      const from = stream.lines.length;
+      await page.click('#agent-freeze');
+      await until('the frozen line', () => stream.lines.slice(from).find((o) => o.t === 'frozen' && o.agent === g3.id));
+      await page.waitForSelector('#agent-resume');
+      assert.match(await page.textContent('#frozen p'), /^Frozen: the agent is not ticked until unfrozen or stepped\.$/);
+      assert.equal(await page.isVisible('#agent-freeze'), false);
+      // it stands still while the others go on
+      const before = g2Ticks(stream, g3.id);
+      const others = g2Ticks(stream, g1.id);
+      await page.waitForTimeout(400);
+      assert.equal(g2Ticks(stream, g3.id), before, 'frozen: not ticked');
+      assert.ok(g2Ticks(stream, g1.id) > others + 3, 'guard 1 goes on');
+      // step into its next tick, node by node
+      await page.click('#agent-step-in');
+      const into = await until('a stepped tick', () => stream.lines.slice(from).find((o) =>
+        o.t === 'tick' && o.agent === g3.id && o.steps));
+      assert.equal(into.frozen, -1, 'frozen again after the step');
+      await page.waitForSelector('#step-bar:not([hidden])');
+      const nodes = sent(stream).trees.get('guard@' + into.version);
+      for (let k = 0; k < into.events.length; k++) {
+        const [id, st, again] = into.events[k];
+        assert.equal(await page.textContent('#step-text'), 'Node ' + (k + 1) + ' of ' + into.events.length + ': ' +
+          nodes[id].name + ' ' + (again ? 'running again' : st));
+        assert.deepEqual(await page.$$eval('#tree .row.step-here', (l) => l.map((r) => r.parentNode.dataset.path)),
+          [nodes[id].path], 'the node of event ' + k + ' is outlined');
+        if (k === 1) await page.screenshot({ path: path.join(OUT, 'freeze.png') });
+        await page.click('#step-next');
+      }
+      assert.equal(await page.textContent('#step-text'), 'The whole tick (' + into.events.length + ' events)');
+      await page.waitForSelector('#agent-resume');
+      await page.waitForTimeout(300);
+      assert.equal(g2Ticks(stream, g3.id), before + 1, 'stepped exactly one tick');
+      await page.click('#agent-resume');
+      await until('ticks again', () => g2Ticks(stream, g3.id) > before + 3);
+      await page.waitForSelector('#agent-freeze');
     });
 
     await check('live: agents and trees join, agents leave or are collected, a reload (churn_game.lua)', async () => {

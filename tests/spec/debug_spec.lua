@@ -1,10 +1,10 @@
 -- debug_spec: the live server (bt.debug, docs/TRACE_FORMAT.md "Live") with
 -- lua-socket clients in the same process, all on 127.0.0.1 and bounded in
 -- time: the event stream and what a new client receives, commands
--- (blackboard writes, breakpoints, step, resume, record), static files and
--- refused paths, a trace file served to the viewer, and clients that
--- disconnect, send garbage, hold the connection or stop reading. poll()
--- must never block.
+-- (blackboard writes, breakpoints, freeze, step, resume, record), static
+-- files and refused paths, a trace file served to the viewer, and clients
+-- that disconnect, send garbage, hold the connection or stop reading.
+-- poll() must never block.
 local bt = require "bonsai"
 local luaver = require "helpers.luaver"
 local debugmod = require "bonsai.debug"
@@ -365,11 +365,78 @@ describe("bt.debug.serve", function()
     assert.is_false(a:frozen())
   end)
 
+  it("freezes any agent on command; the pages are told; it is stepped " ..
+     "into and resumed", function()
+    local a = bt.agent(guardtree(), { blackboard = { hp = 100 } })
+    local b = bt.agent(guardtree(), { blackboard = { hp = 100 } })
+    serve { agents = { a, b } }
+    local c = subscribe()
+    bt.tick_all({ a, b }, 1)
+    assert.is_true(pump(function() return #c.lines() >= 6 end)) -- connected
+    assert.same({ ok = true }, post('{"cmd":"freeze","agent":1}'))
+    assert.is_true(a:frozen())
+    assert.is_false(b:frozen())
+    local function told()
+      local n = 0
+      for _, l in ipairs(c.lines()) do
+        if l.t == "frozen" then
+          assert.same({ t = "frozen", agent = 1 }, l)
+          n = n + 1
+        end
+      end
+      return n
+    end
+    assert.is_true(pump(function() return told() == 1 end))
+    local time, steps = a.time, b.bb.steps
+    bt.tick_all({ a, b }, 1)
+    assert.equal(time, a.time)          -- not ticked
+    assert.equal(steps + 1, b.bb.steps) -- the other one goes on
+    -- frozen already: nothing changes, nobody is told again
+    assert.is_true(D.command { cmd = "freeze", agent = 1 })
+    -- a page that comes now reads it in the snapshot
+    local late = subscribe()
+    assert.is_true(pump(function()
+      for _, l in ipairs(late.lines()) do
+        if l.t == "tick" and l.agent == 1 then return l.frozen == -1 end
+      end
+    end))
+    -- step into its next tick: one tick, its events with the blackboard
+    assert.same({ ok = true },
+                post('{"cmd":"step","agent":1,"nodes":true}'))
+    bt.tick_all({ a, b }, 1)
+    assert.equal(time + 1, a.time)
+    assert.is_true(a:frozen())
+    local line
+    assert.is_true(pump(function()
+      for _, l in ipairs(c.lines()) do
+        if l.t == "tick" and l.agent == 1 and l.tick == 2 then line = l end
+      end
+      return line ~= nil
+    end))
+    assert.equal(-1, line.frozen)
+    assert.equal(1, #line.steps) -- patrol counted a step
+    assert.same({ steps = 2 }, line.steps[1][2])
+    local ev = line.events[line.steps[1][1] + 1]
+    assert.same({ "patrol", "running" },
+                { a.tree:nodes(a)[ev[1] + 1].name, ev[2] })
+    assert.equal(1, told())
+    assert.same({ ok = true }, post('{"cmd":"resume","agent":1}'))
+    bt.tick_all({ a, b }, 1)
+    assert.equal(time + 2, a.time)
+    assert.is_false(a:frozen())
+    -- unknown agents are refused
+    local r = post('{"cmd":"freeze","agent":7}')
+    assert.same({ ok = false, error = "no agent 7" }, r)
+    assert.same({ ok = false, error = "no agent nil" },
+                post('{"cmd":"freeze"}'))
+  end)
+
   it("lets go of an agent the game drops: collected, it is gone for the " ..
      "page, its breakpoints, watches and faults with it", function()
     local tree = guardtree()
     local keep = bt.agent(tree, { blackboard = { hp = 100 } })
-    serve { agents = { keep, bt.agent(tree, { blackboard = { hp = 100 } }) } }
+    local drop = bt.agent(tree, { blackboard = { hp = 100 } }) -- (held
+    serve { agents = { keep, drop } }          -- until the game lets go)
     debugmod.SWEEP = 0
     local c = subscribe()
     assert.is_true(pump(function() return #c.lines() >= 4 end)) -- connected
@@ -381,6 +448,7 @@ describe("bt.debug.serve", function()
     assert.is_true(cmd { cmd = "force", tree = "guard", node = "guard/patrol",
                          status = "failure", agent = 2 })
     assert.is_true(cmd { cmd = "step", agent = 2 }) -- frozen, then dropped
+    drop = nil -- luacheck: ignore
     for _ = 1, 3 do collectgarbage() end
     assert.is_true(pump(function()
       for _, l in ipairs(c.lines()) do
@@ -388,6 +456,9 @@ describe("bt.debug.serve", function()
       end
     end))
     local ok, err = cmd { cmd = "resume", agent = 2 }
+    assert.is_nil(ok)
+    assert.equal("no agent 2", err)
+    ok, err = cmd { cmd = "freeze", agent = 2 }
     assert.is_nil(ok)
     assert.equal("no agent 2", err)
     ok, err = cmd { cmd = "break", tree = "guard", node = "guard/patrol",
@@ -709,6 +780,7 @@ describe("bt.debug.serve", function()
       '{"cmd":"force","tree":"guard","node":"guard/patrol",' ..
         '"status":"idle"}',
       '{"cmd":"resume"}', '{"cmd":"step","agent":-1}',
+      '{"cmd":"freeze","agent":3}', '{"cmd":"freeze","agent":[1]}',
       '{"cmd":"step","agent":1,"nodes":true}', -- not frozen
       '{"cmd":"record","agent":3}',
     }

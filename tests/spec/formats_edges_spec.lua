@@ -1,8 +1,10 @@
 -- formats_edges_spec: the edge-list text format of the classic Unity
 -- articles (API.md "Trees from files and editors"): the root line, edges
 -- in line order, parameters where a node first appears, filters, the
--- priority section, shared nodes, tick by tick; refusals with file, line
--- and node; hot reload through bt.poll.
+-- priority section, shared nodes, the BehaviorTree.CPP kinds (IfThenElse,
+-- WhileDoElse, SkipUnlessUpdated, WaitValueUpdate, RunOnce{then_skip}),
+-- tick by tick; refusals with file, line and node; hot reload through
+-- bt.poll.
 local bt = require "bonsai"
 local trace = require "helpers.trace"
 
@@ -98,6 +100,68 @@ describe("an edge-list file", function()
                  "tick A; exit A failure", t:step(a, 1))
   end)
 
+  it("reads IfThenElse, WhileDoElse, the key decorators and " ..
+     "RunOnce{then_skip}", function()
+    leaves { C = "SF", A = "RS", B = "S" }
+    local a = bt.agent(bt.tree(bt.import([[
+      IfThenElse[1]
+      IfThenElse[1]->C[2]
+      IfThenElse[1]->A[3]
+      IfThenElse[1]->B[4]
+    ]], "edges")))
+    -- the condition once, then its branch to the end
+    assert.equal("running | enter C; tick C; exit C success; enter A; " ..
+                 "tick A", t:step(a, 1))
+    assert.equal("success | tick A; exit A success", t:step(a, 1))
+    assert.equal("success | enter C; tick C; exit C failure; enter B; " ..
+                 "tick B; exit B success", t:step(a, 1))
+    leaves { C = "SF", A = "R", B = "S" }
+    a = bt.agent(bt.tree(bt.import([[
+      WhileDoElse[1]
+      WhileDoElse[1]->C[2]
+      WhileDoElse[1]->A[3]
+      WhileDoElse[1]->B[4]
+    ]], "edges")))
+    -- the condition every tick: its failure aborts the running branch
+    assert.equal("running | enter C; tick C; exit C success; enter A; " ..
+                 "tick A", t:step(a, 1))
+    assert.equal("success | enter C; tick C; exit C failure; abort A; " ..
+                 "enter B; tick B; exit B success", t:step(a, 1))
+    -- SkipUnlessUpdated{key}: skipped until the key changes
+    leaves { A = "S", B = "S" }
+    a = bt.agent(bt.tree(bt.import([[
+      Sequence[1]
+      Sequence[1]->SkipUnlessUpdated[2]{ seen }
+      SkipUnlessUpdated[2]->A[3]
+      Sequence[1]->B[4]
+    ]], "edges")))
+    assert.equal("success | enter B; tick B; exit B success", t:step(a, 1))
+    a.bb.seen = 1
+    assert.equal("success | enter A; tick A; exit A success; enter B; " ..
+                 "tick B; exit B success", t:step(a, 1))
+    assert.equal("success | enter B; tick B; exit B success", t:step(a, 1))
+    -- WaitValueUpdate{key}: running until the key changes
+    a = bt.agent(bt.tree(bt.import(
+      "WaitValueUpdate[1]{seen}\nWaitValueUpdate[1]->A[2]", "edges")))
+    assert.equal("running |", t:step(a, 1))
+    a.bb.seen = true
+    assert.equal("success | enter A; tick A; exit A success", t:step(a, 1))
+    -- RunOnce{then_skip}: skipped after its run; RunOnce: its last status
+    local function once(param)
+      return bt.agent(bt.tree(bt.import("Sequence[1]\n" ..
+        "Sequence[1]->RunOnce[2]" .. param .. "\nRunOnce[2]->A[3]\n" ..
+        "Sequence[1]->B[4]", "edges")))
+    end
+    local skip, last = once("{then_skip}"), once("")
+    for _, x in ipairs { skip, last } do
+      assert.equal("success | enter A; tick A; exit A success; enter B; " ..
+                   "tick B; exit B success", t:step(x, 1))
+      assert.equal("success | enter B; tick B; exit B success", t:step(x, 1))
+    end
+    assert.equal("skipped", skip:node_statuses()[1]) -- RunOnce[2]
+    assert.equal("success", last:node_statuses()[1])
+  end)
+
   it("reloads when the file changes", function()
     leaves { A = "R", B = "R" }
     local path = os.tmpname() .. ".bt"
@@ -161,6 +225,23 @@ describe("refused edge-list files", function()
     assert.equal("t.bt:4: node 'Inverter[2]': needs exactly one child",
       refused("Sequence[1]\nSequence[1]->Inverter[2]\nInverter[2]->A[3]\n" ..
               "Inverter[2]->A[4]"))
+  end)
+
+  it("the new kinds name what is missing", function()
+    assert.equal("t.bt:1: node 'SkipUnlessUpdated[1]': needs {key}, a " ..
+      "blackboard key", refused("SkipUnlessUpdated[1]\n" ..
+                                "SkipUnlessUpdated[1]->A[2]"))
+    assert.equal("t.bt:1: node 'WaitValueUpdate[1]': needs {key}, a " ..
+      "blackboard key", refused("WaitValueUpdate[1]{ }\n" ..
+                                "WaitValueUpdate[1]->A[2]"))
+    assert.equal("t.bt:1: node 'RunOnce[1]': takes {then_skip} or no " ..
+      "parameter", refused("RunOnce[1]{true}\nRunOnce[1]->A[2]"))
+    assert.equal("t.bt:1: node 'IfThenElse[1]': needs 2 or 3 children " ..
+      "(condition, then, else)", refused("IfThenElse[1]\nIfThenElse[1]->A[2]"))
+    assert.equal("t.bt:5: node 'WhileDoElse[1]': needs 2 or 3 children " ..
+      "(condition, then, else)", refused("WhileDoElse[1]\n" ..
+      "WhileDoElse[1]->A[2]\nWhileDoElse[1]->A[3]\nWhileDoElse[1]->A[4]\n" ..
+      "WhileDoElse[1]->A[5]"))
   end)
 
   it("100,000 levels deep and shared-node explosions, quickly", function()

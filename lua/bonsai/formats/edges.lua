@@ -1,7 +1,8 @@
 -- bonsai.formats.edges: the edge-list text format of the classic Unity
 -- behavior tree articles. One statement per line ("#" or "--" start a
 -- comment): "Type[id]" (the root), "Parent[id]->Child[id]" (children in
--- line order), "Type[id]{param}" where the node first appears, and
+-- line order), "Type[id]{param}" where the node first appears (a count,
+-- seconds, policies, a key or RunOnce's then_skip), and
 -- "Parent[id]->{Cond[id],...,Child[id]}" (a filter: conditions, then the
 -- child). Edges from the one "PriorityNode[id]" are filters of the tree's
 -- priority section. A node referenced from two parents is shared: its
@@ -14,8 +15,8 @@ local M = {}
 local MAX_NODES = 100000 -- after sharing is expanded
 local MAX_DEPTH = 1000
 
--- Type -> { kind, shape = "composite" | "decorator" | "leaf", param = how
--- the {param} is read }.
+-- Type -> { kind, shape = "composite" | "branches" (2 or 3 children) |
+-- "decorator" | "leaf", param = how the {param} is read }.
 local types = {
   Sequence = { "sequence", "composite" },
   Selector = { "selector", "composite" },
@@ -24,6 +25,8 @@ local types = {
   ReactiveSelector = { "reactive_selector", "composite" },
   ActiveSelector = { "reactive_selector", "composite" },
   Parallel = { "parallel", "composite", "policies" },
+  IfThenElse = { "if_then_else", "branches" },
+  WhileDoElse = { "while_do_else", "branches" },
   Inverter = { "invert", "decorator" },
   Invert = { "invert", "decorator" },
   Succeeder = { "force_success", "decorator" },
@@ -39,7 +42,9 @@ local types = {
   Timeout = { "timeout", "decorator", "seconds" },
   TimeLimit = { "time_limit", "decorator", "seconds" },
   Cooldown = { "cooldown", "decorator", "seconds" },
-  RunOnce = { "run_once", "decorator" },
+  RunOnce = { "run_once", "decorator", "then_skip" },
+  SkipUnlessUpdated = { "skip_unless_updated", "decorator", "key" },
+  WaitValueUpdate = { "wait_value_update", "decorator", "key" },
   Wait = { "wait", "leaf", "seconds" },
 }
 
@@ -168,6 +173,16 @@ function build(ctx, n, kind, stack)
       end
       if s ~= "" then node.success = policy(s) end
       if f ~= "" then node.failure = policy(f) end
+    elseif param == "key" then
+      node.key = (n.param or ""):match("^%s*(.-)%s*$")
+      if node.key == "" then
+        fail(ctx, n.line, n.label, "needs {key}, a blackboard key")
+      end
+    elseif param == "then_skip" and n.param then -- RunOnce{then_skip}
+      if not n.param:match("^%s*then_skip%s*$") then
+        fail(ctx, n.line, n.label, "takes {then_skip} or no parameter")
+      end
+      node.then_skip = true
     elseif n.param then
       fail(ctx, n.line, n.label, "takes no parameter")
     end
@@ -175,6 +190,9 @@ function build(ctx, n, kind, stack)
       fail(ctx, n.kids[1].line, n.label, "takes no children")
     elseif shape == "decorator" and #n.kids ~= 1 then
       fail(ctx, (n.kids[2] or n).line, n.label, "needs exactly one child")
+    elseif shape == "branches" and (#n.kids < 2 or #n.kids > 3) then
+      fail(ctx, (n.kids[4] or n).line, n.label, "needs 2 or 3 children " ..
+           "(condition, then, else)")
     elseif shape == "composite" and #n.kids == 0 then
       fail(ctx, n.line, n.label, "needs children")
     end
