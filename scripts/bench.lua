@@ -1168,10 +1168,6 @@ if memory_only then
                          (rss2 - rss0) / n))
   io.write(string.format("  %-34s %10.0f\n", "total (Lua heap + C core)",
                          (heap1 - heap0 + core1 - core0) / n))
-  if bt._state_size then
-    io.write(string.format("  tree state: %d bytes per agent (%.1f per node)\n",
-                           bt._state_size(agents[1]), bt._state_size(agents[1]) / tree.size))
-  end
 
   -- Bytes allocated per agent-tick (Lua heap and C core, the collector
   -- stopped; goal 0): W1 as above, and a running bt.task (its coroutine

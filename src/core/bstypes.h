@@ -161,8 +161,9 @@ typedef struct Frame {
 } Frame;
 
 struct bonsai_agent {
-  /* what every tick reads and writes, together; first what a sleeping
-  ** agent's skip reads (bonsai_agent_asleep), in the fewest bytes */
+  /* what every tick reads and writes, together (bp to hostud: 72 bytes,
+  ** the C interrupts' count among them); first what a sleeping agent's
+  ** skip reads (bonsai_agent_asleep), in the fewest bytes */
   Blueprint *bp;    /* the version this agent runs */
   double time;      /* agent clock: sum of dt */
   double wake;      /* asleep until this time (0: awake) */
@@ -179,19 +180,21 @@ struct bonsai_agent {
   uint32_t serial;  /* ticks so far */
   uint32_t resume;  /* where the next tick starts (0 unless the root runs) */
   uint32_t current; /* node whose callback is being called */
+  uint32_t nintr;   /* C interrupts at intr (every tick asks) */
   uint8_t *state;   /* statsize status bytes, then datasize data bytes */
   void *owner;
-  struct Trace *trace; /* event ring buffer, or NULL (see trace.h) */
   void *hostud;     /* the host's data during an operation (call->host) */
+  struct Trace *trace; /* event ring buffer, or NULL (see trace.h) */
   bonsai_bb *bb;    /* then what a tick of a tree with guards reads */
   uint64_t seen;    /* blackboard change stamp last looked at (guards) */
   /* the rest */
   uint32_t errnode; /* node of the error, in errbp */
+  uint32_t forcing; /* the forced node whose status is being stored (its
+                    ** event is marked forced), or BS_NONE */
   bonsai_tree *tree;
   char *err;        /* BS_ERRSIZE bytes, allocated on first error */
   Blueprint *errbp; /* the version errnode belongs to (held), or NULL */
   struct Interrupt *intr; /* C interrupts (bonsai_agent_add_interrupt) */
-  uint32_t nintr;
   uint32_t statecap; /* bytes available at state (a block of its own
                      ** after a reload to a larger version) */
   uint32_t inlinecap; /* bytes of state inside the agent's allocation */
@@ -199,8 +202,6 @@ struct bonsai_agent {
   struct Prof *prof; /* its tree's profile while it counts, or NULL */
   struct Fault *fault; /* forced nodes (fault.c), nfault of them */
   uint32_t nfault, capfault;
-  uint32_t forcing; /* the forced node whose status is being stored (its
-                    ** event is marked forced), or BS_NONE */
   struct bonsai_agent *tnext, *tprev; /* the tree's agents (profile.c) */
 };
 
