@@ -161,9 +161,9 @@ typedef struct Frame {
 } Frame;
 
 struct bonsai_agent {
-  /* what every tick reads and writes, together (bp to hostud: 72 bytes,
-  ** the C interrupts' count among them); first what a sleeping agent's
-  ** skip reads (bonsai_agent_asleep), in the fewest bytes */
+  /* what every tick reads and writes, together (the C interrupts' count
+  ** among them); first what a sleeping agent's skip reads
+  ** (bonsai_agent_asleep), in the fewest bytes */
   Blueprint *bp;    /* the version this agent runs */
   double time;      /* agent clock: sum of dt */
   double wake;      /* asleep until this time (0: awake) */
@@ -183,8 +183,8 @@ struct bonsai_agent {
   uint32_t nintr;   /* C interrupts at intr (every tick asks) */
   uint8_t *state;   /* statsize status bytes, then datasize data bytes */
   void *owner;
-  void *hostud;     /* the host's data during an operation (call->host) */
   struct Trace *trace; /* event ring buffer, or NULL (see trace.h) */
+  void *hostud;     /* the host's data during an operation (call->host) */
   bonsai_bb *bb;    /* then what a tick of a tree with guards reads */
   uint64_t seen;    /* blackboard change stamp last looked at (guards) */
   /* the rest */
