@@ -161,9 +161,8 @@ typedef struct Frame {
 } Frame;
 
 struct bonsai_agent {
-  /* what every tick reads and writes, together (the C interrupts' count
-  ** among them); first what a sleeping agent's skip reads
-  ** (bonsai_agent_asleep), in the fewest bytes */
+  /* what every tick reads and writes, together; first what a sleeping
+  ** agent's skip reads (bonsai_agent_asleep), in the fewest bytes */
   Blueprint *bp;    /* the version this agent runs */
   double time;      /* agent clock: sum of dt */
   double wake;      /* asleep until this time (0: awake) */
@@ -180,7 +179,6 @@ struct bonsai_agent {
   uint32_t serial;  /* ticks so far */
   uint32_t resume;  /* where the next tick starts (0 unless the root runs) */
   uint32_t current; /* node whose callback is being called */
-  uint32_t nintr;   /* C interrupts at intr (every tick asks) */
   uint8_t *state;   /* statsize status bytes, then datasize data bytes */
   void *owner;
   struct Trace *trace; /* event ring buffer, or NULL (see trace.h) */
@@ -189,12 +187,11 @@ struct bonsai_agent {
   uint64_t seen;    /* blackboard change stamp last looked at (guards) */
   /* the rest */
   uint32_t errnode; /* node of the error, in errbp */
-  uint32_t forcing; /* the forced node whose status is being stored (its
-                    ** event is marked forced), or BS_NONE */
   bonsai_tree *tree;
   char *err;        /* BS_ERRSIZE bytes, allocated on first error */
   Blueprint *errbp; /* the version errnode belongs to (held), or NULL */
   struct Interrupt *intr; /* C interrupts (bonsai_agent_add_interrupt) */
+  uint32_t nintr;
   uint32_t statecap; /* bytes available at state (a block of its own
                      ** after a reload to a larger version) */
   uint32_t inlinecap; /* bytes of state inside the agent's allocation */
@@ -202,6 +199,8 @@ struct bonsai_agent {
   struct Prof *prof; /* its tree's profile while it counts, or NULL */
   struct Fault *fault; /* forced nodes (fault.c), nfault of them */
   uint32_t nfault, capfault;
+  uint32_t forcing; /* the forced node whose status is being stored (its
+                    ** event is marked forced), or BS_NONE */
   struct bonsai_agent *tnext, *tprev; /* the tree's agents (profile.c) */
 };
 
