@@ -149,6 +149,103 @@ describe("on_halted", function()
   end)
 end)
 
+describe("on_halted, in BT.CPP's order (haltNode: halt, then _onHalted)",
+         function()
+  -- A running leaf whose abort callback logs the trail h of on_halted
+  -- scripts run so far.
+  local function held(name, fields)
+    local n = bt.action { name = name, tick = function() return bt.RUNNING end,
+      abort = function(_, bb) t:add("abort " .. name .. " h=" .. bb.h) end }
+    for k, v in pairs(fields or {}) do n[k] = v end
+    return n
+  end
+
+  it("runs after the node's abort, its children's (each after its own) "
+     .. "before its own", function()
+    local a = agent(bt.control { name = "C", on_halted = "h := h .. 'C'",
+      abort = function(_, _, bb) t:add("abort C h=" .. bb.h) end,
+      tick = function(c) c:tick(1) return c:tick(2) end,
+      held("A", { on_halted = "h := h .. 'A'" }),
+      bt.sequence { name = "S", on_halted = "h := h .. 'S'",
+                    held("B", { on_halted = "h := h .. 'B'" }) } }, { h = "" })
+    a:tick(1)
+    a:abort()
+    assert.equal("abort C h=; abort A h=; abort B h=A", t:take())
+    assert.equal("ABSC", a.bb.h)
+  end)
+
+  it("runs on every cut-off: a:abort, an interrupt, a timeout, a guard, a "
+     .. "priority branch, a reload that drops the node", function()
+    local function cut(root, how, opts)
+      local tree = bt.tree(root, opts)
+      local a = bt.agent(tree, { blackboard = { h = "", go = true } })
+      a:tick(1)
+      how(a, tree)
+      t:take()
+      return a.bb.h
+    end
+    local function leaf() return held("A", { on_halted = "h := 'A'" }) end
+    assert.equal("A", cut(leaf(), function(a) a:abort() end))
+    assert.equal("A", cut(leaf(), function(a)
+      a:add_interrupt(function() return true end)
+      a:tick(1)
+    end))
+    assert.equal("A", cut(bt.timeout { seconds = 0.5, leaf() },
+                          function(a) a:tick(1) end))
+    assert.equal("A", cut(bt.guard { bt.check("go", "==", true),
+      abort = "self", leaf() }, function(a)
+      a.bb.go = false
+      a:tick(1)
+    end))
+    assert.equal("A", cut(leaf(), function(a)
+      a.bb.go = false
+      a:tick(1)
+    end, { priority = { bt.filter { conditions = {
+      bt.check("go", "==", false) }, act("P", "R") } } }))
+    assert.equal("A", cut(bt.sequence { name = "S", leaf() }, function(a, tr)
+      assert(tr:reload(bt.sequence { name = "S", act("B", "R") }))
+      a:tick(1)
+    end))
+  end)
+
+  it("does not run for a node that had finished when its parent is cut off",
+     function()
+    local a = agent(bt.sequence { act("A", "S", { on_halted = "h := 'A'" }),
+                                  act("B", "R") }, { h = "" })
+    a:tick(1)
+    a:abort()
+    assert.equal("", a.bb.h)
+  end)
+end)
+
+describe("pre-conditions at each new run", function()
+  it("are asked again when a repeater or a retry starts the child again in "
+     .. "the same tick", function()
+    local a = agent(bt.sequence {
+      bt.repeater { times = 3, act("A", "S", { skip_if = "n >= 2",
+                                               on_success = "n += 1" }) },
+      act("B", "S") }, { n = 0 })
+    -- A twice, then skipped: the repeater is skipped, the sequence goes on
+    assert.equal("success | enter A; tick A; exit A success; enter A; "
+                 .. "tick A; exit A success; enter B; tick B; exit B success",
+                 t:step(a))
+    a = agent(bt.retry { times = 5, act("A", "F", { success_if = "n >= 2",
+                                                    on_failure = "n += 1" }) },
+              { n = 0 })
+    assert.equal("success | enter A; tick A; exit A failure; enter A; "
+                 .. "tick A; exit A failure", t:step(a))
+  end)
+
+  it("success_if on a composite: its children do not run, its "
+     .. "post-conditions do", function()
+    local a = agent(bt.sequence { success_if = "true", on_success = "s := 1",
+                                  post = "p := 1", act("A", "S") })
+    assert.equal("success |", t:step(a))
+    assert.equal(1, a.bb.s)
+    assert.equal(1, a.bb.p)
+  end)
+end)
+
 describe("post-conditions on composites and decorators", function()
   it("run when the node ends, child's first", function()
     local a = agent(bt.sequence { on_success = "log := log .. 'seq '",
