@@ -198,6 +198,28 @@ describe("bt.control", function()
     assert.equal("n=1; n=2; n=3; n=4", t:take())
   end)
 
+  it("c.memory = {} replaces the memory: saved, kept by a reload, emptied "
+     .. "by a:reset", function()
+    local tree = bt.tree(bt.control { name = "C", tick = function(c)
+      t:add(tostring(c.memory.x))
+      c.memory = { x = (c.memory.x or 0) + 1 }
+      return bt.RUNNING
+    end }, { name = "R" })
+    local a = bt.agent(tree)
+    a:tick(1)
+    a:tick(1)
+    local b = bt.agent(tree, { restore = a:save() })
+    b:tick(1)
+    assert(tree:reload(bt.control { name = "C", tick = function(c)
+      t:add(tostring(c.memory.x))
+      return bt.RUNNING
+    end }))
+    b:tick(1)
+    b:reset()
+    b:tick(1)
+    assert.equal("nil; 1; 2; 3; nil", t:take())
+  end)
+
   it("starts with an empty memory when a reload put another kind at its "
      .. "path, then a control node again", function()
     local function ctl()
