@@ -482,6 +482,35 @@ describe("BehaviorTree.CPP files", function()
     assert.equal("skipped", b:tick(1))
   end)
 
+  it("on a SubTree are its own, apart from its root's (BT.CPP's SubTree "
+     .. "is a node), and written back", function()
+    t:register { A = "R", B = "S" }
+    local text = [[<root BTCPP_format="4" main_tree_to_execute="M">
+  <BehaviorTree ID="M"><Sequence>
+    <SubTree ID="S" go="{alive}" out="{res}" _onHalted="halted := true"
+             _skipIf="skip"/>
+    <B/></Sequence></BehaviorTree>
+  <BehaviorTree ID="S">
+    <Sequence _while="go" _onHalted="out := 'cut'"><A/></Sequence>
+  </BehaviorTree></root>]]
+    local tree = bt.tree(bt.import(text, "btcpp"), { name = "M" })
+    local a = bt.agent(tree, { blackboard = { alive = true, skip = false } })
+    assert.equal("running | enter A; tick A", t:step(a))
+    a.bb.alive = false
+    -- the root's _while halts it (its _onHalted writes out, the caller's
+    -- res) and skips it: the SubTree passes the skip on, not halted itself
+    assert.equal("success | abort A; enter B; tick B; exit B success",
+                 t:step(a))
+    assert.equal("cut", a.bb.res)
+    assert.is_nil(a.bb.halted)
+    a.bb.skip = true
+    assert.equal("success | enter B; tick B; exit B success", t:step(a))
+    local out = tree:export("btcpp")
+    assert.matches('<SubTree ID="S" go="{alive}" out="{res}" '
+                   .. '_onHalted="halted := true" _skipIf="skip"/>', out)
+    assert.matches('<Sequence _while="go" _onHalted="out := \'cut\'">', out)
+  end)
+
   it("refuse a condition that does not parse, with its place", function()
     t:register { A = "S" }
     local ok, msg = pcall(bt.import, doc('<A _while="x :="/>'), "btcpp",

@@ -552,8 +552,9 @@ local function subtree(ctx, e, scope)
   ctx.active[id] = nil
   -- named as Groot2 shows it: the SubTree's name, its root's, else (a
   -- root with children; a leaf keeps its own) its ID
+  local own = n.name
   n.name = e.attrs.name or def.attrs.name or (n[1] and id) or n.name
-  M.expanded[n] = { id = id, element = e, tree = def }
+  M.expanded[n] = { id = id, element = e, tree = def, own = own }
   return n
 end
 
@@ -658,11 +659,22 @@ local function conditions(ctx, e, scope)
   return c, conds
 end
 
--- The node of element e (convert's body).
+-- The node of element e (convert's body). A SubTree is a node of its own
+-- in BehaviorTree.CPP: its conditions go on a sequence of one child above
+-- the expanded root (which passes every status on), apart from the root's
+-- own, and the exporter writes the SubTree with them.
 function build(ctx, e, scope)
-  local conds
+  local conds, whole = nil, e
   e, conds = conditions(ctx, e, scope)
   local n = build_node(ctx, e, scope)
+  local x = M.expanded[n]
+  if x and next(conds) ~= nil then
+    M.expanded[n] = nil
+    n = { type = "sequence", name = n.name, n }
+    n[1].name = x.own
+    x.element = whole
+    M.expanded[n] = x
+  end
   for field, f in pairs(conds) do n[field] = f end
   return n
 end
