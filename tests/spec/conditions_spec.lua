@@ -509,6 +509,31 @@ describe("BehaviorTree.CPP files", function()
     assert.matches('<SubTree ID="S" go="{alive}" out="{res}" '
                    .. '_onHalted="halted := true" _skipIf="skip"/>', out)
     assert.matches('<Sequence _while="go" _onHalted="out := \'cut\'">', out)
+    -- a root without conditions of its own takes the SubTree's: no level
+    local plain = bt.tree(bt.import([[<root BTCPP_format="4"
+      main_tree_to_execute="M"><BehaviorTree ID="M"><Sequence>
+      <SubTree ID="S" _skipIf="skip"/><B/></Sequence></BehaviorTree>
+      <BehaviorTree ID="S"><Sequence><A/></Sequence></BehaviorTree></root>]],
+      "btcpp"), { name = "P" })
+    local b = bt.agent(plain, { blackboard = { skip = false } })
+    b:tick(1)
+    assert.same({ "sequence", "S", "A" }, b:running())
+    assert.matches('<SubTree ID="S" _skipIf="skip"/>', plain:export("btcpp"))
+  end)
+
+  it("on a node of the game's own add to the conditions its builder gave",
+     function()
+    t:register { A = "S" }
+    bt.define("Counted", function(_, children)
+      return bt.sequence { on_success = "own := 1", children[1] }
+    end)
+    local a = agent(bt.import(doc('<Counted _onSuccess="file := 1"><A/>'
+                                  .. '</Counted>'), "btcpp"))
+    assert.equal("success", a:tick(1))
+    assert.equal(1, a.bb.own)
+    assert.equal(1, a.bb.file)
+    assert.matches('<Counted _onSuccess="file := 1">', a.tree:export("btcpp"))
+    bt._defined.Counted = nil
   end)
 
   it("refuse a condition that does not parse, with its place", function()

@@ -659,21 +659,28 @@ local function conditions(ctx, e, scope)
   return c, conds
 end
 
--- The node of element e (convert's body). A SubTree is a node of its own
--- in BehaviorTree.CPP: its conditions go on a sequence of one child above
--- the expanded root (which passes every status on), apart from the root's
--- own, and the exporter writes the SubTree with them.
+-- The node of element e (convert's body), with the element's conditions.
+-- When what the element built carries conditions of its own (a SubTree's
+-- root, a bt.define builder's node), the element's go on a sequence of one
+-- child above it (which passes every status on), as BehaviorTree.CPP keeps
+-- a SubTree's apart from its root's; a SubTree is written back with them.
 function build(ctx, e, scope)
   local conds, whole = nil, e
   e, conds = conditions(ctx, e, scope)
   local n = build_node(ctx, e, scope)
+  if next(conds) == nil then return n end
   local x = M.expanded[n]
-  if x and next(conds) ~= nil then
-    M.expanded[n] = nil
-    n = { type = "sequence", name = n.name, n }
-    n[1].name = x.own
-    x.element = whole
-    M.expanded[n] = x
+  if x then x.element = whole end
+  local own = false
+  for _, field in pairs(scripted) do own = own or n[field] ~= nil end
+  if own then
+    local inner = n
+    n = { type = "sequence", name = inner.name, inner }
+    leaves.origin[n], leaves.origin[inner] = leaves.origin[inner], nil
+    if x then
+      M.expanded[n], M.expanded[inner] = x, nil
+      inner.name = x.own
+    end
   end
   for field, f in pairs(conds) do n[field] = f end
   return n
