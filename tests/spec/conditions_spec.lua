@@ -332,6 +332,44 @@ describe("SKIPPED in a bt.control", function()
   end)
 end)
 
+describe("SKIPPED from a bt.control's tick", function()
+  it("skips the node: a pass-through passes its child's skip on, a "
+     .. "composite all of whose children were skipped is skipped", function()
+    local a = agent(bt.sequence {
+      bt.control { name = "D", tick = function(c) return c:tick(1) end,
+                   act("A", "RS", { run_while = "go" }) },
+      act("B", "S") }, { go = true })
+    assert.equal("running | enter A; tick A", t:step(a))
+    a.bb.go = false
+    assert.equal("success | abort A; enter B; tick B; exit B success",
+                 t:step(a))
+    assert.equal("skipped", status(a, "D"))
+    local all = agent(bt.control { name = "C",
+      tick = function(c)
+        local skipped = 0
+        for i = 1, c.n do
+          local s = c:tick(i)
+          if s == bt.SKIPPED then skipped = skipped + 1
+          elseif s ~= bt.SUCCESS then return s end
+        end
+        return skipped == c.n and bt.SKIPPED or bt.SUCCESS
+      end,
+      act("A", "S", { skip_if = "true" }), act("B", "S", { skip_if = "k" }) },
+      { k = true })
+    assert.equal("skipped |", t:step(all))
+    all.bb.k = false
+    assert.equal("success | enter B; tick B; exit B success", t:step(all))
+  end)
+
+  it("is an error in a tree without conditions, where no node is skipped",
+     function()
+    local a = agent(bt.control { name = "C",
+                                 tick = function() return bt.SKIPPED end })
+    assert.matches("tree 'T' node 'C': tick returned skipped in a tree "
+                   .. "without conditions", trace.tick_error(a))
+  end)
+end)
+
 describe("SKIPPED in decorators", function()
   local function skipped() return act("A", "S", { skip_if = "true" }) end
 
@@ -534,6 +572,21 @@ describe("BehaviorTree.CPP files", function()
     assert.equal(1, a.bb.file)
     assert.matches('<Counted _onSuccess="file := 1">', a.tree:export("btcpp"))
     bt._defined.Counted = nil
+  end)
+
+  it("SequenceWithMemory, AsyncSequence and AsyncFallback pass a skipped "
+     .. "child over, and are skipped when all were", function()
+    t:register { A = "S", B = "S" }
+    for _, id in ipairs { "SequenceWithMemory", "AsyncSequence",
+                          "AsyncFallback" } do
+      local a = agent(bt.import(doc("<" .. id .. '><A _skipIf="true"/><B/></'
+                                    .. id .. ">"), "btcpp"))
+      assert.equal("success | enter B; tick B; exit B success", t:step(a), id)
+      a = agent(bt.import(doc("<" .. id .. '><A _skipIf="true"/>'
+                              .. '<B _skipIf="true"/></' .. id .. ">"),
+                          "btcpp"))
+      assert.equal("skipped |", t:step(a), id)
+    end
   end)
 
   it("refuse a condition that does not parse, with its place", function()
