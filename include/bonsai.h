@@ -323,10 +323,11 @@ BONSAI_API void bonsai_def_host(bonsai_def *def, const void *bytes,
 ** Control nodes: a composite or decorator whose decisions are the host's
 ** (an engine's own composites; bt.control in Lua). bonsai_def_control opens
 ** one, like bonsai_def_begin: its children follow until bonsai_def_end.
-** fn gets BONSAI_EV_TICK at each of its ticks and returns a status, and,
+** fn gets BONSAI_EV_TICK at each of its ticks and returns a status
+** (BONSAI_SKIPPED too in a tree with conditions: the node is skipped), and,
 ** as flags ask, BONSAI_EV_ENTER before the first tick of a run and
 ** BONSAI_EV_ABORT when a run is cut off. When a run ends (fn returned
-** success or failure) or is cut off (after the ABORT callback), the
+** success, failure or skipped) or is cut off (after the ABORT callback), the
 ** children still running are aborted. Its errors are leaf errors of the
 ** node. A tree nests at most BONSAI_MAXCONTROL control nodes on a path.
 */

@@ -14,7 +14,8 @@ local formats = {
   edges = "bonsai.formats.edges",
 }
 
--- The options bt.import takes, per format (any other is refused).
+-- The options bt.import and bt.load take, per format (any other is
+-- refused; bt.load checks them when its loader is the format's built-in).
 local import_options = {
   behavior3 = "file read deps dir tree",
   btcpp = "file read deps main include_dirs",
@@ -71,17 +72,19 @@ return function(bt)
 
   local loaders = {}
   bt.loaders = loaders
+  local formatof = {} -- a built-in loader -> its format (for its options)
 
   loaders[".lua"] = function(path)
     local ok, res, opts = runfile(path)
     if not ok then error(res, 0) end
     return res, opts
   end
+  formatof[loaders[".lua"]] = "lua"
 
   -- A loader of an editor format: reads the file and parses it; subtree
   -- files it names are read relative to it and recorded as dependencies.
   local function fileloader(name)
-    return function(path, opts)
+    local function load(path, opts)
       local text, err = readfile(path)
       if not text then error(err, 0) end
       local o = {}
@@ -93,6 +96,8 @@ return function(bt)
       files.deps[path] = o.deps
       return node, topts
     end
+    formatof[load] = name
+    return load
   end
   loaders[".json"] = fileloader "behavior3"
   loaders[".b3"] = fileloader "behavior3"
@@ -167,6 +172,12 @@ return function(bt)
     if opts ~= nil and type(opts) ~= "table" then
       error("bad argument #2 to 'load' (table expected, got " ..
             type(opts) .. ")", 2)
+    end
+    local fmt = formatof[loaders[path:match("%.[^./]*$") or ""]]
+    if fmt then
+      local ok, err = pcall(bt._checkopts, opts, "bt.load (" .. fmt .. ")",
+                            import_options[fmt])
+      if not ok then error(err, 2) end
     end
     local kept = {}
     for k, v in pairs(opts or {}) do kept[k] = v end

@@ -690,8 +690,11 @@ static int control_event(bonsai_agent *a, uint32_t i, int ev) {
 }
 
 /* A tick of control node i: enter when it starts, its TICK callback, and
-** its children's aborts when its run ends. */
-BS_NOINLINE static int control(bonsai_agent *a, uint32_t i, const int traced) {
+** its children's aborts when its run ends. The callback may return
+** SKIPPED (its children were, say) in a tree with conditions ('conds'),
+** the only ones where a node is skipped. */
+BS_NOINLINE static int control(bonsai_agent *a, uint32_t i, const int traced,
+                               const int conds) {
   uint8_t *st = a->state;
   int s;
   if (st[i] != RUNNING) {
@@ -702,7 +705,12 @@ BS_NOINLINE static int control(bonsai_agent *a, uint32_t i, const int traced) {
   s = control_call(a, i, BONSAI_EV_TICK);
   if (s == BONSAI_ELEAF)
     return s;
-  if (s != RUNNING && s != SUCCESS && s != FAILURE)
+  if (s == SKIPPED && !conds) {
+    bs_agent_fail(a, i, "tick returned skipped in a tree without "
+                        "conditions, where no node is skipped");
+    return BONSAI_ELEAF;
+  }
+  if (s != RUNNING && s != SUCCESS && s != FAILURE && s != SKIPPED)
     return leaffail(a, s, "tick");
   if (s != RUNNING && abort_children(a, i) != BONSAI_OK)
     return BONSAI_ELEAF;
@@ -959,7 +967,7 @@ static BS_ALWAYS_INLINE int step(bonsai_agent *a, const Node *nd, uint8_t *st,
   ** in the callback that ends when the child's status reaches the node */
   case BONSAI_CONTROL:
     if (start) {
-      if ((s = control(a, i, traced)) < 0)
+      if ((s = control(a, i, traced, conds)) < 0)
         FAIL();
       END(s);
     }

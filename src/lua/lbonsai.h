@@ -51,6 +51,7 @@ typedef struct LBonsai {
   ** of them when it is the very same string (short strings are interned,
   ** and these are anchored) */
   const void *s_success, *s_failure, *s_running;
+  const void *s_skipped; /* from a control node's tick only */
   struct LTick *ticking; /* the innermost tick under way (bt.sleep) */
   int sleepers; /* sleep caches alive (lsleep.c); none: no list has one */
   lua_State *task; /* the task coroutine being resumed (bt.defer) */

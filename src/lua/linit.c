@@ -191,8 +191,7 @@ int luaopen_bonsai_core(lua_State *L) {
   lua_setfield(L, -2, "ABORTED");
   lua_pushliteral(L, "idle");
   lua_setfield(L, -2, "IDLE");
-  lua_pushliteral(L, "skipped");
-  lua_setfield(L, -2, "SKIPPED");
+  status_string(L, "SKIPPED", "skipped", &lb->s_skipped);
   /* keep the context alive as long as the module table */
   lua_pushvalue(L, -2);
   lua_setfield(L, -2, "_context");

@@ -594,8 +594,8 @@ static void pushcontrol(lua_State *L, LTick *t, const bonsai_call *c) {
   lua_pop(L, 2);
 }
 
-/* A bt.control's callback: tick(c, agent, bb, args) returns a status;
-** enter and abort get the same arguments. */
+/* A bt.control's callback: tick(c, agent, bb, args) returns a status
+** ("skipped" too); enter and abort get the same arguments. */
 int lb_control_call(const bonsai_call *c) {
   LTick *t = (LTick *)c->host;
   lua_State *L;
@@ -619,6 +619,8 @@ int lb_control_call(const bonsai_call *c) {
     return failed(L, c);
   if (c->event != BONSAI_EV_TICK)
     s = BONSAI_OK;
+  else if (lua_topointer(L, -1) == t->lb->s_skipped)
+    s = BONSAI_SKIPPED; /* (the core refuses it where no node is skipped) */
   else if ((s = tostatus(L, t->lb)) < 0) {
     lua_remove(L, -2);
     return failed(L, c);

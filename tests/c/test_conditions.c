@@ -266,6 +266,47 @@ static void check_conditions(void **state) {
   bonsai_def_free(d);
 }
 
+/* A control node whose TICK callback returns SKIPPED (its children were,
+** say): logs "tick C". */
+static int skipper(const bonsai_call *c) {
+  (void)c;
+  trace_append(&trace, "tick C");
+  return BONSAI_SKIPPED;
+}
+
+/* A control node may return SKIPPED: it is skipped, its children still
+** running aborted, and its sequence goes on; in a tree without
+** conditions, where no node is skipped, that is an error of the node. */
+static void control_skipped(void **state) {
+  Cond ok = {"on_success", 1};
+  bonsai_def *d;
+  bonsai_agent *ag;
+  int with;
+  (void)state;
+  leaf("B", "S");
+  for (with = 1; with >= 0; with--) {
+    d = bonsai_def_new(env);
+    bonsai_def_begin(d, BONSAI_SEQUENCE, NULL);
+    if (with)
+      when(d, BONSAI_ON_SUCCESS, &ok);
+    bonsai_def_control(d, "C", skipper, NULL, 0, NULL);
+    bonsai_def_end(d);
+    bonsai_def_leaf(d, BONSAI_ACTION, NULL, "B", NULL);
+    bonsai_def_end(d);
+    ag = agent_of(d);
+    if (with) {
+      STEP(ag, 1, S, "tick C; enter B; tick B; exit B success; on_success");
+      assert_string_equal(states(ag), "SKS");
+    } else {
+      STEP(ag, 1, BONSAI_ELEAF, "tick C");
+      assert_string_equal(bonsai_agent_errmsg(ag), "tick returned skipped in "
+                          "a tree without conditions, where no node is "
+                          "skipped");
+    }
+    bonsai_agent_free(ag);
+  }
+}
+
 /* A condition that fails is a leaf error naming the node; a bad call is
 ** refused; a guard's check takes none. */
 static void errors(void **state) {
@@ -307,6 +348,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(skipped_in_composites, setup, teardown),
       cmocka_unit_test_setup_teardown(skipped_in_decorators, setup, teardown),
       cmocka_unit_test_setup_teardown(check_conditions, setup, teardown),
+      cmocka_unit_test_setup_teardown(control_skipped, setup, teardown),
       cmocka_unit_test_setup_teardown(errors, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -149,6 +149,103 @@ describe("on_halted", function()
   end)
 end)
 
+describe("on_halted, in BT.CPP's order (haltNode: halt, then _onHalted)",
+         function()
+  -- A running leaf whose abort callback logs the trail h of on_halted
+  -- scripts run so far.
+  local function held(name, fields)
+    local n = bt.action { name = name, tick = function() return bt.RUNNING end,
+      abort = function(_, bb) t:add("abort " .. name .. " h=" .. bb.h) end }
+    for k, v in pairs(fields or {}) do n[k] = v end
+    return n
+  end
+
+  it("runs after the node's abort, its children's (each after its own) "
+     .. "before its own", function()
+    local a = agent(bt.control { name = "C", on_halted = "h := h .. 'C'",
+      abort = function(_, _, bb) t:add("abort C h=" .. bb.h) end,
+      tick = function(c) c:tick(1) return c:tick(2) end,
+      held("A", { on_halted = "h := h .. 'A'" }),
+      bt.sequence { name = "S", on_halted = "h := h .. 'S'",
+                    held("B", { on_halted = "h := h .. 'B'" }) } }, { h = "" })
+    a:tick(1)
+    a:abort()
+    assert.equal("abort C h=; abort A h=; abort B h=A", t:take())
+    assert.equal("ABSC", a.bb.h)
+  end)
+
+  it("runs on every cut-off: a:abort, an interrupt, a timeout, a guard, a "
+     .. "priority branch, a reload that drops the node", function()
+    local function cut(root, how, opts)
+      local tree = bt.tree(root, opts)
+      local a = bt.agent(tree, { blackboard = { h = "", go = true } })
+      a:tick(1)
+      how(a, tree)
+      t:take()
+      return a.bb.h
+    end
+    local function leaf() return held("A", { on_halted = "h := 'A'" }) end
+    assert.equal("A", cut(leaf(), function(a) a:abort() end))
+    assert.equal("A", cut(leaf(), function(a)
+      a:add_interrupt(function() return true end)
+      a:tick(1)
+    end))
+    assert.equal("A", cut(bt.timeout { seconds = 0.5, leaf() },
+                          function(a) a:tick(1) end))
+    assert.equal("A", cut(bt.guard { bt.check("go", "==", true),
+      abort = "self", leaf() }, function(a)
+      a.bb.go = false
+      a:tick(1)
+    end))
+    assert.equal("A", cut(leaf(), function(a)
+      a.bb.go = false
+      a:tick(1)
+    end, { priority = { bt.filter { conditions = {
+      bt.check("go", "==", false) }, act("P", "R") } } }))
+    assert.equal("A", cut(bt.sequence { name = "S", leaf() }, function(a, tr)
+      assert(tr:reload(bt.sequence { name = "S", act("B", "R") }))
+      a:tick(1)
+    end))
+  end)
+
+  it("does not run for a node that had finished when its parent is cut off",
+     function()
+    local a = agent(bt.sequence { act("A", "S", { on_halted = "h := 'A'" }),
+                                  act("B", "R") }, { h = "" })
+    a:tick(1)
+    a:abort()
+    assert.equal("", a.bb.h)
+  end)
+end)
+
+describe("pre-conditions at each new run", function()
+  it("are asked again when a repeater or a retry starts the child again in "
+     .. "the same tick", function()
+    local a = agent(bt.sequence {
+      bt.repeater { times = 3, act("A", "S", { skip_if = "n >= 2",
+                                               on_success = "n += 1" }) },
+      act("B", "S") }, { n = 0 })
+    -- A twice, then skipped: the repeater is skipped, the sequence goes on
+    assert.equal("success | enter A; tick A; exit A success; enter A; "
+                 .. "tick A; exit A success; enter B; tick B; exit B success",
+                 t:step(a))
+    a = agent(bt.retry { times = 5, act("A", "F", { success_if = "n >= 2",
+                                                    on_failure = "n += 1" }) },
+              { n = 0 })
+    assert.equal("success | enter A; tick A; exit A failure; enter A; "
+                 .. "tick A; exit A failure", t:step(a))
+  end)
+
+  it("success_if on a composite: its children do not run, its "
+     .. "post-conditions do", function()
+    local a = agent(bt.sequence { success_if = "true", on_success = "s := 1",
+                                  post = "p := 1", act("A", "S") })
+    assert.equal("success |", t:step(a))
+    assert.equal(1, a.bb.s)
+    assert.equal(1, a.bb.p)
+  end)
+end)
+
 describe("post-conditions on composites and decorators", function()
   it("run when the node ends, child's first", function()
     local a = agent(bt.sequence { on_success = "log := log .. 'seq '",
@@ -232,6 +329,44 @@ describe("SKIPPED in a bt.control", function()
     assert.is_true(a.bb.done)
     a.bb.off = true
     assert.equal("skipped |", t:step(a))
+  end)
+end)
+
+describe("SKIPPED from a bt.control's tick", function()
+  it("skips the node: a pass-through passes its child's skip on, a "
+     .. "composite all of whose children were skipped is skipped", function()
+    local a = agent(bt.sequence {
+      bt.control { name = "D", tick = function(c) return c:tick(1) end,
+                   act("A", "RS", { run_while = "go" }) },
+      act("B", "S") }, { go = true })
+    assert.equal("running | enter A; tick A", t:step(a))
+    a.bb.go = false
+    assert.equal("success | abort A; enter B; tick B; exit B success",
+                 t:step(a))
+    assert.equal("skipped", status(a, "D"))
+    local all = agent(bt.control { name = "C",
+      tick = function(c)
+        local skipped = 0
+        for i = 1, c.n do
+          local s = c:tick(i)
+          if s == bt.SKIPPED then skipped = skipped + 1
+          elseif s ~= bt.SUCCESS then return s end
+        end
+        return skipped == c.n and bt.SKIPPED or bt.SUCCESS
+      end,
+      act("A", "S", { skip_if = "true" }), act("B", "S", { skip_if = "k" }) },
+      { k = true })
+    assert.equal("skipped |", t:step(all))
+    all.bb.k = false
+    assert.equal("success | enter B; tick B; exit B success", t:step(all))
+  end)
+
+  it("is an error in a tree without conditions, where no node is skipped",
+     function()
+    local a = agent(bt.control { name = "C",
+                                 tick = function() return bt.SKIPPED end })
+    assert.matches("tree 'T' node 'C': tick returned skipped in a tree "
+                   .. "without conditions", trace.tick_error(a))
   end)
 end)
 
@@ -383,6 +518,75 @@ describe("BehaviorTree.CPP files", function()
     local b = bt.agent(bt.tree(bt.import(out, "btcpp")),
                        { blackboard = { skip = true } })
     assert.equal("skipped", b:tick(1))
+  end)
+
+  it("on a SubTree are its own, apart from its root's (BT.CPP's SubTree "
+     .. "is a node), and written back", function()
+    t:register { A = "R", B = "S" }
+    local text = [[<root BTCPP_format="4" main_tree_to_execute="M">
+  <BehaviorTree ID="M"><Sequence>
+    <SubTree ID="S" go="{alive}" out="{res}" _onHalted="halted := true"
+             _skipIf="skip"/>
+    <B/></Sequence></BehaviorTree>
+  <BehaviorTree ID="S">
+    <Sequence _while="go" _onHalted="out := 'cut'"><A/></Sequence>
+  </BehaviorTree></root>]]
+    local tree = bt.tree(bt.import(text, "btcpp"), { name = "M" })
+    local a = bt.agent(tree, { blackboard = { alive = true, skip = false } })
+    assert.equal("running | enter A; tick A", t:step(a))
+    a.bb.alive = false
+    -- the root's _while halts it (its _onHalted writes out, the caller's
+    -- res) and skips it: the SubTree passes the skip on, not halted itself
+    assert.equal("success | abort A; enter B; tick B; exit B success",
+                 t:step(a))
+    assert.equal("cut", a.bb.res)
+    assert.is_nil(a.bb.halted)
+    a.bb.skip = true
+    assert.equal("success | enter B; tick B; exit B success", t:step(a))
+    local out = tree:export("btcpp")
+    assert.matches('<SubTree ID="S" go="{alive}" out="{res}" '
+                   .. '_onHalted="halted := true" _skipIf="skip"/>', out)
+    assert.matches('<Sequence _while="go" _onHalted="out := \'cut\'">', out)
+    -- a root without conditions of its own takes the SubTree's: no level
+    local plain = bt.tree(bt.import([[<root BTCPP_format="4"
+      main_tree_to_execute="M"><BehaviorTree ID="M"><Sequence>
+      <SubTree ID="S" _skipIf="skip"/><B/></Sequence></BehaviorTree>
+      <BehaviorTree ID="S"><Sequence><A/></Sequence></BehaviorTree></root>]],
+      "btcpp"), { name = "P" })
+    local b = bt.agent(plain, { blackboard = { skip = false } })
+    b:tick(1)
+    assert.same({ "sequence", "S", "A" }, b:running())
+    assert.matches('<SubTree ID="S" _skipIf="skip"/>', plain:export("btcpp"))
+  end)
+
+  it("on a node of the game's own add to the conditions its builder gave",
+     function()
+    t:register { A = "S" }
+    bt.define("Counted", function(_, children)
+      return bt.sequence { on_success = "own := 1", children[1] }
+    end)
+    local a = agent(bt.import(doc('<Counted _onSuccess="file := 1"><A/>'
+                                  .. '</Counted>'), "btcpp"))
+    assert.equal("success", a:tick(1))
+    assert.equal(1, a.bb.own)
+    assert.equal(1, a.bb.file)
+    assert.matches('<Counted _onSuccess="file := 1">', a.tree:export("btcpp"))
+    bt._defined.Counted = nil
+  end)
+
+  it("SequenceWithMemory, AsyncSequence and AsyncFallback pass a skipped "
+     .. "child over, and are skipped when all were", function()
+    t:register { A = "S", B = "S" }
+    for _, id in ipairs { "SequenceWithMemory", "AsyncSequence",
+                          "AsyncFallback" } do
+      local a = agent(bt.import(doc("<" .. id .. '><A _skipIf="true"/><B/></'
+                                    .. id .. ">"), "btcpp"))
+      assert.equal("success | enter B; tick B; exit B success", t:step(a), id)
+      a = agent(bt.import(doc("<" .. id .. '><A _skipIf="true"/>'
+                              .. '<B _skipIf="true"/></' .. id .. ">"),
+                          "btcpp"))
+      assert.equal("skipped |", t:step(a), id)
+    end
   end)
 
   it("refuse a condition that does not parse, with its place", function()

@@ -157,6 +157,107 @@ describe("bt.control", function()
     assert.equal(1, runs[5])
   end)
 
+  it("gives enter and abort c, the agent, its blackboard and its args too; "
+     .. "c.memory and c.n in every callback", function()
+    local a = agent_of(bt.control { args = { k = 7 },
+      enter = function(c, agent, bb, args)
+        c.memory.e = args.k
+        t:add("enter n=" .. c.n .. " " .. tostring(bb == agent.bb))
+      end,
+      tick = function(c) t:add("tick e=" .. c.memory.e) return c:tick(1) end,
+      abort = function(c, agent, bb, args)
+        t:add("abort n=" .. c.n .. " e=" .. c.memory.e .. " k=" .. args.k ..
+              " " .. tostring(bb == agent.bb))
+      end,
+      t:action("A", "R") })
+    assert.equal("running | enter n=1 true; tick e=7; enter A; tick A",
+                 t:step(a, 1))
+    a:abort()
+    assert.equal("abort n=1 e=7 k=7 true; abort A", t:take())
+  end)
+
+  it("keeps c.memory through a tick error and a:abort (only a:reset "
+     .. "empties it)", function()
+    local boom = false
+    local a = agent_of(bt.control {
+      name = "C",
+      tick = function(c)
+        c.memory.n = (c.memory.n or 0) + 1
+        t:add("n=" .. c.memory.n)
+        return c:tick(1)
+      end,
+      bt.action(function() if boom then error("boom") end
+                           return bt.RUNNING end) })
+    a:tick(1)
+    boom = true
+    tick_error(a)
+    boom = false
+    a:tick(1)
+    a:abort()
+    a:tick(1)
+    assert.equal("n=1; n=2; n=3; n=4", t:take())
+  end)
+
+  it("c.memory = {} replaces the memory: saved, kept by a reload, emptied "
+     .. "by a:reset", function()
+    local tree = bt.tree(bt.control { name = "C", tick = function(c)
+      t:add(tostring(c.memory.x))
+      c.memory = { x = (c.memory.x or 0) + 1 }
+      return bt.RUNNING
+    end }, { name = "R" })
+    local a = bt.agent(tree)
+    a:tick(1)
+    a:tick(1)
+    local b = bt.agent(tree, { restore = a:save() })
+    b:tick(1)
+    assert(tree:reload(bt.control { name = "C", tick = function(c)
+      t:add(tostring(c.memory.x))
+      return bt.RUNNING
+    end }))
+    b:tick(1)
+    b:reset()
+    b:tick(1)
+    assert.equal("nil; 1; 2; 3; nil", t:take())
+  end)
+
+  it("starts with an empty memory when a reload put another kind at its "
+     .. "path, then a control node again", function()
+    local function ctl()
+      return bt.control { name = "C", tick = function(c)
+        c.memory.n = (c.memory.n or 0) + 1
+        t:add("n=" .. c.memory.n)
+        return true
+      end }
+    end
+    local tree = bt.tree(bt.sequence { name = "S", ctl() }, { name = "K" })
+    local a = bt.agent(tree)
+    a:tick(1)
+    a:tick(1)
+    assert(tree:reload(bt.sequence { name = "S",
+      bt.sequence { name = "C", t:action("A", "S") } }))
+    a:tick(1)
+    assert(tree:reload(bt.sequence { name = "S", ctl() }))
+    a:tick(1)
+    assert.equal("n=1; n=2; enter A; tick A; exit A success; n=1", t:take())
+  end)
+
+  it("c:tick returns skipped for a child whose run_while turned false, "
+     .. "after aborting it", function()
+    local child = t:action("A", "R")
+    child.run_while = "go"
+    local a = agent_of(bt.control {
+      tick = function(c)
+        local s = c:tick(1)
+        t:add(s)
+        if s == bt.SKIPPED then return bt.SUCCESS end
+        return s
+      end,
+      child }, { blackboard = { go = true } })
+    assert.equal("running | enter A; tick A; running", t:step(a, 1))
+    a.bb.go = false
+    assert.equal("success | abort A; skipped", t:step(a, 1))
+  end)
+
   it("goes on through a reload, its memory and running children kept",
      function()
     local function root(extra)

@@ -87,13 +87,13 @@ describe("a save", function()
   -- The other process: restores the save at path, ticks once, prints the
   -- agent's summary and saves it back to path.
   local SCRIPT = [[
-    local path = ...
+    local path, which = ...
     local f = assert(io.open(path, "rb"))
     local s = f:read("*a")
     f:close()
     local bt = require "bonsai"
     local everything = require "helpers.everything"
-    local b = bt.agent(everything.tree(), { restore = s })
+    local b = bt.agent(everything[which](), { restore = s })
     b:tick(1)
     io.write(everything.summary(b))
     f = assert(io.open(path, "wb"))
@@ -101,33 +101,34 @@ describe("a save", function()
     f:close()
   ]]
 
-  it_others("made here restores under every other Lua, and its save there "
-            .. "back here", function()
+  -- Saves an agent of everything[which]() (blackboard bb) after 4 ticks,
+  -- restores it under every other Lua, which ticks it and saves it back:
+  -- each side's agent reads as the other's. int and float name keys whose
+  -- number type (5.3 and later) must survive the crossings.
+  local function crosses(which, bb, int, float)
     for _, d in ipairs(others) do
       local path = os.tmpname()
-      local a = bt.agent(everything.tree(), { blackboard = { hp = 20,
-        go = true, n = 7, f = 0.25, big = 2 ^ 40, s = "text",
-        bag = { 1, 2.5, { x = "y" } } } })
+      local a = bt.agent(everything[which](), { blackboard = bb() })
       for _ = 1, 4 do a:tick(1) end
       write(path, a:save())
       a:tick(1)
       write(path .. ".lua", SCRIPT)
       local p = assert(io.popen(("LUA_PATH='lua/?.lua;lua/?/init.lua;" ..
-        "tests/spec/?.lua' LUA_CPATH='%s/src/lua/?.so' %s %s.lua %s 2>&1"):format(
-        d, INTERP[d], path, path)))
+        "tests/spec/?.lua' LUA_CPATH='%s/src/lua/?.so;;' %s %s.lua %s %s 2>&1"
+        ):format(d, INTERP[d], path, path, which)))
       local out = p:read("*a")
       p:close()
       os.remove(path .. ".lua")
       assert.equal(summary(a), out, d)
       local f = assert(io.open(path, "rb"))
-      local back = bt.agent(everything.tree(), { restore = f:read("*a") })
+      local back = bt.agent(everything[which](), { restore = f:read("*a") })
       f:close()
       os.remove(path)
       assert.equal(summary(a), summary(back), d .. " back")
       if math.type then -- integers stay integers (whole floats that crossed
         -- 5.1 or LuaJIT come back as integers too: there all are floats)
-        assert.equal("integer", math.type(back.bb.n), d)
-        assert.equal("float", math.type(back.bb.f), d)
+        assert.equal("integer", math.type(back.bb[int]), d)
+        assert.equal("float", math.type(back.bb[float]), d)
       end
       for _ = 1, 3 do
         a:tick(1)
@@ -135,6 +136,21 @@ describe("a save", function()
       end
       assert.equal(summary(a), summary(back), d .. " back, ticked")
     end
+  end
+
+  it_others("made here restores under every other Lua, and its save there "
+            .. "back here", function()
+    crosses("tree", function()
+      return { hp = 20, go = true, n = 7, f = 0.25, big = 2 ^ 40, s = "text",
+               bag = { 1, 2.5, { x = "y" } } }
+    end, "n", "f")
+  end)
+
+  it_others("of a running bt.control's c.memory and of skipped nodes "
+            .. "crosses the Luas too", function()
+    crosses("controlled", function()
+      return { hp = 20, wins = 0, ends = 0 }
+    end, "k", "f")
   end)
 end)
 

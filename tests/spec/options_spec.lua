@@ -199,6 +199,24 @@ describe("option tables", function()
     assert.matches("unknown format 'btcp' %(did you mean 'btcpp'%?%)",
                    refused(bt.import, "A[1]", "btcp"))
   end)
+
+  it("bt.load, per the format of the file's built-in loader", function()
+    assert.matches("bt.load %(btcpp%) has no option 'mian' %(did you mean "
+                   .. "'main'%?%)", refused(bt.load, "t.xml", { mian = "x" }))
+    assert.matches("bt.load %(behavior3%) has no option 'tre' ",
+                   refused(bt.load, "t.json", { tre = "x" }))
+    assert.matches("bt.load %(lua%) has no option 'main' ",
+                   refused(bt.load, "t.lua", { main = "x" }))
+    -- a loader of the game's own takes the options it likes
+    local seen
+    bt.loaders[".seq"] = function(_, opts)
+      seen = opts.colour
+      return bt.action(ok)
+    end
+    assert.truthy(bt.load("t.seq", { colour = "red" }))
+    bt.loaders[".seq"] = nil
+    assert.equal("red", seen)
+  end)
 end)
 
 describe("a name bonsai does not have", function()

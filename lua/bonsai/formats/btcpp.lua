@@ -562,8 +562,9 @@ local function subtree(ctx, e, scope)
   ctx.active[id] = nil
   -- named as Groot2 shows it: the SubTree's name, its root's, else (a
   -- root with children; a leaf keeps its own) its ID
+  local own = n.name
   n.name = e.attrs.name or def.attrs.name or (n[1] and id) or n.name
-  M.expanded[n] = { id = id, element = e, tree = def }
+  M.expanded[n] = { id = id, element = e, tree = def, own = own }
   return n
 end
 
@@ -668,11 +669,29 @@ local function conditions(ctx, e, scope)
   return c, conds
 end
 
--- The node of element e (convert's body).
+-- The node of element e (convert's body), with the element's conditions.
+-- When what the element built carries conditions of its own (a SubTree's
+-- root, a bt.define builder's node), the element's go on a sequence of one
+-- child above it (which passes every status on), as BehaviorTree.CPP keeps
+-- a SubTree's apart from its root's; a SubTree is written back with them.
 function build(ctx, e, scope)
-  local conds
+  local conds, whole = nil, e
   e, conds = conditions(ctx, e, scope)
   local n = build_node(ctx, e, scope)
+  if next(conds) == nil then return n end
+  local x = M.expanded[n]
+  if x then x.element = whole end
+  local own = false
+  for _, field in pairs(scripted) do own = own or n[field] ~= nil end
+  if own then
+    local inner = n
+    n = { type = "sequence", name = inner.name, inner }
+    leaves.origin[n], leaves.origin[inner] = leaves.origin[inner], nil
+    if x then
+      M.expanded[n], M.expanded[inner] = x, nil
+      inner.name = x.own
+    end
+  end
   for field, f in pairs(conds) do n[field] = f end
   return n
 end

@@ -9,6 +9,7 @@
 local M = {}
 
 local SUCCESS, FAILURE, RUNNING = "success", "failure", "running"
+local SKIPPED = "skipped"
 
 local function control(bt, kids, def)
   for i, k in ipairs(kids) do def[i] = k end
@@ -19,10 +20,14 @@ end
 -- children in turn, a running one resumed; a child ending with `go` hands
 -- over to the next, and when it had not been running before this tick the
 -- node returns RUNNING first (BehaviorTree.CPP wakes the tree at once and
--- goes on at the next tick); any other end ends the node with it.
+-- goes on at the next tick); a skipped child is passed over at once; any
+-- other end ends the node with it. Past the last child: `go`, or skipped
+-- when every child was skipped in this run.
 function M.async(bt, kids, go)
   return control(bt, kids, {
-    enter = function(c) c.memory.i, c.memory.running = nil, nil end,
+    enter = function(c)
+      c.memory.i, c.memory.running, c.memory.skipped = nil, nil, nil
+    end,
     tick = function(c)
       local m = c.memory
       local i = m.i or 1
@@ -32,18 +37,21 @@ function M.async(bt, kids, go)
         if s == RUNNING then
           m.i, m.running = i, i
           return RUNNING
+        elseif s == SKIPPED then
+          i, m.skipped = i + 1, (m.skipped or 0) + 1
         elseif s ~= go then
           m.i, m.running = nil, nil
           return s
-        end
-        i, m.running = i + 1, nil
-        if not was and i <= c.n then
-          m.i = i
-          return RUNNING
+        else
+          i, m.running = i + 1, nil
+          if not was and i <= c.n then
+            m.i = i
+            return RUNNING
+          end
         end
       end
       m.i = nil
-      return go
+      return m.skipped == c.n and SKIPPED or go
     end,
   })
 end
@@ -51,22 +59,26 @@ end
 -- SequenceWithMemory: a sequence that keeps its place when a child fails
 -- (the next run ticks that child again) and when it is cut off; it starts
 -- from its first child only after all succeeded (its memory is empty
--- then).
+-- then). A skipped child is passed over; when all its children were
+-- skipped in this run, the node is skipped.
 function M.sequence_with_memory(bt, kids)
   return control(bt, kids, {
+    enter = function(c) c.memory.skipped = nil end,
     tick = function(c)
       local m = c.memory
       local i = m.i or 1
       while i <= c.n do
         local s = c:tick(i)
-        if s ~= SUCCESS then
+        if s == SKIPPED then
+          m.skipped = (m.skipped or 0) + 1
+        elseif s ~= SUCCESS then
           m.i = i > 1 and i or nil
           return s
         end
         i = i + 1
       end
       m.i = nil
-      return SUCCESS
+      return m.skipped == c.n and SKIPPED or SUCCESS
     end,
   })
 end

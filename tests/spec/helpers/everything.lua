@@ -65,6 +65,29 @@ function M.tree(name)
       bt.named("flee", bt.action(run)) } } })
 end
 
+-- A tree of the nodes of the third round, running at once: a bt.control
+-- whose c.memory holds integers, floats, strings and a nested table (it
+-- copies them to the blackboard, so summaries see the memory), and pre- and
+-- post-conditions, with a node skipped at every run (lua_versions_spec).
+function M.controlled()
+  local ctl = bt.control { name = "ctl", tick = function(c, _, bb)
+    local m = c.memory
+    m.k = (m.k or 0) + 1
+    m.f = (m.f or 0) + 0.25
+    m.t = m.t or { list = { 1, 2.5, "x", true }, deep = { s = "y" } }
+    bb.k, bb.f, bb.t = m.k, m.f, m.t
+    c:tick(1)
+    return bt.RUNNING
+  end, every(3, "c1") }
+  return bt.tree(bt.parallel { name = "all",
+    ctl,
+    bt.repeater { name = "rep", bt.sequence { name = "cond",
+      run_while = "hp > 0", on_success = "wins += 1", post = "ends += 1",
+      bt.action { name = "skipped", skip_if = "true", tick = run },
+      every(2, "e") } },
+  }, { name = "controlled" })
+end
+
 -- What an agent's state reads as, to compare two agents (also across
 -- processes and Luas, lua_versions_spec): its running nodes, its clock,
 -- its blackboard (keys sorted; numbers written alike whether integers or
