@@ -477,8 +477,55 @@ describe("scripts in BehaviorTree.CPP files", function()
     local b = agent(doc('<Precondition if="hp &gt; 5" else="SUCCESS"><A/>' ..
       "</Precondition>"), { blackboard = { hp = 1 } })
     assert.equal("success |", t:step(b, 1))
-    assert.matches("else=\"RUNNING\"", refused(doc('<Precondition ' ..
-      'if="x" else="RUNNING"><A/></Precondition>')))
+    assert.matches("else=\"DONE\": a status", refused(doc('<Precondition ' ..
+      'if="x" else="DONE"><A/></Precondition>')))
+  end)
+
+  it("map Precondition else=\"RUNNING\": running without the child until " ..
+     "the condition holds as it would start", function()
+    leaves { A = "RSR" }
+    local a = agent(doc('<Sequence><Precondition if="armed" else="RUNNING">' ..
+      '<A/></Precondition><Script code="done := true"/></Sequence>'),
+      { blackboard = { armed = false } })
+    assert.equal("running |", t:step(a, 1))
+    assert.equal("running |", t:step(a, 1))
+    a.bb.armed = true
+    assert.equal("running | enter A; tick A", t:step(a, 1))
+    a.bb.armed = false -- not asked again while A runs
+    assert.equal("success | tick A; exit A success", t:step(a, 1))
+    assert.is_true(a.bb.done)
+    a.bb.done = nil
+    assert.equal("running |", t:step(a, 1)) -- a new run asks again
+    a.bb.armed = true
+    assert.equal("running | enter A; tick A", t:step(a, 1))
+    a:abort() -- cut off: the next run asks again
+    a.bb.armed = false
+    assert.equal("running | abort A", t:step(a, 1))
+  end)
+
+  it("map Precondition else=\"SKIPPED\": skipped unless the condition " ..
+     "holds as the child starts", function()
+    leaves { A = "RS", B = "S" }
+    local a = agent(doc('<Sequence><Precondition if="armed" else="SKIPPED">' ..
+      '<A/></Precondition><B/></Sequence>'), { blackboard = { armed = false } })
+    local B = "enter B; tick B; exit B success"
+    assert.equal("success | " .. B, t:step(a, 1)) -- A passed over
+    a.bb.armed = true
+    assert.equal("running | enter A; tick A", t:step(a, 1))
+    a.bb.armed = false -- not asked again while A runs
+    assert.equal("success | tick A; exit A success; " .. B, t:step(a, 1))
+    local only = agent(doc('<Precondition if="armed" else="SKIPPED"><A/>' ..
+      '</Precondition>'), { blackboard = { armed = false } })
+    assert.equal("skipped |", t:step(only, 1))
+    -- with a _skipIf of its own, both are asked and both written back
+    local text = doc('<Precondition if="armed" else="SKIPPED" ' ..
+      '_skipIf="off"><A/></Precondition>')
+    local both = agent(text, { blackboard = { armed = true, off = true } })
+    assert.equal("skipped |", t:step(both, 1))
+    local out = bt.tree(bt.import(text, "btcpp"), { name = "T" })
+      :export("btcpp")
+    assert.matches('<Precondition _skipIf="off" else="SKIPPED" if="armed">',
+      out)
   end)
 
   it("see the keys a subtree remaps", function()
@@ -512,12 +559,16 @@ describe("scripts in BehaviorTree.CPP files", function()
     local text = doc('<Sequence><Script code="n := 1"/><ScriptCondition ' ..
       'code="n == 1"/><Precondition if="n &gt; 0" else="SUCCESS"><A/>' ..
       '</Precondition><Precondition if="n &gt; 0"><A/></Precondition>' ..
+      '<Precondition if="n &gt; 0" else="SKIPPED"><A/></Precondition>' ..
+      '<Precondition if="n &gt; 0" else="RUNNING"><A/></Precondition>' ..
       "</Sequence>")
     local tree = bt.tree(bt.import(text, "btcpp"), { name = "T" })
     local out = tree:export("btcpp")
     assert.matches('<Script code="n := 1"/>', out)
     assert.matches('<ScriptCondition code="n == 1"/>', out)
     assert.matches('<Precondition else="SUCCESS" if="n &gt; 0">', out)
+    assert.matches('<Precondition else="SKIPPED" if="n &gt; 0">', out)
+    assert.matches('<Precondition else="RUNNING" if="n &gt; 0">', out)
     local copy = bt.tree(bt.import(out, "btcpp"), { name = "T" })
     assert.equal(out, copy:export("btcpp"))
     assert.equal("success", bt.agent(copy):tick(1))

@@ -467,24 +467,36 @@ local builtins = {
 
   -- The child when "if" holds when it starts (not checked again while the
   -- child runs), else the status "else" names: a sequence of the condition
-  -- and the child, or a selector of the condition's negation and the child.
+  -- and the child, a selector of the condition's negation and the child, a
+  -- sequence of the child skipped unless "if" holds, or a control node
+  -- running without the child until "if" holds.
   Precondition = function(ctx, e, scope)
     shape(ctx, e, { ["if"] = true, ["else"] = true }, 1)
     local otherwise = e.attrs["else"] or "FAILURE"
-    local cond = scripted_node(ctx, e, scope, "condition", "if",
-      otherwise == "SUCCESS" and "!(%s)" or nil)
+    if otherwise ~= "FAILURE" and otherwise ~= "SUCCESS" and
+       otherwise ~= "RUNNING" and otherwise ~= "SKIPPED" then
+      where(ctx, e, "else=\"" .. otherwise .. "\": a status (SUCCESS, " ..
+            "FAILURE, RUNNING or SKIPPED)")
+    end
+    local cond = scripted_node(ctx, e, scope, "condition", "if", -- checked
+      otherwise == "SUCCESS" and "!(%s)" or nil)                -- in any case
     local child = convert(ctx, e[1], scope)
-    local n
-    if otherwise == "FAILURE" then
+    local n, made
+    if otherwise == "SKIPPED" then -- asked when the child starts, as skip_if
+      local script = require "bonsai.script"
+      made = { skip_if = script.condition("!(" .. e.attrs["if"] .. ")",
+        "skip_if", function(key) return resolve(scope, key) end) }
+      n = { type = "sequence", skip_if = made.skip_if, child }
+    elseif otherwise == "FAILURE" then
       n = { type = "sequence", cond, child }
     elseif otherwise == "SUCCESS" then
       n = { type = "selector", cond, child }
     else
-      where(ctx, e, "else=\"" .. otherwise .. "\": Bonsai's Precondition " ..
-            "returns SUCCESS or FAILURE when its condition is false")
+      n = controls.precondition_running(ctx.bt, { cond, child })
     end
     leaves.origin[n] = { format = "btcpp", name = "Precondition", child = child,
-      attrs = { ["if"] = e.attrs["if"], ["else"] = e.attrs["else"] } }
+      attrs = { ["if"] = e.attrs["if"], ["else"] = e.attrs["else"] },
+      made = made }
     return n
   end,
 }
@@ -1106,7 +1118,9 @@ local function emit(n, out, depth, model, path, queue)
   end
   for attr, field in pairs(scripted) do -- pre- and post-conditions
     local v = n[field]
-    if type(v) == "function" then
+    if o and o.made and o.made[field] == v then
+      v = nil -- the composition's own (Precondition's else="SKIPPED")
+    elseif type(v) == "function" then
       local s = package.loaded["bonsai.script"] and
         package.loaded["bonsai.script"].source[v]
       if not s or s.renamed then

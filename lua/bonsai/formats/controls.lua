@@ -2,6 +2,7 @@
 -- Bonsai kind has, written with bt.control (docs/CUSTOM_NODES.md) with
 -- their runtime's semantics: BehaviorTree.CPP 4's AsyncSequence,
 -- AsyncFallback, SequenceWithMemory, SwitchN, TryCatch, the LoopT queues,
+-- Precondition's else="RUNNING",
 -- behavior3's Switch, Foreach, Loop, Filter and Assert. Each takes the
 -- node's children, already built; a
 -- Switch reads its variable through get(bb), a Loop its count through
@@ -79,6 +80,28 @@ function M.sequence_with_memory(bt, kids)
       end
       m.i = nil
       return m.skipped == c.n and SKIPPED or SUCCESS
+    end,
+  })
+end
+
+-- Precondition with else="RUNNING": the condition (the first child) is
+-- asked while the child (the second) is not running; false: the node is
+-- running without ticking the child, and asks again at the next tick; true:
+-- the child's run, to its end.
+function M.precondition_running(bt, kids)
+  local function reset(c) c.memory.child = nil end
+  return control(bt, kids, {
+    enter = reset,
+    abort = reset,
+    tick = function(c)
+      local m = c.memory
+      if not m.child then
+        if c:tick(1) ~= SUCCESS then return RUNNING end
+        m.child = true
+      end
+      local s = c:tick(2)
+      if s ~= RUNNING then m.child = nil end
+      return s
     end,
   })
 end
