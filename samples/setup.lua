@@ -13,7 +13,7 @@ if not (os.getenv("LUA_PATH_5_4") or os.getenv("LUA_PATH")) then
   prepend("path", here .. "../lua/?.lua")
 end
 if not (os.getenv("LUA_CPATH_5_4") or os.getenv("LUA_CPATH")) then
-  prepend("cpath", here .. "../build/src/lua/?.so")
+  prepend("cpath", here .. "../build/src/?.so")
 end
 prepend("path", here .. "?.lua")
 

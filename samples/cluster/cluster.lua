@@ -28,7 +28,7 @@ here = require("fio").abspath(here) .. "/" -- box.cfg's work_dir moves the cwd
 local root = here .. "../../"
 package.path = here .. "?.lua;" .. root .. "lua/?.lua;" .. root
   .. "lua/?/init.lua;" .. package.path
-package.cpath = (os.getenv("BONSAI_CPATH") or root .. "build-luajit/src/lua/?.so")
+package.cpath = (os.getenv("BONSAI_CPATH") or root .. "build-luajit/src/?.so")
   .. ";" .. package.cpath
 local W = require "world"
 local probes = require "probes"

@@ -15,7 +15,7 @@ local root = source .. "/../.."
 package.path = root .. "/lua/?.lua;" .. root .. "/lua/?/init.lua;" ..
                package.path
 package.cpath = (os.getenv("BONSAI_CPATH") or
-                 root .. "/build-luajit/src/lua/?.so") .. ";" .. package.cpath
+                 root .. "/build-luajit/src/?.so") .. ";" .. package.cpath
 
 local bt = require "bonsai"
 

@@ -31,7 +31,7 @@ async function main() {
   const driver = spawn('tarantool', [path.join(ROOT, 'samples/cluster/cluster.lua'),
     '--npcs', String(NPCS), '--seconds', '20', '--kills', '0', '--port', String(PORT),
     '--view', String(VIEW)], {
-    env: Object.assign({}, process.env, { BONSAI_CPATH: BUILD + '/src/lua/?.so' }),
+    env: Object.assign({}, process.env, { BONSAI_CPATH: BUILD + '/src/?.so' }),
     detached: true, stdio: ['ignore', 'pipe', 'inherit'],
   });
   let output = '';

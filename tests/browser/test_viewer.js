@@ -28,7 +28,7 @@ const BUILD = path.resolve(process.argv[2] || path.join(ROOT, 'build'));
 const OUT = path.join(BUILD, 'browser-screenshots');
 const LUA_ENV = Object.assign({}, process.env, {
   LUA_PATH: ROOT + '/lua/?.lua;' + ROOT + '/lua/?/init.lua;;',
-  LUA_CPATH: BUILD + '/src/lua/?.so;;',
+  LUA_CPATH: BUILD + '/src/?.so;;',
 });
 const CHROMIUM = process.env.CHROMIUM || '/usr/bin/chromium';
 

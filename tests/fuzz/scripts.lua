@@ -17,7 +17,7 @@ local root = (arg and arg[0] or ""):match("^(.-)/?tests/fuzz/[^/]*$") or "."
 if root == "" then root = "." end
 package.path = package.path .. ";" .. root .. "/lua/?.lua;" .. root ..
                "/lua/?/init.lua"
-package.cpath = package.cpath .. ";" .. root .. "/build/src/lua/?.so"
+package.cpath = package.cpath .. ";" .. root .. "/build/src/?.so"
 
 local bt = require "bonsai"
 local script = require "bonsai.script"

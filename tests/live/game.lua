@@ -12,7 +12,7 @@ if not (os.getenv("LUA_PATH") or os.getenv("LUA_PATH_5_4")) then
                  package.path
 end
 if not (os.getenv("LUA_CPATH") or os.getenv("LUA_CPATH_5_4")) then
-  package.cpath = here .. "/build/src/lua/?.so;" .. package.cpath
+  package.cpath = here .. "/build/src/?.so;" .. package.cpath
 end
 local bt = require "bonsai"
 local socket = require "socket"

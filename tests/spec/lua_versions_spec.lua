@@ -29,7 +29,7 @@ end
 -- build dir; returns its output and whether it exited by itself.
 local function load_from(dir)
   local p = assert(io.popen(("LUA_PATH='lua/?.lua;lua/?/init.lua' " ..
-    "LUA_CPATH='%s/src/lua/?.so' %s -e 'local ok, e = pcall(require, " ..
+    "LUA_CPATH='%s/src/?.so' %s -e 'local ok, e = pcall(require, " ..
     "\"bonsai\") io.write(ok and \"ok\" or e)' 2>&1; echo; echo rc=$?"):format(
     dir, luaver.interpreter)))
   local out = p:read("*a")
@@ -41,7 +41,7 @@ end
 describe("a module built for another Lua", function()
   local others = {}
   for _, d in ipairs(BUILDS) do
-    if exists(d .. "/src/lua/bonsai/core.so") and not mybuild(d) then
+    if exists(d .. "/src/bonsai/core.so") and not mybuild(d) then
       others[#others + 1] = d
     end
   end
@@ -58,7 +58,7 @@ describe("a module built for another Lua", function()
       if INTERP[d] == me or (me == "luajit" and INTERP[d] == "lua5.1") then
         assert.equal("ok", out, d)
       else
-        assert.matches("^" .. d:gsub("%-", "%%-") .. "/src/lua/bonsai/core%.so " ..
+        assert.matches("^" .. d:gsub("%-", "%%-") .. "/src/bonsai/core%.so " ..
                        "was built for another Lua than this [%w. %-]+ %(it " ..
                        "needs luaL?_[%w_]+, which this Lua does not have%): " ..
                        "build Bonsai for this Lua", out)
@@ -72,7 +72,7 @@ describe("a save", function()
   local summary = everything.summary
   local others = {}
   for _, d in ipairs(BUILDS) do
-    if exists(d .. "/src/lua/bonsai/core.so") and not mybuild(d) then
+    if exists(d .. "/src/bonsai/core.so") and not mybuild(d) then
       others[#others + 1] = d
     end
   end
@@ -114,7 +114,7 @@ describe("a save", function()
       a:tick(1)
       write(path .. ".lua", SCRIPT)
       local p = assert(io.popen(("LUA_PATH='lua/?.lua;lua/?/init.lua;" ..
-        "tests/spec/?.lua' LUA_CPATH='%s/src/lua/?.so;;' %s %s.lua %s %s 2>&1"
+        "tests/spec/?.lua' LUA_CPATH='%s/src/?.so;;' %s %s.lua %s %s 2>&1"
         ):format(d, INTERP[d], path, path, which)))
       local out = p:read("*a")
       p:close()
