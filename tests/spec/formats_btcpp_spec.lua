@@ -526,6 +526,11 @@ describe("scripts in BehaviorTree.CPP files", function()
       :export("btcpp")
     assert.matches('<Precondition _skipIf="off" else="SKIPPED" if="armed">',
       out)
+    -- refused with the place: no condition, or one that does not parse
+    assert.matches("node 'Precondition': needs port 'if'", refused(doc(
+      '<Precondition else="SKIPPED"><A/></Precondition>')))
+    assert.matches("node 'Precondition': 'if': .*syntax error", refused(doc(
+      '<Precondition if="1 +" else="SKIPPED"><A/></Precondition>')))
   end)
 
   it("see the keys a subtree remaps", function()

@@ -144,6 +144,19 @@ local function scripted_node(ctx, e, scope, kind, attr, wrap)
   return n
 end
 
+-- The script `code` (element e's attribute attr, or a text made from it)
+-- compiled for the node field `field` (skip_if, on_success...), keys seen
+-- through the scope; also whether a subtree renamed a key.
+local function compiled(ctx, e, scope, attr, field, code)
+  local script = require "bonsai.script"
+  local f, changed = script.condition(code or e.attrs[attr], field,
+    function(key) return resolve(scope, key) end)
+  if not f then where(ctx, e, "'" .. attr .. "': " .. tostring(changed)) end
+  script.source[f] = { kind = "condition", code = code or e.attrs[attr],
+                       renamed = changed }
+  return f
+end
+
 local function children(ctx, e, scope)
   local list = {}
   for i, c in ipairs(e) do list[i] = convert(ctx, c, scope) end
@@ -478,21 +491,24 @@ local builtins = {
       where(ctx, e, "else=\"" .. otherwise .. "\": a status (SUCCESS, " ..
             "FAILURE, RUNNING or SKIPPED)")
     end
-    local cond = scripted_node(ctx, e, scope, "condition", "if", -- checked
-      otherwise == "SUCCESS" and "!(%s)" or nil)                -- in any case
-    local child = convert(ctx, e[1], scope)
-    local n, made
+    local n, made, child
     if otherwise == "SKIPPED" then -- asked when the child starts, as skip_if
-      local script = require "bonsai.script"
-      made = { skip_if = script.condition("!(" .. e.attrs["if"] .. ")",
-        "skip_if", function(key) return resolve(scope, key) end) }
+      if e.attrs["if"] == nil then where(ctx, e, "needs port 'if'") end
+      made = { skip_if = compiled(ctx, e, scope, "if", "skip_if",
+                                  "!(" .. e.attrs["if"] .. ")") }
+      child = convert(ctx, e[1], scope)
       n = { type = "sequence", skip_if = made.skip_if, child }
-    elseif otherwise == "FAILURE" then
-      n = { type = "sequence", cond, child }
-    elseif otherwise == "SUCCESS" then
-      n = { type = "selector", cond, child }
     else
-      n = controls.precondition_running(ctx.bt, { cond, child })
+      local cond = scripted_node(ctx, e, scope, "condition", "if",
+        otherwise == "SUCCESS" and "!(%s)" or nil)
+      child = convert(ctx, e[1], scope)
+      if otherwise == "FAILURE" then
+        n = { type = "sequence", cond, child }
+      elseif otherwise == "SUCCESS" then
+        n = { type = "selector", cond, child }
+      else
+        n = controls.precondition_running(ctx.bt, { cond, child })
+      end
     end
     leaves.origin[n] = { format = "btcpp", name = "Precondition", child = child,
       attrs = { ["if"] = e.attrs["if"], ["else"] = e.attrs["else"] },
@@ -660,19 +676,13 @@ local function conditions(ctx, e, scope)
   local found, conds = false, {}
   for _, k in ipairs(e.order) do found = found or scripted[k] ~= nil end
   if not found then return e, conds end
-  local c, script = {}, require "bonsai.script"
+  local c = {}
   for k, v in pairs(e) do c[k] = v end
   c.attrs, c.order = {}, {}
   for _, k in ipairs(e.order) do
     local field = scripted[k]
     if field then
-      local f, changed = script.condition(e.attrs[k], field, function(key)
-        return resolve(scope, key)
-      end)
-      if not f then where(ctx, e, "'" .. k .. "': " .. tostring(changed)) end
-      script.source[f] = { kind = "condition", code = e.attrs[k],
-                           renamed = changed }
-      conds[field] = f
+      conds[field] = compiled(ctx, e, scope, k, field)
     else
       c.attrs[k] = e.attrs[k]
       c.order[#c.order + 1] = k

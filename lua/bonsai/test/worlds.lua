@@ -183,6 +183,18 @@ local function shrink(T, o, names, h, name, tick)
     end
     return false
   end
+  -- h with its change i replaced by { at, key, value } (from c), kept when
+  -- the same invariant still breaks
+  local function replaced(i, c, at, value)
+    local cand = {}
+    for j, x in ipairs(h) do cand[j] = x end
+    cand[i] = { at = at, key = c.key, value = value }
+    if fails(cand) then
+      h = cand
+      return true
+    end
+    return false
+  end
   local changed = true
   while changed and budget > 0 do
     changed = false
@@ -196,14 +208,9 @@ local function shrink(T, o, names, h, name, tick)
     for i = 1, #h do -- a change made earlier (at tick 1, or sooner)
       local c = h[i]
       for _, at in ipairs { 1, math.floor((c.at + 1) / 2) } do
-        if at < c.at then
-          local cand = {}
-          for j, x in ipairs(h) do cand[j] = x end
-          cand[i] = { at = at, key = c.key, value = c.value }
-          if fails(cand) then
-            h, changed = cand, true
-            break
-          end
+        if at < c.at and replaced(i, c, at, c.value) then
+          changed = true
+          break
         end
       end
     end
@@ -211,11 +218,8 @@ local function shrink(T, o, names, h, name, tick)
       local c = h[i]
       for _, v in ipairs(o.keys[c.key].shrink(c.value)) do
         if v == M.NIL then v = nil end
-        local cand = {}
-        for j, x in ipairs(h) do cand[j] = x end
-        cand[i] = { at = c.at, key = c.key, value = v }
-        if fails(cand) then
-          h, changed = cand, true
+        if replaced(i, c, c.at, v) then
+          changed = true
           break
         end
       end
