@@ -393,9 +393,30 @@ local function w3_run(variant, n, depth, count)
   else
     local hold = function(a) if count then count.n = count.n + 1 end
       local s = a.owner; s.n = s.n + 1; return RUNNING end
-    local root = bt.action(hold)
-    for _ = 1, depth do root = bt.sequence { root } end
-    step, agents = agents_step(bt.tree(root, { name = "w3" }), st, variant)
+    if variant == "cloop" then
+      local list, loop = {}, benchc.w3_loop
+      for i = 1, n do list[i] = { owner = st[i] } end
+      step = function(k)
+        for _ = 1, k do assert(loop(list, hold, RUNNING)) end
+      end
+    else
+      local root = bt.action(hold)
+      for _ = 1, depth do root = bt.sequence { root } end
+      local call = variant == "tick_all_call"
+      step, agents = agents_step(bt.tree(root, { name = "w3" }), st,
+                                 call and "tick_all" or variant)
+      if call then -- then one empty C method per agent, through a table
+        local tick, callees = step, {}
+        local mt = { __index = { nothing = benchc.nothing } }
+        for i = 1, n do callees[i] = setmetatable({}, mt) end
+        step = function(k)
+          for _ = 1, k do
+            tick(1)
+            for i = 1, n do callees[i]:nothing(1) end
+          end
+        end
+      end
+    end
   end
   return { step = step, sum = function()
     local sum = 0
@@ -573,18 +594,26 @@ local function w3(v, depth)
   return function(count) return w3_run(v, W3N, depth, count) end
 end
 function sections.w3()
-compare("W3 depth 100", { variant("Lua floor", w3("floor"), nil, true),
-                          variant("bt.tick_all", w3("tick_all", 100), "<= 2.3"),
-                          variant("a:tick loop", w3("tick", 100)) },
-        W3T, W3N, reps, W3N * W3T, 100)
+local w3v = { variant("Lua floor", w3("floor"), nil, true) }
+if benchc then
+  w3v[#w3v + 1] = variant("C loop, Lua leaf (the limit)", w3("cloop"))
+end
+w3v[#w3v + 1] = variant("bt.tick_all", w3("tick_all", 100), "<= 2.3")
+w3v[#w3v + 1] = variant("a:tick loop", w3("tick", 100))
+compare("W3 depth 100", w3v, W3T, W3N, reps, W3N * W3T, 100)
 end
 
--- what an a:tick loop adds to bt.tick_all (issue #23's second W3 goal)
+-- what an a:tick loop adds to bt.tick_all (issue #23's second W3 goal),
+-- and the least any a:tick could add: bt.tick_all, then a Lua loop calling
+-- an empty C method on each agent, found through a table __index
 function sections.w3tick()
-compare("W3 depth 100", { variant("bt.tick_all", w3("tick_all", 100), nil, true),
-                          variant("a:tick loop / bt.tick_all", w3("tick", 100),
-                                  "<= 1.3") },
-        W3T, W3N, reps, W3N * W3T, 100)
+local w3v = { variant("bt.tick_all", w3("tick_all", 100), nil, true),
+              variant("a:tick loop / bt.tick_all", w3("tick", 100), "<= 1.3") }
+if benchc then
+  w3v[#w3v + 1] = variant("bt.tick_all + an empty C method call / bt.tick_all",
+                          w3("tick_all_call", 100))
+end
+compare("W3 depth 100", w3v, W3T, W3N, reps, W3N * W3T, 100)
 end
 
 -- a running leaf resumed under 100 sequences against under none
@@ -946,7 +975,7 @@ end
 ------------------------------------------------------------------------
 -- --profile W VARIANT [agents] [ticks] [depth]: one untimed run of one
 -- variant, nothing else, for callgrind or perf (W: w1, w2, w3, p, c, s, r,
--- x; VARIANT: floor, tick_all, tick, and for w1 also cloop, cfloor,
+-- x; VARIANT: floor, tick_all, tick, for w3 also cloop, for w1 also cloop, cfloor,
 -- cbonsai, and sub, sub_none: bt.tick_all with one subscription on each
 -- agent, taking its events or none (docs/DEBUGGER.md), and prof: bt.tick_all
 -- with the tree profiled (tree:profile(true)); for p the number of
@@ -1019,6 +1048,7 @@ local IROWS = {
   { "W2 bt.tick_all", "w2 tick_all", 200, 5, 10 },
   { "W2 a:tick loop", "w2 tick", 200, 5, 10 },
   { "W3 depth 100 Lua floor", "w3 floor", 1000, 100, 200, 100 },
+  { "W3 C loop, Lua leaf", "w3 cloop", 1000, 100, 200, 100 },
   { "W3 depth 100 bt.tick_all", "w3 tick_all", 1000, 100, 200, 100 },
   { "W3 depth 100 a:tick loop", "w3 tick", 1000, 100, 200, 100 },
   { "W3 depth 1 bt.tick_all", "w3 tick_all", 1000, 100, 200, 1 },
@@ -1040,6 +1070,7 @@ local IRATIOS = {
   { "W1 bt.tick_all / C loop", "W1 bt.tick_all", "W1 C loop, Lua leaves", "<= 1.08" },
   { "W2 bt.tick_all / floor", "W2 bt.tick_all", "W2 Lua floor", "<= 1.35" },
   { "W3 depth 100 bt.tick_all / floor", "W3 depth 100 bt.tick_all", "W3 depth 100 Lua floor", "<= 2.3" },
+  { "W3 C loop / floor (the limit)", "W3 C loop, Lua leaf", "W3 depth 100 Lua floor", "measured" },
   { "W1 a:tick / bt.tick_all", "W1 a:tick loop", "W1 bt.tick_all", "<= 1.15" },
   { "W3 a:tick / bt.tick_all", "W3 depth 100 a:tick loop", "W3 depth 100 bt.tick_all", "<= 1.3" },
   { "W1 C leaves / C floor", "W1 Bonsai core, C leaves", "W1 C floor", "<= 2.0" },

@@ -3,8 +3,8 @@
 ** decisions hand-written in C, calling the leaves through function pointers
 ** (the floor), and as a Bonsai tree whose leaves are the same C functions
 ** registered by name and ticked through the public C API,
-** with no Lua in the loop; and W1's decisions hard-coded in C calling
-** Lua leaves (the limit for Lua leaves). Loaded by scripts/bench.lua as
+** with no Lua in the loop; and W1's and W3's decisions hard-coded in C
+** calling Lua leaves (the limit for Lua leaves). Loaded by scripts/bench.lua as
 ** the module "benchc"; it links its own copy of the core.
 */
 #include <stdlib.h>
@@ -383,6 +383,34 @@ static int b_w1_loop(lua_State *L) {
   return 0;
 }
 
+/*
+** W3 "deep" the same way: one Lua leaf per agent table, called from a C
+** loop that pushes the leaf and the agent and reads the status: what any
+** runtime with its loop in C pays to call a Lua leaf, the limit of the W3
+** ratio. w3_loop(list, leaf, RUNNING).
+*/
+static int b_w3_loop(lua_State *L) {
+  lua_Integer i, n = luaL_len(L, 1);
+  int running = 1;
+  lua_settop(L, 3);
+  for (i = 1; i <= n; i++) {
+    lua_pushvalue(L, 2);
+    lua_rawgeti(L, 1, i);
+    lua_call(L, 1, 1);
+    running &= lua_rawequal(L, -1, 3);
+    lua_pop(L, 1);
+  }
+  lua_pushboolean(L, running);
+  return 1;
+}
+
+/* nothing(...): a C method that does nothing, for the least a call from a
+** Lua loop into C costs (scripts/bench, W3's a:tick bound). */
+static int b_nothing(lua_State *L) {
+  (void)L;
+  return 0;
+}
+
 BONSAI_API int luaopen_benchc(lua_State *L);
 BONSAI_API int luaopen_benchc(lua_State *L) {
   lua_newtable(L);
@@ -390,5 +418,9 @@ BONSAI_API int luaopen_benchc(lua_State *L) {
   lua_setfield(L, -2, "w1");
   lua_pushcfunction(L, b_w1_loop);
   lua_setfield(L, -2, "w1_loop");
+  lua_pushcfunction(L, b_w3_loop);
+  lua_setfield(L, -2, "w3_loop");
+  lua_pushcfunction(L, b_nothing);
+  lua_setfield(L, -2, "nothing");
   return 1;
 }
