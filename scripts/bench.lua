@@ -975,8 +975,8 @@ end
 ------------------------------------------------------------------------
 -- --profile W VARIANT [agents] [ticks] [depth]: one untimed run of one
 -- variant, nothing else, for callgrind or perf (W: w1, w2, w3, p, c, s, r,
--- x; VARIANT: floor, tick_all, tick, for w3 also cloop, for w1 also cloop, cfloor,
--- cbonsai, and sub, sub_none: bt.tick_all with one subscription on each
+-- x; VARIANT: floor, tick_all, tick, for w1 and w3 also cloop, for w1 also
+-- cfloor, cbonsai, and sub, sub_none: bt.tick_all with one subscription on each
 -- agent, taking its events or none (docs/DEBUGGER.md), and prof: bt.tick_all
 -- with the tree profiled (tree:profile(true)); for p the number of
 -- finished children; for c sequence or control; for s all, tenth or alone;

@@ -3,9 +3,10 @@
 ** decisions hand-written in C, calling the leaves through function pointers
 ** (the floor), and as a Bonsai tree whose leaves are the same C functions
 ** registered by name and ticked through the public C API,
-** with no Lua in the loop; and W1's and W3's decisions hard-coded in C
-** calling Lua leaves (the limit for Lua leaves). Loaded by scripts/bench.lua as
-** the module "benchc"; it links its own copy of the core.
+** with no Lua in the loop; and C loops calling Lua leaves, W1's decisions
+** hard-coded and W3's one leaf (the limit for Lua leaves). Loaded by
+** scripts/bench.lua as the module "benchc"; it links its own copy of the
+** core.
 */
 #include <stdlib.h>
 #include <string.h>
