@@ -48,8 +48,10 @@ enum {
   BONSAI_ELEAF = -4,  /* a leaf failed during a tick or an abort */
   BONSAI_EBUSY = -5,  /* the agent is already ticking */
   BONSAI_EARG = -6,   /* bad argument */
-  BONSAI_ESTALE = -7  /* the agent must switch versions first (a host
+  BONSAI_ESTALE = -7, /* the agent must switch versions first (a host
                       ** with BONSAI_HOST_SWITCHES does that itself) */
+  BONSAI_ENOSTEP = -8 /* this tick cannot be stepped: tick the agent with
+                      ** bonsai_agent_run (see "Stepped ticks") */
 };
 
 /* Node kinds, for bonsai_def_begin and bonsai_def_leaf. ORDER KIND: the
@@ -481,6 +483,13 @@ BONSAI_API unsigned bonsai_agent_nodes(const bonsai_agent *agent);
 ** bonsai_tree_node_path does; returns its full length. */
 BONSAI_API size_t bonsai_agent_node_path(const bonsai_agent *agent,
                                          unsigned i, char *buf, size_t size);
+/* The leaf of node i (an action, condition or control node) of the
+** version the agent runs, as its calls get it (a named one as registered
+** now): its function, data and flags (any pointer may be NULL).
+** BONSAI_OK, or BONSAI_EARG for another node. */
+BONSAI_API int bonsai_agent_node_leaf(const bonsai_agent *agent, unsigned i,
+                                      bonsai_leaf_fn *fn, void **data,
+                                      unsigned *flags);
 
 /*
 ** Agents. An agent runs one tree with its own node state and blackboard.
@@ -543,6 +552,58 @@ BONSAI_API void bonsai_agent_recover(bonsai_agent *agent, const char *msg,
                                      const bonsai_host *host);
 /* Whether the agent is inside a tick, an abort or a switch. */
 BONSAI_API int bonsai_agent_busy(const bonsai_agent *agent);
+
+/*
+** Stepped ticks, for a host that calls its leaves itself (a JIT-compiled
+** Lua loop, which a call from C into Lua would leave). A stepped tick is
+** the tick bonsai_agent_run makes, but where it would call a leaf's tick,
+** enter or exit, or a control node's enter or tick, it stops and returns
+** BONSAI_STEP: bonsai_agent_stepcall gives the call (the record the
+** callback would get, its function, and the level of the run it belongs
+** to); the host makes it and passes what it returned to
+** bonsai_agent_step, which goes on to the next call or the end. The
+** stepping functions never call a callback themselves.
+** bonsai_agent_step_begin returns BONSAI_ENOSTEP, and does nothing, when
+** the tick may need a callback that is not handed out: an abort callback
+** (a leaf with exit or abort, a task, a control node with abort), a
+** condition or utility that is a function, an interrupt (C, or the
+** host's), a profile or a trace hook; then tick with bonsai_agent_run.
+** Its other results are bonsai_agent_run's: the tick's status (it ended
+** without a call), BONSAI_ELEAF (it failed: recorded, recovered),
+** BONSAI_EBUSY, BONSAI_EARG, BONSAI_ESTALE (host switches) or, without
+** BONSAI_HOST_SWITCHES, BONSAI_ENOSTEP for a stale agent (a switch calls
+** abort callbacks). A host that raises (BONSAI_HOST_RAISES) and leaves a
+** stepped tick by a non-local exit calls bonsai_agent_recover, as after
+** bonsai_agent_run.
+** During a control node's tick callback handed out, bonsai_control_step
+** starts child k's run as a stepped run a level above (where
+** bonsai_control_tick runs it in the callback): BONSAI_STEP, or the child's
+** status as bonsai_control_tick returns it, or BONSAI_ENOSTEP (nothing
+** done: use bonsai_control_tick). bonsai_agent_step(agent, level, r) goes
+** on with the run at 'level' and returns BONSAI_STEP, or the status of
+** that run when it ends: the tick's (level 0), or the child's. Passing the
+** result of a level below the innermost ends the runs above it: their
+** child's error was caught in the callback, which then fails, as with
+** bonsai_control_tick. BONSAI_EARG: no run at that level waits for a
+** result.
+*/
+#define BONSAI_STEP 16
+BONSAI_API int bonsai_agent_step_begin(bonsai_agent *agent, double dt,
+                                       const bonsai_host *host);
+/* Whether bonsai_agent_step_begin would step a tick now (1) or not (0:
+** it would refuse it, or return BONSAI_ENOSTEP). */
+BONSAI_API int bonsai_agent_stepable(const bonsai_agent *agent,
+                                     const bonsai_host *host);
+BONSAI_API int bonsai_agent_step(bonsai_agent *agent, unsigned level,
+                                 int result);
+/* The call handed out (NULL when none waits), its function in *fn and its
+** run's level in *level (if not NULL). Valid until the next stepping
+** call. */
+BONSAI_API const bonsai_call *bonsai_agent_stepcall(const bonsai_agent *agent,
+                                                    bonsai_leaf_fn *fn,
+                                                    unsigned *level);
+BONSAI_API int bonsai_control_step(bonsai_agent *agent, unsigned node,
+                                   unsigned k, void *host);
 
 /*
 ** Agents in the host's memory (the Lua binding puts one inside a

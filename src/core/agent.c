@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "bonsai.h"
+#include "agent.h"
 #include "error.h"
 #include "blackboard.h"
 #include "compile.h"
@@ -77,6 +78,19 @@ typedef struct Interrupt {
   void *data;
 } Interrupt;
 
+/* Frees the runs of the agent's stepped ticks (step.c). */
+static void stepfree(bonsai_agent *a) {
+  bonsai_env *env = a->tree->env;
+  StepRun *r, *next;
+  if (a->step == NULL)
+    return;
+  for (r = a->step->run.next; r != NULL; r = next) {
+    next = r->next;
+    bs_free(env, r, sizeof *r);
+  }
+  bs_free(env, a->step, sizeof *a->step);
+}
+
 void bonsai_agent_done(bonsai_agent *a) {
   bonsai_env *env = a->tree->env;
   bonsai_agent_clearerr(a);
@@ -88,6 +102,7 @@ void bonsai_agent_done(bonsai_agent *a) {
   bs_trace_free(a);
   bs_prof_leave(a);
   bs_fault_drop(a);
+  stepfree(a);
   bonsai_bb_release(a->bb);
   bs_bp_release(a->bp);
   bonsai_tree_release(a->tree);
@@ -162,10 +177,17 @@ static int start(bonsai_agent *a, double dt, const bonsai_host *h) {
 /* After a tick (or a failed one): the agent is free again. */
 static int finish(bonsai_agent *a, int status) {
   a->busy = 0;
+  a->nstep = 0; /* stepped runs left in it are over (step.c) */
   a->last = (uint8_t)(status < 0 ? BONSAI_ABORTED : status);
   sethost(a, NULL);
   return status;
 }
+
+void bs_agent_start(bonsai_agent *a, double dt, const bonsai_host *h) {
+  (void)start(a, dt, h);
+}
+
+int bs_agent_finish(bonsai_agent *a, int status) { return finish(a, status); }
 
 /* One step of a switch to the tree's current version: the running nodes
 ** that do not carry over are aborted (callbacks protected; they may reload
@@ -447,6 +469,8 @@ void bonsai_agent_recover(bonsai_agent *a, const char *msg,
                           const bonsai_host *h) {
   if (!a->busy)
     return;
+  a->nstep = 0; /* a stepped tick's runs are over: callbacks run again */
+  a->stepping = 0;
   sethost(a, h);
   bs_vm_recover(a, msg != NULL ? msg : "(no message)");
   finish(a, BONSAI_ELEAF);

@@ -34,6 +34,9 @@ struct bonsai_env {
                   ** names hold a leaf that reports the error */
   uint32_t nleaves;
   uint64_t bbserial; /* stamps blackboard changes, env-wide, increasing */
+  uint32_t nabortish; /* registered leaves with an exit or abort callback
+                      ** (a stepped tick of a version that names leaves
+                      ** needs none: step.c) */
 };
 
 /* Node flags. */
@@ -116,6 +119,10 @@ typedef struct bonsai_version {
   uint32_t n;        /* nodes */
   uint32_t nleaves;
   uint32_t nnamed;   /* named leaves use leaf name ids below this */
+  uint32_t nostep;   /* callbacks a stepped tick could not hand out
+                     ** (step.c): leaves with an exit or abort callback,
+                     ** conditions and utilities that are functions,
+                     ** control nodes with an abort callback */
   uint32_t nconds;   /* nodes with pre- or post-conditions (NF_COND) or
                      ** of a kind that may be skipped (K_SKIPS): the VM's
                      ** copy that checks them runs this version */
@@ -151,7 +158,8 @@ struct bonsai_tree {
 };
 
 /* A control node's callback under way (vm.c): on the C stack of its call,
-** linked from the agent while it runs. */
+** linked from the agent while it runs (in a stepped tick, in the run that
+** handed the call out: step.c). */
 typedef struct Frame {
   struct Frame *prev; /* the callback it is nested in, or NULL */
   uint32_t node;      /* the control node */
@@ -160,6 +168,33 @@ typedef struct Frame {
   uint8_t busy;       /* a child's run is under way */
   uint8_t failed;     /* a child's run failed: the error is recorded */
 } Frame;
+
+/* A run of a stepped tick (step.c): level 0 is the tick, each level above
+** a control node's child run, nested in that node's callback. A run that
+** stopped to hand a call out keeps where it stopped; one that handed out a
+** control node's callback keeps that callback's frame. Each is allocated
+** when a tick first nests that deep, and kept: a->ctl may point into it. */
+typedef struct StepRun {
+  Frame f;              /* a control node's callback handed out */
+  void *host;           /* the host's data when it was handed out */
+  void *outer;          /* a child run: the host's data before it */
+  Frame *ctl;           /* a child run: its control node's callback */
+  struct StepRun *next; /* the level above, or NULL */
+  uint32_t from;        /* a child run: the child; BS_NONE: the tick */
+  uint32_t i;           /* the node it stopped at */
+  uint8_t at;           /* where (vm.h: BS_AT_*); BS_AT_NONE: not stopped */
+  uint8_t copy;         /* the copy of the tick it runs (bs_copy) */
+  uint8_t watched;      /* the tick: it began watched (vm.c) */
+} StepRun;
+
+/* An agent's stepped ticks (step.c): the call handed out last, and the
+** runs. */
+typedef struct Stepping {
+  bonsai_call call;  /* the call handed out */
+  bonsai_leaf_fn fn; /* its function */
+  StepRun *top;      /* the innermost run (level a->nstep - 1) */
+  StepRun run;       /* level 0 */
+} Stepping;
 
 struct bonsai_agent {
   /* what every tick reads and writes, together; first what a sleeping
@@ -202,6 +237,9 @@ struct bonsai_agent {
   uint32_t nfault, capfault;
   uint32_t forcing; /* the forced node whose status is being stored (its
                     ** event is marked forced), or BS_NONE */
+  uint8_t stepping; /* inside a stepping function: no callback may run */
+  uint8_t nstep;    /* runs of a stepped tick under way (levels) */
+  struct Stepping *step; /* allocated at the agent's first stepped tick */
   struct bonsai_agent *tnext, *tprev; /* the tree's agents (profile.c) */
 };
 

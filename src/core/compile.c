@@ -662,6 +662,31 @@ static void links(Blueprint *bp) {
   }
 }
 
+/* Phase 6: the callbacks a stepped tick could not hand out (step.c): a
+** leaf's exit or abort and a control node's abort (they run in aborts),
+** conditions and utilities that are functions. Named leaves are the
+** registry's, counted as they are registered (env.c). */
+static void stepcount(Blueprint *bp) {
+  uint32_t i, k;
+  for (i = 0; i < bp->n; i++) {
+    const Node *n = &bp->nodes[i];
+    unsigned f;
+    if (n->flags & NF_COND) /* one leaf per bit of 'when' */
+      for (k = 0, f = n->when; f != 0; f &= f - 1, k++)
+        bp->nostep += bp->leaves[n->cond + k].fn != NULL;
+    if (n->kind == BONSAI_UTILITY_SELECTOR)
+      for (k = 0; k < n->nchild; k++)
+        bp->nostep += bp->leaves[n->leaf + k].fn != NULL;
+    if ((n->kind != BONSAI_ACTION && n->kind != BONSAI_CONTROL) ||
+        (n->flags & NF_NAMED))
+      continue;
+    f = bp->leaves[n->leaf].flags;
+    if (f & (n->kind == BONSAI_CONTROL ? BONSAI_LEAF_ABORT
+                                       : BONSAI_LEAF_EXIT | BONSAI_LEAF_ABORT))
+      bp->nostep++;
+  }
+}
+
 Blueprint *bs_compile(const bonsai_def *d, char *err, size_t errsize,
                       int *code) {
   long nleaves = checkdef(d, err, errsize, code);
@@ -684,6 +709,7 @@ Blueprint *bs_compile(const bonsai_def *d, char *err, size_t errsize,
       goto nomem;
   bp->datasize = (uint32_t)align8(lay.off4);
   links(bp);
+  stepcount(bp);
   if (watchlist(d->env, bp) != 0)
     goto nomem;
   names_free(&nm, d->n);

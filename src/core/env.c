@@ -75,6 +75,9 @@ size_t bonsai_env_memory(const bonsai_env *env) { return env->bytes; }
 /* The leaf of a name nothing was registered under in this environment
 ** (a tree shared by another one names it): its tick fails, and the VM
 ** names the leaf (LEAF_MISSING). */
+/* Whether a leaf's runs have callbacks in aborts (counted: step.c). */
+#define ABORTISH(flags) (((flags) & (BONSAI_LEAF_EXIT | BONSAI_LEAF_ABORT)) != 0)
+
 static int missing(const bonsai_call *c) {
   (void)c;
   return BONSAI_ERROR;
@@ -109,6 +112,8 @@ int bonsai_leaf_register(bonsai_env *env, const char *name, bonsai_leaf_fn fn,
   id = bs_name_id(BS_LEAVES, name, strlen(name), 1);
   if (id < 0 || bs_env_cover(env, (uint32_t)id + 1) != BONSAI_OK)
     return BONSAI_ENOMEM;
+  env->nabortish -= ABORTISH(env->leaves[id].flags);
+  env->nabortish += ABORTISH(flags);
   env->leaves[id].fn = fn;
   env->leaves[id].data = data;
   env->leaves[id].flags = flags;

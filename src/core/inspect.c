@@ -83,3 +83,22 @@ size_t bonsai_agent_node_path(const bonsai_agent *a, unsigned i, char *buf,
   }
   return bs_bp_path(a->bp, i, buf, size);
 }
+
+int bonsai_agent_node_leaf(const bonsai_agent *a, unsigned i,
+                           bonsai_leaf_fn *fn, void **data, unsigned *flags) {
+  const Node *n = i < a->bp->n ? &a->bp->nodes[i] : NULL;
+  const Leaf *l;
+  if (n == NULL || (n->kind != BONSAI_ACTION && n->kind != BONSAI_CONDITION &&
+                    n->kind != BONSAI_CONTROL))
+    return BONSAI_EARG;
+  l = (n->flags & NF_NAMED) ? &a->tree->env->leaves[n->leaf]
+                            : &a->bp->leaves[n->leaf];
+  if (fn != NULL)
+    *fn = l->fn;
+  if (data != NULL)
+    *data = l->data;
+  if (flags != NULL)
+    *flags = l->flags & (BONSAI_LEAF_ENTER | BONSAI_LEAF_EXIT |
+                         BONSAI_LEAF_ABORT);
+  return BONSAI_OK;
+}

@@ -180,6 +180,10 @@ void bs_trace_free(bonsai_agent *a) {
   bs_free(t->env, t, sizeof *t);
 }
 
+int bs_trace_hooked(const bonsai_agent *a) {
+  return a->trace != NULL && a->trace->hook != NULL;
+}
+
 int bonsai_agent_trace_hook(bonsai_agent *a, bonsai_trace_hook fn,
                             void *ud) {
   if (a->trace == NULL)

@@ -29,6 +29,8 @@ BS_INTERNAL void bs_trace_mark(bonsai_agent *a, int kind, uint32_t node,
                                const char *msg);
 /* Events recorded while migrate is set belong to the coming tick. */
 BS_INTERNAL void bs_trace_migrating(bonsai_agent *a, int on);
+/* Whether the agent's trace has a hook (bonsai_agent_trace_hook). */
+BS_INTERNAL int bs_trace_hooked(const bonsai_agent *a);
 /* Frees the agent's trace (bonsai_agent_trace(a, 0)). */
 BS_INTERNAL void bs_trace_free(bonsai_agent *a);
 

@@ -61,6 +61,16 @@ static void callrecord(const bonsai_agent *a, bonsai_call *c) {
   c->mayraise = a->raises && !a->protect;
 }
 
+/* A callback that a stepping function would have to call (step.c): they
+** only hand calls out, and a version whose ticks need any other is not
+** stepped, so only a leaf that gained an abort callback during the tick
+** (re-registered by name) comes here. Refused, as a failure of the leaf. */
+BS_NOINLINE static int refused(bonsai_agent *a, uint32_t i) {
+  bs_agent_fail(a, i, "a callback added during a stepped tick cannot run "
+                      "in it");
+  return BONSAI_ERROR;
+}
+
 /* A callback's result was not BONSAI_OK: make sure a message exists. */
 static int leaffail(bonsai_agent *a, int r, const char *what) {
   const Leaf *l = a->event != BONSAI_EV_UTILITY
@@ -82,6 +92,8 @@ static int leaffail(bonsai_agent *a, int r, const char *what) {
 static int fire(bonsai_agent *a, const Node *n, uint32_t i, int ev,
                 int status, bonsai_call *c) {
   const Leaf *l = leafof(a, n);
+  if (bs_unlikely(a->stepping))
+    return refused(a, i);
   c->data = l->data;
   c->args = n->args;
   c->event = ev;
@@ -235,6 +247,8 @@ BS_NOINLINE static int runcond(bonsai_agent *a, uint32_t i, int k) {
   l = &a->bp->leaves[at];
   if (l->fn == NULL) /* a check */
     return checkcond(a, i, &a->bp->checks[(uintptr_t)l->data]);
+  if (bs_unlikely(a->stepping))
+    return refused(a, i), BONSAI_ELEAF;
   callrecord(a, &c);
   c.data = l->data;
   c.args = NULL;
@@ -493,6 +507,8 @@ BS_NOINLINE static uint32_t rank(bonsai_agent *a, uint32_t i) {
     u[k] = 0;
     if (l->fn != NULL) {
       int r;
+      if (bs_unlikely(a->stepping))
+        return refused(a, ch), BS_NONE;
       c.data = l->data;
       c.node = ch;
       c.utility = &u[k];
@@ -689,6 +705,21 @@ static int control_event(bonsai_agent *a, uint32_t i, int ev) {
   return leaffail(a, r, ev == BONSAI_EV_ENTER ? "enter" : "abort");
 }
 
+/* Control node i's TICK callback returned s: s checked, and its children's
+** aborts when its run ends. */
+static int control_end(bonsai_agent *a, uint32_t i, int s, const int conds) {
+  if (s == SKIPPED && !conds) {
+    bs_agent_fail(a, i, "tick returned skipped in a tree without "
+                        "conditions, where no node is skipped");
+    return BONSAI_ELEAF;
+  }
+  if (s != RUNNING && s != SUCCESS && s != FAILURE && s != SKIPPED)
+    return leaffail(a, s, "tick");
+  if (s != RUNNING && abort_children(a, i) != BONSAI_OK)
+    return BONSAI_ELEAF;
+  return s;
+}
+
 /* A tick of control node i: enter when it starts, its TICK callback, and
 ** its children's aborts when its run ends. The callback may return
 ** SKIPPED (its children were, say) in a tree with conditions ('conds'),
@@ -705,16 +736,7 @@ BS_NOINLINE static int control(bonsai_agent *a, uint32_t i, const int traced,
   s = control_call(a, i, BONSAI_EV_TICK);
   if (s == BONSAI_ELEAF)
     return s;
-  if (s == SKIPPED && !conds) {
-    bs_agent_fail(a, i, "tick returned skipped in a tree without "
-                        "conditions, where no node is skipped");
-    return BONSAI_ELEAF;
-  }
-  if (s != RUNNING && s != SUCCESS && s != FAILURE && s != SKIPPED)
-    return leaffail(a, s, "tick");
-  if (s != RUNNING && abort_children(a, i) != BONSAI_OK)
-    return BONSAI_ELEAF;
-  return s;
+  return control_end(a, i, s, conds);
 }
 
 /* The frame of control node 'node' when its callback for ev may act now
@@ -751,27 +773,39 @@ void *bonsai_control_memory(bonsai_agent *a, unsigned node) {
              : NULL;
 }
 
-int bonsai_control_tick(bonsai_agent *a, unsigned node, unsigned k,
-                        void *host) {
+uint32_t bs_vm_child(bonsai_agent *a, unsigned node, unsigned k, Frame **pf,
+                     int *r) {
   Frame *f = frameof(a, node, BONSAI_EV_TICK);
-  void *outer = a->hostud;
   uint32_t c;
-  int s;
-  if (f == NULL)
-    return BONSAI_EARG;
+  *r = BONSAI_ELEAF;
+  if ((*pf = f) == NULL) {
+    *r = BONSAI_EARG;
+    return BS_NONE;
+  }
   if ((c = bonsai_control_child(a, node, k)) == BONSAI_NONE) {
     bs_agent_fail(a, node, "no child %u (it has %u)", k + 1,
                   (unsigned)a->bp->nodes[node].nchild);
     f->failed = 1;
-    return BONSAI_ELEAF;
+    return BS_NONE;
   }
   if (f->budget == 0) {
     bs_agent_fail(a, node, "ticked its children more than %u times in one "
                            "tick", (unsigned)(BONSAI_CONTROL_TICKS +
                                               2 * a->bp->nodes[node].nchild));
     f->failed = 1;
-    return BONSAI_ELEAF;
+    return BS_NONE;
   }
+  return c;
+}
+
+int bonsai_control_tick(bonsai_agent *a, unsigned node, unsigned k,
+                        void *host) {
+  void *outer = a->hostud;
+  Frame *f;
+  uint32_t c;
+  int s;
+  if ((c = bs_vm_child(a, node, k, &f, &s)) == BS_NONE)
+    return s;
   f->budget--;
   f->busy = 1;
   if (host != NULL)
@@ -1213,6 +1247,151 @@ static BS_ALWAYS_INLINE int step(bonsai_agent *a, const Node *nd, uint8_t *st,
 
 /*
 ** {======================================================
+** Stepped runs: calls handed out (step.c)
+** =======================================================
+*/
+
+/*
+** A stepped run (bs_vm_step) is the tick, or a control node's child run,
+** compiled from run() as the other copies are, but where they call a
+** leaf's tick, enter or exit or a control node's enter or tick, it stops
+** and hands the call out (a->step->call), keeping where it stopped in its
+** StepRun; the next bs_vm_step goes on from there with the call's result.
+** Everything else runs as in the other copies: a version whose ticks may
+** need another callback is not stepped (step.c), and fire() refuses one.
+*/
+
+/* Hands out event ev of node i's leaf l, as fire() would call it; the run
+** stops at 'at'. */
+static int handout(bonsai_agent *a, const Leaf *l, uint32_t i, int ev,
+                   int status, int at) {
+  Stepping *p = a->step;
+  callrecord(a, &p->call);
+  p->call.data = l->data;
+  p->call.args = a->bp->nodes[i].args;
+  p->call.event = ev;
+  p->call.status = status;
+  p->call.node = i;
+  p->call.utility = NULL;
+  p->fn = l->fn;
+  a->current = i;
+  a->event = (uint8_t)ev;
+  p->top->i = i;
+  p->top->at = (uint8_t)at;
+  return BS_HANDED;
+}
+
+/* Leaf i (node n: an action or condition) in a stepped run, at 'at' with
+** the result r of the call handed out there (BS_AT_NONE: the leaf is
+** ticked now): tick_leaf and tick_action a call at a time. Returns a
+** status, BONSAI_ELEAF or BS_HANDED. */
+static BS_ALWAYS_INLINE int stepleaf(bonsai_agent *a, const Node *n,
+                                     uint32_t i, uint8_t *st, int at, int r,
+                                     const int traced) {
+  switch (at) {
+  case BS_AT_NONE:
+    if (n->kind != BONSAI_CONDITION && st[i] != RUNNING) {
+      if (leafof(a, n)->flags & BONSAI_LEAF_ENTER)
+        return handout(a, leafof(a, n), i, BONSAI_EV_ENTER, 0, BS_AT_ENTER);
+      SET(i, RUNNING);
+    }
+    return handout(a, leafof(a, n), i, BONSAI_EV_TICK, 0, BS_AT_TICK);
+  case BS_AT_ENTER:
+    if (r != BONSAI_OK)
+      return leaffail(a, r, "enter");
+    SET(i, RUNNING);
+    return handout(a, leafof(a, n), i, BONSAI_EV_TICK, 0, BS_AT_TICK);
+  case BS_AT_TICK:
+    if (n->kind == BONSAI_CONDITION) { /* its status is stored by the caller */
+      if (r == SUCCESS || r == FAILURE)
+        return r;
+      if (r == RUNNING) {
+        bs_agent_fail(a, i, "a condition cannot return running");
+        return BONSAI_ELEAF;
+      }
+      return leaffail(a, r, "condition");
+    }
+    if (r == RUNNING) {
+      if (traced)
+        bs_setagain(a, i);
+      return r;
+    }
+    if (r != SUCCESS && r != FAILURE)
+      return leaffail(a, r, "tick");
+    SET(i, r);
+    if (leafof(a, n)->flags & BONSAI_LEAF_EXIT)
+      return handout(a, leafof(a, n), i, BONSAI_EV_EXIT, r, BS_AT_EXIT);
+    return r;
+  default: /* BS_AT_EXIT */
+    if (r != BONSAI_OK)
+      return leaffail(a, r, "exit");
+    return st[i];
+  }
+}
+
+/* Hands out control node i's callback for ev with its frame linked, as
+** control_call() calls it. */
+static int ctlout(bonsai_agent *a, uint32_t i, int ev, int at) {
+  const Node *n = &a->bp->nodes[i];
+  StepRun *r = a->step->top;
+  Frame *f = &r->f;
+  f->prev = a->ctl;
+  f->node = i;
+  f->budget = BONSAI_CONTROL_TICKS + 2 * n->nchild;
+  f->event = (uint8_t)ev;
+  f->busy = f->failed = 0;
+  r->host = a->hostud;
+  a->ctl = f;
+  return handout(a, leafof(a, n), i, ev, 0, at);
+}
+
+/* The callback ctlout handed out returned r: its frame unlinked, as
+** control_call() does. */
+static int ctlback(bonsai_agent *a, uint32_t i, int r) {
+  StepRun *run = a->step->top;
+  Frame *f = &run->f;
+  a->ctl = f->prev;
+  a->current = i;
+  a->event = f->event;
+  if (f->busy) { /* a child's run was left by a non-local exit, caught */
+    a->hostud = run->host;
+    bs_agent_fail(a, i, "a child's error was caught inside the callback");
+    return BONSAI_ELEAF;
+  }
+  return f->failed ? BONSAI_ELEAF : r;
+}
+
+/* Control node i in a stepped run, at 'at' with the result r of the call
+** handed out there: control() a call at a time. */
+static BS_ALWAYS_INLINE int stepcontrol(bonsai_agent *a, uint32_t i,
+                                        uint8_t *st, int at, int r,
+                                        const int traced, const int conds) {
+  switch (at) {
+  case BS_AT_NONE:
+    if (st[i] != RUNNING) {
+      if (leafof(a, &a->bp->nodes[i])->flags & BONSAI_LEAF_ENTER)
+        return ctlout(a, i, BONSAI_EV_ENTER, BS_AT_CENTER);
+      SET(i, RUNNING);
+    }
+    return ctlout(a, i, BONSAI_EV_TICK, BS_AT_CTICK);
+  case BS_AT_CENTER:
+    if ((r = ctlback(a, i, r)) == BONSAI_ELEAF)
+      return r;
+    if (r != BONSAI_OK)
+      return leaffail(a, r, "enter");
+    SET(i, RUNNING);
+    return ctlout(a, i, BONSAI_EV_TICK, BS_AT_CTICK);
+  default: /* BS_AT_CTICK */
+    if ((r = ctlback(a, i, r)) == BONSAI_ELEAF)
+      return r;
+    return control_end(a, i, r, conds);
+  }
+}
+
+/* }====================================================== */
+
+/*
+** {======================================================
 ** The tick
 ** =======================================================
 */
@@ -1235,15 +1414,28 @@ BS_NOINLINE static void ancestors_again(bonsai_agent *a, uint32_t x) {
 /* The tick, from the root (or the resume point) when 'from' is BS_NONE,
 ** else the run of a control node's child 'from', which ends when its
 ** status reaches the control node. 'from', 'conds' and 'traced' (but in
-** the copies with conditions) are constants in each of the six copies. */
+** the copies with conditions) are constants in each of the six copies;
+** the stepped copies (bs_vm_step) read 'from' from their run, and go on
+** from where it stopped with the 'result' of the call it handed out. */
 static BS_ALWAYS_INLINE int run(bonsai_agent *a, uint32_t from,
-                                const int traced, const int conds) {
+                                const int traced, const int conds,
+                                const int stepped, int result) {
   const Node *nd = a->bp->nodes;
   uint8_t *st = a->state;
   uint32_t i = a->resume, c; /* 0 unless the root is running */
-  int s;
+  int s, at = BS_AT_NONE;
   bonsai_call cl;
-  callrecord(a, &cl);
+  if (!stepped)
+    callrecord(a, &cl);
+  if (stepped) { /* on from where it stopped, or from its start */
+    StepRun *r = a->step->top;
+    if ((at = r->at) != BS_AT_NONE) {
+      i = r->i;
+      r->at = BS_AT_NONE;
+      goto resume;
+    }
+    from = r->from;
+  }
   if (from != BS_NONE) {
     i = from;
     goto tick;
@@ -1267,7 +1459,11 @@ static BS_ALWAYS_INLINE int run(bonsai_agent *a, uint32_t from,
     /* resumed at a running action: its status byte need not be read (in a
     ** large tree it lies away from what the tick touches) */
     bs_assert(st[i] == RUNNING);
-    if ((s = tick_action(a, &nd[i], i, st, &cl, traced)) < 0)
+    s = stepped ? stepleaf(a, &nd[i], i, st, BS_AT_NONE, 0, traced)
+                : tick_action(a, &nd[i], i, st, &cl, traced);
+    if (stepped && s == BS_HANDED)
+      return s;
+    if (s < 0)
       return fail(a);
     goto done;
   }
@@ -1293,7 +1489,11 @@ tick: /* node i is ticked; the common kinds first, then step() */
       bs_setagain(a, i); /* a running node visited again (a leaf's is
                          ** recorded after its call, if it stays running) */
     if (n->kind <= BONSAI_CONDITION) { /* action, condition */
-      if ((s = tick_leaf(a, n, i, st, &cl, traced)) < 0)
+      s = stepped ? stepleaf(a, n, i, st, BS_AT_NONE, 0, traced)
+                  : tick_leaf(a, n, i, st, &cl, traced);
+      if (stepped && s == BS_HANDED)
+        return s;
+      if (s < 0)
         return fail(a);
       goto done;
     }
@@ -1312,6 +1512,14 @@ tick: /* node i is ticked; the common kinds first, then step() */
       }
       i++;
       continue;
+    }
+    if (stepped && n->kind == BONSAI_CONTROL) { /* its callbacks handed out */
+      s = stepcontrol(a, i, st, BS_AT_NONE, 0, traced, conds);
+      if (s == BS_HANDED)
+        return s;
+      if (s < 0)
+        return fail(a);
+      goto done;
     }
     switch (step(a, nd, st, 1, &i, c, &s, traced, conds)) {
     case GO_TICK: continue;
@@ -1398,6 +1606,15 @@ done: /* node i finished its tick with status s; control moves on */
     default: return fail(a);
     }
   }
+resume: /* stepped: the call handed out at node i returned 'result' */
+  a->current = i;
+  s = at <= BS_AT_EXIT ? stepleaf(a, &nd[i], i, st, at, result, traced)
+                       : stepcontrol(a, i, st, at, result, traced, conds);
+  if (s == BS_HANDED)
+    return s;
+  if (s < 0)
+    return fail(a);
+  goto done;
 }
 
 /* The three copies, each a function of its own. */
@@ -1405,26 +1622,26 @@ done: /* node i finished its tick with status s; control moves on */
 __attribute__((noinline))
 #endif
 static int run_plain(bonsai_agent *a) {
-  return run(a, BS_NONE, 0, 0);
+  return run(a, BS_NONE, 0, 0, 0, 0);
 }
 
 #if defined(__GNUC__)
 __attribute__((noinline))
 #endif
 static int run_traced(bonsai_agent *a) {
-  return run(a, BS_NONE, 1, 0);
+  return run(a, BS_NONE, 1, 0, 0, 0);
 }
 
 BS_NOINLINE static int run_child_plain(bonsai_agent *a, uint32_t c) {
-  return run(a, c, 0, 0);
+  return run(a, c, 0, 0, 0, 0);
 }
 
 BS_NOINLINE static int run_child_traced(bonsai_agent *a, uint32_t c) {
-  return run(a, c, 1, 0);
+  return run(a, c, 1, 0, 0, 0);
 }
 
 BS_NOINLINE static int run_child_conds(bonsai_agent *a, uint32_t c) {
-  return run(a, c, a->watched, 1);
+  return run(a, c, a->watched, 1, 0, 0);
 }
 
 /* Before and after a tick of an agent traced, profiled or with faults. */
@@ -1455,7 +1672,7 @@ BS_NOINLINE static int run_conds(bonsai_agent *a) {
   int s, watched = a->watched;
   if (watched)
     watch_begin(a);
-  s = run(a, BS_NONE, watched, 1);
+  s = run(a, BS_NONE, watched, 1, 0, 0);
   if (watched)
     watch_end(a);
   return s;
@@ -1469,6 +1686,34 @@ int bs_vm_tick(bonsai_agent *a) {
   static int (*const copies[])(bonsai_agent *) = {run_plain, run_watched,
                                                   run_conds};
   return copies[a->copy](a);
+}
+
+/* The stepped copies: plain, traced (faults too), with conditions. */
+BS_NOINLINE static int step_plain(bonsai_agent *a, int r) {
+  return run(a, BS_NONE, 0, 0, 1, r);
+}
+
+BS_NOINLINE static int step_traced(bonsai_agent *a, int r) {
+  return run(a, BS_NONE, 1, 0, 1, r);
+}
+
+BS_NOINLINE static int step_conds(bonsai_agent *a, int r) {
+  return run(a, BS_NONE, a->step->top->watched, 1, 1, r);
+}
+
+/* A run keeps the copy it began in (as the C stack keeps it for the other
+** copies), a watched tick its watch. */
+int bs_vm_step(bonsai_agent *a, int result) {
+  StepRun *r = a->step->top;
+  int s;
+  if (r->at == BS_AT_NONE && r->from == BS_NONE && r->watched)
+    watch_begin(a);
+  s = r->copy == 2   ? step_conds(a, result)
+      : r->copy == 1 ? step_traced(a, result)
+                     : step_plain(a, result);
+  if (s != BS_HANDED && r->from == BS_NONE && r->watched)
+    watch_end(a);
+  return s;
 }
 
 /* }====================================================== */

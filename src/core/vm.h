@@ -36,6 +36,26 @@ BS_INTERNAL uint32_t bs_vm_running_child(const Blueprint *bp,
 ** protected. */
 BS_INTERNAL void bs_vm_recover(bonsai_agent *a, const char *msg);
 
+/* Stepped runs (step.c). Where a run stopped to hand a call out; and
+** bs_vm_step's result when it did. */
+enum { BS_AT_NONE, BS_AT_ENTER, BS_AT_TICK, BS_AT_EXIT, BS_AT_CENTER,
+       BS_AT_CTICK };
+#define BS_HANDED (-100)
+/* Runs the innermost run of a->step (a->step->top) until it ends or hands
+** a call out: from its start (its 'at' BS_AT_NONE: the tick from the root
+** or the resume point, or a control node's child run) or on from where it
+** stopped, 'result' being the result of the call handed out there.
+** Returns the run's status, BONSAI_ELEAF, or BS_HANDED. Calls no
+** callback (a->stepping is set by the caller). */
+BS_INTERNAL int bs_vm_step(bonsai_agent *a, int result);
+
+/* The child k of control node 'node' that bonsai_control_tick would run
+** (the frame of the node's tick callback, the child, the budget checked),
+** or BS_NONE with *r BONSAI_EARG, or BONSAI_ELEAF (recorded, the frame
+** marked failed). *pf: the frame. */
+BS_INTERNAL uint32_t bs_vm_child(bonsai_agent *a, unsigned node, unsigned k,
+                                 Frame **pf, int *r);
+
 /* Recounts the results of parallel i's children in state st and lists
 ** those not finished (after a reload or a restore set their statuses). */
 BS_INTERNAL void bs_vm_parallel_settle(const Blueprint *bp, uint8_t *st,

@@ -1,0 +1,170 @@
+/*
+** step.c: stepped ticks (bonsai.h, "Stepped ticks"). A stepped tick is the
+** tick bonsai_agent_run makes, run by the stepped copies of the VM
+** (vm.c): where the VM would call a leaf's tick, enter or exit or a control
+** node's enter or tick, it hands the call out to the host and returns; the
+** host makes it and passes the result back, and the tick goes on. A
+** control node's callback may run its children's runs stepped too: each is
+** a run of its own, a level above the one that handed the callback out.
+** The functions here never call a callback, so a host may call them where
+** no callback could run (from a JIT-compiled loop, through an FFI).
+*/
+#include <string.h>
+
+#include "bonsai.h"
+#include "agent.h"
+#include "env.h"
+#include "trace.h"
+#include "tree.h"
+#include "vm.h"
+
+/* As agent.c's: the tree was reloaded and the agent has not switched. */
+#define bs_agent_stale(a)                                                      \
+  (bs_atomic_get(&(a)->bp->replaced) && (a)->bp != bs_tree_current((a)->tree))
+
+/*
+** Whether the agent's ticks can be stepped: its version needs no callback
+** a stepped tick cannot hand out (abort callbacks, functions as conditions
+** or utilities: Blueprint.nostep; named leaves as registered now:
+** env->nabortish), it is not profiled, its trace has no hook, and nothing
+** is asked before the tick (interrupts).
+*/
+static int stepok(const bonsai_agent *a, const bonsai_host *h) {
+  return a->bp->nostep == 0 &&
+         (a->bp->nnamed == 0 || a->tree->env->nabortish == 0) &&
+         a->prof == NULL && !bs_trace_hooked(a) && a->nintr == 0 &&
+         (h == NULL || h->interrupt == NULL);
+}
+
+/* The run at 'level', allocated the first time a tick nests that deep;
+** NULL when out of memory. */
+static StepRun *level(bonsai_agent *a, unsigned k) {
+  bonsai_env *env = a->tree->env;
+  StepRun *r;
+  if (a->step == NULL) {
+    if ((a->step = bs_malloc(env, sizeof *a->step)) == NULL)
+      return NULL;
+    memset(a->step, 0, sizeof *a->step);
+  }
+  for (r = &a->step->run; k > 0; k--, r = r->next)
+    if (r->next == NULL) {
+      if ((r->next = bs_malloc(env, sizeof *r)) == NULL)
+        return NULL;
+      memset(r->next, 0, sizeof *r);
+    }
+  return r;
+}
+
+/* Starts a run a level above the innermost: the tick (from BS_NONE), or
+** child 'from' of the control node whose callback's frame is f; NULL when
+** out of memory. */
+static StepRun *push(bonsai_agent *a, uint32_t from, Frame *f) {
+  StepRun *r = level(a, a->nstep);
+  if (r == NULL)
+    return NULL;
+  r->from = from;
+  r->ctl = f;
+  r->at = BS_AT_NONE;
+  r->copy = a->copy;
+  r->watched = a->watched;
+  r->outer = a->hostud;
+  a->step->top = r;
+  a->nstep++;
+  return r;
+}
+
+/* Runs the innermost run on (see bs_vm_step) and, when it ends, ends it:
+** the tick's end, or the end of a child's run back in its control node's
+** callback (as bonsai_control_tick's). */
+static int go(bonsai_agent *a, int result) {
+  StepRun *r;
+  Frame *f;
+  int s;
+  a->stepping = 1;
+  s = bs_vm_step(a, result);
+  a->stepping = 0;
+  if (s == BS_HANDED)
+    return BONSAI_STEP;
+  r = a->step->top;
+  if (--a->nstep > 0)
+    a->step->top = level(a, a->nstep - 1); /* allocated: not NULL */
+  if (r->from == BS_NONE)
+    return bs_agent_finish(a, s);
+  f = r->ctl; /* the callback's frame (stepped or not) */
+  a->hostud = r->outer;
+  f->busy = 0;
+  if (s < 0) { /* the error names the child's node that failed */
+    f->failed = 1;
+    return s;
+  }
+  a->current = f->node; /* the callback's own errors are the node's */
+  a->event = BONSAI_EV_TICK;
+  return s;
+}
+
+int bonsai_agent_stepable(const bonsai_agent *a, const bonsai_host *h) {
+  return !a->busy && !bs_agent_stale(a) && stepok(a, h);
+}
+
+int bonsai_agent_step_begin(bonsai_agent *a, double dt,
+                            const bonsai_host *h) {
+  if (bs_agent_stale(a) && !a->busy) /* a switch runs abort callbacks */
+    return h != NULL && (h->flags & BONSAI_HOST_SWITCHES) ? BONSAI_ESTALE
+                                                          : BONSAI_ENOSTEP;
+  if (a->busy)
+    return BONSAI_EBUSY;
+  if (!(dt >= 0))
+    return BONSAI_EARG;
+  if (!stepok(a, h) || level(a, 0) == NULL)
+    return BONSAI_ENOSTEP;
+  bs_agent_start(a, dt, h);
+  push(a, BS_NONE, NULL); /* level 0 is allocated */
+  return go(a, 0);
+}
+
+int bonsai_agent_step(bonsai_agent *a, unsigned k, int result) {
+  StepRun *r;
+  if (!a->busy || k >= a->nstep || a->stepping)
+    return BONSAI_EARG;
+  r = level(a, k); /* allocated */
+  if (r->at == BS_AT_NONE)
+    return BONSAI_EARG;
+  if (k + 1 < a->nstep) { /* the runs above were left by a non-local exit
+                          ** that the callback caught: their frame is still
+                          ** busy, which the callback's end tells */
+    a->nstep = (uint8_t)(k + 1);
+    a->step->top = r;
+  }
+  return go(a, result);
+}
+
+const bonsai_call *bonsai_agent_stepcall(const bonsai_agent *a,
+                                         bonsai_leaf_fn *fn, unsigned *k) {
+  if (a->nstep == 0 || a->step->top->at == BS_AT_NONE)
+    return NULL;
+  if (fn != NULL)
+    *fn = a->step->fn;
+  if (k != NULL)
+    *k = a->nstep - 1u;
+  return &a->step->call;
+}
+
+int bonsai_control_step(bonsai_agent *a, unsigned node, unsigned k,
+                        void *host) {
+  Frame *f;
+  uint32_t c;
+  int s;
+  if (a->stepping)
+    return BONSAI_EARG;
+  if ((c = bs_vm_child(a, node, k, &f, &s)) == BS_NONE)
+    return s;
+  if (!stepok(a, NULL) || a->nstep > BONSAI_MAXCONTROL ||
+      level(a, a->nstep) == NULL)
+    return BONSAI_ENOSTEP; /* bonsai_control_tick runs it */
+  f->budget--;
+  f->busy = 1;
+  push(a, c, f);
+  if (host != NULL)
+    a->hostud = host;
+  return go(a, 0);
+}
