@@ -46,6 +46,7 @@ build = {
         "src/core/profile.c",
         "src/core/trace.c",
         "src/core/save.c",
+        "src/core/step.c",
         "src/core/tree.c",
         "src/core/vm.c",
         -- the binding (src/lua/meson.build: binding_sources)
@@ -59,6 +60,7 @@ build = {
         "src/lua/ltrace.c",
         "src/lua/lsave.c",
         "src/lua/lsleep.c",
+        "src/lua/lstep.c",
         "src/lua/ltree.c",
       },
       incdirs = { "include" },
@@ -73,6 +75,7 @@ build = {
     ["bonsai.script"] = "lua/bonsai/script.lua", -- needs lpeg
     ["bonsai.subscribe"] = "lua/bonsai/subscribe.lua",
     ["bonsai.loaders"] = "lua/bonsai/loaders.lua",
+    ["bonsai.luajit"] = "lua/bonsai/luajit.lua",
     ["bonsai.watch"] = "lua/bonsai/watch.lua",
     ["bonsai.formats.leaves"] = "lua/bonsai/formats/leaves.lua",
     ["bonsai.formats.controls"] = "lua/bonsai/formats/controls.lua",

@@ -379,6 +379,30 @@ do
   bt.debug = debug_
 end
 
+-- The LuaJIT path (bonsai.luajit): on LuaJIT with its compiler and the FFI,
+-- bt.tick_all, a:tick and c:tick step the C core's ticks from Lua and call
+-- the leaves there; BONSAI_FFI=0 in the environment, or
+-- bt.config{ ffi = false }, keeps the lua_call path.
+local luajit = require "bonsai.luajit"
+if os.getenv("BONSAI_FFI") ~= "0" then luajit.install(core) end
+
+-- bt.config([opts]): sets what opts gives ({ ffi = bool }: the LuaJIT
+-- path, where this Lua can take it); returns the settings now.
+function bt.config(opts)
+  if opts ~= nil then
+    if type(opts) ~= "table" then
+      error("bt.config: a table of options expected, got " .. type(opts), 2)
+    end
+    core._checkopts(opts, "bt.config", "ffi")
+    if opts.ffi ~= nil and type(opts.ffi) ~= "boolean" then
+      error("bt.config: 'ffi' must be a boolean, got " .. type(opts.ffi), 2)
+    end
+    if opts.ffi == true then luajit.install(core)
+    elseif opts.ffi == false then luajit.remove() end
+  end
+  return { ffi = luajit.on() }
+end
+
 -- A name bonsai does not have: a misspelt constructor ("sequnce") or
 -- another runtime's ("fallback_star", "Sequence") is refused with the name
 -- meant, among the module's functions and tables.

@@ -723,6 +723,16 @@ function bt.register(name, def) end
 ---@return boolean
 function bt.strict(on) end
 
+---@class (exact) bonsai.Config
+---@field ffi? boolean the LuaJIT path: bt.tick_all, a:tick and c:tick step the C core through the FFI and call the leaves from compiled Lua (on LuaJIT with its compiler and the FFI, unless BONSAI_FFI=0 was set when bonsai loaded); false: the lua_call path. Both give the same results.
+
+---Sets what opts gives and returns the settings now ({ ffi = true } where
+---this Lua cannot take the LuaJIT path leaves ffi false: see
+---docs/LUA_VERSIONS.md).
+---@param opts? bonsai.Config
+---@return bonsai.Config
+function bt.config(opts) end
+
 ---Running until s seconds of agent time have passed.
 ---@param s number|bonsai.SecondsOpts
 ---@return bonsai.Node

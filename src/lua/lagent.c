@@ -48,6 +48,8 @@ static LAgent *checkagent(lua_State *L, int idx) {
 
 LAgent *lb_checkagent(lua_State *L, int idx) { return checkagent(L, idx); }
 
+LAgent *lb_toagent(lua_State *L, int idx) { return toagent(L, idx); }
+
 /* Pushes the per-call part of the leaf stack: the named-leaf table; the
 ** caller pushes the values table's slot after it (ci: the context, lb its
 ** record). */
@@ -80,8 +82,7 @@ static void setagent(lua_State *L, LTick *t, int ai, int si, int bbslot,
   }
 }
 
-/* Pushes a complete leaf stack for the agent table ai (state si). */
-static void pushcontext(lua_State *L, LTick *t, int ai, int si, int ci) {
+void lb_pushcontext(lua_State *L, LTick *t, int ai, int si, int ci) {
   uint64_t none = 0;
   LAgent *la = (LAgent *)lua_touserdata(L, si);
   ai = lua_absindex(L, ai);
@@ -101,9 +102,7 @@ static const char *pushtreeerror(lua_State *L, bonsai_agent *a,
                          bonsai_tree_name(bonsai_agent_tree(a)), msg);
 }
 
-/* Pushes the message of the agent's last error, naming its node (in the
-** version it belonged to): "tree 't' node 'path': msg". */
-static const char *pusherror(lua_State *L, bonsai_agent *a) {
+const char *lb_pusherror(lua_State *L, bonsai_agent *a) {
   const char *msg = bonsai_agent_errmsg(a);
   luaL_Buffer b;
   size_t len;
@@ -306,7 +305,7 @@ static int tickone(lua_State *L, Job *j, int ai, int si, int bbslot) {
     if (s != BONSAI_ESTALE)
       break;
     if (migrate(L, j) != BONSAI_OK) { /* it switches first */
-      pusherror(L, a);
+      lb_pusherror(L, a);
       lua_error(L); /* no tick: the switch failed */
     }
   }
@@ -315,28 +314,80 @@ static int tickone(lua_State *L, Job *j, int ai, int si, int bbslot) {
   return s;
 }
 
-/* After a Lua error escaped a tick (message at the top): clean the agent
-** up and replace the message by one that names the tree and node. */
-static void recover(lua_State *L, Job *j, int ai, int si, int ci) {
-  bonsai_agent *a = agentof(j->la);
+/* After a Lua error escaped a tick of la (message at the top): clean the
+** agent up and replace the message by one that names the tree and node. t:
+** room for its leaf stack. */
+static void recovered(lua_State *L, LAgent *la, LTick *t, int ai, int si,
+                      int ci) {
+  bonsai_agent *a = agentof(la);
   const char *msg = lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1)
                                                    : "(error object is not "
                                                      "a string)";
   bonsai_host h = {NULL, 0, NULL};
   int top = lua_gettop(L);
+  ai = lua_absindex(L, ai);
+  si = lua_absindex(L, si);
+  lua_rawgeti(L, ai, 1);
+  if (lua_touserdata(L, -1) == la && lua_touserdata(L, si) == la) {
+    /* else its table was tampered with: its Lua leaves cannot run */
+    lb_pushcontext(L, t, ai, si, ci);
+    h.ud = t;
+  }
+  bonsai_agent_recover(a, msg, &h);
+  lua_settop(L, top);
+  lb_pusherror(L, a);
+  lua_remove(L, -2);
+}
+
+/* The same for a tick begun by tickone (j). */
+static void recover(lua_State *L, Job *j, int ai, int si, int ci) {
   if (!j->started)
     return;
   j->started = 0;
   j->t.lb->ticking = j->outer;
-  if (lua_touserdata(L, si) == j->la) { /* else its table was tampered with:
-                                        ** its Lua leaves cannot run */
-    pushcontext(L, &j->t, ai, si, ci);
-    h.ud = &j->t;
-  }
-  bonsai_agent_recover(a, msg, &h);
-  lua_settop(L, top);
-  pusherror(L, a);
-  lua_remove(L, -2);
+  recovered(L, j->la, &j->t, ai, si, ci);
+}
+
+/*
+** Stepped ticks (lstep.c) keep lb->ticking as tickone does: each has an
+** LTick of its own, in the context, while it is under way.
+*/
+
+LTick *lb_step_tick(LBonsai *lb, bonsai_agent *a) {
+  LTick *t;
+  if (lb->fdepth == LB_FDEPTH)
+    return NULL;
+  t = &lb->ftick[lb->fdepth++];
+  t->a = a;
+  t->lb = lb;
+  t->L = NULL;
+  t->outer = lb->ticking;
+  lb->ticking = t;
+  return t;
+}
+
+void lb_step_untick(LBonsai *lb, const bonsai_agent *a) {
+  int d = lb->fdepth;
+  while (d > 0 && lb->ftick[d - 1].a != a)
+    d--;
+  if (d == 0)
+    return; /* not under way */
+  lb->ticking = lb->ftick[d - 1].outer;
+  lb->fdepth = d - 1;
+}
+
+void lb_step_recover(lua_State *L, int ai, int si, int ci) {
+  LAgent *la = (LAgent *)lua_touserdata(L, si);
+  LTick t;
+  lb_step_untick(la->magic != NULL ? (LBonsai *)la->magic : lb_context(L),
+                 agentof(la));
+  recovered(L, la, &t, ai, si, ci);
+}
+
+int lb_stepable(const LBonsai *lb, const LAgent *la) {
+  return la->magic == lb && !la->frozen && !la->hooked &&
+         la->ninterrupts == 0 && lb->fdepth < LB_FDEPTH &&
+         bonsai_agent_stepable(agentof(la), NULL);
 }
 
 /* Calls the tick hook of the agent table at ai (state si, context ci) as
@@ -410,7 +461,7 @@ static int agent_tick(lua_State *L) {
     return lua_error(L);
   }
   if (j.status < 0) {
-    pusherror(L, agentof(la));
+    lb_pusherror(L, agentof(la));
     hookafter(L, &j, -1);
     return lua_error(L);
   }
@@ -430,6 +481,11 @@ typedef struct Batch {
   lua_Integer budget, start, ticked;
   LSleepers *sc;     /* the list's sleep cache (not with a budget), or NULL */
   lua_Integer slept; /* sleepers skipped without it */
+  /* on the LuaJIT path the Lua loop (lstep.c) ticks the agents it can
+  ** step and hands the others back: pbatch ticks them from entry 'from'
+  ** until the next one it can step ('back': then it hands that back) */
+  int ffi, back;
+  lua_Integer from;
 } Batch;
 
 /* Appends { agent = the agent at ai, error = msg } to the errors list at
@@ -517,6 +573,11 @@ static int pbatch(lua_State *L) {
       return 2;
     }
     a = agentof(la);
+    if (b->ffi && b->cur != b->from && lb_stepable(b->j.t.lb, la)) {
+      b->next = b->cur; /* the Lua loop takes it on */
+      b->back = 1;
+      return 0;
+    }
     b->j.dt = b->budget == 0 ? b->dt : owed(L, base + 1, 4, 6);
     b->j.doze = 0;
     if (la->ninterrupts == 0) {
@@ -540,7 +601,7 @@ static int pbatch(lua_State *L) {
       if (s == BONSAI_EBUSY) /* its own error is not touched */
         pushtreeerror(L, agentof(la), "agent is already ticking");
       else
-        pusherror(L, agentof(la));
+        lb_pusherror(L, agentof(la));
       if (lb_unlikely(la->hooked) && b->j.ran)
         runhook(L, &b->j, base + 1, base + 2, 3, s, -1);
       lua_pushvalue(L, base + 1); /* the agent that failed, whatever its
@@ -553,6 +614,89 @@ static int pbatch(lua_State *L) {
     lua_settop(L, base);
   }
   return 0;
+}
+
+/* On the LuaJIT path: pushes the Lua loop of bt.tick_all's depth 'slot'
+** and its place table (made by the stepper's 'make', once) and returns 1;
+** else pushes two nils and returns 0. */
+static int stepper(lua_State *L, lua_Integer slot) {
+  if (lua_getiuservalue(L, CONTEXT, LB_STEPPER) != LUA_TTABLE) {
+    lua_pushnil(L);
+    return 0;
+  }
+  if (lua_rawgeti(L, -1, slot) != LUA_TTABLE) {
+    lua_pop(L, 1);
+    lua_getfield(L, -1, "make");
+    lua_pushinteger(L, slot);
+    lua_call(L, 1, 1);
+    lua_pushvalue(L, -1);
+    lua_rawseti(L, -3, slot);
+  }
+  lua_remove(L, -2);
+  lua_rawgeti(L, -1, 2);
+  lua_rawgeti(L, -2, 1);
+  lua_replace(L, -3);
+  return 1;
+}
+
+/*
+** Runs the Lua loop (at 7, its place table at 8: { agent, entry, state }
+** of the tick under way) from entry b->next, with the list's sleep cache
+** (at 5) and its anchors: it ticks the agents it can step (and skips the
+** sleepers as pbatch does), and returns nil at the end of the list, or an
+** entry and why it stopped there: "classic" (pbatch ticks it) or "failed"
+** (its tick failed: recorded, recovered); and the sleepers it skipped
+** without the cache. A leaf's error out of a stepped tick is recorded
+** here, after the agent's recovery; one out of the loop itself is
+** bt.tick_all's own.
+*/
+static void stepped(lua_State *L, Batch *b) {
+  int r;
+  lua_pushvalue(L, 7);
+  lua_pushvalue(L, 1);
+  lua_pushinteger(L, b->next);
+  lua_pushinteger(L, b->n);
+  lua_pushnumber(L, b->dt);
+  lua_pushvalue(L, 8);
+  lua_pushvalue(L, 5);
+  if (b->sc != NULL)
+    lua_getiuservalue(L, 5, 1);
+  else
+    lua_pushnil(L);
+  r = lua_pcall(L, 7, 3, 0);
+  lua_pushnil(L); /* the depth is given back */
+  lua_rawseti(L, 3, b->slot);
+  if (r != LUA_OK) { /* stack: ..., msg */
+    LAgent *la;
+    lua_rawgeti(L, 8, 1);
+    lua_rawgeti(L, 8, 3);
+    la = (LAgent *)lua_touserdata(L, -1);
+    if (la == NULL || la->magic == NULL || !bonsai_agent_busy(agentof(la))) {
+      lua_pop(L, 2); /* no tick under way: bt.tick_all's own */
+      lua_error(L);
+    }
+    lua_rotate(L, -3, 2); /* ..., agent, state, msg */
+    lb_step_recover(L, -3, -2, CONTEXT);
+    adderror(L, 2, -3);
+    lua_rawgeti(L, 8, 2);
+    b->next = lua_tointeger(L, -1) + 1;
+  } else if ((b->slept += lua_tointeger(L, -1)), lua_isnil(L, -3)) {
+    b->next = b->n + 1;
+  } else if (*lua_tostring(L, -2) == 'c') { /* "classic" */
+    b->next = lua_tointeger(L, -3);
+    b->back = 0;
+  } else { /* "failed", its error recorded */
+    b->next = lua_tointeger(L, -3) + 1;
+    lua_rawgeti(L, 8, 1);
+    lua_rawgeti(L, 8, 3);
+    lb_pusherror(L, agentof((LAgent *)lua_touserdata(L, -1)));
+    adderror(L, 2, -3);
+  }
+  lua_settop(L, 8);
+  lua_pushboolean(L, 0); /* the agents it ticked are let go */
+  lua_rawseti(L, 8, 1);
+  lua_pushboolean(L, 0);
+  lua_rawseti(L, 8, 3);
 }
 
 /* The budget state of the list at 1 (its entry in the context's extras,
@@ -631,10 +775,18 @@ int lb_tick_all(lua_State *L) {
     lua_pushvalue(L, -1);
     lua_rawseti(L, 3, -b.slot);
   }
+  /* 7, 8: on the LuaJIT path, its Lua loop and place table */
+  b.ffi = stepper(L, b.slot) && b.budget == 0;
+  b.back = b.ffi; /* it begins */
   while (b.next <= b.n && (b.budget == 0 || b.ticked < b.budget)) {
     int r;
     lua_pushboolean(L, 1); /* the depth is taken while its batch runs */
     lua_rawseti(L, 3, b.slot);
+    if (b.back) {
+      stepped(L, &b);
+      continue;
+    }
+    b.from = b.next;
     lua_pushvalue(L, 6);
     lua_pushlightuserdata(L, &b);
     lua_pushvalue(L, 1);
@@ -661,11 +813,11 @@ int lb_tick_all(lua_State *L) {
       else if (b.j.la->hooked && b.j.ran)
         runhook(L, &b.j, -3, -2, CONTEXT, -1, -1);
       adderror(L, 2, -3);
-    } else if (lua_gettop(L) > 7) { /* stack: ..., agent, msg, last */
+    } else if (lua_gettop(L) > 9) { /* stack: ..., agent, msg, last */
       lua_pop(L, 1);
       adderror(L, 2, -2);
     }
-    lua_settop(L, 6);
+    lua_settop(L, 8);
   }
   if (b.budget > 0) { /* the next call takes up after the last entry seen */
     lua_pushinteger(L, b.n > 0 ? (b.start + b.next - 2) % b.n + 1 : 1);
@@ -708,20 +860,20 @@ static int withcontext(lua_State *L,
   if (bonsai_agent_stale(a)) {
     Job j;
     j.la = la;
-    pushcontext(L, &j.t, 1, 2, CONTEXT);
+    lb_pushcontext(L, &j.t, 1, 2, CONTEXT);
     j.loaded = bonsai_agent_version_id(a);
     r = migrate(L, &j);
     lua_settop(L, 2);
     if (r != BONSAI_OK)
-      pusherror(L, a); /* 3: raised after op */
+      lb_pusherror(L, a); /* 3: raised after op */
   }
-  pushcontext(L, &t, 1, 2, CONTEXT);
+  lb_pushcontext(L, &t, 1, 2, CONTEXT);
   h.ud = &t;
   s = op(a, &h);
   if (s != BONSAI_OK && r == BONSAI_OK) {
     r = s;
     lua_settop(L, 2);
-    pusherror(L, a);
+    lb_pusherror(L, a);
   }
   if (r != BONSAI_OK) {
     lua_settop(L, 3);

@@ -42,8 +42,42 @@
 #define LB_VIEW 8   /* view(bb, map): a remapping view (init.lua) */
 #define LB_SCRIPT 9 /* script(code, field): a condition's function, or nil
                     ** and a message (init.lua) */
-#define LB_NUV 9
-struct LTick;
+#define LB_STEPPER 10 /* the LuaJIT path's maker of bt.tick_all's loops
+                      ** (lstep.c), or nil: the lua_call path */
+#define LB_NUV 10
+
+/* Where a Lua leaf finds its stack during a tick or an abort pass: stack
+** indices of the agent table, its state userdata, its blackboard (fetched
+** into its slot on first use: most leaves take only the agent), the values
+** table of the version being run and the named-leaf table. A stepped tick
+** (lstep.c) has one with only 'a' and 'outer' set. */
+typedef struct LTick {
+  lua_State *L;
+  struct LBonsai *lb;
+  bonsai_agent *a; /* the agent */
+  int ctx; /* the context (a stack or upvalue index) */
+  int agent, state, bb, values, named;
+  int bbready;
+  int pending; /* results of leaf calls left on the stack */
+  struct LTick *outer; /* a stepped tick: the tick under way before it */
+} LTick;
+
+/* What the LuaJIT path's entry points (lstep.c) tell its Lua side
+** (lua/bonsai/luajit.lua, which declares the same layout) about the call
+** they hand out. */
+typedef struct LStepOut {
+  double version; /* id of the version the agent runs */
+  int32_t args;   /* the call's args: their index in the values table, or 0 */
+  int32_t status; /* an exit call's: how the run ended */
+  int32_t level;  /* the level of the run the call belongs to */
+  int32_t node;   /* the call's node */
+  int32_t strict; /* bt.strict's setting */
+} LStepOut;
+
+/* Stepped ticks nested in one another (a leaf ticking another agent) at
+** most; deeper ones take the lua_call path. */
+#define LB_FDEPTH 16
+
 typedef struct LBonsai {
   bonsai_env *env;
   long long nextid; /* last handle id given */
@@ -57,6 +91,11 @@ typedef struct LBonsai {
   lua_State *task; /* the task coroutine being resumed (bt.defer) */
   const struct LTick *tasktick; /* the tick that resumed it */
   int strict;   /* bt.strict: a Lua leaf returning nothing is an error */
+  /* the LuaJIT path (lstep.c): what it hands out, the stepped ticks under
+  ** way (lb->ticking points at the innermost while it is under way) */
+  LStepOut out;
+  int fdepth;
+  LTick ftick[LB_FDEPTH];
 } LBonsai;
 
 /* Tree userdata. Its uservalues: */
@@ -98,20 +137,6 @@ typedef struct LBB {
   int nobs;    /* observers registered on it */
   int watched; /* some descendant has observers */
 } LBB;
-
-/* Where a Lua leaf finds its stack during a tick or an abort pass: stack
-** indices of the agent table, its state userdata, its blackboard (fetched
-** into its slot on first use: most leaves take only the agent), the values
-** table of the version being run and the named-leaf table. */
-typedef struct LTick {
-  lua_State *L;
-  LBonsai *lb;
-  bonsai_agent *a; /* the agent */
-  int ctx; /* the context (a stack or upvalue index) */
-  int agent, state, bb, values, named;
-  int bbready;
-  int pending; /* results of leaf calls left on the stack */
-} LTick;
 
 /* Results a tick may leave on the stack before they are dropped; whoever
 ** ticks makes room for them (lb_tick_room). */
@@ -248,6 +273,15 @@ void *lb_utilitydef(lua_State *L, int values, int slot);
 int lb_isleaf(lua_State *L);
 /* A bt.control's callbacks (their data: LEAFDATA of their first slot). */
 int lb_control_call(const bonsai_call *c);
+/* Pushes the 'c' of the control node of call c (made on first use), its
+** node number and child count brought up to the version the agent runs. */
+void lb_pushcontrol(lua_State *L, LTick *t, const bonsai_call *c);
+/* The key of a 'c' table's private part, { agent, state, node, version }. */
+const void *lb_control_key(void);
+/* The status a leaf's result at the top (left there) stands for, or raises
+** the message a tick raises for it (invalid status, nothing returned under
+** bt.strict). */
+int lb_tostatus(lua_State *L);
 /* Reads bt.control's tick, enter and abort from the table at idx into
 ** values[slot..slot+3] (by event); sets flags. NULL, or a message. */
 const char *lb_controldef(lua_State *L, int idx, int values, int slot,
@@ -295,11 +329,35 @@ void lb_open_tree(lua_State *L);
 int lb_agent(lua_State *L); /* bt.agent(tree [, opts]) */
 /* The agent table at idx: its state, pushed; or raises. */
 LAgent *lb_checkagent(lua_State *L, int idx);
+/* The same, or NULL (nil or the [1] pushed) for what is not an agent of
+** this context. */
+LAgent *lb_toagent(lua_State *L, int idx);
+/* Pushes a complete leaf stack for the agent table ai (state si, ci: the
+** context) and points t at it. */
+void lb_pushcontext(lua_State *L, LTick *t, int ai, int si, int ci);
+/* Pushes and returns the message of the agent's last error, naming its
+** node (in the version it belonged to): "tree 't' node 'path': msg". */
+const char *lb_pusherror(lua_State *L, bonsai_agent *a);
 int lb_tick_all(lua_State *L); /* bt.tick_all(list, dt [, opts]) */
+/* Stepped ticks (lstep.c) and lb->ticking: the LTick of a stepped tick of
+** a beginning (NULL: too deeply nested), and its end (with the stepped
+** ticks nested in it, left by an error). */
+LTick *lb_step_tick(LBonsai *lb, bonsai_agent *a);
+void lb_step_untick(LBonsai *lb, const bonsai_agent *a);
+/* After a Lua error out of a stepped tick of the agent table at ai (state
+** si, ci: the context), message at the top: the agent recovered, the
+** message replaced by one that names the tree and node. */
+void lb_step_recover(lua_State *L, int ai, int si, int ci);
+/* Whether a tick of la would be stepped now (lstep.c). */
+int lb_stepable(const LBonsai *lb, const LAgent *la);
 int lb_sleep(lua_State *L);    /* bt.sleep(seconds) */
 /* stack: context. Makes the agent and agent state metatables, and the
 ** agent methods. */
 void lb_open_agent(lua_State *L);
+
+/* lstep.c: the LuaJIT path's entry points */
+/* stack: context, module. Adds core._step. */
+void lb_open_step(lua_State *L);
 
 /* ltrace.c */
 /* stack: context. Adds a:trace, a:events, a:freeze, a:on_tick... and

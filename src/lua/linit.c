@@ -7,6 +7,8 @@
 ** global. The top of the binding: it calls every file, and no file calls
 ** it.
 */
+#include <string.h>
+
 #include "bonsai.h"
 #include "bonsai_lua.h"
 #include "lbonsai.h"
@@ -138,6 +140,8 @@ static LBonsai *context(lua_State *L) {
   lb->task = NULL;
   lb->tasktick = NULL;
   lb->strict = 0;
+  memset(&lb->out, 0, sizeof lb->out);
+  lb->fdepth = 0;
   lua_createtable(L, 0, 1);
   lua_pushcfunction(L, context_gc);
   lua_setfield(L, -2, "__gc");
@@ -192,6 +196,7 @@ int luaopen_bonsai_core(lua_State *L) {
   lua_pushliteral(L, "idle");
   lua_setfield(L, -2, "IDLE");
   status_string(L, "SKIPPED", "skipped", &lb->s_skipped);
+  lb_open_step(L);
   /* keep the context alive as long as the module table */
   lua_pushvalue(L, -2);
   lua_setfield(L, -2, "_context");

@@ -66,6 +66,13 @@ static inline int tostatus(lua_State *L, const LBonsai *lb) {
   return -1;
 }
 
+int lb_tostatus(lua_State *L) {
+  int s = tostatus(L, lb_context(L));
+  if (s < 0)
+    lua_error(L);
+  return s;
+}
+
 /* A callback failed with the message at the top: raise it during a tick;
 ** in an abort pass, record it and return BONSAI_ERROR. */
 static int failed(lua_State *L, const bonsai_call *c) {
@@ -571,7 +578,7 @@ static void newcontrol(lua_State *L, LTick *t, lua_Integer key, int memory) {
 
 /* Pushes the 'c' of the control node of call c, its node number and child
 ** count brought up to the version the agent runs. */
-static void pushcontrol(lua_State *L, LTick *t, const bonsai_call *c) {
+void lb_pushcontrol(lua_State *L, LTick *t, const bonsai_call *c) {
   lua_Integer key = (lua_Integer)c->node + 1;
   lua_Number version = (lua_Number)bonsai_agent_version_id(t->a);
   lb_extra(L, t->state, t->ctx, 1);
@@ -605,7 +612,7 @@ int lb_control_call(const bonsai_call *c) {
   L = t->L;
   lua_rawgeti(L, LEAF_NAMED(c->data) ? t->named : t->values,
               LEAF_SLOT(c->data) + c->event);
-  pushcontrol(L, t, c);
+  lb_pushcontrol(L, t, c);
   lua_pushvalue(L, t->agent);
   lb_tick_bb(t);
   lua_pushvalue(L, t->bb);
@@ -730,6 +737,8 @@ void lb_control_restore(lua_State *L, int ai, int si, int ci) {
   lua_settop(L, mem - 1);
 }
 
+const void *lb_control_key(void) { return &CREFS; }
+
 static int control_tick(lua_State *L) { return childop(L, 0); }
 
 static int control_abort(lua_State *L) { return childop(L, 1); }
@@ -848,7 +857,7 @@ int lb_strict(lua_State *L) {
   lua_pushboolean(L, lb->strict);
   if (!lua_isnone(L, 1)) {
     luaL_checktype(L, 1, LUA_TBOOLEAN);
-    lb->strict = lua_toboolean(L, 1);
+    lb->strict = lb->out.strict = lua_toboolean(L, 1);
   }
   return 1;
 }

@@ -1,0 +1,370 @@
+-- bonsai.luajit: the LuaJIT path (docs/LUA_VERSIONS.md). On LuaJIT with its
+-- JIT on and the FFI, bt.tick_all's loop, a:tick and a control node's c:tick
+-- are the Lua functions here: they step their agents' ticks through the C
+-- core (bonsai.h, "Stepped ticks"; src/lua/lstep.c), called through the FFI,
+-- and call the Lua leaves themselves, so that the JIT compiles the loop with
+-- the leaves inlined in it; a call from C into Lua would leave compiled code
+-- at every leaf. Each leaf call site is monomorphic: a dispatch generated
+-- per tree version maps the ticket the core hands out to its own call of
+-- the leaf's function. What cannot be stepped (ticks that need abort
+-- callbacks, traced hooks, interrupts...) takes the lua_call path, agent by
+-- agent; both paths tick the same agents with the same results.
+local M = {}
+
+local ok_ffi, ffi = pcall(require, "ffi")
+
+-- Whether this Lua can take the path: LuaJIT, its compiler on, the FFI.
+function M.available()
+  return ok_ffi and type(jit) == "table" and jit.status() == true
+end
+
+local installed -- what install() replaced, to put back: { put = fn }
+
+-- The entry points and what they hand out (src/lua/lbonsai.h, lstep.c).
+local function declare()
+  if pcall(ffi.typeof, "bonsai_stepapi") then return end
+  ffi.cdef [[
+typedef struct bonsai_stepout {
+  double version;
+  int32_t args, status, level, node, strict;
+} bonsai_stepout;
+typedef struct bonsai_stepapi {
+  int (*begin)(void *lb, void *la, double dt, int all);
+  int (*on)(void *lb, void *la, int level, int r);
+  int (*child)(void *lb, void *la, int node, int k);
+  double (*time)(void *lb, void *la);
+  int (*asleep)(void *lb, void *la, double dt);
+} bonsai_stepapi;
+]]
+end
+
+-- lstep.c's codes
+local ASLEEP, CLASSIC, FAILED, SLOW, TICKET = 6, 7, 8, 16, 17
+local NAMES = { [0] = "idle", "running", "success", "failure", "aborted",
+                "skipped" }
+
+-- Installs the path into bonsai.core's tables (core: the module table).
+function M.install(core)
+  if installed or not M.available() then return installed ~= nil end
+  declare()
+  local X = core._step
+  local CTX = ffi.cast("void *", X.context)
+  local O = ffi.cast("bonsai_stepout *", X.out)
+  local api = ffi.cast("bonsai_stepapi *", X.api)
+  local begin, on, child, time = api.begin, api.on, api.child, api.time
+  local asleep, note = api.asleep, X.note
+  local call, control, status = X.call, X.control, X.status
+  local named, CREFS = X.named, X.key
+  local rawget, type, floor = rawget, type, math.floor
+  local running = coroutine.running
+
+  -- The state userdata of an agent -> its address, for the entry points
+  -- (weak: an entry goes with its agent); filled on first sight, after
+  -- _step.agent has checked the agent as the C API does.
+  local known = setmetatable({}, { __mode = "k" })
+  local function learn(a)
+    local p = X.agent(a)
+    if p == nil then return nil end
+    local la = ffi.cast("void *", p)
+    known[rawget(a, 1)] = la
+    return la
+  end
+
+  -- An agent's blackboard, by its state (as a tick fetches it).
+  local bbs = setmetatable({}, { __mode = "k" })
+  local function bbof(ud)
+    local bb = bbs[ud]
+    if bb == nil then bb = X.bb(ud); bbs[ud] = bb end
+    return bb
+  end
+
+  -- A leaf's result as a status (lleaf.c's tostatus): the common ones
+  -- here, the rest (an invalid status, nothing under bt.strict) in C.
+  local function conv(r)
+    if r == "running" then return 1 end
+    if r == true or r == "success" then return 2 end
+    if r == false or r == "failure" then return 3 end
+    if r == nil and O.strict == 0 then return 3 end
+    return status(r)
+  end
+  -- A control node's tick: "skipped" too.
+  local function convc(r)
+    if r == "skipped" then return 5 end
+    return conv(r)
+  end
+  -- A control node's 'c'.
+  local function cof(a, ud) return control(a, ud) end
+
+  -- The dispatch of a version: dispatch(code, a, ud) makes the call with
+  -- that ticket (the functions of values table V, or of the named leaves)
+  -- and returns its result for the core; an unknown ticket or a call of
+  -- another kind is made by _step.call. Generated once per values table,
+  -- a branch per ticket, each with a call site of its own; the functions
+  -- are read from their table at each call (a named one may be
+  -- re-registered), with the parameters they declare (as many as
+  -- the lua_call path gives them: agent, bb, args, status).
+  local function args(f, ev, control)
+    local info = debug.getinfo(f, "u")
+    local max = control and 4 or (ev == 2 and 4 or 3)
+    local n = (info.isvararg or not info.nparams) and max or
+              math.min(info.nparams, max)
+    local t = control and { "cof(a, ud)", "a", "bbof(ud)", "V[O.args]" }
+              or { "a", "bbof(ud)", "V[O.args]", "NAMES[O.status]" }
+    return table.concat(t, ", ", 1, n)
+  end
+  local function branch(code, V)
+    local t = code - TICKET
+    local isnamed, ev, ctl, key = t % 2, floor(t / 2) % 4, floor(t / 8) % 2,
+                                  floor(t / 16)
+    local F = isnamed == 1 and named or V
+    local f = F[key]
+    if type(f) ~= "function" then return nil end
+    local fn = (isnamed == 1 and "N[" or "V[") .. key .. "]"
+    local callf = fn .. "(" .. args(f, ev, ctl == 1) .. ")"
+    if ev ~= 0 then return callf .. "; return 0" end
+    return "return " .. (ctl == 1 and "convc(" or "conv(") .. callf .. ")"
+  end
+  local function generate(V, tickets)
+    local codes, body, lines = {}, {}, {}
+    for _, code in ipairs(tickets) do
+      local b = branch(code, V)
+      if b and not body[code] then body[code] = b; codes[#codes + 1] = code end
+    end
+    table.sort(codes)
+    -- a binary search over the tickets; ranges of more than 64 go into
+    -- functions of their own (a function's jumps and constants are bounded)
+    local nfun = 0
+    local function tree(lo, hi, ind)
+      if lo > hi then lines[#lines + 1] = ind .. "return slow(a, ud)"; return end
+      if lo == hi then
+        lines[#lines + 1] = ind .. ("if code == %d then %s end"):format(
+          codes[lo], body[codes[lo]])
+        lines[#lines + 1] = ind .. "return slow(a, ud)"
+        return
+      end
+      local mid = floor((lo + hi) / 2)
+      lines[#lines + 1] = ind .. ("if code <= %d then"):format(codes[mid])
+      tree(lo, mid, ind .. "  ")
+      lines[#lines + 1] = ind .. "end"
+      tree(mid + 1, hi, ind)
+    end
+    local parts = {}
+    local function fun(lo, hi)
+      nfun = nfun + 1
+      local name = "d" .. nfun
+      lines = {}
+      if hi - lo < 64 then
+        tree(lo, hi, "  ")
+      else
+        local mid = floor((lo + hi) / 2)
+        local left, right = fun(lo, mid), fun(mid + 1, hi)
+        lines = { ("  if code <= %d then return %s(code, a, ud) end"):format(
+                    codes[mid], left),
+                  ("  return %s(code, a, ud)"):format(right) }
+      end
+      parts[#parts + 1] = ("local function %s(code, a, ud)\n%s\nend\n"):format(
+        name, table.concat(lines, "\n"))
+      return name
+    end
+    local top = #codes > 0 and fun(1, #codes)
+    local src = "local V, N, O, NAMES, conv, convc, cof, bbof, slow = ...\n" ..
+                table.concat(parts) ..
+                "return " .. (top or "function(code, a, ud) return slow(a, ud) end") .. "\n"
+    return assert(loadstring(src, "=bonsai dispatch"))(V, named, O, NAMES,
+      conv, convc, cof, bbof, call)
+  end
+
+  -- The dispatch of the version agent (state ud) runs, id ver: kept in
+  -- its values table (at a key of its own: the table lives as long as the
+  -- version), and found by id.
+  local DISPATCH = {}
+  local byver = setmetatable({}, { __mode = "v" })
+  local function dispatch(ud, ver)
+    local d = byver[ver]
+    if d == nil then
+      local V = X.values(ud)
+      d = V[DISPATCH]
+      if d == nil then
+        d = generate(V, X.tickets(ud))
+        V[DISPATCH] = d
+      end
+      byver[ver] = d
+    end
+    return d
+  end
+
+  ------------------------------------------------------------------ loops
+
+  -- bt.tick_all's Lua loop of one depth (lagent.c's 'stepped'): ticks the
+  -- entries of list from i to n, each agent's calls in one flat loop (a
+  -- loop nested in it would stop the trace); returns at the end, or at an
+  -- entry it does not step ("classic") or whose tick failed ("failed"),
+  -- and the sleepers it found without the list's sleep cache. pos holds
+  -- the tick under way: agent, entry, state. The sleep cache (sc, its
+  -- anchors: entry i's agent table at 2i - 1, its state at 2i) is used
+  -- and kept as pbatch does (lsleep.c): an entry it knows is skipped
+  -- while that same table is there and its state sleeps, without reading
+  -- the table's [1].
+  local function make()
+    local ver, disp = -1, nil
+    local function loop(list, i, n, dt, pos, sc, anchors)
+      local code, a, ud, la, slept = 0, nil, nil, nil, 0
+      i = i - 1
+      while true do
+        if code < SLOW then -- the last tick is over: the next entry
+          if code >= CLASSIC then
+            return i, code == CLASSIC and "classic" or "failed", slept
+          end
+          i = i + 1
+          if i > n then return nil, nil, slept end
+          a = list[i]
+          code = 0
+          if anchors ~= nil and anchors[2 * i - 1] == a and a ~= nil then
+            local sla = known[anchors[2 * i]]
+            if sla ~= nil and asleep(CTX, sla, dt) ~= 0 then code = ASLEEP end
+          end
+          if code == 0 then
+            ud = type(a) == "table" and rawget(a, 1)
+            la = known[ud]
+            if la == nil then
+              la = learn(a)
+              if la == nil then return i, "classic", slept end
+            end
+            pos[1], pos[2], pos[3] = a, i, ud
+            code = begin(CTX, la, dt, 1)
+            if code >= SLOW then
+              if O.version ~= ver then
+                disp = dispatch(ud, O.version)
+                ver = O.version
+              end
+            elseif code == ASLEEP then
+              slept = slept + 1
+              if anchors ~= nil and (anchors[2 * i - 1] ~= a or
+                                     anchors[2 * i] ~= ud) then
+                note(sc, i, a, ud)
+              end
+            end
+            if code ~= ASLEEP and code ~= CLASSIC and anchors ~= nil and
+               anchors[2 * i - 1] ~= nil then
+              note(sc, i)
+            end
+          end
+        else
+          code = on(CTX, la, 0, disp(code, a, ud))
+        end
+      end
+    end
+    return { loop, {} }
+  end
+
+  -- a:tick: the calls of the tick, unrolled (a loop would stop the trace
+  -- of the game's loop around a:tick), then a loop for long ticks.
+  local tver, tdisp = -1, nil
+  local function more(a, ud, la, code, disp)
+    while code >= SLOW do code = on(CTX, la, 0, disp(code, a, ud)) end
+    return code
+  end
+  local function steps(a, ud, la, dt)
+    local code = begin(CTX, la, dt, 0)
+    if code < SLOW then return code end
+    if O.version ~= tver then tdisp = dispatch(ud, O.version); tver = O.version end
+    local disp = tdisp
+    code = on(CTX, la, 0, disp(code, a, ud)); if code < SLOW then return code end
+    code = on(CTX, la, 0, disp(code, a, ud)); if code < SLOW then return code end
+    code = on(CTX, la, 0, disp(code, a, ud)); if code < SLOW then return code end
+    code = on(CTX, la, 0, disp(code, a, ud)); if code < SLOW then return code end
+    code = on(CTX, la, 0, disp(code, a, ud)); if code < SLOW then return code end
+    code = on(CTX, la, 0, disp(code, a, ud)); if code < SLOW then return code end
+    code = on(CTX, la, 0, disp(code, a, ud)); if code < SLOW then return code end
+    return more(a, ud, la, on(CTX, la, 0, disp(code, a, ud)), disp)
+  end
+
+  local registry = debug.getregistry()
+  local agentmt = registry["bonsai.agent"]
+  local methods = agentmt.methods
+  local ctick, cindex = methods.tick, agentmt.__index
+
+  -- After the stepped tick: an error out of it (recovered here, raised
+  -- naming tree and node), a tick that failed, or one not stepped.
+  local function after(a, ud, ok, code, dt)
+    if not ok then error(X.recover(a, ud, code), 0) end
+    if code == FAILED then error(X.message(ud), 0) end
+    return ctick(a, dt) -- CLASSIC: the lua_call path ticks it
+  end
+
+  local function tick(a, dt)
+    if dt == nil then
+      dt = 0
+    elseif type(dt) ~= "number" or not (dt >= 0) then
+      return ctick(a, dt) -- its message (or a string that is a number)
+    end
+    local ud = type(a) == "table" and rawget(a, 1)
+    local la = known[ud]
+    if la == nil or running() then -- (a leaf's yield must fail, as from C)
+      return ctick(a, dt)
+    end
+    local ok, code = pcall(steps, a, ud, la, dt)
+    if ok and code < ASLEEP then return NAMES[code] end
+    return after(a, ud, ok, code, dt)
+  end
+
+  -- The agents' __index: the methods, a.time through the FFI, the rest
+  -- (a.tree, a broken agent) as the C one does.
+  local function index(a, k)
+    local m = methods[k]
+    if m ~= nil then return m end
+    if k == "time" then
+      local la = known[type(a) == "table" and rawget(a, 1)]
+      if la ~= nil then return time(CTX, la) end
+    end
+    return cindex(a, k)
+  end
+
+  -- c:tick(k): the child's run stepped, a level above the control node's.
+  local cmt = registry["bonsai.control"]
+  local cmethods = cmt.__index
+  local cctick = cmethods.tick
+  local function cmore(a, ud, la, level, code, disp)
+    while code >= SLOW do code = on(CTX, la, level, disp(code, a, ud)) end
+    return code
+  end
+  local function ctick_(c, k)
+    local refs = type(c) == "table" and type(k) == "number" and
+                 rawget(c, CREFS)
+    local ud = type(refs) == "table" and refs[2]
+    local la = known[ud]
+    if la == nil or k ~= floor(k) then return cctick(c, k) end
+    local code = child(CTX, la, refs[3], k - 1)
+    if code >= SLOW then
+      local a, level = refs[1], O.level
+      local disp = dispatch(ud, refs[4])
+      code = on(CTX, la, level, disp(code, a, ud))
+      if code >= SLOW then
+        code = on(CTX, la, level, disp(code, a, ud))
+        if code >= SLOW then code = cmore(a, ud, la, level, code, disp) end
+      end
+    end
+    if code < ASLEEP then return NAMES[code] end
+    if code == FAILED then error(X.errmsg(ud), 0) end
+    return cctick(c, k) -- CLASSIC
+  end
+
+  X.use { make = make }
+  methods.tick, agentmt.__index, cmethods.tick = tick, index, ctick_
+  installed = {
+    put = function()
+      X.use(nil)
+      methods.tick, agentmt.__index, cmethods.tick = ctick, cindex, cctick
+    end,
+  }
+  return true
+end
+
+-- Puts the lua_call path back.
+function M.remove()
+  if installed then installed.put(); installed = nil end
+end
+
+function M.on() return installed ~= nil end
+
+return M
