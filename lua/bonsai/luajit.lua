@@ -299,7 +299,7 @@ function M.install(core)
       return ctick(a, dt) -- its message (or a string that is a number)
     end
     local ud = type(a) == "table" and rawget(a, 1)
-    local la = known[ud]
+    local la = known[ud] or learn(a)
     if la == nil or running() then -- (a leaf's yield must fail, as from C)
       return ctick(a, dt)
     end
@@ -332,7 +332,7 @@ function M.install(core)
     local refs = type(c) == "table" and type(k) == "number" and
                  rawget(c, CREFS)
     local ud = type(refs) == "table" and refs[2]
-    local la = known[ud]
+    local la = known[ud] -- (its tick is stepped: known)
     if la == nil or k ~= floor(k) then return cctick(c, k) end
     local code = child(CTX, la, refs[3], k - 1)
     if code >= SLOW then

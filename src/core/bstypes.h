@@ -180,6 +180,7 @@ typedef struct StepRun {
   void *outer;          /* a child run: the host's data before it */
   Frame *ctl;           /* a child run: its control node's callback */
   struct StepRun *next; /* the level above, or NULL */
+  struct StepRun *prev; /* the level below, or NULL */
   uint32_t from;        /* a child run: the child; BS_NONE: the tick */
   uint32_t i;           /* the node it stopped at */
   uint8_t at;           /* where (vm.h: BS_AT_*); BS_AT_NONE: not stopped */

@@ -51,6 +51,7 @@ static StepRun *level(bonsai_agent *a, unsigned k) {
       if ((r->next = bs_malloc(env, sizeof *r)) == NULL)
         return NULL;
       memset(r->next, 0, sizeof *r);
+      r->next->prev = r;
     }
   return r;
 }
@@ -73,21 +74,13 @@ static StepRun *push(bonsai_agent *a, uint32_t from, Frame *f) {
   return r;
 }
 
-/* Runs the innermost run on (see bs_vm_step) and, when it ends, ends it:
-** the tick's end, or the end of a child's run back in its control node's
-** callback (as bonsai_control_tick's). */
-static int go(bonsai_agent *a, int result) {
-  StepRun *r;
+/* The innermost run ended with s: the tick's end, or the end of a child's
+** run back in its control node's callback (as bonsai_control_tick's). */
+static int ended(bonsai_agent *a, int s) {
+  StepRun *r = a->step->top;
   Frame *f;
-  int s;
-  a->stepping = 1;
-  s = bs_vm_step(a, result);
-  a->stepping = 0;
-  if (s == BS_HANDED)
-    return BONSAI_STEP;
-  r = a->step->top;
   if (--a->nstep > 0)
-    a->step->top = level(a, a->nstep - 1); /* allocated: not NULL */
+    a->step->top = r->prev;
   if (r->from == BS_NONE)
     return bs_agent_finish(a, s);
   f = r->ctl; /* the callback's frame (stepped or not) */
@@ -100,6 +93,16 @@ static int go(bonsai_agent *a, int result) {
   a->current = f->node; /* the callback's own errors are the node's */
   a->event = BONSAI_EV_TICK;
   return s;
+}
+
+/* Runs the innermost run on (see bs_vm_step) until it hands a call out or
+** ends. */
+static inline int go(bonsai_agent *a, int result) {
+  int s;
+  a->stepping = 1;
+  s = bs_vm_step(a, result);
+  a->stepping = 0;
+  return s == BS_HANDED ? BONSAI_STEP : ended(a, s);
 }
 
 int bonsai_agent_stepable(const bonsai_agent *a, const bonsai_host *h) {
@@ -119,22 +122,29 @@ int bonsai_agent_step_begin(bonsai_agent *a, double dt,
     return BONSAI_ENOSTEP;
   bs_agent_start(a, dt, h);
   push(a, BS_NONE, NULL); /* level 0 is allocated */
+  bs_vm_stepcall(a);
   return go(a, 0);
 }
 
-int bonsai_agent_step(bonsai_agent *a, unsigned k, int result) {
+/* bonsai_agent_step at a level below the innermost, or not waiting. */
+BS_NOINLINE static int stepbelow(bonsai_agent *a, unsigned k, int result) {
   StepRun *r;
   if (!a->busy || k >= a->nstep || a->stepping)
     return BONSAI_EARG;
   r = level(a, k); /* allocated */
   if (r->at == BS_AT_NONE)
     return BONSAI_EARG;
-  if (k + 1 < a->nstep) { /* the runs above were left by a non-local exit
-                          ** that the callback caught: their frame is still
-                          ** busy, which the callback's end tells */
-    a->nstep = (uint8_t)(k + 1);
-    a->step->top = r;
-  }
+  /* the runs above were left by a non-local exit that the callback caught:
+  ** their frame is still busy, which the callback's end tells */
+  a->nstep = (uint8_t)(k + 1);
+  a->step->top = r;
+  return go(a, result);
+}
+
+int bonsai_agent_step(bonsai_agent *a, unsigned k, int result) {
+  if (a->nstep == 0 || k + 1u != a->nstep || a->stepping ||
+      a->step->top->at == BS_AT_NONE)
+    return stepbelow(a, k, result);
   return go(a, result);
 }
 
@@ -166,5 +176,6 @@ int bonsai_control_step(bonsai_agent *a, unsigned node, unsigned k,
   push(a, c, f);
   if (host != NULL)
     a->hostud = host;
+  bs_vm_stepcall(a);
   return go(a, 0);
 }

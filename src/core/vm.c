@@ -1261,18 +1261,23 @@ static BS_ALWAYS_INLINE int step(bonsai_agent *a, const Node *nd, uint8_t *st,
 ** need another callback is not stepped (step.c), and fire() refuses one.
 */
 
-/* Hands out event ev of node i's leaf l, as fire() would call it; the run
-** stops at 'at'. */
+void bs_vm_stepcall(bonsai_agent *a) {
+  callrecord(a, &a->step->call);
+  a->step->call.utility = NULL;
+}
+
+/* Hands out event ev of node i's leaf l, as fire() would call it (the
+** parts of the call record that stay the same through a run are set when
+** it starts: bs_vm_stepcall); the run stops at 'at'. */
 static int handout(bonsai_agent *a, const Leaf *l, uint32_t i, int ev,
                    int status, int at) {
   Stepping *p = a->step;
-  callrecord(a, &p->call);
+  p->call.host = a->hostud;
   p->call.data = l->data;
   p->call.args = a->bp->nodes[i].args;
   p->call.event = ev;
   p->call.status = status;
   p->call.node = i;
-  p->call.utility = NULL;
   p->fn = l->fn;
   a->current = i;
   a->event = (uint8_t)ev;
@@ -1688,11 +1693,8 @@ int bs_vm_tick(bonsai_agent *a) {
   return copies[a->copy](a);
 }
 
-/* The stepped copies: plain, traced (faults too), with conditions. */
-BS_NOINLINE static int step_plain(bonsai_agent *a, int r) {
-  return run(a, BS_NONE, 0, 0, 1, r);
-}
-
+/* The stepped copies: traced (faults too), with conditions; the plain one
+** is bs_vm_step's own. */
 BS_NOINLINE static int step_traced(bonsai_agent *a, int r) {
   return run(a, BS_NONE, 1, 0, 1, r);
 }
@@ -1701,19 +1703,24 @@ BS_NOINLINE static int step_conds(bonsai_agent *a, int r) {
   return run(a, BS_NONE, a->step->top->watched, 1, 1, r);
 }
 
-/* A run keeps the copy it began in (as the C stack keeps it for the other
-** copies), a watched tick its watch. */
-int bs_vm_step(bonsai_agent *a, int result) {
-  StepRun *r = a->step->top;
+/* The watched and conditions copies (bs_vm_step). */
+BS_NOINLINE static int step_other(bonsai_agent *a, StepRun *r, int result) {
   int s;
   if (r->at == BS_AT_NONE && r->from == BS_NONE && r->watched)
     watch_begin(a);
-  s = r->copy == 2   ? step_conds(a, result)
-      : r->copy == 1 ? step_traced(a, result)
-                     : step_plain(a, result);
+  s = r->copy == 2 ? step_conds(a, result) : step_traced(a, result);
   if (s != BS_HANDED && r->from == BS_NONE && r->watched)
     watch_end(a);
   return s;
+}
+
+/* A run keeps the copy it began in (as the C stack keeps it for the other
+** copies), a watched tick its watch. The plain copy is inlined here. */
+int bs_vm_step(bonsai_agent *a, int result) {
+  StepRun *r = a->step->top;
+  if (bs_likely(r->copy == 0))
+    return run(a, BS_NONE, 0, 0, 1, result);
+  return step_other(a, r, result);
 }
 
 /* }====================================================== */

@@ -48,6 +48,9 @@ enum { BS_AT_NONE, BS_AT_ENTER, BS_AT_TICK, BS_AT_EXIT, BS_AT_CENTER,
 ** Returns the run's status, BONSAI_ELEAF, or BS_HANDED. Calls no
 ** callback (a->stepping is set by the caller). */
 BS_INTERNAL int bs_vm_step(bonsai_agent *a, int result);
+/* Fills the parts of a->step->call that stay the same through a run, as
+** it starts. */
+BS_INTERNAL void bs_vm_stepcall(bonsai_agent *a);
 
 /* The child k of control node 'node' that bonsai_control_tick would run
 ** (the frame of the node's tick callback, the child, the budget checked),
