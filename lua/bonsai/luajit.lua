@@ -125,17 +125,15 @@ function M.install(core)
     return "return " .. (ctl == 1 and "convc(" or "conv(") .. callf .. ")"
   end
   local function generate(V, tickets)
-    local codes, body, lines = {}, {}, {}
+    local codes, body, lines = {}, {}, nil
     for _, code in ipairs(tickets) do
       local b = branch(code, V)
       if b and not body[code] then body[code] = b; codes[#codes + 1] = code end
     end
     table.sort(codes)
-    -- a binary search over the tickets; ranges of more than 64 go into
-    -- functions of their own (a function's jumps and constants are bounded)
-    local nfun = 0
+    -- a binary search over the tickets, in functions of at most 64 (a
+    -- function's jumps, constants and locals are bounded), kept in D
     local function tree(lo, hi, ind)
-      if lo > hi then lines[#lines + 1] = ind .. "return slow(a, ud)"; return end
       if lo == hi then
         lines[#lines + 1] = ind .. ("if code == %d then %s end"):format(
           codes[lo], body[codes[lo]])
@@ -148,49 +146,51 @@ function M.install(core)
       lines[#lines + 1] = ind .. "end"
       tree(mid + 1, hi, ind)
     end
-    local parts = {}
+    local parts, nfun = {}, 0
     local function fun(lo, hi)
-      nfun = nfun + 1
-      local name = "d" .. nfun
+      local k
       lines = {}
       if hi - lo < 64 then
         tree(lo, hi, "  ")
       else
         local mid = floor((lo + hi) / 2)
         local left, right = fun(lo, mid), fun(mid + 1, hi)
-        lines = { ("  if code <= %d then return %s(code, a, ud) end"):format(
+        lines = { ("  if code <= %d then return D[%d](code, a, ud, V) end"):format(
                     codes[mid], left),
-                  ("  return %s(code, a, ud)"):format(right) }
+                  ("  return D[%d](code, a, ud, V)"):format(right) }
       end
-      parts[#parts + 1] = ("local function %s(code, a, ud)\n%s\nend\n"):format(
-        name, table.concat(lines, "\n"))
-      return name
+      nfun = nfun + 1
+      k = nfun
+      parts[#parts + 1] = ("D[%d] = function(code, a, ud, V)\n%s\nend\n"):format(
+        k, table.concat(lines, "\n"))
+      return k
     end
-    local top = #codes > 0 and fun(1, #codes)
-    local src = "local V, N, O, NAMES, conv, convc, cof, bbof, slow = ...\n" ..
-                table.concat(parts) ..
-                "return " .. (top or "function(code, a, ud) return slow(a, ud) end") .. "\n"
-    return assert(loadstring(src, "=bonsai dispatch"))(V, named, O, NAMES,
+    if #codes == 0 then return function(_, a, ud) return call(a, ud) end end
+    local top = fun(1, #codes)
+    local src = "local N, O, NAMES, conv, convc, cof, bbof, slow = ...\n" ..
+                "local D = {}\n" .. table.concat(parts) ..
+                ("return D[%d]\n"):format(top)
+    return assert(loadstring(src, "=bonsai dispatch"))(named, O, NAMES,
       conv, convc, cof, bbof, call)
   end
 
-  -- The dispatch of the version agent (state ud) runs, id ver: kept in
-  -- its values table (at a key of its own: the table lives as long as the
-  -- version), and found by id.
-  local DISPATCH = {}
+  -- The dispatch of the version that agent (state ud) runs, id ver, and
+  -- its values table: by values table (the dispatch does not hold it, so
+  -- the entry goes with the version), and the values table by id.
+  local byvalues = setmetatable({}, { __mode = "k" })
   local byver = setmetatable({}, { __mode = "v" })
   local function dispatch(ud, ver)
-    local d = byver[ver]
-    if d == nil then
-      local V = X.values(ud)
-      d = V[DISPATCH]
-      if d == nil then
-        d = generate(V, X.tickets(ud))
-        V[DISPATCH] = d
-      end
-      byver[ver] = d
+    local V = byver[ver]
+    if V == nil then
+      V = X.values(ud)
+      byver[ver] = V
     end
-    return d
+    local d = byvalues[V]
+    if d == nil then
+      d = generate(V, X.tickets(ud))
+      byvalues[V] = d
+    end
+    return d, V
   end
 
   ------------------------------------------------------------------ loops
@@ -206,7 +206,7 @@ function M.install(core)
   -- while that same table is there and its state sleeps, without reading
   -- the table's [1].
   local function make()
-    local ver, disp = -1, nil
+    local ver, disp, V = -1, nil, nil
     local function loop(list, i, n, dt, pos, sc, anchors)
       local code, a, ud, la, slept = 0, nil, nil, nil, 0
       i = i - 1
@@ -234,7 +234,7 @@ function M.install(core)
             code = begin(CTX, la, dt, 1)
             if code >= SLOW then
               if O.version ~= ver then
-                disp = dispatch(ud, O.version)
+                disp, V = dispatch(ud, O.version)
                 ver = O.version
               end
             elseif code == ASLEEP then
@@ -250,7 +250,7 @@ function M.install(core)
             end
           end
         else
-          code = on(CTX, la, 0, disp(code, a, ud))
+          code = on(CTX, la, 0, disp(code, a, ud, V))
         end
       end
     end
@@ -259,24 +259,27 @@ function M.install(core)
 
   -- a:tick: the calls of the tick, unrolled (a loop would stop the trace
   -- of the game's loop around a:tick), then a loop for long ticks.
-  local tver, tdisp = -1, nil
-  local function more(a, ud, la, code, disp)
-    while code >= SLOW do code = on(CTX, la, 0, disp(code, a, ud)) end
+  local tver, tdisp, tV = -1, nil, nil
+  local function more(a, ud, la, code, disp, V)
+    while code >= SLOW do code = on(CTX, la, 0, disp(code, a, ud, V)) end
     return code
   end
   local function steps(a, ud, la, dt)
     local code = begin(CTX, la, dt, 0)
     if code < SLOW then return code end
-    if O.version ~= tver then tdisp = dispatch(ud, O.version); tver = O.version end
-    local disp = tdisp
-    code = on(CTX, la, 0, disp(code, a, ud)); if code < SLOW then return code end
-    code = on(CTX, la, 0, disp(code, a, ud)); if code < SLOW then return code end
-    code = on(CTX, la, 0, disp(code, a, ud)); if code < SLOW then return code end
-    code = on(CTX, la, 0, disp(code, a, ud)); if code < SLOW then return code end
-    code = on(CTX, la, 0, disp(code, a, ud)); if code < SLOW then return code end
-    code = on(CTX, la, 0, disp(code, a, ud)); if code < SLOW then return code end
-    code = on(CTX, la, 0, disp(code, a, ud)); if code < SLOW then return code end
-    return more(a, ud, la, on(CTX, la, 0, disp(code, a, ud)), disp)
+    if O.version ~= tver then
+      tdisp, tV = dispatch(ud, O.version)
+      tver = O.version
+    end
+    local disp, V = tdisp, tV
+    code = on(CTX, la, 0, disp(code, a, ud, V)); if code < SLOW then return code end
+    code = on(CTX, la, 0, disp(code, a, ud, V)); if code < SLOW then return code end
+    code = on(CTX, la, 0, disp(code, a, ud, V)); if code < SLOW then return code end
+    code = on(CTX, la, 0, disp(code, a, ud, V)); if code < SLOW then return code end
+    code = on(CTX, la, 0, disp(code, a, ud, V)); if code < SLOW then return code end
+    code = on(CTX, la, 0, disp(code, a, ud, V)); if code < SLOW then return code end
+    code = on(CTX, la, 0, disp(code, a, ud, V)); if code < SLOW then return code end
+    return more(a, ud, la, on(CTX, la, 0, disp(code, a, ud, V)), disp, V)
   end
 
   local registry = debug.getregistry()
@@ -324,8 +327,8 @@ function M.install(core)
   local cmt = registry["bonsai.control"]
   local cmethods = cmt.__index
   local cctick = cmethods.tick
-  local function cmore(a, ud, la, level, code, disp)
-    while code >= SLOW do code = on(CTX, la, level, disp(code, a, ud)) end
+  local function cmore(a, ud, la, level, code, disp, V)
+    while code >= SLOW do code = on(CTX, la, level, disp(code, a, ud, V)) end
     return code
   end
   local function ctick_(c, k)
@@ -337,11 +340,11 @@ function M.install(core)
     local code = child(CTX, la, refs[3], k - 1)
     if code >= SLOW then
       local a, level = refs[1], O.level
-      local disp = dispatch(ud, refs[4])
-      code = on(CTX, la, level, disp(code, a, ud))
+      local disp, V = dispatch(ud, refs[4])
+      code = on(CTX, la, level, disp(code, a, ud, V))
       if code >= SLOW then
-        code = on(CTX, la, level, disp(code, a, ud))
-        if code >= SLOW then code = cmore(a, ud, la, level, code, disp) end
+        code = on(CTX, la, level, disp(code, a, ud, V))
+        if code >= SLOW then code = cmore(a, ud, la, level, code, disp, V) end
       end
     end
     if code < ASLEEP then return NAMES[code] end
