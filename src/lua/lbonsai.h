@@ -95,6 +95,7 @@ typedef struct LBonsai {
   ** way (lb->ticking points at the innermost while it is under way) */
   LStepOut out;
   int fdepth;
+  double nstepped; /* stepped ticks begun (core._step.stats, for tests) */
   LTick ftick[LB_FDEPTH];
 } LBonsai;
 

@@ -142,6 +142,7 @@ static LBonsai *context(lua_State *L) {
   lb->strict = 0;
   memset(&lb->out, 0, sizeof lb->out);
   lb->fdepth = 0;
+  lb->nstepped = 0;
   lua_createtable(L, 0, 1);
   lua_pushcfunction(L, context_gc);
   lua_setfield(L, -2, "__gc");

@@ -79,6 +79,7 @@ static int step_begin(LBonsai *lb, LAgent *la, double dt, int all) {
     return LB_CLASSIC;
   }
   lb->out.version = (double)bonsai_agent_version_id(a);
+  lb->nstepped++;
   return code(lb, a, r);
 }
 
@@ -281,6 +282,12 @@ static int s_note(lua_State *L) {
   return 0;
 }
 
+/* _step.stats(): the stepped ticks begun so far in this Lua state. */
+static int s_stats(lua_State *L) {
+  lua_pushnumber(L, lb_context(L)->nstepped);
+  return 1;
+}
+
 /* _step.use(stepper | nil): bt.tick_all's Lua loops are stepper.make's
 ** (lagent.c); nil: the lua_call path. */
 static int s_use(lua_State *L) {
@@ -297,7 +304,7 @@ void lb_open_step(lua_State *L) {
       {"message", s_message}, {"errmsg", s_errmsg},   {"recover", s_recover},
       {"status", s_status},   {"values", s_values},   {"bb", s_bb},
       {"tickets", s_tickets}, {"note", s_note},       {"use", s_use},
-      {NULL, NULL}};
+      {"stats", s_stats},     {NULL, NULL}};
   LBonsai *lb = (LBonsai *)lua_touserdata(L, -2);
   lua_newtable(L); /* stack: context, module, _step */
   lua_pushvalue(L, -3);

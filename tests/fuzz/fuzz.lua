@@ -17,6 +17,13 @@
 -- (any Lua: lua5.1, luajit, lua5.3 run it the same, a seed drawing the same
 -- numbers)
 --   --without reload,reenter,...  leaves a feature out (see FEATURES)
+--   --stepped   worlds whose ticks the LuaJIT path steps (leaves without
+--               exit or abort callbacks, no tasks, no utility functions,
+--               control nodes without abort)
+--   --log       with --replay, also prints every callback as it is called
+--   --events    with --log, traces every agent and prints its events after
+--               each step (tests/fuzz/differential.lua compares the output
+--               of the LuaJIT path's and the lua_call path's runs)
 
 local root = (arg and arg[0] or ""):match("^(.-)/?tests/fuzz/[^/]*$") or "."
 if root == "" then root = "." end
@@ -56,7 +63,8 @@ local FEATURES = {
 }
 
 local opt = { first = 1, last = 20, steps = 500, seconds = nil, replay = nil,
-              without = {}, verbose = false }
+              without = {}, verbose = false, stepped = false, log = false,
+              events = false }
 do
   local i = 1
   while arg and arg[i] do
@@ -73,6 +81,9 @@ do
       for f in v:gmatch("[^,]+") do opt.without[f] = true end
       i = i + 1
     elseif a == "--verbose" then opt.verbose = true
+    elseif a == "--stepped" then opt.stepped = true
+    elseif a == "--log" then opt.log = true
+    elseif a == "--events" then opt.events = true
     else
       io.stderr:write("fuzz.lua: unknown option " .. a .. "\n")
       os.exit(2)
@@ -82,6 +93,7 @@ do
 end
 local ON = {}
 for _, f in ipairs(FEATURES) do ON[f] = not opt.without[f] end
+if opt.stepped then ON.tasks = false end
 for f in pairs(opt.without) do
   if ON[f] == nil then
     io.stderr:write("fuzz.lua: unknown feature " .. f .. "\n")
@@ -247,6 +259,18 @@ local function checkagentcall(what, a, f, ok, res)
   end
 end
 
+-- --events: the events each agent's trace recorded since the last step.
+local function printevents()
+  for _, a in ipairs(W.agents) do
+    local ok, evs = pcall(a.events, a)
+    for _, e in ipairs(ok and evs or {}) do
+      print(("  event %s %s %s %s%s%s %s"):format(book(a).id, e.tick,
+        tostring(e.node), e.status or e.event, e.again and " again" or "",
+        e.forced and " forced" or "", e.message or ""))
+    end
+  end
+end
+
 -- Runs fn(...) as one API call in its own frame; returns ok, result.
 function api(desc, check, fn, ...)
   local f = { raises = {}, obs = {} }
@@ -256,6 +280,7 @@ function api(desc, check, fn, ...)
   local r = pack(pcall(fn, ...))
   if fr[#fr] ~= f then violation("frames out of order after " .. desc) end
   fr[#fr] = nil
+  if opt.events and opt.replay and #fr == 0 then printevents() end
   if check then check(f, r[1], r[2]) end
   if not r[1] then trace("  -> error: " .. tostring(r[2])) end
   return unpack(r, 1, r.n)
@@ -358,6 +383,10 @@ end
 
 -- Runs body(...) for agent a at node id; records an escaping error.
 local function guarded(a, id, body, aborting)
+  if opt.log and opt.replay then
+    print(string.rep("  ", W.depth) .. "call " .. book(a).id .. " " ..
+          tostring(id))
+  end
   local ok, r = pcall(body)
   if not ok then
     count("(callback errors)")
@@ -518,9 +547,26 @@ local function task(a, bb, args)
   end
 end
 
+-- A leaf with only enter and tick (--stepped: no exit or abort callback,
+-- so the books cannot pair its enters; they are logged and called).
+local function entered(name)
+  return {
+    enter = function(a, bb, args)
+      guarded(a, args.id, function()
+        clockcheck(a)
+        trace("enter " .. book(a).id .. " " .. args.id)
+        sideeffects(a)
+        maybe_raise()
+      end)
+    end,
+    tick = function(a, bb, args) return plain(a, bb, args) end,
+    name = name,
+  }
+end
+
 -- Named leaves: the registry is process-wide, so they look the world up.
 local function register(k, variant)
-  local def = lifecycle(variant)
+  local def = opt.stepped and entered() or lifecycle(variant)
   bt.register("fz.r" .. k, def)
 end
 
@@ -564,6 +610,9 @@ end
 
 local function genleaf(used)
   local x = R.int(100)
+  if x <= 35 and opt.stepped then
+    return { kind = "enter", id = newid(used, "E", 30) }
+  end
   if x <= 35 then return { kind = "life", id = newid(used, "L", 30),
                            variant = R.int(3) } end
   if x <= 45 and ON.tasks then
@@ -571,7 +620,8 @@ local function genleaf(used)
   end
   if x <= 55 then return { kind = "plain", id = newid(used, "P", 12) } end
   if x <= 68 then return { kind = "cond", id = newid(used, "C", 16) } end
-  if x <= 78 then return { kind = "named", id = newid(used, "R", 12),
+  if x <= 78 then return { kind = "named",
+                           id = newid(used, opt.stepped and "Q" or "R", 12),
                            reg = R.int(NREG) } end
   if x <= 88 then return checkspec() end
   if x <= 92 and ON.subtree and W.idbase == 0 and #W.libs > 0 then
@@ -738,12 +788,14 @@ local function control(id, kids)
       return s
     end)
   end
-  t.abort = function(_, a)
-    guarded(a, id, function()
-      clockcheck(a)
-      sideeffects(a, true)
-      maybe_raise()
-    end, true)
+  if not opt.stepped then
+    t.abort = function(_, a)
+      guarded(a, id, function()
+        clockcheck(a)
+        sideeffects(a, true)
+        maybe_raise()
+      end, true)
+    end
   end
   for i, k in ipairs(kids) do t[i] = k end
   return bt.control(t)
@@ -756,6 +808,8 @@ local function build(s)
     local t = lifecycle(s.variant)
     t.name = s.id
     return bt.action(t, { id = s.id })
+  elseif k == "enter" then
+    return bt.action(entered(s.id), { id = s.id })
   elseif k == "task" then
     return bt.named(s.id, bt.task(task, { id = s.id }))
   elseif k == "plain" then
@@ -787,7 +841,8 @@ local function build(s)
   if k == "guard" then t[1] = build(s.check) end
   for _, c in ipairs(s.children) do
     local n = build(c)
-    if k == "utility_selector" and c.id and R.chance(0.8) then
+    if k == "utility_selector" and c.id and R.chance(0.8) and
+       not opt.stepped then
       n = bt.utility(utilityfn(c.id), n)
     end
     t[#t + 1] = n
@@ -904,6 +959,7 @@ local function newagent(e)
   local a = bt.agent(e.tree, { owner = { id = id }, blackboard = bb })
   local b = book(a)
   b.id = id
+  if opt.events then a:trace(256) end
   W.agents[#W.agents + 1] = a
   trace("new agent " .. id .. " of " .. e.name)
   return a
@@ -1335,6 +1391,9 @@ local nseeds, nfail = 0, 0
 if opt.replay then
   local ok, v, tr, at = runseed(opt.replay, opt.steps)
   if not ok then report(opt.replay, v, tr, at) os.exit(1) end
+  if opt.log then -- (differential.lua reads it, and leaves it out)
+    print("stepped ticks: " .. require("bonsai.core")._step.stats())
+  end
   print("seed " .. opt.replay .. ": ok")
   os.exit(0)
 end
