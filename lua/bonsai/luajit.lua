@@ -70,8 +70,9 @@ function M.install(core)
     return la
   end
 
-  -- An agent's blackboard, by its state (as a tick fetches it).
-  local bbs = setmetatable({}, { __mode = "k" })
+  -- An agent's blackboard, by its state (as a tick fetches it); weak
+  -- values too: a weak key keeps its value one collection longer.
+  local bbs = setmetatable({}, { __mode = "kv" })
   local function bbof(ud)
     local bb = bbs[ud]
     if bb == nil then bb = X.bb(ud); bbs[ud] = bb end

@@ -4,11 +4,12 @@
 -- ticks, reloads, observers, interrupts, tasks, a bt.control (its memory,
 -- two children running, one aborted), sleep,
 -- tick_all (and the sleep cache of a list of sleepers), save and restore,
--- the scripts of conditions compiled as trees are made, each step under
--- pcall; check() runs with allocations granted again and verifies that
--- every object made still works (tick, abort, reset, reload), that the
--- books agree with the library, and that bt.memory() is back to its value
--- after setup once everything is dropped.
+-- the scripts of conditions compiled as trees are made, and agents of a
+-- tree the LuaJIT path steps (on LuaJIT: its dispatch made, its loops run),
+-- each step under pcall; check() runs with allocations granted again and
+-- verifies that every object made still works (tick, abort, reset,
+-- reload), that the books agree with the library, and that bt.memory() is
+-- back to its value after setup once everything is dropped.
 local bt = require "bonsai"
 
 local S = {}
@@ -34,15 +35,61 @@ local function leaf(id)
   }
 end
 
-local function task(id)
-  return bt.named(id, bt.task(function(a)
+-- A task's body: its cleanup a to-be-closed variable on 5.4, bt.defer on
+-- the Luas without them (its text is loaded only where it parses).
+local body
+if _VERSION == "Lua 5.4" then
+  body = assert(load([[
+    local books = ...
+    return function(a, id)
+      local b = books().books[a.owner.slot]
+      b[id] = true
+      local guard <close> = books().closers[a.owner.slot]
+      coroutine.yield()
+      coroutine.yield()
+      return true
+    end]]))(function() return O end)
+else
+  body = function(a, id)
     local b = O.books[a.owner.slot]
     b[id] = true
-    local guard <close> = O.closers[a.owner.slot]
+    bt.defer(function() b[id] = false end)
     coroutine.yield()
     coroutine.yield()
     return true
-  end))
+  end
+end
+
+local function task(id)
+  return bt.named(id, bt.task(function(a) return body(a, id) end))
+end
+
+-- A tree the LuaJIT path steps: leaves without exit or abort callbacks, a
+-- control node without abort, a check; no books (nothing tells an abort).
+local function stepleaf(id, enter)
+  return bt.action { name = id,
+    enter = enter and function(a) a.owner.enters = a.owner.enters + 1 end,
+    tick = function(a, bb)
+      bb.m = (bb.m or 0) + 1
+      return bb.m % 3 == 0 and bt.SUCCESS or bt.RUNNING
+    end }
+end
+
+local function steproot(v)
+  return bt.reactive_selector { name = "root",
+    bt.sequence { name = "s",
+      bt.condition { name = "q", fn = function(_, bb)
+        return (bb.m or 0) % 2 == v % 2 end },
+      stepleaf("E", true) },
+    bt.control { name = "c",
+      tick = function(c)
+        local s = c:tick(1)
+        if s == bt.RUNNING then c:tick(2) end
+        return s
+      end,
+      stepleaf "F", bt.sequence { name = "t", bt.check("m", ">", 1),
+                                  stepleaf "G" } },
+  }
 end
 
 -- A bt.control with two children running at once: its memory counts runs
@@ -81,7 +128,8 @@ end
 
 function S.setup()
   O = { trees = {}, agents = {}, bbs = {}, handles = {}, fired = 0, both = 0,
-        books = {}, closers = {}, owners = {} }
+        books = {}, closers = {}, owners = {}, stepped = {}, steppers = {} }
+  for i = 1, 3 do O.steppers[i] = { enters = 0 } end
   for i = 1, MAXAGENTS do
     local b = {}
     for _, id in ipairs(IDS) do b[id] = false end
@@ -183,7 +231,31 @@ function S.run()
     end
     O.agents[#O.agents + 1] = n
   end)
-  try(function() for _ in pairs(O.bbs[1]) do end end)
+  try(function() -- __pairs from 5.2 on; bb:pairs() on every Lua
+    if _VERSION == "Lua 5.1" then
+      for _ in O.bbs[1]:pairs() do end
+    else
+      for _ in pairs(O.bbs[1]) do end
+    end
+  end)
+  -- agents the LuaJIT path steps, by bt.tick_all and a:tick, and a reload
+  local st
+  try(function()
+    st = bt.tree(steproot(1), { name = "oom3" })
+    O.steptree = st
+  end)
+  for i = 1, 3 do
+    try(function()
+      O.stepped[#O.stepped + 1] = bt.agent(st, { owner = O.steppers[i] })
+    end)
+  end
+  for _ = 1, 3 do try(bt.tick_all, O.stepped, 1) end
+  for _, a in ipairs(O.stepped) do try(a.tick, a, 1) end
+  if not WITHOUT_RELOAD and st then
+    try(function() st:reload(steproot(2)) end)
+  end
+  for _ = 1, 2 do try(bt.tick_all, O.stepped, 1) end
+  for _, a in ipairs(O.stepped) do try(a.tick, a, 1) end
 end
 
 local function fail(fmt, ...)
@@ -257,6 +329,24 @@ function S.check()
   end
   local errs = bt.tick_all(O.agents, 1)
   if errs then fail("tick_all: %s", errs[1].error) end
+  if O.steptree then
+    local ok, err = O.steptree:reload(steproot(4))
+    if not ok then fail("reload of the stepped tree after the run: %s", err) end
+  end
+  for k = 1, 3 do
+    errs = bt.tick_all(O.stepped, 1)
+    if errs then fail("tick_all of the stepped: %s", errs[1].error) end
+    for _, a in ipairs(O.stepped) do
+      local s = a:tick(1)
+      if s ~= "running" and s ~= "success" and s ~= "failure" then
+        fail("a stepped agent's tick %d returned %s", k, tostring(s))
+      end
+    end
+  end
+  if REFUSED == 0 and O.steppers[1].enters == 0 then
+    fail("the stepped tree's leaf E was never entered")
+  end
+  for _, a in ipairs(O.stepped) do a:abort() end
   -- the sleepers: skipped by every call now, cache or not, clocks moving
   local was = {}
   for i, a in ipairs(O.nappers) do was[i] = a.time end
@@ -279,6 +369,7 @@ function S.check()
   for _, a in ipairs(O.agents) do a:abort() end
   local n = #O.agents
   O.agents, O.trees, O.bbs, O.handles = nil, nil, nil, nil
+  O.stepped, O.steptree = nil, nil
   collectgarbage()
   collectgarbage()
   if bt.memory() ~= O.base then
