@@ -211,6 +211,15 @@ end
 -- run.sum() is the checksum and run.reset() puts states and agents back
 -- to their start, in place. count: a counter table for the untimed pass.
 
+-- A loop of its own: its source loaded afresh, so that under LuaJIT a trace
+-- of one variant's loop never serves another's (traces are per prototype).
+local load_ = loadstring or load -- 5.1: text chunks through loadstring
+local nloops = 0
+local function fresh(src, ...)
+  nloops = nloops + 1
+  return assert(load_(src, "=loop" .. nloops))(...)
+end
+
 -- Resets every agent of a list.
 local function reset_all(agents)
   for i = 1, #agents do agents[i]:reset() end
@@ -254,19 +263,20 @@ local function w1_run(variant, n, count, prep)
     for i = 1, n do agents[i] = bt.agent(tree, { owner = st[i] }) end
     if prep then prep(agents) end
     if variant == "tick" then
-      step = function(k)
-        for _ = 1, k do
-          for i = 1, n do w1_step(st[i]); agents[i]:tick(1) end
-        end
-      end
+      step = fresh([[local n, st, agents, w1_step = ...
+        return function(k)
+          for _ = 1, k do
+            for i = 1, n do w1_step(st[i]); agents[i]:tick(1) end
+          end
+        end]], n, st, agents, w1_step)
     else
-      local tick_all = bt.tick_all
-      step = function(k)
-        for _ = 1, k do
-          for i = 1, n do w1_step(st[i]) end
-          tick_all(agents, 1)
-        end
-      end
+      step = fresh([[local n, st, agents, w1_step, tick_all = ...
+        return function(k)
+          for _ = 1, k do
+            for i = 1, n do w1_step(st[i]) end
+            tick_all(agents, 1)
+          end
+        end]], n, st, agents, w1_step, bt.tick_all)
     end
   end
   return { step = step, sum = function() return w1_sum(st) end,
@@ -282,14 +292,15 @@ local function agents_step(tree, st, variant)
   local agents, n = {}, #st
   for i = 1, n do agents[i] = bt.agent(tree, { owner = st[i] }) end
   if variant == "tick" then
-    return function(k)
-      for _ = 1, k do for i = 1, n do agents[i]:tick(1) end end
-    end, agents
+    return fresh([[local n, agents = ...
+      return function(k)
+        for _ = 1, k do for i = 1, n do agents[i]:tick(1) end end
+      end]], n, agents), agents
   end
-  local tick_all = bt.tick_all
-  return function(k)
-    for _ = 1, k do tick_all(agents, 1) end
-  end, agents
+  return fresh([[local agents, tick_all = ...
+    return function(k)
+      for _ = 1, k do tick_all(agents, 1) end
+    end]], agents, bt.tick_all), agents
 end
 
 ------------------------------------------------------------------------
@@ -331,7 +342,6 @@ local function w2_run(variant, n, count)
         "  if c%d(s) then r = a%d(s); if r ~= FAILURE then return r end end\n", i, i)
     end
     src[#src + 1] = "  return FAILURE\nend\nend)()\n"
-    local load_ = loadstring or load -- 5.1: text chunks through loadstring
     local make = load_(table.concat(src), "w2floor")
     if not make then
       -- 5.1 and LuaJIT allow a function 60 upvalues: there the programmer
@@ -433,9 +443,56 @@ end
 ------------------------------------------------------------------------
 
 -- A row of the table, printed for the driver (see the end of the file).
-local function row(name, ns, calls, ratio, target)
-  io.write(string.format("ROW\t%s\t%.17g\t%.17g\t%.17g\t%s\n", name, ns,
-                         calls, ratio, target or ""))
+local function row(name, ns, calls, ratio, target, note)
+  io.write(string.format("ROW\t%s\t%.17g\t%.17g\t%.17g\t%s\t%s\n", name,
+                         ns, calls, ratio, target or "", note or ""))
+end
+
+------------------------------------------------------------------------
+-- LuaJIT (issue #36): a variant on the LuaJIT path (ffi true) or on the
+-- lua_call path (ffi false), switched before each of its chunks; and what
+-- the JIT makes of a run: the share of the profiler's samples in compiled
+-- code (C called through the FFI from it included) and the traces
+-- aborted while it runs, after a warm-up; and the bytes it allocates per
+-- agent-tick (Lua heap and C core, the collector stopped, after the
+-- warm-up: the traces are compiled by then).
+------------------------------------------------------------------------
+
+local function onpath(ffi, make)
+  return function(count)
+    bt.config { ffi = ffi }
+    local r = make(count)
+    local step = r.step
+    r.step = function(k)
+      bt.config { ffi = ffi }
+      return step(k)
+    end
+    return r
+  end
+end
+
+local function jitstats(step, ticks, agents)
+  local profile = require "jit.profile"
+  local samples, aborts = {}, 0
+  local function onabort(what) if what == "abort" then aborts = aborts + 1 end end
+  step(ticks) -- warm
+  jit.attach(onabort, "trace")
+  profile.start("i1", function(_, n, vm) samples[vm] = (samples[vm] or 0) + n end)
+  step(ticks)
+  profile.stop()
+  jit.attach(onabort)
+  local all = 0
+  for _, n in pairs(samples) do all = all + n end
+  collectgarbage("collect")
+  collectgarbage("stop")
+  local h, c = collectgarbage("count"), bt.memory()
+  step(math.min(ticks, 10))
+  local bytes = ((collectgarbage("count") - h) * 1024 + bt.memory() - c) /
+                (math.min(ticks, 10) * agents)
+  collectgarbage("restart")
+  return string.format("%d%% compiled, %d aborts, %.1f B/agent-tick",
+    all > 0 and math.floor(100 * (samples.N or 0) / all + 0.5) or 0, aborts,
+    bytes)
 end
 
 -- Measures variants of one workload side by side. Each variant is
@@ -456,6 +513,9 @@ local function compare(wname, variants, ticks, agents, reps, expect, chunk)
     runs[k] = v.make()
     v.times, v.ratios = {}, {}
     if v.floor then floor = v end
+  end
+  if jit then -- warm: the traces are compiled before anything is timed
+    for k in ipairs(variants) do runs[k].step(ticks); runs[k].reset() end
   end
   for _ = 1, reps do
     local t = {}
@@ -491,8 +551,12 @@ local function compare(wname, variants, ticks, agents, reps, expect, chunk)
     end
   end
   for _, v in ipairs(variants) do
+    if jit and v.jit then
+      local r = v.make()
+      v.note = jitstats(r.step, ticks, agents)
+    end
     row(wname .. " " .. v.label, median(v.times) / (ticks * agents) * 1e9,
-        v.calls, v.floor and 1 or median(v.ratios), v.target)
+        v.calls, v.floor and 1 or median(v.ratios), v.target, v.note)
   end
 end
 
@@ -503,6 +567,15 @@ local W1T = 200
 -- One variant of compare(): the floor when 'floor' is true.
 local function variant(label, make, target, floor)
   return { label = label, make = make, target = target, floor = floor }
+end
+
+-- A variant of the LuaJIT path (ffi) or the lua_call path, with the JIT's
+-- figures in its row.
+local function jvariant(label, make, ffi, target)
+  local v = variant((ffi and "LuaJIT path: " or "lua_call path: ") .. label,
+                    onpath(ffi, make), target)
+  v.jit = true
+  return v
 end
 
 -- The sections, each run by the driver in a process of its own: a fresh
@@ -608,12 +681,70 @@ end
 -- an empty C method on each agent, found through a table __index
 function sections.w3tick()
 local w3v = { variant("bt.tick_all", w3("tick_all", 100), nil, true),
-              variant("a:tick loop / bt.tick_all", w3("tick", 100), "<= 1.3") }
+              variant("a:tick loop / bt.tick_all", w3("tick", 100)) }
 if benchc then
   w3v[#w3v + 1] = variant("bt.tick_all + an empty C method call / bt.tick_all",
                           w3("tick_all_call", 100))
 end
 compare("W3 depth 100", w3v, W3T, W3N, reps, W3N * W3T, 100)
+-- issue #36: the a:tick loop's goal, against the least an a:tick loop
+-- costs (bt.tick_all, then an empty C method called on each agent)
+if benchc then
+  compare("W3 depth 100", {
+    variant("bt.tick_all + an empty C method call", w3("tick_all_call", 100),
+            nil, true),
+    variant("a:tick loop / (bt.tick_all + empty C method)", w3("tick", 100),
+            "<= 1.15") }, W3T, W3N, reps, W3N * W3T, 100)
+end
+end
+
+-- LuaJIT (issue #36): each workload on the LuaJIT path and on the lua_call
+-- path against the floor in one process, with the JIT's figures; and the
+-- bt.control sequence against the built-in one with one running child.
+function sections.jw1()
+  compare("W1", { variant("Lua floor", w1("floor"), nil, true),
+    jvariant("bt.tick_all", w1("tick_all"), true, "<= 2.0"),
+    jvariant("a:tick loop", w1("tick"), true, "<= 2.5"),
+    jvariant("bt.tick_all", w1("tick_all"), false),
+    jvariant("a:tick loop", w1("tick"), false) },
+    W1T, W1N, reps, W1_EXPECT[W1N], 20)
+end
+
+function sections.jw2()
+  compare("W2", { variant("Lua floor", w2("floor"), nil, true),
+    jvariant("bt.tick_all", w2("tick_all"), true, "<= 3"),
+    jvariant("a:tick loop", w2("tick"), true),
+    jvariant("bt.tick_all", w2("tick_all"), false) },
+    W2T, W2N, reps, W2N * W2T * 100, 10)
+end
+
+function sections.jw3()
+  compare("W3 depth 100", { variant("Lua floor", w3("floor"), nil, true),
+    jvariant("bt.tick_all", w3("tick_all", 100), true, "<= 4"),
+    jvariant("a:tick loop", w3("tick", 100), true),
+    jvariant("bt.tick_all", w3("tick_all", 100), false) },
+    W3T, W3N, reps, W3N * W3T, 100)
+end
+
+function sections.jc()
+  local n, ticks = 1000, quick and 100 or 200
+  local function c(v, ffi)
+    local make = c_run(v, n)
+    return function(count) return onpath(ffi, make)(count) end
+  end
+  local function cv(label, v, ffi, target, floor)
+    local x = variant(label, c(v, ffi), target, floor)
+    x.jit = true
+    return x
+  end
+  compare("C running child,", {
+    cv("LuaJIT path: built-in sequence", "sequence", true, nil, true),
+    cv("LuaJIT path: bt.control sequence", "control", true, "<= 2"),
+  }, ticks, n, reps, n * ticks, 20)
+  compare("C running child,", {
+    cv("lua_call path: built-in sequence", "sequence", false, nil, true),
+    cv("lua_call path: bt.control sequence", "control", false),
+  }, ticks, n, reps, n * ticks, 20)
 end
 
 -- a running leaf resumed under 100 sequences against under none
@@ -718,7 +849,9 @@ local function counted_run(tree, n, count)
   end
   start()
   return {
-    step = function(k) for _ = 1, k do bt.tick_all(agents, 1) end end,
+    step = fresh([[local agents, tick_all = ...
+      return function(k) for _ = 1, k do tick_all(agents, 1) end end]],
+      agents, bt.tick_all),
     sum = function()
       local sum = 0
       for i = 1, n do sum = sum + st[i].n end
@@ -1131,6 +1264,7 @@ end
 local ORDER = { "w1", "w1c", "w1big", "trace", "record", "w2", "w3",
                 "w3tick", "w3depth", "g", "p", "c", "r", "s" }
 if workloads then ORDER = { "w1", "w2", "w3", "w3tick" } end
+if workloads and jit then ORDER = { "jw1", "jw2", "jw3", "jc" } end
 if section then
   assert(sections[section], "no section " .. section)()
   io.write("END\n") -- (5.1's p:close() does not tell a failed section)
@@ -1157,12 +1291,14 @@ elseif not memory_only then
     end
     assert(p:close() and ended, "section " .. name .. " failed")
   end
-  io.write(string.format("%-40s %12s %12s %9s %9s\n", "variant",
+  local w = 40 -- the longest name
+  for _, r in ipairs(rows) do w = math.max(w, #r[1]) end
+  io.write(string.format("%-" .. w .. "s %12s %12s %9s %9s\n", "variant",
                          "ns/agent-tick", "leaves/tick", "ratio", "target"))
   for _, r in ipairs(rows) do
-    io.write(string.format("%-40s %12.1f %12.2f %9.3f %9s\n", r[1],
-                           tonumber(r[2]), tonumber(r[3]), tonumber(r[4]),
-                           r[5]))
+    io.write(string.format("%-" .. w .. "s %12.1f %12.2f %9.3f %9s  %s\n",
+                           r[1], tonumber(r[2]), tonumber(r[3]),
+                           tonumber(r[4]), r[5], r[6] or ""))
   end
 end
 

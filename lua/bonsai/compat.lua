@@ -50,6 +50,26 @@ else
   M.load, M.loadfile = load, loadfile
 end
 
+-- require(name), whose failure leaves nothing behind: 5.1 and LuaJIT leave
+-- a mark in package.loaded when loading a module fails (out of memory,
+-- say), and every later require of it then fails ("loop or previous error
+-- loading module"); a C module that fails half-way through its luaopen may
+-- leave its table half-filled there. So what the failed load put in
+-- package.loaded is taken out. For the modules bonsai loads on first use.
+function M.require(name)
+  local loaded = package.loaded
+  local m = loaded[name]
+  if m ~= nil then return m end
+  local before = {}
+  for k in pairs(loaded) do before[k] = true end
+  local ok, r = pcall(require, name)
+  if ok then return r end
+  for k in pairs(loaded) do
+    if not before[k] then loaded[k] = nil end
+  end
+  error(r, 0)
+end
+
 -- require "bonsai.core", saying what is wrong when the one found was built
 -- for another Lua: the dynamic linker refuses it (a function of that Lua's
 -- C API is not in this one), never loads it half-way.

@@ -79,7 +79,8 @@ end
 -- Scripts (BehaviorTree.CPP's script language), compiled once, here: a
 -- comparison of a key becomes a bt.check. bonsai.script needs LPeg: it is
 -- loaded by the first script.
-local function scripts() return require "bonsai.script" end
+local lazy = require("bonsai.compat").require -- modules used on first use
+local function scripts() return lazy "bonsai.script" end
 
 function bt.script(code)
   return node(scripts().node("script", code, 2))
@@ -308,7 +309,7 @@ function methods.export(tree, fmt)
 end
 
 bt.builder = function(...)
-  return require("bonsai.builder").new(bt, ...)
+  return lazy("bonsai.builder").new(bt, ...)
 end
 
 -- Seeing the AI think ----------------------------------------------------
@@ -316,7 +317,7 @@ end
 -- bt.record(path, agents): a recorder writing the trace file (lua-cjson is
 -- loaded on first use only)
 function bt.record(path, agents)
-  return require("bonsai.record").record(bt, path, agents)
+  return lazy("bonsai.record").record(bt, path, agents)
 end
 
 -- a:subscribe, a:unsubscribe, a:on_tick, bt.subscribe, bt.unsubscribe: any
@@ -334,10 +335,10 @@ end
 do
   local methods = debug.getregistry()["bonsai.tree"].methods
   function methods.dot(tree, agent)
-    return require("bonsai.export").dot(tree, agent)
+    return lazy("bonsai.export").dot(tree, agent)
   end
   function methods.mermaid(tree, agent)
-    return require("bonsai.export").mermaid(tree, agent)
+    return lazy("bonsai.export").mermaid(tree, agent)
   end
 end
 
@@ -345,7 +346,7 @@ end
 do
   local methods = debug.getregistry()["bonsai.tree"].methods
   function methods.profile(tree, on)
-    return require("bonsai.profile").profile(tree, on)
+    return lazy("bonsai.profile").profile(tree, on)
   end
 end
 
@@ -361,7 +362,7 @@ do
         if k == "poll" then return 0 end
         if k == "clients" then return 0, 0 end
         if k == "close" then return end
-        impl = require("bonsai.debug").new(bt)
+        impl = lazy("bonsai.debug").new(bt)
       end
       return impl[k](...)
     end

@@ -18,7 +18,8 @@ function M.available()
   return ok_ffi and type(jit) == "table" and jit.status() == true
 end
 
-local installed -- what install() replaced, to put back: { put = fn }
+local built -- the path, made once: { put = fn, take = fn }
+local installed = false
 
 -- The entry points and what they hand out (src/lua/lbonsai.h, lstep.c).
 local function declare()
@@ -29,11 +30,11 @@ typedef struct bonsai_stepout {
   int32_t args, status, level, node, strict;
 } bonsai_stepout;
 typedef struct bonsai_stepapi {
-  int (*begin)(void *lb, void *la, double dt, int all);
-  int (*on)(void *lb, void *la, int level, int r);
-  int (*child)(void *lb, void *la, int node, int k);
-  double (*time)(void *lb, void *la);
-  int (*asleep)(void *lb, void *la, double dt);
+  int (*begin)(void *lb, void *state, double dt, int all);
+  int (*on)(void *lb, void *state, int level, int r);
+  int (*child)(void *lb, void *state, int node, int k);
+  double (*time)(void *lb, void *state);
+  int (*asleep)(void *lb, void *state, double dt);
 } bonsai_stepapi;
 ]]
 end
@@ -43,9 +44,10 @@ local ASLEEP, CLASSIC, FAILED, SLOW, TICKET = 6, 7, 8, 16, 17
 local NAMES = { [0] = "idle", "running", "success", "failure", "aborted",
                 "skipped" }
 
--- Installs the path into bonsai.core's tables (core: the module table).
-function M.install(core)
-  if installed or not M.available() then return installed ~= nil end
+-- Makes the path for bonsai.core (core: the module table): its functions
+-- and tables, kept for the life of the Lua state; put() installs them in
+-- bonsai.core's tables, take() puts the lua_call path's back.
+local function build(core)
   declare()
   local X = core._step
   local CTX = ffi.cast("void *", X.context)
@@ -58,17 +60,9 @@ function M.install(core)
   local rawget, type, floor = rawget, type, math.floor
   local running = coroutine.running
 
-  -- The state userdata of an agent -> its address, for the entry points
-  -- (weak: an entry goes with its agent); filled on first sight, after
-  -- _step.agent has checked the agent as the C API does.
-  local known = setmetatable({}, { __mode = "k" })
-  local function learn(a)
-    local p = X.agent(a)
-    if p == nil then return nil end
-    local la = ffi.cast("void *", p)
-    known[rawget(a, 1)] = la
-    return la
-  end
+  -- An agent is given to the entry points as the userdata at its [1] (the
+  -- FFI passes its address): they step only the context's live agents
+  -- (lstep.c), anything else takes the lua_call path.
 
   -- An agent's blackboard, by its state (as a tick fetches it); weak
   -- values too: a weak key keeps its value one collection longer.
@@ -209,9 +203,15 @@ function M.install(core)
   local function make()
     local ver, disp, V = -1, nil, nil
     local function loop(list, i, n, dt, pos, sc, anchors)
-      local code, a, ud, la, slept = 0, nil, nil, nil, 0
+      local code, a, ud, slept = 0, nil, nil, 0
       i = i - 1
       while true do
+        -- an iteration makes the call handed out, if any, then, if the tick
+        -- is over, begins the next one: a tick of one call is one
+        -- iteration, which the trace's loop keeps
+        if code >= SLOW then
+          code = on(CTX, ud, 0, disp(code, a, ud, V))
+        end
         if code < SLOW then -- the last tick is over: the next entry
           if code >= CLASSIC then
             return i, code == CLASSIC and "classic" or "failed", slept
@@ -220,19 +220,15 @@ function M.install(core)
           if i > n then return nil, nil, slept end
           a = list[i]
           code = 0
-          if anchors ~= nil and anchors[2 * i - 1] == a and a ~= nil then
-            local sla = known[anchors[2 * i]]
-            if sla ~= nil and asleep(CTX, sla, dt) ~= 0 then code = ASLEEP end
+          if anchors ~= nil and anchors[2 * i - 1] == a and a ~= nil and
+             asleep(CTX, anchors[2 * i], dt) ~= 0 then
+            code = ASLEEP
           end
           if code == 0 then
             ud = type(a) == "table" and rawget(a, 1)
-            la = known[ud]
-            if la == nil then
-              la = learn(a)
-              if la == nil then return i, "classic", slept end
-            end
+            if type(ud) ~= "userdata" then return i, "classic", slept end
             pos[1], pos[2], pos[3] = a, i, ud
-            code = begin(CTX, la, dt, 1)
+            code = begin(CTX, ud, dt, 1)
             if code >= SLOW then
               if O.version ~= ver then
                 disp, V = dispatch(ud, O.version)
@@ -250,8 +246,6 @@ function M.install(core)
               note(sc, i)
             end
           end
-        else
-          code = on(CTX, la, 0, disp(code, a, ud, V))
         end
       end
     end
@@ -261,26 +255,26 @@ function M.install(core)
   -- a:tick: the calls of the tick, unrolled (a loop would stop the trace
   -- of the game's loop around a:tick), then a loop for long ticks.
   local tver, tdisp, tV = -1, nil, nil
-  local function more(a, ud, la, code, disp, V)
-    while code >= SLOW do code = on(CTX, la, 0, disp(code, a, ud, V)) end
+  local function more(a, ud, code, disp, V)
+    while code >= SLOW do code = on(CTX, ud, 0, disp(code, a, ud, V)) end
     return code
   end
-  local function steps(a, ud, la, dt)
-    local code = begin(CTX, la, dt, 0)
+  local function steps(a, ud, dt)
+    local code = begin(CTX, ud, dt, 0)
     if code < SLOW then return code end
     if O.version ~= tver then
       tdisp, tV = dispatch(ud, O.version)
       tver = O.version
     end
     local disp, V = tdisp, tV
-    code = on(CTX, la, 0, disp(code, a, ud, V)); if code < SLOW then return code end
-    code = on(CTX, la, 0, disp(code, a, ud, V)); if code < SLOW then return code end
-    code = on(CTX, la, 0, disp(code, a, ud, V)); if code < SLOW then return code end
-    code = on(CTX, la, 0, disp(code, a, ud, V)); if code < SLOW then return code end
-    code = on(CTX, la, 0, disp(code, a, ud, V)); if code < SLOW then return code end
-    code = on(CTX, la, 0, disp(code, a, ud, V)); if code < SLOW then return code end
-    code = on(CTX, la, 0, disp(code, a, ud, V)); if code < SLOW then return code end
-    return more(a, ud, la, on(CTX, la, 0, disp(code, a, ud, V)), disp, V)
+    code = on(CTX, ud, 0, disp(code, a, ud, V)); if code < SLOW then return code end
+    code = on(CTX, ud, 0, disp(code, a, ud, V)); if code < SLOW then return code end
+    code = on(CTX, ud, 0, disp(code, a, ud, V)); if code < SLOW then return code end
+    code = on(CTX, ud, 0, disp(code, a, ud, V)); if code < SLOW then return code end
+    code = on(CTX, ud, 0, disp(code, a, ud, V)); if code < SLOW then return code end
+    code = on(CTX, ud, 0, disp(code, a, ud, V)); if code < SLOW then return code end
+    code = on(CTX, ud, 0, disp(code, a, ud, V)); if code < SLOW then return code end
+    return more(a, ud, on(CTX, ud, 0, disp(code, a, ud, V)), disp, V)
   end
 
   local registry = debug.getregistry()
@@ -303,11 +297,10 @@ function M.install(core)
       return ctick(a, dt) -- its message (or a string that is a number)
     end
     local ud = type(a) == "table" and rawget(a, 1)
-    local la = known[ud] or learn(a)
-    if la == nil or running() then -- (a leaf's yield must fail, as from C)
-      return ctick(a, dt)
+    if type(ud) ~= "userdata" or running() then -- (running: a leaf's yield
+      return ctick(a, dt)                       -- must fail, as from C)
     end
-    local ok, code = pcall(steps, a, ud, la, dt)
+    local ok, code = pcall(steps, a, ud, dt)
     if ok and code < ASLEEP then return NAMES[code] end
     return after(a, ud, ok, code, dt)
   end
@@ -318,8 +311,11 @@ function M.install(core)
     local m = methods[k]
     if m ~= nil then return m end
     if k == "time" then
-      local la = known[type(a) == "table" and rawget(a, 1)]
-      if la ~= nil then return time(CTX, la) end
+      local ud = type(a) == "table" and rawget(a, 1)
+      if type(ud) == "userdata" then
+        local t = time(CTX, ud)
+        if t >= 0 then return t end
+      end
     end
     return cindex(a, k)
   end
@@ -328,24 +324,23 @@ function M.install(core)
   local cmt = registry["bonsai.control"]
   local cmethods = cmt.__index
   local cctick = cmethods.tick
-  local function cmore(a, ud, la, level, code, disp, V)
-    while code >= SLOW do code = on(CTX, la, level, disp(code, a, ud, V)) end
+  local function cmore(a, ud, level, code, disp, V)
+    while code >= SLOW do code = on(CTX, ud, level, disp(code, a, ud, V)) end
     return code
   end
   local function ctick_(c, k)
     local refs = type(c) == "table" and type(k) == "number" and
                  rawget(c, CREFS)
     local ud = type(refs) == "table" and refs[2]
-    local la = known[ud] -- (its tick is stepped: known)
-    if la == nil or k ~= floor(k) then return cctick(c, k) end
-    local code = child(CTX, la, refs[3], k - 1)
+    if type(ud) ~= "userdata" or k ~= floor(k) then return cctick(c, k) end
+    local code = child(CTX, ud, refs[3], k - 1)
     if code >= SLOW then
       local a, level = refs[1], O.level
       local disp, V = dispatch(ud, refs[4])
-      code = on(CTX, la, level, disp(code, a, ud, V))
+      code = on(CTX, ud, level, disp(code, a, ud, V))
       if code >= SLOW then
-        code = on(CTX, la, level, disp(code, a, ud, V))
-        if code >= SLOW then code = cmore(a, ud, la, level, code, disp, V) end
+        code = on(CTX, ud, level, disp(code, a, ud, V))
+        if code >= SLOW then code = cmore(a, ud, level, code, disp, V) end
       end
     end
     if code < ASLEEP then return NAMES[code] end
@@ -353,22 +348,34 @@ function M.install(core)
     return cctick(c, k) -- CLASSIC
   end
 
-  X.use { make = make }
-  methods.tick, agentmt.__index, cmethods.tick = tick, index, ctick_
-  installed = {
+  local stepper = { make = make }
+  return {
     put = function()
+      X.use(stepper)
+      methods.tick, agentmt.__index, cmethods.tick = tick, index, ctick_
+    end,
+    take = function()
       X.use(nil)
       methods.tick, agentmt.__index, cmethods.tick = ctick, cindex, cctick
     end,
   }
-  return true
+end
+
+-- Takes the path, where this Lua can; returns whether it is on.
+function M.install(core, bt)
+  if not installed and M.available() then
+    built = built or build(core)
+    built.put()
+    installed = true
+  end
+  return installed
 end
 
 -- Puts the lua_call path back.
 function M.remove()
-  if installed then installed.put(); installed = nil end
+  if installed then built.take(); installed = false end
 end
 
-function M.on() return installed ~= nil end
+function M.on() return installed end
 
 return M

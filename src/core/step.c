@@ -32,13 +32,13 @@
 static int stepok(const bonsai_agent *a, const bonsai_host *h) {
   return a->bp->nostep == 0 &&
          (a->bp->nnamed == 0 || a->tree->env->nabortish == 0) &&
-         a->prof == NULL && !bs_trace_hooked(a) && a->nintr == 0 &&
-         (h == NULL || h->interrupt == NULL);
+         (!a->watched || (a->prof == NULL && !bs_trace_hooked(a))) &&
+         a->nintr == 0 && (h == NULL || h->interrupt == NULL);
 }
 
 /* The run at 'level', allocated the first time a tick nests that deep;
 ** NULL when out of memory. */
-static StepRun *level(bonsai_agent *a, unsigned k) {
+BS_NOINLINE static StepRun *grow(bonsai_agent *a, unsigned k) {
   bonsai_env *env = a->tree->env;
   StepRun *r;
   if (a->step == NULL) {
@@ -54,6 +54,12 @@ static StepRun *level(bonsai_agent *a, unsigned k) {
       r->next->prev = r;
     }
   return r;
+}
+
+static inline StepRun *level(bonsai_agent *a, unsigned k) {
+  if (bs_likely(k == 0 && a->step != NULL))
+    return &a->step->run;
+  return grow(a, k);
 }
 
 /* Starts a run a level above the innermost: the tick (from BS_NONE), or

@@ -58,13 +58,22 @@ static int code(LBonsai *lb, bonsai_agent *a, int r) {
   return r >= 0 ? r : LB_FAILED;
 }
 
+/*
+** The entry points take an agent's state as the address the FFI gives for
+** the userdata at its [1], and step it only if it is one of the context's
+** live agents (lb_agents_has): another userdata, a finalized state or one
+** of another Lua state is not read, and takes the lua_call path, which
+** refuses it as the C API does.
+*/
+
 /* Entry point: begins a stepped tick of la by dt; with 'all' (bt.tick_all)
 ** a sleeping agent is skipped, as bt.tick_all skips it. */
 static int step_begin(LBonsai *lb, LAgent *la, double dt, int all) {
   bonsai_agent *a = agentof(la);
   bonsai_host h;
   int r;
-  if (la->magic != lb || la->frozen || la->hooked || la->ninterrupts != 0)
+  if (!lb_agents_has(lb, la) || la->frozen || la->hooked ||
+      la->ninterrupts != 0)
     return LB_CLASSIC;
   if (all && bonsai_agent_asleep(a, dt))
     return LB_ASLEEP;
@@ -83,7 +92,8 @@ static int step_begin(LBonsai *lb, LAgent *la, double dt, int all) {
   return code(lb, a, r);
 }
 
-/* Entry point: the call handed out at 'level' returned r. */
+/* Entry point: the call handed out at 'level' returned r (la is under way:
+** it was checked when its tick began). */
 static int step_on(LBonsai *lb, LAgent *la, int level, int r) {
   if (la->magic != lb || level < 0)
     return LB_FAILED;
@@ -95,7 +105,7 @@ static int step_on(LBonsai *lb, LAgent *la, int level, int r) {
 static int step_child(LBonsai *lb, LAgent *la, int node, int k) {
   bonsai_agent *a = agentof(la);
   int r;
-  if (la->magic != lb || node < 0 || k < 0 ||
+  if (!lb_agents_has(lb, la) || node < 0 || k < 0 ||
       (unsigned)k >= bonsai_control_children(a, (unsigned)node))
     return LB_CLASSIC; /* c:tick's checks and messages */
   r = bonsai_control_step(a, (unsigned)node, (unsigned)k, NULL);
@@ -104,16 +114,16 @@ static int step_child(LBonsai *lb, LAgent *la, int node, int k) {
   return code(lb, a, r);
 }
 
-/* Entry point: a.time. */
+/* Entry point: a.time, or -1 for what is no agent. */
 static double step_time(LBonsai *lb, LAgent *la) {
-  return la->magic == lb ? bonsai_agent_time(agentof(la)) : 0;
+  return lb_agents_has(lb, la) ? bonsai_agent_time(agentof(la)) : -1;
 }
 
 /* Entry point: bt.tick_all's skip of an agent its list's sleep cache
 ** (lsleep.c) knows asleep: 1 when it sleeps on (its clock moved), as
 ** lb_sleepers_skip tells it; 0: the ordinary path takes it. */
 static int step_asleep(LBonsai *lb, LAgent *la, double dt) {
-  return la->magic == lb && la->ninterrupts == 0 &&
+  return lb_agents_has(lb, la) && la->ninterrupts == 0 &&
          bonsai_agent_asleep(agentof(la), dt);
 }
 
@@ -143,17 +153,6 @@ static LAgent *checkstate(lua_State *L, int idx) {
       lua_rawlen(L, idx) < sizeof(LAgent) || la->magic != lb_context(L))
     luaL_argerror(L, idx, "not an agent's state");
   return la;
-}
-
-/* _step.agent(x): the state of x, an agent of this context, as a light
-** userdata, or nil. */
-static int s_agent(lua_State *L) {
-  LAgent *la;
-  lua_settop(L, 1);
-  if ((la = lb_toagent(L, 1)) == NULL)
-    return 0;
-  lua_pushlightuserdata(L, la);
-  return 1;
 }
 
 /* _step.call(agent, state): makes the call handed out, as the tick would
@@ -300,7 +299,7 @@ static int s_use(lua_State *L) {
 
 void lb_open_step(lua_State *L) {
   static const luaL_Reg funcs[] = {
-      {"agent", s_agent},     {"call", s_call},       {"control", s_control},
+      {"call", s_call},       {"control", s_control},
       {"message", s_message}, {"errmsg", s_errmsg},   {"recover", s_recover},
       {"status", s_status},   {"values", s_values},   {"bb", s_bb},
       {"tickets", s_tickets}, {"note", s_note},       {"use", s_use},

@@ -53,7 +53,7 @@ else
   body = function(a, id)
     local b = O.books[a.owner.slot]
     b[id] = true
-    bt.defer(function() b[id] = false end)
+    bt.defer(O.defers[a.owner.slot]) -- (made in setup: nothing to allocate)
     coroutine.yield()
     coroutine.yield()
     return true
@@ -128,7 +128,8 @@ end
 
 function S.setup()
   O = { trees = {}, agents = {}, bbs = {}, handles = {}, fired = 0, both = 0,
-        books = {}, closers = {}, owners = {}, stepped = {}, steppers = {} }
+        books = {}, closers = {}, defers = {}, owners = {}, stepped = {},
+        steppers = {} }
   for i = 1, 3 do O.steppers[i] = { enters = 0 } end
   for i = 1, MAXAGENTS do
     local b = {}
@@ -138,6 +139,7 @@ function S.setup()
     O.closers[i] = setmetatable({}, { __close = function()
       O.books[i].T = false
     end })
+    O.defers[i] = function() O.books[i].T = false end
   end
   -- a list of sleepers, asleep: the run's calls give it its sleep cache
   local nap = bt.tree(bt.action { name = "nap", tick = function(a)
@@ -368,6 +370,7 @@ function S.check()
   end
   for _, a in ipairs(O.agents) do a:abort() end
   local n = #O.agents
+  if jit then jit.flush() end -- (a compiled trace may keep an object alive)
   O.agents, O.trees, O.bbs, O.handles = nil, nil, nil, nil
   O.stepped, O.steptree = nil, nil
   collectgarbage()

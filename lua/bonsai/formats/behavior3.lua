@@ -146,7 +146,7 @@ local function expression(ctx, path, spec, kind, code, field)
     fail(ctx, path .. "." .. field, spec.name,
          "needs an expression in 'value'")
   end
-  local ok, n = pcall(require("bonsai.script").node, kind, code, 1)
+  local ok, n = pcall(require("bonsai.compat").require("bonsai.script").node, kind, code, 1)
   if not ok then
     fail(ctx, path .. "." .. field .. ".value", spec.name,
          tostring(n):gsub("^.-%): ", ""))
@@ -1024,7 +1024,7 @@ function M.export(root, opts)
       end
     elseif src or node.type == "check" then -- behavior3lua's nodes
       local code = src and not src.renamed and src.code or
-        node.type == "check" and require("bonsai.script").check_code(node)
+        node.type == "check" and require("bonsai.compat").require("bonsai.script").check_code(node)
       if not code then
         error("export behavior3: " .. path .. ": this " .. (src and
               "script's keys are remapped" or "check has no expression"), 0)
@@ -1117,7 +1117,7 @@ local function current_spec(node, path, id)
     end
   elseif src or node.type == "check" then
     local code = src and not src.renamed and src.code or
-      node.type == "check" and require("bonsai.script").check_code(node)
+      node.type == "check" and require("bonsai.compat").require("bonsai.script").check_code(node)
     if not code then fail("this " .. (src and "script's keys are remapped" or
                           "check has no expression")) end
     spec.name = (src and src.kind == "script") and "Calculate" or "Check"

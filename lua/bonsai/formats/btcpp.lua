@@ -136,7 +136,7 @@ local function scripted_node(ctx, e, scope, kind, attr, wrap)
   local code = e.attrs[attr]
   if code == nil then where(ctx, e, "needs port '" .. attr .. "'") end
   if wrap then code = string.format(wrap, code) end
-  local ok, n = pcall(require("bonsai.script").node, kind, code, 1,
+  local ok, n = pcall(require("bonsai.compat").require("bonsai.script").node, kind, code, 1,
     function(key) return resolve(scope, key) end)
   if not ok then
     where(ctx, e, "'" .. attr .. "': " .. tostring(n):gsub("^.-%): ", ""))
@@ -148,7 +148,7 @@ end
 -- compiled for the node field `field` (skip_if, on_success...), keys seen
 -- through the scope; also whether a subtree renamed a key.
 local function compiled(ctx, e, scope, attr, field, code)
-  local script = require "bonsai.script"
+  local script = require("bonsai.compat").require("bonsai.script")
   local f, changed = script.condition(code or e.attrs[attr], field,
     function(key) return resolve(scope, key) end)
   if not f then where(ctx, e, "'" .. attr .. "': " .. tostring(changed)) end
@@ -1059,7 +1059,7 @@ local function emit(n, out, depth, model, path, queue)
     id = src.kind == "script" and "Script" or "ScriptCondition"
     attrs.code = src.code
   elseif n.type == "check" then
-    id, attrs.code = "ScriptCondition", require("bonsai.script").check_code(n)
+    id, attrs.code = "ScriptCondition", require("bonsai.compat").require("bonsai.script").check_code(n)
     if not attrs.code then fail("this check has no script equivalent") end
   elseif leaf then
     id = leaf
