@@ -56,7 +56,7 @@ local function build(core)
   local begin, on, child, time = api.begin, api.on, api.child, api.time
   local asleep, note = api.asleep, X.note
   local call, control, status = X.call, X.control, X.status
-  local named, CREFS = X.named, X.key
+  local named, CREFS, extras = X.named, X.key, X.extras
   local rawget, type, floor = rawget, type, math.floor
   local running = coroutine.running
 
@@ -87,8 +87,19 @@ local function build(core)
     if r == "skipped" then return 5 end
     return conv(r)
   end
-  -- A control node's 'c'.
-  local function cof(a, ud) return control(a, ud) end
+  -- A control node's 'c' (its callback handed out: lstep.c gave its node
+  -- and the version): kept in its agent's extras by node, with its node and
+  -- version in its private part (lleaf.c); made or brought up to the
+  -- version by _step.control.
+  local function cof(a, ud)
+    local x = extras[ud]
+    local c = x and x[O.node + 1]
+    if type(c) == "table" then
+      local refs = rawget(c, CREFS)
+      if refs and refs[4] == O.version then return c end
+    end
+    return control(a, ud)
+  end
 
   -- The dispatch of a version: dispatch(code, a, ud) makes the call with
   -- that ticket (the functions of values table V, or of the named leaves)

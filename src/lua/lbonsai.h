@@ -66,7 +66,8 @@ typedef struct LTick {
 ** (lua/bonsai/luajit.lua, which declares the same layout) about the call
 ** they hand out. */
 typedef struct LStepOut {
-  double version; /* id of the version the agent runs */
+  double version; /* id of the version the agent runs (set as its tick
+                  ** begins and with a control node's callback) */
   int32_t args;   /* the call's args: their index in the values table, or 0 */
   int32_t status; /* an exit call's: how the run ended */
   int32_t level;  /* the level of the run the call belongs to */

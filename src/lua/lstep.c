@@ -49,8 +49,12 @@ static int code(LBonsai *lb, bonsai_agent *a, int r) {
     o->node = (int32_t)c->node;
     o->status = c->status;
     o->args = (int32_t)(intptr_t)c->args;
-    if (fn == lb_leaf_call || fn == lb_control_call)
-      return ticket(c->data, c->event, fn == lb_control_call);
+    if (fn == lb_leaf_call)
+      return ticket(c->data, c->event, 0);
+    if (fn == lb_control_call) { /* its 'c' is known by node and version */
+      o->version = (double)bonsai_agent_version_id(a);
+      return ticket(c->data, c->event, 1);
+    }
     return LB_SLOW;
   }
   if (!bonsai_agent_busy(a))
@@ -318,6 +322,8 @@ void lb_open_step(lua_State *L) {
   lua_setfield(L, -2, "key");
   lua_getiuservalue(L, -3, LB_NAMED);
   lua_setfield(L, -2, "named");
+  lua_getiuservalue(L, -3, LB_EXTRAS);
+  lua_setfield(L, -2, "extras");
   lua_setfield(L, -2, "_step");
 }
 
