@@ -61,8 +61,13 @@ local function build(core)
   local running = coroutine.running
 
   -- An agent is given to the entry points as the userdata at its [1] (the
-  -- FFI passes its address): they step only the context's live agents
-  -- (lstep.c), anything else takes the lua_call path.
+  -- FFI passes its address), and only when it is an agent's state: its
+  -- metatable's mark (getmetatable gives it) is the states' (lstep.c);
+  -- anything else takes the lua_call path.
+  local MARK = X.mark
+  local function isstate(ud)
+    return type(ud) == "userdata" and getmetatable(ud) == MARK
+  end
 
   -- An agent's blackboard, by its state (as a tick fetches it); weak
   -- values too: a weak key keeps its value one collection longer.
@@ -231,13 +236,13 @@ local function build(core)
           if i > n then return nil, nil, slept end
           a = list[i]
           code = 0
-          if anchors ~= nil and anchors[2 * i - 1] == a and a ~= nil and
-             asleep(CTX, anchors[2 * i], dt) ~= 0 then
-            code = ASLEEP
+          if anchors ~= nil and anchors[2 * i - 1] == a and a ~= nil then
+            ud = anchors[2 * i]
+            if isstate(ud) and asleep(CTX, ud, dt) ~= 0 then code = ASLEEP end
           end
           if code == 0 then
             ud = type(a) == "table" and rawget(a, 1)
-            if type(ud) ~= "userdata" then return i, "classic", slept end
+            if not isstate(ud) then return i, "classic", slept end
             pos[1], pos[2], pos[3] = a, i, ud
             code = begin(CTX, ud, dt, 1)
             if code >= SLOW then
@@ -278,13 +283,20 @@ local function build(core)
       tver = O.version
     end
     local disp, V = tdisp, tV
-    code = on(CTX, ud, 0, disp(code, a, ud, V)); if code < SLOW then return code end
-    code = on(CTX, ud, 0, disp(code, a, ud, V)); if code < SLOW then return code end
-    code = on(CTX, ud, 0, disp(code, a, ud, V)); if code < SLOW then return code end
-    code = on(CTX, ud, 0, disp(code, a, ud, V)); if code < SLOW then return code end
-    code = on(CTX, ud, 0, disp(code, a, ud, V)); if code < SLOW then return code end
-    code = on(CTX, ud, 0, disp(code, a, ud, V)); if code < SLOW then return code end
-    code = on(CTX, ud, 0, disp(code, a, ud, V)); if code < SLOW then return code end
+    code = on(CTX, ud, 0, disp(code, a, ud, V))
+    if code < SLOW then return code end
+    code = on(CTX, ud, 0, disp(code, a, ud, V))
+    if code < SLOW then return code end
+    code = on(CTX, ud, 0, disp(code, a, ud, V))
+    if code < SLOW then return code end
+    code = on(CTX, ud, 0, disp(code, a, ud, V))
+    if code < SLOW then return code end
+    code = on(CTX, ud, 0, disp(code, a, ud, V))
+    if code < SLOW then return code end
+    code = on(CTX, ud, 0, disp(code, a, ud, V))
+    if code < SLOW then return code end
+    code = on(CTX, ud, 0, disp(code, a, ud, V))
+    if code < SLOW then return code end
     return more(a, ud, on(CTX, ud, 0, disp(code, a, ud, V)), disp, V)
   end
 
@@ -308,7 +320,7 @@ local function build(core)
       return ctick(a, dt) -- its message (or a string that is a number)
     end
     local ud = type(a) == "table" and rawget(a, 1)
-    if type(ud) ~= "userdata" or running() then -- (running: a leaf's yield
+    if not isstate(ud) or running() then -- (running: a leaf's yield
       return ctick(a, dt)                       -- must fail, as from C)
     end
     local ok, code = pcall(steps, a, ud, dt)
@@ -323,7 +335,7 @@ local function build(core)
     if m ~= nil then return m end
     if k == "time" then
       local ud = type(a) == "table" and rawget(a, 1)
-      if type(ud) == "userdata" then
+      if isstate(ud) then
         local t = time(CTX, ud)
         if t >= 0 then return t end
       end
@@ -343,7 +355,7 @@ local function build(core)
     local refs = type(c) == "table" and type(k) == "number" and
                  rawget(c, CREFS)
     local ud = type(refs) == "table" and refs[2]
-    if type(ud) ~= "userdata" or k ~= floor(k) then return cctick(c, k) end
+    if not isstate(ud) or k ~= floor(k) then return cctick(c, k) end
     local code = child(CTX, ud, refs[3], k - 1)
     if code >= SLOW then
       local a, level = refs[1], O.level

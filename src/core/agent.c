@@ -70,6 +70,7 @@ int bonsai_agent_init(bonsai_agent *a, bonsai_tree *t, bonsai_bb *bb,
   a->statecap = a->inlinecap = ss;
   bs_prof_join(a);
   bs_env_retain(env);
+  env->nagents++;
   return BONSAI_OK;
 }
 
@@ -78,17 +79,15 @@ typedef struct Interrupt {
   void *data;
 } Interrupt;
 
-/* Frees the runs of the agent's stepped ticks (step.c). */
-static void stepfree(bonsai_agent *a) {
+/* A stepped tick is over: its record goes back to the environment's. */
+static void stepdone(bonsai_agent *a) {
   bonsai_env *env = a->tree->env;
-  StepRun *r, *next;
-  if (a->step == NULL)
-    return;
-  for (r = a->step->run.next; r != NULL; r = next) {
-    next = r->next;
-    bs_free(env, r, sizeof *r);
+  a->nstep = 0;
+  if (a->step != NULL) {
+    a->step->nextfree = env->freesteps;
+    env->freesteps = a->step;
+    a->step = NULL;
   }
-  bs_free(env, a->step, sizeof *a->step);
 }
 
 void bonsai_agent_done(bonsai_agent *a) {
@@ -102,7 +101,9 @@ void bonsai_agent_done(bonsai_agent *a) {
   bs_trace_free(a);
   bs_prof_leave(a);
   bs_fault_drop(a);
-  stepfree(a);
+  stepdone(a);
+  if (--env->nagents == 0) /* the records kept for stepped ticks go too */
+    bs_env_freesteps(env);
   bonsai_bb_release(a->bb);
   bs_bp_release(a->bp);
   bonsai_tree_release(a->tree);
@@ -177,7 +178,8 @@ static int start(bonsai_agent *a, double dt, const bonsai_host *h) {
 /* After a tick (or a failed one): the agent is free again. */
 static int finish(bonsai_agent *a, int status) {
   a->busy = 0;
-  a->nstep = 0; /* stepped runs left in it are over (step.c) */
+  if (a->step != NULL) /* stepped runs left in it are over (step.c) */
+    stepdone(a);
   a->last = (uint8_t)(status < 0 ? BONSAI_ABORTED : status);
   sethost(a, NULL);
   return status;
@@ -469,7 +471,7 @@ void bonsai_agent_recover(bonsai_agent *a, const char *msg,
                           const bonsai_host *h) {
   if (!a->busy)
     return;
-  a->nstep = 0; /* a stepped tick's runs are over: callbacks run again */
+  stepdone(a); /* a stepped tick's runs are over: callbacks run again */
   a->stepping = 0;
   sethost(a, h);
   bs_vm_recover(a, msg != NULL ? msg : "(no message)");

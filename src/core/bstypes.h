@@ -37,6 +37,9 @@ struct bonsai_env {
   uint32_t nabortish; /* registered leaves with an exit or abort callback
                       ** (a stepped tick of a version that names leaves
                       ** needs none: step.c) */
+  struct Stepping *freesteps; /* records of stepped ticks not in use,
+                              ** freed when no agent is left (agent.c) */
+  uint32_t nagents;           /* the environment's agents */
 };
 
 /* Node flags. */
@@ -188,12 +191,14 @@ typedef struct StepRun {
   uint8_t watched;      /* the tick: it began watched (vm.c) */
 } StepRun;
 
-/* An agent's stepped ticks (step.c): the call handed out last, and the
-** runs. */
+/* A stepped tick under way (step.c): the call handed out last, and the
+** runs. An agent holds one only while its tick steps; the environment
+** keeps those not in use, whose memory the next stepped ticks reuse. */
 typedef struct Stepping {
   bonsai_call call;  /* the call handed out */
   bonsai_leaf_fn fn; /* its function */
   StepRun *top;      /* the innermost run (level a->nstep - 1) */
+  struct Stepping *nextfree; /* in env->freesteps */
   StepRun run;       /* level 0 */
 } Stepping;
 
@@ -240,7 +245,7 @@ struct bonsai_agent {
                     ** event is marked forced), or BS_NONE */
   uint8_t stepping; /* inside a stepping function: no callback may run */
   uint8_t nstep;    /* runs of a stepped tick under way (levels) */
-  struct Stepping *step; /* allocated at the agent's first stepped tick */
+  struct Stepping *step; /* the stepped tick under way, or NULL */
   struct bonsai_agent *tnext, *tprev; /* the tree's agents (profile.c) */
 };
 

@@ -63,21 +63,35 @@ bonsai_env *bonsai_env_new(bonsai_alloc alloc, void *ud) {
 
 void bs_env_retain(bonsai_env *env) { env->refs++; }
 
+void bs_env_freesteps(bonsai_env *env) {
+  Stepping *p;
+  while ((p = env->freesteps) != NULL) { /* and the runs above level 0 */
+    StepRun *r = p->run.next, *next;
+    for (; r != NULL; r = next) {
+      next = r->next;
+      bs_free(env, r, sizeof *r);
+    }
+    env->freesteps = p->nextfree;
+    bs_free(env, p, sizeof *p);
+  }
+}
+
 void bonsai_env_release(bonsai_env *env) {
   if (env == NULL || --env->refs > 0)
     return;
+  bs_env_freesteps(env);
   bs_free(env, env->leaves, env->nleaves * sizeof *env->leaves);
   env->alloc(env->ud, env, sizeof *env, 0);
 }
 
 size_t bonsai_env_memory(const bonsai_env *env) { return env->bytes; }
 
-/* The leaf of a name nothing was registered under in this environment
-** (a tree shared by another one names it): its tick fails, and the VM
-** names the leaf (LEAF_MISSING). */
 /* Whether a leaf's runs have callbacks in aborts (counted: step.c). */
 #define ABORTISH(flags) (((flags) & (BONSAI_LEAF_EXIT | BONSAI_LEAF_ABORT)) != 0)
 
+/* The leaf of a name nothing was registered under in this environment
+** (a tree shared by another one names it): its tick fails, and the VM
+** names the leaf (LEAF_MISSING). */
 static int missing(const bonsai_call *c) {
   (void)c;
   return BONSAI_ERROR;

@@ -16,6 +16,9 @@ BS_INTERNAL void bs_strfree(bonsai_env *env, char *s);
 
 BS_INTERNAL void bs_env_retain(bonsai_env *env);
 
+/* Frees the records of stepped ticks not in use (step.c). */
+BS_INTERNAL void bs_env_freesteps(bonsai_env *env);
+
 /* Makes env->leaves cover the leaf name ids below n (a tree compiled
 ** elsewhere may name leaves this environment never registered). */
 BS_INTERNAL int bs_env_cover(bonsai_env *env, uint32_t n);

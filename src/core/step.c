@@ -36,15 +36,20 @@ static int stepok(const bonsai_agent *a, const bonsai_host *h) {
          a->nintr == 0 && (h == NULL || h->interrupt == NULL);
 }
 
-/* The run at 'level', allocated the first time a tick nests that deep;
-** NULL when out of memory. */
+/* The run at 'level', allocated the first time a tick nests that deep (a
+** record of a stepped tick taken from the environment's, or allocated, for
+** level 0); NULL when out of memory. */
 BS_NOINLINE static StepRun *grow(bonsai_agent *a, unsigned k) {
   bonsai_env *env = a->tree->env;
   StepRun *r;
   if (a->step == NULL) {
-    if ((a->step = bs_malloc(env, sizeof *a->step)) == NULL)
-      return NULL;
-    memset(a->step, 0, sizeof *a->step);
+    if ((a->step = env->freesteps) != NULL) {
+      env->freesteps = a->step->nextfree;
+    } else {
+      if ((a->step = bs_malloc(env, sizeof *a->step)) == NULL)
+        return NULL;
+      memset(a->step, 0, sizeof *a->step);
+    }
   }
   for (r = &a->step->run; k > 0; k--, r = r->next)
     if (r->next == NULL) {
@@ -68,7 +73,7 @@ static inline StepRun *level(bonsai_agent *a, unsigned k) {
 static StepRun *push(bonsai_agent *a, uint32_t from, Frame *f) {
   StepRun *r = level(a, a->nstep);
   if (r == NULL)
-    return NULL;
+    return NULL; /* (checked before by the caller: allocated) */
   r->from = from;
   r->ctl = f;
   r->at = BS_AT_NONE;
@@ -156,7 +161,7 @@ int bonsai_agent_step(bonsai_agent *a, unsigned k, int result) {
 
 const bonsai_call *bonsai_agent_stepcall(const bonsai_agent *a,
                                          bonsai_leaf_fn *fn, unsigned *k) {
-  if (a->nstep == 0 || a->step->top->at == BS_AT_NONE)
+  if (a->nstep == 0 || a->step == NULL || a->step->top->at == BS_AT_NONE)
     return NULL;
   if (fn != NULL)
     *fn = a->step->fn;

@@ -996,99 +996,10 @@ static int agent_tostring(lua_State *L) {
   return 1;
 }
 
-/*
-** {======================================================
-** The agents of a context, as a set
-** =======================================================
-*/
-
-/* The set of the context's agent states: open addressing over a power of
-** two, linear probing, removal by backward shift; its memory from the Lua
-** state's allocator. An agent it could not take (out of memory) is only
-** left out: the LuaJIT path does not step it. */
-
-static unsigned slotof(const void *p, unsigned cap) {
-  return (unsigned)(((uintptr_t)p >> 4) * 2654435761u) & (cap - 1);
-}
-
-int lb_agents_has(const LBonsai *lb, const void *p) {
-  unsigned k;
-  if (lb->agentcap == 0)
-    return 0;
-  for (k = slotof(p, lb->agentcap); lb->agents[k] != NULL;
-       k = (k + 1) & (lb->agentcap - 1))
-    if (lb->agents[k] == p)
-      return 1;
-  return 0;
-}
-
-static void agents_add(lua_State *L, LBonsai *lb, LAgent *la) {
-  unsigned k;
-  if (2 * (lb->nagents + 1) > lb->agentcap) { /* at most half full */
-    unsigned cap = lb->agentcap ? 2 * lb->agentcap : 64, i;
-    void *ud;
-    lua_Alloc f = lua_getallocf(L, &ud);
-    LAgent **n = (LAgent **)f(ud, NULL, 0, cap * sizeof *n);
-    if (n == NULL)
-      return;
-    memset(n, 0, cap * sizeof *n);
-    for (i = 0; i < lb->agentcap; i++) {
-      if (lb->agents[i] == NULL)
-        continue;
-      for (k = slotof(lb->agents[i], cap); n[k] != NULL; k = (k + 1) & (cap - 1))
-        ;
-      n[k] = lb->agents[i];
-    }
-    if (lb->agents != NULL)
-      f(ud, lb->agents, lb->agentcap * sizeof *n, 0);
-    lb->agents = n;
-    lb->agentcap = cap;
-  }
-  for (k = slotof(la, lb->agentcap); lb->agents[k] != NULL;
-       k = (k + 1) & (lb->agentcap - 1))
-    ;
-  lb->agents[k] = la;
-  lb->nagents++;
-}
-
-static void agents_remove(LBonsai *lb, const LAgent *la) {
-  unsigned mask = lb->agentcap - 1, k, j;
-  if (lb->agentcap == 0)
-    return;
-  for (k = slotof(la, lb->agentcap); lb->agents[k] != la; k = (k + 1) & mask)
-    if (lb->agents[k] == NULL)
-      return; /* left out */
-  lb->agents[k] = NULL;
-  lb->nagents--;
-  for (j = (k + 1) & mask; lb->agents[j] != NULL; j = (j + 1) & mask) {
-    unsigned h = slotof(lb->agents[j], lb->agentcap);
-    /* the entry at j moves to the hole at k unless its home lies after k
-    ** (cyclically) and not after j */
-    if ((j > k && (h <= k || h > j)) || (j < k && (h <= k && h > j))) {
-      lb->agents[k] = lb->agents[j];
-      lb->agents[j] = NULL;
-      k = j;
-    }
-  }
-}
-
-void lb_agents_free(lua_State *L, LBonsai *lb) {
-  void *ud;
-  lua_Alloc f = lua_getallocf(L, &ud);
-  if (lb->agents != NULL)
-    f(ud, lb->agents, lb->agentcap * sizeof *lb->agents, 0);
-  lb->agents = NULL;
-  lb->agentcap = lb->nagents = 0;
-}
-
-/* }====================================================== */
-
 static int state_gc(lua_State *L) {
   LAgent *la = (LAgent *)lua_touserdata(L, 1);
-  if (la->magic != NULL) {
-    agents_remove((LBonsai *)la->magic, la);
+  if (la->magic != NULL)
     bonsai_agent_done(agentof(la));
-  }
   la->magic = NULL;
   return 0;
 }
@@ -1144,7 +1055,6 @@ int lb_agent(lua_State *L) {
   if (bonsai_agent_init(agentof(la), lt->t, bb->bb, owner) != BONSAI_OK)
     return luaL_error(L, "out of memory");
   la->magic = lb_context(L);
-  agents_add(L, lb_context(L), la);
   lb_tree_values(L, 1);
   lua_setiuservalue(L, 4, UV_VALUES);
   lua_pushvalue(L, 5);
@@ -1213,7 +1123,8 @@ void lb_open_agent(lua_State *L) {
   luaL_newmetatable(L, BS_STATE_T);
   lua_pushcfunction(L, state_gc);
   lua_setfield(L, -2, "__gc");
-  lua_pushliteral(L, "private");
+  lua_newtable(L); /* what getmetatable gives: a mark no other value has
+                   ** (the LuaJIT path knows an agent's state by it) */
   lua_setfield(L, -2, "__metatable");
   luaL_newmetatable(L, BS_AGENT_T); /* stack: ctx, statemeta, agentmeta */
   lua_newtable(L);

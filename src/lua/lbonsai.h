@@ -97,10 +97,6 @@ typedef struct LBonsai {
   LStepOut out;
   int fdepth;
   double nstepped; /* stepped ticks begun (core._step.stats, for tests) */
-  /* the agents' states, a set the LuaJIT path checks the addresses it is
-  ** given against (lagent.c) */
-  struct LAgent **agents;
-  unsigned agentcap, nagents;
   LTick ftick[LB_FDEPTH];
 } LBonsai;
 
@@ -335,10 +331,7 @@ void lb_open_tree(lua_State *L);
 int lb_agent(lua_State *L); /* bt.agent(tree [, opts]) */
 /* The agent table at idx: its state, pushed; or raises. */
 LAgent *lb_checkagent(lua_State *L, int idx);
-/* Whether p is the state of a live agent of the context (the LuaJIT path's
-** check of an address it is given); the set's memory given back. */
-int lb_agents_has(const LBonsai *lb, const void *p);
-void lb_agents_free(lua_State *L, LBonsai *lb);
+
 /* The same, or NULL (nil or the [1] pushed) for what is not an agent of
 ** this context. */
 LAgent *lb_toagent(lua_State *L, int idx);

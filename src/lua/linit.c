@@ -19,7 +19,6 @@
 /* __gc of the context: the environment goes with the last Lua reference. */
 static int context_gc(lua_State *L) {
   LBonsai *lb = (LBonsai *)lua_touserdata(L, 1);
-  lb_agents_free(L, lb); /* (agents finalized later find it empty) */
   if (lb->env != NULL) {
     bonsai_env_release(lb->env);
     lb->env = NULL;
@@ -144,8 +143,6 @@ static LBonsai *context(lua_State *L) {
   memset(&lb->out, 0, sizeof lb->out);
   lb->fdepth = 0;
   lb->nstepped = 0;
-  lb->agents = NULL;
-  lb->agentcap = lb->nagents = 0;
   lua_createtable(L, 0, 1);
   lua_pushcfunction(L, context_gc);
   lua_setfield(L, -2, "__gc");

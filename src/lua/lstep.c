@@ -64,10 +64,11 @@ static int code(LBonsai *lb, bonsai_agent *a, int r) {
 
 /*
 ** The entry points take an agent's state as the address the FFI gives for
-** the userdata at its [1], and step it only if it is one of the context's
-** live agents (lb_agents_has): another userdata, a finalized state or one
-** of another Lua state is not read, and takes the lua_call path, which
-** refuses it as the C API does.
+** the userdata at its [1], which the Lua side passes only when the
+** userdata's metatable is the states' (its __metatable, a mark no other
+** value has): so la is a state of this Lua state's, and its magic tells
+** whether it lives (a finalized one takes the lua_call path, which refuses
+** it as the C API does).
 */
 
 /* Entry point: begins a stepped tick of la by dt; with 'all' (bt.tick_all)
@@ -76,8 +77,7 @@ static int step_begin(LBonsai *lb, LAgent *la, double dt, int all) {
   bonsai_agent *a = agentof(la);
   bonsai_host h;
   int r;
-  if (!lb_agents_has(lb, la) || la->frozen || la->hooked ||
-      la->ninterrupts != 0)
+  if (la->magic != lb || la->frozen || la->hooked || la->ninterrupts != 0)
     return LB_CLASSIC;
   if (all && bonsai_agent_asleep(a, dt))
     return LB_ASLEEP;
@@ -109,7 +109,7 @@ static int step_on(LBonsai *lb, LAgent *la, int level, int r) {
 static int step_child(LBonsai *lb, LAgent *la, int node, int k) {
   bonsai_agent *a = agentof(la);
   int r;
-  if (!lb_agents_has(lb, la) || node < 0 || k < 0 ||
+  if (la->magic != lb || node < 0 || k < 0 ||
       (unsigned)k >= bonsai_control_children(a, (unsigned)node))
     return LB_CLASSIC; /* c:tick's checks and messages */
   r = bonsai_control_step(a, (unsigned)node, (unsigned)k, NULL);
@@ -118,16 +118,16 @@ static int step_child(LBonsai *lb, LAgent *la, int node, int k) {
   return code(lb, a, r);
 }
 
-/* Entry point: a.time, or -1 for what is no agent. */
+/* Entry point: a.time, or -1 for a finalized state. */
 static double step_time(LBonsai *lb, LAgent *la) {
-  return lb_agents_has(lb, la) ? bonsai_agent_time(agentof(la)) : -1;
+  return la->magic == lb ? bonsai_agent_time(agentof(la)) : -1;
 }
 
 /* Entry point: bt.tick_all's skip of an agent its list's sleep cache
 ** (lsleep.c) knows asleep: 1 when it sleeps on (its clock moved), as
 ** lb_sleepers_skip tells it; 0: the ordinary path takes it. */
 static int step_asleep(LBonsai *lb, LAgent *la, double dt) {
-  return lb_agents_has(lb, la) && la->ninterrupts == 0 &&
+  return la->magic == lb && la->ninterrupts == 0 &&
          bonsai_agent_asleep(agentof(la), dt);
 }
 
@@ -324,6 +324,10 @@ void lb_open_step(lua_State *L) {
   lua_setfield(L, -2, "named");
   lua_getiuservalue(L, -3, LB_EXTRAS);
   lua_setfield(L, -2, "extras");
+  luaL_getmetatable(L, BS_STATE_T);
+  lua_getfield(L, -1, "__metatable");
+  lua_setfield(L, -3, "mark");
+  lua_pop(L, 1);
   lua_setfield(L, -2, "_step");
 }
 

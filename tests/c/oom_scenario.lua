@@ -149,6 +149,14 @@ function S.setup()
   O.nappers = {}
   for i = 1, 3 do O.nappers[i] = bt.agent(nap, { owner = { naps = 0 } }) end
   bt.tick_all(O.nappers, 1)
+  -- a control node's child stepped once: the environment keeps the records
+  -- of a stepped tick two levels deep for the next (the LuaJIT path's)
+  local once = bt.agent(bt.tree(bt.control { name = "c",
+    tick = function(c) return c:tick(1) end,
+    bt.action { name = "x", tick = function() return true end } },
+    { name = "oom.once" }))
+  once:tick(1)
+  once = nil
   -- intern the keys and the leaf name the scenario uses
   local bb = bt.blackboard { alarm = false, n = 0, x = 1 }
   bt.register("oom.leaf", function() return true end)
