@@ -600,6 +600,21 @@ BONSAI_API int bonsai_control_tick(bonsai_agent *agent, unsigned node,
                                    unsigned k, void *host);
 BONSAI_API int bonsai_control_abort(bonsai_agent *agent, unsigned node,
                                     unsigned k, void *host);
+/* A host whose callbacks raise (BONSAI_HOST_RAISES) catches a non-local
+** exit out of every bonsai_control_tick and bonsai_control_abort it calls
+** (the Lua binding: a protected call around each) and then, before
+** anything else touches the agent, calls bonsai_control_recover with the
+** node and the message; then it may raise again. The error is recorded
+** against the node whose callback was running (unless it is the error
+** recorded already: a child's error raised again on its way out), the
+** node's callback is the one under way again (a raise from it now names
+** the node), and the node fails whatever fn then returns: further
+** bonsai_control_tick and bonsai_control_abort of it return BONSAI_ELEAF
+** and do nothing; if fn returns, the node's error is "a child's error was
+** caught inside the callback". BONSAI_OK, or BONSAI_EARG (no child's run of
+** that node was under way: nothing done). */
+BONSAI_API int bonsai_control_recover(bonsai_agent *agent, unsigned node,
+                                      const char *msg);
 /* The number of children of control node 'node', or 0 for another node. */
 BONSAI_API unsigned bonsai_control_children(const bonsai_agent *agent,
                                             unsigned node);

@@ -386,17 +386,31 @@ int bs_vm_abort(bonsai_agent *a, uint32_t x) {
   return r;
 }
 
-void bs_vm_recover(bonsai_agent *a, const char *msg) {
-  uint8_t protect = a->protect;
-  if (msg != NULL) { /* the error that unwound the tick is the one */
+/*
+** A non-local exit with message msg (NULL: the error is recorded) left the
+** callback of node a->current: the error that unwound is the operation's,
+** at that node, unless it is the error recorded already, raised again on
+** its way out (c:tick raises its child's error in the control node's
+** callback: it stays the child's; bonsai_control_recover recorded it when
+** it left the child's run). A node left by an error in its enter never
+** started.
+*/
+static void unwound(bonsai_agent *a, const char *msg) {
+  if (msg != NULL && (!a->failed || a->err == NULL ||
+                      strncmp(a->err, msg, BS_ERRSIZE - 1) != 0)) {
     bonsai_agent_clearerr(a);
     bs_agent_fail(a, a->current, "%s", msg);
   }
-  a->protect = 1;
-  a->ctl = NULL; /* the callbacks it unwound are over */
   if (a->current != BS_NONE && a->state[a->current] == RUNNING &&
       a->event == BONSAI_EV_ENTER)
     bs_setstatus(a, a->state, a->current, BONSAI_IDLE); /* never started */
+}
+
+void bs_vm_recover(bonsai_agent *a, const char *msg) {
+  uint8_t protect = a->protect;
+  unwound(a, msg);
+  a->protect = 1;
+  a->ctl = a->run = NULL; /* the callbacks it unwound are over */
   (void)bs_vm_abort(a, 0);
   a->protect = protect;
   a->wake = 0; /* nothing runs to sleep on */
@@ -653,7 +667,6 @@ static int run_child_conds(bonsai_agent *a, uint32_t c);
 ** child's run failed under it. */
 static int control_call(bonsai_agent *a, uint32_t i, int ev) {
   const Node *n = &a->bp->nodes[i];
-  void *host = a->hostud;
   bonsai_call c;
   Frame f;
   int r;
@@ -662,15 +675,14 @@ static int control_call(bonsai_agent *a, uint32_t i, int ev) {
   f.node = i;
   f.budget = BONSAI_CONTROL_TICKS + 2 * n->nchild;
   f.event = (uint8_t)ev;
-  f.busy = f.failed = 0;
+  f.busy = f.failed = f.caught = 0;
   a->ctl = &f;
   r = fire(a, n, i, ev, 0, &c);
   a->ctl = f.prev;
   a->current = i;
   a->event = (uint8_t)ev;
-  if (f.busy) { /* a child's run left by a non-local exit, caught: what
-               ** that run had set is dropped */
-    a->hostud = host;
+  if (f.caught) { /* the child's error is not the node's */
+    bonsai_agent_clearerr(a);
     bs_agent_fail(a, i, "a child's error was caught inside the callback");
     return BONSAI_ELEAF;
   }
@@ -751,14 +763,36 @@ void *bonsai_control_memory(bonsai_agent *a, unsigned node) {
              : NULL;
 }
 
+/* A child's run of frame f begins (host: call->host under the child, NULL
+** for the operation's) and ends; between the two it is the innermost run
+** under way (a->run), which bonsai_control_recover finds again after a
+** non-local exit. */
+static void run_begin(bonsai_agent *a, Frame *f, void *host) {
+  f->busy = 1;
+  f->host = a->hostud;
+  f->prevrun = a->run;
+  a->run = f;
+  if (host != NULL)
+    a->hostud = host;
+}
+
+static void run_end(bonsai_agent *a, Frame *f) {
+  a->hostud = f->host;
+  a->run = f->prevrun;
+  f->busy = 0;
+  a->current = f->node; /* the callback's own errors are the node's */
+  a->event = f->event;
+}
+
 int bonsai_control_tick(bonsai_agent *a, unsigned node, unsigned k,
                         void *host) {
   Frame *f = frameof(a, node, BONSAI_EV_TICK);
-  void *outer = a->hostud;
   uint32_t c;
   int s;
   if (f == NULL)
     return BONSAI_EARG;
+  if (f->caught) /* the node fails: its child's error is recorded */
+    return BONSAI_ELEAF;
   if ((c = bonsai_control_child(a, node, k)) == BONSAI_NONE) {
     bs_agent_fail(a, node, "no child %u (it has %u)", k + 1,
                   (unsigned)a->bp->nodes[node].nchild);
@@ -773,20 +807,13 @@ int bonsai_control_tick(bonsai_agent *a, unsigned node, unsigned k,
     return BONSAI_ELEAF;
   }
   f->budget--;
-  f->busy = 1;
-  if (host != NULL)
-    a->hostud = host;
+  run_begin(a, f, host);
   s = a->copy == 2   ? run_child_conds(a, c) /* the copy bs_copy picked */
       : a->copy == 1 ? run_child_traced(a, c)
                      : run_child_plain(a, c);
-  a->hostud = outer;
-  f->busy = 0;
-  if (s < 0) { /* the error names the child's node that failed */
+  run_end(a, f);
+  if (s < 0) /* the error names the child's node that failed */
     f->failed = 1;
-    return s;
-  }
-  a->current = node; /* the callback's own errors are the node's */
-  a->event = BONSAI_EV_TICK;
   return s;
 }
 
@@ -794,19 +821,26 @@ int bonsai_control_abort(bonsai_agent *a, unsigned node, unsigned k,
                          void *host) {
   Frame *f = frameof(a, node, BONSAI_EV_ABORT);
   uint32_t c = bonsai_control_child(a, node, k);
-  void *outer = a->hostud;
   int r;
   if (f == NULL || c == BONSAI_NONE)
     return BONSAI_EARG;
-  f->busy = 1;
-  if (host != NULL)
-    a->hostud = host;
+  if (f->caught)
+    return BONSAI_ELEAF;
+  run_begin(a, f, host);
   r = bs_vm_abort(a, c);
-  a->hostud = outer;
-  f->busy = 0;
-  a->current = node;
-  a->event = f->event;
+  run_end(a, f);
   return r;
+}
+
+int bonsai_control_recover(bonsai_agent *a, unsigned node, const char *msg) {
+  Frame *f = a->run;
+  if (f == NULL || f->node != node)
+    return BONSAI_EARG; /* no child's run of that node was under way */
+  unwound(a, msg != NULL ? msg : "(no message)");
+  a->ctl = f; /* the frames above it are gone with their C frames */
+  run_end(a, f);
+  f->failed = f->caught = 1;
+  return BONSAI_OK;
 }
 
 /* }====================================================== */

@@ -637,9 +637,11 @@ int lb_control_call(const bonsai_call *c) {
 ** to this one. So the child's run is a protected call of its own (pchild)
 ** that pushes the agent, its state, blackboard slot, values and named
 ** leaves again and is the innermost tick under way while it runs; however
-** it ends (a raise under the child included, which may be caught by the
-** callback) the outer tick is the innermost again before Lua code of the
-** callback runs.
+** it ends the outer tick is the innermost again before Lua code of the
+** callback runs. A raise under the child is caught there, the core told
+** (bonsai_control_recover: no frame of the run is left behind, the error
+** is recorded at its node, the callback's own errors are the node's), and
+** raised again in the callback, which may catch it.
 */
 typedef struct Child {
   LTick t;
@@ -712,6 +714,10 @@ static int childop(lua_State *L, int abort) {
   lua_pushvalue(L, lua_upvalueindex(1));
   if (lua_pcall(L, 4, 0, 0) != LUA_OK) { /* a raise under the child */
     ch.t.lb->ticking = ch.outer;
+    bonsai_control_recover(ch.t.a, ch.node,
+                           lua_type(L, -1) == LUA_TSTRING
+                               ? lua_tostring(L, -1)
+                               : "(error object is not a string)");
     return lua_error(L);
   }
   r = ch.r;

@@ -621,3 +621,113 @@ describe("entries reached from inside a bt.control tick", function()
     assert.equal(4, #seen2) -- x and Y running, then success
   end)
 end)
+
+-- A raise under a control node's child, caught by its callback
+-- (../shared/repro/control_caught_error_wrong_node): the callback's own
+-- errors are the node's, and no frame of the run it left stays behind.
+describe("a child's error caught inside a bt.control callback", function()
+  local function raising(name)
+    return bt.action { name = name, tick = function() error("child error", 0) end }
+  end
+  local function failure(a)
+    local ok, err = pcall(a.tick, a, 1)
+    assert.is_false(ok)
+    return err
+  end
+
+  it("reports the callback's own raise, invalid status or success at the " ..
+     "node, and the child's error left uncaught at the child", function()
+    local function case(tick)
+      return bt.agent(bt.tree(bt.control { name = "C", tick = tick,
+        raising("L") }, { name = "t" }))
+    end
+    assert.equal("tree 't' node 'C': my own error", failure(case(function(c)
+      pcall(c.tick, c, 1)
+      error("my own error", 0)
+    end)))
+    assert.matches("^tree 't' node 'C': invalid status %(a number value%)",
+      failure(case(function(c) pcall(c.tick, c, 1) return 42 end)))
+    assert.equal("tree 't' node 'C': a child's error was caught inside the " ..
+      "callback", failure(case(function(c) pcall(c.tick, c, 1) return true end)))
+    assert.equal("tree 't' node 'C/L': child error", failure(case(function(c)
+      return c:tick(1)
+    end)))
+    -- raised again by the callback: still the child's
+    assert.equal("tree 't' node 'C/L': child error", failure(case(function(c)
+      local ok, err = pcall(c.tick, c, 1)
+      error(err, 0)
+    end)))
+  end)
+
+  it("names the right node through nested control nodes", function()
+    local function tree(outer, inner)
+      return bt.agent(bt.tree(bt.control { name = "P", tick = outer,
+        bt.control { name = "C", tick = inner, raising("L") } },
+        { name = "t" }))
+    end
+    local pass = function(c) return c:tick(1) end
+    local catch = function(c) pcall(c.tick, c, 1) return true end
+    local own = function(c) pcall(c.tick, c, 1) error("mine", 0) end
+    assert.equal("tree 't' node 'P/C/L': child error",
+                 failure(tree(pass, pass)))
+    assert.equal("tree 't' node 'P/C': mine", failure(tree(pass, own)))
+    assert.equal("tree 't' node 'P/C': a child's error was caught inside " ..
+                 "the callback", failure(tree(pass, catch)))
+    assert.equal("tree 't' node 'P': a child's error was caught inside " ..
+                 "the callback", failure(tree(catch, pass)))
+    assert.equal("tree 't' node 'P': mine", failure(tree(own, pass)))
+    local other = function(c) pcall(c.tick, c, 1) error("P's", 0) end
+    assert.equal("tree 't' node 'P': P's", failure(tree(other, own)))
+    -- (the same message raised again is taken for the error caught)
+    assert.equal("tree 't' node 'P/C': mine", failure(tree(own, own)))
+  end)
+
+  it("names the child for a core failure under it too (a check that " ..
+     "cannot compare)", function()
+    local a = bt.agent(bt.tree(bt.control { name = "P",
+      tick = function(c) return c:tick(1) end,
+      bt.control { name = "C", tick = function(c) return c:tick(1) end,
+        bt.check("x", "<", 3) } }, { name = "t" }),
+      { blackboard = { x = "text" } })
+    assert.matches("^tree 't' node 'P/C/check%[1%]': cannot compare",
+                   failure(a))
+  end)
+
+  it("leaves no frame of the run behind: a caught error refuses the " ..
+     "node's further c:tick and c:abort, and a kept 'c' of a node inside " ..
+     "the run that was left", function()
+    local kept, log = nil, {}
+    local T = bt.tree(bt.control { name = "X",
+      tick = function(c)
+        local ok, err = pcall(c.tick, c, 1) -- Y raises in its own callback
+        log[#log + 1] = tostring(ok) .. " " .. err
+        ok, err = pcall(kept.tick, kept, 1)
+        log[#log + 1] = tostring(ok) .. " " .. err
+        ok, err = pcall(c.tick, c, 2)
+        log[#log + 1] = tostring(ok) .. " " .. err
+        ok, err = pcall(c.abort, c, 2)
+        log[#log + 1] = tostring(ok) .. " " .. err
+        return true
+      end,
+      bt.control { name = "Y", tick = function(c)
+        kept = c
+        error("Y's error", 0)
+      end, bt.action { name = "A", tick = function()
+        log[#log + 1] = "A ticked" return true end } },
+      bt.action { name = "B", tick = function()
+        log[#log + 1] = "B ticked" return true end } }, { name = "t" })
+    local a = bt.agent(T)
+    assert.equal("tree 't' node 'X': a child's error was caught inside the " ..
+                 "callback", failure(a))
+    assert.equal("false Y's error", log[1])
+    assert.matches("^false c:tick: only during its node's tick callback",
+                   log[2])
+    assert.equal("false Y's error", log[3]) -- B is not ticked
+    assert.equal("false Y's error", log[4])
+    assert.equal(4, #log)
+    assert.same({}, a:running())
+    -- the agent goes on from the root
+    kept = nil
+    assert.is_false(pcall(a.tick, a, 1))
+  end)
+end)
