@@ -355,15 +355,24 @@ static int abort_node(bonsai_agent *a, uint32_t i) {
 
 static int control_event(bonsai_agent *a, uint32_t i, int ev);
 
+/*
+** An abort pass runs every callback of the nodes it cuts off, protected
+** wherever it runs (a parent's cut-off in a tick too): a callback that
+** raised would leave the pass half done, and the recovery would call again
+** the abort of a control node whose own callback raised before its
+** children were aborted. The first failure is recorded; the pass goes on.
+*/
 int bs_vm_abort(bonsai_agent *a, uint32_t x) {
   const Node *nd = a->bp->nodes;
   uint32_t i = x, from = x + 1;
+  uint8_t protect = a->protect;
   int r = BONSAI_OK;
   bs_assert(x < a->bp->n);
   if (a->state[x] != RUNNING)
     return BONSAI_OK;
   if (x == 0)
     a->resume = 0; /* the root stops running */
+  a->protect = 1;
   for (;;) {
     /* siblings before 'from' are done: a wide parallel stays linear */
     uint32_t c;
@@ -383,6 +392,7 @@ int bs_vm_abort(bonsai_agent *a, uint32_t x) {
     from = nd[i].next;
     i = nd[i].parent;
   }
+  a->protect = protect;
   return r;
 }
 
@@ -827,7 +837,8 @@ int bonsai_control_abort(bonsai_agent *a, unsigned node, unsigned k,
   if (f->caught)
     return BONSAI_ELEAF;
   run_begin(a, f, host);
-  r = bs_vm_abort(a, c);
+  if ((r = bs_vm_abort(a, c)) < 0)
+    f->failed = 1; /* an abort callback failed: the node fails */
   run_end(a, f);
   return r;
 }

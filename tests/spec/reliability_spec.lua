@@ -731,3 +731,141 @@ describe("a child's error caught inside a bt.control callback", function()
     assert.is_false(pcall(a.tick, a, 1))
   end)
 end)
+
+-- An abort pass runs every callback once, wherever it runs
+-- (../shared/repro/control_abort_twice: a running control child whose
+-- abort raised was aborted twice, its own child only at the second time):
+-- every kind of node whose abort or exit raises, cut off by every kind of
+-- parent, then the error's recovery.
+describe("a callback that raises while its node is cut off", function()
+  local log
+  local function note(s) log[#log + 1] = s end
+  local function leaf(name) -- runs until cut off
+    return bt.action { name = name, tick = run,
+                       abort = function() note("abort " .. name) end }
+  end
+
+  -- The nodes whose abort (or exit) raises, each named X, running.
+  local raisers = {
+    action = function()
+      return bt.action { name = "X", tick = run,
+        abort = function() note("abort X") error("X fails", 0) end }
+    end,
+    exit_only = function()
+      return bt.action { name = "X", tick = run,
+        exit = function(_, _, _, s) note("exit X " .. s) error("X fails", 0) end }
+    end,
+    task = function()
+      return bt.action { name = "X", task = function()
+        bt.defer(function() note("abort X") error("X fails", 0) end)
+        while true do coroutine.yield() end
+      end }
+    end,
+    control = function()
+      return bt.control { name = "X", tick = function(c) return c:tick(1) end,
+        abort = function() note("abort X") error("X fails", 0) end,
+        leaf("A") }
+    end,
+    nested_control = function()
+      return bt.control { name = "X", tick = function(c) return c:tick(1) end,
+        abort = function() note("abort X") end,
+        bt.control { name = "Y", tick = function(c) return c:tick(1) end,
+          abort = function() note("abort Y") error("X fails", 0) end,
+          leaf("A") } }
+    end,
+    control_aborting_child = function() -- its abort aborts its child first
+      return bt.control { name = "X", tick = function(c) return c:tick(1) end,
+        abort = function(c)
+          c:abort(1)
+          note("abort X")
+          error("X fails", 0)
+        end, leaf("A") }
+    end,
+    on_halted = function()
+      return bt.action { name = "X", tick = run,
+        abort = function() note("abort X") end, on_halted = "n := n + 1" }
+    end,
+  }
+  -- Where the failing node is, below X (for the message).
+  local failing = { nested_control = "X/Y" }
+
+  -- Parents that cut X off at the second tick ('go' turned false).
+  local parents = {
+    control = function(x) -- its run ends: its running child is aborted
+      return bt.control { name = "P",
+        tick = function(c, _, bb)
+          local s = c:tick(1)
+          if bb.go then return s end
+          return "success"
+        end, x }
+    end,
+    c_abort = function(x)
+      return bt.control { name = "P",
+        tick = function(c, _, bb)
+          if bb.go then return c:tick(1) end
+          c:abort(1)
+          return "running"
+        end, x }
+    end,
+    reactive_sequence = function(x)
+      return bt.reactive_sequence { name = "P", bt.check("go", "==", true), x }
+    end,
+    parallel = function(x)
+      return bt.parallel { name = "P", success = 1, x,
+        bt.action { name = "stop", tick = function(_, bb)
+          return bb.go and bt.RUNNING or bt.SUCCESS
+        end } }
+    end,
+    run_while = function(x)
+      return bt.sequence { name = "P", bt.sequence { name = "W",
+        run_while = "go == true && go != 0", x } }
+    end,
+    guard = function(x)
+      return bt.guard { name = "P", bt.check("go", "==", true),
+                        abort = "self", x }
+    end,
+  }
+  local prefix = { run_while = "P/W/" }
+
+  for pname, parent in pairs(parents) do
+    for rname, raiser in pairs(raisers) do
+      it(("%s under %s: each callback once, then recovered"):format(rname,
+         pname), function()
+        log = {}
+        local a = bt.agent(bt.tree(bt.sequence { name = "root",
+          parent(raiser()) }, { name = "t" }),
+          { blackboard = { go = true } })
+        assert.equal("running", a:tick(1))
+        a.bb.go = false
+        local ok, err = pcall(a.tick, a, 1)
+        assert.is_false(ok)
+        local path = (prefix[pname] or "P/") .. (failing[rname] or "X")
+        assert.matches("^tree 't' node 'root/" .. path:gsub("%p", "%%%0") ..
+                       "': ", err)
+        local seen = {}
+        for _, e in ipairs(log) do
+          assert.is_nil(seen[e], e .. " twice: " .. table.concat(log, ", "))
+          seen[e] = true
+        end
+        -- X's own running child (A) was aborted, X's callback before it
+        -- unless X aborted it first
+        if seen["abort A"] and rname ~= "control_aborting_child" then
+          local first = rname == "nested_control" and "abort Y" or "abort X"
+          local ix, ia
+          for i, e in ipairs(log) do
+            if e == first then ix = i elseif e == "abort A" then ia = i end
+          end
+          assert.is_true(ix < ia, table.concat(log, ", "))
+        end
+        assert.is_true(seen["abort X"] or seen["exit X aborted"] or false,
+                       table.concat(log, ", "))
+        if rname:find("control") then assert.is_true(seen["abort A"]) end
+        assert.same({}, a:running())
+        assert.equal("aborted", a:status())
+        a.bb.go = true
+        log = {}
+        assert.equal("running", a:tick(1))
+      end)
+    end
+  end
+end)
