@@ -1319,8 +1319,19 @@ static int tree_index(lua_State *L) {
   return 1;
 }
 
+/* tree:_source(): { root =, opts = }, the Lua definition of the current
+** version, or nil (a shared tree's): kept in the tree's own uservalue, so
+** a definition whose leaves refer to the tree does not keep it alive (a
+** weak-keyed table would on Lua 5.1 and LuaJIT). For tree:export. */
+static int tree_source(lua_State *L) {
+  lb_checktree(L, 1);
+  lua_getiuservalue(L, 1, TV_SOURCE);
+  return 1;
+}
+
 /* ltrace.c adds tree:nodes. */
 static const luaL_Reg tree_methods[] = {{"dump", tree_dump},
+                                        {"_source", tree_source},
                                         {"reload", tree_reload},
                                         {"share", tree_share},
                                         {NULL, NULL}};

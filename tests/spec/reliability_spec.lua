@@ -6,6 +6,7 @@
 -- bookkeeping of errors.
 local bt = require "bonsai"
 local trace = require "helpers.trace"
+local luaver = require "helpers.luaver"
 
 local function run() return bt.RUNNING end
 
@@ -868,4 +869,145 @@ describe("a callback that raises while its node is cut off", function()
       end)
     end
   end
+end)
+
+-- What is dropped goes, on every Lua: the binding keeps the Lua values of
+-- an object in the object's own storage, never as the value of a
+-- weak-keyed table that may refer back to its key, which on Lua 5.1 and
+-- LuaJIT (weak tables that are no ephemerons) would keep both for ever
+-- (../shared/repro/luajit_self_referencing_tree_leak). Counted, not timed:
+-- the objects made are held by a weak probe, and after full collections
+-- none is left and bt.memory() is back to the byte.
+describe("objects that refer to themselves", function()
+  local function gc() for _ = 1, 4 do collectgarbage("collect") end end
+
+  -- make(probe) n times; every object it put in the probe must be gone.
+  local function collected(make, n)
+    luaver.nojit(finally) -- LuaJIT's traces may hold what they ran on
+    local probe = setmetatable({}, { __mode = "v" })
+    gc()
+    local core0 = bt.memory()
+    for _ = 1, n or 20 do make(probe) end
+    assert.is_true(#probe > 0)
+    gc()
+    local left = 0
+    for _ in pairs(probe) do left = left + 1 end
+    assert.equal(0, left)
+    assert.equal(core0, bt.memory())
+  end
+  local function put(probe, ...)
+    for _, x in ipairs { ... } do probe[#probe + 1] = x end
+  end
+
+  it("a tree whose leaf refers to the tree", function()
+    collected(function(probe)
+      local rec = {}
+      rec.t = bt.tree(bt.action(function() return rec.t ~= nil end))
+      bt.agent(rec.t):tick(1)
+      put(probe, rec.t)
+    end)
+  end)
+
+  it("a tree whose bt.control callback refers to the tree", function()
+    collected(function(probe)
+      local rec = {}
+      rec.t = bt.tree(bt.control { tick = function(c) return rec.t and
+        c:tick(1) end, bt.action(function() return true end) })
+      bt.agent(rec.t):tick(1)
+      put(probe, rec.t)
+    end)
+  end)
+
+  it("an agent whose leaf refers to the agent", function()
+    collected(function(probe)
+      local A = {}
+      local t = bt.tree(bt.action(function() return A[1] ~= nil end))
+      A[1] = bt.agent(t)
+      A[1]:tick(1)
+      put(probe, A[1], t)
+    end)
+  end)
+
+  it("an agent whose subscriber or on_tick function refers to it", function()
+    collected(function(probe)
+      local t = bt.tree(bt.action(run))
+      local a, b = bt.agent(t), bt.agent(t)
+      a:subscribe(function() return a end)
+      b:on_tick(function() return b end)
+      a:tick(1)
+      b:tick(1)
+      put(probe, a, b, t)
+    end)
+  end)
+
+  it("an agent recorded, the recorder closed", function()
+    local path = os.tmpname()
+    finally(function() os.remove(path) end)
+    collected(function(probe)
+      local t = bt.tree(bt.action(run))
+      local a = bt.agent(t)
+      local r = bt.record(path, { a })
+      a:tick(1)
+      r:close()
+      put(probe, a, t)
+    end, 5)
+  end)
+
+  it("a bt.tick_all list whose agents' leaves refer to it, with its " ..
+     "sleep cache", function()
+    collected(function(probe)
+      local list = {}
+      local t = bt.tree(bt.action(function() return list and bt.sleep(100) end))
+      for i = 1, 20 do list[i] = bt.agent(t) end
+      for _ = 1, 4 do assert.is_nil(bt.tick_all(list, 1)) end
+      put(probe, list, list[1], t)
+    end)
+  end)
+
+  it("an agent whose file-loaded leaf has blackboard ports, and its " ..
+     "blackboard", function()
+    bt.register("Copy", function(_, _, args) args.out = args.src return true end)
+    local t = bt.tree(bt.import('<root BTCPP_format="4"><BehaviorTree ' ..
+      'ID="T"><Action ID="Copy" src="{m}" out="{o}"/></BehaviorTree></root>',
+      "btcpp"), { name = "T" })
+    collected(function(probe)
+      local a = bt.agent(t, { blackboard = { m = "hi" } })
+      a.bb.me = a -- the blackboard refers to its agent
+      assert.equal("success", a:tick(1))
+      assert.equal("hi", a.bb.o)
+      put(probe, a, a.bb)
+    end)
+  end)
+
+  it("a game that reloads a tree in a loop (a remapping subtree, a " ..
+     "control node, leaves that refer to the tree) does not grow", function()
+    luaver.nojit(finally) -- LuaJIT's traces live on the heap
+    local rec = {}
+    local function version(k)
+      local inner = bt.tree(bt.action { name = "L", tick = function(_, bb)
+        bb.hp = (bb.hp or 0) + k
+        return rec.t and bt.RUNNING
+      end }, { name = "inner" })
+      return bt.sequence { name = "root", bt.control { name = "c",
+        tick = function(c) return rec.t and c:tick(1) end,
+        bt.subtree(inner, { remap = { hp = "life" } }) } }
+    end
+    rec.t = bt.tree(version(0), { name = "game" })
+    local agents = {}
+    for i = 1, 10 do agents[i] = bt.agent(rec.t) end
+    local heap, core = {}, {}
+    for round = 1, 12 do
+      for _ = 1, 10 do
+        assert(rec.t:reload(version(round)))
+        assert.is_nil(bt.tick_all(agents, 1))
+      end
+      gc()
+      heap[round], core[round] = collectgarbage("count"), bt.memory()
+    end
+    assert.equal(core[4], core[12])
+    -- a round makes 10 versions of two trees for 10 agents: a leak of them
+    -- would add tens of KB a round
+    assert.is_true(heap[12] - heap[4] < 8, ("heap %.1f KB -> %.1f KB")
+                   :format(heap[4], heap[12]))
+  end)
 end)
