@@ -86,6 +86,8 @@
 ---@field tick fun(agent: bonsai.Agent, bb: bonsai.Blackboard, args: table?): bonsai.Result
 ---@field exit? fun(agent: bonsai.Agent, bb: bonsai.Blackboard, args: table?, status: bonsai.Status)
 ---@field abort? fun(agent: bonsai.Agent, bb: bonsai.Blackboard, args: table?)
+---@field save? fun(agent: bonsai.Agent, bb: bonsai.Blackboard, args: table?): any what the run keeps outside the blackboard, saved by a:save() while the leaf runs (plain values, as c.memory; nil: nothing)
+---@field restore? fun(agent: bonsai.Agent, bb: bonsai.Blackboard, args: table?, value: any) a save put the run back (it goes on without enter): value is what save returned, nil when the save holds none
 
 ---What a bt.control's callbacks get as `c` (valid during the callback).
 ---@class bonsai.Control

@@ -59,6 +59,10 @@ static void callrecord(const bonsai_agent *a, bonsai_call *c) {
   c->owner = a->owner;
   c->host = a->hostud;
   c->mayraise = a->raises && !a->protect;
+  c->write = NULL;
+  c->wud = NULL;
+  c->saved = NULL;
+  c->savedlen = 0;
 }
 
 /* A callback's result was not BONSAI_OK: make sure a message exists. */
@@ -90,6 +94,25 @@ static int fire(bonsai_agent *a, const Node *n, uint32_t i, int ev,
   a->current = i;
   a->event = (uint8_t)ev;
   return l->fn(c);
+}
+
+int bs_vm_leafstate(bonsai_agent *a, uint32_t i, bonsai_call *c) {
+  const Node *n = &a->bp->nodes[i];
+  bonsai_call rec;
+  int r;
+  if (n->kind != BONSAI_ACTION || a->state[i] != RUNNING ||
+      !(leafof(a, n)->flags & BONSAI_LEAF_SAVE))
+    return BONSAI_OK;
+  callrecord(a, &rec);
+  rec.mayraise = 0;
+  rec.write = c->write;
+  rec.wud = c->wud;
+  rec.saved = c->saved;
+  rec.savedlen = c->savedlen;
+  rec.utility = NULL;
+  if ((r = fire(a, n, i, c->event, 0, &rec)) == BONSAI_OK)
+    return BONSAI_OK;
+  return leaffail(a, r, c->event == BONSAI_EV_SAVE ? "save" : "restore");
 }
 
 /* fire, with the callback's time counted when the agent is profiled (the

@@ -26,7 +26,8 @@
 
 /* One per lua_State: upvalue 1 of every module function and method. Its
 ** uservalues: */
-#define LB_NAMED 1 /* named Lua leaves: slot 4*id+1.. = tick, enter, exit, abort */
+#define LB_NAMED 1 /* named Lua leaves: slot NAMEDSLOTS*id+1.. = tick,
+                   ** enter, exit, abort, save, restore */
 #define LB_KEYS 2  /* key name -> interned id cache */
 #define LB_ANCHOR 3 /* strings whose addresses the context keeps */
 #define LB_IDS 4    /* weak: Lua value kept as a blackboard handle -> its id */
@@ -43,6 +44,7 @@
 #define LB_SCRIPT 9 /* script(code, field): a condition's function, or nil
                     ** and a message (init.lua) */
 #define LB_NUV 9
+#define NAMEDSLOTS 6 /* a named leaf's slots in LB_NAMED */
 struct LTick;
 typedef struct LBonsai {
   bonsai_env *env;
@@ -259,10 +261,12 @@ void lb_control_restore(lua_State *L, int ai, int si, int ci);
 /* stack: context. Makes the metatable of bt.control's 'c'. */
 void lb_open_control(lua_State *L);
 /* Reads the leaf definition at idx (a function, or a table with fn, task or
-** tick/enter/exit/abort) into values[slot..slot+3]; sets fn and flags.
-** Returns NULL, or a message. */
+** tick/enter/exit/abort, and save/restore) into values[slot..], *used
+** slots (1, 4, or 6 with save and restore); sets fn and flags. Returns
+** NULL, or a message. */
 const char *lb_leafdef(lua_State *L, int idx, int values, int slot,
-                       bonsai_leaf_fn *fn, unsigned *flags, int *nargs);
+                       bonsai_leaf_fn *fn, unsigned *flags, int *nargs,
+                       int *used);
 
 /* lsave.c: Lua values as bytes, a:save and restore */
 /* Pushes the value at idx as bytes (a string): booleans, numbers,

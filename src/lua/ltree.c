@@ -258,18 +258,23 @@ static void addleaf(Walk *w, int idx, int kind, const char *name, int place) {
       int slot = remapped(w, map, 2, id, 0);
       bonsai_def_cleaf(w->def, kind, name != NULL ? name : leaf, lb_remap_call,
                        LEAFDATA(slot, 0, 0),
-                       BONSAI_LEAF_ENTER | BONSAI_LEAF_EXIT | BONSAI_LEAF_ABORT,
+                       BONSAI_LEAF_ENTER | BONSAI_LEAF_EXIT |
+                           BONSAI_LEAF_ABORT | BONSAI_LEAF_SAVE,
                        args);
     }
   } else {
     bonsai_leaf_fn fn;
     unsigned flags;
-    int slot = w->nvalues + 1, nargs;
+    int slot = w->nvalues + 1, nargs, used;
     const char *err;
     lua_pop(L, 1);
-    if ((err = lb_leafdef(L, idx, w->values, slot, &fn, &flags, &nargs)))
+    if ((err = lb_leafdef(L, idx, w->values, slot, &fn, &flags, &nargs,
+                          &used)))
       walkerror(w, place, "%s", err);
-    w->nvalues += fn == lb_task_call || flags == 0 ? 1 : 4; /* task: 1 */
+    if ((flags & BONSAI_LEAF_SAVE) && kind == BONSAI_CONDITION)
+      walkerror(w, place, "a condition keeps no state ('save', 'restore'): "
+                "it never runs across ticks", NULL);
+    w->nvalues += used;
     if (map != 0) {
       slot = remapped(w, map, fn == lb_task_call, slot, nargs);
       fn = lb_remap_call;
