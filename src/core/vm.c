@@ -391,10 +391,11 @@ int bs_vm_abort(bonsai_agent *a, uint32_t x) {
   uint8_t protect = a->protect;
   int r = BONSAI_OK;
   bs_assert(x < a->bp->n);
+  if (x == 0)
+    a->resume = 0; /* the root stops running (also when it had ended and
+                   ** a post-condition of it failed: nothing to abort) */
   if (a->state[x] != RUNNING)
     return BONSAI_OK;
-  if (x == 0)
-    a->resume = 0; /* the root stops running */
   a->protect = 1;
   for (;;) {
     /* siblings before 'from' are done: a wide parallel stays linear */

@@ -733,6 +733,34 @@ describe("a child's error caught inside a bt.control callback", function()
   end)
 end)
 
+-- Found by the fuzzer with post-conditions on any node: a root whose
+-- post-condition raised after the root had ended kept its resume point,
+-- and the next tick ticked the leaf that had ended, without enter (a
+-- debug build stopped on an assertion).
+describe("a root whose post-condition raises after it ended", function()
+  it("starts its next tick from the root", function()
+    local log, boom = {}, false
+    local k = 0
+    local a = bt.agent(bt.tree(bt.sequence { name = "root",
+      post = function() if boom then error("post fails", 0) end return true end,
+      bt.action { name = "L",
+        enter = function() log[#log + 1] = "enter" end,
+        tick = function()
+          k = k + 1
+          log[#log + 1] = "tick"
+          return k % 2 == 1 and bt.RUNNING or bt.FAILURE
+        end } }, { name = "t" }))
+    assert.equal("running", a:tick(1))
+    boom = true
+    local ok, err = pcall(a.tick, a, 1)
+    assert.is_false(ok)
+    assert.equal("tree 't' node 'root': post fails", err)
+    boom = false
+    assert.equal("running", a:tick(1))
+    assert.equal("enter tick tick enter tick", table.concat(log, " "))
+  end)
+end)
+
 -- An abort pass runs every callback once, wherever it runs
 -- (../shared/repro/control_abort_twice: a running control child whose
 -- abort raised was aborted twice, its own child only at the second time):
