@@ -627,8 +627,11 @@ BONSAI_API int bonsai_control_abort(bonsai_agent *agent, unsigned node,
 ** the node), and the node fails whatever fn then returns: further
 ** bonsai_control_tick and bonsai_control_abort of it return BONSAI_ELEAF
 ** and do nothing; if fn returns, the node's error is "a child's error was
-** caught inside the callback". BONSAI_OK, or BONSAI_EARG (no child's run of
-** that node was under way: nothing done). */
+** caught inside the callback". A host that raises a BONSAI_ELEAF of
+** bonsai_control_tick or _abort into the callback (the binding's c:tick
+** does) calls it too, after: a callback that catches that error and
+** returns fails its node the same way. BONSAI_OK, or BONSAI_EARG (neither
+** case: nothing done). */
 BONSAI_API int bonsai_control_recover(bonsai_agent *agent, unsigned node,
                                       const char *msg);
 /* The number of children of control node 'node', or 0 for another node. */

@@ -869,8 +869,13 @@ int bonsai_control_abort(bonsai_agent *a, unsigned node, unsigned k,
 
 int bonsai_control_recover(bonsai_agent *a, unsigned node, const char *msg) {
   Frame *f = a->run;
-  if (f == NULL || f->node != node)
-    return BONSAI_EARG; /* no child's run of that node was under way */
+  if (f == NULL || f->node != node) { /* no child's run under way: a */
+    f = a->ctl;  /* failure it returned, which the host raises */
+    if (f == NULL || f->node != node || f->busy || !f->failed)
+      return BONSAI_EARG;
+    f->caught = 1;
+    return BONSAI_OK;
+  }
   unwound(a, msg != NULL ? msg : "(no message)");
   a->ctl = f; /* the frames above it are gone with their C frames */
   run_end(a, f);

@@ -66,16 +66,23 @@ static inline int tostatus(lua_State *L, const LBonsai *lb) {
   return -1;
 }
 
-/* A callback failed with the message at the top: raise it during a tick;
-** in an abort pass, record it and return BONSAI_ERROR. */
+/* A callback failed with the message at the top: in an abort pass, record
+** it and return BONSAI_ERROR; during a tick, record it (the first error of
+** the operation from now on: a raise the node's callback caught before is
+** not the node's) and raise it. Recorded, it keeps naming this node on its
+** way out, even through a control node whose callback caught an error of
+** the same message. */
 static int failed(lua_State *L, const bonsai_call *c) {
+  const char *msg = lua_type(L, -1) == LUA_TSTRING
+                        ? lua_tostring(L, -1)
+                        : "(error object is not a string)";
   int r;
-  if (c->mayraise)
+  if (c->mayraise) {
+    bonsai_agent_clearerr(c->agent);
+    (void)bonsai_agent_error(c->agent, "%s", msg);
     return lua_error(L);
-  r = bonsai_agent_error(c->agent, "%s",
-                         lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1)
-                                                        : "(error object is "
-                                                          "not a string)");
+  }
+  r = bonsai_agent_error(c->agent, "%s", msg);
   lua_pop(L, 1);
   return r;
 }
@@ -782,8 +789,10 @@ static int childop(lua_State *L, int abort) {
     return luaL_error(L, "%s: only during its node's %s", what,
                       abort ? "callbacks" : "tick callback (not in enter or "
                                             "abort, nor while a child runs)");
-  if (r < 0) { /* the error is recorded, at the node that failed */
+  if (r < 0) { /* the error is recorded, at the node that failed: raised
+               ** here, caught or not by the callback */
     lua_pushstring(L, bonsai_agent_errmsg(ch.t.a));
+    bonsai_control_recover(ch.t.a, ch.node, lua_tostring(L, -1));
     return lua_error(L);
   }
   if (abort)

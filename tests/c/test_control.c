@@ -286,8 +286,11 @@ static int catcher(const bonsai_call *c) {
   }
   assert_int_equal(bonsai_control_recover(c->agent, c->node, message),
                    BONSAI_OK);
-  /* the run is over: nothing more to recover; the node fails */
+  /* the run is over; told again (as of a failure raised in the callback),
+  ** nothing changes: the node fails */
   assert_int_equal(bonsai_control_recover(c->agent, c->node, message),
+                   BONSAI_OK);
+  assert_int_equal(bonsai_control_recover(c->agent, c->node + 1, message),
                    BONSAI_EARG);
   assert_int_equal(bonsai_control_tick(c->agent, c->node, 1, c->host),
                    BONSAI_ELEAF);

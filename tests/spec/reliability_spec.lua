@@ -683,6 +683,15 @@ describe("a child's error caught inside a bt.control callback", function()
     assert.equal("tree 't' node 'P/C': mine", failure(tree(own, own)))
   end)
 
+  it("fails the node that caught a core failure under it (a check that " ..
+     "cannot compare) as for a raise", function()
+    local a = bt.agent(bt.tree(bt.control { name = "C",
+      tick = function(c) assert.is_false(pcall(c.tick, c, 1)) return true end,
+      bt.check("x", "<", 3) }, { name = "t" }), { blackboard = { x = "s" } })
+    assert.equal("tree 't' node 'C': a child's error was caught inside the " ..
+                 "callback", failure(a))
+  end)
+
   it("names the child for a core failure under it too (a check that " ..
      "cannot compare)", function()
     local a = bt.agent(bt.tree(bt.control { name = "P",
