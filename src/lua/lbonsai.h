@@ -13,8 +13,12 @@
 
 #if defined(__GNUC__)
 #define lb_unlikely(x) __builtin_expect(!!(x), 0)
+#define lb_noinline __attribute__((noinline)) /* off a hot path */
+#define lb_inline inline __attribute__((always_inline)) /* on it */
 #else
 #define lb_unlikely(x) (x)
+#define lb_noinline
+#define lb_inline inline
 #endif
 
 #define BS_TREE_T "bonsai.tree"

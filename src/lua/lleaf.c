@@ -72,7 +72,7 @@ static inline int tostatus(lua_State *L, const LBonsai *lb) {
 ** not the node's) and raise it. Recorded, it keeps naming this node on its
 ** way out, even through a control node whose callback caught an error of
 ** the same message. */
-static int failed(lua_State *L, const bonsai_call *c) {
+lb_noinline static int failed(lua_State *L, const bonsai_call *c) {
   const char *msg = lua_type(L, -1) == LUA_TSTRING
                         ? lua_tostring(L, -1)
                         : "(error object is not a string)";
@@ -93,7 +93,8 @@ static int nohost(bonsai_agent *a) {
 
 /* Pushes the arguments of a call (up to n of: agent, bb, args, status);
 ** returns how many. */
-static int pushargs(lua_State *L, LTick *t, const bonsai_call *c, int n) {
+static lb_inline int pushargs(lua_State *L, LTick *t, const bonsai_call *c,
+                              int n) {
   if (n == 0)
     return 0;
   lua_pushvalue(L, t->agent);
@@ -126,7 +127,7 @@ static int packone(lua_State *L) {
 ** the save holds none. Both are called protected (an abort pass's way):
 ** an error is recorded, named "save: ..." or "restore: ...".
 */
-static int leafstate(const bonsai_call *c, LTick *t) {
+lb_noinline static int leafstate(const bonsai_call *c, LTick *t) {
   lua_State *L = t->L;
   int save = c->event == BONSAI_EV_SAVE, top = lua_gettop(L), r;
   luaL_checkstack(L, 8, "leaf state");
@@ -136,7 +137,13 @@ static int leafstate(const bonsai_call *c, LTick *t) {
     lua_settop(L, top);
     return BONSAI_OK;
   }
-  pushargs(L, t, c, 3);
+  lua_pushvalue(L, t->agent); /* (not pushargs: it stays inlined) */
+  lb_tick_bb(t);
+  lua_pushvalue(L, t->bb);
+  if (c->args != NULL)
+    lua_rawgeti(L, t->values, (lua_Integer)(intptr_t)c->args);
+  else
+    lua_pushnil(L);
   if (!save && c->saved == NULL)
     lua_pushnil(L);
   else if (!save && lb_unpack(L, c->saved, c->savedlen) != 0) {
