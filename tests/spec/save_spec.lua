@@ -352,4 +352,45 @@ describe("a leaf's state saved with its agent", function()
     assert.is_false(ok)
     assert.matches("leaf field 'save' must be a function", err)
   end)
+
+  it("restores a save of format 1, made by the version before (kept " ..
+     "here as bytes), into the state it saved", function()
+    local function tree()
+      return bt.tree(bt.parallel { name = "p",
+        bt.sequence { name = "s",
+          bt.action { name = "A", tick = function() return true end },
+          bt.action { name = "B", tick = run } },
+        bt.control { name = "c", tick = function(c)
+            c.memory.k = (c.memory.k or 0) + 1
+            return c:tick(1)
+          end,
+          bt.repeater { name = "r", times = 3,
+            bt.action { name = "C", tick = function() return true end } } },
+        bt.cooldown { name = "cd", seconds = 5,
+          bt.action { name = "D", tick = run } } }, { name = "old" })
+    end
+    local hex =
+    "424e534c2100000007010000000503000000702f63070100000005010000006b" ..
+    "030100000000000000424e534101030000006f6c64000000000000f83f000000" ..
+    "0000000000020000000106000000010000007009010801000000000000000300" ..
+    "0000702f730501ff010000004205000000702f732f4200010003000000702f63" ..
+    "1d02100000000000000000000000000000000004000000702f63641501080000" ..
+    "00000000000006000000702f63642f4400010003000000020000006870030700" ..
+    "000000000000010000006604000000000000e03f030000006261670607030000" ..
+    "0003010000000000000003010000000000000003020000000000000005010000" ..
+    "0078030300000000000000070100000005010000007902"
+    local bytes = hex:gsub("%x%x", function(x) return string.char(tonumber(x, 16)) end)
+    assert.equal(1, bytes:byte(bytes:find("BNSA", 1, true) + 4)) -- format 1
+    local T = tree()
+    local a = bt.agent(T, { blackboard = { hp = 7, bag = { 1, "x", { y = true } },
+                                           f = 0.5 } })
+    a:tick(1)
+    a:tick(0.5)
+    local b = bt.agent(T, { restore = bytes })
+    assert.equal(everything.summary(a), everything.summary(b))
+    for _ = 1, 4 do
+      assert.equal(a:tick(1), b:tick(1))
+      assert.equal(everything.summary(a), everything.summary(b))
+    end
+  end)
 end)
