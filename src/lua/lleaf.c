@@ -137,13 +137,7 @@ lb_noinline static int leafstate(const bonsai_call *c, LTick *t) {
     lua_settop(L, top);
     return BONSAI_OK;
   }
-  lua_pushvalue(L, t->agent); /* (not pushargs: it stays inlined) */
-  lb_tick_bb(t);
-  lua_pushvalue(L, t->bb);
-  if (c->args != NULL)
-    lua_rawgeti(L, t->values, (lua_Integer)(intptr_t)c->args);
-  else
-    lua_pushnil(L);
+  pushargs(L, t, c, 3);
   if (!save && c->saved == NULL)
     lua_pushnil(L);
   else if (!save && lb_unpack(L, c->saved, c->savedlen) != 0) {
@@ -677,13 +671,7 @@ int lb_control_call(const bonsai_call *c) {
   lua_rawgeti(L, LEAF_NAMED(c->data) ? t->named : t->values,
               LEAF_SLOT(c->data) + c->event);
   pushcontrol(L, t, c);
-  lua_pushvalue(L, t->agent);
-  lb_tick_bb(t);
-  lua_pushvalue(L, t->bb);
-  if (c->args != NULL)
-    lua_rawgeti(L, t->values, (lua_Integer)(intptr_t)c->args);
-  else
-    lua_pushnil(L);
+  pushargs(L, t, c, 3);
   if (c->mayraise)
     lua_call(L, 4, 1);
   else if (lua_pcall(L, 4, 1, 0) != LUA_OK)
