@@ -232,7 +232,8 @@ local function kill_master(name)
       out_n == 0 and "from" or "to")
   end
   say("%s: %s %s its %d NPCs, ticking again %.2f s after the kill; agent time lost at most %.2f s",
-    name, nm.name, nm == m and "restarted with" or "promoted with", g.restored, k.took, lost)
+    name, nm.name, nm == m and ("restarted from its disk (read in %.2f s) with"):format(g.boot_s)
+      or "promoted with", g.restored, k.took, lost)
 end
 
 -- Kill -9 of a replica: the master's quorum lowered, another replica
@@ -263,6 +264,13 @@ local function stop_master(name, seconds)
   local t_stop, t = clock.realtime(), now()
   C.signal(m, "STOP")
   say("stopped %s (master of %s, SIGSTOP) at %.1f s", m.name, name, at())
+  local waited, sampling = 0, true -- the others' NPCs at its borders
+  fiber.create(function()
+    while sampling do
+      waited = math.max(waited, leaving_to(name))
+      fiber.sleep(0.2)
+    end
+  end)
   local g = ticking_again(set, m.pid, t_stop)
   local s = { set = name, victim = m.name }
   if g then
@@ -271,12 +279,9 @@ local function stop_master(name, seconds)
   else
     bad[#bad + 1] = ("%s did not tick again within 60 s of the stop of %s"):format(name, m.name)
   end
-  local waited = 0
-  wait_for(seconds > 0 and math.max(0, seconds - (now() - t)) or 1, function()
-    waited = math.max(waited, leaving_to(name))
-    return false
-  end)
-  s.stopped = now() - t
+  fiber.sleep(seconds > 0 and math.max(0, seconds - (now() - t)) or 1)
+  sampling = false
+  s.stopped, s.waited = now() - t, waited
   local t_cont = now()
   C.signal(m, "CONT")
   if m.state == "deposed" or m.state == "fenced" then
@@ -288,9 +293,9 @@ local function stop_master(name, seconds)
   if m.state ~= "fenced" then
     bad[#bad + 1] = ("%s was not fenced within 30 s of answering again (%s)"):format(m.name, m.state)
   end
-  say("%s resumed after %.1f s stopped: fenced %s; the other masters refused %d message(s) of its old term",
+  say("%s resumed after %.1f s stopped: fenced %s; meanwhile the others ticked on, with up to %d of their NPCs waiting at %s's borders; they refused %d message(s) of its old term",
     m.name, s.stopped, s.fenced_after and ("%.2f s later"):format(s.fenced_after) or "never",
-    s.stale)
+    waited, name, s.stale)
 end
 
 -- The arena of a set's master filled to the brim for a while: its writes
@@ -420,11 +425,14 @@ local function report()
     for _, inst in ipairs { set.master, unpack(set.replicas) } do
       local f = inst.state == "up" and figures(inst)
       if f then
-        parts[#parts + 1] = ("%s rss %.0f MB, data %.1f MB, Lua %.1f MB, tokens %d")
-          :format(inst.name, f.rss_kb / 1024, f.items_mb, f.lua_kb / 1024, f.tokens)
+        local p = io.popen("du -sk " .. opt.dir .. "/" .. inst.name .. " 2>/dev/null")
+        local disk = tonumber((p:read("*l") or ""):match("^(%d+)")) or 0
+        p:close()
+        parts[#parts + 1] = ("%s rss %.0f MB, data %.1f MB, Lua %.1f MB, tokens %d, disk %.0f MB")
+          :format(inst.name, f.rss_kb / 1024, f.items_mb, f.lua_kb / 1024, f.tokens, disk / 1024)
         samples[inst.name] = samples[inst.name] or {}
         table.insert(samples[inst.name], { t = at(), rss = f.rss_kb / 1024,
-          data = f.items_mb, lua = f.lua_kb / 1024, tokens = f.tokens })
+          data = f.items_mb, lua = f.lua_kb / 1024, tokens = f.tokens, disk = disk / 1024 })
       end
     end
   end
@@ -439,9 +447,12 @@ local function flat()
     if #s >= 3 then
       local a, b = s[2], s[#s]
       checked = checked + 1
-      if b.data > a.data * 1.25 + 1 or b.lua > a.lua * 1.25 + 4 or b.rss > a.rss * 1.25 + 16 then
-        bad[#bad + 1] = ("%s's memory grew: rss %.0f -> %.0f MB, data %.1f -> %.1f MB, Lua %.1f -> %.1f MB from %.0f s to %.0f s")
-          :format(name, a.rss, b.rss, a.data, b.data, a.lua, b.lua, a.t, b.t)
+      -- (the database on disk: a snapshot or two and the log since, 16 MB
+      -- at most before the next checkpoint)
+      if b.data > a.data * 1.25 + 1 or b.lua > a.lua * 1.25 + 4 or b.rss > a.rss * 1.25 + 16
+          or b.disk > a.disk * 2 + 64 then
+        bad[#bad + 1] = ("%s's memory grew: rss %.0f -> %.0f MB, data %.1f -> %.1f MB, Lua %.1f -> %.1f MB, disk %.0f -> %.0f MB from %.0f s to %.0f s")
+          :format(name, a.rss, b.rss, a.data, b.data, a.lua, b.lua, a.disk, b.disk, a.t, b.t)
       end
     end
   end
@@ -623,17 +634,19 @@ local function main()
       for _, n in pairs(f.errors or {}) do errors = errors + n end
     end
     local f = set.past[m.name .. "#" .. m.lives] or {}
-    local up = math.max(T("up"), 0.001)
-    print(("  %s: %5d NPCs, %.1f Hz, tick %.2f ms (max %.1f), out %d, in %d, duplicates %d, refused %d, stale %d, reloads %d, saves %.0f/s (%.0f KB/s), tokens held %d (%d forgotten), errors %d, master %s (term %d), data %.1f MB, Lua %.0f KB%s")
+    local commit_max = 0
+    for _, x in pairs(set.past) do commit_max = math.max(commit_max, x.commit_ms_max or 0) end
+    print(("  %s: %5d NPCs, %.1f Hz, tick %.2f ms (max %.1f), commit %.2f ms (max %.0f), out %d, in %d, duplicates %d, refused %d, stale %d, reloads %d, saves %.0f/s (%.0f KB/s), tokens held %d (%d forgotten), errors %d, master %s (term %d), data %.1f MB, Lua %.0f KB%s")
       :format(set.name, f.active or 0, ticks > 1 and (ticks - 1) / math.max(wall, 0.001) or 0,
-        ticks > 0 and T("tick_ms_sum") / ticks or 0, f.tick_ms_max or 0, T("migrated_out"),
-        T("migrated_in"), T("duplicates"), T("refused"), T("stale"), f.reloads or 0,
-        T("saved") / up, T("saved_bytes") / up / 1024, f.tokens or 0, T("forgotten"), errors,
-        m.name, set.term, f.items_mb or 0, f.lua_kb or 0,
+        ticks > 0 and T("tick_ms_sum") / ticks or 0, f.tick_ms_max or 0,
+        T("commits") > 0 and T("commit_ms_sum") / T("commits") or 0, commit_max,
+        T("migrated_out"), T("migrated_in"), T("duplicates"), T("refused"), T("stale"),
+        f.reloads or 0, T("saved") / elapsed, T("saved_bytes") / elapsed / 1024, f.tokens or 0,
+        T("forgotten"), errors, m.name, set.term, f.items_mb or 0, f.lua_kb or 0,
         C.sets[set.name] and "" or " (left)"))
     totals.migrated = totals.migrated + T("migrated_out")
-    totals.saved = totals.saved + T("saved") / up
-    totals.kb = totals.kb + T("saved_bytes") / up / 1024
+    totals.saved = totals.saved + T("saved") / elapsed
+    totals.kb = totals.kb + T("saved_bytes") / elapsed / 1024
     if C.sets[set.name] and edited_at and m.started < edited_at and (f.reloads or 0) < 1 then
       bad[#bad + 1] = m.name .. " did not reload the edited tree"
     end

@@ -121,6 +121,10 @@ function M.new(o)
     if S.quiet then return "busy: a replica joins" end
     local from = type(env.from) == "string" and I.map and I.map.sets[env.from]
     if not from or env.from == I.set then return "unknown sender" end
+    if type(env.term) == "number" and env.term > from.term then
+      return ("busy: term %d of %s is newer than this map's (%d)"):format(env.term,
+        env.from, from.term) -- the driver's map is on its way: retried
+    end
     if env.term ~= from.term then
       S.stale = S.stale + 1
       return ("term %s of %s, not its current %d (a deposed master: fenced)")

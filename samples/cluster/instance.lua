@@ -63,6 +63,7 @@ local SYNC_TIMEOUT = 10 -- seconds a synchronous commit waits for its quorum
 local function replication_uri(hostport) return "bonsai:" .. I.secret .. "@" .. hostport end
 
 fio.mkdir(opt.dir .. "/" .. I.name)
+local booted = clock.monotonic()
 box.cfg { -- its port is written once the functions exist
   listen = opt.host .. ":0",
   work_dir = opt.dir .. "/" .. I.name,
@@ -70,13 +71,18 @@ box.cfg { -- its port is written once the functions exist
   log_level = 5,
   memtx_memory = opt.memory * 1024 * 1024,
   wal_mode = opt.wal,
+  -- a checkpoint every opt.checkpoint seconds or 16 MB of write-ahead
+  -- log, whichever comes first: a restart reads the last snapshot and at
+  -- most that much log (seconds, not minutes)
   checkpoint_interval = opt.checkpoint,
+  checkpoint_wal_threshold = 16 * 1024 * 1024,
   checkpoint_count = 2,
   replication = I.role == "replica" and { replication_uri(opt.master) } or nil,
   read_only = I.role == "replica",
   replication_synchro_quorum = 1, -- the driver raises it once a replica follows
   replication_synchro_timeout = SYNC_TIMEOUT,
 }
+booted = clock.monotonic() - booted -- its database read (or joined)
 
 -- The spaces, users and functions, made once by the first master of the
 -- set (a replica receives them). Every space is synchronous (is_sync: a
@@ -253,7 +259,8 @@ function figures()
     errors = S.errors, send_failures = S.send_failures, alloc_failures = S.alloc_failures,
     mem_warnings = S.mem_warnings, mem_used = S.mem_used,
     first_tick_at = S.first_tick_at, promoted_at = S.promoted_at,
-    lua_kb = collectgarbage("count"), rss_kb = rss_kb(),
+    commits = S.commits, commit_ms_sum = S.commit_ms, commit_ms_max = S.commit_ms_max,
+    lua_kb = collectgarbage("count"), rss_kb = rss_kb(), boot_s = booted,
     arena_mb = slab.arena_used / 1048576, items_mb = slab.items_used / 1048576,
     quota_mb = slab.quota_size / 1048576 }
 end

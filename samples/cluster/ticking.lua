@@ -40,6 +40,7 @@ function M.new(o)
   }
   local T = { S = S }
   S.writing, S.quiet = 0, false -- commits under way; none started while quiet
+  S.commits, S.commit_ms, S.commit_ms_max = 0, 0, 0 -- and how long they took
 
   -- Every write of a master is one synchronous transaction made here.
   -- Tarantool 2.6's queue of synchronous transactions stalls when an
@@ -53,9 +54,13 @@ function M.new(o)
     local deadline = clock.monotonic() + 30
     while S.quiet and clock.monotonic() < deadline do fiber.sleep(0.01) end
     S.writing = S.writing + 1
+    local t = clock.monotonic()
     local ok, err = pcall(box.atomic, fn)
     S.writing = S.writing - 1
     if not ok then error(err, 0) end
+    t = (clock.monotonic() - t) * 1000
+    S.commits, S.commit_ms = S.commits + 1, S.commit_ms + t
+    if t > S.commit_ms_max then S.commit_ms_max = t end
   end
   -- quiet(true) returns once no commit is under way (the queue is empty)
   -- and starts none until quiet(false).
@@ -158,11 +163,13 @@ function M.new(o)
     wake:signal()
   end
 
-  -- The tick fiber: a fixed rate (a late tick is followed at once by the
-  -- next; figures' ticks and wall say how many were made a second).
+  -- The tick fiber: a fixed rate, each tick due W.TICK after the last was
+  -- due (a late tick is followed at once by the next; one more than a tick
+  -- late, and the count starts again from now: figures' ticks and wall say
+  -- how many were made a second).
   local function ticker()
     fiber.name("tick")
-    local last
+    local last, due = nil, clock.monotonic()
     while true do
       local t0 = clock.monotonic()
       local ticking = not S.paused and I.role == "master" and not I.fenced
@@ -181,7 +188,10 @@ function M.new(o)
           for _, f in ipairs(failed) do log.warn("tree not reloaded: %s", f.error) end
         end
       end
-      fiber.sleep(math.max(0, W.TICK - (clock.monotonic() - t0)))
+      local now = clock.monotonic()
+      due = due + W.TICK
+      if due < now - W.TICK then due = now end
+      fiber.sleep(math.max(0, due - now))
     end
   end
 
