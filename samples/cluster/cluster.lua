@@ -163,6 +163,21 @@ local function leaving_to(name)
   end
   return n
 end
+-- NPCs held by a set that does not own their zone, or leaving: those
+-- whose hand-over is due or under way.
+local function off_owner()
+  local n = 0
+  for _, m in ipairs(masters()) do
+    local ok, c = pcall(C.call, m, "census", {}, 3)
+    if ok then
+      n = n + c.leaving
+      for z, k in ipairs(c.zones) do
+        if C.map.zones[z] and C.map.zones[z].owner ~= m.set.name then n = n + k end
+      end
+    end
+  end
+  return n
+end
 local function set_total(set, field)
   local n = 0
   for _, f in pairs(set.past) do n = n + (f[field] or 0) end
@@ -338,28 +353,23 @@ local function join()
   end
   local ready = now() - t
   C.locked(function() C.sets[name].in_map = true C.publish() end)
-  local t_move, in0, all0 = now(), 0, all_migrated()
-  local moved, zones = 0, 0
-  while now() - t_move < 60 do
-    local z, from = C.best_move(name)
-    if not z then break end
-    C.move(z, name)
-    zones = zones + 1
-    wait_for(30, function()
-      local ok, c = pcall(C.mcall, from, "census", {}, 3)
-      return ok and (c.zones[z] or 0) == 0 and leaving_to(name) == 0
-    end)
-  end
+  local t_move, all0 = now(), all_migrated()
+  local f0 = figures(C.sets[name].master) or {}
+  local owners, planned = C.join_plan(name)
+  local usual = off_owner() -- (NPCs crossing a border at any moment)
+  local zones = C.apply(owners, name)
+  wait_for(60, function() return off_owner() <= math.max(2 * usual, 10) end)
   local dur = now() - t_move
   local f = figures(C.sets[name].master) or {}
   C.note(C.sets[name].master, f)
-  moved = (f.migrated_in or 0) - in0
-  local j = { set = name, ready = ready, zones = zones, moved = moved, took = dur,
+  local moved = (f.migrated_in or 0) - (f0.migrated_in or 0)
+  local j = { set = name, ready = ready, zones = #zones, moved = moved, took = dur,
     rate = moved / math.max(dur, 0.001), all = (all_migrated() - all0) / math.max(dur, 0.001) }
   joins[#joins + 1] = j
-  say("%s joined at %.1f s (its master and replica ready in %.1f s); %d zone(s) moved to it in %.1f s: %d NPCs handed over to it (%.0f/s; %.0f hand-overs/s in the cluster meanwhile)",
-    name, at() - dur - ready, ready, zones, dur, moved, j.rate, j.all)
-  if zones == 0 then bad[#bad + 1] = "no zone moved to " .. name end
+  say("%s joined at %.1f s (its master and replica ready in %.1f s); zones %s moved in %.1f s (%d NPCs planned to move): %d NPCs handed over to %s (%.0f/s; %.0f hand-overs/s in the cluster meanwhile)",
+    name, at() - dur - ready, ready, table.concat(zones, ", "), dur, planned, moved, name,
+    j.rate, j.all)
+  if #zones == 0 then bad[#bad + 1] = "no zone moved to " .. name end
 end
 
 local leaves = {}
@@ -371,17 +381,11 @@ local function leave(name)
   local had = (figures(set.master) or {}).active or 0
   C.locked(function()
     set.state = "leaving"
-    local loads, zones = C.loads()
-    for z, zone in ipairs(C.map.zones) do
-      if zone.owner == name then
-        local to
-        for n, l in pairs(loads) do
-          if n ~= name and C.sets[n].state == "active" and (not to or l < loads[to]) then to = n end
-        end
-        zone.owner = to
-        loads[to] = loads[to] + (zones[z] or 0)
-      end
-    end
+    -- the stretches cut again among the sets that stay
+    local _, counts = C.loads()
+    local order = {}
+    for _, n in ipairs(C.stretch_order()) do if n ~= name then order[#order + 1] = n end end
+    for z, owner in pairs((C.plan(order, counts))) do C.map.zones[z].owner = owner end
     C.publish()
   end)
   local emptied = wait_for(60, function()
@@ -407,13 +411,10 @@ local function edit()
   say("tree edited at %.1f s", at())
 end
 
--- One move by load, if it evens the sets out.
+-- The stretches cut again by load, if that evens the sets out.
 local function rebalance()
-  local z, from, to = C.best_move()
-  if z then
-    C.move(z, to)
-    say("rebalanced at %.1f s: zone %d from %s to %s", at(), z, from, to)
-  end
+  local moved = C.rebalance()
+  if moved then say("rebalanced by load at %.1f s: zones %s", at(), table.concat(moved, ", ")) end
 end
 
 -- Memory per instance over time (--report S).

@@ -541,41 +541,114 @@ function M.new(o)
     return loads, zones
   end
 
-  -- One move by load: the zone of the most loaded set (to = nil) or of
-  -- any set (to given: a set joining) whose NPCs bring the two sets
-  -- closest; nil when no move makes them closer by a fifth. Returns
-  -- zone, from, to.
-  function C.best_move(to)
-    local loads, zones = C.loads()
-    local hi, lo
-    for name, l in pairs(loads) do
-      if C.sets[name].state == "active" then
-        if not hi or l > loads[hi] then hi = name end
-        if not lo or l < loads[lo] then lo = name end
-      end
+  -- The sets of the map in the order of their zones along x (a set that
+  -- owns no zone yet last).
+  function C.stretch_order()
+    local order, seen = {}, {}
+    for _, zone in ipairs(C.map.zones) do
+      if not seen[zone.owner] then seen[zone.owner] = true order[#order + 1] = zone.owner end
     end
-    lo = to or lo
-    if not hi or hi == lo then return nil end
-    local gap, best, best_gap = loads[hi] - loads[lo], nil, nil
-    for z, zone in ipairs(C.map.zones) do
-      if zone.owner == hi and (zones[z] or 0) > 0 then
-        local g = math.abs((loads[hi] - zones[z]) - (loads[lo] + zones[z]))
-        if not best_gap or g < best_gap then best, best_gap = z, g end
-      end
+    for _, name in ipairs(C.order) do
+      local set = C.sets[name]
+      if set.in_map and set.state == "active" and not seen[name] then order[#order + 1] = name end
     end
-    if best and best_gap < gap * 0.8 then return best, hi, lo end
+    return order
   end
 
-  -- Zone z to set `to` (its NPCs are handed over by their old owner, as
-  -- any NPC crossing a border).
-  function C.move(z, to)
+  -- A plan: the zones cut into one stretch per set of `order` (side by
+  -- side, in that order: every border between two sets is crossed by
+  -- NPCs, so a set's zones are best together), the stretches' NPC counts
+  -- as even as can be (their largest within a twentieth of the mean of
+  -- the best cut), then as few NPCs moved as can be. counts: NPCs per
+  -- zone. Returns owners (per zone), the largest load and the NPCs moved.
+  function C.plan(order, counts)
+    local Z, k = C.map.zones, #order
+    local n, total = #Z, 0
+    for z = 1, n do total = total + (counts[z] or 0) end
+    local step = math.max(1, total / k / 20)
+    local function seg(from, to, set) -- load and NPCs moved of zones from..to to set
+      local load, moved = 0, 0
+      for z = from, to do
+        load = load + (counts[z] or 0)
+        if Z[z].owner ~= set then moved = moved + (counts[z] or 0) end
+      end
+      return load, moved
+    end
+    local function better(a, b)
+      if not b then return true end
+      local ma, mb = math.floor(a.max / step), math.floor(b.max / step)
+      return ma < mb or (ma == mb and a.moved < b.moved)
+    end
+    -- best[j][i]: the first i zones cut among the first j sets
+    local best = { [0] = { [0] = { max = 0, moved = 0 } } }
+    for j = 1, k do
+      best[j] = {}
+      for i = j, n - (k - j) do
+        for from = j, i do -- set j takes zones from..i
+          local prev = best[j - 1][from - 1]
+          if prev then
+            local load, moved = seg(from, i, order[j])
+            local c = { max = math.max(prev.max, load), moved = prev.moved + moved, from = from }
+            if better(c, best[j][i]) then best[j][i] = c end
+          end
+        end
+      end
+    end
+    local owners, i = {}, n
+    for j = k, 1, -1 do
+      local c = best[j][i]
+      for z = c.from, i do owners[z] = order[j] end
+      i = c.from - 1
+    end
+    return owners, best[k][n].max, best[k][n].moved
+  end
+
+  -- The plan for a set joining: its stretch put where the NPCs moved are
+  -- fewest (between two sets, or at an end of the map).
+  function C.join_plan(name)
+    local _, counts = C.loads()
+    local order = C.stretch_order()
+    for k = #order, 1, -1 do if order[k] == name then table.remove(order, k) end end
+    local best
+    for p = 1, #order + 1 do
+      local o = {}
+      for k, s in ipairs(order) do o[#o + 1] = s if k == p - 1 then o[#o + 1] = name end end
+      if p == 1 then table.insert(o, 1, name) end
+      local owners, max, moved = C.plan(o, counts)
+      if not best or max < best.max * 0.95 or (max <= best.max * 1.05 and moved < best.moved) then
+        best = { owners = owners, max = max, moved = moved }
+      end
+    end
+    return best.owners, best.moved
+  end
+
+  -- The map's zones given to their planned owners, in one new version
+  -- (to `first` before the others). Returns the zones that moved.
+  function C.apply(owners, first)
     return C.locked(function()
-      local from = C.map.zones[z].owner
-      C.map.zones[z].owner = to
-      C.publish(to)
-      C.event { kind = "move", zone = z, from = from, to = to }
-      return from
+      local moved = {}
+      for z, zone in ipairs(C.map.zones) do
+        if owners[z] and owners[z] ~= zone.owner then
+          moved[#moved + 1] = ("%d (%s to %s)"):format(z, zone.owner, owners[z])
+          zone.owner = owners[z]
+        end
+      end
+      if #moved > 0 then
+        C.publish(first)
+        C.event { kind = "moves", zones = moved }
+      end
+      return moved
     end)
+  end
+
+  -- Rebalancing by load: the sets' stretches cut again where that makes
+  -- the largest load smaller by a tenth. Returns the zones moved (or nil).
+  function C.rebalance()
+    local loads, counts = C.loads()
+    local max = 0
+    for _, l in pairs(loads) do max = math.max(max, l) end
+    local owners, planned = C.plan(C.stretch_order(), counts)
+    if planned < max * 0.9 then return C.apply(owners) end
   end
 
   -- Every master of the map on its latest version?
