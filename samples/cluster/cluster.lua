@@ -163,20 +163,28 @@ local function leaving_to(name)
   end
   return n
 end
--- NPCs held by a set that does not own their zone, or leaving: those
--- whose hand-over is due or under way.
-local function off_owner()
-  local n = 0
-  for _, m in ipairs(masters()) do
-    local ok, c = pcall(C.call, m, "census", {}, 3)
-    if ok then
-      n = n + c.leaving
-      for z, k in ipairs(c.zones) do
-        if C.map.zones[z] and C.map.zones[z].owner ~= m.set.name then n = n + k end
+-- Waits (bounded) until the moved zones' NPCs are on their new owners:
+-- none left in those zones on the old owners, and no more hand-overs in
+-- flight from an old owner to a new one than NPCs crossing their border
+-- at any moment (a few).
+local function moved_over(moves)
+  return wait_for(60, function()
+    for _, mv in ipairs(moves) do
+      local set = C.sets[mv.from]
+      if set then
+        local ok, c = pcall(C.call, set.master, "census", {}, 3)
+        if not ok or (c.zones[mv.zone] or 0) > 2 or (c.leaving_to[mv.to] or 0) > 10 then
+          return false
+        end
       end
     end
-  end
-  return n
+    return true
+  end)
+end
+local function describe(moves)
+  local out = {}
+  for _, mv in ipairs(moves) do out[#out + 1] = ("%d (%s to %s)"):format(mv.zone, mv.from, mv.to) end
+  return table.concat(out, ", ")
 end
 local function set_total(set, field)
   local n = 0
@@ -356,9 +364,8 @@ local function join()
   local t_move, all0 = now(), all_migrated()
   local f0 = figures(C.sets[name].master) or {}
   local owners, planned = C.join_plan(name)
-  local usual = off_owner() -- (NPCs crossing a border at any moment)
   local zones = C.apply(owners, name)
-  wait_for(60, function() return off_owner() <= math.max(2 * usual, 10) end)
+  moved_over(zones)
   local dur = now() - t_move
   local f = figures(C.sets[name].master) or {}
   C.note(C.sets[name].master, f)
@@ -367,7 +374,7 @@ local function join()
     rate = moved / math.max(dur, 0.001), all = (all_migrated() - all0) / math.max(dur, 0.001) }
   joins[#joins + 1] = j
   say("%s joined at %.1f s (its master and replica ready in %.1f s); zones %s moved in %.1f s (%d NPCs planned to move): %d NPCs handed over to %s (%.0f/s; %.0f hand-overs/s in the cluster meanwhile)",
-    name, at() - dur - ready, ready, table.concat(zones, ", "), dur, planned, moved, name,
+    name, at() - dur - ready, ready, describe(zones), dur, planned, moved, name,
     j.rate, j.all)
   if #zones == 0 then bad[#bad + 1] = "no zone moved to " .. name end
 end
@@ -414,7 +421,7 @@ end
 -- The stretches cut again by load, if that evens the sets out.
 local function rebalance()
   local moved = C.rebalance()
-  if moved then say("rebalanced by load at %.1f s: zones %s", at(), table.concat(moved, ", ")) end
+  if moved then say("rebalanced by load at %.1f s: zones %s", at(), describe(moved)) end
 end
 
 -- Memory per instance over time (--report S).

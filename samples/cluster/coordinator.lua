@@ -623,13 +623,13 @@ function M.new(o)
   end
 
   -- The map's zones given to their planned owners, in one new version
-  -- (to `first` before the others). Returns the zones that moved.
+  -- (to `first` before the others). Returns the moves, { zone, from, to }.
   function C.apply(owners, first)
     return C.locked(function()
       local moved = {}
       for z, zone in ipairs(C.map.zones) do
         if owners[z] and owners[z] ~= zone.owner then
-          moved[#moved + 1] = ("%d (%s to %s)"):format(z, zone.owner, owners[z])
+          moved[#moved + 1] = { zone = z, from = zone.owner, to = owners[z] }
           zone.owner = owners[z]
         end
       end
@@ -641,12 +641,16 @@ function M.new(o)
     end)
   end
 
-  -- Rebalancing by load: the sets' stretches cut again where that makes
-  -- the largest load smaller by a tenth. Returns the zones moved (or nil).
+  -- Rebalancing by load: when the most loaded set holds a quarter more
+  -- than the mean, the sets' stretches cut again if that makes the largest
+  -- load smaller by a tenth (not for less: NPCs walk, loads change, a
+  -- zone moved back and forth is NPCs handed over for nothing). Returns
+  -- the moves (or nil).
   function C.rebalance()
     local loads, counts = C.loads()
-    local max = 0
-    for _, l in pairs(loads) do max = math.max(max, l) end
+    local max, total, n = 0, 0, 0
+    for _, l in pairs(loads) do max, total, n = math.max(max, l), total + l, n + 1 end
+    if n < 2 or max <= total / n * 1.25 then return nil end
     local owners, planned = C.plan(C.stretch_order(), counts)
     if planned < max * 0.9 then return C.apply(owners) end
   end
