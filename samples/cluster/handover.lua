@@ -176,6 +176,12 @@ function M.new(o)
       for t in pairs(tokens) do S.inflight[t] = true end
       local ok, err = pcall(o.commit, function()
         for _, f in ipairs(fresh) do
+          -- an NPC back while its hand-over from here is not completed
+          -- (the answer lost, or this master new): that hand-over is done,
+          -- since the NPC could only leave by it, and its token is to be
+          -- forgotten by its receiver
+          local was = space.npcs:get(f.msg.id)
+          if was and was.state == "leaving" then space.done:replace { was.token, was.to } end
           space.accepted:insert { f.msg.token, f.msg.id, env.from }
           space.npcs:replace(W.row("active", f.save, f.msg.owner))
           space.saves:delete(f.msg.id)
