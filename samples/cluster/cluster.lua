@@ -217,9 +217,12 @@ local kills = {} -- what each kill measured
 local function kill_master(name)
   local set = C.sets[name]
   local m = set.master
-  pcall(C.call, m, "hold", { 8 })
-  local out_n, in_n = 0, 0
-  wait_for(6, function()
+  local out_n, in_n, held = 0, 0, 0
+  wait_for(30, function() -- (the hold renewed while waiting: 8 s at most each)
+    if now() >= held then
+      pcall(C.call, m, "hold", { 8 })
+      held = now() + 5
+    end
     out_n, in_n = (figures(m) or {}).leaving or 0, leaving_to(name)
     return out_n > 0 and in_n > 0
   end)
@@ -699,6 +702,11 @@ local function main()
     W.SAVE_EVERY, totals.saved, totals.kb, opt.replicas, compared, lost_time)
   if failover then say("failover: a killed master's NPCs ticked again within %.2f s", failover) end
   if opt.report > 0 then flat() end
+  local happened = {}
+  for _, e in ipairs(C.events) do happened[e.kind] = (happened[e.kind] or 0) + 1 end
+  say("coordinator: %d failover(s), %d fenced, %d restart(s) from disk, %d replica(s) lost, %d replica(s) caught up, %d zone map change(s) by load",
+    happened.failover or 0, happened.fenced or 0, happened.restart or 0,
+    happened["replica lost"] or 0, happened["replica synced"] or 0, happened.moves or 0)
   say("%d NPCs, %d sets, tick %.0f Hz, migrations %.1f/s, lost %d, duplicated %d, kills %d, stops %d, joins %d, leaves %d, settled in %.1f s",
     opt.npcs, #C.order, 1 / W.TICK, totals.migrated / elapsed, lost, #dups, #kills, #stops,
     #joins, #leaves, settle)

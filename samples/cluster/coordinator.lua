@@ -23,7 +23,6 @@ local clock = require "clock"
 local netbox = require "net.box"
 local fio = require "fio"
 local ffi = require "ffi"
-local W = require "world"
 pcall(ffi.cdef, "int kill(int pid, int sig);")
 pcall(ffi.cdef, "int getpid(void);")
 
