@@ -171,7 +171,6 @@ local function serve_live()
   package.loaded.socket = builtin
   assert(ok, port)
   live_port = port
-  for _, a in pairs(S.agents) do bt.debug.add(a) end
   fiber.create(function()
     fiber.name("live")
     while true do
@@ -182,9 +181,9 @@ local function serve_live()
 end
 
 if I.role == "master" then
+  serve_live() -- (before the NPCs: each is shown to it as it is taken)
   T.resume()
   log.info("instance %s, master of %s: %d NPCs resumed", I.name, I.set, S.restored)
-  serve_live()
 end
 T.start()
 
@@ -354,8 +353,8 @@ function promote(term, map, quorum, old)
     I.role, I.term, I.fenced = "master", term, false
     S.first_tick_at, S.promoted_at = nil, clock.realtime()
     set_map(map)
-    T.resume()
     serve_live()
+    T.resume()
     log.info("instance %s promoted master of %s (term %d): %d NPCs resumed",
       I.name, I.set, term, S.restored)
   end
