@@ -95,6 +95,7 @@ int bs_env_cover(bonsai_env *env, uint32_t n) {
     nl[i].fn = missing;
     nl[i].data = (void *)bs_name(BS_LEAVES, i); /* NULL past the names */
     nl[i].flags = LEAF_MISSING;
+    nl[i].atimeout = -1;
   }
   env->leaves = nl;
   env->nleaves = ncap;
@@ -112,6 +113,16 @@ int bonsai_leaf_register(bonsai_env *env, const char *name, bonsai_leaf_fn fn,
   env->leaves[id].fn = fn;
   env->leaves[id].data = data;
   env->leaves[id].flags = flags;
+  env->leaves[id].atimeout = -1;
+  return BONSAI_OK;
+}
+
+int bonsai_leaf_abort_timeout(bonsai_env *env, const char *name,
+                              double seconds) {
+  int id = bonsai_leaf_find(env, name);
+  if (id < 0)
+    return BONSAI_EARG;
+  env->leaves[id].atimeout = seconds >= 0 ? seconds : -1; /* NaN: none */
   return BONSAI_OK;
 }
 

@@ -73,7 +73,7 @@ const char *states(const bonsai_agent *ag) {
   static char buf[128];
   unsigned i, n = bonsai_tree_size(bonsai_agent_tree(ag));
   for (i = 0; i < n && i + 1 < sizeof buf; i++)
-    buf[i] = ".RSFAK"[bonsai_agent_node_status(ag, i)];
+    buf[i] = ".RSFAKO"[bonsai_agent_node_status(ag, i)];
   buf[i] = '\0';
   return buf;
 }

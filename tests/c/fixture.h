@@ -38,7 +38,7 @@ Script *leaf(const char *name, const char *codes);
 
 /* The tree written as trace_def spec (fails the test on an error); an
 ** agent running it (holding the only reference); its node statuses in
-** pre-order, one letter each: . R S F A, K skipped. */
+** pre-order, one letter each: . R S F A, K skipped, O aborting. */
 bonsai_tree *build(const char *spec);
 bonsai_agent *start(const char *spec);
 const char *states(const bonsai_agent *ag);
