@@ -55,6 +55,7 @@ build = {
         "src/lua/lblackboard.c",
         "src/lua/lbonsai.c",
         "src/lua/lcheck.c",
+        "src/lua/levents.c",
         "src/lua/lfiles.c",
         "src/lua/linit.c",
         "src/lua/lleaf.c",

@@ -633,6 +633,11 @@ bonsai_agent_dropped_events(const bonsai_agent *agent);
 BONSAI_API int bonsai_agent_queued(const bonsai_agent *agent, int delivered,
                                    unsigned k, const char **name,
                                    bonsai_value *payload);
+/* The smallest handle of a payload the host owns (BONSAI_THANDLE) that
+** the agent still holds: queued, delivered to the tick under way, or in
+** its trace's unread events; LLONG_MAX when none. A host that numbers its
+** payloads in the order it sends them lets go of those below it. */
+BONSAI_API long long bonsai_agent_payload_floor(const bonsai_agent *agent);
 /* For a leaf: 1 when an event called name was delivered to the tick under
 ** way (*payload, if not NULL, gets the payload of the last), else 0. */
 BONSAI_API int bonsai_agent_received(const bonsai_agent *agent,

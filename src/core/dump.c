@@ -19,7 +19,8 @@
 /* Appends parameter p (BONSAI_P_*) of the node info describes to buf at
 ** *at, as a dump shows it: " x3" (" forever" for 0), " 2s",
 ** " success>=2", " wait", " hp", " <", " 10" (a string quoted, "$key"),
-** " abort=both", " then_skip", an event's " key=noise" and " "heard"",
+** " abort=both", " then_skip", an event's " -> noise" (its key) and
+** " "heard"",
 ** " timeout=5s", " abort_timeout=2s". */
 static void param(const bonsai_nodeinfo *info, int p, char *buf, size_t size,
                   size_t *at) {
@@ -41,7 +42,7 @@ static void param(const bonsai_nodeinfo *info, int p, char *buf, size_t size,
     break;
   case BONSAI_P_KEY: /* an event node's is where its payload goes */
     if (info->event != NULL)
-      len = info->key != NULL ? snprintf(o, room, " key=%.40s", info->key) : 0;
+      len = info->key != NULL ? snprintf(o, room, " -> %.40s", info->key) : 0;
     else
       len = snprintf(o, room, " %.40s", info->key);
     break;

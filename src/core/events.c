@@ -7,6 +7,7 @@
 ** gone at its end. An agent never sent an event pays a NULL test at the
 ** start and the end of its ticks.
 */
+#include <limits.h>
 #include <string.h>
 
 #include "bonsai.h"
@@ -214,6 +215,21 @@ int bonsai_agent_queued(const bonsai_agent *a, int delivered, unsigned k,
   if (payload != NULL)
     *payload = x->v;
   return 1;
+}
+
+long long bonsai_agent_payload_floor(const bonsai_agent *a) {
+  const Events *e = a->events;
+  long long low = bs_trace_floor(a);
+  uint32_t k;
+  if (e == NULL)
+    return low;
+  for (k = 0; k < e->nnow; k++)
+    if (e->now[k].v.type == BONSAI_THANDLE && e->now[k].v.u.handle < low)
+      low = e->now[k].v.u.handle;
+  for (k = 0; k < e->count; k++)
+    if (at(e, k)->v.type == BONSAI_THANDLE && at(e, k)->v.u.handle < low)
+      low = at(e, k)->v.u.handle;
+  return low;
 }
 
 int bonsai_agent_received(const bonsai_agent *a, const char *name,

@@ -6,6 +6,7 @@
 ** recorded events refer to are kept alive until those events are read, so
 ** a node index is always read in the version it was recorded in.
 */
+#include <limits.h>
 #include <string.h>
 
 #include "bonsai.h"
@@ -43,6 +44,8 @@ typedef struct Trace {
   Msg *gone;          /* messages of events already read */
   bonsai_trace_hook hook; /* bonsai_agent_trace_hook, or NULL */
   void *hookud;
+  uint32_t npayloads; /* host payloads recorded since the trace started (0:
+                      ** bs_trace_floor need not look) */
 } Trace;
 
 /* Slot k places after the oldest (k < 2 cap), without a division. */
@@ -113,6 +116,7 @@ static void push(bonsai_agent *a, int kind, uint32_t node, int status,
       m->next = NULL;
       m->size = size;
       p->v = *pv;
+      t->npayloads += pv->type == BONSAI_THANDLE;
       if (len > 0)
         memcpy(p->s, pv->u.str.s, len);
       p->s[len] = '\0';
@@ -176,6 +180,23 @@ void bs_trace_again(bonsai_agent *a, uint32_t i) {
       return;
   }
   push(a, BONSAI_TRACE_STATUS, i, a->state[i], 1, NULL, NULL);
+}
+
+long long bs_trace_floor(const bonsai_agent *a) {
+  const Trace *t = a->trace;
+  long long low = LLONG_MAX;
+  uint32_t k;
+  if (t == NULL || t->npayloads == 0)
+    return low;
+  for (k = 0; k < t->count; k++) {
+    uint32_t j = slot(t, k);
+    if (t->ev[j].kind == BONSAI_TRACE_EVENT && t->msg[j] != NULL) {
+      const bonsai_value *v = &PAYLOAD(t->msg[j])->v;
+      if (v->type == BONSAI_THANDLE && v->u.handle < low)
+        low = v->u.handle;
+    }
+  }
+  return low;
 }
 
 void bs_trace_event(bonsai_agent *a, uint32_t name, bonsai_value v) {

@@ -48,6 +48,8 @@ static LAgent *checkagent(lua_State *L, int idx) {
 
 LAgent *lb_checkagent(lua_State *L, int idx) { return checkagent(L, idx); }
 
+LAgent *lb_toagent(lua_State *L, int idx) { return toagent(L, idx); }
+
 /* Pushes the per-call part of the leaf stack: the named-leaf table; the
 ** caller pushes the values table's slot after it (ci: the context, lb its
 ** record). */
@@ -388,6 +390,13 @@ static int ptick(lua_State *L) {
       runhook(L, j, 1, 3, CONTEXT, s, (s) < 0 ? -1 : 0);                     \
   } while (0)
 
+/* After a tick: the event payloads that were delivered to it go. */
+#define prune(L, la, si, ci)                                                   \
+  do {                                                                         \
+    if (lb_unlikely((la)->payloads))                                           \
+      lb_payload_prune(L, si, ci);                                             \
+  } while (0)
+
 /* a:tick([dt]) */
 static int agent_tick(lua_State *L) {
   LAgent *la;
@@ -407,14 +416,17 @@ static int agent_tick(lua_State *L) {
   if (lua_pcall(L, 4, 0, 0) != LUA_OK) {
     recover(L, &j, 1, 3, CONTEXT);
     hookafter(L, &j, -1);
+    prune(L, la, 3, CONTEXT);
     return lua_error(L);
   }
   if (j.status < 0) {
     pusherror(L, agentof(la));
     hookafter(L, &j, -1);
+    prune(L, la, 3, CONTEXT);
     return lua_error(L);
   }
   hookafter(L, &j, j.status);
+  prune(L, la, 3, CONTEXT);
   lua_pushvalue(L, STATUSNAME(j.status));
   return 1;
 }
@@ -543,6 +555,7 @@ static int pbatch(lua_State *L) {
         pusherror(L, agentof(la));
       if (lb_unlikely(la->hooked) && b->j.ran)
         runhook(L, &b->j, base + 1, base + 2, 3, s, -1);
+      prune(L, la, base + 2, 3);
       lua_pushvalue(L, base + 1); /* the agent that failed, whatever its
                                   ** entry holds now */
       lua_insert(L, -2);
@@ -550,6 +563,7 @@ static int pbatch(lua_State *L) {
     }
     if (lb_unlikely(la->hooked) && b->j.ran)
       runhook(L, &b->j, base + 1, base + 2, 3, s, 0);
+    prune(L, la, base + 2, 3);
     lua_settop(L, base);
   }
   return 0;
@@ -660,6 +674,8 @@ int lb_tick_all(lua_State *L) {
         b.j.inhook = 0;
       else if (b.j.la->hooked && b.j.ran)
         runhook(L, &b.j, -3, -2, CONTEXT, -1, -1);
+      if (lua_touserdata(L, -2) == b.j.la)
+        prune(L, b.j.la, -2, CONTEXT);
       adderror(L, 2, -3);
     } else if (lua_gettop(L) > 7) { /* stack: ..., agent, msg, last */
       lua_pop(L, 1);
@@ -774,7 +790,8 @@ static int agent_status(lua_State *L) {
   return 1;
 }
 
-/* a:running(): names of the running nodes, outermost first */
+/* a:running(): names of the running nodes, outermost first; an aborting
+** one's with " (aborting)" */
 static int agent_running(lua_State *L) {
   bonsai_agent *a = agentof(checkagent(L, 1));
   unsigned n = bonsai_agent_running(a, NULL, 0), k;
@@ -784,7 +801,10 @@ static int agent_running(lua_State *L) {
   for (k = 0; k < n; k++) {
     bonsai_nodeinfo info;
     bonsai_agent_node_info(a, nodes[k], &info);
-    lua_pushstring(L, info.name);
+    if (bonsai_agent_node_status(a, nodes[k]) == BONSAI_ABORTING)
+      lua_pushfstring(L, "%s (aborting)", info.name);
+    else
+      lua_pushstring(L, info.name);
     lua_rawseti(L, -2, (lua_Integer)k + 1);
   }
   return 1;
@@ -856,7 +876,7 @@ int lb_agent(lua_State *L) {
   lua_settop(L, 2);
   if (!lua_isnil(L, 2)) {
     luaL_checktype(L, 2, LUA_TTABLE);
-    lb_checkopts(L, 2, "bt.agent", "blackboard owner restore");
+    lb_checkopts(L, 2, "bt.agent", "blackboard owner restore events");
   }
   /* 3: the agent table: a.owner and a.bb are plain fields; a.tree and
   ** a.time come from __index */
@@ -866,7 +886,7 @@ int lb_agent(lua_State *L) {
                                    UV_N);
   la->magic = NULL;
   la->ninterrupts = 0;
-  la->frozen = la->hooked = la->tasks = 0;
+  la->frozen = la->hooked = la->tasks = la->payloads = 0;
   luaL_setmetatable(L, BS_STATE_T);
   /* 5: blackboard userdata */
   if (lua_istable(L, 2) && lua_getfield(L, 2, "blackboard") != LUA_TNIL) {
@@ -913,9 +933,19 @@ int lb_agent(lua_State *L) {
   lua_pushvalue(L, 3);
   luaL_setmetatable(L, BS_AGENT_T);
   if (lua_istable(L, 2)) {
+    if (lua_getfield(L, 2, "events") != LUA_TNIL) { /* its queue's bound */
+      lua_Integer n = lua_isinteger(L, -1) ? lua_tointeger(L, -1) : -1;
+      if (n < 0 || n > 0x1000000 ||
+          bonsai_agent_queue(agentof(la), (unsigned)n) != BONSAI_OK)
+        return luaL_error(L, "bt.agent: 'events' must be a whole number from "
+                             "0 to 16777216 (the most events its queue "
+                             "holds), got %s", luaL_typename(L, -1));
+    }
+    lua_pop(L, 1);
     if (lua_getfield(L, 2, "restore") != LUA_TNIL) {
       lb_agent_restore(L, 3, 4, -1);
       lb_control_restore(L, 3, 4, CONTEXT);
+      lb_payload_prune(L, 4, CONTEXT);
     }
     lua_pop(L, 1);
   }

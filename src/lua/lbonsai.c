@@ -1,8 +1,8 @@
 /*
 ** lbonsai.c: the helpers every binding file shares, as lauxlib.c is Lua's:
 ** the per-state context (upvalue 1 of every module function and method),
-** agents' extras, status names, Lua values as C values, key ids, and adding
-** methods to a type. It calls no other binding file; linit.c opens the
+** agents' extras (event payloads among them), status names, Lua values as
+** C values, key ids, and adding methods to a type. It calls no other binding file; linit.c opens the
 ** module.
 */
 #include <string.h>
@@ -124,6 +124,84 @@ void lb_extra(lua_State *L, int si, int ci, int make) {
 
 void lb_setextra(lua_State *L, int si, int ci) {
   lb_setbeside(L, ci, LB_EXTRAS, si);
+}
+
+/*
+** Event payloads only Lua holds (tables): kept in the agent's extras,
+** payloads = { lo = the first kept, hi = the last given, [h] = value },
+** and sent to the core as handle h (numbered in the order sent, per
+** agent); let go once the core holds them no more.
+*/
+
+/* Pushes the agent's payloads table (at si; ci the context), made if
+** 'make', else nil when it has none. */
+static void pushpayloads(lua_State *L, int si, int ci, int make) {
+  lb_extra(L, si, ci, make);
+  if (!lua_istable(L, -1))
+    return; /* nil: no extras */
+  if (lua_getfield(L, -1, "payloads") != LUA_TTABLE && make) {
+    lua_pop(L, 1);
+    lua_createtable(L, 4, 2);
+    lua_pushinteger(L, 1);
+    lua_setfield(L, -2, "lo");
+    lua_pushinteger(L, 0);
+    lua_setfield(L, -2, "hi");
+    lua_pushvalue(L, -1);
+    lua_setfield(L, -3, "payloads");
+  }
+  lua_remove(L, -2);
+}
+
+long long lb_payload_keep(lua_State *L, int si, int ci, int vidx) {
+  lua_Integer h;
+  vidx = lua_absindex(L, vidx);
+  si = lua_absindex(L, si);
+  pushpayloads(L, si, ci, 1);
+  lua_getfield(L, -1, "hi");
+  h = lua_tointeger(L, -1) + 1;
+  lua_pop(L, 1);
+  lua_pushinteger(L, h);
+  lua_setfield(L, -2, "hi");
+  lua_pushvalue(L, vidx);
+  lua_rawseti(L, -2, h);
+  lua_pop(L, 1);
+  ((LAgent *)lua_touserdata(L, si))->payloads = 1;
+  return (long long)h;
+}
+
+int lb_payload_push(lua_State *L, int si, int ci, long long h) {
+  pushpayloads(L, si, ci, 0);
+  if (!lua_istable(L, -1))
+    return LUA_TNIL;
+  lua_rawgeti(L, -1, (lua_Integer)h);
+  lua_remove(L, -2);
+  return lua_type(L, -1);
+}
+
+void lb_payload_prune(lua_State *L, int si, int ci) {
+  LAgent *la = (LAgent *)lua_touserdata(L, si);
+  long long floor = bonsai_agent_payload_floor(agentof(la));
+  lua_Integer lo, hi;
+  si = lua_absindex(L, si);
+  pushpayloads(L, si, ci, 0);
+  if (!lua_istable(L, -1)) {
+    lua_pop(L, 1);
+    la->payloads = 0;
+    return;
+  }
+  lua_getfield(L, -1, "lo");
+  lua_getfield(L, -2, "hi");
+  lo = lua_tointeger(L, -2);
+  hi = lua_tointeger(L, -1);
+  lua_pop(L, 2);
+  for (; lo <= hi && lo < floor; lo++) {
+    lua_pushnil(L);
+    lua_rawseti(L, -2, lo);
+  }
+  lua_pushinteger(L, lo);
+  lua_setfield(L, -2, "lo");
+  lua_pop(L, 1);
+  la->payloads = lo <= hi;
 }
 
 void lb_addmethods(lua_State *L, const char *tname, const luaL_Reg *l) {

@@ -86,6 +86,8 @@ typedef struct LAgent {
   uint8_t tasks;  /* it has had task coroutines or bt.control 'c' tables
                   ** (in its extras, by node): a switch to another version
                   ** moves them */
+  uint8_t payloads; /* it keeps event payloads (lb_payload_keep) that the
+                    ** core may have let go: pruned after its ticks */
 } LAgent;
 
 /* The C agent, right after the header, and back. */
@@ -151,6 +153,13 @@ void lb_newweak(lua_State *L);
 void lb_extra(lua_State *L, int si, int ci, int make);
 /* Makes the table at the top (popped) the extras of the state at si. */
 void lb_setextra(lua_State *L, int si, int ci);
+/* Event payloads only Lua holds, kept with the agent (state at si, ci the
+** context): keeps the value at vidx and returns its handle; pushes the
+** value of handle h (nil when gone) and returns its type; lets go of those
+** the core holds no more (bonsai_agent_payload_floor). */
+long long lb_payload_keep(lua_State *L, int si, int ci, int vidx);
+int lb_payload_push(lua_State *L, int si, int ci, long long h);
+void lb_payload_prune(lua_State *L, int si, int ci);
 /* Pushes the name of a status ("idle", "running"...). */
 void lb_pushstatus(lua_State *L, int status);
 /* The Lua value at idx as a C value; 0 (and BONSAI_THANDLE) for values C
@@ -258,6 +267,9 @@ const char *lb_controldef(lua_State *L, int idx, int values, int slot,
 void lb_control_restore(lua_State *L, int ai, int si, int ci);
 /* stack: context. Makes the metatable of bt.control's 'c'. */
 void lb_open_control(lua_State *L);
+/* Checks the abort_timeout of the leaf table at idx (a number >= 0, and no
+** task's): NULL, or why not. */
+const char *lb_abort_timeout(lua_State *L, int idx);
 /* Reads the leaf definition at idx (a function, or a table with fn, task or
 ** tick/enter/exit/abort) into values[slot..slot+3]; sets fn and flags.
 ** Returns NULL, or a message. */
@@ -295,11 +307,20 @@ void lb_open_tree(lua_State *L);
 int lb_agent(lua_State *L); /* bt.agent(tree [, opts]) */
 /* The agent table at idx: its state, pushed; or raises. */
 LAgent *lb_checkagent(lua_State *L, int idx);
+/* The same, or NULL (nil pushed, or what its [1] holds) for anything but
+** an agent of this context. */
+LAgent *lb_toagent(lua_State *L, int idx);
 int lb_tick_all(lua_State *L); /* bt.tick_all(list, dt [, opts]) */
 int lb_sleep(lua_State *L);    /* bt.sleep(seconds) */
 /* stack: context. Makes the agent and agent state metatables, and the
 ** agent methods. */
 void lb_open_agent(lua_State *L);
+
+/* levents.c */
+int lb_send(lua_State *L); /* bt.send(list, name [, payload]) */
+/* stack: context. Adds a:send and a:dropped_events (after lb_open_agent)
+** and sets the environment's payload writer. */
+void lb_open_events(lua_State *L);
 
 /* ltrace.c */
 /* stack: context. Adds a:trace, a:events, a:freeze, a:on_tick... and

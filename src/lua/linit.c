@@ -52,6 +52,7 @@ static const luaL_Reg bonsai_funcs[] = {
     {"shared", lb_shared},
     {"agent", lb_agent},
     {"tick_all", lb_tick_all},
+    {"send", lb_send},
     {"sleep", lb_sleep},
     {"defer", lb_defer},
     {"register", lb_register},
@@ -175,6 +176,7 @@ int luaopen_bonsai_core(lua_State *L) {
   lb_open_agent(L);
   lb_open_blackboard(L);
   lb_open_save(L);
+  lb_open_events(L);
   lb_open_trace(L);
   /* stack: context */
   lua_newtable(L);
@@ -192,6 +194,8 @@ int luaopen_bonsai_core(lua_State *L) {
   lua_pushliteral(L, "idle");
   lua_setfield(L, -2, "IDLE");
   status_string(L, "SKIPPED", "skipped", &lb->s_skipped);
+  lua_pushliteral(L, "aborting");
+  lua_setfield(L, -2, "ABORTING");
   /* keep the context alive as long as the module table */
   lua_pushvalue(L, -2);
   lua_setfield(L, -2, "_context");

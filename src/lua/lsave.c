@@ -1,7 +1,7 @@
 /*
 ** lsave.c: a:save() and bt.agent(tree, { restore = s }). The core writes
 ** and reads the agent's state (bonsai_agent_save/restore); this file is its
-** host for the blackboard values only Lua holds: plain tables (nested, no
+** host for the blackboard values and event payloads only Lua holds: plain tables (nested, no
 ** metatables, no cycles) of booleans, numbers and strings, written after
 ** the tag BONSAI_SAVE_HOST with the core's scalar tags plus one for tables.
 ** The bytes read back are untrusted: bounded, depth-limited, checked.
@@ -27,6 +27,8 @@ typedef struct Host {
   lua_State *L;
   bonsai_env *env;
   int bb;     /* stack index of the blackboard userdata */
+  int si, ci; /* stack indices of the agent's state and of the context (for
+              ** its event payloads) */
   int seen;   /* stack index of a table of tables being written (cycles) */
   const char *error;
   char msg[64];
@@ -194,6 +196,21 @@ static int savehandle(void *ud, bonsai_agent *a, int key, long long handle,
   return r == 0 ? BONSAI_OK : BONSAI_ERROR;
 }
 
+/* The core asks for the Lua value of a queued event's payload. */
+static int savepayload(void *ud, bonsai_agent *a, long long handle,
+                       void (*write)(void *wud, const void *p, size_t n),
+                       void *wud) {
+  Host *h = (Host *)ud;
+  int r;
+  (void)a;
+  h->write = write;
+  h->wud = wud;
+  lb_payload_push(h->L, h->si, h->ci, handle);
+  r = encode(h, -1, 0);
+  lua_pop(h->L, 1);
+  return r == 0 ? BONSAI_OK : BONSAI_ERROR;
+}
+
 static const char *saveerror(void *ud) { return ((Host *)ud)->error; }
 
 /* }====================================================== */
@@ -316,6 +333,29 @@ static int loadhandle(void *ud, bonsai_agent *a, int key,
   return BONSAI_OK;
 }
 
+/* The core hands over the bytes of a queued event's payload (hp NULL:
+** check only): the agent keeps it, the core gets its handle. */
+static int loadpayload(void *ud, bonsai_agent *a, const unsigned char *p,
+                       size_t n, size_t *used, long long *hp) {
+  Host *h = (Host *)ud;
+  Src s;
+  (void)a;
+  s.p = p;
+  s.n = n;
+  s.at = 0;
+  if (decode(h->L, &s, 0) != 0)
+    return BONSAI_ERROR;
+  if (lua_type(h->L, -1) != LUA_TTABLE) { /* scalars are the core's */
+    lua_pop(h->L, 1);
+    return BONSAI_ERROR;
+  }
+  if (hp != NULL)
+    *hp = lb_payload_keep(h->L, h->si, h->ci, -1);
+  lua_pop(h->L, 1);
+  *used = s.at;
+  return BONSAI_OK;
+}
+
 /* }====================================================== */
 
 void lb_pack(lua_State *L, int idx) {
@@ -373,16 +413,20 @@ static bonsai_agent *agentat(lua_State *L, int idx) {
 }
 
 static void sethost(Host *h, bonsai_savehost *sh, lua_State *L, int bb,
-                    int seen) {
+                    int seen, int si) {
   h->L = L;
   h->env = lb_context(L)->env;
   h->bb = bb;
   h->seen = seen;
+  h->si = lua_absindex(L, si);
+  h->ci = lua_upvalueindex(1);
   h->error = NULL;
   sh->ud = h;
   sh->save = savehandle;
   sh->load = loadhandle;
   sh->error = saveerror;
+  sh->save_payload = savepayload;
+  sh->load_payload = loadpayload;
 }
 
 /* lb_pack of the value at the top, in place (a protected call's body). */
@@ -476,7 +520,7 @@ static int agent_save(lua_State *L) {
     lua_pushvalue(L, 6);
     lua_rawseti(L, 5, 3);
   }
-  sethost(&h, &sh, L, 3, 4);
+  sethost(&h, &sh, L, 3, 4, 2);
   k.L = L;
   k.pieces = 5;
   k.n = (lua_Integer)lua_rawlen(L, 5);
@@ -525,7 +569,7 @@ void lb_agent_restore(lua_State *L, int ai, int si, int sidx) {
     lua_pushnil(L);
   }
   lua_getfield(L, ai, "bb");
-  sethost(&h, &sh, L, lua_gettop(L), 0);
+  sethost(&h, &sh, L, lua_gettop(L), 0, si);
   if (bonsai_agent_restore(a, s, len, &sh) != BONSAI_OK)
     luaL_error(L, "tree '%s': cannot restore: %s", tree,
                bonsai_agent_errmsg(a));
