@@ -618,6 +618,19 @@ typedef int (*bonsai_write_fn)(bonsai_agent *agent, void *host, int key,
                                bonsai_value v);
 BONSAI_API void bonsai_env_payload_writer(bonsai_env *env,
                                           bonsai_write_fn fn);
+/* Payloads the host owns (BONSAI_THANDLE): the core calls retain(ud, h)
+** each time it keeps handle h somewhere (an event queued, restored, or
+** recorded by a trace) and release(ud, h) each time one of those lets it go
+** (the end of the tick it was delivered to, a drop from a full queue, a
+** trace event read or overwritten, the agent freed, a restore replacing the
+** queue): a host that counts them frees a payload at 0. They may be called
+** anywhere, from bonsai_agent_free too: they must not call back into
+** Bonsai. NULL (the default): the host keeps its handles its own way. */
+typedef void (*bonsai_payload_fn)(void *ud, long long handle);
+BONSAI_API void bonsai_env_payload_hooks(bonsai_env *env,
+                                         bonsai_payload_fn retain,
+                                         bonsai_payload_fn release,
+                                         void *ud);
 BONSAI_API int bonsai_agent_send(bonsai_agent *agent, const char *name,
                                  bonsai_value payload);
 /* Sets the most events the agent's queue holds (0: every event is dropped);
@@ -633,11 +646,6 @@ bonsai_agent_dropped_events(const bonsai_agent *agent);
 BONSAI_API int bonsai_agent_queued(const bonsai_agent *agent, int delivered,
                                    unsigned k, const char **name,
                                    bonsai_value *payload);
-/* The smallest handle of a payload the host owns (BONSAI_THANDLE) that
-** the agent still holds: queued, delivered to the tick under way, or in
-** its trace's unread events; LLONG_MAX when none. A host that numbers its
-** payloads in the order it sends them lets go of those below it. */
-BONSAI_API long long bonsai_agent_payload_floor(const bonsai_agent *agent);
 /* For a leaf: 1 when an event called name was delivered to the tick under
 ** way (*payload, if not NULL, gets the payload of the last), else 0. */
 BONSAI_API int bonsai_agent_received(const bonsai_agent *agent,

@@ -284,7 +284,7 @@ local flee_hero = bt.action {
   name = "flee",
   enter = function(a) a.owner.state = "f"; count(a, "flee") end,
   tick = function(a, bb)
-    local me, h = a.owner, bb.threat
+    local me, h = a.owner, heroes[bb.threat]
     local x = math.max(1, math.min(W - 2, me.x + (me.x - h.x)))
     local y = math.max(1, math.min(H - 2, me.y + (me.y - h.y)))
     guard.step_toward(me, x, y, 3)
@@ -384,14 +384,15 @@ local function sense_danger()
 end
 
 -- Archers see the nearest hero: a target within 12 cells, a threat within
--- 4 (the keys their guards watch, written only when they change).
+-- 4 (the keys their guards watch, written only when they change: the
+-- hero's number).
 local function sense_archers()
   for _, r in ipairs(archers) do
-    local best, best_d = nil, math.huge
-    for _, h in ipairs(heroes) do
+    local best, best_d = nil, math.huge -- (the hero's number)
+    for i, h in ipairs(heroes) do
       if guard.alive(h) then
         local d = guard.dist(r, h)
-        if d < best_d then best, best_d = h, d end
+        if d < best_d then best, best_d = i, d end
       end
     end
     local bb = r.agent.bb

@@ -456,7 +456,7 @@ function renderInfo(view) {
   const aborting = view.tree.nodes.filter((n) => view.status[n.id] === 6 &&
     !n.children.some((c) => view.status[c] === 6));
   if (aborting.length) {
-    facts.push(['aborting', aborting.map((n) => n.name).join(', ') + ' (a latent abort: the node that cut it off waits)']);
+    facts.push(['aborting', aborting.map((n) => n.name).join(', ') + ': what cut it off waits']);
   }
   for (const [k, v] of facts) {
     const d = document.createElement('div');

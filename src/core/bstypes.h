@@ -36,6 +36,8 @@ struct bonsai_env {
   uint32_t nleaves;
   uint64_t bbserial; /* stamps blackboard changes, env-wide, increasing */
   bonsai_write_fn write; /* writes event payloads, or NULL (events.c) */
+  bonsai_payload_fn retain, release; /* a host's payload handles, or NULL */
+  void *payud;
 };
 
 /* Node flags. */

@@ -3,7 +3,8 @@
 ** routes all allocation through one lua_Alloc-shaped allocator (counting the
 ** bytes) and keeps the named-leaf registry, indexed by leaf name id
 ** (names.c), whose entries are looked up at every call so re-registration
-** takes effect at once.
+** takes effect at once, and the host's hooks for the event payloads it
+** owns.
 */
 #include <stdlib.h>
 #include <string.h>
@@ -162,4 +163,21 @@ int bonsai_key_find(const bonsai_env *env, const char *name, size_t len) {
 const char *bonsai_key_name(const bonsai_env *env, int key) {
   (void)env;
   return key < 0 ? NULL : bs_name(BS_KEYS, (uint32_t)key);
+}
+
+void bonsai_env_payload_hooks(bonsai_env *env, bonsai_payload_fn retain,
+                              bonsai_payload_fn release, void *ud) {
+  env->retain = retain;
+  env->release = release;
+  env->payud = ud;
+}
+
+void bs_payload_retain(bonsai_env *env, const bonsai_value *v) {
+  if (v->type == BONSAI_THANDLE && env->retain != NULL)
+    env->retain(env->payud, v->u.handle);
+}
+
+void bs_payload_release(bonsai_env *env, const bonsai_value *v) {
+  if (v->type == BONSAI_THANDLE && env->release != NULL)
+    env->release(env->payud, v->u.handle);
 }

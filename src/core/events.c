@@ -7,7 +7,6 @@
 ** gone at its end. An agent never sent an event pays a NULL test at the
 ** start and the end of its ticks.
 */
-#include <limits.h>
 #include <string.h>
 
 #include "bonsai.h"
@@ -27,10 +26,11 @@ static Events *eventsof(bonsai_agent *a) {
   return e;
 }
 
-/* Frees what event x owns (its copy of a string). */
+/* Frees what event x holds (its copy of a string, or a host's payload). */
 static void drop(bonsai_env *env, Event *x) {
   if (x->v.type == BONSAI_TSTRING)
     bs_free(env, (void *)x->v.u.str.s, x->v.u.str.len + 1);
+  bs_payload_release(env, &x->v);
   x->v.type = BONSAI_TNIL;
 }
 
@@ -90,6 +90,7 @@ int bs_events_push(bonsai_agent *a, uint32_t name, bonsai_value v) {
   x = at(e, e->count++);
   x->name = name;
   x->v = v;
+  bs_payload_retain(env, &v);
   return BONSAI_OK;
 }
 
@@ -215,21 +216,6 @@ int bonsai_agent_queued(const bonsai_agent *a, int delivered, unsigned k,
   if (payload != NULL)
     *payload = x->v;
   return 1;
-}
-
-long long bonsai_agent_payload_floor(const bonsai_agent *a) {
-  const Events *e = a->events;
-  long long low = bs_trace_floor(a);
-  uint32_t k;
-  if (e == NULL)
-    return low;
-  for (k = 0; k < e->nnow; k++)
-    if (e->now[k].v.type == BONSAI_THANDLE && e->now[k].v.u.handle < low)
-      low = e->now[k].v.u.handle;
-  for (k = 0; k < e->count; k++)
-    if (at(e, k)->v.type == BONSAI_THANDLE && at(e, k)->v.u.handle < low)
-      low = at(e, k)->v.u.handle;
-  return low;
 }
 
 int bonsai_agent_received(const bonsai_agent *a, const char *name,

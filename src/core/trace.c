@@ -6,7 +6,6 @@
 ** recorded events refer to are kept alive until those events are read, so
 ** a node index is always read in the version it was recorded in.
 */
-#include <limits.h>
 #include <string.h>
 
 #include "bonsai.h"
@@ -29,6 +28,7 @@ typedef struct Ev {
 typedef struct Msg {
   struct Msg *next;
   size_t size; /* of the whole allocation */
+  int payload; /* 1: an event's payload (PAYLOAD), else text */
   char text[1];
 } Msg;
 
@@ -44,22 +44,12 @@ typedef struct Trace {
   Msg *gone;          /* messages of events already read */
   bonsai_trace_hook hook; /* bonsai_agent_trace_hook, or NULL */
   void *hookud;
-  uint32_t npayloads; /* host payloads recorded since the trace started (0:
-                      ** bs_trace_floor need not look) */
 } Trace;
 
 /* Slot k places after the oldest (k < 2 cap), without a division. */
 static uint32_t slot(const Trace *t, uint32_t k) {
   k += t->head;
   return k >= t->cap ? k - t->cap : k;
-}
-
-static void freemsgs(bonsai_env *env, Msg *m) {
-  while (m != NULL) {
-    Msg *next = m->next;
-    bs_free(env, m, m->size);
-    m = next;
-  }
 }
 
 /* The payload of a BONSAI_TRACE_EVENT, kept in its message: the value
@@ -71,6 +61,16 @@ typedef struct Payload {
 
 #define PAYLOAD(m) ((const Payload *)(void *)((m)->text + 7 - \
                     ((uintptr_t)((m)->text + 7) & 7)))
+
+static void freemsgs(bonsai_env *env, Msg *m) {
+  while (m != NULL) {
+    Msg *next = m->next;
+    if (m->payload) /* a host's payload is let go with it */
+      bs_payload_release(env, &PAYLOAD(m)->v);
+    bs_free(env, m, m->size);
+    m = next;
+  }
+}
 
 /* Appends an event, overwriting the oldest when the ring is full. A
 ** BONSAI_TRACE_EVENT's payload is pv (node: the name); another's message
@@ -104,6 +104,7 @@ static void push(bonsai_agent *a, int kind, uint32_t node, int status,
     if (m != NULL) {
       m->next = NULL;
       m->size = size;
+      m->payload = 0;
       memcpy(m->text, msg, len + 1);
     }
     t->msg[k] = m;
@@ -115,8 +116,9 @@ static void push(bonsai_agent *a, int kind, uint32_t node, int status,
       Payload *p = (Payload *)PAYLOAD(m);
       m->next = NULL;
       m->size = size;
+      m->payload = 1;
       p->v = *pv;
-      t->npayloads += pv->type == BONSAI_THANDLE;
+      bs_payload_retain(t->env, pv); /* until the event is let go */
       if (len > 0)
         memcpy(p->s, pv->u.str.s, len);
       p->s[len] = '\0';
@@ -180,23 +182,6 @@ void bs_trace_again(bonsai_agent *a, uint32_t i) {
       return;
   }
   push(a, BONSAI_TRACE_STATUS, i, a->state[i], 1, NULL, NULL);
-}
-
-long long bs_trace_floor(const bonsai_agent *a) {
-  const Trace *t = a->trace;
-  long long low = LLONG_MAX;
-  uint32_t k;
-  if (t == NULL || t->npayloads == 0)
-    return low;
-  for (k = 0; k < t->count; k++) {
-    uint32_t j = slot(t, k);
-    if (t->ev[j].kind == BONSAI_TRACE_EVENT && t->msg[j] != NULL) {
-      const bonsai_value *v = &PAYLOAD(t->msg[j])->v;
-      if (v->type == BONSAI_THANDLE && v->u.handle < low)
-        low = v->u.handle;
-    }
-  }
-  return low;
 }
 
 void bs_trace_event(bonsai_agent *a, uint32_t name, bonsai_value v) {

@@ -23,8 +23,6 @@ BS_INTERNAL void bs_trace_status(bonsai_agent *a, uint32_t i, int old, int s);
 /* A running node was ticked again (a leaf: and stays running), or an
 ** aborting one's abort callback called again: recorded with its status. */
 BS_INTERNAL void bs_trace_again(bonsai_agent *a, uint32_t i);
-/* The smallest host payload handle among the unread events, or LLONG_MAX. */
-BS_INTERNAL long long bs_trace_floor(const bonsai_agent *a);
 /* An event delivered to the tick under way. */
 BS_INTERNAL void bs_trace_event(bonsai_agent *a, uint32_t name,
                                 bonsai_value v);

@@ -390,11 +390,11 @@ static int ptick(lua_State *L) {
       runhook(L, j, 1, 3, CONTEXT, s, (s) < 0 ? -1 : 0);                     \
   } while (0)
 
-/* After a tick: the event payloads that were delivered to it go. */
-#define prune(L, la, si, ci)                                                   \
+/* After a tick call: the event payloads delivered to its ticks go. */
+#define sweep(L, ci)                                                           \
   do {                                                                         \
-    if (lb_unlikely((la)->payloads))                                           \
-      lb_payload_prune(L, si, ci);                                             \
+    if (lb_unlikely(lb_context(L)->pay.ndead != 0))                            \
+      lb_payload_sweep(L, ci);                                                 \
   } while (0)
 
 /* a:tick([dt]) */
@@ -416,17 +416,17 @@ static int agent_tick(lua_State *L) {
   if (lua_pcall(L, 4, 0, 0) != LUA_OK) {
     recover(L, &j, 1, 3, CONTEXT);
     hookafter(L, &j, -1);
-    prune(L, la, 3, CONTEXT);
+    sweep(L, CONTEXT);
     return lua_error(L);
   }
   if (j.status < 0) {
     pusherror(L, agentof(la));
     hookafter(L, &j, -1);
-    prune(L, la, 3, CONTEXT);
+    sweep(L, CONTEXT);
     return lua_error(L);
   }
   hookafter(L, &j, j.status);
-  prune(L, la, 3, CONTEXT);
+  sweep(L, CONTEXT);
   lua_pushvalue(L, STATUSNAME(j.status));
   return 1;
 }
@@ -542,7 +542,8 @@ static int pbatch(lua_State *L) {
                                                      ** still asked */
       b->j.doze = bonsai_agent_asleep(a, 0);
     }
-    sleepnote(L, b, base, NULL);
+    if (b->sc != NULL) /* awake: kept if the cache names it */
+      lb_sleepers_awake(L, b->sc, 5, b->cur, base + 1, base + 2, la);
     b->ticked += !b->j.doze;
     lua_copy(L, base + 1, lua_upvalueindex(1));
     b->j.la = la;
@@ -555,7 +556,6 @@ static int pbatch(lua_State *L) {
         pusherror(L, agentof(la));
       if (lb_unlikely(la->hooked) && b->j.ran)
         runhook(L, &b->j, base + 1, base + 2, 3, s, -1);
-      prune(L, la, base + 2, 3);
       lua_pushvalue(L, base + 1); /* the agent that failed, whatever its
                                   ** entry holds now */
       lua_insert(L, -2);
@@ -563,7 +563,6 @@ static int pbatch(lua_State *L) {
     }
     if (lb_unlikely(la->hooked) && b->j.ran)
       runhook(L, &b->j, base + 1, base + 2, 3, s, 0);
-    prune(L, la, base + 2, 3);
     lua_settop(L, base);
   }
   return 0;
@@ -674,8 +673,6 @@ int lb_tick_all(lua_State *L) {
         b.j.inhook = 0;
       else if (b.j.la->hooked && b.j.ran)
         runhook(L, &b.j, -3, -2, CONTEXT, -1, -1);
-      if (lua_touserdata(L, -2) == b.j.la)
-        prune(L, b.j.la, -2, CONTEXT);
       adderror(L, 2, -3);
     } else if (lua_gettop(L) > 7) { /* stack: ..., agent, msg, last */
       lua_pop(L, 1);
@@ -689,6 +686,7 @@ int lb_tick_all(lua_State *L) {
   } else if (b.sc == NULL) {
     lb_sleepers_want(L, 1, CONTEXT, b.n, b.slept);
   }
+  sweep(L, CONTEXT);
   lua_settop(L, 2);
   return 1;
 }
@@ -886,7 +884,7 @@ int lb_agent(lua_State *L) {
                                    UV_N);
   la->magic = NULL;
   la->ninterrupts = 0;
-  la->frozen = la->hooked = la->tasks = la->payloads = 0;
+  la->frozen = la->hooked = la->tasks = 0;
   luaL_setmetatable(L, BS_STATE_T);
   /* 5: blackboard userdata */
   if (lua_istable(L, 2) && lua_getfield(L, 2, "blackboard") != LUA_TNIL) {
@@ -945,7 +943,7 @@ int lb_agent(lua_State *L) {
     if (lua_getfield(L, 2, "restore") != LUA_TNIL) {
       lb_agent_restore(L, 3, 4, -1);
       lb_control_restore(L, 3, 4, CONTEXT);
-      lb_payload_prune(L, 4, CONTEXT);
+      lb_payload_sweep(L, CONTEXT); /* (a restore replaced the queue) */
     }
     lua_pop(L, 1);
   }

@@ -2,8 +2,8 @@
 ** levents.c: events from Lua: a:send(name, payload), bt.send(list, name,
 ** payload) and a:dropped_events(). The core queues events per agent and
 ** delivers them to its next tick (bonsai_agent_send); a payload C cannot
-** hold (a table) stays with the agent in Lua (lb_payload_keep) and goes to
-** the core as a handle. The environment's payload writer puts a delivered
+** hold (a table) stays in Lua (lb_payload_keep: one for a whole bt.send)
+** and goes to the core as a handle, counted by the core's hooks. The environment's payload writer puts a delivered
 ** payload into the blackboard as a Lua write (bb:set), so observers see
 ** it. Above agents: lb_open_events adds the methods lagent.c's type
 ** takes.
@@ -31,49 +31,29 @@ static const char *checkname(lua_State *L, int idx) {
   return s;
 }
 
-/* lb_pack of the value at 1, its bytes dropped (a protected call). */
-static int packs(lua_State *L) {
-  lb_pack(L, 1);
-  return 0;
-}
-
 /* The payload at idx as the core's value; a table's is kept per agent, so
 ** *table is set. Raises, naming argument idx, for a payload a:save could
 ** not save (a function, a table with a metatable or a cycle...). */
 static void checkpayload(lua_State *L, int idx, bonsai_value *v, int *table) {
+  const char *why;
   *table = 0;
   if (lb_tovalue(L, idx, v))
     return; /* nil, a boolean, a number, a string: the core's */
-  if (lua_type(L, idx) == LUA_TTABLE) {
-    lua_pushcfunction(L, packs);
-    lua_pushvalue(L, idx);
-    if (lua_pcall(L, 1, 0, 0) == LUA_OK) {
-      *table = 1;
-      return;
-    }
-  } else {
-    lua_pushfstring(L, "a %s value cannot be saved", luaL_typename(L, idx));
+  if ((why = lb_saveable(L, idx, CONTEXT)) == NULL) {
+    *table = 1;
+    return;
   }
   luaL_argerror(L, idx, lua_pushfstring(L, "a payload is a value a:save "
                                            "can save (nil, a boolean, a "
                                            "number, a string or a plain "
-                                           "table): %s",
-                                        lua_tostring(L, -1)));
+                                           "table): %s", why));
 }
 
-/* Sends to the agent whose state is at si; the payload at pidx (kept
-** per agent when 'table'). */
-static void sendone(lua_State *L, int si, const char *name, bonsai_value v,
-                    int table, int pidx) {
-  LAgent *la = (LAgent *)lua_touserdata(L, si);
-  if (table) {
-    v.type = BONSAI_THANDLE;
-    v.u.handle = lb_payload_keep(L, si, CONTEXT, pidx);
-  }
-  if (bonsai_agent_send(agentof(la), name, v) != BONSAI_OK)
+/* Sends to the agent whose state is at si. */
+static void sendone(lua_State *L, int si, const char *name, bonsai_value v) {
+  if (bonsai_agent_send(agentof((LAgent *)lua_touserdata(L, si)), name, v) !=
+      BONSAI_OK)
     luaL_error(L, "out of memory");
-  if (la->payloads) /* a full queue dropped the oldest */
-    lb_payload_prune(L, si, CONTEXT);
 }
 
 /* a:send(name [, payload]) */
@@ -85,7 +65,11 @@ static int agent_send(lua_State *L) {
   lb_checkagent(L, 1); /* state at 4 */
   name = checkname(L, 2);
   checkpayload(L, 3, &v, &table);
-  sendone(L, 4, name, v, table, 3);
+  if (table) { /* kept while the core holds it */
+    v.type = BONSAI_THANDLE;
+    v.u.handle = lb_payload_keep(L, CONTEXT, 3);
+  }
+  sendone(L, 4, name, v);
   return 0;
 }
 
@@ -107,10 +91,14 @@ int lb_send(lua_State *L) {
       return luaL_error(L, "bt.send: element %d is not an agent", (int)k);
     lua_pop(L, 2);
   }
+  if (table) { /* one handle for them all */
+    v.type = BONSAI_THANDLE;
+    v.u.handle = lb_payload_keep(L, CONTEXT, 3);
+  }
   for (k = 1; k <= n; k++) {
     lua_rawgeti(L, 1, k);
     lb_checkagent(L, -1);
-    sendone(L, lua_gettop(L), name, v, table, 3);
+    sendone(L, lua_gettop(L), name, v);
     lua_pop(L, 2);
   }
   return 0;
@@ -146,7 +134,7 @@ static int writepayload(bonsai_agent *a, void *host, int key,
   case BONSAI_TINTEGER: lua_pushinteger(L, (lua_Integer)v.u.i); break;
   case BONSAI_TNUMBER: lua_pushnumber(L, v.u.n); break;
   case BONSAI_TSTRING: lua_pushlstring(L, v.u.str.s, v.u.str.len); break;
-  case BONSAI_THANDLE: lb_payload_push(L, t->state, t->ctx, v.u.handle); break;
+  case BONSAI_THANDLE: lb_payload_push(L, t->ctx, v.u.handle); break;
   default: lua_pushnil(L); break;
   }
   lua_call(L, 3, 0);

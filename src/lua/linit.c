@@ -7,6 +7,8 @@
 ** global. The top of the binding: it calls every file, and no file calls
 ** it.
 */
+#include <string.h>
+
 #include "bonsai.h"
 #include "bonsai_lua.h"
 #include "lbonsai.h"
@@ -17,10 +19,12 @@
 /* __gc of the context: the environment goes with the last Lua reference. */
 static int context_gc(lua_State *L) {
   LBonsai *lb = (LBonsai *)lua_touserdata(L, 1);
-  if (lb->env != NULL) {
+  if (lb->env != NULL) { /* agents collected later let go of no payload */
+    bonsai_env_payload_hooks(lb->env, NULL, NULL, NULL);
     bonsai_env_release(lb->env);
     lb->env = NULL;
   }
+  lb_payload_free(L, lb);
   return 0;
 }
 
@@ -139,6 +143,7 @@ static LBonsai *context(lua_State *L) {
   lb->task = NULL;
   lb->tasktick = NULL;
   lb->strict = 0;
+  memset(&lb->pay, 0, sizeof lb->pay);
   lua_createtable(L, 0, 1);
   lua_pushcfunction(L, context_gc);
   lua_setfield(L, -2, "__gc");
@@ -159,6 +164,12 @@ static LBonsai *context(lua_State *L) {
   lua_setfield(L, -2, "__mode");
   lua_setmetatable(L, -2);
   lua_setiuservalue(L, -2, LB_TREES);
+  lua_newtable(L);
+  lua_setiuservalue(L, -2, LB_PAYLOADS);
+  lua_newtable(L);
+  lua_setiuservalue(L, -2, LB_SEEN);
+  bonsai_env_payload_hooks(lb->env, lb_payload_retain, lb_payload_release,
+                           lb);
   lb->nextid = 0;
   lua_pushvalue(L, -1);
   lua_setfield(L, LUA_REGISTRYINDEX, LB_CONTEXT_T);

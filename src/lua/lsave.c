@@ -27,8 +27,7 @@ typedef struct Host {
   lua_State *L;
   bonsai_env *env;
   int bb;     /* stack index of the blackboard userdata */
-  int si, ci; /* stack indices of the agent's state and of the context (for
-              ** its event payloads) */
+  int ci;     /* the context (its event payloads) */
   int seen;   /* stack index of a table of tables being written (cycles) */
   const char *error;
   char msg[64];
@@ -205,7 +204,7 @@ static int savepayload(void *ud, bonsai_agent *a, long long handle,
   (void)a;
   h->write = write;
   h->wud = wud;
-  lb_payload_push(h->L, h->si, h->ci, handle);
+  lb_payload_push(h->L, h->ci, handle);
   r = encode(h, -1, 0);
   lua_pop(h->L, 1);
   return r == 0 ? BONSAI_OK : BONSAI_ERROR;
@@ -350,7 +349,7 @@ static int loadpayload(void *ud, bonsai_agent *a, const unsigned char *p,
     return BONSAI_ERROR;
   }
   if (hp != NULL)
-    *hp = lb_payload_keep(h->L, h->si, h->ci, -1);
+    *hp = lb_payload_keep(h->L, h->ci, -1);
   lua_pop(h->L, 1);
   *used = s.at;
   return BONSAI_OK;
@@ -402,6 +401,32 @@ int lb_unpack(lua_State *L, const void *p, size_t n) {
   return 0;
 }
 
+static void discard(void *ud, const void *p, size_t n) {
+  (void)ud;
+  (void)p;
+  (void)n;
+}
+
+const char *lb_saveable(lua_State *L, int idx, int ci) {
+  Host h;
+  int top = lua_gettop(L);
+  idx = lua_absindex(L, idx);
+  lua_getiuservalue(L, ci, LB_SEEN); /* kept: empty after a success */
+  h.L = L;
+  h.seen = lua_gettop(L);
+  h.error = NULL;
+  h.write = discard;
+  h.wud = NULL;
+  if (encode(&h, idx, 0) == 0) {
+    lua_settop(L, top);
+    return NULL;
+  }
+  lua_newtable(L); /* a failure may leave tables marked: a new one */
+  lua_setiuservalue(L, ci, LB_SEEN);
+  lua_settop(L, top);
+  return h.error;
+}
+
 /* The C agent of the agent table at idx (its state userdata pushed). */
 static bonsai_agent *agentat(lua_State *L, int idx) {
   LAgent *la;
@@ -413,12 +438,11 @@ static bonsai_agent *agentat(lua_State *L, int idx) {
 }
 
 static void sethost(Host *h, bonsai_savehost *sh, lua_State *L, int bb,
-                    int seen, int si) {
+                    int seen) {
   h->L = L;
   h->env = lb_context(L)->env;
   h->bb = bb;
   h->seen = seen;
-  h->si = lua_absindex(L, si);
   h->ci = lua_upvalueindex(1);
   h->error = NULL;
   sh->ud = h;
@@ -520,7 +544,7 @@ static int agent_save(lua_State *L) {
     lua_pushvalue(L, 6);
     lua_rawseti(L, 5, 3);
   }
-  sethost(&h, &sh, L, 3, 4, 2);
+  sethost(&h, &sh, L, 3, 4);
   k.L = L;
   k.pieces = 5;
   k.n = (lua_Integer)lua_rawlen(L, 5);
@@ -569,7 +593,7 @@ void lb_agent_restore(lua_State *L, int ai, int si, int sidx) {
     lua_pushnil(L);
   }
   lua_getfield(L, ai, "bb");
-  sethost(&h, &sh, L, lua_gettop(L), 0, si);
+  sethost(&h, &sh, L, lua_gettop(L), 0);
   if (bonsai_agent_restore(a, s, len, &sh) != BONSAI_OK)
     luaL_error(L, "tree '%s': cannot restore: %s", tree,
                bonsai_agent_errmsg(a));

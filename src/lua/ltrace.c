@@ -27,15 +27,15 @@ static const char *const statusnames[] = {"idle",    "running", "success",
 static const char *const marknames[] = {"status",    "reload", "error",
                                         "interrupt", "reset",  "event"};
 
-/* Pushes an event's payload: the core's value, or a Lua one the agent
-** (state at si) keeps; nil when it is gone (or the trace dropped it). */
-static void pushpayload(lua_State *L, int si, const bonsai_value *v) {
+/* Pushes an event's payload: the core's value, or a Lua one kept for it
+** (nil when the trace could not keep it). */
+static void pushpayload(lua_State *L, const bonsai_value *v) {
   switch (v->type) {
   case BONSAI_TBOOLEAN: lua_pushboolean(L, v->u.b); break;
   case BONSAI_TINTEGER: lua_pushinteger(L, (lua_Integer)v->u.i); break;
   case BONSAI_TNUMBER: lua_pushnumber(L, v->u.n); break;
   case BONSAI_TSTRING: lua_pushlstring(L, v->u.str.s, v->u.str.len); break;
-  case BONSAI_THANDLE: lb_payload_push(L, si, CONTEXT, v->u.handle); break;
+  case BONSAI_THANDLE: lb_payload_push(L, CONTEXT, v->u.handle); break;
   default: lua_pushnil(L); break;
   }
 }
@@ -68,9 +68,9 @@ static void pushpath(lua_State *L, const bonsai_agent *a,
 }
 
 /* One event as a table (stack: ..., list); ids: the node as its 0-based
-** index ('id') instead of its path; si: the agent's state. */
+** index ('id') instead of its path. */
 static void pushevent(lua_State *L, const bonsai_agent *a,
-                      const bonsai_event *e, int ids, int si) {
+                      const bonsai_event *e, int ids) {
   lua_createtable(L, 0, 6);
   lua_pushinteger(L, (lua_Integer)e->tick);
   lua_setfield(L, -2, "tick");
@@ -81,7 +81,7 @@ static void pushevent(lua_State *L, const bonsai_agent *a,
     lua_setfield(L, -2, "event");
     lua_pushstring(L, e->message);
     lua_setfield(L, -2, "name");
-    pushpayload(L, si, &e->payload);
+    pushpayload(L, &e->payload);
     lua_setfield(L, -2, "payload");
     return;
   }
@@ -142,11 +142,9 @@ static int agent_events(lua_State *L) {
   lua_createtable(L, (int)bonsai_agent_events(a, NULL, 0), 0);
   while ((n = bonsai_agent_events(a, ev, BATCH)) > 0)
     for (k = 0; k < n; k++) {
-      pushevent(L, a, &ev[k], ids, 3);
+      pushevent(L, a, &ev[k], ids);
       lua_rawseti(L, -2, ++len);
     }
-  if (((LAgent *)lua_touserdata(L, 3))->payloads) /* read: let go */
-    lb_payload_prune(L, 3, CONTEXT);
   return 1;
 }
 
@@ -178,7 +176,7 @@ static int agent_tick_events(lua_State *L) {
         lua_createtable(L, 2, 0);
         lua_pushstring(L, e->message);
         lua_rawseti(L, -2, 1);
-        pushpayload(L, 2, &e->payload);
+        pushpayload(L, &e->payload);
         lua_rawseti(L, -2, 2);
         lua_rawseti(L, 4, ++nev);
         continue;
@@ -203,8 +201,6 @@ static int agent_tick_events(lua_State *L) {
     lua_pushinteger(L, tick);
   lua_pushinteger(L, marks);
   lua_pushvalue(L, 4);
-  if (((LAgent *)lua_touserdata(L, 2))->payloads) /* read: let go */
-    lb_payload_prune(L, 2, CONTEXT);
   return 4;
 }
 

@@ -147,10 +147,19 @@ describe("the queue", function()
     weak[2] = {}
     local b = agent_of(bt.event("e"), { events = 1 })
     b:send("e", weak[2])
-    b:send("e", 2) -- drops it
+    b:send("e", 2) -- drops it: gone at the next send or tick call
+    b:tick(1)
     collectgarbage()
     collectgarbage()
     assert.is_nil(weak[2])
+    weak[3] = {}
+    local list = {}
+    for k = 1, 50 do list[k] = agent_of(bt.event("e")) end
+    bt.send(list, "e", weak[3]) -- one payload for them all
+    bt.tick_all(list, 1)
+    collectgarbage()
+    collectgarbage()
+    assert.is_nil(weak[3])
   end)
 end)
 
