@@ -855,10 +855,14 @@ static int agent_tostring(lua_State *L) {
   return 1;
 }
 
+/* __gc of an agent's state (upvalue 1: the context): the payloads of its
+** queue and trace are let go at once. */
 static int state_gc(lua_State *L) {
   LAgent *la = (LAgent *)lua_touserdata(L, 1);
-  if (la->magic != NULL)
+  if (la->magic != NULL) {
     bonsai_agent_done(agentof(la));
+    lb_payload_sweep(L, lua_upvalueindex(1));
+  }
   la->magic = NULL;
   return 0;
 }
@@ -990,7 +994,8 @@ static int agent_index(lua_State *L) {
 void lb_open_agent(lua_State *L) {
   int ctx = lua_gettop(L);
   luaL_newmetatable(L, BS_STATE_T);
-  lua_pushcfunction(L, state_gc);
+  lua_pushvalue(L, ctx);
+  lua_pushcclosure(L, state_gc, 1);
   lua_setfield(L, -2, "__gc");
   lua_pushliteral(L, "private");
   lua_setfield(L, -2, "__metatable");

@@ -134,7 +134,8 @@ describe("the queue", function()
     assert.equal("failure", list[1]:tick(1)) -- nothing was sent
   end)
 
-  it("lets go of a table payload once its tick is over", function()
+  it("lets go of a table payload once its tick is over, or its agent is " ..
+     "collected", function()
     local a = agent_of(bt.event("e", { key = "x" }))
     local weak = setmetatable({}, { __mode = "v" })
     weak[1] = {}
@@ -160,6 +161,12 @@ describe("the queue", function()
     collectgarbage()
     collectgarbage()
     assert.is_nil(weak[3])
+    weak[4] = {}
+    local c = agent_of(bt.event("e"))
+    c:send("e", weak[4])
+    c = nil -- never ticked: collected, its queue goes with it
+    for _ = 1, 3 do collectgarbage() end
+    assert.is_nil(weak[4])
   end)
 end)
 

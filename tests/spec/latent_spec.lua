@@ -229,6 +229,39 @@ describe("aborts from outside the tree's decisions", function()
     assert.equal("running | abort A; tick B", t:step(a, 1))
   end)
 
+  it("a leaf given a new definition while it aborts (reload, bt.register) " ..
+     "answers with the new one: its abort, or exit(aborted) when it has " ..
+     "none, which ends it", function()
+    local log = {}
+    local function leaf(tag, latent)
+      return {
+        tick = function() return bt.RUNNING end,
+        abort = latent and function()
+          log[#log + 1] = tag .. " abort"
+          return bt.RUNNING
+        end or nil,
+        exit = not latent and function(_, _, _, st)
+          log[#log + 1] = tag .. " exit " .. st
+        end or nil,
+      }
+    end
+    bt.register("latent_spec.slow", leaf("old", true))
+    local a = agent_of(bt.reactive_selector {
+      t:condition("C", "FS"),
+      bt.named("X", bt.action("latent_spec.slow")) })
+    assert.equal("running | tick C", t:step(a, 1))
+    assert.equal("running | tick C", t:step(a, 1))
+    assert.same({ "old abort" }, log)
+    assert.same({ "reactive_selector", "X (aborting)" }, a:running())
+    bt.register("latent_spec.slow", leaf("new", true))
+    assert.equal("running |", t:step(a, 1))
+    assert.same({ "old abort", "new abort" }, log)
+    bt.register("latent_spec.slow", leaf("plain", false))
+    assert.equal("success |", t:step(a, 1)) -- (C succeeded: decided)
+    assert.same({ "old abort", "new abort", "plain exit aborted" }, log)
+    assert.same({}, a:running())
+  end)
+
   it("an abort callback that raises while latent fails the tick, naming " ..
      "its node: everything is aborted at once, it is not called again, " ..
      "and the node that waited never goes on", function()
