@@ -750,7 +750,10 @@ BONSAI_API int bonsai_agent_remove_interrupt(bonsai_agent *agent,
 ** clock by dt and returns 1 while it sleeps, or wakes it and returns 0 when
 ** its time is up or a key one of its guards watches changed (then tick it
 ** with the same dt). Any tick of the tree wakes the agent (a leaf sleeps
-** again by asking again); so do aborts, resets and bonsai_agent_wake.
+** again by asking again); so do aborts, resets, bonsai_agent_wake and an
+** event sent to it. An agent does not sleep while a latent abort goes on
+** (its callback is called at every tick): bonsai_agent_sleep is then
+** ignored, and a sleep asked for in the tick is forgotten at its end.
 */
 BONSAI_API void bonsai_agent_sleep(bonsai_agent *agent, double seconds);
 BONSAI_API void bonsai_agent_wake(bonsai_agent *agent);

@@ -164,13 +164,17 @@ static int start(bonsai_agent *a, double dt, const bonsai_host *h) {
 }
 
 /* After a tick (or a failed one): the agent is free again; the events
-** delivered to the tick are gone, and one sent during it wakes it. */
+** delivered to the tick are gone, and one sent during it wakes it; it does
+** not sleep while an abort takes its time (its callback is called at every
+** tick). */
 static int finish(bonsai_agent *a, int status) {
   if (bs_unlikely(a->events != NULL)) {
     bs_events_clear(a);
     if (a->events->count > 0)
       a->wake = 0;
   }
+  if (bs_unlikely(a->latent != NULL))
+    a->wake = 0;
   a->busy = 0;
   a->last = (uint8_t)(status < 0 ? BONSAI_ABORTED : status);
   sethost(a, NULL);
@@ -520,7 +524,8 @@ int bonsai_agent_reset(bonsai_agent *a) {
 */
 
 void bonsai_agent_sleep(bonsai_agent *a, double seconds) {
-  a->wake = seconds > 0 ? a->time + seconds : 0;
+  /* (not while an abort takes its time: finish() says so after a tick) */
+  a->wake = seconds > 0 && a->latent == NULL ? a->time + seconds : 0;
 }
 
 void bonsai_agent_wake(bonsai_agent *a) { a->wake = 0; }

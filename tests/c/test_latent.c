@@ -397,6 +397,26 @@ static void interrupt_waits(void **state) {
   bonsai_agent_free(ag);
 }
 
+/* An agent does not sleep while an abort takes its time: a sleep asked for
+** is ignored until the abort has ended. */
+static void no_sleep_while_aborting(void **state) {
+  bonsai_agent *ag;
+  (void)state;
+  leaf("C", "FS");
+  slow("A", "R", 1);
+  ag = start("reactive_selector(?C, A)");
+  STEP(ag, 1, R, "tick C; enter A; tick A");
+  STEP(ag, 1, R, "tick C; abort A");
+  bonsai_agent_sleep(ag, 100);
+  assert_true(bonsai_agent_sleeping(ag) < 0);
+  assert_int_equal(bonsai_agent_asleep(ag, 1), 0); /* tick it */
+  STEP(ag, 1, S, "abort A");
+  bonsai_agent_sleep(ag, 100);
+  assert_true(bonsai_agent_sleeping(ag) == 100);
+  assert_int_equal(bonsai_agent_asleep(ag, 1), 1);
+  bonsai_agent_free(ag);
+}
+
 /* Nested: a timeout cuts off a reactive node that waits for an abort. The
 ** inner node's decision is dropped, the outer one waits for the same
 ** abort (its callback called once per tick), then ends as it decided. */
@@ -658,6 +678,8 @@ int main(void) {
       cmocka_unit_test_setup_teardown(guard_self_waits, setup, teardown),
       cmocka_unit_test_setup_teardown(run_while_waits, setup, teardown),
       cmocka_unit_test_setup_teardown(interrupt_waits, setup, teardown),
+      cmocka_unit_test_setup_teardown(no_sleep_while_aborting, setup,
+                                      teardown),
       cmocka_unit_test_setup_teardown(nested_aborts, setup, teardown),
       cmocka_unit_test_setup_teardown(control_abort_waits, setup, teardown),
       cmocka_unit_test_setup_teardown(control_own_latent_abort, setup,

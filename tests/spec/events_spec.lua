@@ -334,4 +334,27 @@ describe("bad input", function()
     assert.has_error(function() broken:send("e") end)
     assert.has_error(function() a.send({}, "e") end)
   end)
+
+  it("an agent already collected (seen again from a finalizer) is refused",
+     function()
+    local seen
+    local function finalized(fn) -- an object whose finalizer calls fn
+      if newproxy then -- 5.1, LuaJIT
+        local p = newproxy(true)
+        getmetatable(p).__gc = fn
+        return p
+      end
+      return setmetatable({}, { __gc = fn })
+    end
+    do
+      local a = agent_of(bt.event("e"))
+      local _ = finalized(function() seen = a end)
+    end
+    for _ = 1, 3 do collectgarbage() end
+    assert.is_table(seen)
+    assert.has_error(function() seen:send("e") end)
+    assert.has_error(function() bt.send({ seen }, "e") end,
+                     "bt.send: element 1 is not an agent")
+    assert.has_error(function() seen:dropped_events() end)
+  end)
 end)

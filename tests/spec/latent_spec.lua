@@ -194,6 +194,27 @@ describe("a latent abort", function()
   end)
 end)
 
+describe("a latent abort and sleep", function()
+  it("keeps its agent awake: a leaf's bt.sleep counts once it has ended",
+     function()
+    local a = agent_of(bt.parallel {
+      bt.reactive_selector { t:condition("C", "FS"), slow("A", "R", 2) },
+      bt.action(function() t:add("nap"); return bt.sleep(100) end),
+    })
+    assert.equal("running | tick C; enter A; tick A; nap", t:step(a, 1))
+    assert.truthy(a:sleeping())
+    assert.equal("running | tick C; abort A; nap", t:step(a, 1))
+    assert.is_nil(a:sleeping()) -- (A is aborting)
+    assert.is_nil(bt.tick_all({ a }, 1))
+    assert.equal("abort A; nap", t:take())
+    assert.is_nil(bt.tick_all({ a }, 1))
+    assert.equal("abort A; nap", t:take())
+    assert.truthy(a:sleeping()) -- over: it sleeps
+    assert.is_nil(bt.tick_all({ a }, 1))
+    assert.equal("", t:take())
+  end)
+end)
+
 describe("aborts from outside the tree's decisions", function()
   it("are immediate: the callback once more, its bt.RUNNING ignored",
      function()
