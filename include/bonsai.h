@@ -702,6 +702,15 @@ BONSAI_API int bonsai_agent_switch(bonsai_agent *agent,
 ** run is the VM run over that child's subtree,
 ** nested in the callback: as deep as control nodes nest (at most
 ** BONSAI_MAXCONTROL), never deeper.
+** Latent aborts: bonsai_control_abort from TICK is a decision of the tree,
+** so the child's abort may take its time (it returns BONSAI_OK, the child
+** BONSAI_ABORTING); bonsai_control_tick of a child that is aborting returns
+** BONSAI_RUNNING without ticking it; once TICK returns, the node waits for
+** the aborts it started (the tick returns BONSAI_RUNNING), then has TICK
+** called again, or, when TICK had returned a final status, ends with it.
+** Its own ABORT (BONSAI_LEAF_ABORT) may return BONSAI_RUNNING when
+** call->status is BONSAI_RUNNING, as a leaf's, its "abort_timeout" the
+** node's parameter; bonsai_control_abort from ABORT is immediate.
 */
 #define BONSAI_CONTROL_TICKS 1000
 BONSAI_API int bonsai_control_tick(bonsai_agent *agent, unsigned node,

@@ -379,6 +379,25 @@ describe("bt.control and latent aborts", function()
                  t:step(a, 1))
   end)
 
+  it("a tick that cuts a child off and returns its end waits, then ends " ..
+     "with it, not called again", function()
+    local ticks = 0
+    local a = agent_of(bt.control {
+      tick = function(c)
+        ticks = ticks + 1
+        if ticks == 1 then return c:tick(1) end
+        c:abort(1)
+        return bt.FAILURE
+      end,
+      slow("A", "R", 1),
+    })
+    assert.equal("running | enter A; tick A", t:step(a, 1))
+    assert.equal("running | abort A", t:step(a, 1))
+    assert.same({ "control", "A (aborting)" }, a:running()) -- (it waits)
+    assert.equal("failure | abort A", t:step(a, 1))
+    assert.equal(2, ticks)
+  end)
+
   it("its own abort callback may be latent", function()
     local calls = 0
     local a = agent_of(bt.reactive_selector {
