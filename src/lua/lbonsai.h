@@ -307,8 +307,9 @@ const char *lb_leafdef(lua_State *L, int idx, int values, int slot,
 /* Pushes the value at idx as bytes (a string): booleans, numbers,
 ** strings and plain tables; raises "msg" for anything else. */
 void lb_pack(lua_State *L, int idx);
-/* Whether a:save can save the value at idx: NULL, or why not (valid while
-** the value lives). Allocates nothing in the usual case. ci: the context. */
+/* Whether a:save can save the value at idx: NULL, or why not (a string
+** pushed on the stack). Allocates nothing in the usual case. ci: the
+** context. */
 const char *lb_saveable(lua_State *L, int idx, int ci);
 /* Pushes the value read from p[0..n); 0, or -1 (nothing pushed) when the
 ** bytes are not exactly one packed value. */

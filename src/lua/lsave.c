@@ -424,7 +424,8 @@ const char *lb_saveable(lua_State *L, int idx, int ci) {
   lua_newtable(L); /* a failure may leave tables marked: a new one */
   lua_setiuservalue(L, ci, LB_SEEN);
   lua_settop(L, top);
-  return h.error;
+  lua_pushstring(L, h.error); /* (h.msg dies with this frame) */
+  return lua_tostring(L, -1);
 }
 
 /* The C agent of the agent table at idx (its state userdata pushed). */
