@@ -984,7 +984,7 @@ local function newagent(e)
   local b = book(a)
   b.id = id
   if ON.events and R.chance(0.5) then -- its deliveries are checked
-    a:trace(100000)
+    a:trace(4096)
     b.traced = true
   end
   W.agents[#W.agents + 1] = a
@@ -1042,7 +1042,7 @@ local function saverestore(a)
     for i = b.got + 1, #b.sent do
       nb.sent[#nb.sent + 1] = { name = b.sent[i].name, copy = true }
     end
-    n:trace(100000)
+    n:trace(4096)
     nb.traced = true
   end
   if #W.agents < 10 then W.agents[#W.agents + 1] = n end
