@@ -901,23 +901,33 @@ local function s_run(kind, n)
   return { step = step, sum = function() return w1_sum(awake) end }
 end
 
-function sections.s()
-  local n = W1N
-  local runs = { s_run("all", n).step, s_run("tenth", n).step,
-                 s_run("alone", n).step }
-  local times = { {}, {}, {} }
+-- Times the steps of runs (each runs[k](20): 20 ticks or frames),
+-- alternating in chunks of 20 so that a shared machine's drifts fall on
+-- all alike: times[k] lists each repetition's seconds for run k.
+local function alternate(runs, chunks)
+  local times = {}
+  for k = 1, #runs do times[k] = {} end
   for _ = 1, reps do
-    local t = { 0, 0, 0 }
-    for _ = 1, math.floor(W1T / 20) do
-      for k = 1, 3 do
+    local t = {}
+    for k = 1, #runs do t[k] = 0 end
+    for _ = 1, chunks do
+      for k = 1, #runs do
         collectgarbage("collect")
         local t0 = clock()
         runs[k](20)
         t[k] = t[k] + clock() - t0
       end
     end
-    for k = 1, 3 do times[k][#times[k] + 1] = t[k] end
+    for k = 1, #runs do times[k][#times[k] + 1] = t[k] end
   end
+  return times
+end
+
+function sections.s()
+  local n = W1N
+  local runs = { s_run("all", n).step, s_run("tenth", n).step,
+                 s_run("alone", n).step }
+  local times = alternate(runs, math.floor(W1T / 20))
   local function ratio(k)
     local r = {}
     for i = 1, #times[1] do r[i] = times[k][i] / times[1][i] end
@@ -996,19 +1006,7 @@ function sections.e()
   local runs = { e_run("crowd").step, e_run("woken").step,
                  e_run("awake").step }
   local frames = quick and 200 or 1000
-  local times = { {}, {}, {} }
-  for _ = 1, reps do
-    local t = { 0, 0, 0 }
-    for _ = 1, frames / 20 do
-      for k = 1, 3 do
-        collectgarbage("collect")
-        local t0 = clock()
-        runs[k](20)
-        t[k] = t[k] + clock() - t0
-      end
-    end
-    for k = 1, 3 do times[k][#times[k] + 1] = t[k] end
-  end
+  local times = alternate(runs, frames / 20)
   local r = {}
   for i = 1, #times[1] do
     r[i] = (times[2][i] - times[1][i]) / times[3][i]

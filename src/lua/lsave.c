@@ -310,25 +310,33 @@ static int decode(lua_State *L, Src *s, int depth) {
   }
 }
 
-/* The core hands over the bytes of a Lua value for key (-1: check only). */
-static int loadhandle(void *ud, bonsai_agent *a, int key,
-                      const unsigned char *p, size_t n, size_t *used) {
-  Host *h = (Host *)ud;
+/* Decodes the table saved in p[0..n) onto the stack (*used: its bytes);
+** -1 for anything else (a scalar is the core's), nothing pushed. */
+static int gettable(Host *h, const unsigned char *p, size_t n, size_t *used) {
   Src s;
-  (void)a;
   s.p = p;
   s.n = n;
   s.at = 0;
   if (decode(h->L, &s, 0) != 0)
-    return BONSAI_ERROR;
-  if (lua_type(h->L, -1) != LUA_TTABLE) { /* scalars are the core's */
+    return -1;
+  if (lua_type(h->L, -1) != LUA_TTABLE) {
     lua_pop(h->L, 1);
-    return BONSAI_ERROR;
+    return -1;
   }
+  *used = s.at;
+  return 0;
+}
+
+/* The core hands over the bytes of a Lua value for key (-1: check only). */
+static int loadhandle(void *ud, bonsai_agent *a, int key,
+                      const unsigned char *p, size_t n, size_t *used) {
+  Host *h = (Host *)ud;
+  (void)a;
+  if (gettable(h, p, n, used) != 0)
+    return BONSAI_ERROR;
   if (key >= 0)
     lb_bb_store(h->L, h->bb, key, -1);
   lua_pop(h->L, 1);
-  *used = s.at;
   return BONSAI_OK;
 }
 
@@ -337,21 +345,12 @@ static int loadhandle(void *ud, bonsai_agent *a, int key,
 static int loadpayload(void *ud, bonsai_agent *a, const unsigned char *p,
                        size_t n, size_t *used, long long *hp) {
   Host *h = (Host *)ud;
-  Src s;
   (void)a;
-  s.p = p;
-  s.n = n;
-  s.at = 0;
-  if (decode(h->L, &s, 0) != 0)
+  if (gettable(h, p, n, used) != 0)
     return BONSAI_ERROR;
-  if (lua_type(h->L, -1) != LUA_TTABLE) { /* scalars are the core's */
-    lua_pop(h->L, 1);
-    return BONSAI_ERROR;
-  }
   if (hp != NULL)
     *hp = lb_payload_keep(h->L, h->ci, -1);
   lua_pop(h->L, 1);
-  *used = s.at;
   return BONSAI_OK;
 }
 

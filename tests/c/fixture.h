@@ -46,4 +46,11 @@ const char *states(const bonsai_agent *ag);
 ** (valid until the next call). */
 const char *deferr(const char *spec);
 
+/* The bytes a save writes through saved_put (ud: a Saved; free p). */
+typedef struct Saved {
+  unsigned char *p;
+  size_t n;
+} Saved;
+void saved_put(void *ud, const void *p, size_t n);
+
 #endif

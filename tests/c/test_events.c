@@ -290,24 +290,12 @@ static void traced(void **state) {
   bonsai_agent_free(ag);
 }
 
-typedef struct Bytes {
-  unsigned char *p;
-  size_t n;
-} Bytes;
-
-static void put(void *ud, const void *p, size_t n) {
-  Bytes *b = (Bytes *)ud;
-  b->p = realloc(b->p, b->n + n);
-  memcpy(b->p + b->n, p, n);
-  b->n += n;
-}
-
 /* Queued events and the count of those dropped are saved; a restore
 ** replaces the queue. A format 1 save (no events) still restores. */
 static void saved(void **state) {
   bonsai_tree *t;
   bonsai_agent *ag, *b;
-  Bytes s = {NULL, 0};
+  Saved s = {NULL, 0};
   bonsai_value v, h;
   const char *name;
   (void)state;
@@ -317,7 +305,7 @@ static void saved(void **state) {
   send(ag, "heard", str("a"));
   send(ag, "heard", str("b"));
   send(ag, "heard", num(3));
-  assert_int_equal(bonsai_agent_save(ag, NULL, put, &s), BONSAI_OK);
+  assert_int_equal(bonsai_agent_save(ag, NULL, saved_put, &s), BONSAI_OK);
   b = bonsai_agent_new(t, NULL, NULL);
   send(b, "old", nil());
   assert_int_equal(bonsai_agent_restore(b, s.p, s.n, NULL), BONSAI_OK);
@@ -336,7 +324,7 @@ static void saved(void **state) {
   s.n = 0;
   bonsai_agent_free(ag);
   ag = bonsai_agent_new(t, NULL, NULL);
-  assert_int_equal(bonsai_agent_save(ag, NULL, put, &s), BONSAI_OK);
+  assert_int_equal(bonsai_agent_save(ag, NULL, saved_put, &s), BONSAI_OK);
   s.p[4] = 1;
   b = bonsai_agent_new(t, NULL, NULL);
   assert_int_equal(bonsai_agent_restore(b, s.p, s.n - 20, NULL), BONSAI_OK);
@@ -349,7 +337,7 @@ static void saved(void **state) {
   h.type = BONSAI_THANDLE;
   h.u.handle = 5;
   send(ag, "heard", h);
-  assert_int_equal(bonsai_agent_save(ag, NULL, put, &s), BONSAI_EARG);
+  assert_int_equal(bonsai_agent_save(ag, NULL, saved_put, &s), BONSAI_EARG);
   assert_string_equal(bonsai_agent_errmsg(ag),
                       "event 'heard': a payload of the host cannot be saved");
   free(s.p);

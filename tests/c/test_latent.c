@@ -578,24 +578,12 @@ static void traced(void **state) {
   bonsai_agent_free(ag);
 }
 
-typedef struct Bytes {
-  unsigned char *p;
-  size_t n;
-} Bytes;
-
-static void put(void *ud, const void *p, size_t n) {
-  Bytes *b = (Bytes *)ud;
-  b->p = realloc(b->p, b->n + n);
-  memcpy(b->p + b->n, p, n);
-  b->n += n;
-}
-
 /* A saved aborting agent, restored: the abort is immediate (one last
 ** call, at its first tick) and the waiting node goes on in that tick. */
 static void save_and_restore_aborting(void **state) {
   bonsai_tree *t;
   bonsai_agent *ag, *b;
-  Bytes s = {NULL, 0};
+  Saved s = {NULL, 0};
   (void)state;
   leaf("B", "FR");
   slow("A", "R", -1);
@@ -603,7 +591,7 @@ static void save_and_restore_aborting(void **state) {
   ag = bonsai_agent_new(t, NULL, NULL);
   STEP(ag, 1, R, "enter B; tick B; exit B failure; enter A; tick A");
   STEP(ag, 1, R, "enter B; tick B; abort A");
-  assert_int_equal(bonsai_agent_save(ag, NULL, put, &s), BONSAI_OK);
+  assert_int_equal(bonsai_agent_save(ag, NULL, saved_put, &s), BONSAI_OK);
   b = bonsai_agent_new(t, NULL, NULL);
   assert_int_equal(bonsai_agent_restore(b, s.p, s.n, NULL), BONSAI_OK);
   assert_string_equal(states(b), "RRO");
@@ -615,7 +603,7 @@ static void save_and_restore_aborting(void **state) {
   s.p = NULL;
   s.n = 0;
   /* a restore into a running or aborting agent is refused */
-  assert_int_equal(bonsai_agent_save(ag, NULL, put, &s), BONSAI_OK);
+  assert_int_equal(bonsai_agent_save(ag, NULL, saved_put, &s), BONSAI_OK);
   assert_int_equal(bonsai_agent_restore(ag, s.p, s.n, NULL), BONSAI_EARG);
   /* an interrupt's latent abort: the agent waits */
   free(s.p);
