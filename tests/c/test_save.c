@@ -192,13 +192,13 @@ static void refusals(void **state) {
   assert_string_equal(bonsai_agent_errmsg(c),
                       "saved from tree 't', not 'u'");
   b = bonsai_agent_new(t, NULL, NULL);
-  s.p[4] = 3; /* a newer format */
+  s.p[4] = 4; /* a newer format */
   assert_int_equal(bonsai_agent_restore(b, s.p, s.n, NULL), BONSAI_EARG);
   assert_string_equal(bonsai_agent_errmsg(b),
-                      "saved in format 3; this Bonsai reads formats 1 to 2");
+                      "saved in format 4; this Bonsai reads formats 1 to 3");
   s.p[4] = 0;
   assert_int_equal(bonsai_agent_restore(b, s.p, s.n, NULL), BONSAI_EARG);
-  s.p[4] = 2;
+  s.p[4] = 3;
   for (k = 0; k < s.n; k++) { /* every truncation */
     assert_int_equal(bonsai_agent_restore(b, s.p, k, NULL), BONSAI_EARG);
     assert_string_equal(states(b), "...");
@@ -297,18 +297,18 @@ static void leaf_state(void **state) {
   b = bonsai_agent_new(t, NULL, &nb);
   assert_int_equal(bonsai_agent_tick(a, 1), BONSAI_RUNNING);
   s = save(a);
-  assert_int_equal(s.p[4], 2);
+  assert_int_equal(s.p[4], 3);
   assert_int_equal(bonsai_agent_restore(b, s.p, s.n, NULL), BONSAI_OK);
   assert_int_equal(nb, 1); /* restored, not entered */
   assert_int_equal(bonsai_agent_tick(b, 1), BONSAI_RUNNING);
   assert_int_equal(bonsai_agent_tick(b, 1), BONSAI_SUCCESS);
   assert_int_equal(nb, 3);
-  /* a leaf's state in a save marked format 1: corrupted */
-  s.p[4] = 1;
+  /* a leaf's state in a save marked format 2: corrupted */
+  s.p[4] = 2;
   bonsai_agent_reset(b);
   assert_int_equal(bonsai_agent_restore(b, s.p, s.n, NULL), BONSAI_EARG);
   assert_non_null(strstr(bonsai_agent_errmsg(b), "corrupted"));
-  /* a save of format 1 holds none: RESTORE without bytes */
+  /* a save of format 2 holds none: RESTORE without bytes */
   na = 99;
   old.p = NULL;
   old.n = old.cap = 0;
@@ -320,7 +320,7 @@ static void leaf_state(void **state) {
   assert_int_equal(bonsai_leaf_register(env, "K", counter, NULL,
                                         BONSAI_LEAF_ENTER), BONSAI_OK);
   old = save(a); /* the leaf keeps nothing now */
-  old.p[4] = 1;
+  old.p[4] = 2;
   assert_int_equal(bonsai_leaf_register(env, "K", counter, NULL,
                                         BONSAI_LEAF_ENTER | BONSAI_LEAF_SAVE),
                    BONSAI_OK);
@@ -329,7 +329,7 @@ static void leaf_state(void **state) {
   assert_int_equal(nb, -1);
   /* a RESTORE that fails: the state stays, the error names the node */
   bonsai_agent_reset(b);
-  s.p[4] = 2;
+  s.p[4] = 3;
   nb = 77;
   assert_int_equal(bonsai_agent_restore(b, s.p, s.n, NULL), BONSAI_ELEAF);
   assert_string_equal(bonsai_agent_errmsg(b), "refused");

@@ -169,9 +169,9 @@ describe("a:save and restore", function()
     assert.has_error(function() bt.agent(U, { restore = s }) end,
                      "tree 'u': cannot restore: saved from tree 't', not 'u'")
     assert.has_error(function()
-      bt.agent(T, { restore = s:sub(1, 4) .. "\3" .. s:sub(6) })
-    end, "tree 't': cannot restore: saved in format 3; this Bonsai reads " ..
-         "formats 1 to 2")
+      bt.agent(T, { restore = s:sub(1, 4) .. "\4" .. s:sub(6) })
+    end, "tree 't': cannot restore: saved in format 4; this Bonsai reads " ..
+         "formats 1 to 3")
     assert.has_error(function() bt.agent(T, { restore = s .. "x" }) end)
     assert.has_error(function() bt.agent(T, { restore = 42 }) end)
     local rng = 12345
@@ -252,14 +252,14 @@ describe("a leaf's state saved with its agent", function()
 
   it("restore gets nil from an older save or one that held nothing, and " ..
      "is not called for a leaf that does not run", function()
-    -- a save of format 1 (before leaves' states): one of a tree whose leaf
-    -- keeps none, marked 1, restored where the leaf keeps one
+    -- a save of format 2 (before leaves' states): one of a tree whose leaf
+    -- keeps none, marked 2, restored where the leaf keeps one
     local a = bt.agent(restock(false), { owner = {}, blackboard = { stock = 0 } })
     a:tick(1)
     local s = a:save()
-    assert.equal(2, s:byte(5))
+    assert.equal(3, s:byte(5))
     local old = bt.agent(restock(true), { owner = {},
-                         restore = s:sub(1, 4) .. "\1" .. s:sub(6) })
+                         restore = s:sub(1, 4) .. "\2" .. s:sub(6) })
     assert.equal("nothing saved", old.owner.restored)
     assert.equal(0, old.owner.restock_t)
     assert.equal("running", old:tick(1))
