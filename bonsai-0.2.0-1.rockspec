@@ -73,6 +73,7 @@ build = {
     ["bonsai.script"] = "lua/bonsai/script.lua", -- needs lpeg
     ["bonsai.subscribe"] = "lua/bonsai/subscribe.lua",
     ["bonsai.loaders"] = "lua/bonsai/loaders.lua",
+    ["bonsai.paths"] = "lua/bonsai/paths.lua",
     ["bonsai.watch"] = "lua/bonsai/watch.lua",
     ["bonsai.formats.leaves"] = "lua/bonsai/formats/leaves.lua",
     ["bonsai.formats.controls"] = "lua/bonsai/formats/controls.lua",
