@@ -1,10 +1,11 @@
 -- tree_files_spec: files come from modders (docs/FORMATS.md, "Which files
--- a tree file may read"). Every file the game names (bt.load, bt.reload,
--- bt.watch and bt.poll, a Lua tree or leaf file) and every path a file can
--- name (a BehaviorTree.CPP include, a behavior3 subtree path) against what
--- a modder can write: FIFOs, devices, files larger than the bound or
--- larger than their size says. Regression test of the repro
--- files_unbounded_read.
+-- a tree file may read"). Every path a file can name (a BehaviorTree.CPP
+-- include, a behavior3 subtree path) and every file the game names
+-- (bt.load, bt.reload, bt.watch and bt.poll, a Lua tree or leaf file)
+-- against what a modder can write: "../", absolute paths, symbolic links
+-- that lead out, FIFOs, devices, files larger than the bound or larger
+-- than their size says. Regression tests of the repros
+-- files_b3_path_outside and files_unbounded_read.
 local bt = require "bonsai"
 local core = require "bonsai.core"
 local paths = require "bonsai.paths"
@@ -66,6 +67,75 @@ local function refused(file)
   return msg, list
 end
 
+describe("a path a tree file names", function()
+  it("stays inside the loaded file's directory: '..' and absolute paths " ..
+     "are refused before anything is read", function()
+    write("secret.xml", XML_SUB:format(1))
+    write("secret.json", B3_SUB)
+    for _, case in ipairs {
+      { btcpp, "../secret.xml", "include '../secret.xml' is outside" },
+      { btcpp, root .. "/secret.xml", "is outside the directories allowed" },
+      { btcpp, "sub/../../secret.xml", "is outside the directories allowed" },
+      { btcpp, "/etc/passwd", "include '/etc/passwd' is outside" },
+      { b3, "../secret.json", "subtree path '../secret.json' is outside" },
+      { b3, root .. "/secret.json", "is outside the directories allowed" },
+      { b3, "sub/../../secret.json", "is outside the directories allowed" },
+      { b3, "/etc/passwd", "subtree path '/etc/passwd' is outside" },
+      { b3, "/dev/zero", "subtree path '/dev/zero' is outside" },
+    } do
+      local file = case[1](case[2])
+      local msg, list = refused(file)
+      assert.truthy(msg:find(case[3], 1, true), msg)
+      assert.truthy(msg:find("bt.load's include_dirs option adds others",
+                             1, true), msg)
+      assert.same({ file }, list) -- the loaded file only
+    end
+  end)
+
+  it("may go where the game allows (include_dirs), and no further",
+     function()
+    sh("mkdir -p '" .. root .. "/shared' '" .. root .. "/other'")
+    write("shared/a.xml", XML_SUB:format(1))
+    write("shared/a.json", B3_SUB)
+    write("other/b.xml", XML_SUB:format(2))
+    local dirs = { root .. "/mod", root .. "/shared" }
+    assert.truthy(bt.load(btcpp("../shared/a.xml"), { include_dirs = dirs }))
+    assert.truthy(bt.load(b3("../shared/a.json"), { include_dirs = dirs }))
+    local _, msg = bt.load(btcpp("../other/b.xml"), { include_dirs = dirs })
+    assert.matches("is outside the directories allowed", msg)
+    -- behavior3's workspace directory: paths are relative to it, and it is
+    -- where they may lead by default
+    write("mod/sub/w.json", B3_SUB)
+    local tree = bt.load(b3("sub/w.json"), { dir = root .. "/mod" })
+    assert.truthy(tree)
+    _, msg = bt.load(b3("../secret.json"), { dir = root .. "/mod" })
+    assert.matches("is outside the directories allowed %(" ..
+                   root:gsub("%p", "%%%0") .. "/mod;", msg)
+  end)
+
+  it("is refused when a symbolic link inside leads outside", function()
+    write("secret.xml", XML_SUB:format(1))
+    write("secret.json", B3_SUB)
+    sh("ln -s '" .. root .. "/secret.xml' '" .. root .. "/mod/link.xml'")
+    sh("ln -s '" .. root .. "/secret.json' '" .. root .. "/mod/link.json'")
+    sh("ln -s '" .. root .. "' '" .. root .. "/mod/up'") -- a directory
+    for _, case in ipairs {
+      { btcpp, "link.xml" }, { btcpp, "up/secret.xml" },
+      { b3, "link.json" }, { b3, "up/secret.json" },
+    } do
+      local file = case[1](case[2])
+      local msg, list = refused(file)
+      assert.truthy(msg:find("leads outside the directories allowed (to " ..
+                             root .. "/secret.", 1, true), msg)
+      assert.same({ file }, list)
+    end
+    -- a link that stays inside is followed
+    write("mod/sub/in.xml", XML_SUB:format(3))
+    sh("ln -s '" .. root .. "/mod/sub/in.xml' '" .. root .. "/mod/in.xml'")
+    assert.truthy(bt.load(btcpp("in.xml")))
+  end)
+end)
+
 describe("a file read for a tree", function()
   it("must be a regular file: a FIFO is refused, never waited on, and so " ..
      "are devices and directories", function()
@@ -81,8 +151,10 @@ describe("a file read for a tree", function()
     notregular(refused(btcpp("fifo.xml")), "a FIFO")
     notregular(refused(b3("fifo.json")), "a FIFO")
     notregular(refused(btcpp("dir.xml")), "a directory")
-    notregular(refused(btcpp("zero.xml")), "a device")
-    notregular(refused(b3("null.json")), "a device")
+    -- a link to a device leads outside, and a device in the folder is
+    -- refused as one
+    assert.matches("leads outside", (refused(btcpp("zero.xml"))))
+    assert.matches("leads outside", (refused(b3("null.json"))))
     -- the files the game names itself
     notregular(refused(root .. "/mod/fifo.xml"), "a FIFO")
     notregular(refused(root .. "/mod/fifo.lua"), "a FIFO")
