@@ -396,13 +396,13 @@ describe("BehaviorTree.CPP files with includes and models", function()
     for i = 1, 40 do chain["d/" .. i .. ".xml"] = inc((i + 1) .. ".xml") end
     assert.matches("^d/32%.xml:1:24: node 'include': includes nested " ..
       "more than 32 deep$", import(inc("1.xml"), chain))
-    -- total size: the same 3 MB file included three times in a row
+    -- total size: three 3 MB files
     local big = '<root BTCPP_format="4"><!--' .. ("x"):rep(3 * 1024 * 1024) ..
                 "--></root>"
     assert.matches("included files are larger than 8388608 bytes in all",
       import('<root BTCPP_format="4"><include path="a.xml"/>' ..
-             '<include path="a.xml"/><include path="a.xml"/></root>',
-             { ["d/a.xml"] = big }))
+             '<include path="b.xml"/><include path="c.xml"/></root>',
+             { ["d/a.xml"] = big, ["d/b.xml"] = big, ["d/c.xml"] = big }))
     -- a directory above the current one, when the game names it
     assert.equal("d/main.xml:1:24: node 'include': include '../../y/b.xml' " ..
       "is outside the directories allowed (../x; bt.load's include_dirs " ..

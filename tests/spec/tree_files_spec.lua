@@ -1,10 +1,11 @@
 -- tree_files_spec: files come from modders (docs/FORMATS.md, "Which files
 -- a tree file may read"). Every path a file can name (a BehaviorTree.CPP
 -- include, a behavior3 subtree path) and every file the game names
--- (bt.load, bt.reload, bt.watch and bt.poll, a Lua tree or leaf file)
--- against what a modder can write: "../", absolute paths, symbolic links
--- that lead out, FIFOs, devices, files larger than the bound or larger
--- than their size says. Regression tests of the repros
+-- (bt.load, bt.reload, bt.watch and bt.poll, bt.import with a file, a Lua
+-- tree or leaf file) against what a modder can write: "../", absolute
+-- paths, symbolic links that lead out, FIFOs, devices, files larger than
+-- the bound or larger than their size says; and includes in a diamond,
+-- which are read once per load. Regression tests of the repros
 -- files_b3_path_outside and files_unbounded_read.
 local bt = require "bonsai"
 local core = require "bonsai.core"
@@ -216,5 +217,47 @@ describe("a file read for a tree", function()
     for _, fl in ipairs(failed) do
       assert.matches("not a regular file %(a FIFO%)", fl.error)
     end
+  end)
+end)
+
+describe("files a load names more than once", function()
+  -- a diamond: level i's two files both include level i+1's two files
+  local function diamond(levels, ext)
+    for i = 0, levels do
+      for _, p in ipairs { "a", "b" } do
+        local name = "mod/" .. p .. i .. ext
+        if ext == ".xml" then
+          local inc = i < levels and ('<include path="a' .. (i + 1) ..
+            '.xml"/><include path="./b' .. (i + 1) .. '.xml"/>') or ""
+          write(name, i == 0 and p == "a" and XML_MAIN:format(inc) or
+                '<root BTCPP_format="4">' .. inc .. '</root>')
+        else
+          local kids = i < levels and ('[{"name":"S","path":"a' .. (i + 1) ..
+            '.json"},{"name":"S","path":"./b' .. (i + 1) .. '.json"}]') or
+            '[]'
+          write(name, '{"name":"t","root":{"name":"Sequence","children":' ..
+                kids .. '}}')
+        end
+      end
+    end
+    return root .. "/mod/a0" .. ext
+  end
+
+  it("reads each once: includes in a diamond load at once", function()
+    local file = diamond(30, ".xml") -- 2^30 paths through the includes
+    local tree
+    local list = reads(function() tree = bt.load(file) end)
+    assert.truthy(tree)
+    assert.equal(61, #list) -- each of the 62 files once, but b0
+  end)
+
+  it("reads each subtree file once: a diamond is refused at the node " ..
+     "bound", function()
+    local file = diamond(30, ".json")
+    local tree, msg
+    local list = reads(function() tree, msg = bt.load(file) end)
+    assert.is_nil(tree)
+    assert.matches("the tree expands to more than 100000 nodes", msg)
+    assert.is_true(#list <= 61, #list .. " reads")
   end)
 end)

@@ -801,10 +801,14 @@ local function subfile(ctx, jpath, spec)
   if not ctx.read then
     fail(ctx, jpath, spec.name, "no file to read '" .. p .. "'")
   end
-  local text, err = ctx.read(full, ctx.dirs)
-  if not text then fail(ctx, jpath, spec.name, tostring(err)) end
-  ctx.deps[#ctx.deps + 1] = full
-  local data = decode(text, full)
+  local data = ctx.used[full] -- a file used twice is read and decoded once
+  if not data then
+    local text, err = ctx.read(full, ctx.dirs)
+    if not text then fail(ctx, jpath, spec.name, tostring(err)) end
+    data = decode(text, full)
+    ctx.used[full] = data
+    ctx.deps[#ctx.deps + 1] = full
+  end
   if type(data) ~= "table" or type(data.root) ~= "table" then
     error(full .. ": $: not a behavior3 tree file (no 'root' node)", 0)
   end
@@ -923,7 +927,7 @@ function M.parse(text, opts)
   local ctx = { file = file, bt = opts.bt, count = 0, level = 0,
                 read = opts.read,
                 deps = opts.deps or {}, files = {}, depth = 0, ids = {},
-                dir = opts.dir,
+                dir = opts.dir, used = {},
                 dirs = paths.dirs(opts.include_dirs or
                                   { opts.dir or paths.dir(file) }, file) }
   if type(data) ~= "table" or data[1] ~= nil then

@@ -775,7 +775,9 @@ end
 -- Reads the file an <include> names (relative to the including file),
 -- refusing one outside the allowed directories (bonsai.paths: as written,
 -- then as the disk resolves it), a cycle, includes nested too deep or too
--- large in total; returns its path and text.
+-- large in total; returns its path and text, or nothing for a file this
+-- load has already included (its trees are there: a file included by two
+-- others is read and collected once).
 local function included(ctx, e, file, depth)
   if e.attrs.ros_pkg then
     where(ctx, e, "ros_pkg includes are not supported")
@@ -791,6 +793,7 @@ local function included(ctx, e, file, depth)
   if ctx.including[full] then
     where(ctx, e, "include recursion through '" .. e.attrs.path .. "'")
   end
+  if ctx.collected[full] then return nil end
   if depth >= MAX_INCLUDES then
     where(ctx, e, "includes nested more than " .. MAX_INCLUDES .. " deep")
   end
@@ -803,6 +806,7 @@ local function included(ctx, e, file, depth)
           " bytes in all")
   end
   ctx.deps[#ctx.deps + 1] = full
+  ctx.collected[full] = true
   return full, text
 end
 
@@ -843,9 +847,11 @@ local function collect(ctx, root, file, depth)
       models(ctx, e)
     elseif e.tag == "include" then
       local full, text = included(ctx, e, file, depth)
-      ctx.including[full] = true
-      collect(ctx, xml.parse(text, full), full, depth + 1)
-      ctx.including[full] = nil
+      if full then
+        ctx.including[full] = true
+        collect(ctx, xml.parse(text, full), full, depth + 1)
+        ctx.including[full] = nil
+      end
     else
       -- Groot2 keeps its layout and other data in elements of its own
     end
@@ -865,11 +871,12 @@ function M.parse(text, opts)
                 models = {}, count = 0, depth = 0, instances = 0, active = {},
                 including = {}, read = opts.read, deps = opts.deps or {},
                 unnamed = 0, anonymous = {}, included = 0,
-                include_dirs = {} }
+                collected = {} }
   ctx.include_dirs = paths.dirs(opts.include_dirs or { paths.dir(file) },
                                 file)
   local root = xml.parse(text, file)
   ctx.including[paths.normal(file)] = true
+  ctx.collected[paths.normal(file)] = true
   collect(ctx, root, file, 0)
   local main = opts.main or root.attrs.main_tree_to_execute
   local function ids()
