@@ -67,6 +67,7 @@ build = {
     ["bonsai"] = "lua/bonsai/init.lua",
     ["bonsai.builder"] = "lua/bonsai/builder.lua",
     ["bonsai.debug"] = "lua/bonsai/debug.lua", -- needs lua-socket, lua-cjson
+    ["bonsai.http"] = "lua/bonsai/http.lua", -- needs lua-socket
     ["bonsai.export"] = "lua/bonsai/export.lua",
     ["bonsai.profile"] = "lua/bonsai/profile.lua",
     ["bonsai.record"] = "lua/bonsai/record.lua", -- needs lua-cjson

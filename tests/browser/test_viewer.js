@@ -254,16 +254,16 @@ function startGame(script, args) {
     let out = '';
     child.stdout.on('data', (d) => {
       out += d;
-      const m = out.match(/live: (http:\/\/127\.0\.0\.1:\d+\/)/);
-      if (m) resolve({ child, url: m[1] });
+      const m = out.match(/live: (http:\/\/127\.0\.0\.1:\d+\/)\?token=([0-9a-f]+)/);
+      if (m) resolve({ child, url: m[0].slice(6), base: m[1], token: m[2] });
     });
     child.on('exit', (code) => reject(new Error('tests/live/game.lua exited (' + code + '): ' + out)));
   });
 }
 
-function readStream(url) {
+function readStream(game) {
   const stream = { lines: [], req: null };
-  stream.req = http.get(url + 'events', (res) => {
+  stream.req = http.get(game.base + 'events?token=' + game.token, (res) => {
     let buf = '';
     res.on('data', (d) => {
       buf += d;
@@ -946,7 +946,7 @@ async function main() {
             if (out.includes('\n')) resolve(out.trim());
           });
         });
-        assert.match(url, /^http:\/\/127\.0\.0\.1:\d+\/\?trace=arena\.jsonl$/);
+        assert.match(url, /^http:\/\/127\.0\.0\.1:\d+\/\?trace=arena\.jsonl&token=[0-9a-f]{32}$/);
         await page.goto(url + '&agent=' + story.id + '&tick=' + storyTick);
         await page.waitForSelector('body.loaded #tree li[data-path]');
         assert.equal(await page.isVisible('#live'), false, 'not live');
@@ -959,7 +959,7 @@ async function main() {
 
     await check('live: follows tests/live/game.lua, pauses, scrubs back, resumes, edits the blackboard', async () => {
       game = await startGame('tests/live/game.lua', ['0', '120']); // killed when done
-      stream = readStream(game.url);
+      stream = readStream(game);
       await page.goto(game.url);
       await page.waitForSelector('body.loaded.is-live #tree li[data-path]');
       assert.equal(await page.textContent('#live-state'), 'live');
@@ -1236,7 +1236,7 @@ async function main() {
       stream.req.destroy();
       game.child.kill();
       game = await startGame('tests/browser/churn_game.lua', ['20']);
-      stream = readStream(game.url);
+      stream = readStream(game);
       await page.goto(game.url);
       await page.waitForSelector('body.loaded.is-live #tree li[data-path]');
       assert.equal(await page.textContent('#agent-count'), '2');
@@ -1294,7 +1294,7 @@ async function main() {
           let out = '';
           arenaGame.stdout.on('data', (d) => {
             out += d;
-            const m = out.match(/live at (http:\/\/127\.0\.0\.1:\d+\/)/);
+            const m = out.match(/live at (http:\/\/127\.0\.0\.1:\d+\/\?token=[0-9a-f]+)/);
             if (m) resolve(m[1]);
           });
         });

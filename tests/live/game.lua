@@ -2,8 +2,8 @@
 -- 127.0.0.1, for the viewer's browser test and for trying the viewer by
 -- hand. Usage (from the repository, after scripts/setup):
 --   lua5.4 tests/live/game.lua [PORT [SECONDS]]
--- PORT 0 (the default) picks a free port; the URL is printed on the first
--- line ("live: http://127.0.0.1:PORT/"). It runs for SECONDS (default 30)
+-- PORT 0 (the default) picks a free port; the page's URL, with its token,
+-- is printed on the first line ("live: http://127.0.0.1:PORT/?token=..."). It runs for SECONDS (default 30)
 -- at about 30 frames a second: three guards patrol and chase, one of them
 -- is hurt now and then (so guards react), and its tree is reloaded once.
 local here = arg[0]:match("^(.*)/tests/live/[^/]*$") or "."
@@ -55,8 +55,8 @@ for i = 1, 3 do
                                  sword = 2, charm = function() end } } })
 end
 
-local p = bt.debug.serve { port = port, agents = agents }
-print(("live: http://127.0.0.1:%d/"):format(p))
+local _, url = bt.debug.serve { port = port, agents = agents }
+print("live: " .. url)
 io.stdout:flush()
 
 local dt, frame, start = 1 / 30, 0, socket.gettime()

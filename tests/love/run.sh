@@ -36,7 +36,7 @@ timeout 120 xvfb-run -a -s "-screen 0 800x600x24" \
   >"$tmp/out" 2>&1 || { cat "$tmp/out" >&2; fail "love exited with $?"; }
 wait
 
-grep -q '^0\.00 debugger http://127\.0\.0\.1:[0-9]*/$' "$log" ||
+grep -q '^0\.00 debugger http://127\.0\.0\.1:[0-9]*/?token=[0-9a-f]*$' "$log" ||
   fail "no live debugger"
 at="$(awk '/ reloaded / { print $1; exit }' "$log")"
 [ -n "$at" ] || fail "the tree was not reloaded"
