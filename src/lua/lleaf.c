@@ -631,17 +631,54 @@ int lb_control_call(const bonsai_call *c) {
 
 /*
 ** c:tick(i) and c:abort(i). A child's run calls Lua leaves, which find
-** their stack through a LTick: the tick's own indices belong to the frame
-** that started it, so this frame pushes the agent, its state, blackboard
-** slot, values and named leaves again and hands the core a LTick of its
-** own for the child's callbacks.
+** their stack through a LTick, and so do the hooks of the tick (the trace
+** hook of a:_on_event, bt.sleep) through the context's 'ticking': the
+** indices of the tick's own LTick belong to the frame that started it, not
+** to this one. So the child's run is a protected call of its own (pchild)
+** that pushes the agent, its state, blackboard slot, values and named
+** leaves again and is the innermost tick under way while it runs; however
+** it ends (a raise under the child included, which may be caught by the
+** callback) the outer tick is the innermost again before Lua code of the
+** callback runs.
 */
+typedef struct Child {
+  LTick t;
+  LTick *outer; /* the tick under way before the child's run */
+  unsigned node, k;
+  int abort;
+  int r; /* what the core returned */
+} Child;
+
+/* args: the Child, agent, state, context */
+static int pchild(lua_State *L) {
+  Child *ch = (Child *)lua_touserdata(L, 1);
+  LTick *t = &ch->t;
+  t->L = L;
+  t->agent = 2;
+  t->state = 3;
+  t->ctx = 4;
+  lua_getiuservalue(L, 4, LB_NAMED); /* 5 */
+  t->named = 5;
+  lua_getiuservalue(L, 3, UV_VALUES); /* 6 */
+  t->values = 6;
+  lua_pushnil(L); /* 7: blackboard slot */
+  t->bb = 7;
+  t->bbready = 0;
+  t->pending = 0;
+  lb_tick_room(L);
+  t->lb->ticking = t;
+  ch->r = ch->abort ? bonsai_control_abort(t->a, ch->node, ch->k, t)
+                    : bonsai_control_tick(t->a, ch->node, ch->k, t);
+  t->lb->ticking = ch->outer;
+  return 0;
+}
+
 static int childop(lua_State *L, int abort) {
   const char *what = abort ? "c:abort" : "c:tick";
   lua_Integer k = luaL_checkinteger(L, 2);
-  unsigned node, n;
+  unsigned n;
   LAgent *la;
-  LTick t;
+  Child ch;
   int r;
   luaL_checktype(L, 1, LUA_TTABLE);
   lua_settop(L, 2);
@@ -651,41 +688,39 @@ static int childop(lua_State *L, int abort) {
   lua_rawgeti(L, 3, 1); /* 4: agent */
   lua_rawgeti(L, 3, 2); /* 5: state, known by its magic (as lagent.c does) */
   lua_rawgeti(L, 3, 3);
-  node = (unsigned)lua_tointeger(L, -1);
+  ch.node = (unsigned)lua_tointeger(L, -1);
   lua_pop(L, 1);
-  t.lb = lb_context(L);
+  ch.t.lb = lb_context(L);
   la = (LAgent *)lua_touserdata(L, 5);
   if (la == NULL || lua_type(L, 5) != LUA_TUSERDATA ||
-      lua_rawlen(L, 5) < sizeof(LAgent) || la->magic != t.lb)
+      lua_rawlen(L, 5) < sizeof(LAgent) || la->magic != ch.t.lb)
     return luaL_error(L, "%s: its agent is gone", what);
-  t.L = L;
-  t.a = agentof(la);
-  t.ctx = lua_upvalueindex(1);
-  t.agent = 4;
-  t.state = 5;
-  lua_pushnil(L);
-  t.bb = 6;
-  t.bbready = 0;
-  lua_getiuservalue(L, 5, UV_VALUES);
-  t.values = 7;
-  lua_getiuservalue(L, lua_upvalueindex(1), LB_NAMED);
-  t.named = 8;
-  t.pending = 0;
-  lb_tick_room(L);
-  n = bonsai_control_children(t.a, node);
+  ch.t.a = agentof(la);
+  n = bonsai_control_children(ch.t.a, ch.node);
   if (k < 1 || k > (lua_Integer)n) {
     lua_pushinteger(L, k); /* as text: 5.1's lua_pushfstring has no %I */
     return luaL_error(L, "%s: no child %s (the node has %d)", what,
                       lua_tostring(L, -1), (int)n);
   }
-  r = abort ? bonsai_control_abort(t.a, node, (unsigned)k - 1, &t)
-            : bonsai_control_tick(t.a, node, (unsigned)k - 1, &t);
+  ch.k = (unsigned)k - 1;
+  ch.abort = abort;
+  ch.outer = ch.t.lb->ticking;
+  lua_pushcfunction(L, pchild);
+  lua_pushlightuserdata(L, &ch);
+  lua_pushvalue(L, 4);
+  lua_pushvalue(L, 5);
+  lua_pushvalue(L, lua_upvalueindex(1));
+  if (lua_pcall(L, 4, 0, 0) != LUA_OK) { /* a raise under the child */
+    ch.t.lb->ticking = ch.outer;
+    return lua_error(L);
+  }
+  r = ch.r;
   if (r == BONSAI_EARG)
     return luaL_error(L, "%s: only during its node's %s", what,
                       abort ? "callbacks" : "tick callback (not in enter or "
                                             "abort, nor while a child runs)");
   if (r < 0) { /* the error is recorded, at the node that failed */
-    lua_pushstring(L, bonsai_agent_errmsg(t.a));
+    lua_pushstring(L, bonsai_agent_errmsg(ch.t.a));
     return lua_error(L);
   }
   if (abort)

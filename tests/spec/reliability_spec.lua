@@ -459,3 +459,165 @@ describe("depth", function()
     assert.equal("B", a:running()[100001])
   end)
 end)
+
+-- What runs inside c:tick finds the tick's stack through the child's run,
+-- never through the frame of the tick that started it
+-- (../shared/repro/debug_step_into_control: the live debugger's step into a
+-- tick crashed the game at a bt.control node).
+describe("entries reached from inside a bt.control tick", function()
+  -- A pass-through control node; nested ones make a path of control nodes.
+  local function pass(name, child, abort)
+    return bt.control { name = name, tick = function(c) return c:tick(1) end,
+                        abort = abort, child }
+  end
+
+  -- The trace hook's codes during the tick, and the tick's own events.
+  local function hooked(a)
+    local seen = {}
+    a:trace(256)
+    a:_on_event(function(kind, code)
+      assert(a.bb.hp ~= nil) -- the hook reads the blackboard
+      if kind == "status" then seen[#seen + 1] = code end
+    end)
+    return seen
+  end
+
+  it("the trace hook of a:_on_event sees every event of the tick through " ..
+     "nested control nodes", function()
+    local T = bt.tree(bt.sequence { name = "root",
+      pass("p", pass("q", bt.sequence { name = "s",
+        bt.action { name = "A", tick = function() return true end },
+        bt.action { name = "B", tick = run } })) }, { name = "t" })
+    local a = bt.agent(T, { blackboard = { hp = 1 } })
+    local seen = hooked(a)
+    for i = 1, 3 do
+      assert.equal("running", a:tick(0.1))
+      local codes = a:_tick_events()
+      assert.same(codes, seen, "tick " .. i)
+      assert.is_true(#codes >= (i == 1 and 7 or 5))
+      for k in pairs(seen) do seen[k] = nil end
+    end
+  end)
+
+  it("the trace hook sees the events of a child's run, of a c:abort from " ..
+     "an abort callback, and of the node itself after a caught error",
+     function()
+    local n = 0
+    local T = bt.tree(bt.control { name = "p",
+      tick = function(c)
+        n = n + 1
+        if n == 1 then return c:tick(1) end -- q and its leaf run
+        if n == 2 then -- q is cut off: its abort aborts its leaf
+          c:abort(1)
+          return c:tick(2)
+        end
+        assert.is_false(pcall(c.tick, c, 3)) -- a raise under the child
+        return "success"
+      end,
+      pass("q", bt.action { name = "A", tick = run }, function(c)
+        c:abort(1)
+      end),
+      bt.action { name = "B", tick = run },
+      bt.action { name = "E", tick = function() error("boom", 0) end } },
+      { name = "t" })
+    local a = bt.agent(T, { blackboard = { hp = 1 } })
+    local seen = hooked(a)
+    a:tick(1)
+    assert.same(a:_tick_events(), seen)
+    for k in pairs(seen) do seen[k] = nil end
+    a:tick(1)
+    assert.same(a:_tick_events(), seen)
+    for k in pairs(seen) do seen[k] = nil end
+    local ok, err = pcall(a.tick, a, 1)
+    assert.is_false(ok)
+    assert.matches("node 'p': a child's error was caught", err)
+    local codes = a:_tick_events()
+    -- the hook saw the same status events (the error's own mark aside)
+    assert.same(codes, seen)
+  end)
+
+  it("bt.sleep from a leaf under control nodes puts that agent to sleep, " ..
+     "also from a callback after a caught error", function()
+    local T = bt.tree(pass("p", pass("q", bt.action { name = "A",
+      tick = function() return bt.sleep(5) end })), { name = "t" })
+    local a, b = bt.agent(T), bt.agent(T)
+    a:tick(1)
+    assert.equal(5, a:sleeping())
+    assert.is_nil(b:sleeping())
+    local T2 = bt.tree(bt.control { name = "p",
+      tick = function(c)
+        assert.is_false(pcall(c.tick, c, 1))
+        bt.sleep(3)
+        return "running"
+      end,
+      bt.action { name = "E", tick = function() error("boom", 0) end } },
+      { name = "t2" })
+    local d = bt.agent(T2)
+    assert.is_false(pcall(d.tick, d, 1))
+    assert.is_nil(d:sleeping()) -- recovered: nothing runs to sleep on
+  end)
+
+  it("a task under control nodes gets its arguments and its bt.defer " ..
+     "cleanups run when its run ends", function()
+    local log = {}
+    local T = bt.tree(pass("p", pass("q", bt.action { name = "T",
+      args = { x = 7 },
+      task = function(agent, bb, args)
+        bt.defer(function() log[#log + 1] = "defer " .. bb.k end)
+        log[#log + 1] = "start " .. args.x .. " " .. agent.owner.name
+        coroutine.yield()
+        return true
+      end })), { name = "t" })
+    local a = bt.agent(T, { owner = { name = "o" }, blackboard = { k = "v" } })
+    assert.equal("running", a:tick(1))
+    assert.equal("success", a:tick(1))
+    assert.equal("start 7 o; defer v", table.concat(log, "; "))
+  end)
+
+  it("leaves, utilities, conditions and observers under control nodes get " ..
+     "their own agent, blackboard, view and args", function()
+    local seen, me = {}, nil
+    local inner = bt.tree(bt.sequence { name = "in",
+      bt.action { name = "L", args = { y = 2 }, tick = function(agent, bb, args)
+        seen[#seen + 1] = "leaf " .. tostring(bb.hp) .. " " .. args.y
+        bb.hp = 9 -- through the view: the outer key 'life'
+        return agent == me
+      end } }, { name = "inner" })
+    local T = bt.tree(pass("p", bt.sequence { name = "s",
+      pass("q", bt.subtree(inner, { remap = { hp = "life" } })),
+      bt.utility_selector { name = "u",
+        bt.action { name = "U", skip_if = "life > 100 && life < 200",
+          on_success = "n := life + 1",
+          utility = function(agent, bb)
+            seen[#seen + 1] = "utility " .. bb.life
+            return 1
+          end, tick = function() return true end } } }),
+      { name = "t" })
+    local a = bt.agent(T, { blackboard = { life = 3 } })
+    me = a
+    a.bb:observe("life", function(bb, key, new, old)
+      seen[#seen + 1] = ("observer %s %s %s"):format(key, new, old)
+      assert.equal(a.bb, bb)
+    end)
+    assert.equal("success", a:tick(1))
+    assert.same({ "leaf 3 2", "observer life 9 3", "utility 9" }, seen)
+    assert.equal(10, a.bb.n) -- the post-condition ran
+  end)
+
+  it("a leaf under a control node may tick another agent whose tree has " ..
+     "control nodes; each hook sees its own agent's events", function()
+    local other
+    local T2 = bt.tree(pass("x", bt.action { name = "Y",
+      tick = function() return true end }), { name = "t2" })
+    local T = bt.tree(pass("p", bt.sequence { name = "s",
+      bt.action { name = "A", tick = function() other:tick(1) return true end },
+      bt.action { name = "B", tick = run } }), { name = "t" })
+    local a = bt.agent(T, { blackboard = { hp = 1 } })
+    other = bt.agent(T2, { blackboard = { hp = 2 } })
+    local seen, seen2 = hooked(a), hooked(other)
+    assert.equal("running", a:tick(1))
+    assert.same(a:_tick_events(), seen)
+    assert.same(other:_tick_events(), seen2)
+    assert.equal(4, #seen2) -- x and Y running, then success
+  end)
+end)
