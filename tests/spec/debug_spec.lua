@@ -1228,29 +1228,53 @@ describe("bt.debug's commands", function()
 end)
 
 describe("tests/live/game.lua", function()
-  it("serves its game live on 127.0.0.1 for the seconds asked", function()
-    local p = assert(io.popen(luaver.interpreter .. " tests/live/game.lua 0 1.5"))
-    local first = p:read("*l")
-    local gport, tok = (first or ""):match(
-      "^live: http://127%.0%.0%.1:(%d+)/%?token=(%x+)$")
-    gport = tonumber(gport)
-    assert.is_number(gport, first)
-    local c = assert(socket.connect("127.0.0.1", gport))
-    c:settimeout(2)
+  -- Waits for cond() (polling; a deadline only in case it never comes).
+  local function eventually(cond)
+    local t0 = socket.gettime()
+    repeat
+      local v = cond()
+      if v then return v end
+      socket.sleep(0.01)
+    until socket.gettime() - t0 > 60
+    error("waited 60 s in vain")
+  end
+
+  it("serves its game live on 127.0.0.1, does what its input says and " ..
+     "stops when it closes", function()
+    local out = os.tmpname()
+    local p = assert(io.popen(luaver.interpreter ..
+                              " tests/live/game.lua 0 --stdin > " .. out, "w"))
+    local function said()
+      local f = io.open(out)
+      local text = f and f:read("*a") or ""
+      if f then f:close() end
+      return text
+    end
+    local url = eventually(function()
+      return said():match("^live: (http://127%.0%.0%.1:%d+/%?token=%x+)\n")
+    end)
+    local gport, tok = url:match(":(%d+)/%?token=(%x+)$")
+    local c = assert(socket.connect("127.0.0.1", tonumber(gport)))
+    c:settimeout(0)
     c:send("GET /events?token=" .. tok .. " HTTP/1.1\r\nHost: 127.0.0.1:" ..
            gport .. "\r\n\r\n")
-    local got, lines = "", 0
-    local t0 = socket.gettime()
-    while lines < 8 and socket.gettime() - t0 < 2 do
-      local d, e, part = c:receive(4096)
+    local got = ""
+    local function stream()
+      local d, e, part = c:receive(65536)
       got = got .. (d or part or "")
-      lines = select(2, got:gsub("\ndata: ", ""))
-      if e == "closed" then break end
+      assert(e ~= "closed", "the stream closed")
+      return got
     end
-    c:close()
+    eventually(function() return stream():find('"t":"tick"', 1, true) end)
     assert.truthy(got:find('"t":"header"', 1, true))
-    assert.truthy(got:find('"t":"tick"', 1, true))
-    p:read("*a") -- it stops by itself
-    assert.is_true(p:close())
+    assert.truthy(got:find('"type":"control"', 1, true)) -- (the patrol)
+    -- a command on its input, answered, and seen in the stream
+    p:write("hurt 2\n")
+    p:flush()
+    eventually(function() return said():find("\ndone hurt 2\n", 1, true) end)
+    eventually(function() return stream():find('"hp":1[01]', 1) end)
+    c:close()
+    assert.truthy(p:close()) -- its input closed: it stops
+    os.remove(out)
   end)
 end)
