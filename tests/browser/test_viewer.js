@@ -388,6 +388,7 @@ async function main() {
   let stream = null;
   try {
     const page = context.pages()[0] || await context.newPage();
+    page.setDefaultTimeout(60000); // (a deadline for what never comes, not a wait)
     const pageErrors = [];
     page.on('pageerror', (e) => pageErrors.push(e.message));
 
