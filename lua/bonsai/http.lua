@@ -245,7 +245,7 @@ function M.new(o)
 
   -- Parses what c has received; handles a complete request.
   local function parse(c)
-    if not c.head then
+    if not c.req then
       local head = c.inbuf:find("\r\n\r\n", 1, true)
       if not head then
         if #c.inbuf > M.MAX_HEADER then
@@ -276,11 +276,11 @@ function M.new(o)
       if c.length > M.MAX_BODY then return refuse(c, 413, "request too large") end
       local path, q = target:match("^([^?#]*)%??([^#]*)")
       c.method = method
-      c.head = { method = method, path = path, query = query(q),
+      c.req = { method = method, path = path, query = query(q),
                  headers = headers }
     end
     if #c.inbuf < c.length then return end
-    local req = c.head
+    local req = c.req
     req.body = c.inbuf:sub(1, c.length)
     c.inbuf, c.done = "", true
     if allowed(c, req) then o.handle(S, c, req) end
@@ -299,8 +299,8 @@ function M.new(o)
 
   -- Writes what the socket takes now.
   local function send(c)
-    while c.head_at <= c.tail or c.feed do
-      if c.head_at > c.tail then -- the next part of a fed stream
+    while c.first <= c.tail or c.feed do
+      if c.first > c.tail then -- the next part of a fed stream
         local chunk = c.feed()
         if not chunk then
           c.feed = nil
@@ -308,7 +308,7 @@ function M.new(o)
         end
         push(c, chunk)
       end
-      local s = c.out[c.head_at]
+      local s = c.out[c.first]
       local last, err, part = c.sock:send(s, c.sent + 1)
       last = last or part
       if last and last > c.sent then c.sent = last end
@@ -316,12 +316,12 @@ function M.new(o)
         if err == "closed" then drop(c) end
         return
       end
-      if c.live[c.head_at] then
-        c.live[c.head_at] = nil
+      if c.live[c.first] then
+        c.live[c.first] = nil
         c.livesize = c.livesize - #s
       end
-      c.out[c.head_at] = nil
-      c.head_at = c.head_at + 1
+      c.out[c.first] = nil
+      c.first = c.first + 1
       c.sent = 0
     end
     if c.closing then drop(c) end
@@ -353,7 +353,7 @@ function M.new(o)
       else
         s:settimeout(0)
         s:setoption("tcp-nodelay", true)
-        conns[#conns + 1] = { sock = s, inbuf = "", out = {}, head_at = 1,
+        conns[#conns + 1] = { sock = s, inbuf = "", out = {}, first = 1,
                               tail = 0, live = {}, livesize = 0, sent = 0,
                               length = 0,
                               since = now() }
