@@ -90,7 +90,11 @@ function M.new(bt)
   local added = {}    -- the watches in the order they came (removed ones
                       -- too, until the list is compacted)
   local opts = {}
-  local lines = {}    -- header, tree and agent events, for new clients
+  local lines = {}    -- header, tree and agent events, for new clients:
+                      -- { event }; an agent gone takes its line with it
+                      -- (dead = true until the list is compacted)
+  local dead = 0      -- dead entries in lines
+  local agentline = {} -- agent id -> its entry in lines
   local profiles = {} -- tree name -> its last profile line (sent)
   local faults = setmetatable({}, { __mode = "k" }) -- agent -> { [node
                       -- path] = true }: the nodes the page forced
@@ -105,13 +109,34 @@ function M.new(bt)
   end
 
   -- A line of the stream: sent to every page; header, tree and agent
-  -- lines are also kept for the pages to come.
+  -- lines are also kept for the pages to come (quotes in strings are
+  -- escaped, so '"t":"tick"' is the line's type).
   local function emit(line)
     local ev = frame(line)
-    if not line:find('"t":"tick"', 1, true) then -- (quotes in strings
-      lines[#lines + 1] = ev                      -- are escaped)
+    if line:find('"t":"agent"', 1, true) then
+      local id = tonumber(line:match('"agent":(%d+)'))
+      lines[#lines + 1] = { ev }
+      if id then agentline[id] = lines[#lines] end
+    elseif not line:find('"t":"tick"', 1, true) and
+           not line:find('"t":"gone"', 1, true) then
+      lines[#lines + 1] = { ev }
     end
     if server then server.broadcast(ev) end
+  end
+
+  -- An agent gone: the pages to come do not hear of it (so what they are
+  -- sent does not grow with every agent a game ever offered).
+  local function forget(id)
+    local l = agentline[id]
+    if not l then return end
+    agentline[id], l.dead, dead = nil, true, dead + 1
+    if dead > #lines / 2 then
+      local kept = {}
+      for _, x in ipairs(lines) do
+        if not x.dead then kept[#kept + 1] = x end
+      end
+      lines, dead = kept, 0
+    end
   end
 
   -- The profile lines of the streamed trees that have a profile, when they
@@ -366,6 +391,7 @@ function M.new(bt)
   local function gone(id)
     offered[id] = nil
     emit(cjson.encode { t = "gone", agent = id }) -- the page marks it
+    forget(id)
     for _, marks in pairs(breaks) do
       for path, rules in pairs(marks) do
         for rule in pairs(rules) do
@@ -689,7 +715,9 @@ function M.new(bt)
       end
       if file then return server.stream(c, feeder()) end
       if not server.stream(c) then return end
-      for _, ev in ipairs(lines) do server.event(c, ev) end
+      for _, l in ipairs(lines) do
+        if not l.dead then server.event(c, l[1]) end
+      end
       if rec then
         for agent, st in pairs(rec.ids) do
           if st.tick > 0 then server.event(c, frame(snapshot(agent, st))) end
@@ -792,7 +820,7 @@ function M.new(bt)
     if rec then
       for agent in pairs(rec.ids) do D.remove(agent) end
     end
-    rec, lines, breaks, file = nil, {}, {}, nil
+    rec, lines, dead, agentline, breaks, file = nil, {}, 0, {}, {}, nil
     watches, bykey, added, nwatches, nbreaks = {}, {}, {}, 0, 0
     byid, offered = setmetatable({}, { __mode = "v" }), {}
     profiles = {}

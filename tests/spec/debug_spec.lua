@@ -482,13 +482,15 @@ describe("bt.debug.serve", function()
     -- the one kept goes on, with its own breakpoints only
     keep:tick(1)
     assert.is_false(keep:frozen())
-    -- a page that comes now is told too
+    -- a page that comes now does not hear of it (what a new page is sent
+    -- does not grow with every agent gone), only of the one kept
     local late = subscribe()
     assert.is_true(pump(function()
       for _, l in ipairs(late.lines()) do
-        if l.t == "gone" and l.agent == 2 then return true end
+        if l.t == "tick" and l.agent == 1 then return true end
       end
     end))
+    for _, l in ipairs(late.lines()) do assert.are_not.equal(2, l.agent) end
   end)
 
   it("steps through a tick node by node: what the blackboard held at " ..
@@ -1097,6 +1099,29 @@ describe("bt.debug.serve, a server on the developer's machine", function()
     -- a page that reads gets its stream
     local c = subscribe()
     assert.is_true(pump(function() return #c.lines() >= 4 end))
+    c.sock:close()
+  end)
+
+  it("sends a new page the agents there are, not every agent gone",
+     function()
+    local tree = guardtree()
+    local a = bt.agent(tree, { blackboard = { hp = 100 } })
+    serve { agents = { a } }
+    for _ = 1, 1000 do
+      local b = bt.agent(tree, { blackboard = { hp = 1 } })
+      D.add(b)
+      b:tick(1)
+      D.remove(b)
+    end
+    a:tick(1)
+    local c = subscribe()
+    assert.is_true(pump(function() return #c.lines() >= 4 end))
+    polls(5)
+    local kinds = {}
+    for _, l in ipairs(c.lines()) do
+      kinds[#kinds + 1] = l.t .. (l.agent and ("%d"):format(l.agent) or "")
+    end
+    assert.same({ "header", "tree", "agent1", "tick1" }, kinds)
     c.sock:close()
   end)
 end)
