@@ -462,6 +462,11 @@ function renderInfo(view) {
   ];
   if (l.reload) facts.push(['reload', 'version ' + l.reload.from + ' → ' + l.reload.to]);
   if (l.interrupt) facts.push(['interrupt', 'an interrupt aborted this tick']);
+  const aborting = view.tree.nodes.filter((n) => view.status[n.id] === 6 &&
+    !n.children.some((c) => view.status[c] === 6));
+  if (aborting.length) {
+    facts.push(['aborting', aborting.map((n) => n.name).join(', ') + ': what cut it off waits']);
+  }
   for (const [k, v] of facts) {
     const d = document.createElement('div');
     d.innerHTML = '<span></span><span></span>';
@@ -524,6 +529,28 @@ function renderFreeze(view) {
   }
 }
 
+// The events sent to the agent (a:send, bt.send) that were delivered to
+// this tick, each with its payload.
+function renderDelivered(view) {
+  const ol = $('delivered');
+  ol.textContent = '';
+  const list = view && view.tick === ui.tick && Array.isArray(view.line.delivered) ? view.line.delivered : [];
+  for (const d of list) {
+    const li = document.createElement('li');
+    li.className = 'delivered';
+    li.innerHTML = '<span class="chip"></span><span class="name"></span><code class="what"></code>';
+    li.children[1].textContent = String(d.name);
+    li.children[2].textContent = d.payload === undefined ? '' : JSON.stringify(d.payload);
+    ol.appendChild(li);
+  }
+  if (!list.length) {
+    const li = document.createElement('li');
+    li.className = 'none';
+    li.textContent = 'No event was delivered to this tick.';
+    ol.appendChild(li);
+  }
+}
+
 function renderEvents(view) {
   const ol = $('events');
   ol.textContent = '';
@@ -543,7 +570,7 @@ function renderEvents(view) {
     li.innerHTML = '<span class="chip"></span><span class="name"></span><span class="what"></span>';
     li.children[1].textContent = n.hidden ? '(priority section)' : n.label;
     li.children[1].title = n.path;
-    li.children[2].textContent = again ? 'running again' : st;
+    li.children[2].textContent = again ? st + ' again' : st;
     if (isCheck(n) && forced !== 1 && (st === 'success' || st === 'failure')) { // (forced: not checked)
       const d = document.createElement('small');
       d.className = 'detail';
@@ -659,14 +686,16 @@ function renderRunning(view) {
   ul.textContent = '';
   if (!view) return;
   const t = view.tree;
-  // every running node none of whose children runs: one per parallel branch
-  const leaves = t.nodes.filter((n) => view.status[n.id] === 1 &&
-    !n.children.some((c) => view.status[c] === 1));
+  // every running (or aborting) node none of whose children runs: one per
+  // parallel branch
+  const live = (id) => view.status[id] === 1 || view.status[id] === 6;
+  const leaves = t.nodes.filter((n) => live(n.id) && !n.children.some(live));
   for (const n of leaves) {
     const li = document.createElement('li');
     li.dataset.path = n.path;
+    if (view.status[n.id] === 6) li.className = 'st-aborting';
     li.innerHTML = '<span class="chip"></span><span></span><small></small>';
-    li.children[1].textContent = n.name;
+    li.children[1].textContent = n.name + (view.status[n.id] === 6 ? ' (aborting)' : '');
     li.children[2].textContent = n.path;
     li.onclick = () => reveal(n.path);
     ul.appendChild(li);
@@ -782,7 +811,7 @@ function renderLaneNav() {
   $('lane-name').title = path;
 }
 
-const MARK_COLOURS = { change: '#3a78d8', reload: '#8a4fd0', error: '#d43c3c', frozen: '#0aa3b5' };
+const MARK_COLOURS = { change: '#3a78d8', reload: '#8a4fd0', error: '#d43c3c', frozen: '#0aa3b5', event: '#e07b00' };
 
 function drawTimeline() {
   const tr = ui.trace;
@@ -870,6 +899,7 @@ function render() {
   renderInfo(view);
   renderStepBar(view);
   renderEvents(view);
+  renderDelivered(view);
   renderBlackboard(view);
   renderRunning(view);
   if (ui.popPath !== null) renderPopAgents();

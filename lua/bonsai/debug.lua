@@ -175,7 +175,7 @@ function M.new(bt)
   end
 
   local STATUS = { [0] = "idle", "running", "success", "failure", "aborted",
-                   "skipped" }
+                   "skipped", "aborting" }
 
   -- Whether a node's rules stop agent id on an event with status s.
   local function stops(rules, s, id)
@@ -496,9 +496,9 @@ function M.new(bt)
     local s = cmd.status
     if s == cjson.null then s = nil end
     if s ~= nil and s ~= "running" and s ~= "success" and s ~= "failure" and
-       s ~= "aborted" and s ~= "skipped" then
-      return nil, "status must be running, success, failure, aborted or " ..
-        "skipped"
+       s ~= "aborted" and s ~= "skipped" and s ~= "aborting" then
+      return nil, "status must be running, success, failure, aborted, " ..
+        "skipped or aborting"
     end
     local who, why = scope(cmd)
     if not who then return nil, why end

@@ -76,6 +76,23 @@ function bt.is_set(key)
   return node { type = "is_set", key = key }
 end
 
+-- Events (bonsai_agent_send): bt.event(name [, { key = k }]), a condition
+-- on the events delivered to this tick; bt.wait_event(name [, { key = k,
+-- timeout = s }]), an action that waits for one. The options' other keys
+-- (name...) go to the node table too.
+local function eventnode(kind)
+  return function(name, opts)
+    local n = {}
+    if type(opts) == "table" and not isnode(opts) then n = copy(opts) end
+    n.type = kind
+    n.event = name
+    return node(n)
+  end
+end
+
+bt.event = eventnode "event"
+bt.wait_event = eventnode "wait_event"
+
 -- Scripts (BehaviorTree.CPP's script language), compiled once, here: a
 -- comparison of a key becomes a bt.check. bonsai.script needs LPeg: it is
 -- loaded by the first script.
@@ -135,6 +152,17 @@ for _, k in ipairs(core.KINDS) do
   elseif k.class == "decorator" and k.name ~= "subtree" then
     bt[k.name] = decorator(k.name)
   end
+end
+
+-- bt.guard{ event = "heard", abort = "none" | "lower", child }: the guard
+-- of an event, an event_guard node.
+local check_guard = bt.guard
+function bt.guard(t)
+  if type(t) == "table" and not isnode(t) and t.event ~= nil then
+    t.type = "event_guard"
+    return node(t)
+  end
+  return check_guard(t)
 end
 
 bt.fallback = bt.selector                -- alias

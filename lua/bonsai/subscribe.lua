@@ -12,7 +12,7 @@ local M = {}
 M.TRACE_SIZE = 4096 -- events kept per subscribed agent between two ticks
 
 local STATUS = { [0] = "idle", "running", "success", "failure", "aborted",
-                 "skipped" }
+                 "skipped", "aborting" }
 -- the agent events of a tick (bits of _tick_events' marks: BONSAI_TRACE_*),
 -- in the order they are listed before its status events
 local RELOAD, ERROR = 2, 4
@@ -75,12 +75,16 @@ local function event(agent, list, code)
 end
 
 -- One tick's events as a list (its tick and time as fields), agent events
--- first (an error last).
+-- first (the events delivered to the tick before its status events, an
+-- error last).
 local function tables(agent, list, ev, err)
   local out = { tick = ev.tick, time = agent.time }
   local marks = ev.marks
   for _, m in ipairs(MARKS) do
     if bit(marks, m[1]) then out[#out + 1] = { event = m[2] } end
+  end
+  for _, d in ipairs(ev.delivered or {}) do
+    out[#out + 1] = { event = "event", name = d[1], payload = d[2] }
   end
   for _, code in ipairs(ev.codes) do
     out[#out + 1] = event(agent, list, code)
@@ -98,8 +102,8 @@ local function dispatch(agent, status, err)
   if list == nil then return end
   local ev, all
   if list.traced > 0 then
-    local codes, tick, marks = agent:_tick_events()
-    ev = { codes = codes, tick = tick, marks = marks }
+    local codes, tick, marks, delivered = agent:_tick_events()
+    ev = { codes = codes, tick = tick, marks = marks, delivered = delivered }
     if bit(marks, RELOAD) then -- other nodes
       list.paths, list.events = nil, {}
     end

@@ -19,6 +19,7 @@ typedef struct Leaf {
   bonsai_leaf_fn fn;
   void *data;
   unsigned flags; /* BONSAI_LEAF_*, LEAF_MISSING */
+  double atimeout; /* a registered leaf's abort_timeout (seconds), or -1 */
 } Leaf;
 
 /* Leaf.flags: the name has no leaf in this environment (a tree shared by
@@ -34,6 +35,9 @@ struct bonsai_env {
                   ** names hold a leaf that reports the error */
   uint32_t nleaves;
   uint64_t bbserial; /* stamps blackboard changes, env-wide, increasing */
+  bonsai_write_fn write; /* writes event payloads, or NULL (events.c) */
+  bonsai_payload_fn retain, release; /* a host's payload handles, or NULL */
+  void *payud;
 };
 
 /* Node flags. */
@@ -83,12 +87,14 @@ typedef struct Node {
   uint32_t leaf;    /* leaves: index in bp->leaves or env->leaves; utility
                     ** selector: its children's utilities in bp->leaves */
   const void *args; /* leaf arguments */
-  uint32_t a, b;    /* times; policy counts; check key and value key */
+  uint32_t a, b;    /* times; policy counts; check key and value key;
+                    ** events: the payload's key (or BS_NONE), the event */
   /* the rest */
   uint32_t name;    /* offset of the name in the pool */
   uint32_t depth;   /* 0 for the root */
   uint32_t nchild;
-  double secs;      /* timers */
+  double secs;      /* timers; wait_event's timeout, an action's or a
+                    ** control node's abort_timeout (-1: none) */
   bonsai_value val; /* check: the constant (strings point into the pool) */
   uint32_t cond;    /* NF_COND: its conditions in bp->leaves, from here in
                     ** BONSAI_* condition order, one per bit of 'when' */
@@ -137,6 +143,10 @@ typedef struct bonsai_version {
   uint32_t *watchkey;
   uint32_t *watchfirst;
   uint32_t *watchguard;
+  /* Event guards in mode "lower" (they take over at the start of a tick
+  ** their event is delivered to), in pre-order. */
+  uint32_t nevguard;
+  uint32_t *evguard;
 } Blueprint;
 
 struct bonsai_tree {
@@ -159,6 +169,8 @@ typedef struct Frame {
   uint8_t event;      /* BONSAI_EV_TICK or BONSAI_EV_ABORT */
   uint8_t busy;       /* a child's run is under way */
   uint8_t failed;     /* a child's run failed: the error is recorded */
+  uint8_t latent;     /* ABORT: the abort pass may be latent; TICK: a child
+                      ** it aborted is aborting, so the node waits */
 } Frame;
 
 struct bonsai_agent {
@@ -184,6 +196,8 @@ struct bonsai_agent {
   void *owner;
   struct Trace *trace; /* event ring buffer, or NULL (see trace.h) */
   void *hostud;     /* the host's data during an operation (call->host) */
+  struct Events *events; /* its event queue (events.c), or NULL: none sent
+                    ** yet (a tick tests it twice) */
   bonsai_bb *bb;    /* then what a tick of a tree with guards reads */
   uint64_t seen;    /* blackboard change stamp last looked at (guards) */
   /* the rest */
@@ -197,11 +211,15 @@ struct bonsai_agent {
                      ** after a reload to a larger version) */
   uint32_t inlinecap; /* bytes of state inside the agent's allocation */
   Frame *ctl;       /* the innermost control callback under way, or NULL */
+  struct Latent *latent; /* latent aborts under way (latent.c), or NULL:
+                    ** while there are some, ticks run the watched copy */
   struct Prof *prof; /* its tree's profile while it counts, or NULL */
   struct Fault *fault; /* forced nodes (fault.c), nfault of them */
   uint32_t nfault, capfault;
   uint32_t forcing; /* the forced node whose status is being stored (its
                     ** event is marked forced), or BS_NONE */
+  uint32_t cutting; /* the node whose latent abort is being cut off by its
+                    ** abort_timeout (its event is marked), or BS_NONE */
   struct bonsai_agent *tnext, *tprev; /* the tree's agents (profile.c) */
 };
 

@@ -16,6 +16,12 @@ BS_INTERNAL void bs_strfree(bonsai_env *env, char *s);
 
 BS_INTERNAL void bs_env_retain(bonsai_env *env);
 
+/* A host's payload v (BONSAI_THANDLE) is kept, or let go, once more (the
+** environment's hooks, bonsai_env_payload_hooks; nothing for other
+** values). */
+BS_INTERNAL void bs_payload_retain(bonsai_env *env, const bonsai_value *v);
+BS_INTERNAL void bs_payload_release(bonsai_env *env, const bonsai_value *v);
+
 /* Makes env->leaves cover the leaf name ids below n (a tree compiled
 ** elsewhere may name leaves this environment never registered). */
 BS_INTERNAL int bs_env_cover(bonsai_env *env, uint32_t n);

@@ -18,14 +18,22 @@ BS_INTERNAL int bs_vm_tick(bonsai_agent *a);
 ** tick (what wakes a sleeping agent). */
 BS_INTERNAL int bs_vm_watched_changed(const bonsai_agent *a);
 
-/* Aborts the running nodes of the subtree at x, deepest first; every abort
-** callback runs even if one fails. Returns BONSAI_OK or BONSAI_ELEAF (the
-** first failure's message kept in a->err). */
+/* Aborts the running nodes of the subtree at x, deepest first, at once
+** (an abort from outside the tree's decisions: a callback's RUNNING is
+** ignored, and aborting nodes finish); every abort callback runs even if
+** one fails. Returns BONSAI_OK or BONSAI_ELEAF (the first failure's
+** message kept in a->err). */
 BS_INTERNAL int bs_vm_abort(bonsai_agent *a, uint32_t x);
 
-/* The running child of running node i at or after child 'from' (i + 1
-** for the first) in state st, or BS_NONE: sequences and selectors know
-** theirs, the others' children are looked at. */
+/* An interrupt fired: the agent cuts off its root (callbacks protected), a
+** latent cut (then the agent waits: its next ticks take the aborts a step
+** further instead of running the tree). BONSAI_OK (all aborted),
+** BONSAI_RUNNING (aborting) or BONSAI_ELEAF (then all aborted). */
+BS_INTERNAL int bs_vm_interrupt(bonsai_agent *a);
+
+/* The live (running or aborting) child of live node i at or after child
+** 'from' (i + 1 for the first) in state st, or BS_NONE: sequences and
+** selectors know theirs, the others' children are looked at. */
 BS_INTERNAL uint32_t bs_vm_running_child(const Blueprint *bp,
                                          const uint8_t *st, uint32_t i,
                                          uint32_t from);

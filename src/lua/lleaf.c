@@ -126,8 +126,11 @@ int lb_leaf_call(const bonsai_call *c) {
     lua_call(L, n, 1);
   else if (lua_pcall(L, n, 1, 0) != LUA_OK)
     return failed(L, c);
-  if (c->event != BONSAI_EV_TICK)
-    s = BONSAI_OK;
+  if (c->event != BONSAI_EV_TICK) /* an abort may take its time */
+    s = c->event == BONSAI_EV_ABORT &&
+                lua_topointer(L, -1) == t->lb->s_running
+            ? BONSAI_RUNNING
+            : BONSAI_OK;
   else if ((s = tostatus(L, t->lb)) < 0) {
     lua_remove(L, -2);
     return failed(L, c);
@@ -617,8 +620,11 @@ int lb_control_call(const bonsai_call *c) {
     lua_call(L, 4, 1);
   else if (lua_pcall(L, 4, 1, 0) != LUA_OK)
     return failed(L, c);
-  if (c->event != BONSAI_EV_TICK)
-    s = BONSAI_OK;
+  if (c->event != BONSAI_EV_TICK) /* an abort may take its time */
+    s = c->event == BONSAI_EV_ABORT &&
+                lua_topointer(L, -1) == t->lb->s_running
+            ? BONSAI_RUNNING
+            : BONSAI_OK;
   else if (lua_topointer(L, -1) == t->lb->s_skipped)
     s = BONSAI_SKIPPED; /* (the core refuses it where no node is skipped) */
   else if ((s = tostatus(L, t->lb)) < 0) {
@@ -876,6 +882,22 @@ const char *lb_leafdef(lua_State *L, int idx, int values, int slot,
   return NULL;
 }
 
+const char *lb_abort_timeout(lua_State *L, int idx) {
+  int ty = lua_getfield(L, idx, "abort_timeout"), task;
+  lua_Number t = lua_tonumber(L, -1);
+  lua_pop(L, 1);
+  if (ty == LUA_TNIL)
+    return NULL;
+  task = lua_getfield(L, idx, "task") != LUA_TNIL;
+  lua_pop(L, 1);
+  if (task)
+    return "a task cannot abort latently: 'abort_timeout' is for an "
+           "action's abort callback";
+  if (ty != LUA_TNUMBER || !(t >= 0))
+    return "'abort_timeout' must be a number >= 0 (seconds)";
+  return NULL;
+}
+
 /* bt.strict([on]): the previous setting; with on given, sets it for every
 ** tree of this Lua state */
 int lb_strict(lua_State *L) {
@@ -906,8 +928,11 @@ int lb_register(lua_State *L) {
   lua_settop(L, 2);
   if (lua_istable(L, 2)) { /* a lifecycle table, or bt.action(fn)'s node */
     const char *what = lua_pushfstring(L, "bt.register '%s': the leaf", name);
+    const char *why;
     lb_checkopts(L, 2, what, lb_kindwords(L, BONSAI_ACTION));
     lua_settop(L, 2);
+    if ((why = lb_abort_timeout(L, 2)) != NULL)
+      return luaL_error(L, "bt.register '%s': %s", name, why);
   }
   lua_createtable(L, 4, 0); /* 3: scratch */
   if ((err = lb_leafdef(L, 2, 3, 1, &fn, &flags, &nargs)) != NULL)
@@ -931,6 +956,8 @@ int lb_register(lua_State *L) {
   if (bonsai_leaf_register(lb->env, name, fn, LEAFDATA(slot, nargs, 1),
                            flags) != BONSAI_OK)
     return luaL_error(L, "out of memory");
+  if (lua_istable(L, 2) && lua_getfield(L, 2, "abort_timeout") != LUA_TNIL)
+    bonsai_leaf_abort_timeout(lb->env, name, lua_tonumber(L, -1));
   return 0;
 }
 

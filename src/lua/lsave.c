@@ -1,7 +1,7 @@
 /*
 ** lsave.c: a:save() and bt.agent(tree, { restore = s }). The core writes
 ** and reads the agent's state (bonsai_agent_save/restore); this file is its
-** host for the blackboard values only Lua holds: plain tables (nested, no
+** host for the blackboard values and event payloads only Lua holds: plain tables (nested, no
 ** metatables, no cycles) of booleans, numbers and strings, written after
 ** the tag BONSAI_SAVE_HOST with the core's scalar tags plus one for tables.
 ** The bytes read back are untrusted: bounded, depth-limited, checked.
@@ -27,6 +27,7 @@ typedef struct Host {
   lua_State *L;
   bonsai_env *env;
   int bb;     /* stack index of the blackboard userdata */
+  int ci;     /* the context (its event payloads) */
   int seen;   /* stack index of a table of tables being written (cycles) */
   const char *error;
   char msg[64];
@@ -194,6 +195,21 @@ static int savehandle(void *ud, bonsai_agent *a, int key, long long handle,
   return r == 0 ? BONSAI_OK : BONSAI_ERROR;
 }
 
+/* The core asks for the Lua value of a queued event's payload. */
+static int savepayload(void *ud, bonsai_agent *a, long long handle,
+                       void (*write)(void *wud, const void *p, size_t n),
+                       void *wud) {
+  Host *h = (Host *)ud;
+  int r;
+  (void)a;
+  h->write = write;
+  h->wud = wud;
+  lb_payload_push(h->L, h->ci, handle);
+  r = encode(h, -1, 0);
+  lua_pop(h->L, 1);
+  return r == 0 ? BONSAI_OK : BONSAI_ERROR;
+}
+
 static const char *saveerror(void *ud) { return ((Host *)ud)->error; }
 
 /* }====================================================== */
@@ -294,25 +310,47 @@ static int decode(lua_State *L, Src *s, int depth) {
   }
 }
 
-/* The core hands over the bytes of a Lua value for key (-1: check only). */
-static int loadhandle(void *ud, bonsai_agent *a, int key,
-                      const unsigned char *p, size_t n, size_t *used) {
-  Host *h = (Host *)ud;
+/* Decodes the table saved in p[0..n) onto the stack (*used: its bytes);
+** -1 for anything else (a scalar is the core's), nothing pushed. */
+static int gettable(Host *h, const unsigned char *p, size_t n, size_t *used) {
   Src s;
-  (void)a;
   s.p = p;
   s.n = n;
   s.at = 0;
   if (decode(h->L, &s, 0) != 0)
-    return BONSAI_ERROR;
-  if (lua_type(h->L, -1) != LUA_TTABLE) { /* scalars are the core's */
+    return -1;
+  if (lua_type(h->L, -1) != LUA_TTABLE) {
     lua_pop(h->L, 1);
-    return BONSAI_ERROR;
+    return -1;
   }
+  *used = s.at;
+  return 0;
+}
+
+/* The core hands over the bytes of a Lua value for key (-1: check only). */
+static int loadhandle(void *ud, bonsai_agent *a, int key,
+                      const unsigned char *p, size_t n, size_t *used) {
+  Host *h = (Host *)ud;
+  (void)a;
+  if (gettable(h, p, n, used) != 0)
+    return BONSAI_ERROR;
   if (key >= 0)
     lb_bb_store(h->L, h->bb, key, -1);
   lua_pop(h->L, 1);
-  *used = s.at;
+  return BONSAI_OK;
+}
+
+/* The core hands over the bytes of a queued event's payload (hp NULL:
+** check only): the agent keeps it, the core gets its handle. */
+static int loadpayload(void *ud, bonsai_agent *a, const unsigned char *p,
+                       size_t n, size_t *used, long long *hp) {
+  Host *h = (Host *)ud;
+  (void)a;
+  if (gettable(h, p, n, used) != 0)
+    return BONSAI_ERROR;
+  if (hp != NULL)
+    *hp = lb_payload_keep(h->L, h->ci, -1);
+  lua_pop(h->L, 1);
   return BONSAI_OK;
 }
 
@@ -362,6 +400,33 @@ int lb_unpack(lua_State *L, const void *p, size_t n) {
   return 0;
 }
 
+static void discard(void *ud, const void *p, size_t n) {
+  (void)ud;
+  (void)p;
+  (void)n;
+}
+
+const char *lb_saveable(lua_State *L, int idx, int ci) {
+  Host h;
+  int top = lua_gettop(L);
+  idx = lua_absindex(L, idx);
+  lua_getiuservalue(L, ci, LB_SEEN); /* kept: empty after a success */
+  h.L = L;
+  h.seen = lua_gettop(L);
+  h.error = NULL;
+  h.write = discard;
+  h.wud = NULL;
+  if (encode(&h, idx, 0) == 0) {
+    lua_settop(L, top);
+    return NULL;
+  }
+  lua_newtable(L); /* a failure may leave tables marked: a new one */
+  lua_setiuservalue(L, ci, LB_SEEN);
+  lua_settop(L, top);
+  lua_pushstring(L, h.error); /* (h.msg dies with this frame) */
+  return lua_tostring(L, -1);
+}
+
 /* The C agent of the agent table at idx (its state userdata pushed). */
 static bonsai_agent *agentat(lua_State *L, int idx) {
   LAgent *la;
@@ -378,11 +443,14 @@ static void sethost(Host *h, bonsai_savehost *sh, lua_State *L, int bb,
   h->env = lb_context(L)->env;
   h->bb = bb;
   h->seen = seen;
+  h->ci = lua_upvalueindex(1);
   h->error = NULL;
   sh->ud = h;
   sh->save = savehandle;
   sh->load = loadhandle;
   sh->error = saveerror;
+  sh->save_payload = savepayload;
+  sh->load_payload = loadpayload;
 }
 
 /* lb_pack of the value at the top, in place (a protected call's body). */

@@ -208,6 +208,15 @@ lua_Integer lb_sleepers_skip(lua_State *L, const LSleepers *c, int list,
   return i;
 }
 
+void lb_sleepers_awake(lua_State *L, LSleepers *c, int idx, lua_Integer i,
+                       int ai, int si, LAgent *la) {
+  const Sleeper *e = i <= c->cap ? &c->e[i - 1] : NULL;
+  if (e != NULL && e->la == la && e->table == lua_topointer(L, ai))
+    return; /* woken: it likely sleeps again, and the loop takes it the
+            ** ordinary way while it is awake */
+  lb_sleepers_note(L, c, idx, i, ai, si, NULL);
+}
+
 void lb_sleepers_note(lua_State *L, LSleepers *c, int idx, lua_Integer i,
                       int ai, int si, LAgent *la) {
   Sleeper *e;

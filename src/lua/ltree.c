@@ -232,6 +232,24 @@ static int remapped(Walk *w, int map, int how, int at, int nargs) {
   return keep(w);
 }
 
+/* Gives the node just added (an action or a control node) the
+** abort_timeout of its table at idx, if it has one. */
+static void abort_timeout(Walk *w, int idx, int place) {
+  lua_State *L = w->L;
+  const char *why;
+  bonsai_value v;
+  if (rawfield(L, idx, "abort_timeout") == LUA_TNIL) {
+    lua_pop(L, 1);
+    return;
+  }
+  if ((why = lb_abort_timeout(L, idx)) != NULL)
+    walkerror(w, place, "%s", why);
+  lb_tovalue(L, -1, &v);
+  bonsai_def_value(w->def, "abort_timeout", v);
+  lua_pop(L, 1);
+  checkdef(w);
+}
+
 /* Adds the leaf node at idx. */
 static void addleaf(Walk *w, int idx, int kind, const char *name, int place) {
   lua_State *L = w->L;
@@ -280,6 +298,7 @@ static void addleaf(Walk *w, int idx, int kind, const char *name, int place) {
   }
   lua_settop(L, top);
   checkdef(w);
+  abort_timeout(w, idx, place);
 }
 
 /* Opens the control node at idx (bt.control): its callbacks and args go
@@ -306,6 +325,7 @@ static void addcontrol(Walk *w, int idx, const char *name, int place) {
   bonsai_def_control(w->def, name, fn, LEAFDATA(slot, 4, 0), flags, args);
   lua_settop(L, top);
   checkdef(w);
+  abort_timeout(w, idx, 0); /* (the open node now: it is named) */
 }
 
 /* Gives the node just added the utility function of the node table at idx
@@ -488,6 +508,13 @@ static void composemap(Walk *w, int idx) {
   lua_settop(L, r);
 }
 
+/* Whether kind is a leaf (its class, in the table of kinds). */
+static int isleafkind(int kind) {
+  bonsai_kindinfo ki;
+  return bonsai_kind_info(kind, &ki) == BONSAI_OK &&
+         ki.cls == BONSAI_CLASS_LEAF;
+}
+
 /* Refuses a key of the node table at idx (the open node when place is 0,
 ** else its child 'place', not added yet) that its kind does not take
 ** (lb_kindwords: kinds.c is the one list), with the key it likely meant; a
@@ -497,7 +524,7 @@ static void checkkeys(Walk *w, int idx, int kind, int place) {
   lua_State *L = w->L;
   const char *words = lb_kindwords(L, kind), *kn = bonsai_kind_name(kind);
   lua_Integer n = 0, max = 0, i;
-  int leaf = kind <= BONSAI_IS_SET, isint;
+  int leaf = isleafkind(kind), isint;
   lua_pushnil(L);
   while (lua_next(L, idx) != 0) {
     lua_pop(L, 1);
@@ -662,7 +689,7 @@ static void addnode(Walk *w, int place) {
   default:
     walkerror(w, place, "'name' must be a string", NULL);
   }
-  if (kind <= BONSAI_IS_SET) {
+  if (isleafkind(kind)) {
     checkkeys(w, idx, kind, place);
     addleaf(w, idx, kind, name, place);
     utility(w, idx, place);

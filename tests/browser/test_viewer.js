@@ -49,6 +49,9 @@ function parseTrace(text) {
   return { trees, agents };
 }
 
+// A node on the running path: running, or aborting (a latent abort).
+const live = (s) => s === 'running' || s === 'aborting';
+
 // Statuses by path, blackboard, and the line of the agent's last tick <= n.
 function reconstruct(ref, agent, n) {
   let status = null;
@@ -122,7 +125,7 @@ function population(ref, tree, n) {
     const r = reconstruct(ref, a, n);
     if (!r) continue;
     agents++;
-    for (const [p, s] of Object.entries(r.byPath)) if (s === 'running') counts[p] = (counts[p] || 0) + 1;
+    for (const [p, s] of Object.entries(r.byPath)) if (live(s)) counts[p] = (counts[p] || 0) + 1;
   }
   return { agents, counts };
 }
@@ -196,8 +199,8 @@ async function checkAgentAt(page, ref, id, tick) {
   assert.deepEqual(s.bb, r.bb, 'blackboard of agent ' + id + ' at tick ' + tick);
   const changed = r.line.tick === tick ? Object.keys(r.line.bb).concat(r.line.unset || []) : [];
   assert.deepEqual(s.changed.sort(), changed.sort(), 'changed keys of agent ' + id + ' at tick ' + tick);
-  const leaves = r.nodes.filter((n) => r.byPath[n.path] === 'running' &&
-    !r.nodes.some((c) => c.parent === n.id && r.byPath[c.path] === 'running')).map((n) => n.path);
+  const leaves = r.nodes.filter((n) => live(r.byPath[n.path]) &&
+    !r.nodes.some((c) => c.parent === n.id && live(r.byPath[c.path]))).map((n) => n.path);
   assert.deepEqual(s.running, leaves, 'running nodes of agent ' + id + ' at tick ' + tick);
   return { s, r };
 }
@@ -462,6 +465,43 @@ async function main() {
         await goTo(page, t);
         await checkAgentAt(page, arena, villager.id, t);
       }
+    });
+
+    await check('a sentry hears a noise: the event and its payload at the tick it was delivered', async () => {
+      const sentry = [...arena.agents.values()].find((a) => a.tree === 'sentry' &&
+        a.lines.some((l) => l.delivered));
+      const line = sentry.lines.find((l) => l.delivered);
+      await pickAgent(page, sentry.id);
+      await goTo(page, line.tick);
+      await checkAgentAt(page, arena, sentry.id, line.tick);
+      const delivered = await page.$$eval('#delivered li:not(.none)', (l) => l.map((x) =>
+        [x.querySelector('.name').textContent, x.querySelector('.what').textContent]));
+      assert.deepEqual(delivered, line.delivered.map((d) => [d.name, JSON.stringify(d.payload)]));
+      assert.equal((await page.getAttribute('#strip', 'data-event')).split(',')[0], String(line.tick),
+        'the timeline marks the tick of the event');
+      assert.ok((await shown(page)).changed.includes('noise'), 'bt.event wrote the payload to bb.noise');
+      await page.screenshot({ path: path.join(OUT, 'event.png') });
+      await goTo(page, line.tick + 1);
+      assert.equal(await page.textContent('#delivered li'), 'No event was delivered to this tick.');
+    });
+
+    await check('an archer holsters before it flees: aborting while its abort takes its time', async () => {
+      const aborting = (l) => l.events.some(([, st]) => st === 'aborting');
+      const archer = [...arena.agents.values()].find((a) => a.tree === 'archer' && a.lines.some(aborting));
+      const line = archer.lines.find(aborting);
+      await pickAgent(page, archer.id);
+      await goTo(page, line.tick);
+      const { s } = await checkAgentAt(page, arena, archer.id, line.tick);
+      assert.equal(s.status['archer/in_range/shoot'], 'aborting');
+      assert.ok(s.running.includes('archer/in_range/shoot'), 'listed among the running nodes');
+      assert.ok((await page.textContent('#running')).includes('shoot (aborting)'));
+      assert.ok((await page.textContent('#tick-info')).includes('aborting'));
+      await page.screenshot({ path: path.join(OUT, 'aborting.png') });
+      const end = archer.lines.find((l) => l.tick > line.tick && !aborting(l) &&
+        l.events.some(([, st]) => st === 'aborted'));
+      await goTo(page, end.tick);
+      const after = await checkAgentAt(page, arena, archer.id, end.tick);
+      assert.equal(after.s.status['archer/in_range/shoot'], 'aborted');
     });
 
     await check('running list, node search, collapsing, agent search', async () => {

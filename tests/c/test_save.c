@@ -191,11 +191,11 @@ static void refusals(void **state) {
   assert_string_equal(bonsai_agent_errmsg(c),
                       "saved from tree 't', not 'u'");
   b = bonsai_agent_new(t, NULL, NULL);
-  s.p[4] = 2; /* a newer format */
+  s.p[4] = 3; /* a newer format */
   assert_int_equal(bonsai_agent_restore(b, s.p, s.n, NULL), BONSAI_EARG);
   assert_string_equal(bonsai_agent_errmsg(b),
-                      "saved in format 2; this Bonsai reads format 1");
-  s.p[4] = 1;
+                      "saved in format 3; this Bonsai reads formats 1 to 2");
+  s.p[4] = 2;
   for (k = 0; k < s.n; k++) { /* every truncation */
     assert_int_equal(bonsai_agent_restore(b, s.p, k, NULL), BONSAI_EARG);
     assert_string_equal(states(b), "...");

@@ -169,9 +169,9 @@ describe("a:save and restore", function()
     assert.has_error(function() bt.agent(U, { restore = s }) end,
                      "tree 'u': cannot restore: saved from tree 't', not 'u'")
     assert.has_error(function()
-      bt.agent(T, { restore = s:sub(1, 4) .. "\2" .. s:sub(6) })
-    end, "tree 't': cannot restore: saved in format 2; this Bonsai reads " ..
-         "format 1")
+      bt.agent(T, { restore = s:sub(1, 4) .. "\3" .. s:sub(6) })
+    end, "tree 't': cannot restore: saved in format 3; this Bonsai reads " ..
+         "formats 1 to 2")
     assert.has_error(function() bt.agent(T, { restore = s .. "x" }) end)
     assert.has_error(function() bt.agent(T, { restore = 42 }) end)
     local rng = 12345
