@@ -252,6 +252,8 @@ void lb_sleepers_awake(lua_State *L, LSleepers *c, int idx, lua_Integer i,
 /* lfiles.c */
 int lb_mtime(lua_State *L); /* bt._mtime(path) */
 int lb_dir(lua_State *L);   /* bt._dir(path) */
+int lb_realpath(lua_State *L); /* bt._realpath(path) */
+int lb_readfile(lua_State *L); /* bt._readfile(path, max) */
 
 /* lblackboard.c */
 int lb_blackboard(lua_State *L); /* bt.blackboard([init]) */
