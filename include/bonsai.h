@@ -29,8 +29,11 @@ enum {
   BONSAI_SUCCESS,
   BONSAI_FAILURE,
   BONSAI_ABORTED, /* its run was cut off */
-  BONSAI_SKIPPED  /* passed over: a pre-condition said so (skip_if, a
+  BONSAI_SKIPPED, /* passed over: a pre-condition said so (skip_if, a
                   ** run_while that is false), or all its children were */
+  BONSAI_ABORTING /* cut off by a decision of the tree while its abort
+                  ** callback is still at work (a latent abort: the
+                  ** callback returned BONSAI_RUNNING) */
 };
 
 /* "No node" (a node index that names none), and limits. */
@@ -96,13 +99,23 @@ typedef enum bonsai_kind {
                               ** it last looked, then its child */
   BONSAI_WAIT_VALUE_UPDATE,  /* "key": running until the key changes, then
                              ** its child */
+  BONSAI_EVENT,              /* "event" ["key"]: success when an event of
+                             ** that name was delivered to this tick (its
+                             ** payload written to the key first) */
+  BONSAI_WAIT_EVENT,         /* "event" ["key", "timeout"]: running until an
+                             ** event of that name is delivered, then
+                             ** success; failure after "timeout" seconds */
+  BONSAI_EVENT_GUARD,        /* child; "event", "abort" (none or lower): the
+                             ** child starts in a tick the event is
+                             ** delivered to, and with "lower" takes over a
+                             ** lower-priority running sibling then */
   BONSAI_NKINDS
 } bonsai_kind;
 
 /* A kind's name as the Lua API spells it ("reactive_selector"), or NULL. */
 BONSAI_API const char *bonsai_kind_name(int kind);
 /* A status's name ("idle", "running", "success", "failure", "aborted",
-** "skipped"), or NULL. */
+** "skipped", "aborting"), or NULL. */
 BONSAI_API const char *bonsai_status_name(int status);
 
 /* What a kind is, for hosts that make constructors from the table of kinds
@@ -117,7 +130,7 @@ typedef struct bonsai_kindinfo {
   const char *name;
   int cls;                /* BONSAI_CLASS_* */
   const char *number;     /* the parameter a bare number sets, or NULL */
-  const char *params[10]; /* the parameters it takes, NULL-terminated */
+  const char *params[14]; /* the parameters it takes, NULL-terminated */
   unsigned takes;         /* the same as bits: 1 << BONSAI_P_* */
   const char *keys;       /* the other keys a node table of this kind takes
                           ** (a Lua leaf's functions, a filter's
@@ -131,8 +144,8 @@ BONSAI_API int bonsai_kind_info(int kind, bonsai_kindinfo *info);
 BONSAI_API const char *bonsai_node_keys(void);
 /* The name of parameter i (from 0) among all those bonsai_def_value
 ** knows, in a fixed order ("times", "seconds", "success", "failure", "key",
-** "op", "value", "abort", "wait", "then_skip": BONSAI_P_*), or NULL past
-** the last. */
+** "op", "value", "abort", "wait", "then_skip", "event", "timeout",
+** "abort_timeout": BONSAI_P_*), or NULL past the last. */
 BONSAI_API const char *bonsai_param_name(int i);
 enum {
   BONSAI_P_TIMES,
@@ -145,6 +158,10 @@ enum {
   BONSAI_P_ABORT,
   BONSAI_P_WAIT,
   BONSAI_P_THEN_SKIP,
+  BONSAI_P_EVENT,         /* event, wait_event, event_guard: the name */
+  BONSAI_P_TIMEOUT,       /* wait_event: seconds before it fails */
+  BONSAI_P_ABORT_TIMEOUT, /* action, control: seconds a latent abort may
+                          ** take before it is cut off */
   BONSAI_NPARAMS
 };
 
@@ -187,17 +204,45 @@ enum {
   BONSAI_EV_TICK,  /* return a status */
   BONSAI_EV_ENTER, /* before the first tick of a run; return BONSAI_OK */
   BONSAI_EV_EXIT,  /* the run ended with call->status; return BONSAI_OK */
-  BONSAI_EV_ABORT, /* the run was cut off; return BONSAI_OK */
-  BONSAI_EV_UTILITY /* a utility function (bonsai_def_utility): write the
-                    ** node's utility to *call->utility; return BONSAI_OK */
+  BONSAI_EV_ABORT, /* the run was cut off; return BONSAI_OK, or
+                   ** BONSAI_RUNNING when call->status is BONSAI_RUNNING
+                   ** to take more time (a latent abort: see below) */
+  BONSAI_EV_UTILITY, /* a utility function (bonsai_def_utility): write the
+                     ** node's utility to *call->utility; return BONSAI_OK */
+  BONSAI_EV_SAVE,    /* its agent is saved while the leaf runs: write what
+                     ** the run keeps with call->write (nothing: none);
+                     ** return BONSAI_OK */
+  BONSAI_EV_RESTORE  /* a save put the leaf's run back (it goes on without
+                     ** ENTER): call->saved, call->savedlen are what SAVE
+                     ** wrote (NULL, 0: nothing, or a save from before the
+                     ** leaf wrote any); return BONSAI_OK */
 };
 
 /* Which events a leaf wants besides TICK (bonsai_leaf_register flags).
 ** A leaf without BONSAI_LEAF_ABORT but with BONSAI_LEAF_EXIT gets EXIT with
-** status BONSAI_ABORTED when its run is cut off. */
+** status BONSAI_ABORTED when its run is cut off. BONSAI_LEAF_SAVE: SAVE and
+** RESTORE, for a leaf whose run keeps state of its own (docs/SAVE_FORMAT.md:
+** what a leaf should do).
+**
+** Latent aborts. When a node of the tree cuts off a running branch by its
+** own decision (a guard, a reactive composite, the priority section, an
+** interrupt, run_while, a timeout, a parallel whose policy is met, a
+** control node's bonsai_control_abort), the ABORT event has call->status
+** BONSAI_RUNNING: the leaf may return BONSAI_RUNNING to go on aborting.
+** Its node is then BONSAI_ABORTING, it gets ABORT again at each following
+** tick of its agent (call->status BONSAI_RUNNING) until it returns
+** BONSAI_OK or its "abort_timeout" (the node's parameter, else the one of
+** its registration: bonsai_leaf_abort_timeout) has passed on the agent's
+** clock, when it is cut off without a call; and the node that cut it off
+** returns BONSAI_RUNNING and starts its new branch only in the tick in
+** which the last abort it started ends. Other aborts (bonsai_agent_abort,
+** reset, a reload that drops the node, a leaf error, restoring a save) are
+** immediate: ABORT once, with call->status BONSAI_ABORTED, and a returned
+** BONSAI_RUNNING is ignored. EXIT is never latent. */
 #define BONSAI_LEAF_ENTER 1u
 #define BONSAI_LEAF_EXIT 2u
 #define BONSAI_LEAF_ABORT 4u
+#define BONSAI_LEAF_SAVE 8u
 
 typedef struct bonsai_call {
   bonsai_agent *agent; /* the agent being ticked */
@@ -205,13 +250,21 @@ typedef struct bonsai_call {
   void *data;          /* the data given at registration */
   const void *args;    /* the node's static arguments, or NULL */
   int event;           /* BONSAI_EV_* */
-  int status;          /* BONSAI_EV_EXIT: how the run ended */
+  int status;          /* BONSAI_EV_EXIT: how the run ended;
+                       ** BONSAI_EV_ABORT: BONSAI_RUNNING when the abort
+                       ** may be latent, else BONSAI_ABORTED */
   unsigned node;       /* the node's index in its tree */
   double *utility;     /* BONSAI_EV_UTILITY only: where the number goes */
   void *host;          /* the host's data (bonsai_host.ud) of the operation
                        ** under way, or NULL */
   int mayraise;        /* 1: the leaf may leave by a non-local exit (its
                        ** host raises, and this is no abort pass) */
+  /* BONSAI_EV_SAVE: write(wud, p, n) appends n bytes to the run's state */
+  void (*write)(void *wud, const void *p, size_t n);
+  void *wud;
+  /* BONSAI_EV_RESTORE: the run's state as SAVE wrote it, or NULL, 0 */
+  const void *saved;
+  size_t savedlen;
 } bonsai_call;
 
 /* A leaf returns a status for BONSAI_EV_TICK and BONSAI_OK for the other
@@ -243,6 +296,12 @@ BONSAI_API int bonsai_leaf_find(const bonsai_env *env, const char *name);
 BONSAI_API int bonsai_leaf_get(const bonsai_env *env, int id,
                                bonsai_leaf_fn *fn, void **data,
                                unsigned *flags);
+/* The seconds of agent time a latent abort of the registered leaf may take
+** before it is cut off (a node's "abort_timeout" wins over it); negative:
+** no limit (the default; registering the name again resets it).
+** BONSAI_OK, or BONSAI_EARG when no leaf is registered under name. */
+BONSAI_API int bonsai_leaf_abort_timeout(bonsai_env *env, const char *name,
+                                         double seconds);
 
 /*
 ** Definitions. Nodes are added in order: bonsai_def_begin opens a composite
@@ -469,7 +528,12 @@ typedef struct bonsai_nodeinfo {
   const char *op;       /* check: "==", "~=", "<", "<=", ">" or ">=" */
   const char *valuekey; /* check: the key compared with ("$key"), or NULL */
   bonsai_value value;   /* check without valuekey: the constant */
-  const char *abort;    /* guard: "none", "self", "lower" or "both" */
+  const char *abort;    /* guard, event_guard: "none", "self", "lower" or
+                        ** "both" */
+  const char *event;    /* event, wait_event, event_guard: its name */
+  double timeout;       /* wait_event: seconds, or -1 for none */
+  double abort_timeout; /* action, control: seconds, or -1 for none (an
+                        ** action's registered leaf may give one) */
 } bonsai_nodeinfo;
 /* Fills *info for node i; BONSAI_OK, or BONSAI_EARG when i is out of
 ** range. */
@@ -606,6 +670,66 @@ BONSAI_API int bonsai_control_step(bonsai_agent *agent, unsigned node,
                                    unsigned k, void *host);
 
 /*
+** Events. bonsai_agent_send queues an event for the agent: a name (1 to
+** 1024 bytes, no NUL; interned for the process) and a payload (a string is
+** copied; a BONSAI_THANDLE is the host's, carried as it is). The queue
+** holds at most BONSAI_EVENTS events unless bonsai_agent_queue says
+** otherwise; when it is full the oldest is dropped and counted. Queued
+** events are delivered, in the order sent, to the agent's next tick (a
+** tick of its tree, not a doze): every node reached in that tick sees them
+** (bonsai_agent_received; several of one name: the payload of the last),
+** and at the end of that tick they are gone, whether a node looked at
+** them or not. An event sent during the agent's own tick waits for the
+** next one. Sending wakes a sleeping agent. BONSAI_OK, BONSAI_EARG (a bad
+** name or payload type) or BONSAI_ENOMEM.
+*/
+#define BONSAI_EVENTS 64
+/* How the event nodes (event, wait_event with a "key") write a payload v
+** into the agent's blackboard at key, for the environment's agents: fn is
+** called with the operation's host data (call->host) and writes it (the
+** Lua binding: as a Lua write, its observers called; a BONSAI_THANDLE is
+** its own). It returns BONSAI_OK, or BONSAI_ERROR after bonsai_agent_error
+** (or raises, under BONSAI_HOST_RAISES). Without one (NULL, the default)
+** the core writes v as bonsai_bb_set does, a handle as it is. */
+typedef int (*bonsai_write_fn)(bonsai_agent *agent, void *host, int key,
+                               bonsai_value v);
+BONSAI_API void bonsai_env_payload_writer(bonsai_env *env,
+                                          bonsai_write_fn fn);
+/* Payloads the host owns (BONSAI_THANDLE): the core calls retain(ud, h)
+** each time it keeps handle h somewhere (an event queued, restored, or
+** recorded by a trace) and release(ud, h) each time one of those lets it go
+** (the end of the tick it was delivered to, a drop from a full queue, a
+** trace event read or overwritten, the agent freed, a restore replacing the
+** queue): a host that counts them frees a payload at 0. They may be called
+** anywhere, from bonsai_agent_free too: they must not call back into
+** Bonsai. NULL (the default): the host keeps its handles its own way. */
+typedef void (*bonsai_payload_fn)(void *ud, long long handle);
+BONSAI_API void bonsai_env_payload_hooks(bonsai_env *env,
+                                         bonsai_payload_fn retain,
+                                         bonsai_payload_fn release,
+                                         void *ud);
+BONSAI_API int bonsai_agent_send(bonsai_agent *agent, const char *name,
+                                 bonsai_value payload);
+/* Sets the most events the agent's queue holds (0: every event is dropped);
+** events beyond it are dropped, oldest first, and counted. */
+BONSAI_API int bonsai_agent_queue(bonsai_agent *agent, unsigned n);
+BONSAI_API unsigned bonsai_agent_queue_size(const bonsai_agent *agent);
+/* Events dropped from the agent's queue since it was made. */
+BONSAI_API unsigned long long
+bonsai_agent_dropped_events(const bonsai_agent *agent);
+/* Event k (0: the oldest) waiting for the next tick, or with 'delivered'
+** set, delivered to the tick under way (for a debugger): its name and
+** payload (a string valid while the event lives); 0 past the last. */
+BONSAI_API int bonsai_agent_queued(const bonsai_agent *agent, int delivered,
+                                   unsigned k, const char **name,
+                                   bonsai_value *payload);
+/* For a leaf: 1 when an event called name was delivered to the tick under
+** way (*payload, if not NULL, gets the payload of the last), else 0. */
+BONSAI_API int bonsai_agent_received(const bonsai_agent *agent,
+                                     const char *name,
+                                     bonsai_value *payload);
+
+/*
 ** Agents in the host's memory (the Lua binding puts one inside a
 ** userdata): bonsai_agent_size(tree) bytes, aligned for a double, given to
 ** bonsai_agent_init (BONSAI_OK, BONSAI_ENOMEM, or BONSAI_EARG for a
@@ -655,12 +779,39 @@ BONSAI_API int bonsai_agent_switch(bonsai_agent *agent,
 ** run is the VM run over that child's subtree,
 ** nested in the callback: as deep as control nodes nest (at most
 ** BONSAI_MAXCONTROL), never deeper.
+** Latent aborts: bonsai_control_abort from TICK is a decision of the tree,
+** so the child's abort may take its time (it returns BONSAI_OK, the child
+** BONSAI_ABORTING); bonsai_control_tick of a child that is aborting returns
+** BONSAI_RUNNING without ticking it; once TICK returns, the node waits for
+** the aborts it started (the tick returns BONSAI_RUNNING), then has TICK
+** called again, or, when TICK had returned a final status, ends with it.
+** Its own ABORT (BONSAI_LEAF_ABORT) may return BONSAI_RUNNING when
+** call->status is BONSAI_RUNNING, as a leaf's, its "abort_timeout" the
+** node's parameter; bonsai_control_abort from ABORT is immediate.
 */
 #define BONSAI_CONTROL_TICKS 1000
 BONSAI_API int bonsai_control_tick(bonsai_agent *agent, unsigned node,
                                    unsigned k, void *host);
 BONSAI_API int bonsai_control_abort(bonsai_agent *agent, unsigned node,
                                     unsigned k, void *host);
+/* A host whose callbacks raise (BONSAI_HOST_RAISES) catches a non-local
+** exit out of every bonsai_control_tick and bonsai_control_abort it calls
+** (the Lua binding: a protected call around each) and then, before
+** anything else touches the agent, calls bonsai_control_recover with the
+** node and the message; then it may raise again. The error is recorded
+** against the node whose callback was running (unless it is the error
+** recorded already: a child's error raised again on its way out), the
+** node's callback is the one under way again (a raise from it now names
+** the node), and the node fails whatever fn then returns: further
+** bonsai_control_tick and bonsai_control_abort of it return BONSAI_ELEAF
+** and do nothing; if fn returns, the node's error is "a child's error was
+** caught inside the callback". A host that raises a BONSAI_ELEAF of
+** bonsai_control_tick or _abort into the callback (the binding's c:tick
+** does) calls it too, after: a callback that catches that error and
+** returns fails its node the same way. BONSAI_OK, or BONSAI_EARG (neither
+** case: nothing done). */
+BONSAI_API int bonsai_control_recover(bonsai_agent *agent, unsigned node,
+                                      const char *msg);
 /* The number of children of control node 'node', or 0 for another node. */
 BONSAI_API unsigned bonsai_control_children(const bonsai_agent *agent,
                                             unsigned node);
@@ -679,7 +830,9 @@ BONSAI_API void *bonsai_control_memory(bonsai_agent *agent, unsigned node);
 ** Interrupts. bonsai_agent_tick asks them in the order they were added, at
 ** the start of every tick after the clock moved, until one returns 1: then
 ** every running node is aborted, the tree is not ticked and the tick
-** returns BONSAI_ABORTED. One that returns BONSAI_ERROR (after
+** returns BONSAI_ABORTED (an interrupt's abort may be latent: the ticks
+** return BONSAI_RUNNING, the tree not ticked, until the last abort ends,
+** and that tick returns BONSAI_ABORTED). One that returns BONSAI_ERROR (after
 ** bonsai_agent_error) fails the tick (BONSAI_ELEAF, every running node
 ** aborted, no node named); 0 goes on. The list is taken before the calls:
 ** one added meanwhile waits for the next tick, one removed before its turn
@@ -701,7 +854,10 @@ BONSAI_API int bonsai_agent_remove_interrupt(bonsai_agent *agent,
 ** clock by dt and returns 1 while it sleeps, or wakes it and returns 0 when
 ** its time is up or a key one of its guards watches changed (then tick it
 ** with the same dt). Any tick of the tree wakes the agent (a leaf sleeps
-** again by asking again); so do aborts, resets and bonsai_agent_wake.
+** again by asking again); so do aborts, resets, bonsai_agent_wake and an
+** event sent to it. An agent does not sleep while a latent abort goes on
+** (its callback is called at every tick): bonsai_agent_sleep is then
+** ignored, and a sleep asked for in the tick is forgotten at its end.
 */
 BONSAI_API void bonsai_agent_sleep(bonsai_agent *agent, double seconds);
 BONSAI_API void bonsai_agent_wake(bonsai_agent *agent);
@@ -759,8 +915,10 @@ enum {
   BONSAI_TRACE_RELOAD,    /* the agent switched to a reloaded version */
   BONSAI_TRACE_ERROR,     /* a tick failed: message, node (or -1) */
   BONSAI_TRACE_INTERRUPT, /* an interrupt aborted the tick */
-  BONSAI_TRACE_RESET      /* every node's state was replaced: by
+  BONSAI_TRACE_RESET,     /* every node's state was replaced: by
                           ** bonsai_agent_reset (all idle) or a restore */
+  BONSAI_TRACE_EVENT      /* an event delivered to this tick: its name in
+                          ** message, its payload in payload */
 };
 
 typedef struct bonsai_event {
@@ -773,7 +931,13 @@ typedef struct bonsai_event {
   int again;           /* 1: a running node ticked again, still running */
   int forced;          /* 1: the status a fault forced (bonsai_agent_force) */
   const char *message; /* BONSAI_TRACE_ERROR, else NULL; valid until the
-                       ** next bonsai_agent_events or bonsai_agent_trace */
+                       ** next bonsai_agent_events or bonsai_agent_trace;
+                       ** BONSAI_TRACE_EVENT: the event's name (valid as
+                       ** long as the process) */
+  int cutoff;          /* 1: a latent abort cut off by its abort_timeout
+                       ** (status BONSAI_ABORTED) */
+  bonsai_value payload; /* BONSAI_TRACE_EVENT: the event's payload (a
+                        ** string valid as message is) */
 } bonsai_event;
 
 BONSAI_API int bonsai_agent_trace(bonsai_agent *agent, unsigned n);
@@ -868,11 +1032,18 @@ BONSAI_API unsigned bonsai_tree_profile_read(const bonsai_tree *tree,
 ** matched by path and kind, as a reload does; running nodes go on without
 ** being entered again. Blackboard values the host owns (BONSAI_THANDLE)
 ** need a host that writes and reads them (else saving them fails, naming
-** the key); their bytes follow the tag BONSAI_SAVE_HOST.
+** the key); their bytes follow the tag BONSAI_SAVE_HOST. The queued events
+** are saved too, and so is a latent abort under way: restored, each
+** aborting node gets its ABORT once more at the agent's first tick (a
+** returned BONSAI_RUNNING ignored), and the node that waited for it goes
+** on in that tick.
 */
 #define BONSAI_SAVE_HOST 6
 typedef struct bonsai_savehost {
   void *ud;
+  /* call->host of the leaves' SAVE and RESTORE events (BONSAI_LEAF_SAVE:
+  ** the state of a leaf's run, saved in its node's record) */
+  void *leafhost;
   /* Writes the value of handle h (at blackboard key 'key') with write;
   ** returns BONSAI_OK, or BONSAI_ERROR (see 'error'). */
   int (*save)(void *ud, bonsai_agent *agent, int key, long long h,
@@ -883,10 +1054,21 @@ typedef struct bonsai_savehost {
               const unsigned char *p, size_t n, size_t *used);
   /* Why the last save failed (or NULL). */
   const char *(*error)(void *ud);
+  /* Queued events' payloads the host owns (or NULL: saving one fails):
+  ** writes payload h of the agent's queue; reads one from p[0..n) into
+  ** *h (h NULL: only check it), telling how many bytes it took. */
+  int (*save_payload)(void *ud, bonsai_agent *agent, long long h,
+                      void (*write)(void *wud, const void *p, size_t n),
+                      void *wud);
+  int (*load_payload)(void *ud, bonsai_agent *agent, const unsigned char *p,
+                      size_t n, size_t *used, long long *h);
 } bonsai_savehost;
-/* Writes the agent's state through write (host may be NULL). BONSAI_OK,
-** BONSAI_EARG (a value cannot be saved: bonsai_agent_errmsg names the key),
-** BONSAI_ENOMEM or BONSAI_EBUSY. */
+/* Writes the agent's state through write (host may be NULL); each running
+** leaf that asks (BONSAI_LEAF_SAVE) gets BONSAI_EV_SAVE (its callbacks may
+** not raise, nor tick, abort or save this agent: it is busy meanwhile).
+** BONSAI_OK, BONSAI_EARG (a value cannot be saved: bonsai_agent_errmsg
+** names the key; or a leaf's SAVE failed: bonsai_agent_errnode is its
+** node), BONSAI_ENOMEM or BONSAI_EBUSY. */
 BONSAI_API int bonsai_agent_save(bonsai_agent *agent,
                                  const bonsai_savehost *host,
                                  void (*write)(void *ud, const void *p,
@@ -895,7 +1077,10 @@ BONSAI_API int bonsai_agent_save(bonsai_agent *agent,
 /* Puts an agent that runs nothing (new, aborted or reset) in the saved
 ** state. The whole input is checked first: bytes that are not a save of
 ** this tree (another tree's, a newer format, corrupted) give BONSAI_EARG
-** with a message and change nothing. */
+** with a message and change nothing. Then, the state in place, each
+** running leaf that asks (BONSAI_LEAF_SAVE) gets BONSAI_EV_RESTORE with
+** what its SAVE wrote (matched by path and kind, as its run was):
+** BONSAI_ELEAF if one failed (the error at its node; the state stays). */
 BONSAI_API int bonsai_agent_restore(bonsai_agent *agent, const void *data,
                                     size_t len, const bonsai_savehost *host);
 

@@ -7,6 +7,12 @@
 -- the hour, which the villagers' schedule checks in C (bt.check reads it
 -- through), and the alarm, rung for a few seconds whenever a guard falls:
 -- a bt.guard on it sends every patrolling guard to its post at once.
+-- A fallen guard also makes a noise: the world sends it, with where it
+-- fell, to the sentries (bt.send), who doze (their agents sleep) until an
+-- event wakes them, go and look, then come back (bt.guard{ event }). The
+-- archers shoot at heroes in range and put their bow away before they
+-- flee from one too close, or stop when none is in range: a latent abort
+-- (their shoot's abort returns bt.RUNNING for half a second).
 --
 --   lua5.4 samples/arena.lua            on a terminal: an animated text map,
 --                                       then a summary; otherwise the summary
@@ -97,6 +103,10 @@ local DT = 0.1          -- seconds per tick
 local HOUR = 1.6        -- seconds per hour of the clock: a day is 38.4 s
 local START_HOUR = 4    -- the run starts at 04:00, villagers asleep
 local N_GUARDS, N_VILLAGERS, N_HEROES = 200, 60, 6
+local N_SENTRIES, N_ARCHERS = 8, 6
+-- The sentries' and archers' own draws: the others' are those of the
+-- runs before they came.
+local random2 = sample.generator(opt.seed + 1)
 local ALARM = 2         -- seconds the alarm rings after a guard falls
 
 local world = {
@@ -109,6 +119,7 @@ local world = {
   alarm_ends = 0,        -- world.time when the alarm stops
 }
 local guards, villagers, heroes, agents = {}, {}, {}, {}
+local sentries, archers, sentry_agents = {}, {}, {}
 local homes, workshops = {}, {}
 
 -- Heroes: roam from place to place and strike any guard in reach, but only
@@ -194,6 +205,106 @@ local hero_tree = bt.tree(
                   bt.named("respawn", respawn) },
     } })
 
+-- Sentries: doze at their post (bt.sleep: the agent is not ticked) until a
+-- noise is sent to them (bt.send wakes them); the guard of the event then
+-- takes over the doze in the tick it is delivered, bt.event writes where
+-- the noise was, and the sentry goes to look, looks around, comes back.
+local go_look = bt.action {
+  name = "go_look",
+  enter = function(a) a.owner.state = "?"; count(a, "investigate") end,
+  tick = function(a, bb)
+    if guard.step_toward(a.owner, bb.noise.x, bb.noise.y, 2.5) then
+      return bt.SUCCESS
+    end
+    return bt.RUNNING
+  end,
+}
+
+local go_back = bt.action {
+  name = "go_back",
+  tick = function(a, bb)
+    if guard.step_toward(a.owner, bb.post_x, bb.post_y, 2) then
+      count(a, "back at post")
+      return bt.SUCCESS
+    end
+    return bt.RUNNING
+  end,
+}
+
+local doze = bt.action {
+  name = "doze",
+  tick = function(a)
+    a.owner.state = "s"
+    count(a, "doze")
+    return bt.sleep(60) -- until the next noise
+  end,
+}
+
+local sentry_tree = bt.tree(
+  bt.selector { name = "sentry",
+    bt.guard { name = "hear", event = "noise", abort = "lower",
+      bt.sequence { name = "investigate",
+        bt.event("noise", { key = "noise" }), go_look,
+        bt.wait { name = "look_around", seconds = 1.5 }, go_back } },
+    doze,
+  }, { name = "sentry" })
+
+-- Archers: shoot at the nearest hero within 12 cells; one within 4 makes
+-- them flee. Both are guards on keys the world writes (target, threat):
+-- the shooting is cut off when its target goes or a threat comes, and its
+-- abort puts the bow away first (half a second: bt.RUNNING meanwhile, with
+-- abort_timeout as a bound); the selector goes on only then.
+local shoot = bt.action {
+  name = "shoot",
+  abort_timeout = 2,
+  enter = function(a, bb)
+    a.owner.state = "b"
+    count(a, "draw bow")
+    bb.next_arrow = a.time
+  end,
+  tick = function(a, bb)
+    if a.time >= bb.next_arrow then
+      count(a, "arrow")
+      bb.next_arrow = a.time + 0.6
+    end
+    return bt.RUNNING
+  end,
+  abort = function(a, bb)
+    if not bb.holster_until then
+      bb.holster_until = a.time + 0.5
+      a.owner.state = "H"
+      count(a, "holster")
+    end
+    if a.time < bb.holster_until then return bt.RUNNING end
+    bb.holster_until = nil
+  end,
+}
+
+local flee_hero = bt.action {
+  name = "flee",
+  enter = function(a) a.owner.state = "f"; count(a, "flee") end,
+  tick = function(a, bb)
+    local me, h = a.owner, heroes[bb.threat]
+    local x = math.max(1, math.min(W - 2, me.x + (me.x - h.x)))
+    local y = math.max(1, math.min(H - 2, me.y + (me.y - h.y)))
+    guard.step_toward(me, x, y, 3)
+    return bt.RUNNING
+  end,
+}
+
+local watch = bt.action {
+  name = "watch",
+  tick = function(a) a.owner.state = "a"; return bt.RUNNING end,
+}
+
+local archer_tree = bt.tree(
+  bt.selector { name = "archer",
+    bt.guard { name = "threatened", bt.is_set "threat", abort = "both",
+               flee_hero },
+    bt.guard { name = "in_range", bt.is_set "target", abort = "both", shoot },
+    watch,
+  }, { name = "archer" })
+
 -- Setting up ----------------------------------------------------------------
 
 local function setup()
@@ -222,7 +333,23 @@ local function setup()
     h.agent = bt.agent(hero_tree, { owner = h, blackboard = bb })
     heroes[i], world.players[i] = h, h
   end
-  for _, list in ipairs { guards, villagers, heroes } do
+  for i = 1, N_SENTRIES do
+    local x, y = random2(W - 22) + 18.5, random2(H - 4) + 1.5
+    local npc = { world = world, kind = "sentry", state = "s", did = {},
+                  name = "sentry " .. i, x = x, y = y }
+    npc.agent = bt.agent(sentry_tree, { owner = npc, blackboard = {
+      parent = world.bb, post_x = x, post_y = y } })
+    sentries[i], sentry_agents[i] = npc, npc.agent
+  end
+  for i = 1, N_ARCHERS do
+    local npc = { world = world, kind = "archer", state = "a", did = {},
+                  name = "archer " .. i, x = W - 3.5 - random2(6),
+                  y = random2(H - 4) + 1.5 }
+    npc.agent = bt.agent(archer_tree, { owner = npc, blackboard = {
+      parent = world.bb } })
+    archers[i] = npc
+  end
+  for _, list in ipairs { guards, villagers, heroes, sentries, archers } do
     for _, npc in ipairs(list) do agents[#agents + 1] = npc.agent end
   end
   -- A guard that falls rings the alarm: an observer of its hit points
@@ -233,6 +360,7 @@ local function setup()
       if new <= 0 and old > 0 then
         world.bb.alarm = true
         world.alarm_ends = world.time + ALARM
+        bt.send(sentry_agents, "noise", { x = g.x, y = g.y }) -- who hears it
       end
     end)
   end
@@ -252,6 +380,26 @@ local function sense_danger()
       v.scared = near
       v.agent.bb.danger = near or nil
     end
+  end
+end
+
+-- Archers see the nearest hero: a target within 12 cells, a threat within
+-- 4 (the keys their guards watch, written only when they change: the
+-- hero's number).
+local function sense_archers()
+  for _, r in ipairs(archers) do
+    local best, best_d = nil, math.huge -- (the hero's number)
+    for i, h in ipairs(heroes) do
+      if guard.alive(h) then
+        local d = guard.dist(r, h)
+        if d < best_d then best, best_d = i, d end
+      end
+    end
+    local bb = r.agent.bb
+    local target = best_d < 12 and best or nil
+    local threat = best_d < 4 and best or nil
+    if bb.target ~= target then bb.target = target end
+    if bb.threat ~= threat then bb.threat = threat end
   end
 end
 
@@ -275,6 +423,7 @@ local function step(n)
   end
   sense_danger()
   sense_heroes()
+  sense_archers()
   local t0 = os.clock()
   local errors = bt.tick_all(agents, DT)
   tick_seconds = tick_seconds + (os.clock() - t0)
@@ -289,11 +438,13 @@ end
 
 -- When several NPCs share a cell, the one with the highest rank shows.
 local rank = { ["@"] = 9, A = 8, C = 7, F = 6, r = 5, h = 5, ["!"] = 5,
-               R = 4, ["*"] = 3, P = 2, X = 1 }
+               H = 5, f = 5, b = 5, ["?"] = 5, R = 4, a = 4, s = 4,
+               ["*"] = 3, P = 2, X = 1 }
 local colour = {
   P = "32", C = "33", A = "1;31", F = "36", R = "34", X = "90",
   ["!"] = "1;33",
   ["@"] = "1;35", ["*"] = "35", r = "1;37", h = "1;37",
+  s = "2;36", ["?"] = "1;36", a = "32", b = "1;32", H = "1;33", f = "1;36",
   ["#"] = "2;33", ["="] = "2;32",
 }
 
@@ -317,7 +468,7 @@ local function draw(n)
   end
   for _, p in ipairs(homes) do put(p.x, p.y, "#", -0.5) end
   for _, p in ipairs(workshops) do put(p.x, p.y, "=", -0.5) end
-  for _, list in ipairs { guards, villagers, heroes } do
+  for _, list in ipairs { guards, villagers, heroes, sentries, archers } do
     for _, npc in ipairs(list) do put(npc.x, npc.y, npc.state,
                                       rank[npc.state] or 0) end
   end
@@ -342,6 +493,8 @@ local function draw(n)
                   .. "b break\n"
   out[#out + 1] = "          r run home  h hide  # home  = workshop     "
                   .. "heroes @  * down\n"
+  out[#out + 1] = "sentries  s doze  ? go and look     archers a watch  b shoot  "
+                  .. "H holster  f flee\n"
   io.write(table.concat(out))
   io.flush()
 end
@@ -397,13 +550,14 @@ end
 
 local function summary()
   local kinds = { { "guards", guards }, { "villagers", villagers },
-                  { "heroes", heroes } }
+                  { "heroes", heroes }, { "sentries", sentries },
+                  { "archers", archers } }
   local result = {}
   print(string.format("\nBonsai arena: %d agents (%d guards, %d villagers, "
-                      .. "%d heroes)\n%d ticks of %g s (seed %d): day 1 "
-                      .. "%02d:00 to %s", #agents, #guards, #villagers,
-                      #heroes, opt.ticks, DT, opt.seed, START_HOUR,
-                      clock_text()))
+                      .. "%d heroes, %d sentries, %d archers)\n%d ticks of "
+                      .. "%g s (seed %d): day 1 %02d:00 to %s", #agents,
+                      #guards, #villagers, #heroes, #sentries, #archers,
+                      opt.ticks, DT, opt.seed, START_HOUR, clock_text()))
   print("What they did (times each action ran or happened, all NPCs):")
   for _, k in ipairs(kinds) do
     result[k[1]] = tally(k[2])
@@ -441,6 +595,16 @@ local expected = {
     states = { ["@"] = 6 },
     statuses = { running = 6 },
   },
+  sentries = {
+    did = { ["back at post"] = 8, doze = 16, investigate = 16 },
+    states = { ["?"] = 8 },
+    statuses = { running = 8 },
+  },
+  archers = {
+    did = { arrow = 231, ["draw bow"] = 51, flee = 38, holster = 50 },
+    states = { a = 3, b = 1, f = 2 },
+    statuses = { running = 6 },
+  },
 }
 
 -- Everything that must have happened at least once.
@@ -452,6 +616,8 @@ local required = {
                 "reach work", "work", "break", "reach home", "hide",
                 "come out" },
   heroes = { "roam", "strike", "slay", "down" },
+  sentries = { "doze", "investigate", "back at post" },
+  archers = { "draw bow", "arrow", "holster", "flee" },
 }
 
 local keywords = { ["and"] = true, ["break"] = true, ["do"] = true,
@@ -462,7 +628,8 @@ local keywords = { ["and"] = true, ["break"] = true, ["do"] = true,
 -- The result as a Lua table constructor, to paste into 'expected'.
 local function as_lua(result)
   local out = { "local expected = {" }
-  for _, kind in ipairs { "guards", "villagers", "heroes" } do
+  for _, kind in ipairs { "guards", "villagers", "heroes", "sentries",
+                          "archers" } do
     out[#out + 1] = "  " .. kind .. " = {"
     for _, part in ipairs(PARTS) do
       local items = {}

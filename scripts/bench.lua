@@ -1041,23 +1041,33 @@ local function s_run(kind, n)
   return { step = step, sum = function() return w1_sum(awake) end }
 end
 
-function sections.s()
-  local n = W1N
-  local runs = { s_run("all", n).step, s_run("tenth", n).step,
-                 s_run("alone", n).step }
-  local times = { {}, {}, {} }
+-- Times the steps of runs (each runs[k](20): 20 ticks or frames),
+-- alternating in chunks of 20 so that a shared machine's drifts fall on
+-- all alike: times[k] lists each repetition's seconds for run k.
+local function alternate(runs, chunks)
+  local times = {}
+  for k = 1, #runs do times[k] = {} end
   for _ = 1, reps do
-    local t = { 0, 0, 0 }
-    for _ = 1, math.floor(W1T / 20) do
-      for k = 1, 3 do
+    local t = {}
+    for k = 1, #runs do t[k] = 0 end
+    for _ = 1, chunks do
+      for k = 1, #runs do
         collectgarbage("collect")
         local t0 = clock()
         runs[k](20)
         t[k] = t[k] + clock() - t0
       end
     end
-    for k = 1, 3 do times[k][#times[k] + 1] = t[k] end
+    for k = 1, #runs do times[k][#times[k] + 1] = t[k] end
   end
+  return times
+end
+
+function sections.s()
+  local n = W1N
+  local runs = { s_run("all", n).step, s_run("tenth", n).step,
+                 s_run("alone", n).step }
+  local times = alternate(runs, math.floor(W1T / 20))
   local function ratio(k)
     local r = {}
     for i = 1, #times[1] do r[i] = times[k][i] / times[1][i] end
@@ -1071,6 +1081,179 @@ function sections.s()
   io.stdout:write(string.format(
     "S: a sleeper costs %.1f ns (the 90%% list less the tenth alone, per "
     .. "sleeper)\n", (ns[2] - ns[3]) * n / (n - math.floor(n / 10))))
+end
+
+------------------------------------------------------------------------
+-- D "the live debugger" (issue #34): 40 agents streamed by bt.debug, each
+-- tick changing a blackboard key (a 1 KB value), the loop a game runs:
+-- bt.debug.poll() then bt.tick_all. Variants: no page; 2,000 watches (on
+-- keys no tick changes: a watch is looked at when its key changes); 64
+-- pages (event streams: 16 are taken, the others refused) that never
+-- read, whose queues are bounded (the streams that cannot keep up are
+-- dropped). Prints how much the Lua heap grew with the pages.
+------------------------------------------------------------------------
+
+local function d_run(variant, n)
+  local socket = require "socket"
+  local tree = bt.tree(bt.action(function(_, bb)
+    bb.v = bb.v % 1000 + 1
+    bb.text = bb.pad .. bb.v
+    return RUNNING
+  end), { name = "d" })
+  local agents = {}
+  for i = 1, n do
+    agents[i] = bt.agent(tree, { blackboard = { v = i, pad = ("x"):rep(1000) } })
+  end
+  local D = require("bonsai.debug").new(bt)
+  local port, url = D.serve { port = 0, agents = agents }
+  local token = url:match("token=(%x+)")
+  local pages = {}
+  if variant == "watches" then
+    for i = 1, 2000 do
+      assert(D.command { cmd = "watch", key = "k" .. i, op = "==", value = i })
+    end
+  elseif variant == "pages" then
+    for i = 1, 64 do
+      local c = socket.tcp()
+      c:setoption("keepalive", false)
+      c:connect("127.0.0.1", port)
+      c:send("GET /events?token=" .. token .. " HTTP/1.1\r\nHost: 127.0.0.1:" ..
+             port .. "\r\n\r\n")
+      pages[i] = c
+      D.poll()
+    end
+  end
+  local function step(k, sample)
+    for t = 1, k do
+      D.poll()
+      bt.tick_all(agents, 0.01)
+      if sample and t % 50 == 0 then sample() end
+    end
+  end
+  return { step = step, close = function()
+    D.close()
+    for _, c in ipairs(pages) do c:close() end
+  end }
+end
+
+function sections.d()
+  local n, ticks = 40, quick and 500 or 2000
+  local names = { "none", "watches", "pages" }
+  local times = { {}, {}, {} }
+  for _ = 1, reps do
+    for k, name in ipairs(names) do
+      collectgarbage("collect")
+      local r = d_run(name, n)
+      local t0 = clock()
+      r.step(ticks)
+      times[k][#times[k] + 1] = clock() - t0
+      r.close()
+    end
+  end
+  -- untimed: the heap with the pages, after a full GC every 50 ticks
+  collectgarbage("collect")
+  local heap, grew = collectgarbage("count"), 0
+  local r = d_run("pages", n)
+  r.step(ticks, function()
+    collectgarbage("collect")
+    grew = math.max(grew, collectgarbage("count") - heap)
+  end)
+  r.close()
+  local function ratio(k)
+    local q = {}
+    for i = 1, #times[1] do q[i] = times[k][i] / times[1][i] end
+    return median(q)
+  end
+  row("D bt.debug, 40 agents streamed", median(times[1]) / (ticks * n) * 1e9,
+      0, 1)
+  row("D ... and 2,000 watches", median(times[2]) / (ticks * n) * 1e9, 0,
+      ratio(2), "<= 1.1")
+  row("D ... and 64 pages that never read", median(times[3]) / (ticks * n) *
+      1e9, 0, ratio(3))
+  io.stdout:write(string.format("D: with 64 pages that never read, the " ..
+    "Lua heap grew by %.1f MB at most (bound: 16 MB queued in all)\n",
+    grew / 1024))
+end
+
+------------------------------------------------------------------------
+-- E: events waking sleepers (issue #38). A crowd of 10,000 agents asleep
+-- in one bt.tick_all list; each frame bt.send gives 100 of them (the next
+-- hundred each frame) an "alarm" with a table payload, which wakes them:
+-- their tick checks the event (bt.event, its payload to bb.where) and
+-- calls their leaf, which answers bt.sleep: asleep again. Against the
+-- same crowd without events (what the 9,900 sleepers cost), and 100
+-- agents of the same tree that never sleep (their leaf answers running),
+-- sent the same event each frame: the same tick. Goal: what the hundred
+-- woken add to the crowd costs what the hundred awake cost (the rows are
+-- per agent; the ratio is (woken - asleep) / awake). Every agent has been
+-- woken once before the measure.
+------------------------------------------------------------------------
+
+local E_CROWD, E_WOKEN = 10000, 100
+
+-- kind "crowd" (all asleep, no event), "woken" (100 woken a frame) or
+-- "awake" (the 100 alone, never asleep).
+local function e_run(kind)
+  local function leaf(a)
+    a.owner.n = a.owner.n + 1
+    if a.owner.sleeps then return bt.sleep(1e300) end
+    return RUNNING
+  end
+  local tree = bt.tree(bt.reactive_selector {
+    bt.reactive_sequence { bt.event("alarm", { key = "where" }),
+                           bt.action(leaf) },
+    bt.action(leaf), -- (until the first event)
+  }, { name = "crowd" })
+  local n = kind == "awake" and E_WOKEN or E_CROWD
+  local list, owners = {}, {}
+  for i = 1, n do
+    owners[i] = { n = 0, sleeps = kind ~= "awake" }
+    list[i] = bt.agent(tree, { owner = owners[i] })
+  end
+  bt.tick_all(list, 1) -- the sleepers fall asleep
+  bt.tick_all(list, 1) -- (the list gets its sleep cache)
+  local frame, groups = 0, {}
+  for g = 1, n / E_WOKEN do
+    groups[g] = {}
+    for j = 1, E_WOKEN do groups[g][j] = list[(g - 1) * E_WOKEN + j] end
+  end
+  local where = { x = 1, y = 2 }
+  local function frames(k, send)
+    for _ = 1, k do
+      frame = frame + 1
+      if send then bt.send(groups[frame % #groups + 1], "alarm", where) end
+      bt.tick_all(list, 1)
+    end
+  end
+  frames(#groups, true) -- each agent woken once
+  local function sum()
+    local t = 0
+    for i = 1, n do t = t + owners[i].n end
+    return t
+  end
+  return { step = function(k) frames(k, kind ~= "crowd") end, sum = sum }
+end
+
+function sections.e()
+  local runs = { e_run("crowd").step, e_run("woken").step,
+                 e_run("awake").step }
+  local frames = quick and 200 or 1000
+  local times = alternate(runs, frames / 20)
+  local r = {}
+  for i = 1, #times[1] do
+    r[i] = (times[2][i] - times[1][i]) / times[3][i]
+  end
+  local us = {}
+  for k = 1, 3 do us[k] = median(times[k]) / frames * 1e6 end
+  io.stdout:write(string.format(
+    "E: a frame of the 10,000 asleep %.1f us; with bt.send to 100 of them "
+    .. "%.1f us (%.1f us more: %.0f ns per agent woken); 100 awake agents "
+    .. "sent the same %.1f us (%.0f ns each)\n", us[1], us[2], us[2] - us[1],
+    (us[2] - us[1]) / E_WOKEN * 1e3, us[3], us[3] / E_WOKEN * 1e3))
+  row("E 10,000 asleep, no event (per agent)", us[1] / E_CROWD * 1e3, 0, 0)
+  row("E 100 of them woken by bt.send (each)",
+      (us[2] - us[1]) / E_WOKEN * 1e3, 0, median(r), "<= 1.2")
+  row("E 100 awake, sent the same (each)", us[3] / E_WOKEN * 1e3, 0, 1)
 end
 
 ------------------------------------------------------------------------
@@ -1120,6 +1303,7 @@ end
 -- agent, taking its events or none (docs/DEBUGGER.md), and prof: bt.tick_all
 -- with the tree profiled (tree:profile(true)); for p the number of
 -- finished children; for c sequence or control; for s all, tenth or alone;
+-- for e crowd, woken or awake (agents: its own; ticks are frames);
 -- for r none, tick or reload, whatever the ticks; for x check,
 -- script_condition, fn or script3; depth: W3's, 100 by default).
 ------------------------------------------------------------------------
@@ -1149,6 +1333,8 @@ if arg[1] == "--profile" then
     r = c_run(variant, n)()
   elseif w == "s" then
     r = s_run(variant, n)
+  elseif w == "e" then
+    r = e_run(variant)
   elseif w == "r" then
     r = r_run(variant, n)
   elseif w == "x" then
@@ -1256,7 +1442,20 @@ local function instructions()
   io.write(string.format("%-40s %12.0f\n%-40s %12.0f\n",
                          "R plain tick, 10,000 running agents", per["R plain tick"],
                          "R reload + migration - tick, per agent", per["R reload, extra"]))
+  -- E, per frame: the crowd asleep, with 100 woken, and the 100 awake
+  -- (over 200 frames: the collector's cycles of a 10,000-agent heap even
+  -- out)
+  local e = {}
+  for _, v in ipairs { "crowd", "woken", "awake" } do
+    e[v] = (count("e " .. v, 0, 220) - count("e " .. v, 0, 20)) / 200
+  end
+  io.write(string.format("%-40s %12.0f\n%-40s %12.0f\n%-40s %12.0f\n",
+                         "E 10,000 asleep, a frame", e.crowd,
+                         "E + bt.send to 100 of them, a frame", e.woken,
+                         "E 100 awake, sent the same, a frame", e.awake))
   io.write(string.format("%-40s %12s %9s\n", "ratio (instructions)", "", "goal"))
+  io.write(string.format("%-40s %12.3f %9s\n", "E woken - asleep / awake",
+                         (e.woken - e.crowd) / e.awake, "<= 1.2"))
   for _, q in ipairs(IRATIOS) do
     io.write(string.format("%-40s %12.3f %9s\n", q[1], per[q[2]] / per[q[3]], q[4]))
   end
@@ -1269,7 +1468,7 @@ end
 
 -- The driver: every section in a process of its own, then the table.
 local ORDER = { "w1", "w1c", "w1big", "trace", "record", "w2", "w3",
-                "w3tick", "w3depth", "g", "p", "c", "r", "s" }
+                "w3tick", "w3depth", "g", "p", "c", "r", "s", "e", "d" }
 if workloads then ORDER = { "w1", "w2", "w3", "w3tick" } end
 if workloads and jit then ORDER = { "jw1", "jw2", "jw3", "jc" } end
 if section then

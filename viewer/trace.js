@@ -8,8 +8,10 @@
 // alike. No DOM here: viewer.js draws.
 'use strict';
 
-const STATUSES = ['idle', 'running', 'success', 'failure', 'aborted', 'skipped'];
-const STATUS_CODE = { idle: 0, running: 1, success: 2, failure: 3, aborted: 4, skipped: 5 };
+const STATUSES = ['idle', 'running', 'success', 'failure', 'aborted', 'skipped', 'aborting'];
+const STATUS_CODE = { idle: 0, running: 1, success: 2, failure: 3, aborted: 4, skipped: 5, aborting: 6 };
+// A node on the running path: running, or aborting (a latent abort under way).
+const LIVE = (code) => code === 1 || code === 6;
 const KEYFRAME_EVERY = 16;
 
 // A problem with one line of the file; `line` is 1-based.
@@ -132,8 +134,8 @@ class Trace {
       id: o.agent, tree: o.tree, label: String(o.label || 'agent ' + o.agent),
       ticks: [], lines: [], keys: [],
       cur: { version: o.version, status: null, bb: {} },
-      running: [],          // paths running after the last tick
-      marks: [],            // [tick, kind]: change, reload, error, frozen
+      running: [],          // paths running (or aborting) after the last tick
+      marks: [],            // [tick, kind]: change, reload, error, frozen, event
     };
     this.agents.set(o.agent, a);
     this.agentList.push(a);
@@ -156,11 +158,12 @@ class Trace {
     const t = this.tree(a.tree, cur.version);
     // the running path, to mark where it changed and count the population
     const running = [];
-    for (let i = 0; i < cur.status.length; i++) if (cur.status[i] === 1) running.push(t.nodes[i].path);
+    for (let i = 0; i < cur.status.length; i++) if (LIVE(cur.status[i])) running.push(t.nodes[i].path);
     const changed = running.join('\n') !== a.running.join('\n');
     if (o.reload) a.marks.push([o.tick, 'reload']);
     if (o.error) a.marks.push([o.tick, 'error']);
     if (o.frozen !== undefined) a.marks.push([o.tick, 'frozen']);
+    if (Array.isArray(o.delivered) && o.delivered.length) a.marks.push([o.tick, 'event']);
     if (changed && !o.reload && !o.error) a.marks.push([o.tick, 'change']);
     this.countPopulation(a, o.tick, a.running, running, !a.ticks.length);
     a.running = running;

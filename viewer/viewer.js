@@ -102,10 +102,19 @@ function loadFile(file) {
     (e) => showMessage('Cannot read ' + file.name + ': ' + e.message, 'error'));
 }
 
+// The token of the game that served the page (its URL's ?token=, as the
+// game printed it): sent with every request to the game (docs/DEBUGGER.md,
+// "Security"), never to another site.
+const TOKEN = new URLSearchParams(location.search).get('token') || '';
+function tokened(url) {
+  if (!TOKEN || new URL(url, location.href).origin !== location.origin) return url;
+  return url + (url.includes('?') ? '&' : '?') + 'token=' + encodeURIComponent(TOKEN);
+}
+
 async function loadURL(url) {
   $('source').textContent = url;
   try {
-    const r = await fetch(url, { cache: 'no-store' });
+    const r = await fetch(tokened(url), { cache: 'no-store' });
     if (!r.ok) throw new Error('HTTP ' + r.status);
     await loadText(await r.text(), url);
   } catch (e) {
@@ -453,6 +462,11 @@ function renderInfo(view) {
   ];
   if (l.reload) facts.push(['reload', 'version ' + l.reload.from + ' → ' + l.reload.to]);
   if (l.interrupt) facts.push(['interrupt', 'an interrupt aborted this tick']);
+  const aborting = view.tree.nodes.filter((n) => view.status[n.id] === 6 &&
+    !n.children.some((c) => view.status[c] === 6));
+  if (aborting.length) {
+    facts.push(['aborting', aborting.map((n) => n.name).join(', ') + ': what cut it off waits']);
+  }
   for (const [k, v] of facts) {
     const d = document.createElement('div');
     d.innerHTML = '<span></span><span></span>';
@@ -515,6 +529,28 @@ function renderFreeze(view) {
   }
 }
 
+// The events sent to the agent (a:send, bt.send) that were delivered to
+// this tick, each with its payload.
+function renderDelivered(view) {
+  const ol = $('delivered');
+  ol.textContent = '';
+  const list = view && view.tick === ui.tick && Array.isArray(view.line.delivered) ? view.line.delivered : [];
+  for (const d of list) {
+    const li = document.createElement('li');
+    li.className = 'delivered';
+    li.innerHTML = '<span class="chip"></span><span class="name"></span><code class="what"></code>';
+    li.children[1].textContent = String(d.name);
+    li.children[2].textContent = d.payload === undefined ? '' : JSON.stringify(d.payload);
+    ol.appendChild(li);
+  }
+  if (!list.length) {
+    const li = document.createElement('li');
+    li.className = 'none';
+    li.textContent = 'No event was delivered to this tick.';
+    ol.appendChild(li);
+  }
+}
+
 function renderEvents(view) {
   const ol = $('events');
   ol.textContent = '';
@@ -534,7 +570,7 @@ function renderEvents(view) {
     li.innerHTML = '<span class="chip"></span><span class="name"></span><span class="what"></span>';
     li.children[1].textContent = n.hidden ? '(priority section)' : n.label;
     li.children[1].title = n.path;
-    li.children[2].textContent = again ? 'running again' : st;
+    li.children[2].textContent = again ? st + ' again' : st;
     if (isCheck(n) && forced !== 1 && (st === 'success' || st === 'failure')) { // (forced: not checked)
       const d = document.createElement('small');
       d.className = 'detail';
@@ -650,14 +686,16 @@ function renderRunning(view) {
   ul.textContent = '';
   if (!view) return;
   const t = view.tree;
-  // every running node none of whose children runs: one per parallel branch
-  const leaves = t.nodes.filter((n) => view.status[n.id] === 1 &&
-    !n.children.some((c) => view.status[c] === 1));
+  // every running (or aborting) node none of whose children runs: one per
+  // parallel branch
+  const live = (id) => view.status[id] === 1 || view.status[id] === 6;
+  const leaves = t.nodes.filter((n) => live(n.id) && !n.children.some(live));
   for (const n of leaves) {
     const li = document.createElement('li');
     li.dataset.path = n.path;
+    if (view.status[n.id] === 6) li.className = 'st-aborting';
     li.innerHTML = '<span class="chip"></span><span></span><small></small>';
-    li.children[1].textContent = n.name;
+    li.children[1].textContent = n.name + (view.status[n.id] === 6 ? ' (aborting)' : '');
     li.children[2].textContent = n.path;
     li.onclick = () => reveal(n.path);
     ul.appendChild(li);
@@ -773,7 +811,7 @@ function renderLaneNav() {
   $('lane-name').title = path;
 }
 
-const MARK_COLOURS = { change: '#3a78d8', reload: '#8a4fd0', error: '#d43c3c', frozen: '#0aa3b5' };
+const MARK_COLOURS = { change: '#3a78d8', reload: '#8a4fd0', error: '#d43c3c', frozen: '#0aa3b5', event: '#e07b00' };
 
 function drawTimeline() {
   const tr = ui.trace;
@@ -861,6 +899,7 @@ function render() {
   renderInfo(view);
   renderStepBar(view);
   renderEvents(view);
+  renderDelivered(view);
   renderBlackboard(view);
   renderRunning(view);
   if (ui.popPath !== null) renderPopAgents();
@@ -953,7 +992,8 @@ function command(body, quiet) {
 
 async function send(body, quiet) {
   try {
-    const r = await fetch('command', { method: 'POST', headers: { 'Content-Type': 'application/json' },
+    const r = await fetch('command', { method: 'POST',
+      headers: { 'Content-Type': 'application/json', 'X-Bonsai-Token': TOKEN },
       body: JSON.stringify(body) });
     const j = await r.json();
     if (!j.ok && !quiet) showMessage('The game refused "' + body.cmd + '": ' + j.error, 'warn');
@@ -1126,7 +1166,7 @@ function startLive() {
   let trace = new Trace();
   let listed = 0;
   showMessage('Connected to the game at ' + location.host + ': waiting for its first tick…', 'info');
-  const es = new EventSource('events');
+  const es = new EventSource(tokened('events'));
   ui.live.es = es;
   es.onopen = () => $('live').classList.remove('lost');
   es.onerror = () => $('live').classList.add('lost');
@@ -1227,9 +1267,13 @@ async function main() {
     if (params.has('trace')) return loadURL(params.get('trace'));
     if (params.has('coverage')) return loadURL(params.get('coverage'));
     try {
-      const r = await fetch('live', { cache: 'no-store' });
-      const j = r.ok ? await r.json() : null;
+      const r = await fetch(tokened('live'), { cache: 'no-store' });
+      const j = r.status === 200 || r.status === 403 ? await r.json() : null;
       if (j && j.live === true) startLive();
+      else if (r.status === 403 && j) {
+        showMessage('The game refused this page: ' + j.error + '. Open the URL the game printed ' +
+          '(http://127.0.0.1:PORT/?token=...).', 'error');
+      }
     } catch (e) {
       // not live: the page waits for a file
     }

@@ -109,6 +109,10 @@ function Builder:task(fn, args) return self:_add(self.bt.task(fn, args)) end
 function Builder:wait(s) return self:_add(self.bt.wait(s)) end
 function Builder:check(key, op, value) return self:_add(self.bt.check(key, op, value)) end
 function Builder:is_set(key) return self:_add(self.bt.is_set(key)) end
+function Builder:event(name, opts) return self:_add(self.bt.event(name, opts)) end
+function Builder:wait_event(name, opts)
+  return self:_add(self.bt.wait_event(name, opts))
+end
 -- :leaf(node) adds any node built with the DSL
 function Builder:leaf(n) return self:_add(n) end
 -- :subtree(tree_or_name, opts) adds bt.subtree(...); given a node, it adds

@@ -76,6 +76,23 @@ function bt.is_set(key)
   return node { type = "is_set", key = key }
 end
 
+-- Events (bonsai_agent_send): bt.event(name [, { key = k }]), a condition
+-- on the events delivered to this tick; bt.wait_event(name [, { key = k,
+-- timeout = s }]), an action that waits for one. The options' other keys
+-- (name...) go to the node table too.
+local function eventnode(kind)
+  return function(name, opts)
+    local n = {}
+    if type(opts) == "table" and not isnode(opts) then n = copy(opts) end
+    n.type = kind
+    n.event = name
+    return node(n)
+  end
+end
+
+bt.event = eventnode "event"
+bt.wait_event = eventnode "wait_event"
+
 -- Scripts (BehaviorTree.CPP's script language), compiled once, here: a
 -- comparison of a key becomes a bt.check. bonsai.script needs LPeg: it is
 -- loaded by the first script.
@@ -138,6 +155,17 @@ for _, k in ipairs(core.KINDS) do
   end
 end
 
+-- bt.guard{ event = "heard", abort = "none" | "lower", child }: the guard
+-- of an event, an event_guard node.
+local check_guard = bt.guard
+function bt.guard(t)
+  if type(t) == "table" and not isnode(t) and t.event ~= nil then
+    t.type = "event_guard"
+    return node(t)
+  end
+  return check_guard(t)
+end
+
 bt.fallback = bt.selector                -- alias
 bt.active_selector = bt.reactive_selector -- alias
 bt.inverter = bt.invert                  -- alias
@@ -181,9 +209,11 @@ end
 -- the caller's key; the methods take inner keys; observers get bb and the
 -- caller's key; pairs lists inner names (a caller's key hidden by a remap
 -- is left out). Made by the C core once per agent and map.
-local function view(bb, map)
-  local inv = {}
-  for inner, outer in pairs(map) do inv[outer] = inner end
+local function view(bb, remap)
+  local map, inv = {}, {} -- (a copy: the agent keeps the view by remap, a
+  -- weak key that the view must not refer to, as on Lua 5.1 and LuaJIT a
+  -- reload's old remap would never go)
+  for inner, outer in pairs(remap) do map[inner], inv[outer] = outer, inner end
   local function key(k) return map[k] or k end
   local methods = {
     get = function(_, k, default) return bb:get(key(k), default) end,
@@ -280,12 +310,9 @@ function bt.node(name, args, children)
   return n
 end
 
-local defs = setmetatable({}, { __mode = "k" }) -- tree -> { root, opts }
-
 function bt.tree(root, opts)
   local ok, t = pcall(core.tree, root, opts)
   if not ok then error(t, 0) end
-  defs[t] = type(root) == "table" and { root = root, opts = opts } or nil
   return t
 end
 
@@ -293,19 +320,10 @@ end
 
 local files = require("bonsai.loaders")(bt)
 
+-- tree:export(format): from the definition the tree keeps (tree:_source)
 local methods = getmetatable(core.tree(bt.action(function() end))).methods
-local reload = methods.reload
-function methods.reload(tree, root, opts)
-  local ok, err = reload(tree, root, opts)
-  if ok then
-    if type(root) == "userdata" then defs[tree] = defs[root]
-    else defs[tree] = { root = root, opts = opts } end
-  end
-  return ok, err
-end
-
 function methods.export(tree, fmt)
-  return files.export(tree, fmt, defs[tree])
+  return files.export(tree, fmt, tree:_source())
 end
 
 bt.builder = function(...)

@@ -217,9 +217,13 @@ local function build(core)
   -- while that same table is there and its state sleeps, without reading
   -- the table's [1].
   local function make()
-    local ver, disp, V = -1, nil, nil
+    -- the version's values table is held weakly (it holds the leaves, which
+    -- may hold the list or its agents, which hold the tree, which holds it)
+    local ver, disp, last = -1, nil, setmetatable({}, { __mode = "v" })
     local function loop(list, i, n, dt, pos, sc, anchors)
       local code, a, ud, slept = 0, nil, nil, 0
+      local V = last[1]
+      if V == nil then ver = -1 end
       i = i - 1
       while true do
         -- an iteration makes the call handed out, if any, then, if the tick
@@ -248,7 +252,7 @@ local function build(core)
             if code >= SLOW then
               if O.version ~= ver then
                 disp, V = dispatch(ud, O.version)
-                ver = O.version
+                ver, last[1] = O.version, V
               end
             elseif code == ASLEEP then
               slept = slept + 1
@@ -270,7 +274,7 @@ local function build(core)
 
   -- a:tick: the calls of the tick, unrolled (a loop would stop the trace
   -- of the game's loop around a:tick), then a loop for long ticks.
-  local tver, tdisp, tV = -1, nil, nil
+  local tver, tdisp, tlast = -1, nil, setmetatable({}, { __mode = "v" })
   local function more(a, ud, code, disp, V)
     while code >= SLOW do code = on(CTX, ud, 0, disp(code, a, ud, V)) end
     return code
@@ -278,11 +282,12 @@ local function build(core)
   local function steps(a, ud, dt)
     local code = begin(CTX, ud, dt, 0)
     if code < SLOW then return code end
-    if O.version ~= tver then
-      tdisp, tV = dispatch(ud, O.version)
-      tver = O.version
+    local V = tlast[1] -- (held weakly, as make's)
+    if O.version ~= tver or V == nil then
+      tdisp, V = dispatch(ud, O.version)
+      tver, tlast[1] = O.version, V
     end
-    local disp, V = tdisp, tV
+    local disp = tdisp
     code = on(CTX, ud, 0, disp(code, a, ud, V))
     if code < SLOW then return code end
     code = on(CTX, ud, 0, disp(code, a, ud, V))
@@ -351,23 +356,36 @@ local function build(core)
     while code >= SLOW do code = on(CTX, ud, level, disp(code, a, ud, V)) end
     return code
   end
+  local function cstep(a, ud, level, code, disp, V)
+    code = on(CTX, ud, level, disp(code, a, ud, V))
+    if code >= SLOW then
+      code = on(CTX, ud, level, disp(code, a, ud, V))
+      if code >= SLOW then code = cmore(a, ud, level, code, disp, V) end
+    end
+    return code
+  end
+  local crecover = X.crecover
   local function ctick_(c, k)
     local refs = type(c) == "table" and type(k) == "number" and
                  rawget(c, CREFS)
     local ud = type(refs) == "table" and refs[2]
     if not isstate(ud) or k ~= floor(k) then return cctick(c, k) end
-    local code = child(CTX, ud, refs[3], k - 1)
+    local node = refs[3]
+    local code = child(CTX, ud, node, k - 1)
     if code >= SLOW then
-      local a, level = refs[1], O.level
       local disp, V = dispatch(ud, refs[4])
-      code = on(CTX, ud, level, disp(code, a, ud, V))
-      if code >= SLOW then
-        code = on(CTX, ud, level, disp(code, a, ud, V))
-        if code >= SLOW then code = cmore(a, ud, level, code, disp, V) end
+      local ok
+      ok, code = pcall(cstep, refs[1], ud, O.level, code, disp, V)
+      if not ok then -- a raise under the child (as lleaf.c's c:tick)
+        crecover(ud, node, code)
+        error(code, 0)
       end
     end
     if code < ASLEEP then return NAMES[code] end
-    if code == FAILED then error(X.errmsg(ud), 0) end
+    if code == FAILED then
+      crecover(ud, node, nil)
+      error(X.errmsg(ud), 0)
+    end
     return cctick(c, k) -- CLASSIC
   end
 

@@ -5,7 +5,7 @@
 -- option is flagged. tests/spec/annotations_spec.lua checks that every
 -- public function of the module is annotated here and the reverse.
 
----@alias bonsai.Status "success"|"failure"|"running"|"aborted"|"idle"|"skipped"
+---@alias bonsai.Status "success"|"failure"|"running"|"aborted"|"idle"|"skipped"|"aborting"
 
 ---What a leaf may return: true or "success", false, nil or "failure",
 ---"running" (actions only).
@@ -68,7 +68,27 @@
 ---@field key string the blackboard key it watches
 
 ---@class (exact) bonsai.GuardOpts: bonsai.NodeOpts
----@field abort? bonsai.AbortMode default "none"
+---@field abort? bonsai.AbortMode default "none" (an event guard: "none" or "lower")
+---@field event? string the guard of an event (bt.event_guard): no check child
+
+---Options of bt.event and bt.wait_event.
+---@class (exact) bonsai.EventOpts
+---@field name? string
+---@field key? string the blackboard key its payload is written to
+---@field timeout? number bt.wait_event: seconds of agent time before it fails
+---@field failure_if? string
+---@field success_if? string
+---@field skip_if? string
+---@field run_while? string
+---@field on_success? string
+---@field on_failure? string
+---@field on_halted? string
+---@field post? string
+
+---An event guard's table: its child, its event and abort mode.
+---@class (exact) bonsai.EventGuardOpts: bonsai.NodeOpts
+---@field event string
+---@field abort? "none"|"lower" default "none"
 
 ---A lifecycle action: `tick` is required.
 ---@class (exact) bonsai.Lifecycle
@@ -85,7 +105,10 @@
 ---@field enter? fun(agent: bonsai.Agent, bb: bonsai.Blackboard, args: table?)
 ---@field tick fun(agent: bonsai.Agent, bb: bonsai.Blackboard, args: table?): bonsai.Result
 ---@field exit? fun(agent: bonsai.Agent, bb: bonsai.Blackboard, args: table?, status: bonsai.Status)
----@field abort? fun(agent: bonsai.Agent, bb: bonsai.Blackboard, args: table?)
+---@field abort? fun(agent: bonsai.Agent, bb: bonsai.Blackboard, args: table?): ("running"|any) return bt.RUNNING to take more time (a latent abort)
+---@field abort_timeout? number seconds of agent time a latent abort may take before it is cut off
+---@field save? fun(agent: bonsai.Agent, bb: bonsai.Blackboard, args: table?): any what the run keeps outside the blackboard, saved by a:save() while the leaf runs (plain values, as c.memory; nil: nothing)
+---@field restore? fun(agent: bonsai.Agent, bb: bonsai.Blackboard, args: table?, value: any) a save put the run back (it goes on without enter): value is what save returned, nil when the save holds none
 
 ---What a bt.control's callbacks get as `c` (valid during the callback).
 ---@class bonsai.Control
@@ -93,12 +116,14 @@
 ---@field memory table kept for this agent and node across ticks and runs
 local Control = {}
 
----Ticks child i (a new run if it is not running); its status.
+---Ticks child i (a new run if it is not running); its status. A child
+---that is aborting is not ticked: "running".
 ---@param i integer
 ---@return bonsai.Status
 function Control:tick(i) end
 
----Aborts child i if it is running.
+---Aborts child i if it is running (from the tick callback, a latent abort:
+---the node then waits until it has ended).
 ---@param i integer
 function Control:abort(i) end
 
@@ -117,13 +142,14 @@ function Control:abort(i) end
 ---@field post? string script run when the node succeeds or fails (after on_success/on_failure)
 ---@field enter? fun(c: bonsai.Control, agent: bonsai.Agent, bb: bonsai.Blackboard, args: table?)
 ---@field tick fun(c: bonsai.Control, agent: bonsai.Agent, bb: bonsai.Blackboard, args: table?): bonsai.Result
----@field abort? fun(c: bonsai.Control, agent: bonsai.Agent, bb: bonsai.Blackboard, args: table?)
+---@field abort? fun(c: bonsai.Control, agent: bonsai.Agent, bb: bonsai.Blackboard, args: table?): ("running"|any) return bt.RUNNING to take more time (a latent abort)
+---@field abort_timeout? number seconds of agent time its latent abort may take
 ---@field [integer] bonsai.Node
 
 ---Options of bt.load, handed to the file's loader.
 ---@class (exact) bonsai.LoadOpts
 ---@field main? string the BehaviorTree.CPP tree to run (a file of several)
----@field include_dirs? string[] the directories a BehaviorTree.CPP <include> may read (default: the file's own directory tree)
+---@field include_dirs? string[] the directories a BehaviorTree.CPP <include> or a behavior3 subtree `path` may read (default: the file's own directory tree, or `dir`'s; docs/FORMATS.md "Which files a tree file may read")
 ---@field tree? string the behavior3 project's tree (its id or title)
 ---@field dir? string the behavior3 workspace directory subtree `path`s are relative to (default: the file's)
 
@@ -136,6 +162,7 @@ function Control:abort(i) end
 ---@field owner? any a.owner, given to nothing else
 ---@field blackboard? table|bonsai.Blackboard initial values, or a blackboard
 ---@field restore? string a string from a:save()
+---@field events? integer the most events its queue holds (64)
 
 ---@class (exact) bonsai.BlackboardOpts
 ---@field parent? bonsai.Blackboard lookups that miss fall through to it
@@ -346,9 +373,20 @@ function Agent:reset() end
 ---@return bonsai.Status
 function Agent:status() end
 
----The names of the running nodes, outermost first.
+---The names of the running nodes, outermost first; an aborting one's with
+---" (aborting)".
 ---@return string[]
 function Agent:running() end
+
+---Queues an event for the agent's next tick (payload: nil or a value
+---a:save can save); wakes a sleeping agent; a full queue drops its oldest.
+---@param name string
+---@param payload? any
+function Agent:send(name, payload) end
+
+---Events dropped from the agent's full queue since it was made.
+---@return integer
+function Agent:dropped_events() end
 
 ---fn is checked at the start of every tick; true aborts everything.
 ---@param fn fun(agent: bonsai.Agent, bb: bonsai.Blackboard): boolean?
@@ -550,6 +588,23 @@ function Builder:wait_value_update(opts) end
 ---@return bonsai.Builder
 function Builder:guard(check, mode, name) end
 
+---Opens the guard of an event (bt.guard{ event = ... }).
+---@param opts bonsai.EventGuardOpts
+---@return bonsai.Builder
+function Builder:event_guard(opts) end
+
+---Adds bt.event(name, opts).
+---@param name string
+---@param opts? bonsai.EventOpts
+---@return bonsai.Builder
+function Builder:event(name, opts) end
+
+---Adds bt.wait_event(name, opts).
+---@param name string
+---@param opts? bonsai.EventOpts
+---@return bonsai.Builder
+function Builder:wait_event(name, opts) end
+
 ---@param fn bonsai.LeafFn|bonsai.Lifecycle|string
 ---@param args? table
 ---@return bonsai.Builder
@@ -619,9 +674,22 @@ function Builder:build(opts) end
 ---@class bonsai.Debug
 local Debug = {}
 
----Starts serving the viewer's live protocol.
----@param opts? table
----@return any
+---Options of bt.debug.serve (docs/DEBUGGER.md, "Security").
+---@class bonsai.DebugServeOpts
+---@field port? integer the port (0, the default: a free one)
+---@field host? string the address to listen on ("127.0.0.1"; another needs allow_remote)
+---@field allow_remote? boolean listen on an address other than the loopback's
+---@field hosts? string[] more host names the page may be opened by (Host and Origin are checked)
+---@field token? string the page's token, 16 or more letters, digits or -_.~ (default: 128 bits from /dev/urandom)
+---@field root? string the viewer's directory (default: the one installed with the module)
+---@field agents? bonsai.Agent[] agents offered and streamed at once
+---@field file? string a trace file to serve to the page instead of a live game
+
+---Starts serving the viewer's live protocol; the page's URL carries the
+---token that every request showing or changing the game needs.
+---@param opts? bonsai.DebugServeOpts
+---@return integer port
+---@return string url http://127.0.0.1:PORT/?token=...
 function Debug.serve(opts) end
 
 ---Answers pending viewer requests; call once per frame.
@@ -671,6 +739,9 @@ bt.IDLE = "idle"
 ---The status of a node passed over by its pre-conditions (skip_if, run_while)
 ---or whose children all were; a:tick returns it when the root is skipped.
 bt.SKIPPED = "skipped"
+---The status of a node whose abort callback takes its time (returned
+---bt.RUNNING: a latent abort); a:running() marks it " (aborting)".
+bt.ABORTING = "aborting"
 
 ---The metatable of node tables.
 ---@type table
@@ -750,6 +821,27 @@ function bt.check(key, op, value) end
 ---@return bonsai.Node
 function bt.is_set(key) end
 
+---A condition: success when an event of that name was delivered to this
+---tick (its payload written to opts.key first), failure otherwise.
+---@param name string
+---@param opts? bonsai.EventOpts
+---@return bonsai.Node
+function bt.event(name, opts) end
+
+---An action: running until an event of that name is delivered, then
+---success (its payload to opts.key); failure after opts.timeout seconds.
+---@param name string
+---@param opts? bonsai.EventOpts
+---@return bonsai.Node
+function bt.wait_event(name, opts) end
+
+---The same event to every agent of the list, in one call (an element
+---that is no agent sends to none).
+---@param list bonsai.Agent[]
+---@param name string
+---@param payload? any
+function bt.send(list, name, payload) end
+
 ---With memory: resumes the running child next tick.
 ---@param t bonsai.NodeOpts
 ---@return bonsai.Node
@@ -808,10 +900,17 @@ function bt.filter(t) end
 ---@return bonsai.Node
 function bt.monitor(t) end
 
----A decorator on a bt.check / bt.is_set (its first child), observed by key.
+---A decorator on a bt.check / bt.is_set (its first child), observed by key;
+---with `event = name`, the guard of an event (bt.event_guard).
 ---@param t bonsai.GuardOpts
 ---@return bonsai.Node
 function bt.guard(t) end
+
+---Its child starts in a tick its event is delivered to; with abort =
+---"lower" it takes over a lower-priority running sibling in that tick.
+---@param t bonsai.EventGuardOpts
+---@return bonsai.Node
+function bt.event_guard(t) end
 
 ---Runs another tree's root as a child.
 ---@param tree bonsai.Tree|string a tree, or the name of one

@@ -17,10 +17,10 @@ local floor = math.floor
 -- Subscriptions -------------------------------------------------------------
 
 -- Each recording of an agent is a subscription (bonsai.subscribe) in the
--- compact form: sink(agent, status, err, ev), ev = { codes, tick, marks }
--- from a:_tick_events() (codes: id * 32 + forced * 16 + status * 2 + again;
--- marks: a bit
--- per agent event kind, below).
+-- compact form: sink(agent, status, err, ev), ev = { codes, tick, marks,
+-- delivered } from a:_tick_events() (codes: id * 32 + forced * 16 +
+-- status * 2 + again; marks: a bit per agent event kind, below; delivered:
+-- the events delivered to the tick, { name, payload } each, or nil).
 local subscribe = require "bonsai.subscribe"
 
 local RELOAD, INTERRUPT, RESET = 2, 8, 16 -- BONSAI_TRACE_*: 1 << 1, 3, 4
@@ -30,13 +30,11 @@ M.RELOAD, M.INTERRUPT, M.RESET = RELOAD, INTERRUPT, RESET
 -- Lua 5.3).
 local function has(marks, bit) return floor(marks / bit) % 2 == 1 end
 
--- agent -> { [sink] = its subscription }
-local subs = setmetatable({}, { __mode = "k" })
-
 -- Subscribes sink to the agent's ticks (the agent is traced meanwhile).
+-- The agent keeps { [sink] = its subscription } (a:_kept: a weak-keyed
+-- table would keep it alive on Lua 5.1 and LuaJIT, through the sink).
 function M.attach(agent, sink)
-  local mine = subs[agent] or {}
-  subs[agent] = mine
+  local mine = agent:_kept("record") or agent:_kept("record", {})
   if not mine[sink] then
     mine[sink] = subscribe.subscribe(agent, sink, { _codes = true })
   end
@@ -44,7 +42,7 @@ end
 
 -- Unsubscribes sink.
 function M.detach(agent, sink)
-  local mine = subs[agent]
+  local mine = agent:_kept("record")
   if mine and mine[sink] then
     subscribe.unsubscribe(mine[sink])
     mine[sink] = nil
@@ -123,7 +121,7 @@ M.encode = encodeline
 -- forced the status) is encoded once by cjson and kept, by its code; a
 -- tick's list is those texts joined.
 local STATUS = { [0] = "idle", "running", "success", "failure", "aborted",
-                 "skipped" }
+                 "skipped", "aborting" }
 local function event(code)
   return { floor(code / 32), STATUS[floor(code / 2) % 8], code % 2,
            floor(code / 16) % 2 == 1 and 1 or nil }
@@ -265,6 +263,13 @@ function Recording:line(agent, status, err, ev)
   end
   if has(marks, RESET) then st.full = true end
   if has(marks, INTERRUPT) then line.interrupt = true end
+  if ev.delivered then -- the events delivered to the tick, with payloads
+    local list = {}
+    for i, d in ipairs(ev.delivered) do
+      list[i] = { name = d[1], payload = d[2] ~= nil and jsonvalue(d[2]) or nil }
+    end
+    line.delivered = list
+  end
   if err ~= nil then line.error = tostring(err) end
   st.tick = ev.tick or st.tick + 1
   line.tick = st.tick

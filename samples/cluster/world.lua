@@ -1,35 +1,67 @@
--- world.lua: what every instance of the cluster sample shares: the map
--- (zones along x, each owned by one instance), the NPCs' leaves, and the
--- plain record of an NPC's owner data (what is stored beside its save).
+-- world.lua: what every process of the cluster sample shares: the map
+-- (zones along x; which replica set owns each zone is data, the zone map,
+-- kept in a replicated space and changed while the world runs), the NPCs'
+-- leaves, and the plain record of an NPC's owner data (what is stored
+-- beside its save).
 --
 -- An NPC's blackboard counts its trips: `entered` when "travel" is entered,
--- `trips` when it arrives. A travel that goes on after a hand-over or a
--- restart is not entered again, so entered - trips is 0 or 1 for every NPC,
--- wherever it ran: the cluster test checks it.
+-- `trips` when it arrives. A travel that goes on after a hand-over, a
+-- restart or a failover is not entered again, so entered - trips is 0 or 1
+-- for every NPC, wherever it ran: the cluster's driver checks it.
 local W = {}
 
 W.SPEED = 60          -- metres per second
 W.TICK = 0.1          -- seconds per tick of an instance
 W.SAVE_EVERY = 0.5    -- seconds between two saves of every NPC
 
--- The map is [0, 2400) metres along x, in six zones, two per instance in
--- order. NPCs walk from anywhere to anywhere, so the middle of the map is
--- crossed most: its zones are narrower, so that each instance holds about
--- as many NPCs (and the middle one, with two borders, hands over more).
-W.INSTANCES = { "a", "b", "c" }
-W.BORDERS = { 0, 510, 945, 1200, 1455, 1890, 2400 }
+-- The map is [0, 2400) metres along x in twelve zones. NPCs walk from
+-- anywhere to anywhere, so the middle of the map is crossed most: its
+-- zones are narrower, so that zones hold about as many NPCs and a replica
+-- set of contiguous zones about a share of the world.
+W.BORDERS = { 0, 255, 510, 728, 945, 1073, 1200, 1328, 1455, 1673, 1890,
+  2145, 2400 }
 W.LENGTH = W.BORDERS[#W.BORDERS]
--- The instance that owns x, and the zone (0-based).
-function W.owner_of(x)
-  local z = 1
-  while z < #W.BORDERS - 1 and x >= W.BORDERS[z + 1] do z = z + 1 end
-  return W.INSTANCES[math.floor((z - 1) / 2) + 1], z - 1
-end
--- The stretch [lo, hi) an instance owns.
-function W.span(name)
-  for i, n in ipairs(W.INSTANCES) do
-    if n == name then return W.BORDERS[2 * i - 1], W.BORDERS[2 * i + 1] end
+W.SETS = { "a", "b", "c", "d", "e", "f", "g", "h" } -- replica sets' names, in order
+
+-- The first zone map for the first n sets: contiguous stretches of zones.
+-- A map is { version, zones = { { lo, hi, owner }... } (in order along
+-- x), sets = { [name] = { master, uri, term, state } } }.
+function W.first_map(n)
+  local map = { version = 0, zones = {}, sets = {} }
+  local count = #W.BORDERS - 1
+  for z = 1, count do
+    map.zones[z] = { lo = W.BORDERS[z], hi = W.BORDERS[z + 1],
+      owner = W.SETS[math.floor((z - 1) * n / count) + 1] }
   end
+  return map
+end
+
+-- The zone map's lookup: a table from each metre of x to its zone, built
+-- once per map (every NPC is looked up at every tick).
+function W.index(map)
+  local at = {}
+  for z, zone in ipairs(map.zones) do
+    for m = math.floor(zone.lo), math.ceil(zone.hi) - 1 do at[m] = z end
+  end
+  map.at = at
+  return map
+end
+
+-- The set that owns x in map, and the zone's number (1-based); nil before
+-- the map exists.
+function W.owner_of(map, x)
+  local z = map and map.at and map.at[math.floor(x)]
+  if not z then return nil end
+  return map.zones[z].owner, z
+end
+
+-- The zones a set owns: a list of { lo, hi }.
+function W.stretches(map, set)
+  local out = {}
+  for _, zone in ipairs(map.zones) do
+    if zone.owner == set then out[#out + 1] = { zone.lo, zone.hi } end
+  end
+  return out
 end
 
 -- A small deterministic generator per NPC, kept in its owner record (so it
@@ -86,10 +118,10 @@ function W.plain(o, bb)
     bb = { entered = bb.entered, trips = bb.trips, work_until = bb.work_until } }
 end
 
--- An NPC's row in an instance's space "npcs": its state ("active" or
--- "leaving"), its save, its owner record in fields of their own (every NPC
--- is written twice a second: a map would cost twice as much to write),
--- and for a leaving one its receiver and token.
+-- An NPC's row in an instance's spaces "npcs" and "saves": its state
+-- ("active" or "leaving"), its save, its owner record in fields of their
+-- own (every NPC is written twice a second: a map would cost twice as much
+-- to write), and for a leaving one its receiver (a set) and token.
 W.FORMAT = {
   { name = "id", type = "unsigned" }, { name = "state", type = "string" },
   { name = "save", type = "string" }, { name = "x", type = "number" },

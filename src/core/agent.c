@@ -14,8 +14,10 @@
 #include "blackboard.h"
 #include "compile.h"
 #include "env.h"
+#include "events.h"
 #include "reload.h"
 #include "fault.h"
+#include "latent.h"
 #include "profile.h"
 #include "trace.h"
 #include "tree.h"
@@ -65,7 +67,7 @@ int bonsai_agent_init(bonsai_agent *a, bonsai_tree *t, bonsai_bb *bb,
   bs_copy(a);
   a->bb = bb;
   a->owner = owner;
-  a->current = a->errnode = a->forcing = BS_NONE;
+  a->current = a->errnode = a->forcing = a->cutting = BS_NONE;
   a->state = INLINE(a);
   a->statecap = a->inlinecap = ss;
   bs_prof_join(a);
@@ -104,6 +106,8 @@ void bonsai_agent_done(bonsai_agent *a) {
   stepdone(a);
   if (--env->nagents == 0) /* the records kept for stepped ticks go too */
     bs_env_freesteps(env);
+  bs_events_free(a);
+  bs_latent_free(a);
   bonsai_bb_release(a->bb);
   bs_bp_release(a->bp);
   bonsai_tree_release(a->tree);
@@ -175,8 +179,18 @@ static int start(bonsai_agent *a, double dt, const bonsai_host *h) {
   return BONSAI_OK;
 }
 
-/* After a tick (or a failed one): the agent is free again. */
+/* After a tick (or a failed one): the agent is free again; the events
+** delivered to the tick are gone, and one sent during it wakes it; it does
+** not sleep while an abort takes its time (its callback is called at every
+** tick). */
 static int finish(bonsai_agent *a, int status) {
+  if (bs_unlikely(a->events != NULL)) {
+    bs_events_clear(a);
+    if (a->events->count > 0)
+      a->wake = 0;
+  }
+  if (bs_unlikely(a->latent != NULL))
+    a->wake = 0;
   a->busy = 0;
   if (a->step != NULL) /* stepped runs left in it are over (step.c) */
     stepdone(a);
@@ -253,6 +267,10 @@ static int step(bonsai_agent *a, Plan **planp) {
     bs_trace_mark(a, BONSAI_TRACE_RELOAD, BS_NONE, NULL);
     bs_trace_migrating(a, 0);
   }
+  if (a->latent != NULL && plan != NULL && !plan->same)
+    bs_latent_remap(a, plan->map, a->state); /* (in place: the same nodes) */
+  else if (a->latent != NULL && plan == NULL)
+    bs_latent_free(a); /* everything was aborted */
   *planp = plan;
   return r;
 nomem: /* nothing changes: the next tick tries again */
@@ -350,12 +368,12 @@ static int present(const bonsai_agent *a, const Interrupt *x) {
   return 0;
 }
 
-/* Aborts every running node with callbacks protected; marks the agent
-** aborted if anything ran. */
+/* Aborts every running node with callbacks protected (aborting ones
+** finish); marks the agent aborted if anything ran. */
 static int abortall(bonsai_agent *a) {
   int r;
   uint8_t protect = a->protect;
-  if (a->state[0] != BONSAI_RUNNING)
+  if (a->state[0] != BONSAI_RUNNING && a->state[0] != BONSAI_ABORTING)
     return BONSAI_OK;
   a->protect = 1;
   r = bs_vm_abort(a, 0);
@@ -399,15 +417,19 @@ static int interrupted(bonsai_agent *a, const bonsai_host *h) {
   ((a)->nintr != 0 || ((h) != NULL && (h)->interrupt != NULL))
 
 /* Asks the interrupts: 0 when none fired, else BONSAI_ABORTED after
-** aborting the running nodes, or BONSAI_ELEAF. */
+** aborting the running nodes (the interrupt's decision: BONSAI_RUNNING
+** while a latent abort goes on), or BONSAI_ELEAF. */
 static int interrupts(bonsai_agent *a, const bonsai_host *h) {
   int s;
   if ((s = interrupted(a, h)) == 0)
     return 0;
-  if (a->trace != NULL && s == 1)
+  if (s != 1)
+    return (void)abortall(a), BONSAI_ELEAF;
+  if (a->trace != NULL)
     bs_trace_mark(a, BONSAI_TRACE_INTERRUPT, BS_NONE, NULL);
-  return abortall(a) != BONSAI_OK || s != 1 ? BONSAI_ELEAF
-                                                  : BONSAI_ABORTED;
+  s = bs_vm_interrupt(a);
+  return s == BONSAI_OK ? BONSAI_ABORTED : s == BONSAI_RUNNING ? s
+                                                            : BONSAI_ELEAF;
 }
 
 /* }====================================================== */
@@ -444,6 +466,8 @@ int bonsai_agent_run(bonsai_agent *a, double dt, const bonsai_host *h) {
   int s;
   if ((s = begin(a, dt, h)) != BONSAI_OK)
     return s;
+  if (bs_unlikely(a->events != NULL))
+    bs_events_deliver(a); /* the queued events are this tick's */
   if (!hasinterrupts(a, h) || (s = interrupts(a, h)) == 0)
     s = bs_vm_tick(a);
   return finish(a, s);
@@ -504,6 +528,7 @@ int bonsai_agent_reset_hosted(bonsai_agent *a, const bonsai_host *h) {
   if (r == BONSAI_EBUSY)
     return r;
   memset(a->state, 0, statesize(a->bp));
+  bs_latent_free(a); /* (none left: the abort ended them) */
   if (a->trace != NULL)
     bs_trace_mark(a, BONSAI_TRACE_RESET, BS_NONE, NULL);
   a->last = BONSAI_IDLE;
@@ -525,7 +550,8 @@ int bonsai_agent_reset(bonsai_agent *a) {
 */
 
 void bonsai_agent_sleep(bonsai_agent *a, double seconds) {
-  a->wake = seconds > 0 ? a->time + seconds : 0;
+  /* (not while an abort takes its time: finish() says so after a tick) */
+  a->wake = seconds > 0 && a->latent == NULL ? a->time + seconds : 0;
 }
 
 void bonsai_agent_wake(bonsai_agent *a) { a->wake = 0; }
@@ -571,7 +597,7 @@ unsigned bonsai_agent_running(const bonsai_agent *a, unsigned *nodes,
   uint32_t i = 0;
   unsigned k = 0;
   while (i < a->bp->n) {
-    if (a->state[i] != BONSAI_RUNNING) {
+    if (a->state[i] != BONSAI_RUNNING && a->state[i] != BONSAI_ABORTING) {
       i = nd[i].next; /* skip the subtree */
       continue;
     }

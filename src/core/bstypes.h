@@ -19,6 +19,7 @@ typedef struct Leaf {
   bonsai_leaf_fn fn;
   void *data;
   unsigned flags; /* BONSAI_LEAF_*, LEAF_MISSING */
+  double atimeout; /* a registered leaf's abort_timeout (seconds), or -1 */
 } Leaf;
 
 /* Leaf.flags: the name has no leaf in this environment (a tree shared by
@@ -40,6 +41,9 @@ struct bonsai_env {
   struct Stepping *freesteps; /* records of stepped ticks not in use,
                               ** freed when no agent is left (agent.c) */
   uint32_t nagents;           /* the environment's agents */
+  bonsai_write_fn write; /* writes event payloads, or NULL (events.c) */
+  bonsai_payload_fn retain, release; /* a host's payload handles, or NULL */
+  void *payud;
 };
 
 /* Node flags. */
@@ -89,12 +93,14 @@ typedef struct Node {
   uint32_t leaf;    /* leaves: index in bp->leaves or env->leaves; utility
                     ** selector: its children's utilities in bp->leaves */
   const void *args; /* leaf arguments */
-  uint32_t a, b;    /* times; policy counts; check key and value key */
+  uint32_t a, b;    /* times; policy counts; check key and value key;
+                    ** events: the payload's key (or BS_NONE), the event */
   /* the rest */
   uint32_t name;    /* offset of the name in the pool */
   uint32_t depth;   /* 0 for the root */
   uint32_t nchild;
-  double secs;      /* timers */
+  double secs;      /* timers; wait_event's timeout, an action's or a
+                    ** control node's abort_timeout (-1: none) */
   bonsai_value val; /* check: the constant (strings point into the pool) */
   uint32_t cond;    /* NF_COND: its conditions in bp->leaves, from here in
                     ** BONSAI_* condition order, one per bit of 'when' */
@@ -147,6 +153,10 @@ typedef struct bonsai_version {
   uint32_t *watchkey;
   uint32_t *watchfirst;
   uint32_t *watchguard;
+  /* Event guards in mode "lower" (they take over at the start of a tick
+  ** their event is delivered to), in pre-order. */
+  uint32_t nevguard;
+  uint32_t *evguard;
 } Blueprint;
 
 struct bonsai_tree {
@@ -165,11 +175,19 @@ struct bonsai_tree {
 ** handed the call out: step.c). */
 typedef struct Frame {
   struct Frame *prev; /* the callback it is nested in, or NULL */
+  struct Frame *prevrun; /* while busy: the frame whose child's run was
+                         ** under way before this one's (a->run) */
+  void *host;         /* while busy: a->hostud before the child's run */
   uint32_t node;      /* the control node */
   uint32_t budget;    /* child ticks it may still ask for */
   uint8_t event;      /* BONSAI_EV_TICK or BONSAI_EV_ABORT */
   uint8_t busy;       /* a child's run is under way */
   uint8_t failed;     /* a child's run failed: the error is recorded */
+  uint8_t caught;     /* a non-local exit left a child's run and the host
+                      ** caught it inside the callback
+                      ** (bonsai_control_recover) */
+  uint8_t latent;     /* ABORT: the abort pass may be latent; TICK: a child
+                      ** it aborted is aborting, so the node waits */
 } Frame;
 
 /* A run of a stepped tick (step.c): level 0 is the tick, each level above
@@ -180,7 +198,6 @@ typedef struct Frame {
 typedef struct StepRun {
   Frame f;              /* a control node's callback handed out */
   void *host;           /* the host's data when it was handed out */
-  void *outer;          /* a child run: the host's data before it */
   Frame *ctl;           /* a child run: its control node's callback */
   struct StepRun *next; /* the level above, or NULL */
   struct StepRun *prev; /* the level below, or NULL */
@@ -225,6 +242,8 @@ struct bonsai_agent {
   void *owner;
   struct Trace *trace; /* event ring buffer, or NULL (see trace.h) */
   void *hostud;     /* the host's data during an operation (call->host) */
+  struct Events *events; /* its event queue (events.c), or NULL: none sent
+                    ** yet (a tick tests it twice) */
   bonsai_bb *bb;    /* then what a tick of a tree with guards reads */
   uint64_t seen;    /* blackboard change stamp last looked at (guards) */
   /* the rest */
@@ -238,6 +257,11 @@ struct bonsai_agent {
                      ** after a reload to a larger version) */
   uint32_t inlinecap; /* bytes of state inside the agent's allocation */
   Frame *ctl;       /* the innermost control callback under way, or NULL */
+  Frame *run;       /* the innermost one whose child's run is under way:
+                    ** live whenever a host catches a non-local exit
+                    ** (bonsai_control_recover) */
+  struct Latent *latent; /* latent aborts under way (latent.c), or NULL:
+                    ** while there are some, ticks run the watched copy */
   struct Prof *prof; /* its tree's profile while it counts, or NULL */
   struct Fault *fault; /* forced nodes (fault.c), nfault of them */
   uint32_t nfault, capfault;
@@ -246,6 +270,8 @@ struct bonsai_agent {
   uint8_t stepping; /* inside a stepping function: no callback may run */
   uint8_t nstep;    /* runs of a stepped tick under way (levels) */
   struct Stepping *step; /* the stepped tick under way, or NULL */
+  uint32_t cutting; /* the node whose latent abort is being cut off by its
+                    ** abort_timeout (its event is marked), or BS_NONE */
   struct bonsai_agent *tnext, *tprev; /* the tree's agents (profile.c) */
 };
 

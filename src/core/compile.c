@@ -76,6 +76,11 @@ static int validate(const bonsai_def *d, uint32_t i, char *err, size_t size) {
                     "child");
     break;
   }
+  case BONSAI_EVENT_GUARD:
+    if (n->mode != GUARD_NONE && n->mode != GUARD_LOWER)
+      return seterr(err, size, d, i, "an event guard's abort is \"none\" or "
+                    "\"lower\" (an event holds for one tick)");
+    break;
   case BONSAI_PRIORITY: {
     uint32_t c, k;
     if (n->parent != BS_NONE)
@@ -423,10 +428,11 @@ static int names_make(Names *nm, const bonsai_def *d) {
 }
 
 /* Phase 3: one allocation: header, nodes (on a cache line: a node's first
-** half is one line), leaves, pool (names, then check strings). */
+** half is one line), leaves, checks, event guards, pool (names, then check
+** strings). */
 static Blueprint *allocate(const bonsai_def *d, const Names *nm,
                            size_t nleaves) {
-  size_t poolsize = nm->n, size, nchecks = 0;
+  size_t poolsize = nm->n, size, nchecks = 0, nevguard = 0;
   Blueprint *bp;
   char *mem;
   uint32_t i, k;
@@ -440,8 +446,12 @@ static Blueprint *allocate(const bonsai_def *d, const Names *nm,
         if (d->conds[i][k].val.type == BONSAI_TSTRING)
           poolsize += strlen(d->strs + d->conds[i][k].val.u.str.len) + 1;
       }
+  for (i = 0; i < d->n; i++)
+    nevguard += d->nodes[i].kind == BONSAI_EVENT_GUARD &&
+                d->nodes[i].mode == GUARD_LOWER;
   size = sizeof *bp + 63 + (size_t)d->n * sizeof(Node) +
-         align8(nleaves * sizeof(Leaf)) + nchecks * sizeof(Check) + poolsize;
+         align8(nleaves * sizeof(Leaf)) + nchecks * sizeof(Check) +
+         align8(nevguard * sizeof(uint32_t)) + poolsize;
   if ((mem = bs_malloc(d->env, size)) == NULL)
     return NULL;
   memset(mem, 0, size);
@@ -454,7 +464,8 @@ static Blueprint *allocate(const bonsai_def *d, const Names *nm,
   bp->nodes = (Node *)(((uintptr_t)(mem + sizeof *bp) + 63) & ~(uintptr_t)63);
   bp->leaves = (Leaf *)((char *)bp->nodes + (size_t)d->n * sizeof(Node));
   bp->checks = (Check *)((char *)bp->leaves + align8(nleaves * sizeof(Leaf)));
-  bp->pool = (char *)(bp->checks + nchecks);
+  bp->evguard = (uint32_t *)(bp->checks + nchecks);
+  bp->pool = (char *)bp->evguard + align8(nevguard * sizeof(uint32_t));
   memcpy(bp->pool, nm->buf, nm->n);
   bp->statsize = (uint32_t)align8(d->n);
   return bp;
@@ -628,12 +639,26 @@ static int fillnode(Blueprint *bp, const bonsai_def *d, const Names *nm,
   n->mode = dn->mode; /* "abort", "wait", or another choice it takes */
   if (ki->takes & P_TIMES)
     n->a = (uint32_t)dn->times;
-  if (ki->takes & P_KEY) { /* the key it reads */
+  if ((ki->takes & P_KEY) && dn->key == BS_NONE) /* optional: events' */
+    n->a = BS_NONE;
+  else if (ki->takes & P_KEY) { /* the key it reads (or writes) */
     int k = bonsai_key(d->env, d->strs + dn->key, strlen(d->strs + dn->key));
     if (k < 0)
       return -1;
     n->a = (uint32_t)k;
   }
+  if (ki->takes & P_EVENT) { /* the event it listens to */
+    const char *e = d->strs + dn->event;
+    int k = bs_name_id(BS_EVENTS, e, strlen(e), 1);
+    if (k < 0)
+      return -1;
+    n->b = (uint32_t)k;
+    if (dn->kind == BONSAI_EVENT_GUARD && dn->mode == GUARD_LOWER)
+      bp->evguard[bp->nevguard++] = i;
+  }
+  if ((ki->takes & (P_TIMEOUT | P_ABORT_TIMEOUT)) &&
+      !(dn->set & (P_TIMEOUT | P_ABORT_TIMEOUT)))
+    n->secs = -1; /* none */
   return 0;
 }
 
@@ -664,13 +689,17 @@ static void links(Blueprint *bp) {
 
 /* Phase 6: the callbacks a stepped tick could not hand out (step.c): a
 ** leaf's exit or abort and a control node's abort (they run in aborts),
-** conditions and utilities that are functions. Named leaves are the
+** conditions and utilities that are functions, event nodes (they may
+** write a payload through the host's writer). Named leaves are the
 ** registry's, counted as they are registered (env.c). */
 static void stepcount(Blueprint *bp) {
   uint32_t i, k;
   for (i = 0; i < bp->n; i++) {
     const Node *n = &bp->nodes[i];
     unsigned f;
+    if (n->kind == BONSAI_EVENT || n->kind == BONSAI_WAIT_EVENT ||
+        n->kind == BONSAI_EVENT_GUARD)
+      bp->nostep++;
     if (n->flags & NF_COND) /* one leaf per bit of 'when' */
       for (k = 0, f = n->when; f != 0; f &= f - 1, k++)
         bp->nostep += bp->leaves[n->cond + k].fn != NULL;
@@ -786,6 +815,7 @@ Blueprint *bs_bp_detach(const Blueprint *bp, const void *host,
   c->leaves = MOVED(bp->leaves, bp, c);
   c->pool = MOVED(bp->pool, bp, c);
   c->checks = MOVED(bp->checks, bp, c);
+  c->evguard = MOVED(bp->evguard, bp, c);
   for (i = 0; i < c->nchecks; i++)
     if (c->checks[i].val.type == BONSAI_TSTRING)
       c->checks[i].val.u.str.s = MOVED(bp->checks[i].val.u.str.s, bp, c);

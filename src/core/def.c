@@ -259,7 +259,7 @@ static uint32_t addnode(bonsai_def *d, int kind, const char *name) {
   n->place = d->open == BS_NONE ? 1 : ++d->nodes[d->open].nchild;
   n->name = BS_NONE;
   n->leafname = BS_NONE;
-  n->key = n->vkey = BS_NONE;
+  n->key = n->vkey = n->event = BS_NONE;
   n->when = BS_NONE;
   n->ctl = (uint8_t)((d->open == BS_NONE ? 0 : d->nodes[d->open].ctl) +
                      (kind == BONSAI_CONTROL));
@@ -547,10 +547,17 @@ int bonsai_def_value(bonsai_def *d, const char *key, bonsai_value v) {
       return badvalue(d, key, p);
     n->times = num;
     break;
-  case P_SECONDS:
+  case P_SECONDS: case P_TIMEOUT: case P_ABORT_TIMEOUT: /* no kind takes
+                                                         ** two of them */
     if (!isnum || !(num >= 0))
       return badvalue(d, key, p);
     n->secs = num;
+    break;
+  case P_EVENT:
+    if (s == NULL || *s == '\0')
+      return badvalue(d, key, p);
+    if ((n->event = addstr(d, s)) == BS_NONE)
+      return nomemory(d, d->n - 1);
     break;
   case P_SUCCESS: case P_FAILURE: {
     double c;

@@ -37,9 +37,10 @@ typedef struct DefNode {
                      ** or BS_NONE */
   const void *args;
   unsigned set;      /* P_* */
-  double times, secs;
+  double times, secs; /* secs: "seconds", "timeout" or "abort_timeout" */
   double success, failure; /* counts; -1 means "all" */
   uint32_t key, vkey;      /* offsets in def->strs */
+  uint32_t event;          /* offset in def->strs, or BS_NONE */
   bonsai_value val;        /* strings: offset in def->strs in u.str.len */
 } DefNode;
 

@@ -19,7 +19,9 @@
 /* Appends parameter p (BONSAI_P_*) of the node info describes to buf at
 ** *at, as a dump shows it: " x3" (" forever" for 0), " 2s",
 ** " success>=2", " wait", " hp", " <", " 10" (a string quoted, "$key"),
-** " abort=both", " then_skip". */
+** " abort=both", " then_skip", an event's " -> noise" (its key) and
+** " "heard"",
+** " timeout=5s", " abort_timeout=2s". */
 static void param(const bonsai_nodeinfo *info, int p, char *buf, size_t size,
                   size_t *at) {
   const bonsai_value *v = &info->value;
@@ -38,7 +40,12 @@ static void param(const bonsai_nodeinfo *info, int p, char *buf, size_t size,
   case BONSAI_P_FAILURE:
     len = snprintf(o, room, " failure>=%u", info->failure);
     break;
-  case BONSAI_P_KEY: len = snprintf(o, room, " %.40s", info->key); break;
+  case BONSAI_P_KEY: /* an event node's is where its payload goes */
+    if (info->event != NULL)
+      len = info->key != NULL ? snprintf(o, room, " -> %.40s", info->key) : 0;
+    else
+      len = snprintf(o, room, " %.40s", info->key);
+    break;
   case BONSAI_P_OP:
     len = info->op != NULL ? snprintf(o, room, " %s", info->op) : 0;
     break;
@@ -64,6 +71,16 @@ static void param(const bonsai_nodeinfo *info, int p, char *buf, size_t size,
     break;
   case BONSAI_P_THEN_SKIP:
     len = info->then_skip ? snprintf(o, room, " then_skip") : 0;
+    break;
+  case BONSAI_P_EVENT: len = snprintf(o, room, " \"%.40s\"", info->event); break;
+  case BONSAI_P_TIMEOUT:
+    len = info->timeout >= 0 ? snprintf(o, room, " timeout=%gs", info->timeout)
+                             : 0;
+    break;
+  case BONSAI_P_ABORT_TIMEOUT:
+    len = info->abort_timeout >= 0
+              ? snprintf(o, room, " abort_timeout=%gs", info->abort_timeout)
+              : 0;
     break;
   default:
     break;

@@ -3,7 +3,8 @@
 ** routes all allocation through one lua_Alloc-shaped allocator (counting the
 ** bytes) and keeps the named-leaf registry, indexed by leaf name id
 ** (names.c), whose entries are looked up at every call so re-registration
-** takes effect at once.
+** takes effect at once, and the host's hooks for the event payloads it
+** owns.
 */
 #include <stdlib.h>
 #include <string.h>
@@ -112,6 +113,7 @@ int bs_env_cover(bonsai_env *env, uint32_t n) {
     nl[i].fn = missing;
     nl[i].data = (void *)bs_name(BS_LEAVES, i); /* NULL past the names */
     nl[i].flags = LEAF_MISSING;
+    nl[i].atimeout = -1;
   }
   env->leaves = nl;
   env->nleaves = ncap;
@@ -131,6 +133,16 @@ int bonsai_leaf_register(bonsai_env *env, const char *name, bonsai_leaf_fn fn,
   env->leaves[id].fn = fn;
   env->leaves[id].data = data;
   env->leaves[id].flags = flags;
+  env->leaves[id].atimeout = -1;
+  return BONSAI_OK;
+}
+
+int bonsai_leaf_abort_timeout(bonsai_env *env, const char *name,
+                              double seconds) {
+  int id = bonsai_leaf_find(env, name);
+  if (id < 0)
+    return BONSAI_EARG;
+  env->leaves[id].atimeout = seconds >= 0 ? seconds : -1; /* NaN: none */
   return BONSAI_OK;
 }
 
@@ -170,4 +182,21 @@ int bonsai_key_find(const bonsai_env *env, const char *name, size_t len) {
 const char *bonsai_key_name(const bonsai_env *env, int key) {
   (void)env;
   return key < 0 ? NULL : bs_name(BS_KEYS, (uint32_t)key);
+}
+
+void bonsai_env_payload_hooks(bonsai_env *env, bonsai_payload_fn retain,
+                              bonsai_payload_fn release, void *ud) {
+  env->retain = retain;
+  env->release = release;
+  env->payud = ud;
+}
+
+void bs_payload_retain(bonsai_env *env, const bonsai_value *v) {
+  if (v->type == BONSAI_THANDLE && env->retain != NULL)
+    env->retain(env->payud, v->u.handle);
+}
+
+void bs_payload_release(bonsai_env *env, const bonsai_value *v) {
+  if (v->type == BONSAI_THANDLE && env->release != NULL)
+    env->release(env->payud, v->u.handle);
 }

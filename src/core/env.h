@@ -18,6 +18,11 @@ BS_INTERNAL void bs_env_retain(bonsai_env *env);
 
 /* Frees the records of stepped ticks not in use (step.c). */
 BS_INTERNAL void bs_env_freesteps(bonsai_env *env);
+/* A host's payload v (BONSAI_THANDLE) is kept, or let go, once more (the
+** environment's hooks, bonsai_env_payload_hooks; nothing for other
+** values). */
+BS_INTERNAL void bs_payload_retain(bonsai_env *env, const bonsai_value *v);
+BS_INTERNAL void bs_payload_release(bonsai_env *env, const bonsai_value *v);
 
 /* Makes env->leaves cover the leaf name ids below n (a tree compiled
 ** elsewhere may name leaves this environment never registered). */

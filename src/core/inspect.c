@@ -22,7 +22,9 @@ static void param(const Node *n, int p, bonsai_nodeinfo *info) {
   case BONSAI_P_SECONDS: info->seconds = n->secs; break;
   case BONSAI_P_SUCCESS: info->success = n->a; break;
   case BONSAI_P_FAILURE: info->failure = n->b; break;
-  case BONSAI_P_KEY: info->key = bs_name(BS_KEYS, n->a); break;
+  case BONSAI_P_KEY: /* (an event node's is optional) */
+    info->key = n->a != BS_NONE ? bs_name(BS_KEYS, n->a) : NULL;
+    break;
   case BONSAI_P_OP: info->op = ops[n->op]; break;
   case BONSAI_P_VALUE:
     if (n->flags & NF_KEYREF) /* "$key" */
@@ -33,6 +35,9 @@ static void param(const Node *n, int p, bonsai_nodeinfo *info) {
   case BONSAI_P_ABORT: info->abort = modes[n->mode]; break;
   case BONSAI_P_WAIT: info->wait = n->mode != 0; break;
   case BONSAI_P_THEN_SKIP: info->then_skip = n->mode != 0; break;
+  case BONSAI_P_EVENT: info->event = bs_name(BS_EVENTS, n->b); break;
+  case BONSAI_P_TIMEOUT: info->timeout = n->secs; break;
+  case BONSAI_P_ABORT_TIMEOUT: info->abort_timeout = n->secs; break;
   default: break;
   }
 }
@@ -45,6 +50,7 @@ int bs_nodeinfo(const Blueprint *bp, unsigned i, bonsai_nodeinfo *info) {
   n = &bp->nodes[i];
   memset(info, 0, sizeof *info);
   info->value.type = BONSAI_TNIL;
+  info->timeout = info->abort_timeout = -1;
   info->kind = n->kind;
   info->parent = n->parent;
   info->hidden = (n->flags & NF_HIDDEN) != 0;

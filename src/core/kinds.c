@@ -17,14 +17,15 @@
 #define MANY 1, BS_MANY
 #define ANY 0, BS_MANY
 /* What a Lua leaf's node table holds besides the common keys. */
-#define LEAFKEYS "fn leaf task tick enter exit abort args"
+#define LEAFKEYS "fn leaf task tick enter exit abort save restore args"
 
 const KindInfo bs_kinds[BONSAI_NKINDS] = {
   /* name, class, children (fewest, most), data bytes, flags, cont, takes,
   ** needs, number param, other keys of its node tables (besides
   ** bs_node_keys) */
-  /* data: none */
-  {"action", KC_LEAF, LEAF, 0, 0, 0, 0, 0, NULL, LEAFKEYS},
+  /* data: none (a latent abort's time is kept by the abort path, latent.c;
+  ** its abort_timeout is the node's secs, else its registered leaf's) */
+  {"action", KC_LEAF, LEAF, 0, 0, 0, P_ABORT_TIMEOUT, 0, NULL, LEAFKEYS},
   {"condition", KC_LEAF, LEAF, 0, 0, 0, 0, 0, NULL, LEAFKEYS},
   /* data: F64 start time */
   {"wait", KC_LEAF, LEAF, 8, 0, 0, P_SECONDS, P_SECONDS, "seconds", NULL},
@@ -88,7 +89,7 @@ const KindInfo bs_kinds[BONSAI_NKINDS] = {
   /* data: the host's memory (bonsai_control_memory), BONSAI_CONTROL_MEMORY
   ** bytes; its callbacks are a leaf of the blueprint */
   {"control", KC_COMPOSITE, ANY, BONSAI_CONTROL_MEMORY, K_ACTIVE | K_LASTING,
-   0, 0, 0, NULL, "args enter tick abort"},
+   0, P_ABORT_TIMEOUT, 0, NULL, "args enter tick abort"},
   /* data: none (the child that runs is the one whose status is running) */
   {"if_then_else", KC_COMPOSITE, 2, 3, 0, 0, 0, 0, 0, NULL, NULL},
   /* data: none; ticked from above while it runs, its condition first */
@@ -98,6 +99,16 @@ const KindInfo bs_kinds[BONSAI_NKINDS] = {
    K_LASTING | K_SKIPS | K_STAMPWORD, 0, P_KEY, P_KEY, NULL, NULL},
   {"wait_value_update", KC_DECORATOR, ONE, 4, K_LASTING | K_STAMPWORD, 0,
    P_KEY, P_KEY, NULL, NULL},
+  /* data: none (the events delivered to the tick are the agent's: events.c;
+  ** the node's a: the key its payload goes to, or none; b: the event) */
+  {"event", KC_LEAF, LEAF, 0, 0, 0, P_EVENT | P_KEY, P_EVENT, NULL, NULL},
+  /* data: F64 start time (secs: its timeout, or -1) */
+  {"wait_event", KC_LEAF, LEAF, 8, 0, 0, P_EVENT | P_KEY | P_TIMEOUT, P_EVENT,
+   NULL, NULL},
+  /* data: none; its event takes over at the start of the tick it is
+  ** delivered to (wakeevents in vm.c), "abort" none or lower */
+  {"event_guard", KC_DECORATOR, ONE, 0, 0, 0, P_EVENT | P_ABORT, P_EVENT,
+   NULL, NULL},
 };
 
 /* The keys every node table takes, whatever its kind: a key added to every
@@ -122,6 +133,9 @@ const ParamInfo bs_params[BS_NPARAMS] = {
     {"abort", "\"none\", \"self\", \"lower\" or \"both\""},
     {"wait", "a boolean"},
     {"then_skip", "a boolean"},
+    {"event", "an event name (a non-empty string)"},
+    {"timeout", "a number >= 0"},
+    {"abort_timeout", "a number >= 0"},
 };
 
 const char *bonsai_param_name(int i) {
@@ -132,9 +146,10 @@ const char *bonsai_node_keys(void) { return bs_node_keys; }
 
 const char *bonsai_status_name(int status) {
   static const char *const names[] = {"idle",    "running", "success",
-                                      "failure", "aborted", "skipped"};
-  return status >= BONSAI_IDLE && status <= BONSAI_SKIPPED ? names[status]
-                                                           : NULL;
+                                      "failure", "aborted", "skipped",
+                                      "aborting"};
+  return status >= BONSAI_IDLE && status <= BONSAI_ABORTING ? names[status]
+                                                            : NULL;
 }
 
 const char *bonsai_cond_name(int which) {

@@ -21,6 +21,9 @@
 #define P_ABORT (1u << BONSAI_P_ABORT)
 #define P_WAIT (1u << BONSAI_P_WAIT)
 #define P_THEN_SKIP (1u << BONSAI_P_THEN_SKIP)
+#define P_EVENT (1u << BONSAI_P_EVENT)
+#define P_TIMEOUT (1u << BONSAI_P_TIMEOUT)
+#define P_ABORT_TIMEOUT (1u << BONSAI_P_ABORT_TIMEOUT)
 
 /* Classes of kinds: what children they take (the order of
 ** BONSAI_CLASS_*). */

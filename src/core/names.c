@@ -1,6 +1,6 @@
 /*
-** names.c: the names all environments share: blackboard keys and leaf
-** names, interned process-wide to dense ids, so that a compiled tree means
+** names.c: the names all environments share: blackboard keys, leaf names
+** and event names, interned process-wide to dense ids, so that a compiled tree means
 ** the same in every environment and thread (a tree shared by several Lua
 ** states holds key and leaf ids). One mutex guards the lookups; a name's
 ** string never moves and is never freed, so it is read without the lock
@@ -23,7 +23,7 @@ typedef struct Table {
   uint32_t hcap;           /* power of 2 */
 } Table;
 
-static Table tables[2];
+static Table tables[BS_NTABLES];
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 
 static const char *at(const Table *t, uint32_t id) {
@@ -104,7 +104,7 @@ const char *bs_name(int table, uint32_t id) {
 __attribute__((destructor)) static void freenames(void) {
   int k;
   uint32_t i;
-  for (k = 0; k < 2; k++) {
+  for (k = 0; k < BS_NTABLES; k++) {
     Table *t = &tables[k];
     for (i = 0; i < t->n; i++)
       free(t->chunk[i / CHUNK][i % CHUNK]);

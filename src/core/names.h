@@ -1,13 +1,13 @@
 /*
-** names.h: process-wide interning of blackboard keys and leaf names (ids
-** mean the same in every environment and thread).
+** names.h: process-wide interning of blackboard keys, leaf names and
+** event names (ids mean the same in every environment and thread).
 */
 #ifndef bonsai_names_h
 #define bonsai_names_h
 
 #include "bstypes.h"
 
-enum { BS_KEYS, BS_LEAVES };
+enum { BS_KEYS, BS_LEAVES, BS_EVENTS, BS_NTABLES };
 
 /* The id of s (len bytes) in the table, interned if add; -1 when absent,
 ** out of memory, or s holds a NUL byte. Thread-safe. */

@@ -4,7 +4,8 @@
 ** is computed once per pair of versions and cached in the tree). A running
 ** node is kept when it is matched and its parent is kept; it then goes on
 ** with its state (running child, counters, timers) and is not entered
-** again. A kept node whose running child is gone stays running: a sequence
+** again; so does an aborting one (a latent abort goes on: latent.c's
+** entries follow it). A kept node whose running child is gone stays running: a sequence
 ** or selector starts again from its first child, a decorator enters its new
 ** child. The running nodes that are not kept are aborted, deepest first,
 ** while the old version is still in place. The data of matched nodes that
@@ -191,13 +192,14 @@ static void carrydata(const Blueprint *ob, const Blueprint *nb,
   }
 }
 
-#define KEPT(i) (map[i] != BS_NONE && ns[map[i]] == BONSAI_RUNNING)
+#define LIVE(s) ((s) == BONSAI_RUNNING || (s) == BONSAI_ABORTING)
+#define KEPT(i) (map[i] != BS_NONE && LIVE(ns[map[i]]))
 #define WORD(st, bp, i) (*(uint32_t *)((st) + (bp)->nodes[i].data))
 
 /* Walking the running nodes of state st in pre-order, parents first, idle
 ** subtrees skipped (and the idle children of sequences and selectors not
 ** even looked at): the first, the one after i's subtree, the next. */
-#define firstrunning(st) ((st)[0] == BONSAI_RUNNING ? 0 : BS_NONE)
+#define firstrunning(st) (LIVE((st)[0]) ? 0 : BS_NONE)
 
 static uint32_t skiprunning(const Blueprint *bp, const uint8_t *st,
                             uint32_t i) {
@@ -241,19 +243,20 @@ int bs_reload_state(bonsai_agent *a, const Plan *plan, uint8_t *ns) {
   int r = BONSAI_OK;
   bs_assert(a->bp == ob);
   memset(ns, 0, nb->statsize + nb->datasize);
-  /* 1. keep the running nodes that are matched and whose parent is kept;
-  ** a priority wrapper the new version added runs above a kept root */
+  /* 1. keep the running (and aborting) nodes that are matched and whose
+  ** parent is kept; a priority wrapper the new version added runs above a
+  ** kept root (or aborts above an aborting one) */
   for (i = firstrunning(os); i != BS_NONE; i = nextrunning(ob, os, i)) {
     uint32_t p = pathparent(ob, i);
     if (map[i] != BS_NONE && (p == BS_NONE || KEPT(p)))
-      ns[map[i]] = BONSAI_RUNNING;
+      ns[map[i]] = os[i];
   }
-  if ((nn[0].flags & NF_HIDDEN) && ns[0] != BONSAI_RUNNING) {
+  if ((nn[0].flags & NF_HIDDEN) && !LIVE(ns[0])) {
     uint32_t root = nn[0].next - 1; /* the wrapper's last child ... */
     while (nn[root].parent != 0)
       root = nn[root].parent; /* ... is the tree's own root */
-    if (ns[root] == BONSAI_RUNNING) {
-      ns[0] = BONSAI_RUNNING;
+    if (LIVE(ns[root])) {
+      ns[0] = ns[root];
       WORD(ns, nb, 0) = root;
     }
   }
@@ -292,7 +295,7 @@ int bs_reload_state(bonsai_agent *a, const Plan *plan, uint8_t *ns) {
   /* 5. the next tick starts from the root, which passes down to its
   ** running children (new active ancestors are then ticked too) */
   a->resume = 0;
-  if (ns[0] != BONSAI_RUNNING && a->last == BONSAI_RUNNING)
+  if (!LIVE(ns[0]) && a->last == BONSAI_RUNNING)
     a->last = BONSAI_ABORTED; /* nothing carried over */
   return r;
 }
@@ -343,7 +346,7 @@ void bs_reload_inplace(bonsai_agent *a, const Plan *plan) {
     st[k] = (uint8_t)(st[k] & 0x7f & -(st[k] >> 7));
   /* a->resume stays: from the root the next tick would come to the same
   ** node through the same running nodes, which store nothing on the way */
-  if (st[0] != BONSAI_RUNNING && a->last == BONSAI_RUNNING)
+  if (!LIVE(st[0]) && a->last == BONSAI_RUNNING)
     a->last = BONSAI_ABORTED; /* nothing carried over */
 }
 

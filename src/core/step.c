@@ -14,6 +14,7 @@
 #include "bonsai.h"
 #include "agent.h"
 #include "env.h"
+#include "events.h"
 #include "trace.h"
 #include "tree.h"
 #include "vm.h"
@@ -26,14 +27,17 @@
 ** Whether the agent's ticks can be stepped: its version needs no callback
 ** a stepped tick cannot hand out (abort callbacks, functions as conditions
 ** or utilities: Blueprint.nostep; named leaves as registered now:
-** env->nabortish), it is not profiled, its trace has no hook, and nothing
-** is asked before the tick (interrupts).
+** env->nabortish; event nodes, which may write a payload through the
+** host), it is not profiled, its trace has no hook, nothing is asked
+** before the tick (interrupts), and no abort is taking its time (latent
+** aborts call abort callbacks at every tick).
 */
 static int stepok(const bonsai_agent *a, const bonsai_host *h) {
   return a->bp->nostep == 0 &&
          (a->bp->nnamed == 0 || a->tree->env->nabortish == 0) &&
          (!a->watched || (a->prof == NULL && !bs_trace_hooked(a))) &&
-         a->nintr == 0 && (h == NULL || h->interrupt == NULL);
+         a->nintr == 0 && (h == NULL || h->interrupt == NULL) &&
+         a->latent == NULL;
 }
 
 /* The run at 'level', allocated the first time a tick nests that deep (a
@@ -79,7 +83,6 @@ static StepRun *push(bonsai_agent *a, uint32_t from, Frame *f) {
   r->at = BS_AT_NONE;
   r->copy = a->copy;
   r->watched = a->watched;
-  r->outer = a->hostud;
   a->step->top = r;
   a->nstep++;
   return r;
@@ -95,14 +98,9 @@ static int ended(bonsai_agent *a, int s) {
   if (r->from == BS_NONE)
     return bs_agent_finish(a, s);
   f = r->ctl; /* the callback's frame (stepped or not) */
-  a->hostud = r->outer;
-  f->busy = 0;
-  if (s < 0) { /* the error names the child's node that failed */
+  bs_vm_run_end(a, f);
+  if (s < 0) /* the error names the child's node that failed */
     f->failed = 1;
-    return s;
-  }
-  a->current = f->node; /* the callback's own errors are the node's */
-  a->event = BONSAI_EV_TICK;
   return s;
 }
 
@@ -122,6 +120,7 @@ int bonsai_agent_stepable(const bonsai_agent *a, const bonsai_host *h) {
 
 int bonsai_agent_step_begin(bonsai_agent *a, double dt,
                             const bonsai_host *h) {
+  int s;
   if (bs_agent_stale(a) && !a->busy) /* a switch runs abort callbacks */
     return h != NULL && (h->flags & BONSAI_HOST_SWITCHES) ? BONSAI_ESTALE
                                                           : BONSAI_ENOSTEP;
@@ -132,6 +131,13 @@ int bonsai_agent_step_begin(bonsai_agent *a, double dt,
   if (!stepok(a, h) || level(a, 0) == NULL)
     return BONSAI_ENOSTEP;
   bs_agent_start(a, dt, h);
+  if (bs_unlikely(a->events != NULL))
+    bs_events_deliver(a); /* the queued events are this tick's */
+  a->stepping = 1; /* (no callback runs: the version has no abort's) */
+  s = bs_vm_before(a);
+  a->stepping = 0;
+  if (s != 0)
+    return bs_agent_finish(a, s);
   push(a, BS_NONE, NULL); /* level 0 is allocated */
   bs_vm_stepcall(a);
   return go(a, 0);
@@ -183,10 +189,8 @@ int bonsai_control_step(bonsai_agent *a, unsigned node, unsigned k,
       level(a, a->nstep) == NULL)
     return BONSAI_ENOSTEP; /* bonsai_control_tick runs it */
   f->budget--;
-  f->busy = 1;
   push(a, c, f);
-  if (host != NULL)
-    a->hostud = host;
+  bs_vm_run_begin(a, f, host);
   bs_vm_stepcall(a);
   return go(a, 0);
 }

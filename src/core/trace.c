@@ -11,20 +11,24 @@
 #include "bonsai.h"
 #include "compile.h"
 #include "env.h"
+#include "names.h"
 #include "trace.h"
 
 typedef struct Ev {
   double time;
-  uint32_t tick, node, ver;
-  uint8_t kind, status, again; /* again: 1, or FORCED */
+  uint32_t tick, node, ver; /* BONSAI_TRACE_EVENT: node is the event's name
+                            ** (names.c), its payload in its message */
+  uint8_t kind, status, again; /* again: 1, FORCED or CUTOFF */
 } Ev;
 
 #define FORCED 2 /* Ev.again: the status a fault forced (fault.c) */
+#define CUTOFF 3 /* Ev.again: a latent abort cut off by its abort_timeout */
 
 /* An error message, owned by its event, then by the 'gone' list. */
 typedef struct Msg {
   struct Msg *next;
   size_t size; /* of the whole allocation */
+  int payload; /* 1: an event's payload (PAYLOAD), else text */
   char text[1];
 } Msg;
 
@@ -48,17 +52,31 @@ static uint32_t slot(const Trace *t, uint32_t k) {
   return k >= t->cap ? k - t->cap : k;
 }
 
+/* The payload of a BONSAI_TRACE_EVENT, kept in its message: the value
+** (a string's bytes follow it). */
+typedef struct Payload {
+  bonsai_value v;
+  char s[1];
+} Payload;
+
+#define PAYLOAD(m) ((const Payload *)(void *)((m)->text + 7 - \
+                    ((uintptr_t)((m)->text + 7) & 7)))
+
 static void freemsgs(bonsai_env *env, Msg *m) {
   while (m != NULL) {
     Msg *next = m->next;
+    if (m->payload) /* a host's payload is let go with it */
+      bs_payload_release(env, &PAYLOAD(m)->v);
     bs_free(env, m, m->size);
     m = next;
   }
 }
 
-/* Appends an event, overwriting the oldest when the ring is full. */
+/* Appends an event, overwriting the oldest when the ring is full. A
+** BONSAI_TRACE_EVENT's payload is pv (node: the name); another's message
+** msg. */
 static void push(bonsai_agent *a, int kind, uint32_t node, int status,
-                 int again, const char *msg) {
+                 int again, const char *msg, const bonsai_value *pv) {
   Trace *t = a->trace;
   uint32_t k;
   Ev *e;
@@ -86,7 +104,26 @@ static void push(bonsai_agent *a, int kind, uint32_t node, int status,
     if (m != NULL) {
       m->next = NULL;
       m->size = size;
+      m->payload = 0;
       memcpy(m->text, msg, len + 1);
+    }
+    t->msg[k] = m;
+  } else if (pv != NULL) { /* a payload: the value, then a string's bytes */
+    size_t len = pv->type == BONSAI_TSTRING ? pv->u.str.len : 0;
+    size_t size = sizeof(Msg) + 8 + sizeof(Payload) + len;
+    Msg *m = bs_malloc(t->env, size);
+    if (m != NULL) {
+      Payload *p = (Payload *)PAYLOAD(m);
+      m->next = NULL;
+      m->size = size;
+      m->payload = 1;
+      p->v = *pv;
+      bs_payload_retain(t->env, pv); /* until the event is let go */
+      if (len > 0)
+        memcpy(p->s, pv->u.str.s, len);
+      p->s[len] = '\0';
+      if (pv->type == BONSAI_TSTRING)
+        p->v.u.str.s = p->s;
     }
     t->msg[k] = m;
   }
@@ -100,7 +137,14 @@ static void push(bonsai_agent *a, int kind, uint32_t node, int status,
     ev.status = status;
     ev.again = again == 1;
     ev.forced = again == FORCED;
+    ev.cutoff = again == CUTOFF;
     ev.message = msg;
+    ev.payload.type = BONSAI_TNIL;
+    if (kind == BONSAI_TRACE_EVENT) {
+      ev.node = BS_NONE;
+      ev.message = bs_name(BS_EVENTS, node);
+      ev.payload = *pv;
+    }
     t->hook(a, &ev, t->hookud);
   }
 }
@@ -111,7 +155,7 @@ void bs_trace_status(bonsai_agent *a, uint32_t i, int old, int s) {
     return; /* stopped by a leaf during the tick */
   if (old == s) {
     const Ev *e;
-    if (s == BONSAI_RUNNING || s == BONSAI_IDLE)
+    if (s == BONSAI_RUNNING || s == BONSAI_IDLE || s == BONSAI_ABORTING)
       return; /* a composite marked running again: no change */
     e = t->count > 0 ? &t->ev[slot(t, t->count - 1)] : NULL;
     if (e != NULL && e->kind == BONSAI_TRACE_STATUS && e->node == i &&
@@ -120,10 +164,11 @@ void bs_trace_status(bonsai_agent *a, uint32_t i, int old, int s) {
   }
   if (i == a->forcing) { /* a forced node's status (fault.c) */
     a->forcing = BS_NONE;
-    push(a, BONSAI_TRACE_STATUS, i, s, FORCED, NULL);
+    push(a, BONSAI_TRACE_STATUS, i, s, FORCED, NULL, NULL);
     return;
   }
-  push(a, BONSAI_TRACE_STATUS, i, s, 0, NULL);
+  push(a, BONSAI_TRACE_STATUS, i, s, i == a->cutting ? CUTOFF : 0, NULL,
+       NULL);
 }
 
 void bs_trace_again(bonsai_agent *a, uint32_t i) {
@@ -133,10 +178,14 @@ void bs_trace_again(bonsai_agent *a, uint32_t i) {
   if (t->count > 0) { /* entered in this very tick: not "again" */
     const Ev *e = &t->ev[slot(t, t->count - 1)];
     if (e->kind == BONSAI_TRACE_STATUS && e->node == i &&
-        e->status == BONSAI_RUNNING && e->tick == a->serial + t->ahead)
+        e->status == a->state[i] && e->tick == a->serial + t->ahead)
       return;
   }
-  push(a, BONSAI_TRACE_STATUS, i, BONSAI_RUNNING, 1, NULL);
+  push(a, BONSAI_TRACE_STATUS, i, a->state[i], 1, NULL, NULL);
+}
+
+void bs_trace_event(bonsai_agent *a, uint32_t name, bonsai_value v) {
+  push(a, BONSAI_TRACE_EVENT, name, BONSAI_IDLE, 0, NULL, &v);
 }
 
 void bs_trace_mark(bonsai_agent *a, int kind, uint32_t node,
@@ -155,7 +204,7 @@ void bs_trace_mark(bonsai_agent *a, int kind, uint32_t node,
     t->bps[t->nbp++] = a->bp;
     bs_bp_retain(a->bp);
   }
-  push(a, kind, node, BONSAI_IDLE, 0, msg);
+  push(a, kind, node, BONSAI_IDLE, 0, msg, NULL);
 }
 
 void bs_trace_migrating(bonsai_agent *a, int on) {
@@ -266,9 +315,18 @@ unsigned bonsai_agent_events(bonsai_agent *a, bonsai_event *out,
     out[k].status = e->status;
     out[k].again = e->again == 1;
     out[k].forced = e->again == FORCED;
+    out[k].cutoff = e->again == CUTOFF;
     out[k].message = NULL;
+    out[k].payload.type = BONSAI_TNIL;
+    if (e->kind == BONSAI_TRACE_EVENT) {
+      out[k].node = BS_NONE;
+      out[k].message = bs_name(BS_EVENTS, e->node);
+      if (t->msg[j] != NULL)
+        out[k].payload = PAYLOAD(t->msg[j])->v;
+    }
     if (t->msg[j] != NULL) { /* kept until the next read */
-      out[k].message = t->msg[j]->text;
+      if (e->kind != BONSAI_TRACE_EVENT)
+        out[k].message = t->msg[j]->text;
       t->msg[j]->next = t->gone;
       t->gone = t->msg[j];
       t->msg[j] = NULL;

@@ -20,8 +20,12 @@
 /* Records that node i goes from status old to s (called before the store).
 ** A store that leaves a node running or idle as it was is not recorded. */
 BS_INTERNAL void bs_trace_status(bonsai_agent *a, uint32_t i, int old, int s);
-/* A running node was ticked again (a leaf: and stays running). */
+/* A running node was ticked again (a leaf: and stays running), or an
+** aborting one's abort callback called again: recorded with its status. */
 BS_INTERNAL void bs_trace_again(bonsai_agent *a, uint32_t i);
+/* An event delivered to the tick under way. */
+BS_INTERNAL void bs_trace_event(bonsai_agent *a, uint32_t name,
+                                bonsai_value v);
 /* An agent event (BONSAI_TRACE_RELOAD, _ERROR, _INTERRUPT, _RESET); msg:
 ** the error message, or NULL. A reload event also makes the agent's new
 ** blueprint the version that the following events refer to. */
@@ -34,11 +38,11 @@ BS_INTERNAL int bs_trace_hooked(const bonsai_agent *a);
 /* Frees the agent's trace (bonsai_agent_trace(a, 0)). */
 BS_INTERNAL void bs_trace_free(bonsai_agent *a);
 
-/* After a->trace, a->prof or a->nfault changed: whether ticks run the
-** watched copy (and so which copy they run: bs_copy). */
+/* After a->trace, a->prof, a->nfault or a->latent changed: whether ticks
+** run the watched copy (and so which copy they run: bs_copy). */
 static inline void bs_rewatch(bonsai_agent *a) {
   a->watched = (uint8_t)(a->trace != NULL || a->prof != NULL ||
-                         a->nfault != 0);
+                         a->nfault != 0 || a->latent != NULL);
   bs_copy(a);
 }
 

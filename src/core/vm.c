@@ -19,7 +19,9 @@
 #include "bonsai.h"
 #include "error.h"
 #include "blackboard.h"
+#include "events.h"
 #include "fault.h"
+#include "latent.h"
 #include "profile.h"
 #include "trace.h"
 #include "vm.h"
@@ -28,6 +30,9 @@
 #define SUCCESS BONSAI_SUCCESS
 #define FAILURE BONSAI_FAILURE
 #define SKIPPED BONSAI_SKIPPED
+#define ABORTING BONSAI_ABORTING
+/* A node is live while it runs or aborts. */
+#define LIVE(s) ((s) == RUNNING || (s) == ABORTING)
 
 /* A node's data: one or two 32-bit words, or a double ('st' is the
 ** agent's state block, which does not move during a tick). */
@@ -59,6 +64,10 @@ static void callrecord(const bonsai_agent *a, bonsai_call *c) {
   c->owner = a->owner;
   c->host = a->hostud;
   c->mayraise = a->raises && !a->protect;
+  c->write = NULL;
+  c->wud = NULL;
+  c->saved = NULL;
+  c->savedlen = 0;
 }
 
 /* A callback that a stepping function would have to call (step.c): they
@@ -102,6 +111,25 @@ static int fire(bonsai_agent *a, const Node *n, uint32_t i, int ev,
   a->current = i;
   a->event = (uint8_t)ev;
   return l->fn(c);
+}
+
+int bs_vm_leafstate(bonsai_agent *a, uint32_t i, bonsai_call *c) {
+  const Node *n = &a->bp->nodes[i];
+  bonsai_call rec;
+  int r;
+  if (n->kind != BONSAI_ACTION || a->state[i] != RUNNING ||
+      !(leafof(a, n)->flags & BONSAI_LEAF_SAVE))
+    return BONSAI_OK;
+  callrecord(a, &rec);
+  rec.mayraise = 0;
+  rec.write = c->write;
+  rec.wud = c->wud;
+  rec.saved = c->saved;
+  rec.savedlen = c->savedlen;
+  rec.utility = NULL;
+  if ((r = fire(a, n, i, c->event, 0, &rec)) == BONSAI_OK)
+    return BONSAI_OK;
+  return leaffail(a, r, c->event == BONSAI_EV_SAVE ? "save" : "restore");
 }
 
 /* fire, with the callback's time counted when the agent is profiled (the
@@ -217,6 +245,27 @@ static int check(bonsai_agent *a, uint32_t i) {
                                         : n->val);
 }
 
+/* Node i writes an event's payload v into the blackboard at key: through
+** the operation's host when it has a writer, else in C. BONSAI_OK or
+** BONSAI_ELEAF. */
+static int payload(bonsai_agent *a, uint32_t i, uint32_t key,
+                   bonsai_value v) {
+  int r;
+  bonsai_write_fn w;
+  a->current = i;
+  a->event = BONSAI_EV_TICK;
+  w = a->tree->env->write;
+  r = w != NULL ? w(a, a->hostud, (int)key, v)
+                : bonsai_bb_set(a->bb, (int)key, v);
+  if (r == BONSAI_OK)
+    return r;
+  if (r == BONSAI_ENOMEM)
+    bs_agent_fail(a, i, "out of memory");
+  else if (!a->failed)
+    bs_agent_fail(a, i, "writing the event's payload failed");
+  return BONSAI_ELEAF;
+}
+
 /* A condition of node i evaluated in C (bonsai_def_when_check). */
 static int checkcond(bonsai_agent *a, uint32_t i, const Check *k) {
   a->current = i;
@@ -268,13 +317,18 @@ BS_NOINLINE static int runcond(bonsai_agent *a, uint32_t i, int k) {
   return BONSAI_ELEAF;
 }
 
+static int cut(bonsai_agent *a, uint32_t w, uint32_t x, uint32_t to,
+               int s);
+
 /* Node i's pre-conditions as a tick reaches it, BehaviorTree.CPP's way:
 ** when it starts, failure_if, success_if, skip_if and run_while in order,
 ** the first that holds decides; while it runs, run_while alone, and a
-** false one aborts it. Returns 0 when it is ticked, else the status it
-** takes instead, or BONSAI_ELEAF. */
+** false one cuts it off (a latent abort: its parent waits, then is ticked
+** again). Returns 0 when it is ticked, else the status it takes instead,
+** ABORTING (it is aborting: its parent waits), or BONSAI_ELEAF. */
 BS_NOINLINE static int precheck(bonsai_agent *a, uint32_t i) {
   const Node *n = &a->bp->nodes[i];
+  uint32_t p = n->parent;
   int k, r;
   if (a->state[i] == RUNNING) {
     if (!(n->when & (1u << BONSAI_RUN_WHILE)) ||
@@ -282,7 +336,8 @@ BS_NOINLINE static int precheck(bonsai_agent *a, uint32_t i) {
       return 0;
     if (r < 0)
       return r;
-    return bs_vm_abort(a, i) != BONSAI_OK ? BONSAI_ELEAF : SKIPPED;
+    r = cut(a, p, i, p != BS_NONE ? p : 0, 0);
+    return r == RUNNING ? ABORTING : r != BONSAI_OK ? BONSAI_ELEAF : SKIPPED;
   }
   for (k = BONSAI_FAILURE_IF; k <= BONSAI_RUN_WHILE; k++) {
     if (!(n->when & (1u << k)))
@@ -326,7 +381,7 @@ static int allskipped(const Node *nd, const uint8_t *st, uint32_t i) {
 
 /*
 ** {======================================================
-** Aborts and recovery
+** Aborts, latent aborts and recovery
 ** =======================================================
 */
 
@@ -336,83 +391,358 @@ uint32_t bs_vm_running_child(const Blueprint *bp, const uint8_t *st,
   uint32_t c;
   if (nd[i].flags & NF_MEMORY) { /* the current child, even mid-tick */
     c = W0(i);
-    return c >= from && st[c] == RUNNING ? c : BS_NONE;
+    return c >= from && c < nd[i].next && LIVE(st[c]) ? c : BS_NONE;
   }
   for (c = from; c < nd[i].next; c = nd[c].next)
-    if (st[c] == RUNNING)
+    if (LIVE(st[c]))
       return c;
   return BS_NONE;
 }
 
-/* Cuts off node i (its children are no longer running), then runs its
-** on_halted. */
-static int abort_node(bonsai_agent *a, uint32_t i) {
+/*
+** A cut is latent when a decision of the tree makes it (a node that cuts
+** off one of its branches: a reactive node, a parallel, a filter, a
+** timeout, a guard, run_while, an interrupt, a control node): an abort
+** callback may then return RUNNING, and its node is ABORTING until the
+** callback returns anything else or its abort_timeout passes (latent.h
+** keeps when it started). Its ancestors up to the cut branch are
+** ABORTING while a node under them is. Any other cut is immediate: each
+** callback once, RUNNING ignored, and nodes already aborting finish.
+*/
+
+/* The seconds a latent abort of node n may take, or -1: its own
+** abort_timeout, else its registered leaf's. */
+static double atimeout(const bonsai_agent *a, const Node *n) {
+  if (n->secs >= 0 || n->kind != BONSAI_ACTION || !(n->flags & NF_NAMED))
+    return n->secs;
+  return a->tree->env->leaves[n->leaf].atimeout;
+}
+
+/* Whether a child of node i is aborting. */
+static int aborting_child(const bonsai_agent *a, uint32_t i) {
+  const Node *nd = a->bp->nodes;
+  uint32_t c;
+  for (c = i + 1; c < nd[i].next; c = nd[c].next)
+    if (a->state[c] == ABORTING)
+      return 1;
+  return 0;
+}
+
+static int control_event(bonsai_agent *a, uint32_t i, int ev, int status);
+
+/* Calls the abort of node i (an action: its ABORT, or EXIT with ABORTED;
+** a control node: its ABORT), with status RUNNING when it may take its
+** time, else ABORTED. OK, RUNNING (it takes its time), or ELEAF. */
+static int callabort(bonsai_agent *a, uint32_t i, int status) {
   const Node *n = &a->bp->nodes[i];
+  unsigned f;
+  bonsai_call c;
   int r = BONSAI_OK;
-  bs_setstatus(a, a->state, i, BONSAI_ABORTED);
-  if (n->kind == BONSAI_ACTION) {
-    unsigned f = leafof(a, n)->flags;
-    bonsai_call c;
-    callrecord(a, &c);
-    if (f & BONSAI_LEAF_ABORT)
-      r = fire(a, n, i, BONSAI_EV_ABORT, 0, &c);
-    else if (f & BONSAI_LEAF_EXIT)
-      r = fire(a, n, i, BONSAI_EV_EXIT, BONSAI_ABORTED, &c);
-    if (r != BONSAI_OK)
-      r = leaffail(a, r, "abort");
+  if (n->kind == BONSAI_CONTROL) {
+    r = control_event(a, i, BONSAI_EV_ABORT, status);
+    return r == RUNNING && status != RUNNING ? BONSAI_OK : r;
   }
+  f = leafof(a, n)->flags;
+  callrecord(a, &c);
+  if (f & BONSAI_LEAF_ABORT) {
+    r = fire(a, n, i, BONSAI_EV_ABORT, status, &c);
+    if (r == RUNNING)
+      return status == RUNNING ? RUNNING : BONSAI_OK; /* else ignored */
+  } else if (f & BONSAI_LEAF_EXIT) { /* never latent */
+    r = fire(a, n, i, BONSAI_EV_EXIT, BONSAI_ABORTED, &c);
+  }
+  return r != BONSAI_OK ? leaffail(a, r, "abort") : BONSAI_OK;
+}
+
+/* Node i has finished aborting (or was aborted at once): its status, then
+** its on_halted. */
+static int aborted(bonsai_agent *a, uint32_t i) {
+  const Node *n = &a->bp->nodes[i];
+  bs_setstatus(a, a->state, i, BONSAI_ABORTED);
   if ((n->flags & NF_COND) && (n->when & (1u << BONSAI_ON_HALTED)) &&
       runcond(a, i, BONSAI_ON_HALTED) < 0)
-    r = BONSAI_ELEAF;
+    return BONSAI_ELEAF;
+  return BONSAI_OK;
+}
+
+/* Node i's own abort callback started taking its time: it is latent from
+** now on, unless its timeout is 0 (or no memory is left to keep it): then
+** it is cut off at once. Returns 1 when it is latent. */
+static int latent(bonsai_agent *a, uint32_t i) {
+  if (atimeout(a, &a->bp->nodes[i]) != 0 && bs_aborting_add(a, i) != NULL)
+    return 1;
+  if (a->trace != NULL)
+    a->cutting = i; /* its "aborted" event says so */
+  return 0;
+}
+
+/* A step of node i's latent abort callback (an entry of latent.h), in a
+** latent pass ('later': it may go on) or an immediate one (its last
+** call). Returns OK when it has ended, RUNNING, or ELEAF (ended too). */
+static int steplatent(bonsai_agent *a, uint32_t i, int later) {
+  Aborting *x = bs_aborting(a, i);
+  double t;
+  int r;
+  if (x == NULL)
+    return BONSAI_OK; /* none of its own */
+  if (later && x->called == a->serial)
+    return RUNNING; /* called in this tick already */
+  t = atimeout(a, &a->bp->nodes[i]);
+  if (later && !x->final && t >= 0 && a->time - x->since >= t) {
+    bs_aborting_drop(a, i); /* cut off */
+    a->cutting = i;
+    return BONSAI_OK;
+  }
+  later = later && !x->final;
+  x->called = a->serial;
+  r = callabort(a, i, later ? RUNNING : BONSAI_ABORTED);
+  if (r == RUNNING && (x = bs_aborting(a, i)) != NULL) {
+    if (t >= 0 && a->time - x->since >= t) { /* a timeout of 0 */
+      bs_aborting_drop(a, i);
+      a->cutting = i;
+      return BONSAI_OK;
+    }
+    bs_setagain(a, i);
+    return RUNNING;
+  }
+  bs_aborting_drop(a, i);
+  return r == RUNNING ? BONSAI_OK : r;
+}
+
+/* First visit of node i in a cut: a node that waited for aborts waits no
+** more (it is cut off itself); a control node's ABORT callback runs (or
+** takes a step, when it is latent already). */
+static int abort_enter(bonsai_agent *a, uint32_t i, int later) {
+  int r;
+  if (a->latent != NULL)
+    bs_wait_drop(a, i);
+  if (a->bp->nodes[i].kind != BONSAI_CONTROL)
+    return BONSAI_OK;
+  if (a->state[i] == ABORTING)
+    return steplatent(a, i, later) == BONSAI_ELEAF ? BONSAI_ELEAF
+                                                   : BONSAI_OK;
+  if ((r = callabort(a, i, later ? RUNNING : BONSAI_ABORTED)) != RUNNING)
+    return r;
+  (void)latent(a, i); /* it ends after its children (abort_leave) */
+  return BONSAI_OK;
+}
+
+/* Last visit of node i in a cut, its children done or aborting: an action
+** aborts (latent, or at once), a node aborting already takes a step, and
+** a node with a child still aborting is ABORTING. */
+static int abort_leave(bonsai_agent *a, uint32_t i, int later) {
+  const Node *n = &a->bp->nodes[i];
+  uint8_t *st = a->state;
+  int r = BONSAI_OK, own;
+  if (n->kind == BONSAI_ACTION) {
+    if (st[i] == RUNNING) {
+      if (!later) { /* immediate: the order aborts always had */
+        bs_setstatus(a, st, i, BONSAI_ABORTED);
+        r = callabort(a, i, BONSAI_ABORTED);
+        if (aborted(a, i) != BONSAI_OK)
+          r = BONSAI_ELEAF;
+        return r;
+      }
+      /* (running during its call: its status tells how it ended) */
+      if ((r = callabort(a, i, RUNNING)) == RUNNING && latent(a, i)) {
+        bs_setstatus(a, st, i, ABORTING);
+        return BONSAI_OK;
+      }
+    } else if ((r = steplatent(a, i, later)) == RUNNING) {
+      return BONSAI_OK;
+    }
+    if (aborted(a, i) != BONSAI_OK)
+      r = BONSAI_ELEAF;
+    a->cutting = BS_NONE;
+    return r == RUNNING ? BONSAI_OK : r;
+  }
+  own = n->kind == BONSAI_CONTROL && bs_aborting(a, i) != NULL;
+  if (a->latent != NULL && (own || aborting_child(a, i))) {
+    bs_setstatus(a, st, i, ABORTING);
+    return BONSAI_OK;
+  }
+  r = aborted(a, i);
+  a->cutting = BS_NONE;
   return r;
 }
 
-static int control_event(bonsai_agent *a, uint32_t i, int ev);
-
-int bs_vm_abort(bonsai_agent *a, uint32_t x) {
+/*
+** Cuts off the live nodes of the subtree at x, deepest first (siblings in
+** child order), or takes the aborting ones a step further: 'later' in a
+** latent cut (an abort may take its time), else at once. OK (x has been
+** aborted), RUNNING (x is aborting) or ELEAF (every callback still ran;
+** the first error is recorded). The callbacks are called protected
+** wherever it runs (a parent's cut-off in a tick too): one that raised
+** would leave the pass half done, and the recovery would call again the
+** abort of a control node whose own callback raised before its children
+** were aborted.
+*/
+static int abortwalk(bonsai_agent *a, uint32_t x, int later) {
   const Node *nd = a->bp->nodes;
+  uint8_t *st = a->state;
   uint32_t i = x, from = x + 1;
+  uint8_t protect = a->protect;
   int r = BONSAI_OK;
   bs_assert(x < a->bp->n);
-  if (a->state[x] != RUNNING)
-    return BONSAI_OK;
   if (x == 0)
-    a->resume = 0; /* the root stops running */
+    a->resume = 0; /* the root stops running (also when it had ended and
+                   ** a post-condition of it failed: nothing to abort) */
+  if (!LIVE(st[x]))
+    return BONSAI_OK;
+  a->protect = 1;
   for (;;) {
     /* siblings before 'from' are done: a wide parallel stays linear */
     uint32_t c;
-    if (from == i + 1 && nd[i].kind == BONSAI_CONTROL && /* first visit */
-        control_event(a, i, BONSAI_EV_ABORT) != BONSAI_OK)
-      r = BONSAI_ELEAF;
-    c = bs_vm_running_child(a->bp, a->state, i, from);
+    if (from == i + 1 && abort_enter(a, i, later) != BONSAI_OK)
+      r = BONSAI_ELEAF; /* the first failure is recorded; go on */
+    c = bs_vm_running_child(a->bp, st, i, from);
     if (c != BS_NONE) {
       i = c;
       from = c + 1;
       continue;
     }
-    if (abort_node(a, i) != BONSAI_OK)
-      r = BONSAI_ELEAF; /* the first failure is recorded; go on */
+    if (abort_leave(a, i, later) != BONSAI_OK)
+      r = BONSAI_ELEAF;
     if (i == x)
       break;
     from = nd[i].next;
     i = nd[i].parent;
   }
+  a->protect = protect;
+  return r != BONSAI_OK ? r : st[x] == ABORTING ? RUNNING : BONSAI_OK;
+}
+
+int bs_vm_abort(bonsai_agent *a, uint32_t x) {
+  int r = abortwalk(a, x, 0);
+  if (x == 0 && a->latent != NULL)
+    bs_wait_drop(a, BS_NONE); /* the agent waited for the root */
   return r;
+}
+
+/* Node w (BS_NONE: the agent) will wait for its aborting children (the
+** root): then it is ticked again at 'to', or with 'to' BS_NONE ends with
+** s. RUNNING; without the memory to wait, their aborts end now: OK or
+** ELEAF. */
+static int await(bonsai_agent *a, uint32_t w, uint32_t to, int s) {
+  const Node *nd = a->bp->nodes;
+  uint32_t c;
+  int r = BONSAI_OK;
+  if (bs_wait_set(a, w, to, s) == BONSAI_OK)
+    return RUNNING;
+  if (w == BS_NONE)
+    return bs_vm_abort(a, 0);
+  for (c = w + 1; c < nd[w].next; c = nd[c].next)
+    if (a->state[c] == ABORTING && bs_vm_abort(a, c) != BONSAI_OK)
+      r = BONSAI_ELEAF;
+  return r;
+}
+
+/* Node w (BS_NONE: the agent) cuts off its live child x (the root) by its
+** own decision. OK: x has been aborted, w goes on at once; RUNNING: x is
+** aborting, and w waits (then 'to' and s, as for await); or ELEAF. */
+static int cut(bonsai_agent *a, uint32_t w, uint32_t x, uint32_t to,
+               int s) {
+  int r = abortwalk(a, x, 1);
+  return r == RUNNING ? await(a, w, to, s) : r;
+}
+
+/* The same for every live child of w: OK, RUNNING (w waits) or ELEAF. */
+static int cutall(bonsai_agent *a, uint32_t w, uint32_t to, int s) {
+  const Node *nd = a->bp->nodes;
+  uint32_t c;
+  int r = BONSAI_OK, wait = 0;
+  for (c = w + 1; c < nd[w].next; c = nd[c].next) {
+    int k = LIVE(a->state[c]) ? abortwalk(a, c, 1) : BONSAI_OK;
+    if (k == RUNNING)
+      wait = 1;
+    else if (k != BONSAI_OK)
+      r = k;
+  }
+  if (r != BONSAI_OK)
+    return r;
+  return wait ? await(a, w, to, s) : BONSAI_OK;
+}
+
+/* Node w (BS_NONE: the agent) waits for the aborts it started: each takes
+** a step. RUNNING while one goes on; OK once all have ended (its wait is
+** over: what follows in *to and *s); or ELEAF. */
+static int waitstep(bonsai_agent *a, uint32_t w, uint32_t *to, int *s) {
+  const Node *nd = a->bp->nodes;
+  const Wait *x = bs_wait(a, w);
+  uint32_t c;
+  int r = BONSAI_OK, wait = 0;
+  *to = x != NULL ? x->to : BS_NONE;
+  *s = x != NULL ? x->status : BONSAI_ABORTED;
+  if (w == BS_NONE) {
+    wait = (r = abortwalk(a, 0, 1)) == RUNNING;
+  } else {
+    for (c = w + 1; c < nd[w].next; c = nd[c].next) {
+      int k = a->state[c] == ABORTING ? abortwalk(a, c, 1) : BONSAI_OK;
+      if (k == RUNNING)
+        wait = 1;
+      else if (k != BONSAI_OK)
+        r = k;
+    }
+  }
+  if (r == BONSAI_ELEAF)
+    return r;
+  if (wait)
+    return RUNNING;
+  bs_wait_drop(a, w);
+  return BONSAI_OK;
+}
+
+int bs_vm_interrupt(bonsai_agent *a) {
+  uint8_t protect = a->protect;
+  int r;
+  if (!LIVE(a->state[0]))
+    return BONSAI_OK;
+  a->protect = 1;
+  if ((r = cut(a, BS_NONE, 0, BS_NONE, BONSAI_ABORTED)) == BONSAI_ELEAF)
+    (void)bs_vm_abort(a, 0); /* a failed tick: whatever aborts ends now */
+  a->protect = protect;
+  a->wake = 0; /* nothing runs to sleep on */
+  return r;
+}
+
+/*
+** A non-local exit with message msg (NULL: the error is recorded) left the
+** callback of node a->current: the error that unwound is the operation's,
+** at that node, unless it is the error recorded already, raised again on
+** its way out (c:tick raises its child's error in the control node's
+** callback: it stays the child's; bonsai_control_recover recorded it when
+** it left the child's run). A node left by an error in its enter never
+** started.
+*/
+static void unwound(bonsai_agent *a, const char *msg) {
+  if (msg != NULL && (!a->failed || a->err == NULL ||
+                      strncmp(a->err, msg, BS_ERRSIZE - 1) != 0)) {
+    bonsai_agent_clearerr(a);
+    bs_agent_fail(a, a->current, "%s", msg);
+  }
+  if (a->current != BS_NONE && a->state[a->current] == RUNNING &&
+      a->event == BONSAI_EV_ENTER)
+    bs_setstatus(a, a->state, a->current, BONSAI_IDLE); /* never started */
 }
 
 void bs_vm_recover(bonsai_agent *a, const char *msg) {
   uint8_t protect = a->protect;
-  if (msg != NULL) { /* the error that unwound the tick is the one */
-    bonsai_agent_clearerr(a);
-    bs_agent_fail(a, a->current, "%s", msg);
-  }
+  uint32_t cur = a->current;
+  unwound(a, msg);
   a->protect = 1;
-  a->ctl = NULL; /* the callbacks it unwound are over */
-  if (a->current != BS_NONE && a->state[a->current] == RUNNING &&
-      a->event == BONSAI_EV_ENTER)
-    bs_setstatus(a, a->state, a->current, BONSAI_IDLE); /* never started */
+  a->ctl = a->run = NULL; /* the callbacks it unwound are over */
+  if (cur != BS_NONE && LIVE(a->state[cur]) &&
+      (a->event == BONSAI_EV_ABORT || a->event == BONSAI_EV_EXIT) &&
+      a->bp->nodes[cur].kind == BONSAI_ACTION) { /* (an exit, aborted) */
+    if (a->latent != NULL) /* its abort raised: it is over, not called */
+      bs_aborting_drop(a, cur);
+    bs_setstatus(a, a->state, cur, BONSAI_ABORTED);
+  }
   (void)bs_vm_abort(a, 0);
+  if (a->latent != NULL)
+    bs_latent_free(a); /* nothing waits any more */
   a->protect = protect;
+  a->cutting = BS_NONE;
   a->wake = 0; /* nothing runs to sleep on */
   bs_prof_abandon(a);
   if (bs_unlikely(a->trace != NULL))
@@ -462,17 +792,6 @@ void bs_vm_parallel_settle(const Blueprint *bp, uint8_t *st, uint32_t i) {
     else
       UNDONE(i)[m++] = c;
   LEFT(i) = m;
-}
-
-/* Aborts every running child of i. */
-static int abort_children(bonsai_agent *a, uint32_t i) {
-  const Node *nd = a->bp->nodes;
-  uint32_t c;
-  int r = BONSAI_OK;
-  for (c = i + 1; c < nd[i].next; c = nd[c].next)
-    if (a->state[c] == RUNNING && bs_vm_abort(a, c) != BONSAI_OK)
-      r = BONSAI_ELEAF;
-  return r;
 }
 
 /*
@@ -539,16 +858,15 @@ BS_NOINLINE static uint32_t rank(bonsai_agent *a, uint32_t i) {
 }
 
 /* A reactive node ends its tick with status s from child c: a running child
-** after c is no longer reached, so it is aborted. */
+** after c is no longer reached, so it is cut off. OK, ELEAF, or RUNNING:
+** its abort is latent, and the node waits (then it ends with s, or when c
+** runs, is ticked again). */
 static int reactive_end(bonsai_agent *a, const Node *nd, uint8_t *st,
                         uint32_t i, uint32_t c, int s) {
   uint32_t r = W0(i);
-  if (r != BS_NONE && r != c && st[r] == RUNNING) {
-    W0(i) = BS_NONE;
-    if (bs_vm_abort(a, r) != BONSAI_OK)
-      return BONSAI_ELEAF;
-  }
   W0(i) = s == RUNNING ? c : BS_NONE;
+  if (r != BS_NONE && r != c && LIVE(st[r]))
+    return cut(a, i, r, s == RUNNING ? i : BS_NONE, s);
   return BONSAI_OK;
 }
 
@@ -570,10 +888,38 @@ static int reactive_end(bonsai_agent *a, const Node *nd, uint8_t *st,
 ** Returns 1 if the tick must start from the root, 0 if not, or
 ** BONSAI_ELEAF.
 */
+/* Guard g (a check guard or an event guard) takes over: under a running
+** selector, reactive selector or priority section p, the running sibling
+** after g is cut off, and p comes back to g (a latent abort: p waits,
+** then goes to g). Returns 1 if the tick must start from the root, 0, or
+** BONSAI_ELEAF. */
+static int takeover(bonsai_agent *a, uint32_t g) {
+  const Node *nd = a->bp->nodes;
+  uint8_t *st = a->state;
+  uint32_t p = nd[g].parent, r;
+  int k;
+  if (p == BS_NONE || st[p] != RUNNING || LIVE(st[g]) ||
+      (nd[p].kind != BONSAI_SELECTOR &&
+       nd[p].kind != BONSAI_REACTIVE_SELECTOR &&
+       nd[p].kind != BONSAI_PRIORITY))
+    return 0;
+  for (r = nd[g].next; r < nd[p].next; r = nd[r].next)
+    if (st[r] == RUNNING)
+      break;
+  if (r >= nd[p].next)
+    return 0;
+  k = cut(a, p, r, nd[p].kind == BONSAI_SELECTOR ? g : p, 0);
+  if (k == BONSAI_ELEAF)
+    return k;
+  if (k == BONSAI_OK) /* (waiting, a selector's W0 stays on r) */
+    W0(p) = nd[p].kind == BONSAI_SELECTOR ? g : BS_NONE;
+  return 1;
+}
+
 static int wakeguard(bonsai_agent *a, uint32_t g) {
   const Node *nd = a->bp->nodes;
   uint8_t *st = a->state;
-  uint32_t p = nd[g].parent, r, before = W0(g);
+  uint32_t p = nd[g].parent, before = W0(g);
   int mode = nd[g].mode, c;
   if (mode == GUARD_NONE)
     return 0;
@@ -582,26 +928,15 @@ static int wakeguard(bonsai_agent *a, uint32_t g) {
   W0(g) = (uint32_t)c;
   if (c == FAILURE && st[g] == RUNNING &&
       (mode == GUARD_SELF || mode == GUARD_BOTH)) {
-    if (bs_vm_abort(a, g) != BONSAI_OK)
+    /* (a latent abort: its parent waits, then is ticked again) */
+    if (cut(a, p, g, p != BS_NONE ? p : 0, 0) == BONSAI_ELEAF)
       return BONSAI_ELEAF;
     return 1;
   }
-  if (c != SUCCESS || before == SUCCESS || st[g] == RUNNING ||
-      p == BS_NONE || st[p] != RUNNING ||
+  if (c != SUCCESS || before == SUCCESS ||
       (mode != GUARD_LOWER && mode != GUARD_BOTH))
     return 0;
-  if (nd[p].kind != BONSAI_SELECTOR && nd[p].kind != BONSAI_REACTIVE_SELECTOR &&
-      nd[p].kind != BONSAI_PRIORITY)
-    return 0;
-  for (r = nd[g].next; r < nd[p].next; r = nd[r].next)
-    if (st[r] == RUNNING)
-      break;
-  if (r >= nd[p].next)
-    return 0;
-  if (bs_vm_abort(a, r) != BONSAI_OK)
-    return BONSAI_ELEAF;
-  W0(p) = nd[p].kind == BONSAI_SELECTOR ? g : BS_NONE;
-  return 1;
+  return takeover(a, g);
 }
 
 /* Wakes the guards whose keys changed since the last tick. */
@@ -622,6 +957,24 @@ static int wakeguards(bonsai_agent *a) {
         return r;
       restart |= r;
     }
+  }
+  return restart;
+}
+
+/* The event guards in mode "lower" whose event was delivered to this tick
+** take over (as a check guard's turning true does). 1 if the tick must
+** start from the root, 0, or BONSAI_ELEAF. */
+BS_NOINLINE static int wakeevents(bonsai_agent *a) {
+  const Blueprint *bp = a->bp;
+  uint32_t k;
+  int restart = 0, r;
+  for (k = 0; k < bp->nevguard; k++) {
+    uint32_t g = bp->evguard[k];
+    if (bs_event_find(a, bp->nodes[g].b) == NULL)
+      continue;
+    if ((r = takeover(a, g)) < 0)
+      return r;
+    restart |= r;
   }
   return restart;
 }
@@ -665,11 +1018,13 @@ static int run_child_traced(bonsai_agent *a, uint32_t c);
 static int run_child_conds(bonsai_agent *a, uint32_t c);
 
 /* Calls control node i's callback for ev (ENTER, ABORT: when it wants it;
-** TICK) with its frame linked; returns its result, BONSAI_ELEAF when a
-** child's run failed under it. */
-static int control_call(bonsai_agent *a, uint32_t i, int ev) {
+** TICK) with its frame linked (status: an ABORT's, RUNNING when the pass
+** is latent); returns its result, BONSAI_ELEAF when a child's run failed
+** under it. *waits (if not NULL) is set when a child it aborted in a TICK
+** is aborting. */
+static int control_call(bonsai_agent *a, uint32_t i, int ev, int status,
+                        int *waits) {
   const Node *n = &a->bp->nodes[i];
-  void *host = a->hostud;
   bonsai_call c;
   Frame f;
   int r;
@@ -678,36 +1033,44 @@ static int control_call(bonsai_agent *a, uint32_t i, int ev) {
   f.node = i;
   f.budget = BONSAI_CONTROL_TICKS + 2 * n->nchild;
   f.event = (uint8_t)ev;
-  f.busy = f.failed = 0;
+  f.busy = f.failed = f.caught = 0;
+  f.latent = ev == BONSAI_EV_ABORT && status == RUNNING;
   a->ctl = &f;
-  r = fire(a, n, i, ev, 0, &c);
+  r = fire(a, n, i, ev, status, &c);
   a->ctl = f.prev;
+  if (waits != NULL)
+    *waits = f.latent;
   a->current = i;
   a->event = (uint8_t)ev;
-  if (f.busy) { /* a child's run left by a non-local exit, caught: what
-               ** that run had set is dropped */
-    a->hostud = host;
+  if (f.caught) { /* the child's error is not the node's */
+    bonsai_agent_clearerr(a);
     bs_agent_fail(a, i, "a child's error was caught inside the callback");
     return BONSAI_ELEAF;
   }
   return f.failed ? BONSAI_ELEAF : r;
 }
 
-/* The ENTER or ABORT event of control node i, if it wants it. */
-static int control_event(bonsai_agent *a, uint32_t i, int ev) {
+/* The ENTER or ABORT event of control node i, if it wants it (status: an
+** ABORT's; it may return RUNNING when that is RUNNING). */
+static int control_event(bonsai_agent *a, uint32_t i, int ev, int status) {
   unsigned want = ev == BONSAI_EV_ENTER ? BONSAI_LEAF_ENTER : BONSAI_LEAF_ABORT;
   int r;
   if (!(leafof(a, &a->bp->nodes[i])->flags & want))
     return BONSAI_OK;
-  r = control_call(a, i, ev);
+  r = control_call(a, i, ev, status, NULL);
   if (r == BONSAI_ELEAF || r == BONSAI_OK)
     return r;
+  if (r == RUNNING && ev == BONSAI_EV_ABORT)
+    return status == RUNNING ? RUNNING : BONSAI_OK;
   return leaffail(a, r, ev == BONSAI_EV_ENTER ? "enter" : "abort");
 }
 
 /* Control node i's TICK callback returned s: s checked, and its children's
-** aborts when its run ends. */
-static int control_end(bonsai_agent *a, uint32_t i, int s, const int conds) {
+** aborts when its run ends; 'waits': a child it aborted is aborting (then
+** the node waits). */
+static int control_end(bonsai_agent *a, uint32_t i, int s, const int conds,
+                       int waits) {
+  int r;
   if (s == SKIPPED && !conds) {
     bs_agent_fail(a, i, "tick returned skipped in a tree without "
                         "conditions, where no node is skipped");
@@ -715,28 +1078,34 @@ static int control_end(bonsai_agent *a, uint32_t i, int s, const int conds) {
   }
   if (s != RUNNING && s != SUCCESS && s != FAILURE && s != SKIPPED)
     return leaffail(a, s, "tick");
-  if (s != RUNNING && abort_children(a, i) != BONSAI_OK)
-    return BONSAI_ELEAF;
-  return s;
+  if (s != RUNNING)
+    r = cutall(a, i, BS_NONE, s);
+  else if (waits)
+    r = await(a, i, i, 0);
+  else
+    r = BONSAI_OK;
+  return r == BONSAI_OK ? s : r;
 }
 
 /* A tick of control node i: enter when it starts, its TICK callback, and
 ** its children's aborts when its run ends. The callback may return
 ** SKIPPED (its children were, say) in a tree with conditions ('conds'),
-** the only ones where a node is skipped. */
+** the only ones where a node is skipped. A child it aborted that is
+** aborting, or a child aborting as its run ends, makes it wait (running):
+** then it ends as its callback said, or is ticked again. */
 BS_NOINLINE static int control(bonsai_agent *a, uint32_t i, const int traced,
                                const int conds) {
   uint8_t *st = a->state;
-  int s;
+  int s, waits;
   if (st[i] != RUNNING) {
-    if (control_event(a, i, BONSAI_EV_ENTER) != BONSAI_OK)
+    if (control_event(a, i, BONSAI_EV_ENTER, 0) != BONSAI_OK)
       return BONSAI_ELEAF;
     SET(i, RUNNING);
   }
-  s = control_call(a, i, BONSAI_EV_TICK);
+  s = control_call(a, i, BONSAI_EV_TICK, 0, &waits);
   if (s == BONSAI_ELEAF)
     return s;
-  return control_end(a, i, s, conds);
+  return control_end(a, i, s, conds, waits);
 }
 
 /* The frame of control node 'node' when its callback for ev may act now
@@ -773,6 +1142,27 @@ void *bonsai_control_memory(bonsai_agent *a, unsigned node) {
              : NULL;
 }
 
+/* A child's run of frame f begins (host: call->host under the child, NULL
+** for the operation's) and ends; between the two it is the innermost run
+** under way (a->run), which bonsai_control_recover finds again after a
+** non-local exit. A stepped child's run (step.c) too. */
+void bs_vm_run_begin(bonsai_agent *a, Frame *f, void *host) {
+  f->busy = 1;
+  f->host = a->hostud;
+  f->prevrun = a->run;
+  a->run = f;
+  if (host != NULL)
+    a->hostud = host;
+}
+
+void bs_vm_run_end(bonsai_agent *a, Frame *f) {
+  a->hostud = f->host;
+  a->run = f->prevrun;
+  f->busy = 0;
+  a->current = f->node; /* the callback's own errors are the node's */
+  a->event = f->event;
+}
+
 uint32_t bs_vm_child(bonsai_agent *a, unsigned node, unsigned k, Frame **pf,
                      int *r) {
   Frame *f = frameof(a, node, BONSAI_EV_TICK);
@@ -780,6 +1170,12 @@ uint32_t bs_vm_child(bonsai_agent *a, unsigned node, unsigned k, Frame **pf,
   *r = BONSAI_ELEAF;
   if ((*pf = f) == NULL) {
     *r = BONSAI_EARG;
+    return BS_NONE;
+  }
+  if (f->caught) /* the node fails: its child's error is recorded */
+    return BS_NONE;
+  if (f->latent) { /* a child it aborted is aborting: it waits */
+    *r = RUNNING;
     return BS_NONE;
   }
   if ((c = bonsai_control_child(a, node, k)) == BONSAI_NONE) {
@@ -795,32 +1191,28 @@ uint32_t bs_vm_child(bonsai_agent *a, unsigned node, unsigned k, Frame **pf,
     f->failed = 1;
     return BS_NONE;
   }
+  if (a->state[c] == ABORTING) {
+    *r = RUNNING; /* not ticked while it aborts */
+    return BS_NONE;
+  }
   return c;
 }
 
 int bonsai_control_tick(bonsai_agent *a, unsigned node, unsigned k,
                         void *host) {
-  void *outer = a->hostud;
   Frame *f;
   uint32_t c;
   int s;
   if ((c = bs_vm_child(a, node, k, &f, &s)) == BS_NONE)
     return s;
   f->budget--;
-  f->busy = 1;
-  if (host != NULL)
-    a->hostud = host;
+  bs_vm_run_begin(a, f, host);
   s = a->copy == 2   ? run_child_conds(a, c) /* the copy bs_copy picked */
       : a->copy == 1 ? run_child_traced(a, c)
                      : run_child_plain(a, c);
-  a->hostud = outer;
-  f->busy = 0;
-  if (s < 0) { /* the error names the child's node that failed */
+  bs_vm_run_end(a, f);
+  if (s < 0) /* the error names the child's node that failed */
     f->failed = 1;
-    return s;
-  }
-  a->current = node; /* the callback's own errors are the node's */
-  a->event = BONSAI_EV_TICK;
   return s;
 }
 
@@ -828,19 +1220,40 @@ int bonsai_control_abort(bonsai_agent *a, unsigned node, unsigned k,
                          void *host) {
   Frame *f = frameof(a, node, BONSAI_EV_ABORT);
   uint32_t c = bonsai_control_child(a, node, k);
-  void *outer = a->hostud;
   int r;
   if (f == NULL || c == BONSAI_NONE)
     return BONSAI_EARG;
-  f->busy = 1;
-  if (host != NULL)
-    a->hostud = host;
-  r = bs_vm_abort(a, c);
-  a->hostud = outer;
-  f->busy = 0;
-  a->current = node;
-  a->event = f->event;
+  if (f->caught)
+    return BONSAI_ELEAF;
+  bs_vm_run_begin(a, f, host);
+  /* a decision of its TICK callback is a latent cut (then the node
+  ** waits); in its ABORT callback, the cut is as latent as the pass */
+  r = abortwalk(a, c, f->event == BONSAI_EV_TICK || f->latent);
+  bs_vm_run_end(a, f);
+  if (r == RUNNING) {
+    if (f->event == BONSAI_EV_TICK)
+      f->latent = 1;
+    r = BONSAI_OK;
+  } else if (r < 0) {
+    f->failed = 1; /* an abort callback failed: the node fails */
+  }
   return r;
+}
+
+int bonsai_control_recover(bonsai_agent *a, unsigned node, const char *msg) {
+  Frame *f = a->run;
+  if (f == NULL || f->node != node) { /* no child's run under way: a */
+    f = a->ctl;  /* failure it returned, which the host raises */
+    if (f == NULL || f->node != node || f->busy || !f->failed)
+      return BONSAI_EARG;
+    f->caught = 1;
+    return BONSAI_OK;
+  }
+  unwound(a, msg != NULL ? msg : "(no message)");
+  a->ctl = f; /* the frames above it are gone with their C frames */
+  bs_vm_run_end(a, f);
+  f->failed = f->caught = 1;
+  return BONSAI_OK;
 }
 
 /* }====================================================== */
@@ -875,6 +1288,17 @@ enum { GO_TICK, GO_END, GO_FAIL, GO_BACK };
 #define TICK(j) return (*pi = (j), GO_TICK)
 #define END(x) return (*ps = (x), GO_END)
 #define FAIL() return GO_FAIL
+/* The node cut off a branch (cut, cutall): a latent abort makes it wait,
+** running. */
+#define CUT(x)                                                                 \
+  do {                                                                         \
+    int cut_ = (x);                                                            \
+    if (cut_ != BONSAI_OK) {                                                   \
+      if (cut_ != RUNNING)                                                     \
+        FAIL();                                                                \
+      END(RUNNING);                                                            \
+    }                                                                          \
+  } while (0)
 
 static BS_ALWAYS_INLINE int step(bonsai_agent *a, const Node *nd, uint8_t *st,
                                  const int start, uint32_t *pi, uint32_t c,
@@ -921,8 +1345,7 @@ static BS_ALWAYS_INLINE int step(bonsai_agent *a, const Node *nd, uint8_t *st,
       /* a reload left its policy met, or no child to tick (with "wait":
       ** all have finished; the policies decide, success first) */
       s = W0(i) >= n->a ? SUCCESS : FAILURE;
-      if (abort_children(a, i) != BONSAI_OK)
-        FAIL();
+      CUT(cutall(a, i, BS_NONE, s));
       END(s);
     }
     if (s == SUCCESS)
@@ -933,8 +1356,7 @@ static BS_ALWAYS_INLINE int step(bonsai_agent *a, const Node *nd, uint8_t *st,
       SKIPS(i)++;
     if ((W0(i) >= n->a || W1(i) >= n->b) && !n->mode) { /* no "wait" */
       s = W0(i) >= n->a ? SUCCESS : FAILURE;
-      if (abort_children(a, i) != BONSAI_OK)
-        FAIL();
+      CUT(cutall(a, i, BS_NONE, s));
       END(s);
     }
     bs_assert(UNDONE(i)[POS(i)] == c);
@@ -978,8 +1400,7 @@ static BS_ALWAYS_INLINE int step(bonsai_agent *a, const Node *nd, uint8_t *st,
           W0(i) = a->serial; /* the child runs this tick */
         TICK(nd[c].next);
       }
-      if (bs_vm_abort(a, n->b) != BONSAI_OK)
-        FAIL();
+      CUT(cut(a, i, n->b, BS_NONE, s));
     }
     END(s);
   /* utility_selector: its children ranked by utility at every tick, then
@@ -994,8 +1415,7 @@ static BS_ALWAYS_INLINE int step(bonsai_agent *a, const Node *nd, uint8_t *st,
       TICK(ORDER(i)[W1(i)]);
     if (conds && s == SKIPPED) /* the last in the order */
       s = allskipped(nd, st, i) ? SKIPPED : FAILURE;
-    if (reactive_end(a, nd, st, i, c, s) != BONSAI_OK)
-      FAIL();
+    CUT(reactive_end(a, nd, st, i, c, s));
     END(s);
   /* control: its callback ticks its children, each a run of the VM nested
   ** in the callback that ends when the child's status reaches the node */
@@ -1089,9 +1509,9 @@ static BS_ALWAYS_INLINE int step(bonsai_agent *a, const Node *nd, uint8_t *st,
         F64(i) = a->time;
       }
       if (a->time - F64(i) >= n->secs) {
-        if (bs_vm_abort(a, i + 1) != BONSAI_OK)
-          FAIL();
-        END(n->kind == BONSAI_TIMEOUT ? FAILURE : SUCCESS);
+        s = n->kind == BONSAI_TIMEOUT ? FAILURE : SUCCESS;
+        CUT(cut(a, i, i + 1, BS_NONE, s));
+        END(s);
       }
       TICK(i + 1);
     }
@@ -1199,9 +1619,17 @@ static BS_ALWAYS_INLINE int step(bonsai_agent *a, const Node *nd, uint8_t *st,
     if (c == i + 1 && s != RUNNING) { /* the condition decided */
       uint32_t d = nd[c].next, e = nd[d].next; /* do, else (or n->next) */
       uint32_t go = s == SUCCESS ? d : s == FAILURE ? e : n->next;
-      for (c = d; c < n->next; c = nd[c].next)
-        if (c != go && st[c] == RUNNING && bs_vm_abort(a, c) != BONSAI_OK)
+      int wait = 0;
+      for (c = d; c < n->next; c = nd[c].next) {
+        int k = c != go && LIVE(st[c])
+                    ? cut(a, i, c, go < n->next ? go : BS_NONE, s)
+                    : BONSAI_OK;
+        if (k == BONSAI_ELEAF)
           FAIL();
+        wait |= k == RUNNING;
+      }
+      if (wait)
+        END(RUNNING);
       if (go < n->next)
         TICK(go);
     }
@@ -1229,6 +1657,44 @@ static BS_ALWAYS_INLINE int step(bonsai_agent *a, const Node *nd, uint8_t *st,
       }
       if (st[i] != RUNNING)
         SET(i, RUNNING);
+      TICK(i + 1);
+    }
+    END(s); /* the status passes */
+  /* event: success when its event (n->b) was delivered to this tick, its
+  ** payload written to its key (n->a) first, if it has one */
+  case BONSAI_EVENT: {
+    const Event *e = bs_event_find(a, n->b);
+    if (e == NULL)
+      END(FAILURE);
+    if (n->a != BS_NONE && payload(a, i, n->a, e->v) != BONSAI_OK)
+      FAIL();
+    END(SUCCESS);
+  }
+  /* wait_event: running until its event (n->b) is delivered, then success
+  ** (its payload written to its key, n->a, if it has one); failure after
+  ** n->secs of agent time (n->secs < 0: never) */
+  case BONSAI_WAIT_EVENT: {
+    const Event *e = bs_event_find(a, n->b);
+    if (st[i] != RUNNING) {
+      F64(i) = a->time;
+      SET(i, RUNNING);
+    }
+    if (e != NULL) {
+      if (n->a != BS_NONE && payload(a, i, n->a, e->v) != BONSAI_OK)
+        FAIL();
+      END(SUCCESS);
+    }
+    END(n->secs >= 0 && a->time - F64(i) >= n->secs ? FAILURE : RUNNING);
+  }
+  /* event_guard: its child starts in a tick its event (n->b) is delivered
+  ** to; a running child goes on; wakeevents makes its "lower" takeover */
+  case BONSAI_EVENT_GUARD:
+    if (start) {
+      if (st[i] != RUNNING) {
+        if (bs_event_find(a, n->b) == NULL)
+          END(FAILURE);
+        SET(i, RUNNING);
+      }
       TICK(i + 1);
     }
     END(s); /* the status passes */
@@ -1344,22 +1810,30 @@ static int ctlout(bonsai_agent *a, uint32_t i, int ev, int at) {
   f->node = i;
   f->budget = BONSAI_CONTROL_TICKS + 2 * n->nchild;
   f->event = (uint8_t)ev;
-  f->busy = f->failed = 0;
+  f->busy = f->failed = f->caught = f->latent = 0;
   r->host = a->hostud;
   a->ctl = f;
   return handout(a, leafof(a, n), i, ev, 0, at);
 }
 
 /* The callback ctlout handed out returned r: its frame unlinked, as
-** control_call() does. */
-static int ctlback(bonsai_agent *a, uint32_t i, int r) {
+** control_call() does (*waits: a child it aborted is aborting). */
+static int ctlback(bonsai_agent *a, uint32_t i, int r, int *waits) {
   StepRun *run = a->step->top;
   Frame *f = &run->f;
   a->ctl = f->prev;
   a->current = i;
   a->event = f->event;
-  if (f->busy) { /* a child's run was left by a non-local exit, caught */
+  *waits = f->latent;
+  if (f->busy) { /* a child's run was left by a non-local exit that the
+                 ** host caught without bonsai_control_recover */
     a->hostud = run->host;
+    a->run = f->prevrun;
+    f->busy = 0;
+    f->caught = 1;
+  }
+  if (f->caught) { /* the child's error is not the node's */
+    bonsai_agent_clearerr(a);
     bs_agent_fail(a, i, "a child's error was caught inside the callback");
     return BONSAI_ELEAF;
   }
@@ -1371,6 +1845,7 @@ static int ctlback(bonsai_agent *a, uint32_t i, int r) {
 static BS_ALWAYS_INLINE int stepcontrol(bonsai_agent *a, uint32_t i,
                                         uint8_t *st, int at, int r,
                                         const int traced, const int conds) {
+  int waits;
   switch (at) {
   case BS_AT_NONE:
     if (st[i] != RUNNING) {
@@ -1380,16 +1855,16 @@ static BS_ALWAYS_INLINE int stepcontrol(bonsai_agent *a, uint32_t i,
     }
     return ctlout(a, i, BONSAI_EV_TICK, BS_AT_CTICK);
   case BS_AT_CENTER:
-    if ((r = ctlback(a, i, r)) == BONSAI_ELEAF)
+    if ((r = ctlback(a, i, r, &waits)) == BONSAI_ELEAF)
       return r;
     if (r != BONSAI_OK)
       return leaffail(a, r, "enter");
     SET(i, RUNNING);
     return ctlout(a, i, BONSAI_EV_TICK, BS_AT_CTICK);
   default: /* BS_AT_CTICK */
-    if ((r = ctlback(a, i, r)) == BONSAI_ELEAF)
+    if ((r = ctlback(a, i, r, &waits)) == BONSAI_ELEAF)
       return r;
-    return control_end(a, i, r, conds);
+    return control_end(a, i, r, conds, waits);
   }
 }
 
@@ -1446,13 +1921,6 @@ static BS_ALWAYS_INLINE int run(bonsai_agent *a, uint32_t from,
     goto tick;
   }
   bs_assert(i == 0 || st[0] == RUNNING);
-  a->wake = 0; /* the tree runs: a leaf sleeps again if it wants */
-  if (a->bp->nwatch != 0 && bs_bb_changed(a->bb, a->seen)) {
-    if ((s = wakeguards(a)) < 0)
-      return fail(a);
-    if (s > 0)
-      i = 0; /* the root's running path changed */
-  }
   if (traced && bs_unlikely(a->nfault != 0))
     i = 0; /* walked from the root, where a forced ancestor is met */
   if (traced && i != 0)
@@ -1488,11 +1956,36 @@ tick: /* node i is ticked; the common kinds first, then step() */
         (s = precheck(a, i)) != 0) {
       if (s < 0)
         return fail(a);
+      if (s == ABORTING) { /* its parent waits for its latent abort */
+        s = RUNNING;
+        if (n->up == BS_NONE && n->parent == BS_NONE) {
+          a->resume = 0; /* the agent waits */
+          return RUNNING;
+        }
+        if (n->up == BS_NONE)
+          i = n->parent; /* the next tick resumes above it */
+      }
       goto done; /* it does not run: s instead */
     }
     if (traced && st[i] == RUNNING && n->kind > BONSAI_CONDITION)
       bs_setagain(a, i); /* a running node visited again (a leaf's is
                          ** recorded after its call, if it stays running) */
+    if (traced && bs_unlikely(a->latent != NULL) && st[i] == RUNNING &&
+        bs_wait(a, i) != NULL) { /* it waits for the aborts it started */
+      uint32_t to;
+      int then, r = waitstep(a, i, &to, &then);
+      if (r == BONSAI_ELEAF)
+        return fail(a);
+      s = r == RUNNING ? RUNNING : then;
+      if (r == RUNNING || to == BS_NONE)
+        goto done; /* still waiting, or it ends as it decided */
+      if (to != i) { /* on to one of its children */
+        if (n->flags & NF_MEMORY)
+          W0(i) = to;
+        i = to;
+        continue;
+      } /* else ticked again, below */
+    }
     if (n->kind <= BONSAI_CONDITION) { /* action, condition */
       s = stepped ? stepleaf(a, n, i, st, BS_AT_NONE, 0, traced)
                   : tick_leaf(a, n, i, st, &cl, traced);
@@ -1557,13 +2050,22 @@ done: /* node i finished its tick with status s; control moves on */
         return fail(a);
       for (c = i; f > 0; f--) {
         uint32_t p = nd[c].parent;
+        int r;
         if ((nd[p].flags & NF_REACTIVE) &&
-            reactive_end(a, nd, st, p, c, s) != BONSAI_OK)
-          return fail(a);
+            (r = reactive_end(a, nd, st, p, c, s)) != BONSAI_OK) {
+          if (r != RUNNING)
+            return fail(a);
+          break; /* p waits for the branch it cut off */
+        }
         SET(p, s);
         if (POST(&nd[p], p, s))
           return fail(a);
         c = p;
+      }
+      if (f > 0) {
+        i = nd[c].parent;
+        s = RUNNING;
+        continue;
       }
       switch (n->how[k]) {
       case JUMP_ROOT:
@@ -1599,9 +2101,13 @@ done: /* node i finished its tick with status s; control moves on */
         s = n->kind == BONSAI_PRIORITY || allskipped(nd, st, i) ? SKIPPED
                                                                 : n->cont;
       /* (the priority section: its root was skipped, so is the tick) */
-      if ((n->flags & NF_REACTIVE) &&
-          reactive_end(a, nd, st, i, c, s) != BONSAI_OK)
-        return fail(a);
+      if (n->flags & NF_REACTIVE) {
+        int r = reactive_end(a, nd, st, i, c, s);
+        if (r == RUNNING)
+          s = RUNNING; /* it waits for the branch it cut off */
+        else if (r != BONSAI_OK)
+          return fail(a);
+      }
       continue;
     }
     switch (step(a, nd, st, 0, &i, c, &s, traced, conds)) {
@@ -1683,13 +2189,57 @@ BS_NOINLINE static int run_conds(bonsai_agent *a) {
   return s;
 }
 
+/* Before the tree runs: an agent whose root is aborting waits for it (an
+** interrupt's latent abort); guards whose keys changed and event guards
+** whose event was delivered take over. Returns 0 when the tick goes on,
+** else the tick's status. */
+BS_NOINLINE static int prologue(bonsai_agent *a) {
+  int s;
+  if (a->latent != NULL && a->state[0] == ABORTING) {
+    uint32_t to;
+    int then;
+    if ((s = waitstep(a, BS_NONE, &to, &then)) == BONSAI_ELEAF)
+      return fail(a);
+    if (s == RUNNING || to == BS_NONE) {
+      a->resume = 0;
+      return s == RUNNING ? RUNNING : then;
+    }
+    a->resume = 0; /* then the tree runs from its root */
+  }
+  if (a->bp->nwatch != 0 && bs_bb_changed(a->bb, a->seen)) {
+    if ((s = wakeguards(a)) < 0)
+      return fail(a);
+    if (s > 0)
+      a->resume = 0; /* the root's running path changed */
+  }
+  if (a->events != NULL && a->events->nnow != 0 && a->bp->nevguard != 0) {
+    if ((s = wakeevents(a)) < 0)
+      return fail(a);
+    if (s > 0)
+      a->resume = 0;
+  }
+  return 0;
+}
+
 /* No test per tick: an agent runs the copy bs_copy picked for it, the
 ** plain one (the door of every status store and the conditions compiled
-** out) unless it is watched (traced, profiled, with faults) or its
-** version has conditions. */
+** out) unless it is watched (traced, profiled, with faults, with latent
+** aborts under way) or its version has conditions. */
+int bs_vm_before(bonsai_agent *a) {
+  a->wake = 0; /* the tree runs: a leaf sleeps again if it wants */
+  if (a->latent != NULL ||
+      (a->bp->nwatch != 0 && bs_bb_changed(a->bb, a->seen)) ||
+      (a->events != NULL && a->events->nnow != 0))
+    return prologue(a);
+  return 0;
+}
+
 int bs_vm_tick(bonsai_agent *a) {
   static int (*const copies[])(bonsai_agent *) = {run_plain, run_watched,
                                                   run_conds};
+  int s;
+  if ((s = bs_vm_before(a)) != 0)
+    return s;
   return copies[a->copy](a);
 }
 

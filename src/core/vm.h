@@ -18,14 +18,22 @@ BS_INTERNAL int bs_vm_tick(bonsai_agent *a);
 ** tick (what wakes a sleeping agent). */
 BS_INTERNAL int bs_vm_watched_changed(const bonsai_agent *a);
 
-/* Aborts the running nodes of the subtree at x, deepest first; every abort
-** callback runs even if one fails. Returns BONSAI_OK or BONSAI_ELEAF (the
-** first failure's message kept in a->err). */
+/* Aborts the running nodes of the subtree at x, deepest first, at once
+** (an abort from outside the tree's decisions: a callback's RUNNING is
+** ignored, and aborting nodes finish); every abort callback runs even if
+** one fails. Returns BONSAI_OK or BONSAI_ELEAF (the first failure's
+** message kept in a->err). */
 BS_INTERNAL int bs_vm_abort(bonsai_agent *a, uint32_t x);
 
-/* The running child of running node i at or after child 'from' (i + 1
-** for the first) in state st, or BS_NONE: sequences and selectors know
-** theirs, the others' children are looked at. */
+/* An interrupt fired: the agent cuts off its root (callbacks protected), a
+** latent cut (then the agent waits: its next ticks take the aborts a step
+** further instead of running the tree). BONSAI_OK (all aborted),
+** BONSAI_RUNNING (aborting) or BONSAI_ELEAF (then all aborted). */
+BS_INTERNAL int bs_vm_interrupt(bonsai_agent *a);
+
+/* The live (running or aborting) child of live node i at or after child
+** 'from' (i + 1 for the first) in state st, or BS_NONE: sequences and
+** selectors know theirs, the others' children are looked at. */
 BS_INTERNAL uint32_t bs_vm_running_child(const Blueprint *bp,
                                          const uint8_t *st, uint32_t i,
                                          uint32_t from);
@@ -56,8 +64,21 @@ BS_INTERNAL void bs_vm_stepcall(bonsai_agent *a);
 ** (the frame of the node's tick callback, the child, the budget checked),
 ** or BS_NONE with *r BONSAI_EARG, or BONSAI_ELEAF (recorded, the frame
 ** marked failed). *pf: the frame. */
+/* What a tick does before the tree runs (bs_vm_tick's, a stepped tick's:
+** step.c): guards whose keys changed take over... 0, or the tick's status
+** when it ends there. */
+BS_INTERNAL int bs_vm_before(bonsai_agent *a);
+/* A child's run of control node frame f begins (host: the host's data
+** under it, or NULL) and ends (bonsai_control_tick's; a stepped one's). */
+BS_INTERNAL void bs_vm_run_begin(bonsai_agent *a, Frame *f, void *host);
+BS_INTERNAL void bs_vm_run_end(bonsai_agent *a, Frame *f);
 BS_INTERNAL uint32_t bs_vm_child(bonsai_agent *a, unsigned node, unsigned k,
                                  Frame **pf, int *r);
+/* The SAVE or RESTORE event (c->event, with c->write and c->wud, or
+** c->saved and c->savedlen, set) of the running action at node i, if its
+** leaf asks for them (BONSAI_LEAF_SAVE); its callback may not raise.
+** BONSAI_OK, or BONSAI_ELEAF with the error recorded at i. */
+BS_INTERNAL int bs_vm_leafstate(bonsai_agent *a, uint32_t i, bonsai_call *c);
 
 /* Recounts the results of parallel i's children in state st and lists
 ** those not finished (after a reload or a restore set their statuses). */

@@ -439,6 +439,13 @@ static int ptick(lua_State *L) {
       runhook(L, j, 1, 3, CONTEXT, s, (s) < 0 ? -1 : 0);                     \
   } while (0)
 
+/* After a tick call: the event payloads delivered to its ticks go. */
+#define sweep(L, ci)                                                           \
+  do {                                                                         \
+    if (lb_unlikely(lb_context(L)->pay.ndead != 0))                            \
+      lb_payload_sweep(L, ci);                                                 \
+  } while (0)
+
 /* a:tick([dt]) */
 static int agent_tick(lua_State *L) {
   LAgent *la;
@@ -458,14 +465,17 @@ static int agent_tick(lua_State *L) {
   if (lua_pcall(L, 4, 0, 0) != LUA_OK) {
     recover(L, &j, 1, 3, CONTEXT);
     hookafter(L, &j, -1);
+    sweep(L, CONTEXT);
     return lua_error(L);
   }
   if (j.status < 0) {
     lb_pusherror(L, agentof(la));
     hookafter(L, &j, -1);
+    sweep(L, CONTEXT);
     return lua_error(L);
   }
   hookafter(L, &j, j.status);
+  sweep(L, CONTEXT);
   lua_pushvalue(L, STATUSNAME(j.status));
   return 1;
 }
@@ -591,7 +601,8 @@ static int pbatch(lua_State *L) {
                                                      ** still asked */
       b->j.doze = bonsai_agent_asleep(a, 0);
     }
-    sleepnote(L, b, base, NULL);
+    if (b->sc != NULL) /* awake: kept if the cache names it */
+      lb_sleepers_awake(L, b->sc, 5, b->cur, base + 1, base + 2, la);
     b->ticked += !b->j.doze;
     lua_copy(L, base + 1, lua_upvalueindex(1));
     b->j.la = la;
@@ -832,6 +843,7 @@ int lb_tick_all(lua_State *L) {
   } else if (b.sc == NULL) {
     lb_sleepers_want(L, 1, CONTEXT, b.n, b.slept);
   }
+  sweep(L, CONTEXT);
   lua_settop(L, 2);
   return 1;
 }
@@ -933,7 +945,8 @@ static int agent_status(lua_State *L) {
   return 1;
 }
 
-/* a:running(): names of the running nodes, outermost first */
+/* a:running(): names of the running nodes, outermost first; an aborting
+** one's with " (aborting)" */
 static int agent_running(lua_State *L) {
   bonsai_agent *a = agentof(checkagent(L, 1));
   unsigned n = bonsai_agent_running(a, NULL, 0), k;
@@ -943,7 +956,10 @@ static int agent_running(lua_State *L) {
   for (k = 0; k < n; k++) {
     bonsai_nodeinfo info;
     bonsai_agent_node_info(a, nodes[k], &info);
-    lua_pushstring(L, info.name);
+    if (bonsai_agent_node_status(a, nodes[k]) == BONSAI_ABORTING)
+      lua_pushfstring(L, "%s (aborting)", info.name);
+    else
+      lua_pushstring(L, info.name);
     lua_rawseti(L, -2, (lua_Integer)k + 1);
   }
   return 1;
@@ -996,10 +1012,14 @@ static int agent_tostring(lua_State *L) {
   return 1;
 }
 
+/* __gc of an agent's state (upvalue 1: the context): the payloads of its
+** queue and trace are let go at once. */
 static int state_gc(lua_State *L) {
   LAgent *la = (LAgent *)lua_touserdata(L, 1);
-  if (la->magic != NULL)
+  if (la->magic != NULL) {
     bonsai_agent_done(agentof(la));
+    lb_payload_sweep(L, lua_upvalueindex(1));
+  }
   la->magic = NULL;
   return 0;
 }
@@ -1015,7 +1035,7 @@ int lb_agent(lua_State *L) {
   lua_settop(L, 2);
   if (!lua_isnil(L, 2)) {
     luaL_checktype(L, 2, LUA_TTABLE);
-    lb_checkopts(L, 2, "bt.agent", "blackboard owner restore");
+    lb_checkopts(L, 2, "bt.agent", "blackboard owner restore events");
   }
   /* 3: the agent table: a.owner and a.bb are plain fields; a.tree and
   ** a.time come from __index */
@@ -1072,9 +1092,19 @@ int lb_agent(lua_State *L) {
   lua_pushvalue(L, 3);
   luaL_setmetatable(L, BS_AGENT_T);
   if (lua_istable(L, 2)) {
+    if (lua_getfield(L, 2, "events") != LUA_TNIL) { /* its queue's bound */
+      lua_Integer n = lua_isinteger(L, -1) ? lua_tointeger(L, -1) : -1;
+      if (n < 0 || n > 0x1000000 ||
+          bonsai_agent_queue(agentof(la), (unsigned)n) != BONSAI_OK)
+        return luaL_error(L, "bt.agent: 'events' must be a whole number from "
+                             "0 to 16777216 (the most events its queue "
+                             "holds), got %s", luaL_typename(L, -1));
+    }
+    lua_pop(L, 1);
     if (lua_getfield(L, 2, "restore") != LUA_TNIL) {
       lb_agent_restore(L, 3, 4, -1);
       lb_control_restore(L, 3, 4, CONTEXT);
+      lb_payload_sweep(L, CONTEXT); /* (a restore replaced the queue) */
     }
     lua_pop(L, 1);
   }
@@ -1121,7 +1151,8 @@ static int agent_index(lua_State *L) {
 void lb_open_agent(lua_State *L) {
   int ctx = lua_gettop(L);
   luaL_newmetatable(L, BS_STATE_T);
-  lua_pushcfunction(L, state_gc);
+  lua_pushvalue(L, ctx);
+  lua_pushcclosure(L, state_gc, 1);
   lua_setfield(L, -2, "__gc");
   lua_newtable(L); /* what getmetatable gives: a mark no other value has
                    ** (the LuaJIT path knows an agent's state by it) */

@@ -13,8 +13,12 @@
 
 #if defined(__GNUC__)
 #define lb_unlikely(x) __builtin_expect(!!(x), 0)
+#define lb_noinline __attribute__((noinline)) /* off a hot path */
+#define lb_inline inline __attribute__((always_inline)) /* on it */
 #else
 #define lb_unlikely(x) (x)
+#define lb_noinline
+#define lb_inline inline
 #endif
 
 #define BS_TREE_T "bonsai.tree"
@@ -26,7 +30,8 @@
 
 /* One per lua_State: upvalue 1 of every module function and method. Its
 ** uservalues: */
-#define LB_NAMED 1 /* named Lua leaves: slot 4*id+1.. = tick, enter, exit, abort */
+#define LB_NAMED 1 /* named Lua leaves: slot NAMEDSLOTS*id+1.. = tick,
+                   ** enter, exit, abort, save, restore */
 #define LB_KEYS 2  /* key name -> interned id cache */
 #define LB_ANCHOR 3 /* strings whose addresses the context keeps */
 #define LB_IDS 4    /* weak: Lua value kept as a blackboard handle -> its id */
@@ -42,9 +47,29 @@
 #define LB_VIEW 8   /* view(bb, map): a remapping view (init.lua) */
 #define LB_SCRIPT 9 /* script(code, field): a condition's function, or nil
                     ** and a message (init.lua) */
-#define LB_STEPPER 10 /* the LuaJIT path's maker of bt.tick_all's loops
+#define LB_PAYLOADS 10 /* [handle] = an event payload only Lua holds (see
+                       ** lb_payload_keep) */
+#define LB_SEEN 11  /* the tables being written by lb_saveable (empty
+                    ** between calls) */
+#define LB_STEPPER 12 /* the LuaJIT path's maker of bt.tick_all's loops
                       ** (lstep.c), or nil: the lua_call path */
-#define LB_NUV 10
+#define LB_NUV 12
+#define NAMEDSLOTS 6 /* a named leaf's slots in LB_NAMED */
+/* The handles of event payloads only Lua holds (lbonsai.c): slot h - 1
+** for handle h. */
+typedef struct LPaySlot {
+  int32_t refs;  /* places the core keeps it (its hooks count them) */
+  uint32_t link; /* free: the next free slot's handle, or 0 */
+  uint8_t used;  /* its value is in LB_PAYLOADS */
+  uint8_t dead;  /* in the list of handles to sweep */
+} LPaySlot;
+typedef struct LPayloads {
+  LPaySlot *slot;
+  uint32_t cap, n; /* slots allocated; handles given (the highest) */
+  uint32_t free;   /* a free slot's handle, or 0 */
+  uint32_t *dead;  /* handles to sweep (room for cap) */
+  uint32_t ndead;
+} LPayloads;
 
 /* Where a Lua leaf finds its stack during a tick or an abort pass: stack
 ** indices of the agent table, its state userdata, its blackboard (fetched
@@ -98,6 +123,7 @@ typedef struct LBonsai {
   int fdepth;
   double nstepped; /* stepped ticks begun (core._step.stats, for tests) */
   LTick ftick[LB_FDEPTH];
+  LPayloads pay; /* event payloads only Lua holds */
 } LBonsai;
 
 /* Tree userdata. Its uservalues: */
@@ -178,6 +204,17 @@ void lb_newweak(lua_State *L);
 void lb_extra(lua_State *L, int si, int ci, int make);
 /* Makes the table at the top (popped) the extras of the state at si. */
 void lb_setextra(lua_State *L, int si, int ci);
+/* Event payloads only Lua holds (ci: the context): keeps the value at vidx
+** (for as long as the core holds it) and returns its handle; pushes the
+** value of handle h (nil when gone) and returns its type; lets go of those
+** the core holds no more; the core's hooks (ud: the context); frees the
+** handles' memory (the context is collected). */
+long long lb_payload_keep(lua_State *L, int ci, int vidx);
+int lb_payload_push(lua_State *L, int ci, long long h);
+void lb_payload_sweep(lua_State *L, int ci);
+void lb_payload_retain(void *ud, long long h);
+void lb_payload_release(void *ud, long long h);
+void lb_payload_free(lua_State *L, LBonsai *lb);
 /* Pushes the name of a status ("idle", "running"...). */
 void lb_pushstatus(lua_State *L, int status);
 /* The Lua value at idx as a C value; 0 (and BONSAI_THANDLE) for values C
@@ -233,10 +270,17 @@ lua_Integer lb_sleepers_skip(lua_State *L, const LSleepers *c, int list,
 ** with la NULL, forgets it. The cache is at idx. Never allocates. */
 void lb_sleepers_note(lua_State *L, LSleepers *c, int idx, lua_Integer i,
                       int ai, int si, LAgent *la);
+/* The agent at entry i (table at ai, state si: la) is awake: its entry is
+** kept when it names that agent (woken, it likely sleeps again), else
+** forgotten. */
+void lb_sleepers_awake(lua_State *L, LSleepers *c, int idx, lua_Integer i,
+                       int ai, int si, LAgent *la);
 
 /* lfiles.c */
 int lb_mtime(lua_State *L); /* bt._mtime(path) */
 int lb_dir(lua_State *L);   /* bt._dir(path) */
+int lb_realpath(lua_State *L); /* bt._realpath(path) */
+int lb_readfile(lua_State *L); /* bt._readfile(path, max) */
 
 /* lblackboard.c */
 int lb_blackboard(lua_State *L); /* bt.blackboard([init]) */
@@ -294,16 +338,25 @@ const char *lb_controldef(lua_State *L, int idx, int values, int slot,
 void lb_control_restore(lua_State *L, int ai, int si, int ci);
 /* stack: context. Makes the metatable of bt.control's 'c'. */
 void lb_open_control(lua_State *L);
+/* Checks the abort_timeout of the leaf table at idx (a number >= 0, and no
+** task's): NULL, or why not. */
+const char *lb_abort_timeout(lua_State *L, int idx);
 /* Reads the leaf definition at idx (a function, or a table with fn, task or
-** tick/enter/exit/abort) into values[slot..slot+3]; sets fn and flags.
-** Returns NULL, or a message. */
+** tick/enter/exit/abort, and save/restore) into values[slot..], *used
+** slots (1, 4, or 6 with save and restore); sets fn and flags. Returns
+** NULL, or a message. */
 const char *lb_leafdef(lua_State *L, int idx, int values, int slot,
-                       bonsai_leaf_fn *fn, unsigned *flags, int *nargs);
+                       bonsai_leaf_fn *fn, unsigned *flags, int *nargs,
+                       int *used);
 
 /* lsave.c: Lua values as bytes, a:save and restore */
 /* Pushes the value at idx as bytes (a string): booleans, numbers,
 ** strings and plain tables; raises "msg" for anything else. */
 void lb_pack(lua_State *L, int idx);
+/* Whether a:save can save the value at idx: NULL, or why not (a string
+** pushed on the stack). Allocates nothing in the usual case. ci: the
+** context. */
+const char *lb_saveable(lua_State *L, int idx, int ci);
 /* Pushes the value read from p[0..n); 0, or -1 (nothing pushed) when the
 ** bytes are not exactly one packed value. */
 int lb_unpack(lua_State *L, const void *p, size_t n);
@@ -331,9 +384,8 @@ void lb_open_tree(lua_State *L);
 int lb_agent(lua_State *L); /* bt.agent(tree [, opts]) */
 /* The agent table at idx: its state, pushed; or raises. */
 LAgent *lb_checkagent(lua_State *L, int idx);
-
-/* The same, or NULL (nil or the [1] pushed) for what is not an agent of
-** this context. */
+/* The same, or NULL (nil pushed, or what its [1] holds) for anything but
+** an agent of this context. */
 LAgent *lb_toagent(lua_State *L, int idx);
 /* Pushes a complete leaf stack for the agent table ai (state si, ci: the
 ** context) and points t at it. */
@@ -361,6 +413,12 @@ void lb_open_agent(lua_State *L);
 /* lstep.c: the LuaJIT path's entry points */
 /* stack: context, module. Adds core._step. */
 void lb_open_step(lua_State *L);
+
+/* levents.c */
+int lb_send(lua_State *L); /* bt.send(list, name [, payload]) */
+/* stack: context. Adds a:send and a:dropped_events (after lb_open_agent)
+** and sets the environment's payload writer. */
+void lb_open_events(lua_State *L);
 
 /* ltrace.c */
 /* stack: context. Adds a:trace, a:events, a:freeze, a:on_tick... and

@@ -19,10 +19,12 @@
 /* __gc of the context: the environment goes with the last Lua reference. */
 static int context_gc(lua_State *L) {
   LBonsai *lb = (LBonsai *)lua_touserdata(L, 1);
-  if (lb->env != NULL) {
+  if (lb->env != NULL) { /* agents collected later let go of no payload */
+    bonsai_env_payload_hooks(lb->env, NULL, NULL, NULL);
     bonsai_env_release(lb->env);
     lb->env = NULL;
   }
+  lb_payload_free(L, lb);
   return 0;
 }
 
@@ -54,6 +56,7 @@ static const luaL_Reg bonsai_funcs[] = {
     {"shared", lb_shared},
     {"agent", lb_agent},
     {"tick_all", lb_tick_all},
+    {"send", lb_send},
     {"sleep", lb_sleep},
     {"defer", lb_defer},
     {"register", lb_register},
@@ -64,6 +67,8 @@ static const luaL_Reg bonsai_funcs[] = {
     {"_isleaf", lb_isleaf},
     {"_mtime", lb_mtime},
     {"_dir", lb_dir},
+    {"_realpath", lb_realpath},
+    {"_readfile", lb_readfile},
     {"_view", lb_setview},
     {"_script", lb_setscript},
     {"_checkopts", lb_checkopts_lua},
@@ -143,6 +148,7 @@ static LBonsai *context(lua_State *L) {
   memset(&lb->out, 0, sizeof lb->out);
   lb->fdepth = 0;
   lb->nstepped = 0;
+  memset(&lb->pay, 0, sizeof lb->pay);
   lua_createtable(L, 0, 1);
   lua_pushcfunction(L, context_gc);
   lua_setfield(L, -2, "__gc");
@@ -163,6 +169,12 @@ static LBonsai *context(lua_State *L) {
   lua_setfield(L, -2, "__mode");
   lua_setmetatable(L, -2);
   lua_setiuservalue(L, -2, LB_TREES);
+  lua_newtable(L);
+  lua_setiuservalue(L, -2, LB_PAYLOADS);
+  lua_newtable(L);
+  lua_setiuservalue(L, -2, LB_SEEN);
+  bonsai_env_payload_hooks(lb->env, lb_payload_retain, lb_payload_release,
+                           lb);
   lb->nextid = 0;
   lua_pushvalue(L, -1);
   lua_setfield(L, LUA_REGISTRYINDEX, LB_CONTEXT_T);
@@ -180,6 +192,7 @@ int luaopen_bonsai_core(lua_State *L) {
   lb_open_agent(L);
   lb_open_blackboard(L);
   lb_open_save(L);
+  lb_open_events(L);
   lb_open_trace(L);
   /* stack: context */
   lua_newtable(L);
@@ -198,6 +211,8 @@ int luaopen_bonsai_core(lua_State *L) {
   lua_setfield(L, -2, "IDLE");
   status_string(L, "SKIPPED", "skipped", &lb->s_skipped);
   lb_open_step(L);
+  lua_pushliteral(L, "aborting");
+  lua_setfield(L, -2, "ABORTING");
   /* keep the context alive as long as the module table */
   lua_pushvalue(L, -2);
   lua_setfield(L, -2, "_context");

@@ -1,7 +1,7 @@
 /*
 ** lsave.c: a:save() and bt.agent(tree, { restore = s }). The core writes
 ** and reads the agent's state (bonsai_agent_save/restore); this file is its
-** host for the blackboard values only Lua holds: plain tables (nested, no
+** host for the blackboard values and event payloads only Lua holds: plain tables (nested, no
 ** metatables, no cycles) of booleans, numbers and strings, written after
 ** the tag BONSAI_SAVE_HOST with the core's scalar tags plus one for tables.
 ** The bytes read back are untrusted: bounded, depth-limited, checked.
@@ -27,6 +27,7 @@ typedef struct Host {
   lua_State *L;
   bonsai_env *env;
   int bb;     /* stack index of the blackboard userdata */
+  int ci;     /* the context (its event payloads) */
   int seen;   /* stack index of a table of tables being written (cycles) */
   const char *error;
   char msg[64];
@@ -194,6 +195,21 @@ static int savehandle(void *ud, bonsai_agent *a, int key, long long handle,
   return r == 0 ? BONSAI_OK : BONSAI_ERROR;
 }
 
+/* The core asks for the Lua value of a queued event's payload. */
+static int savepayload(void *ud, bonsai_agent *a, long long handle,
+                       void (*write)(void *wud, const void *p, size_t n),
+                       void *wud) {
+  Host *h = (Host *)ud;
+  int r;
+  (void)a;
+  h->write = write;
+  h->wud = wud;
+  lb_payload_push(h->L, h->ci, handle);
+  r = encode(h, -1, 0);
+  lua_pop(h->L, 1);
+  return r == 0 ? BONSAI_OK : BONSAI_ERROR;
+}
+
 static const char *saveerror(void *ud) { return ((Host *)ud)->error; }
 
 /* }====================================================== */
@@ -294,25 +310,47 @@ static int decode(lua_State *L, Src *s, int depth) {
   }
 }
 
-/* The core hands over the bytes of a Lua value for key (-1: check only). */
-static int loadhandle(void *ud, bonsai_agent *a, int key,
-                      const unsigned char *p, size_t n, size_t *used) {
-  Host *h = (Host *)ud;
+/* Decodes the table saved in p[0..n) onto the stack (*used: its bytes);
+** -1 for anything else (a scalar is the core's), nothing pushed. */
+static int gettable(Host *h, const unsigned char *p, size_t n, size_t *used) {
   Src s;
-  (void)a;
   s.p = p;
   s.n = n;
   s.at = 0;
   if (decode(h->L, &s, 0) != 0)
-    return BONSAI_ERROR;
-  if (lua_type(h->L, -1) != LUA_TTABLE) { /* scalars are the core's */
+    return -1;
+  if (lua_type(h->L, -1) != LUA_TTABLE) {
     lua_pop(h->L, 1);
-    return BONSAI_ERROR;
+    return -1;
   }
+  *used = s.at;
+  return 0;
+}
+
+/* The core hands over the bytes of a Lua value for key (-1: check only). */
+static int loadhandle(void *ud, bonsai_agent *a, int key,
+                      const unsigned char *p, size_t n, size_t *used) {
+  Host *h = (Host *)ud;
+  (void)a;
+  if (gettable(h, p, n, used) != 0)
+    return BONSAI_ERROR;
   if (key >= 0)
     lb_bb_store(h->L, h->bb, key, -1);
   lua_pop(h->L, 1);
-  *used = s.at;
+  return BONSAI_OK;
+}
+
+/* The core hands over the bytes of a queued event's payload (hp NULL:
+** check only): the agent keeps it, the core gets its handle. */
+static int loadpayload(void *ud, bonsai_agent *a, const unsigned char *p,
+                       size_t n, size_t *used, long long *hp) {
+  Host *h = (Host *)ud;
+  (void)a;
+  if (gettable(h, p, n, used) != 0)
+    return BONSAI_ERROR;
+  if (hp != NULL)
+    *hp = lb_payload_keep(h->L, h->ci, -1);
+  lua_pop(h->L, 1);
   return BONSAI_OK;
 }
 
@@ -362,6 +400,33 @@ int lb_unpack(lua_State *L, const void *p, size_t n) {
   return 0;
 }
 
+static void discard(void *ud, const void *p, size_t n) {
+  (void)ud;
+  (void)p;
+  (void)n;
+}
+
+const char *lb_saveable(lua_State *L, int idx, int ci) {
+  Host h;
+  int top = lua_gettop(L);
+  idx = lua_absindex(L, idx);
+  lua_getiuservalue(L, ci, LB_SEEN); /* kept: empty after a success */
+  h.L = L;
+  h.seen = lua_gettop(L);
+  h.error = NULL;
+  h.write = discard;
+  h.wud = NULL;
+  if (encode(&h, idx, 0) == 0) {
+    lua_settop(L, top);
+    return NULL;
+  }
+  lua_newtable(L); /* a failure may leave tables marked: a new one */
+  lua_setiuservalue(L, ci, LB_SEEN);
+  lua_settop(L, top);
+  lua_pushstring(L, h.error); /* (h.msg dies with this frame) */
+  return lua_tostring(L, -1);
+}
+
 /* The C agent of the agent table at idx (its state userdata pushed). */
 static bonsai_agent *agentat(lua_State *L, int idx) {
   LAgent *la;
@@ -378,11 +443,52 @@ static void sethost(Host *h, bonsai_savehost *sh, lua_State *L, int bb,
   h->env = lb_context(L)->env;
   h->bb = bb;
   h->seen = seen;
+  h->ci = lua_upvalueindex(1);
   h->error = NULL;
   sh->ud = h;
+  sh->leafhost = NULL;
   sh->save = savehandle;
   sh->load = loadhandle;
   sh->error = saveerror;
+  sh->save_payload = savepayload;
+  sh->load_payload = loadpayload;
+}
+
+/* Pushes the leaf stack of the agent table at ai (state si) for its
+** leaves' SAVE and RESTORE (their save and restore functions), as a tick
+** makes it; the context is upvalue 1. */
+static void leafstack(lua_State *L, LTick *t, int ai, int si) {
+  t->L = L;
+  t->lb = lb_context(L);
+  t->a = agentof((LAgent *)lua_touserdata(L, si));
+  t->ctx = lua_upvalueindex(1);
+  t->agent = lua_absindex(L, ai);
+  t->state = lua_absindex(L, si);
+  lua_getiuservalue(L, t->ctx, LB_NAMED);
+  t->named = lua_gettop(L);
+  lua_getiuservalue(L, t->state, UV_VALUES);
+  t->values = lua_gettop(L);
+  lua_pushnil(L);
+  t->bb = lua_gettop(L);
+  t->bbready = 0;
+  t->pending = 0;
+}
+
+/* Raises "tree 'T': cannot <what> node 'path': msg" for the agent's error
+** at a node (a leaf's SAVE or RESTORE), else "tree 'T': <prefix>msg". */
+static int raisefailure(lua_State *L, bonsai_agent *a, const char *what,
+                        const char *prefix) {
+  const char *tree = bonsai_tree_name(bonsai_agent_tree(a));
+  if (bonsai_agent_errnode(a) != BONSAI_NONE) {
+    luaL_Buffer b;
+    size_t len = bonsai_agent_errpath(a, NULL, 0);
+    bonsai_agent_errpath(a, luaL_buffinitsize(L, &b, len + 1), len + 1);
+    luaL_pushresultsize(&b, len);
+    return luaL_error(L, "tree '%s': cannot %s node '%s': %s", tree, what,
+                      lua_tostring(L, -1), bonsai_agent_errmsg(a));
+  }
+  return luaL_error(L, "tree '%s': %s%s", tree, prefix,
+                    bonsai_agent_errmsg(a));
 }
 
 /* lb_pack of the value at the top, in place (a protected call's body). */
@@ -451,6 +557,7 @@ static void packmemories(lua_State *L, bonsai_agent *a, int si) {
 static int agent_save(lua_State *L) {
   bonsai_agent *a = agentat(L, 1); /* 2: state */
   bonsai_savehost sh;
+  LTick t;
   Host h;
   Sink k;
   luaL_Buffer b;
@@ -477,17 +584,19 @@ static int agent_save(lua_State *L) {
     lua_rawseti(L, 5, 3);
   }
   sethost(&h, &sh, L, 3, 4);
+  leafstack(L, &t, 1, 2); /* 7, 8, 9 */
+  sh.leafhost = &t;
+  lb_tick_room(L);
   k.L = L;
   k.pieces = 5;
   k.n = (lua_Integer)lua_rawlen(L, 5);
   k.len = 0;
   r = bonsai_agent_save(a, &sh, addpiece, &k);
-  if (r != BONSAI_OK) {
-    const char *msg = r == BONSAI_EBUSY ? "agent is already ticking"
-                                        : bonsai_agent_errmsg(a);
-    return luaL_error(L, "tree '%s': %s",
-                      bonsai_tree_name(bonsai_agent_tree(a)), msg);
-  }
+  if (r == BONSAI_EBUSY)
+    return luaL_error(L, "tree '%s': agent is already ticking",
+                      bonsai_tree_name(bonsai_agent_tree(a)));
+  if (r != BONSAI_OK)
+    return raisefailure(L, a, "save", "");
   flush(&k);
   luaL_buffinit(L, &b);
   for (i = 1; i <= k.n; i++) {
@@ -502,11 +611,13 @@ void lb_agent_restore(lua_State *L, int ai, int si, int sidx) {
   bonsai_agent *a = agentof((LAgent *)lua_touserdata(L, si));
   const char *tree = bonsai_tree_name(bonsai_agent_tree(a));
   bonsai_savehost sh;
+  LTick t;
   Host h;
   size_t len, mlen = 0;
   const char *s;
   int top = lua_gettop(L);
   ai = lua_absindex(L, ai);
+  si = lua_absindex(L, si);
   sidx = lua_absindex(L, sidx);
   if (lua_type(L, sidx) != LUA_TSTRING)
     luaL_error(L, "'restore' must be a string from a:save()");
@@ -526,9 +637,11 @@ void lb_agent_restore(lua_State *L, int ai, int si, int sidx) {
   }
   lua_getfield(L, ai, "bb");
   sethost(&h, &sh, L, lua_gettop(L), 0);
+  leafstack(L, &t, ai, si);
+  sh.leafhost = &t;
+  lb_tick_room(L);
   if (bonsai_agent_restore(a, s, len, &sh) != BONSAI_OK)
-    luaL_error(L, "tree '%s': cannot restore: %s", tree,
-               bonsai_agent_errmsg(a));
+    raisefailure(L, a, "restore", "cannot restore: ");
   lua_settop(L, top + 1);
 }
 

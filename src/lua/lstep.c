@@ -209,6 +209,21 @@ static int s_errmsg(lua_State *L) {
   return 1;
 }
 
+/* _step.crecover(state, node, msg): c:tick of control node 'node' raises
+** msg (the child's error: nil for the one recorded), as lleaf.c's c:tick
+** does after telling the core (bonsai_control_recover: a raise under the
+** child leaves no frame of its run behind; the callback's node fails if it
+** catches it). */
+static int s_crecover(lua_State *L) {
+  bonsai_agent *a = agentof(checkstate(L, 1));
+  const char *msg = lua_isnil(L, 3) ? bonsai_agent_errmsg(a)
+                    : lua_type(L, 3) == LUA_TSTRING
+                        ? lua_tostring(L, 3)
+                        : "(error object is not a string)";
+  bonsai_control_recover(a, (unsigned)luaL_checkinteger(L, 2), msg);
+  return 0;
+}
+
 /* _step.recover(agent, state, msg): after msg escaped the agent's stepped
 ** tick, the agent recovered; returns the message naming tree and node (msg
 ** when no tick of the agent was under way). */
@@ -305,6 +320,7 @@ void lb_open_step(lua_State *L) {
   static const luaL_Reg funcs[] = {
       {"call", s_call},       {"control", s_control},
       {"message", s_message}, {"errmsg", s_errmsg},   {"recover", s_recover},
+      {"crecover", s_crecover},
       {"status", s_status},   {"values", s_values},   {"bb", s_bb},
       {"tickets", s_tickets}, {"note", s_note},       {"use", s_use},
       {"stats", s_stats},     {NULL, NULL}};

@@ -21,10 +21,24 @@
 /* Events read from the core per round (a:events loops until none). */
 #define BATCH 64
 
-static const char *const statusnames[] = {"idle", "running", "success",
-                                          "failure", "aborted", "skipped"};
-static const char *const marknames[] = {"status", "reload", "error",
-                                        "interrupt", "reset"};
+static const char *const statusnames[] = {"idle",    "running", "success",
+                                          "failure", "aborted", "skipped",
+                                          "aborting"};
+static const char *const marknames[] = {"status",    "reload", "error",
+                                        "interrupt", "reset",  "event"};
+
+/* Pushes an event's payload: the core's value, or a Lua one kept for it
+** (nil when the trace could not keep it). */
+static void pushpayload(lua_State *L, const bonsai_value *v) {
+  switch (v->type) {
+  case BONSAI_TBOOLEAN: lua_pushboolean(L, v->u.b); break;
+  case BONSAI_TINTEGER: lua_pushinteger(L, (lua_Integer)v->u.i); break;
+  case BONSAI_TNUMBER: lua_pushnumber(L, v->u.n); break;
+  case BONSAI_TSTRING: lua_pushlstring(L, v->u.str.s, v->u.str.len); break;
+  case BONSAI_THANDLE: lb_payload_push(L, CONTEXT, v->u.handle); break;
+  default: lua_pushnil(L); break;
+  }
+}
 
 /* a:trace([n | false]): returns the agent */
 static int agent_trace(lua_State *L) {
@@ -62,6 +76,15 @@ static void pushevent(lua_State *L, const bonsai_agent *a,
   lua_setfield(L, -2, "tick");
   lua_pushnumber(L, e->time);
   lua_setfield(L, -2, "time");
+  if (e->kind == BONSAI_TRACE_EVENT) { /* an event delivered: its name */
+    lua_pushliteral(L, "event");
+    lua_setfield(L, -2, "event");
+    lua_pushstring(L, e->message);
+    lua_setfield(L, -2, "name");
+    pushpayload(L, &e->payload);
+    lua_setfield(L, -2, "payload");
+    return;
+  }
   if (e->kind != BONSAI_TRACE_STATUS) {
     lua_pushstring(L, marknames[e->kind]);
     lua_setfield(L, -2, "event");
@@ -75,6 +98,10 @@ static void pushevent(lua_State *L, const bonsai_agent *a,
     if (e->forced) {
       lua_pushboolean(L, 1);
       lua_setfield(L, -2, "forced");
+    }
+    if (e->cutoff) { /* a latent abort cut off by its abort_timeout */
+      lua_pushboolean(L, 1);
+      lua_setfield(L, -2, "cutoff");
     }
   }
   if (e->node != BONSAI_NONE) {
@@ -125,20 +152,35 @@ static int agent_events(lua_State *L) {
 ** and forgotten: a list of codes id * 32 + forced * 16 + status * 2 + again
 ** for the
 ** status events after the last reload (0-based ids, in the version the
-** agent runs), the tick of the last event (or nil), and a bit set of the
-** agent events seen (bit k: BONSAI_TRACE_* kind k). One table a tick. */
+** agent runs), the tick of the last event (or nil), a bit set of the
+** agent events seen (bit k: BONSAI_TRACE_* kind k), and the events
+** delivered ({ name, payload } each), or nil. One table a tick. */
 static int agent_tick_events(lua_State *L) {
   bonsai_agent *a;
   bonsai_event ev[BATCH];
   unsigned n, k;
-  lua_Integer len = 0, tick = -1, marks = 0;
+  lua_Integer len = 0, tick = -1, marks = 0, nev = 0;
   lua_settop(L, 1);
   a = agentof(lb_checkagent(L, 1)); /* state at 2 */
   lua_createtable(L, (int)bonsai_agent_events(a, NULL, 0), 0); /* 3 */
+  lua_pushnil(L); /* 4: the events delivered */
   while ((n = bonsai_agent_events(a, ev, BATCH)) > 0)
     for (k = 0; k < n; k++) {
       const bonsai_event *e = &ev[k];
       tick = (lua_Integer)e->tick;
+      if (e->kind == BONSAI_TRACE_EVENT) {
+        if (nev == 0) {
+          lua_newtable(L);
+          lua_replace(L, 4);
+        }
+        lua_createtable(L, 2, 0);
+        lua_pushstring(L, e->message);
+        lua_rawseti(L, -2, 1);
+        pushpayload(L, &e->payload);
+        lua_rawseti(L, -2, 2);
+        lua_rawseti(L, 4, ++nev);
+        continue;
+      }
       if (e->kind == BONSAI_TRACE_STATUS) {
         lua_pushinteger(L, (lua_Integer)e->node * 32 + e->forced * 16 +
                                e->status * 2 + e->again);
@@ -152,12 +194,14 @@ static int agent_tick_events(lua_State *L) {
           lua_rawseti(L, 3, len);
         }
     }
+  lua_pushvalue(L, 3);
   if (tick < 0)
     lua_pushnil(L);
   else
     lua_pushinteger(L, tick);
   lua_pushinteger(L, marks);
-  return 3;
+  lua_pushvalue(L, 4);
+  return 4;
 }
 
 /* a:freeze(true | false | "step"): frozen agents are not ticked; "step"
@@ -197,6 +241,38 @@ static int agent_on_tick(lua_State *L) {
   lua_setfield(L, -2, "hook");
   la->hooked = !lua_isnil(L, 2);
   return 0;
+}
+
+/* a:_kept(name [, value]): the Lua value the Lua modules keep with the
+** agent under name (bonsai.subscribe: its subscriptions); with value
+** given (nil too), sets it first. Kept in the agent's own storage, beside
+** its state (its environment on Lua 5.1 and LuaJIT), so a value that refers
+** to the agent (a subscriber that names it) does not keep it alive, as a
+** weak-keyed table would where weak tables are no ephemerons. */
+static int agent_kept(lua_State *L) {
+  int set = lua_gettop(L) >= 3;
+  lua_settop(L, 3);
+  lb_checkagent(L, 1); /* state at 4 */
+  luaL_checkstring(L, 2);
+  lb_extra(L, 4, CONTEXT, set); /* 5 */
+  if (!lua_istable(L, 5))
+    return 0;
+  if (lua_getfield(L, 5, "kept") != LUA_TTABLE) { /* 6 */
+    if (!set)
+      return 0;
+    lua_pop(L, 1);
+    lua_newtable(L);
+    lua_pushvalue(L, -1);
+    lua_setfield(L, 5, "kept");
+  }
+  if (set) {
+    lua_pushvalue(L, 2);
+    lua_pushvalue(L, 3);
+    lua_rawset(L, 6);
+  }
+  lua_pushvalue(L, 2);
+  lua_rawget(L, 6);
+  return 1;
 }
 
 /* The core's trace hook of an agent with a:_on_event: during the agent's
@@ -265,7 +341,7 @@ static void pushparam(lua_State *L, const bonsai_nodeinfo *n, int p) {
   case BONSAI_P_SECONDS: lua_pushnumber(L, n->seconds); break;
   case BONSAI_P_SUCCESS: lua_pushinteger(L, (lua_Integer)n->success); break;
   case BONSAI_P_FAILURE: lua_pushinteger(L, (lua_Integer)n->failure); break;
-  case BONSAI_P_KEY: lua_pushstring(L, n->key); break;
+  case BONSAI_P_KEY: lua_pushstring(L, n->key); break; /* (NULL: nil) */
   case BONSAI_P_OP: lua_pushstring(L, n->op); break;
   case BONSAI_P_VALUE:
     if (n->valuekey != NULL)
@@ -284,6 +360,19 @@ static void pushparam(lua_State *L, const bonsai_nodeinfo *n, int p) {
   case BONSAI_P_ABORT: lua_pushstring(L, n->abort); break;
   case BONSAI_P_WAIT: lua_pushboolean(L, n->wait); break;
   case BONSAI_P_THEN_SKIP: lua_pushboolean(L, n->then_skip); break;
+  case BONSAI_P_EVENT: lua_pushstring(L, n->event); break;
+  case BONSAI_P_TIMEOUT: /* -1: none */
+    if (n->timeout >= 0)
+      lua_pushnumber(L, n->timeout);
+    else
+      lua_pushnil(L);
+    break;
+  case BONSAI_P_ABORT_TIMEOUT:
+    if (n->abort_timeout >= 0)
+      lua_pushnumber(L, n->abort_timeout);
+    else
+      lua_pushnil(L);
+    break;
   default: lua_pushnil(L); break;
   }
 }
@@ -534,6 +623,7 @@ static const luaL_Reg agent_methods[] = {
     {"freeze", agent_freeze},
     {"frozen", agent_frozen},
     {"_on_tick", agent_on_tick}, /* for bonsai.subscribe */
+    {"_kept", agent_kept}, /* for bonsai.subscribe and bonsai.record */
     {"_on_event", agent_on_event}, /* for bonsai.debug */
     {"node_statuses", agent_node_statuses},
     {"force", agent_force},

@@ -232,6 +232,24 @@ static int remapped(Walk *w, int map, int how, int at, int nargs) {
   return keep(w);
 }
 
+/* Gives the node just added (an action or a control node) the
+** abort_timeout of its table at idx, if it has one. */
+static void abort_timeout(Walk *w, int idx, int place) {
+  lua_State *L = w->L;
+  const char *why;
+  bonsai_value v;
+  if (rawfield(L, idx, "abort_timeout") == LUA_TNIL) {
+    lua_pop(L, 1);
+    return;
+  }
+  if ((why = lb_abort_timeout(L, idx)) != NULL)
+    walkerror(w, place, "%s", why);
+  lb_tovalue(L, -1, &v);
+  bonsai_def_value(w->def, "abort_timeout", v);
+  lua_pop(L, 1);
+  checkdef(w);
+}
+
 /* Adds the leaf node at idx. */
 static void addleaf(Walk *w, int idx, int kind, const char *name, int place) {
   lua_State *L = w->L;
@@ -258,18 +276,23 @@ static void addleaf(Walk *w, int idx, int kind, const char *name, int place) {
       int slot = remapped(w, map, 2, id, 0);
       bonsai_def_cleaf(w->def, kind, name != NULL ? name : leaf, lb_remap_call,
                        LEAFDATA(slot, 0, 0),
-                       BONSAI_LEAF_ENTER | BONSAI_LEAF_EXIT | BONSAI_LEAF_ABORT,
+                       BONSAI_LEAF_ENTER | BONSAI_LEAF_EXIT |
+                           BONSAI_LEAF_ABORT | BONSAI_LEAF_SAVE,
                        args);
     }
   } else {
     bonsai_leaf_fn fn;
     unsigned flags;
-    int slot = w->nvalues + 1, nargs;
+    int slot = w->nvalues + 1, nargs, used;
     const char *err;
     lua_pop(L, 1);
-    if ((err = lb_leafdef(L, idx, w->values, slot, &fn, &flags, &nargs)))
+    if ((err = lb_leafdef(L, idx, w->values, slot, &fn, &flags, &nargs,
+                          &used)))
       walkerror(w, place, "%s", err);
-    w->nvalues += fn == lb_task_call || flags == 0 ? 1 : 4; /* task: 1 */
+    if ((flags & BONSAI_LEAF_SAVE) && kind == BONSAI_CONDITION)
+      walkerror(w, place, "a condition keeps no state ('save', 'restore'): "
+                "it never runs across ticks", NULL);
+    w->nvalues += used;
     if (map != 0) {
       slot = remapped(w, map, fn == lb_task_call, slot, nargs);
       fn = lb_remap_call;
@@ -280,6 +303,7 @@ static void addleaf(Walk *w, int idx, int kind, const char *name, int place) {
   }
   lua_settop(L, top);
   checkdef(w);
+  abort_timeout(w, idx, place);
 }
 
 /* Opens the control node at idx (bt.control): its callbacks and args go
@@ -306,6 +330,7 @@ static void addcontrol(Walk *w, int idx, const char *name, int place) {
   bonsai_def_control(w->def, name, fn, LEAFDATA(slot, 4, 0), flags, args);
   lua_settop(L, top);
   checkdef(w);
+  abort_timeout(w, idx, 0); /* (the open node now: it is named) */
 }
 
 /* Gives the node just added the utility function of the node table at idx
@@ -488,6 +513,13 @@ static void composemap(Walk *w, int idx) {
   lua_settop(L, r);
 }
 
+/* Whether kind is a leaf (its class, in the table of kinds). */
+static int isleafkind(int kind) {
+  bonsai_kindinfo ki;
+  return bonsai_kind_info(kind, &ki) == BONSAI_OK &&
+         ki.cls == BONSAI_CLASS_LEAF;
+}
+
 /* Refuses a key of the node table at idx (the open node when place is 0,
 ** else its child 'place', not added yet) that its kind does not take
 ** (lb_kindwords: kinds.c is the one list), with the key it likely meant; a
@@ -497,7 +529,7 @@ static void checkkeys(Walk *w, int idx, int kind, int place) {
   lua_State *L = w->L;
   const char *words = lb_kindwords(L, kind), *kn = bonsai_kind_name(kind);
   lua_Integer n = 0, max = 0, i;
-  int leaf = kind <= BONSAI_IS_SET, isint;
+  int leaf = isleafkind(kind), isint;
   lua_pushnil(L);
   while (lua_next(L, idx) != 0) {
     lua_pop(L, 1);
@@ -662,7 +694,7 @@ static void addnode(Walk *w, int place) {
   default:
     walkerror(w, place, "'name' must be a string", NULL);
   }
-  if (kind <= BONSAI_IS_SET) {
+  if (isleafkind(kind)) {
     checkkeys(w, idx, kind, place);
     addleaf(w, idx, kind, name, place);
     utility(w, idx, place);
@@ -1319,8 +1351,19 @@ static int tree_index(lua_State *L) {
   return 1;
 }
 
+/* tree:_source(): { root =, opts = }, the Lua definition of the current
+** version, or nil (a shared tree's): kept in the tree's own uservalue, so
+** a definition whose leaves refer to the tree does not keep it alive (a
+** weak-keyed table would on Lua 5.1 and LuaJIT). For tree:export. */
+static int tree_source(lua_State *L) {
+  lb_checktree(L, 1);
+  lua_getiuservalue(L, 1, TV_SOURCE);
+  return 1;
+}
+
 /* ltrace.c adds tree:nodes. */
 static const luaL_Reg tree_methods[] = {{"dump", tree_dump},
+                                        {"_source", tree_source},
                                         {"reload", tree_reload},
                                         {"share", tree_share},
                                         {NULL, NULL}};

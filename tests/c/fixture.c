@@ -6,6 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <cmocka.h>
@@ -73,7 +74,7 @@ const char *states(const bonsai_agent *ag) {
   static char buf[128];
   unsigned i, n = bonsai_tree_size(bonsai_agent_tree(ag));
   for (i = 0; i < n && i + 1 < sizeof buf; i++)
-    buf[i] = ".RSFAK"[bonsai_agent_node_status(ag, i)];
+    buf[i] = ".RSFAKO"[bonsai_agent_node_status(ag, i)];
   buf[i] = '\0';
   return buf;
 }
@@ -89,4 +90,13 @@ const char *deferr(const char *spec) {
   assert_null(t);
   bonsai_def_free(d);
   return err;
+}
+
+void saved_put(void *ud, const void *p, size_t n) {
+  Saved *b = (Saved *)ud;
+  unsigned char *q = realloc(b->p, b->n + n);
+  assert_non_null(q);
+  b->p = q;
+  memcpy(b->p + b->n, p, n);
+  b->n += n;
 }

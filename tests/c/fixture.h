@@ -38,12 +38,19 @@ Script *leaf(const char *name, const char *codes);
 
 /* The tree written as trace_def spec (fails the test on an error); an
 ** agent running it (holding the only reference); its node statuses in
-** pre-order, one letter each: . R S F A, K skipped. */
+** pre-order, one letter each: . R S F A, K skipped, O aborting. */
 bonsai_tree *build(const char *spec);
 bonsai_agent *start(const char *spec);
 const char *states(const bonsai_agent *ag);
 /* Compiles spec (a trace_def spec), which must fail; returns the message
 ** (valid until the next call). */
 const char *deferr(const char *spec);
+
+/* The bytes a save writes through saved_put (ud: a Saved; free p). */
+typedef struct Saved {
+  unsigned char *p;
+  size_t n;
+} Saved;
+void saved_put(void *ud, const void *p, size_t n);
 
 #endif

@@ -3,7 +3,10 @@
 -- the books; run() is where the host refuses allocations: trees, agents,
 -- ticks, reloads, observers, interrupts, tasks, a bt.control (its memory,
 -- two children running, one aborted), sleep,
--- tick_all (and the sleep cache of a list of sleepers), save and restore,
+-- tick_all (and the sleep cache of a list of sleepers), events (a:send,
+-- bt.send, table payloads, an event guard, bt.event, bt.wait_event, a
+-- bounded queue), latent aborts (leaf B's abort answers bt.RUNNING at
+-- every other call, cut off after 2 s), save and restore,
 -- the scripts of conditions compiled as trees are made, and agents of a
 -- tree the LuaJIT path steps (on LuaJIT: its dispatch made, its loops run),
 -- each step under pcall; check() runs with allocations granted again and
@@ -31,7 +34,15 @@ local function leaf(id)
       return bt.RUNNING
     end,
     exit = function(a) O.books[a.owner.slot][id] = false end,
-    abort = function(a) O.books[a.owner.slot][id] = false end,
+    abort = function(a)
+      O.books[a.owner.slot][id] = false
+      if id == "B" then -- latent every other call (a restart ends it)
+        local n = O.aborts[a.owner.slot] + 1
+        O.aborts[a.owner.slot] = n
+        if n % 2 == 1 then return bt.RUNNING end
+      end
+    end,
+    abort_timeout = id == "B" and 2 or nil,
   }
 end
 
@@ -117,6 +128,9 @@ local function root(v)
   return bt.reactive_selector { name = "root",
     bt.guard { name = "g", bt.check("alarm", "==", true), abort = "lower",
                leaf "A" },
+    bt.guard { name = "eg", event = "alarm", abort = "lower",
+      bt.sequence { name = "es", bt.event("alarm", { key = "where" }),
+                    bt.wait_event("calm", { name = "we", timeout = 1 }) } },
     bt.parallel { name = "p", success = "all",
       bt.sequence { name = "s", leaf "B",
                     bt.wait { seconds = v, run_while = "n > 0",
@@ -128,10 +142,11 @@ end
 
 function S.setup()
   O = { trees = {}, agents = {}, bbs = {}, handles = {}, fired = 0, both = 0,
-        books = {}, closers = {}, defers = {}, owners = {}, stepped = {},
-        steppers = {} }
+        books = {}, closers = {}, defers = {}, owners = {}, aborts = {},
+        stepped = {}, steppers = {} }
   for i = 1, 3 do O.steppers[i] = { enters = 0 } end
   for i = 1, MAXAGENTS do
+    O.aborts[i] = 0
     local b = {}
     for _, id in ipairs(IDS) do b[id] = false end
     O.books[i] = b
@@ -158,7 +173,7 @@ function S.setup()
   once:tick(1)
   once = nil
   -- intern the keys and the leaf name the scenario uses
-  local bb = bt.blackboard { alarm = false, n = 0, x = 1 }
+  local bb = bt.blackboard { alarm = false, n = 0, x = 1, where = 1 }
   bt.register("oom.leaf", function() return true end)
   bb = nil
   collectgarbage()
@@ -196,7 +211,7 @@ function S.run()
   end)
   for i = 1, 3 do
     try(function()
-      local a = bt.agent(t, { owner = O.owners[i],
+      local a = bt.agent(t, { owner = O.owners[i], events = i == 2 and 1 or nil,
         blackboard = i == 3 and O.bbs[1] or { alarm = false } })
       O.agents[#O.agents + 1] = a
     end)
@@ -208,6 +223,12 @@ function S.run()
     for _, a in ipairs(O.agents) do try(a.tick, a, 0.5) end
   end
   try(function() O.bbs[1].x = 2 end)
+  try(function() O.agents[2]:send("alarm", { x = 1, y = { 2 } }) end)
+  try(function() O.agents[2]:send("calm") end) -- (its queue holds one)
+  try(bt.send, O.agents, "alarm", { at = "gate" })
+  try(bt.tick_all, O.agents, 0.5)
+  try(bt.send, O.agents, "calm", "ok")
+  try(bt.tick_all, O.agents, 0.5)
   try(function() O.agents[1].bb.alarm = true end)
   try(bt.tick_all, O.agents, 0.5)
   if not WITHOUT_RELOAD then
@@ -231,6 +252,7 @@ function S.run()
   try(function() O.bbs[1].x = 3 end)
   for _, a in ipairs(O.agents) do try(a.tick, a, 1) end
   try(function() bt.register("oom.leaf", function() return false end) end)
+  try(function() O.agents[1]:send("alarm", { queued = true }) end)
   try(function() -- save agent 1, restore it as agent 5
     local s = O.agents[1]:save()
     local n = bt.agent(O.agents[1].tree, { owner = O.owners[5], restore = s })

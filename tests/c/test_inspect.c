@@ -184,7 +184,10 @@ static void param_names(void **state) {
   assert_string_equal(bonsai_param_name(6), "value");
   assert_string_equal(bonsai_param_name(8), "wait");
   assert_string_equal(bonsai_param_name(9), "then_skip");
-  assert_null(bonsai_param_name(10));
+  assert_string_equal(bonsai_param_name(10), "event");
+  assert_string_equal(bonsai_param_name(11), "timeout");
+  assert_string_equal(bonsai_param_name(12), "abort_timeout");
+  assert_null(bonsai_param_name(13));
   assert_null(bonsai_param_name(-1));
 }
 

@@ -209,6 +209,99 @@ static void exit_leaves(void **state) {
 
 /* }====== */
 
+/* {====== events and latent aborts */
+
+/* A leaf that succeeds when the tick under way was delivered "ping". */
+static int pinged(const bonsai_call *c) {
+  if (inside)
+    fail_msg("a callback ran inside a stepping function");
+  if (c->event != BONSAI_EV_TICK)
+    return BONSAI_OK;
+  return bonsai_agent_received(c->agent, "ping", NULL) ? BONSAI_SUCCESS
+                                                        : BONSAI_FAILURE;
+}
+
+/* Events queued for a stepped tick are its own, as for a tick: delivered
+** at its start, gone at its end, one sent during it kept for the next; a
+** version with event nodes (they may write a payload through the host) is
+** not stepped. */
+static void events_delivered(void **state) {
+  bonsai_value nil;
+  bonsai_agent *a, *b;
+  int k, sa, sb;
+  (void)state;
+  nil.type = BONSAI_TNIL;
+  bonsai_leaf_register(env, "E", pinged, NULL, 0);
+  bonsai_leaf_register(env2, "E", pinged, NULL, 0);
+  a = agent_in(env, "E");
+  b = agent_in(env2, "E");
+  for (k = 0; k < 4; k++) {
+    if (k == 1 || k == 3) {
+      assert_int_equal(bonsai_agent_send(a, "ping", nil), BONSAI_OK);
+      assert_int_equal(bonsai_agent_send(b, "ping", nil), BONSAI_OK);
+    }
+    assert_true(bonsai_agent_stepable(b, NULL));
+    sa = bonsai_agent_tick(a, 1);
+    sb = stepped(b, 1);
+    assert_int_equal(sa, sb);
+    assert_int_equal(sb, k == 1 || k == 3 ? BONSAI_SUCCESS : BONSAI_FAILURE);
+    assert_int_equal(bonsai_agent_queue_size(b), bonsai_agent_queue_size(a));
+  }
+  bonsai_agent_free(a);
+  bonsai_agent_free(b);
+  leaf_flags("A", "R", 0);
+  a = start("reactive_selector(sequence(event{event=heard}, A), A:b)");
+  assert_false(bonsai_agent_stepable(a, NULL));
+  assert_int_equal(bonsai_agent_step_begin(a, 1, NULL), BONSAI_ENOSTEP);
+  bonsai_agent_free(a);
+  a = start("wait_event{event=heard}");
+  assert_int_equal(bonsai_agent_step_begin(a, 1, NULL), BONSAI_ENOSTEP);
+  bonsai_agent_free(a);
+  a = start("event_guard{event=heard}(A)");
+  assert_int_equal(bonsai_agent_step_begin(a, 1, NULL), BONSAI_ENOSTEP);
+  bonsai_agent_free(a);
+}
+
+/* While an abort takes its time (a latent abort: the leaf's abort callback
+** answers running), the agent is not stepped, even where its version could
+** be (the leaf re-registered without its abort meanwhile); once it is over,
+** it is stepped again. */
+static void latent_not_stepped(void **state) {
+  bonsai_agent *ag;
+  Script *s;
+  int k;
+  bonsai_value v;
+  int key = bonsai_key(env, "x", 1);
+  (void)state;
+  leaf_flags("A", "S", 0);
+  s = leaf_flags("B", "R", BONSAI_LEAF_ABORT);
+  s->latent = 2;
+  ag = start("selector(guard{abort=lower}(check{key=x, op='>=', value=1}, "
+             "A), B)");
+  assert_false(bonsai_agent_stepable(ag, NULL)); /* B's abort */
+  v.type = BONSAI_TINTEGER;
+  v.u.i = 0;
+  bonsai_bb_set(bonsai_agent_bb(ag), key, v);
+  assert_int_equal(bonsai_agent_tick(ag, 1), BONSAI_RUNNING);
+  v.u.i = 1;
+  bonsai_bb_set(bonsai_agent_bb(ag), key, v);
+  assert_int_equal(bonsai_agent_tick(ag, 1), BONSAI_RUNNING); /* B aborts */
+  assert_int_equal(bonsai_agent_node_status(ag, 4), BONSAI_ABORTING);
+  leaf_flags("B", "R", 0); /* no abort callback registered any more */
+  assert_false(bonsai_agent_stepable(ag, NULL)); /* its abort takes time */
+  assert_int_equal(bonsai_agent_step_begin(ag, 1, NULL), BONSAI_ENOSTEP);
+  for (k = 0; k < 4 && bonsai_agent_node_status(ag, 4) == BONSAI_ABORTING;
+       k++)
+    (void)bonsai_agent_tick(ag, 1);
+  assert_int_not_equal(bonsai_agent_node_status(ag, 4), BONSAI_ABORTING);
+  assert_true(bonsai_agent_stepable(ag, NULL)); /* over: stepped again */
+  assert_int_equal(stepped(ag, 1), BONSAI_SUCCESS);
+  bonsai_agent_free(ag);
+  (void)trace_take(&trace);
+}
+
+/* }====== */
+
 /* {====== the calls handed out */
 
 static void hands_out_calls(void **state) {
@@ -532,6 +625,8 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(steps_as_ticks, setup2, teardown2),
       cmocka_unit_test_setup_teardown(exit_leaves, setup2, teardown2),
+      cmocka_unit_test_setup_teardown(events_delivered, setup2, teardown2),
+      cmocka_unit_test_setup_teardown(latent_not_stepped, setup, teardown),
       cmocka_unit_test_setup_teardown(hands_out_calls, setup, teardown),
       cmocka_unit_test_setup_teardown(not_stepped, setup, teardown),
       cmocka_unit_test_setup_teardown(stale, setup, teardown),

@@ -45,7 +45,7 @@ static bonsai_tree *compile(bonsai_def *d) {
 }
 
 static void sequence_resumes_running_child(void **state) {
-  Script a = {"A", &trace, {S, 0}, 0, 0}, b = {"B", &trace, {R, R, S, 0}, 0, 0};
+  Script a = {"A", &trace, {S, 0}, 0, 0, 0, 0}, b = {"B", &trace, {R, R, S, 0}, 0, 0, 0, 0};
   bonsai_def *d = bonsai_def_new(env);
   bonsai_tree *t;
   bonsai_agent *ag;
@@ -70,8 +70,8 @@ static void sequence_resumes_running_child(void **state) {
 }
 
 static void reactive_selector_aborts_lower_branch(void **state) {
-  Script c = {"C", &trace, {F, F, S, 0}, 0, 0};
-  Script hi = {"Hi", &trace, {R, 0}, 0, 0}, lo = {"Lo", &trace, {R, 0}, 0, 0};
+  Script c = {"C", &trace, {F, F, S, 0}, 0, 0, 0, 0};
+  Script hi = {"Hi", &trace, {R, 0}, 0, 0, 0, 0}, lo = {"Lo", &trace, {R, 0}, 0, 0, 0, 0};
   bonsai_def *d = bonsai_def_new(env);
   bonsai_tree *t;
   bonsai_agent *ag;
@@ -101,7 +101,7 @@ static void reactive_selector_aborts_lower_branch(void **state) {
 }
 
 static void leaf_error_aborts_running_nodes(void **state) {
-  Script p = {"P", &trace, {R, 0}, 0, 0}, q = {"Q", &trace, {R, 0}, 0, 0};
+  Script p = {"P", &trace, {R, 0}, 0, 0, 0, 0}, q = {"Q", &trace, {R, 0}, 0, 0, 0, 0};
   bonsai_def *d = bonsai_def_new(env);
   bonsai_tree *t;
   bonsai_agent *ag;

@@ -52,8 +52,9 @@ int trace_leaf(const bonsai_call *c) {
     else
       snprintf(line, sizeof line, "exit %s %d", s->name, c->status);
     break;
-  case BONSAI_EV_ABORT:
-    snprintf(line, sizeof line, "abort %s", s->name);
+  case BONSAI_EV_ABORT: /* (a final call marked, when the script asks) */
+    snprintf(line, sizeof line, "abort %s%s", s->name,
+             s->marks && c->status != BONSAI_RUNNING ? " final" : "");
     break;
   default:
     snprintf(line, sizeof line, "tick %s", s->name);
@@ -62,6 +63,12 @@ int trace_leaf(const bonsai_call *c) {
   trace_append(s->trace, line);
   if (s->fail_event == c->event + 1)
     return bonsai_agent_error(c->agent, "%s failed on purpose", s->name);
+  if (c->event == BONSAI_EV_ABORT && s->latent != 0 &&
+      c->status == BONSAI_RUNNING) { /* it takes its time */
+    if (s->latent > 0)
+      s->latent--;
+    return BONSAI_RUNNING;
+  }
   if (c->event != BONSAI_EV_TICK)
     return BONSAI_OK;
   {
@@ -191,6 +198,7 @@ static int params(Reader *r) {
 static int node(Reader *r) {
   char word[64], name[64];
   int cond = 0, kind;
+  bonsai_kindinfo info;
   const char *nm = NULL;
   skipspace(r);
   if (*r->p == '?') {
@@ -209,14 +217,15 @@ static int node(Reader *r) {
   if (isupper((unsigned char)word[0])) { /* a registered leaf */
     bonsai_def_leaf(r->d, cond ? BONSAI_CONDITION : BONSAI_ACTION, nm, word,
                     NULL);
-    return 0;
+    return params(r); /* abort_timeout */
   }
   for (kind = 0; kind < BONSAI_NKINDS; kind++)
     if (strcmp(word, bonsai_kind_name(kind)) == 0)
       break;
   if (kind == BONSAI_NKINDS)
     return -1;
-  if (kind == BONSAI_WAIT || kind == BONSAI_CHECK || kind == BONSAI_IS_SET) {
+  if (bonsai_kind_info(kind, &info) == BONSAI_OK &&
+      info.cls == BONSAI_CLASS_LEAF) {
     bonsai_def_leaf(r->d, kind, nm, NULL, NULL);
     return params(r);
   }

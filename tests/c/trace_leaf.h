@@ -21,6 +21,10 @@ typedef struct Script {
   int statuses[16]; /* ends at the first 0 (BONSAI_IDLE) */
   int at;           /* ticks so far */
   int fail_event;   /* event (+1) on which the leaf reports an error; 0 none */
+  int latent;       /* abort calls that may be latent to answer RUNNING
+                    ** (-1: all) */
+  int marks;        /* 1: a final abort call (status BONSAI_ABORTED) is
+                    ** traced "abort A final" */
 } Script;
 
 /* Empties the trace. */

@@ -5,9 +5,11 @@
 -- call and every callback in the order they came, each tick's node
 -- statuses (the tree dumps), every error and, with --events, every trace
 -- event of every agent. The seeds alternate between worlds the LuaJIT path
--- steps (fuzz.lua --stepped) and the fuzzer's own (whose lifecycle leaves
--- and tasks it leaves to the lua_call path), with and without traces; the
--- stepped worlds must have been stepped. Run with LuaJIT:
+-- steps (fuzz.lua --stepped: events sent to its agents, no event node)
+-- and the fuzzer's own (whose lifecycle leaves, tasks, event nodes and
+-- latent aborts it leaves to the lua_call path, agent by agent, tick by
+-- tick), with and without traces; the stepped worlds must have been
+-- stepped. Run with LuaJIT:
 --   luajit tests/fuzz/differential.lua [--seeds 1-40] [--steps 300]
 local root = (arg[0]:match("^(.-)/?tests/fuzz/[^/]*$") or ".")
 if root == "" then root = "." end

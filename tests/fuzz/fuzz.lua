@@ -1,15 +1,20 @@
 -- tests/fuzz/fuzz.lua: a randomized, model-checked test of the Lua API.
--- Each seed builds a small world (trees of every node kind, agents, shared
+-- Each seed builds a small world (trees of every node kind, bt.control
+-- nodes, scripts, pre- and post-conditions on any node, agents, shared
 -- blackboards, observers, interrupts, named leaves) and runs random steps
--- on it; leaf, exit, abort, observer and interrupt callbacks re-enter the
--- API (tick, tick_all, abort, reset, reload, register, writes, list edits,
--- dropped references, garbage collection) and raise. The callbacks keep
+-- on it; leaf, exit, abort, control, condition, observer and interrupt
+-- callbacks re-enter the API (tick, tick_all, abort, reset, reload,
+-- register, writes, list edits, dropped references, garbage collection)
+-- and raise; control callbacks catch their children's errors. The callbacks keep
 -- the fuzzer's own books; after every step they are compared with the
 -- library: enters paired with one exit or abort, a:running() equal to the
--- entered leaves, each task's cleanup (bt.defer) run once, each error
--- naming its node and being the first raised, no error swallowed, the clock
--- never going back, and at the end of a seed every byte of bt.memory()
--- back.
+-- entered leaves (an aborting one, whose abort answered bt.RUNNING, marked
+-- so), each task's cleanup (bt.defer) run once, each error naming its node
+-- and being the first raised, no error swallowed, the clock never going
+-- back, the events a traced agent was sent delivered in order, once each,
+-- and an event node succeeding exactly in a tick its event was delivered
+-- to, and at the end of a seed every byte of bt.memory() back and every
+-- payload sent let go.
 --
 --   lua5.4 tests/fuzz/fuzz.lua --seeds 1-100 --steps 2000
 --   lua5.4 tests/fuzz/fuzz.lua --seconds 60        (new seeds, from the time)
@@ -60,6 +65,18 @@ local FEATURES = {
   "subtree",   -- bt.subtree of library trees, reloaded under their hosts
   "control",   -- bt.control nodes: random decisions, children ticked and
                -- aborted in odd orders, several running at once
+  "events",    -- a:send and bt.send (also from callbacks, to the agent
+               -- itself), bt.event, bt.wait_event, bt.guard{ event }
+  "latent",    -- abort callbacks (leaves, control nodes) that answer
+               -- bt.RUNNING, with or without abort_timeout
+  "catch",     -- control callbacks that catch a child's error (pcall) and
+               -- go on: succeed, raise their own, raise it again, or
+               -- return no status
+  "scripts",   -- bt.script and bt.script_condition leaves
+  "conditions",-- pre- and post-conditions (skip_if ... post) on any node:
+               -- scripts, and functions that re-enter the API and raise
+  "leafsave",  -- lifecycle leaves with save and restore (their state
+               -- checked after a restore)
 }
 
 local opt = { first = 1, last = 20, steps = 500, seconds = nil, replay = nil,
@@ -94,6 +111,9 @@ end
 local ON = {}
 for _, f in ipairs(FEATURES) do ON[f] = not opt.without[f] end
 if opt.stepped then ON.tasks = false end
+-- Event nodes: the LuaJIT path does not step their versions (a payload may
+-- be written through Lua), so its worlds only send events to agents
+local EVNODES = ON.events and not opt.stepped
 for f in pairs(opt.without) do
   if ON[f] == nil then
     io.stderr:write("fuzz.lua: unknown feature " .. f .. "\n")
@@ -136,6 +156,12 @@ local KEYS = { "k1", "k2", "k3", "k4", "k5", "k6" }
 -- anything else is a run-time error the books cannot foresee).
 local NKEYS = { "n1", "n2" }
 local NREG = 6     -- named leaves fz.r1..fz.r6
+local EVENTS = { "e1", "e2", "e3" }
+-- The event of the event node called id (the books read it back from the
+-- name alone).
+local function eventof(id)
+  return EVENTS[tonumber(id:match("%d+")) % #EVENTS + 1]
+end
 
 local function violation(msg)
   local v = W.violations
@@ -157,7 +183,8 @@ end
 local function book(a)
   local b = W.books[a]
   if not b then
-    b = { entered = {}, time = 0, id = "?", ended = {} }
+    b = { entered = {}, time = 0, id = "?", ended = {},
+          sent = {}, got = 0 } -- events sent; of them, those seen delivered
     W.books[a] = b
   end
   return b
@@ -220,6 +247,19 @@ local function refusal(M)
          M:find("error in error handling", 1, true))
 end
 
+-- An event node's write of its payload (bb:set) raised in an observer: the
+-- node's error.
+local function payloadwrite(f, M)
+  local node, rest = tostring(M):match("^tree '[^']*' node '([^']*)': (.*)$")
+  if not (node and (node:match("([^/]+)$") or ""):match("^[VQ]%d+$")) then
+    return false
+  end
+  for _, m in ipairs(f.obs) do
+    if m == rest then return true end
+  end
+  return false
+end
+
 -- Checks an API call on agent a (tick, abort, reset) that returned ok, res.
 local function checkagentcall(what, a, f, ok, res)
   local raises = f.raises[a]
@@ -253,7 +293,7 @@ local function checkagentcall(what, a, f, ok, res)
        a:status() ~= "aborted" then
       violation("after an error a:status() is " .. a:status())
     end
-  elseif not refusal(res) then
+  elseif not refusal(res) and not payloadwrite(f, res) then
     violation(("%s of %s raised %q, but no callback raised"):format(what,
       b.id, tostring(res)))
   end
@@ -326,7 +366,7 @@ local function tickall(list, dt, opts)
               .. "callbacks' errors (first %q)"):format(tostring(e.error),
               book(a).id, tostring(rs[1].msg)))
           end
-        elseif not refusal(e.error) then
+        elseif not refusal(e.error) and not payloadwrite(f, e.error) then
           violation(("tick_all: error %q for %s, whose callbacks did not "
             .. "raise"):format(tostring(e.error), tostring(a and
             W.books[a] and W.books[a].id)))
@@ -381,6 +421,23 @@ local function maybe_raise()
   if ON.raise and R.chance(0.02) then error(newmsg(), 0) end
 end
 
+-- Forgets the errors recorded for agent a in the current frame after the
+-- first n0 of them: a callback caught them.
+local function forget(a, n0)
+  local f = frame()
+  local l = f and f.raises[a]
+  if not l then return end
+  for j = #l, n0 + 1, -1 do l[j] = nil end
+  if #l == 0 then f.raises[a] = nil end
+end
+
+-- How many errors the current frame holds for agent a.
+local function recorded(a)
+  local f = frame()
+  local l = f and f.raises[a]
+  return l and #l or 0
+end
+
 -- Runs body(...) for agent a at node id; records an escaping error.
 local function guarded(a, id, body, aborting)
   if opt.log and opt.replay then
@@ -406,6 +463,17 @@ local function status(running_ok)
 end
 
 -- A lifecycle leaf's callbacks; variant: 1 all four, 2 no abort, 3 no exit.
+-- A leaf whose last abort call answered bt.RUNNING is entered, ticked or
+-- exited: right if the core had ended its abort (cut it off, or ignored
+-- the answer of a final call), which a:running() then no longer marks.
+local function stillaborting(a, b, id, what)
+  for _, name in ipairs(a:running()) do
+    if name == id .. " (aborting)" then
+      violation(("%s %s %s while aborting"):format(b.id, id, what))
+    end
+  end
+end
+
 local function lifecycle(variant)
   local t = {}
   t.enter = function(a, bb, args)
@@ -414,7 +482,11 @@ local function lifecycle(variant)
       local b = book(a)
       clockcheck(a)
       trace("enter " .. b.id .. " " .. id)
-      if b.entered[id] then violation(b.id .. " " .. id .. " entered twice") end
+      if b.entered[id] == "aborting" then
+        stillaborting(a, b, id, "entered")
+      elseif b.entered[id] then
+        violation(b.id .. " " .. id .. " entered twice")
+      end
       sideeffects(a)
       maybe_raise()
       b.entered[id] = "leaf"
@@ -427,6 +499,8 @@ local function lifecycle(variant)
       clockcheck(a)
       if not b.entered[id] then
         violation(b.id .. " " .. id .. " ticked without enter")
+      elseif b.entered[id] == "aborting" then
+        stillaborting(a, b, id, "ticked")
       end
       sideeffects(a)
       maybe_raise()
@@ -451,8 +525,14 @@ local function lifecycle(variant)
       trace("exit " .. b.id .. " " .. id .. " " .. tostring(st))
       if not b.entered[id] then
         violation(b.id .. " " .. id .. " exit without enter")
+      elseif b.entered[id] == "aborting" and st ~= "aborted" then
+        -- (a leaf reloaded or re-registered without abort while aborting
+        -- ends with exit(aborted); any other exit came after its end)
+        violation(b.id .. " " .. id .. " exit after a latent abort")
       end
-      if st == "aborted" then
+      if st == "aborted" and b.entered[id] == "aborting" then
+        -- (its variant is the new registration's, which has no abort)
+      elseif st == "aborted" then
         if variant == 1 then
           violation(b.id .. " " .. id .. " has abort but got exit(aborted)")
         end
@@ -466,6 +546,28 @@ local function lifecycle(variant)
         sideeffects(a, st == "aborted")
         maybe_raise()
       end, st == "aborted")
+    end
+  end
+  if variant == 1 and ON.leafsave then -- its run's state, checked back
+    t.save = function(a, bb, args)
+      local id, b = args.id, book(a)
+      if b.entered[id] ~= "leaf" then
+        violation(b.id .. " " .. id .. " saved while not running")
+      end
+      b.saves = (b.saves or 0) + 1
+      b.saved = b.saved or {}
+      b.saved[id] = { id = id, n = b.saves, f = b.saves + 0.5 }
+      trace("save state " .. b.id .. " " .. id)
+      return b.saved[id]
+    end
+    t.restore = function(a, bb, args, v)
+      local b = book(a)
+      b.restored = b.restored or {}
+      if b.restored[args.id] then
+        violation("restore of " .. args.id .. " called twice")
+      end
+      b.restored[args.id] = v or "nothing"
+      count(v and "(leaf states restored)" or "(leaf restores, no state)")
     end
   end
   if variant == 1 or variant == 3 then
@@ -482,6 +584,11 @@ local function lifecycle(variant)
         sideeffects(a, true)
         maybe_raise()
       end, true)
+      if ON.latent and R.chance(0.35) then -- latent: more calls may come
+        b.entered[id] = "aborting"
+        trace("  -> running (aborting)")
+        return bt.RUNNING
+      end
     end
   end
   return t
@@ -613,17 +720,37 @@ local function genleaf(used)
   if x <= 35 and opt.stepped then
     return { kind = "enter", id = newid(used, "E", 30) }
   end
-  if x <= 35 then return { kind = "life", id = newid(used, "L", 30),
-                           variant = R.int(3) } end
+  if x <= 35 then
+    return { kind = "life", id = newid(used, "L", 30), variant = R.int(3),
+             atimeout = ON.latent and R.pick { false, false, 0, 0.5, 2 } or
+                        nil }
+  end
   if x <= 45 and ON.tasks then
     return { kind = "task", id = newid(used, "K", 12) }
+  end
+  if x <= 55 and EVNODES and x > 49 then
+    local kind = R.pick { "event", "wait_event" }
+    local id = newid(used, kind == "event" and "V" or "Q", 12)
+    return { kind = kind, id = id,
+             key = R.chance(0.6) and R.pick(KEYS) or nil,
+             timeout = R.pick { false, 0, 0.5, 2 } or nil }
   end
   if x <= 55 then return { kind = "plain", id = newid(used, "P", 12) } end
   if x <= 68 then return { kind = "cond", id = newid(used, "C", 16) } end
   if x <= 78 then return { kind = "named",
-                           id = newid(used, opt.stepped and "Q" or "R", 12),
+                           id = newid(used, opt.stepped and "Y" or "R", 12),
                            reg = R.int(NREG) } end
-  if x <= 88 then return checkspec() end
+  if x <= 85 then return checkspec() end
+  if x <= 88 and ON.scripts then -- scripts that cannot fail: comparisons
+    -- of any values, ordering of n1 and n2 (numbers), assignments to the
+    -- s keys (no observer, guard or check reads them)
+    if R.chance(0.5) then
+      return { kind = "script", code = R.pick { "s1 := k1",
+        "s2 := n1 + n2; s3 := k2 == k1", "s1 := n1 < n2 ? k3 : !k4" } }
+    end
+    return { kind = "scond", code = R.pick { "n1 >= n2", "k1 == k2",
+      "!k5 || n2 > 1", "k3 ~= k6 && n1 < 3" } }
+  end
   if x <= 92 and ON.subtree and W.idbase == 0 and #W.libs > 0 then
     local j = R.int(#W.libs)
     if not used["lib" .. j] then
@@ -634,8 +761,34 @@ local function genleaf(used)
   return { kind = "wait", seconds = R.pick { 0, 0.5, 1, 3 } }
 end
 
+-- Pre- and post-conditions for a spec: { field = script or true (a
+-- function of the fuzzer's) }, or nil. Scripts cannot fail (see genleaf).
+local CONDFIELDS = { "skip_if", "success_if", "failure_if", "run_while",
+                     "on_success", "on_failure", "on_halted", "post" }
+local PRE = { "k1 == 1", "n1 > 2", "n1 < n2", "!k3", "k2 == k4" }
+local POST = { "s1 := k1", "s2 := n1 + 1", "s3 := n1 < n2" }
+local function genconds()
+  if not ON.conditions or not R.chance(0.25) then return nil end
+  local c = {}
+  for _ = 1, R.int(2) do
+    local f = R.pick(CONDFIELDS)
+    local pre = f == "skip_if" or f == "success_if" or f == "failure_if" or
+                f == "run_while"
+    c[f] = R.chance(0.4) or R.pick(pre and PRE or POST)
+  end
+  return c
+end
+
+-- (not on event nodes: the events' books tell their statuses from the
+-- deliveries, which success_if or failure_if would overrule)
+local NOCONDS = { subtree = true, event = true, wait_event = true }
+local function withconds(s)
+  if s and s.id and not NOCONDS[s.kind] then s.conds = genconds() end
+  return s
+end
+
 local function gen(used, depth)
-  if depth >= 4 or R.chance(0.3) then return genleaf(used) end
+  if depth >= 4 or R.chance(0.3) then return withconds(genleaf(used)) end
   local x = R.int(100)
   local s
   if x <= 45 then
@@ -661,6 +814,10 @@ local function gen(used, depth)
     s = { kind = "guard", id = newid(used, "N", 40),
           abort = R.pick { "none", "self", "lower", "both" },
           check = checkspec(), children = { gen(used, depth + 1) } }
+  elseif x <= 67 and EVNODES then
+    s = { kind = "event_guard", id = newid(used, "N", 40),
+          event = R.pick(EVENTS), abort = R.pick { "none", "lower" },
+          children = { gen(used, depth + 1) } }
   elseif x <= 73 and ON.control then
     s = { kind = "control", id = newid(used, "N", 40), children = {} }
     for i = 1, R.int(3) do s.children[i] = gen(used, depth + 1) end
@@ -683,7 +840,7 @@ local function gen(used, depth)
       s.then_skip = R.chance(0.5) or nil
     end
   end
-  return s
+  return withconds(s)
 end
 
 local function ids(s, used)
@@ -773,10 +930,35 @@ local function control(id, kids)
       clockcheck(a)
       sideeffects(a)
       maybe_raise()
-      local last = bt.FAILURE
+      local last, caught, n0 = bt.FAILURE, nil, 0
       for _ = 1, R.int(c.n + 2) - 1 do
         local i = R.int(c.n)
-        if R.chance(0.15) then c:abort(i) else last = c:tick(i) end
+        if R.chance(0.15) then
+          c:abort(i)
+        elseif ON.catch and R.chance(0.2) then
+          n0 = recorded(a)
+          local ok, r = pcall(c.tick, c, i)
+          if not ok then caught = r break end
+          last = r
+        else
+          last = c:tick(i)
+        end
+      end
+      if caught then -- the node fails whatever comes next
+        count("(caught child errors)")
+        local y = R.int(4)
+        trace("caught " .. tostring(caught) .. " in " .. id .. ": " ..
+              ({ "raise it again", "raise its own", "bad status",
+                 "return" })[y])
+        if y == 1 then error(caught, 0) end -- still the child's
+        forget(a, n0)
+        if y == 2 then error(newmsg(), 0) end
+        if y == 3 then
+          record(a, id, nil) -- the library's message
+          return 42
+        end
+        record(a, id, "a child's error was caught inside the callback")
+        return R.pick { bt.SUCCESS, bt.FAILURE, bt.RUNNING }
       end
       if ON.raise and R.chance(0.005) then
         record(a, id, nil)
@@ -795,21 +977,56 @@ local function control(id, kids)
         sideeffects(a, true)
         maybe_raise()
       end, true)
+      if ON.latent and R.chance(0.3) then return bt.RUNNING end
     end
   end
   for i, k in ipairs(kids) do t[i] = k end
   return bt.control(t)
 end
 
+-- A condition of node id (field: its name) as a function of the fuzzer:
+-- true or false at random; it re-enters the API and raises like a leaf
+-- (on_halted runs in an abort pass).
+local function condfn(id, field)
+  local aborting = field == "on_halted"
+  return function(a)
+    return guarded(a, id, function()
+      count("(condition calls)")
+      clockcheck(a)
+      sideeffects(a, aborting)
+      maybe_raise()
+      return R.chance(field == "run_while" and 0.8 or 0.3)
+    end, aborting)
+  end
+end
+
 -- Node tables from a spec (fresh functions every time).
+local buildnode
 local function build(s)
+  local n = buildnode(s)
+  for f, c in pairs(s.conds or {}) do
+    n[f] = c == true and condfn(s.id, f) or c
+  end
+  return n
+end
+
+function buildnode(s)
   local k = s.kind
+  if k == "script" then
+    return bt.script(s.code)
+  elseif k == "scond" then
+    return bt.script_condition(s.code)
+  end
   if k == "life" then
     local t = lifecycle(s.variant)
     t.name = s.id
+    t.abort_timeout = s.atimeout or nil
     return bt.action(t, { id = s.id })
   elseif k == "enter" then
     return bt.action(entered(s.id), { id = s.id })
+  elseif k == "event" or k == "wait_event" then
+    return bt[k](eventof(s.id), { name = s.id, key = s.key,
+                 timeout = k == "wait_event" and s.timeout or nil })
   elseif k == "task" then
     return bt.named(s.id, bt.task(task, { id = s.id }))
   elseif k == "plain" then
@@ -850,7 +1067,11 @@ local function build(s)
   t.success, t.failure, t.times, t.seconds = s.success, s.failure, s.times,
                                              s.seconds
   t.wait, t.key, t.then_skip = s.wait, s.key, s.then_skip
-  if k == "guard" then t.abort = s.abort end
+  if k == "guard" or k == "event_guard" then t.abort = s.abort end
+  if k == "event_guard" then
+    t.event = s.event
+    return bt.guard(t)
+  end
   return bt[k](t)
 end
 
@@ -956,10 +1177,15 @@ local function newagent(e)
   else
     bb = { k1 = R.int(3), k2 = "a", n1 = R.int(4), n2 = R.int(4) - 0.5 }
   end
-  local a = bt.agent(e.tree, { owner = { id = id }, blackboard = bb })
+  local a = bt.agent(e.tree, { owner = { id = id }, blackboard = bb,
+    events = ON.events and R.chance(0.3) and R.int(3) or nil })
   local b = book(a)
   b.id = id
-  if opt.events then a:trace(256) end
+  if ON.events and R.chance(0.5) then -- its deliveries are checked
+    a:trace(4096)
+    b.traced = true
+  end
+  if opt.events and not b.traced then a:trace(256) end
   W.agents[#W.agents + 1] = a
   trace("new agent " .. id .. " of " .. e.name)
   return a
@@ -970,6 +1196,7 @@ end
 -- without enter); its running tasks start their bodies again.
 local function saverestore(a)
   local b = book(a)
+  b.saved = {} -- what the leaves' save functions return, by leaf
   local ok, s = pcall(a.save, a)
   trace("save " .. b.id .. (ok and "" or " -> " .. tostring(s)))
   if not ok then return end
@@ -988,12 +1215,29 @@ local function saverestore(a)
   if n.time ~= a.time then
     violation(("restored clock %s, saved %s"):format(n.time, a.time))
   end
+  local restored = nb.restored or {}
+  local running = {}
   for _, name in ipairs(n:running()) do
     local k = name:sub(1, 1)
-    if (k == "L" or k == "R") and name:match("^%u%d+$") then
+    running[name] = true
+    local base = name:match("^(%u%d+) %(aborting%)$")
+    if base and (k == "L" or k == "R") then
+      if b.entered[base] ~= "aborting" then
+        violation(("%s restored from %s has %s aborting, which %s had not")
+          :format(id, b.id, base, b.id))
+      end
+      nb.entered[base] = "aborting"
+    elseif (k == "L" or k == "R") and name:match("^%u%d+$") then
       if b.entered[name] ~= "leaf" then
         violation(("%s restored from %s runs %s, which %s had not entered")
           :format(id, b.id, name, b.id))
+      end
+      local sv, got = b.saved[name], restored[name]
+      if sv and (type(got) ~= "table" or got.id ~= sv.id or got.n ~= sv.n or
+                 got.f ~= sv.f) then
+        violation(("%s: %s saved its state %s.%s, restore got %s"):format(
+          id, name, sv.id, sv.n, type(got) == "table" and
+          tostring(got.id) .. "." .. tostring(got.n) or tostring(got)))
       end
       nb.entered[name] = "leaf"
       nb.ended[name] = b.ended[name]
@@ -1001,13 +1245,73 @@ local function saverestore(a)
       nb.entered[name] = "pending"
     end
   end
+  for name in pairs(restored) do
+    if not running[name] then
+      violation(id .. ": restore of " .. name .. ", which does not run")
+    end
+  end
   trace("restored " .. id .. " from " .. b.id)
+  if b.traced and n:dropped_events() == a:dropped_events() then
+    -- its queue: the events a was sent and had not been delivered (copies
+    -- of their payloads: names compared)
+    for i = b.got + 1, #b.sent do
+      nb.sent[#nb.sent + 1] = { name = b.sent[i].name, copy = true }
+    end
+    n:trace(4096)
+    nb.traced = true
+  end
   if #W.agents < 10 then W.agents[#W.agents + 1] = n end
 end
 
 local function anyagent()
   if #W.agents == 0 then return nil end
   return R.pick(W.agents)
+end
+
+local AGENT_MT -- the metatable of agents (set by warmup)
+local function isagent(x)
+  return type(x) == "table" and getmetatable(x) == AGENT_MT
+end
+
+-- A payload: nil, a number, a string, a small table (kept weakly: each must
+-- be let go by the end of the seed), rarely something a:save refuses.
+local function payload()
+  local x = R.int(6)
+  if x == 1 then return nil end
+  if x == 2 then return R.int(9) end
+  if x == 3 then return R.pick { "north", "south" } end
+  if x == 4 and ON.raise and R.chance(0.1) then return print, true end
+  local t = { x = R.int(9), tag = R.pick { "a", "b" } }
+  W.payloads[#W.payloads + 1] = t
+  return t
+end
+
+-- Sends an event to agent a (or, with a list, bt.send); the books note it
+-- for each agent it reaches (a refused payload reaches none).
+local function send(a, list)
+  local name, p, bad = R.pick(EVENTS), payload()
+  local targets = list or { a }
+  local ok, err
+  if list then
+    trace("bt.send " .. name .. " to " .. #list)
+    ok, err = pcall(bt.send, list, name, p)
+  else
+    trace("send " .. name .. " to " .. book(a).id)
+    ok, err = pcall(a.send, a, name, p)
+  end
+  if bad and ok then violation("a payload a:save cannot save was sent") end
+  if not ok then
+    local agents = true
+    for i = 1, #targets do agents = agents and isagent(targets[i]) end
+    if not bad and agents then
+      violation("send raised " .. tostring(err))
+    end
+    return
+  end
+  for i = 1, #targets do
+    local b = book(targets[i])
+    b.sent[#b.sent + 1] = { name = name, payload = p }
+  end
 end
 
 local function randvalue()
@@ -1143,7 +1447,7 @@ end
 -- One re-entrant effect from a callback of agent a (nil: an observer).
 function effect(a)
   local protected = R.chance(0.6)
-  local x = R.int(16)
+  local x = R.int(ON.events and 17 or 16)
   local ok, err = true, nil
   local target = (a and R.chance(0.3)) and a or anyagent()
   if x <= 3 and target then
@@ -1180,6 +1484,8 @@ function effect(a)
   elseif x == 15 and ON.sleep and target then
     trace("wake " .. book(target).id)
     target:wake()
+  elseif x == 16 and ON.events and target then
+    send(target) -- (to the agent being ticked too: its next tick)
   elseif x == 14 and ON.gc then
     trace("collectgarbage")
     collectgarbage(R.chance(0.5) and "collect" or "step")
@@ -1188,6 +1494,17 @@ function effect(a)
 end
 
 -- Top-level steps -----------------------------------------------------------
+
+-- An event to agent a, or with bt.send to a list (when no entry is a hole
+-- or not an agent: those are refused, which the books would not foresee).
+local function sendstep(a)
+  if R.chance(0.3) and #W.lists > 0 then
+    local l, ok = anylist(), true
+    for i = 1, #l do ok = ok and isagent(l[i]) end
+    if ok then return send(nil, l) end
+  end
+  send(a)
+end
 
 local function step()
   local x = R.int(100)
@@ -1222,9 +1539,11 @@ local function step()
         e1.spec, e1.prio = e2.spec, e2.prio
       end
     end
-  elseif x <= 75 then
+  elseif x <= 75 and not (ON.events and x > 69) then
     local bb = anybb()
     if bb then write(bb, anykv()) end
+  elseif x <= 75 and a then -- (ON.events)
+    sendstep(a)
   elseif x <= 79 and ON.observers then
     if R.chance(0.6) then observe() else unobserve() end
   elseif x <= 82 and ON.interrupts and a then
@@ -1270,20 +1589,78 @@ local function step()
   end
 end
 
+-- The events a traced agent's trace recorded since the last step: each
+-- event delivered is the next one it was sent (name, and the very payload),
+-- until it has dropped one; an event node (bt.event, bt.wait_event)
+-- succeeded in a tick only if its event was delivered to that tick, and a
+-- bt.event failed only if not.
+local function checkevents(a, b)
+  local delivered = {} -- tick -> { [name] = true }
+  local lossy = a:dropped_events() > 0
+  for _, e in ipairs(a:events()) do
+    if e.event == "event" then
+      local d = delivered[e.tick] or {}
+      delivered[e.tick] = d
+      d[e.name] = true
+      local want = b.sent[b.got + 1]
+      if not lossy and want == nil then
+        violation(("%s: event %s delivered at tick %d, never sent")
+          :format(b.id, e.name, e.tick))
+      elseif not lossy and (want.name ~= e.name or
+             (not want.copy and not rawequal(want.payload, e.payload))) then
+        violation(("%s: event %s (%s) delivered at tick %d, %s (%s) was next")
+          :format(b.id, e.name, tostring(e.payload), e.tick, want.name,
+                  tostring(want.payload)))
+      end
+      b.got = b.got + 1
+    elseif e.node and (e.status == "success" or e.status == "failure") then
+      local id = e.node:match("([^/]+)$")
+      if id and id:match("^[VQ]%d+$") then
+        local got = (delivered[e.tick] or {})[eventof(id)] == true
+        if e.status == "success" and not got then
+          violation(("%s: %s succeeded at tick %d, no %s was delivered")
+            :format(b.id, e.node, e.tick, eventof(id)))
+        elseif e.status == "failure" and got and id:sub(1, 1) == "V" then
+          violation(("%s: bt.event %s failed at tick %d, %s was delivered")
+            :format(b.id, e.node, e.tick, eventof(id)))
+        end
+      end
+    end
+  end
+end
+
 -- After every step: the books against the library.
 local TRACKED = { L = true, R = true, K = true }
 local function checkworld()
   for _, a in ipairs(W.agents) do
     local b = book(a)
     clockcheck(a)
-    local run = {}
+    local run, aborting = {}, {}
     for _, name in ipairs(a:running()) do
-      if TRACKED[name:sub(1, 1)] and name:match("^%u%d+$") then
+      local base = name:match("^(%u%d+) %(aborting%)$")
+      if base and TRACKED[name:sub(1, 1)] then
+        aborting[base] = true
+      elseif TRACKED[name:sub(1, 1)] and name:match("^%u%d+$") then
         run[name] = true
       end
     end
+    for id in pairs(aborting) do
+      if b.entered[id] ~= "aborting" then
+        violation(("%s: a:running() lists %s as aborting, whose last abort "
+          .. "call did not answer running (%s)"):format(b.id, id,
+          tostring(b.entered[id])))
+      end
+    end
+    if b.traced then checkevents(a, b) end
     for id, how in pairs(b.entered) do
-      if how == "pending" and not run[id] then
+      if how == "aborting" and not aborting[id] then
+        if run[id] then
+          violation(("%s: %s answered running to its abort, a:running() "
+            .. "lists it running"):format(b.id, id))
+        end
+        b.entered[id] = nil -- cut off, or its running ignored: ended
+      elseif how == "aborting" then -- (listed so, as it should)
+      elseif how == "pending" and not run[id] then
         b.entered[id] = nil -- a restored task, aborted before it started
       elseif not run[id] then
         violation(("%s: %s was entered and has not ended, but a:running() "
@@ -1304,6 +1681,7 @@ end
 
 local function warmup()
   -- intern the keys and names once, so bt.memory() is comparable
+  AGENT_MT = getmetatable(bt.agent(bt.tree(bt.wait(1))))
   local bb = bt.blackboard {}
   for _, k in ipairs(KEYS) do bb[k] = 1 end
   for _, k in ipairs(NKEYS) do bb[k] = 1 end
@@ -1318,7 +1696,8 @@ local function runseed(seed, steps)
   W = { books = setmetatable({}, { __mode = "k" }), frames = {}, depth = 0,
         violations = {}, trace = {}, trees = {}, agents = {}, lists = {},
         bbs = {}, observers = {}, nerr = 0, nid = 0, ntrees = 0,
-        nagents = 0, libs = {}, idbase = 0 }
+        nagents = 0, libs = {}, idbase = 0,
+        payloads = setmetatable({}, { __mode = "v" }) }
   for k = 1, NREG do register(k, R.int(2)) end
   local failed
   local ok, err = xpcall(function()
@@ -1339,7 +1718,7 @@ local function runseed(seed, steps)
     violation("the fuzzer stopped: " .. tostring(err))
     failed = W.step
   end
-  local v, tr = W.violations, W.trace
+  local v, tr, payloads = W.violations, W.trace, W.payloads
   W.agents, W.trees, W.lists, W.bbs, W.observers = nil, nil, nil, nil, nil
   W.libs = nil
   W = nil
@@ -1358,6 +1737,10 @@ local function runseed(seed, steps)
   if not failed and now ~= base then
     v[#v + 1] = ("bt.memory() is %d after the seed, %d before"):format(now,
       base)
+    failed = steps
+  end
+  if not failed and next(payloads) ~= nil then
+    v[#v + 1] = "an event's payload is still held after the seed"
     failed = steps
   end
   if failed then

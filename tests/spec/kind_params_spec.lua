@@ -19,7 +19,12 @@ local samples = {
   abort = { "both", "both", " abort=both" },
   wait = { true, true, " wait" },
   then_skip = { true, true, " then_skip" },
+  event = { "heard", "heard", ' "heard"' },
+  timeout = { 5, 5, " timeout=5s" },
+  abort_timeout = { 2, 2, " abort_timeout=2s" },
 }
+-- (an event guard takes "none" or "lower" only)
+local per_kind = { event_guard = { abort = { "lower", "lower", " abort=lower" } } }
 
 describe("the kind table's parameters", function()
   it("each has a sample here", function()
@@ -35,15 +40,17 @@ describe("the kind table's parameters", function()
       it("of a " .. k.name .. " are all in tree:nodes() and tree:dump()",
          function()
         local n = assert(examples[k.name], "no example of a " .. k.name)()
-        for _, p in ipairs(k.params) do n[p] = samples[p][1] end
+        local sample = setmetatable(per_kind[k.name] or {},
+                                    { __index = samples })
+        for _, p in ipairs(k.params) do n[p] = sample[p][1] end
         if k.name == "parallel" then n[2] = bt.wait(1) end -- two children
         local tree = bt.tree(n)
         local root = tree:nodes()[1]
         assert.equal(k.name, root.type)
         local line = tree:dump():match("^[^\n]*")
         for _, p in ipairs(k.params) do
-          assert.equal(samples[p][2], root.params[p], k.name .. "." .. p)
-          assert.is_truthy(line:find(samples[p][3], 1, true),
+          assert.equal(sample[p][2], root.params[p], k.name .. "." .. p)
+          assert.is_truthy(line:find(sample[p][3], 1, true),
                            k.name .. "'s dump line '" .. line .. "' shows "
                            .. p)
         end

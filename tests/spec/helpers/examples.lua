@@ -41,6 +41,9 @@ local examples = {
   subtree = function()
     return { type = "subtree", tree = bt.tree(leaf(), { name = "inner" }) }
   end,
+  event = function() return { type = "event", event = "e" } end,
+  wait_event = function() return { type = "wait_event", event = "e" } end,
+  event_guard = function() return { type = "event_guard", event = "e", leaf() } end,
 }
 -- The other composites and decorators: children, and the parameters they
 -- need.

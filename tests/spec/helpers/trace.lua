@@ -100,7 +100,9 @@ end
 
 -- The lifecycle table of a trace action. opts: noabort (no abort callback:
 -- the leaf gets exit(..., "aborted")), noenter, noexit, fail = "enter",
--- "exit" or "abort" (that callback raises after logging).
+-- "exit" or "abort" (that callback raises after logging), latent = n (its
+-- abort returns bt.RUNNING to its first n calls, -1: to all: a latent
+-- abort), abort_timeout = s.
 function Trace:leafdef(name, script, opts)
   opts = opts or {}
   self:set(name, script)
@@ -126,11 +128,17 @@ function Trace:leafdef(name, script, opts)
     end
   end
   if not opts.noabort then
+    local latent = opts.latent or 0
     def.abort = function()
       self:add("abort " .. name)
       maybe_fail "abort"
+      if latent ~= 0 then
+        latent = latent - 1
+        return bt.RUNNING
+      end
     end
   end
+  def.abort_timeout = opts.abort_timeout
   return def
 end
 
