@@ -765,16 +765,20 @@ end
 -- function of the fuzzer's) }, or nil. Scripts cannot fail (see genleaf).
 local CONDFIELDS = { "skip_if", "success_if", "failure_if", "run_while",
                      "on_success", "on_failure", "on_halted", "post" }
+-- (the LuaJIT path's worlds: pre-conditions only, C checks; a post's
+-- script, a Lua function, is not stepped)
+local PREFIELDS = { "skip_if", "success_if", "failure_if", "run_while" }
 local PRE = { "k1 == 1", "n1 > 2", "n1 < n2", "!k3", "k2 == k4" }
 local POST = { "s1 := k1", "s2 := n1 + 1", "s3 := n1 < n2" }
 local function genconds()
   if not ON.conditions or not R.chance(0.25) then return nil end
   local c = {}
   for _ = 1, R.int(2) do
-    local f = R.pick(CONDFIELDS)
+    local f = R.pick(opt.stepped and PREFIELDS or CONDFIELDS)
     local pre = f == "skip_if" or f == "success_if" or f == "failure_if" or
                 f == "run_while"
-    c[f] = R.chance(0.4) or R.pick(pre and PRE or POST)
+    -- (the LuaJIT path's worlds: scripts only, a function is not stepped)
+    c[f] = (not opt.stepped and R.chance(0.4)) or R.pick(pre and PRE or POST)
   end
   return c
 end
