@@ -602,8 +602,8 @@ describe("refused BehaviorTree.CPP files", function()
     assert.equal("t.xml:1:45: node 'Script': 'code': at character 4: " ..
       "'os.exit(': a script calls no function",
       refused(doc('<Script code="x:=os.exit()"/>')))
-    assert.equal("t.xml:1:45: node 'A': '_skipIf': at character 5: " ..
-      "syntax error at the end", refused(doc('<A _skipIf="x :="/>')))
+    assert.equal("t.xml:1:45: node 'A': '_skipIf': at character 5 of " ..
+      "\"x :=\": syntax error at the end", refused(doc('<A _skipIf="x :="/>')))
     assert.matches("t.xml:1:45: node 'Repeat': bad number 'two' for port " ..
       "'num_cycles'", refused(doc('<Repeat num_cycles="two"><A/></Repeat>')))
     assert.matches("node 'Repeat': needs port 'num_cycles'",

@@ -140,13 +140,16 @@ end
 -- Expressions (behavior3lua's `code` args) through bonsai.script, loaded
 -- by the first one: the node of kind "script" or "condition" for code, the
 -- `value` of spec's field ("args"; the classic format's "properties").
+local FIELDS = { fields = true } -- their expressions are Lua or JavaScript
+
 local function expression(ctx, path, spec, kind, code, field)
   field = field or "args"
   if type(code) ~= "string" then
     fail(ctx, path .. "." .. field, spec.name,
          "needs an expression in 'value'")
   end
-  local ok, n = pcall(require("bonsai.script").node, kind, code, 1)
+  local ok, n = pcall(require("bonsai.script").node, kind, code, 1, nil,
+                      FIELDS)
   if not ok then
     fail(ctx, path .. "." .. field .. ".value", spec.name,
          tostring(n):gsub("^.-%): ", ""))
@@ -225,6 +228,12 @@ classic.action = {
   end,
 }
 
+-- The names above, for the message of a name that is none of them.
+classic.names = {}
+for _, t in pairs { classic.composite, classic.decorator, classic.action } do
+  for k in pairs(t) do classic.names[k] = true end
+end
+
 -- A leaf registered under name (an action, or a condition when the file's
 -- custom node says so), its properties as args.
 local function classic_leaf(ctx, here, name, props, category)
@@ -234,7 +243,8 @@ local function classic_leaf(ctx, here, name, props, category)
     for k, v in pairs(props) do args[k] = plain(v) end
   end
   local ok, n = pcall(leaves.leaf, ctx.bt, category == "condition" and
-                      "condition" or "action", name, args)
+                      "condition" or "action", name, args, nil, nil,
+                      classic.names)
   if not ok then fail(ctx, here, name, n) end
   return n
 end
@@ -351,8 +361,10 @@ local function classic_node(ctx, tree, tpath, id, path)
   elseif custom then
     node = classic_leaf(ctx, here, name, props, category)
   else
-    fail(ctx, here, name, "unknown node type (not a behavior3 node, nor " ..
-         "a custom node of the file: " .. leaves.provide .. ")")
+    fail(ctx, here, name, "unknown node type" ..
+         leaves.suggest(ctx.bt, name, classic.names) .. " (not a " ..
+         "behavior3 node, nor a custom node of the file: " ..
+         leaves.provide .. ")")
   end
   -- the title names the node (a defined node had it already)
   if title and game ~= "define" then node.name = title end
@@ -883,7 +895,8 @@ function current_node(ctx, spec, path)
     return leave(ctx, keep(node, spec, kids))
   end
   if #kids > 0 then
-    fail(ctx, path, name, "unknown node type with children (a composite " ..
+    fail(ctx, path, name, "unknown node type with children" ..
+         leaves.suggest(ctx.bt, name, current.builtin) .. " (a composite " ..
          "or decorator of the game's own: bt.define it)")
   end
   local a
@@ -899,7 +912,8 @@ function current_node(ctx, spec, path)
       for i, v in ipairs(list) do a[field][i] = v end
     end
   end
-  local ok, node = pcall(leaves.leaf, ctx.bt, "action", name, a)
+  local ok, node = pcall(leaves.leaf, ctx.bt, "action", name, a, nil, nil,
+                         current.builtin)
   if not ok then fail(ctx, path, name, node) end
   return leave(ctx, keep(node, spec, kids))
 end

@@ -624,7 +624,8 @@ local function leaf(ctx, e, scope, id)
   if #e > 0 or (model and (model.kind == "Control" or
                            model.kind == "Decorator")) then
     where(ctx, e, "unknown " .. (#e > 1 and "control" or "decorator") ..
-          " node (a control or decorator of the game's own: bt.define it)")
+          " node" .. leaves.suggest(ctx.bt, id, builtins) ..
+          " (a control or decorator of the game's own: bt.define it)")
   end
   local kind = "action"
   local def = ctx.bt._registered[id]
@@ -649,7 +650,7 @@ local function leaf(ctx, e, scope, id)
     end
   end
   local ok, node = pcall(leaves.leaf, ctx.bt, kind, id, args, refs,
-                         e.attrs.name)
+                         e.attrs.name, builtins)
   if not ok then where(ctx, e, node) end
   return node
 end
