@@ -1,8 +1,11 @@
 -- bonsai-0.2.0-1.rockspec: `luarocks make` builds the C module bonsai.core
 -- (the C core and the Lua binding, from src/) and installs the Lua modules
--- of lua/bonsai/ with LuaRocks' builtin build type. tests/spec/
--- packaging_spec.lua checks that every source file of src/core and src/lua and
--- every lua/bonsai/*.lua is listed here.
+-- of lua/bonsai/ with LuaRocks' builtin build type, and the live
+-- debugger's page (viewer/) beside them, in bonsai/viewer/ (build.install:
+-- a file of bonsai.viewer.NAME lands in bonsai/viewer/ under its own name).
+-- tests/spec/packaging_spec.lua checks that every source file of src/core
+-- and src/lua, every lua/bonsai/*.lua and every file of viewer/ is listed
+-- here.
 rockspec_format = "3.0"
 package = "bonsai"
 version = "0.2.0-1"
@@ -71,12 +74,14 @@ build = {
     ["bonsai"] = "lua/bonsai/init.lua",
     ["bonsai.builder"] = "lua/bonsai/builder.lua",
     ["bonsai.debug"] = "lua/bonsai/debug.lua", -- needs lua-socket, lua-cjson
+    ["bonsai.http"] = "lua/bonsai/http.lua", -- needs lua-socket
     ["bonsai.export"] = "lua/bonsai/export.lua",
     ["bonsai.profile"] = "lua/bonsai/profile.lua",
     ["bonsai.record"] = "lua/bonsai/record.lua", -- needs lua-cjson
     ["bonsai.script"] = "lua/bonsai/script.lua", -- needs lpeg
     ["bonsai.subscribe"] = "lua/bonsai/subscribe.lua",
     ["bonsai.loaders"] = "lua/bonsai/loaders.lua",
+    ["bonsai.paths"] = "lua/bonsai/paths.lua",
     ["bonsai.watch"] = "lua/bonsai/watch.lua",
     ["bonsai.formats.leaves"] = "lua/bonsai/formats/leaves.lua",
     ["bonsai.formats.controls"] = "lua/bonsai/formats/controls.lua",
@@ -93,5 +98,14 @@ build = {
     ["bonsai.test.worlds"] = "lua/bonsai/test/worlds.lua",
     ["bonsai.test.busted"] = "lua/bonsai/test/busted.lua", -- a busted helper
     ["bonsai.test_meta"] = "lua/bonsai/test_meta.lua", -- the kit's annotations
+  },
+  install = {
+    lua = { -- the viewer, beside the modules (bonsai.debug finds it there)
+      ["bonsai.viewer.index"] = "viewer/index.html",
+      ["bonsai.viewer.viewer_js"] = "viewer/viewer.js",
+      ["bonsai.viewer.viewer_css"] = "viewer/viewer.css",
+      ["bonsai.viewer.trace"] = "viewer/trace.js",
+      ["bonsai.viewer.coverage"] = "viewer/coverage.js",
+    },
   },
 }

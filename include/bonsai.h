@@ -220,13 +220,22 @@ enum {
   BONSAI_EV_ABORT, /* the run was cut off; return BONSAI_OK, or
                    ** BONSAI_RUNNING when call->status is BONSAI_RUNNING
                    ** to take more time (a latent abort: see below) */
-  BONSAI_EV_UTILITY /* a utility function (bonsai_def_utility): write the
-                    ** node's utility to *call->utility; return BONSAI_OK */
+  BONSAI_EV_UTILITY, /* a utility function (bonsai_def_utility): write the
+                     ** node's utility to *call->utility; return BONSAI_OK */
+  BONSAI_EV_SAVE,    /* its agent is saved while the leaf runs: write what
+                     ** the run keeps with call->write (nothing: none);
+                     ** return BONSAI_OK */
+  BONSAI_EV_RESTORE  /* a save put the leaf's run back (it goes on without
+                     ** ENTER): call->saved, call->savedlen are what SAVE
+                     ** wrote (NULL, 0: nothing, or a save from before the
+                     ** leaf wrote any); return BONSAI_OK */
 };
 
 /* Which events a leaf wants besides TICK (bonsai_leaf_register flags).
 ** A leaf without BONSAI_LEAF_ABORT but with BONSAI_LEAF_EXIT gets EXIT with
-** status BONSAI_ABORTED when its run is cut off.
+** status BONSAI_ABORTED when its run is cut off. BONSAI_LEAF_SAVE: SAVE and
+** RESTORE, for a leaf whose run keeps state of its own (docs/SAVE_FORMAT.md:
+** what a leaf should do).
 **
 ** Latent aborts. When a node of the tree cuts off a running branch by its
 ** own decision (a guard, a reactive composite, the priority section, an
@@ -246,6 +255,7 @@ enum {
 #define BONSAI_LEAF_ENTER 1u
 #define BONSAI_LEAF_EXIT 2u
 #define BONSAI_LEAF_ABORT 4u
+#define BONSAI_LEAF_SAVE 8u
 
 typedef struct bonsai_call {
   bonsai_agent *agent; /* the agent being ticked */
@@ -262,6 +272,12 @@ typedef struct bonsai_call {
                        ** under way, or NULL */
   int mayraise;        /* 1: the leaf may leave by a non-local exit (its
                        ** host raises, and this is no abort pass) */
+  /* BONSAI_EV_SAVE: write(wud, p, n) appends n bytes to the run's state */
+  void (*write)(void *wud, const void *p, size_t n);
+  void *wud;
+  /* BONSAI_EV_RESTORE: the run's state as SAVE wrote it, or NULL, 0 */
+  const void *saved;
+  size_t savedlen;
 } bonsai_call;
 
 /* A leaf returns a status for BONSAI_EV_TICK and BONSAI_OK for the other
@@ -763,6 +779,24 @@ BONSAI_API int bonsai_control_tick(bonsai_agent *agent, unsigned node,
                                    unsigned k, void *host);
 BONSAI_API int bonsai_control_abort(bonsai_agent *agent, unsigned node,
                                     unsigned k, void *host);
+/* A host whose callbacks raise (BONSAI_HOST_RAISES) catches a non-local
+** exit out of every bonsai_control_tick and bonsai_control_abort it calls
+** (the Lua binding: a protected call around each) and then, before
+** anything else touches the agent, calls bonsai_control_recover with the
+** node and the message; then it may raise again. The error is recorded
+** against the node whose callback was running (unless it is the error
+** recorded already: a child's error raised again on its way out), the
+** node's callback is the one under way again (a raise from it now names
+** the node), and the node fails whatever fn then returns: further
+** bonsai_control_tick and bonsai_control_abort of it return BONSAI_ELEAF
+** and do nothing; if fn returns, the node's error is "a child's error was
+** caught inside the callback". A host that raises a BONSAI_ELEAF of
+** bonsai_control_tick or _abort into the callback (the binding's c:tick
+** does) calls it too, after: a callback that catches that error and
+** returns fails its node the same way. BONSAI_OK, or BONSAI_EARG (neither
+** case: nothing done). */
+BONSAI_API int bonsai_control_recover(bonsai_agent *agent, unsigned node,
+                                      const char *msg);
 /* The number of children of control node 'node', or 0 for another node. */
 BONSAI_API unsigned bonsai_control_children(const bonsai_agent *agent,
                                             unsigned node);
@@ -992,6 +1026,9 @@ BONSAI_API unsigned bonsai_tree_profile_read(const bonsai_tree *tree,
 #define BONSAI_SAVE_HOST 6
 typedef struct bonsai_savehost {
   void *ud;
+  /* call->host of the leaves' SAVE and RESTORE events (BONSAI_LEAF_SAVE:
+  ** the state of a leaf's run, saved in its node's record) */
+  void *leafhost;
   /* Writes the value of handle h (at blackboard key 'key') with write;
   ** returns BONSAI_OK, or BONSAI_ERROR (see 'error'). */
   int (*save)(void *ud, bonsai_agent *agent, int key, long long h,
@@ -1011,9 +1048,12 @@ typedef struct bonsai_savehost {
   int (*load_payload)(void *ud, bonsai_agent *agent, const unsigned char *p,
                       size_t n, size_t *used, long long *h);
 } bonsai_savehost;
-/* Writes the agent's state through write (host may be NULL). BONSAI_OK,
-** BONSAI_EARG (a value cannot be saved: bonsai_agent_errmsg names the key),
-** BONSAI_ENOMEM or BONSAI_EBUSY. */
+/* Writes the agent's state through write (host may be NULL); each running
+** leaf that asks (BONSAI_LEAF_SAVE) gets BONSAI_EV_SAVE (its callbacks may
+** not raise, nor tick, abort or save this agent: it is busy meanwhile).
+** BONSAI_OK, BONSAI_EARG (a value cannot be saved: bonsai_agent_errmsg
+** names the key; or a leaf's SAVE failed: bonsai_agent_errnode is its
+** node), BONSAI_ENOMEM or BONSAI_EBUSY. */
 BONSAI_API int bonsai_agent_save(bonsai_agent *agent,
                                  const bonsai_savehost *host,
                                  void (*write)(void *ud, const void *p,
@@ -1022,7 +1062,10 @@ BONSAI_API int bonsai_agent_save(bonsai_agent *agent,
 /* Puts an agent that runs nothing (new, aborted or reset) in the saved
 ** state. The whole input is checked first: bytes that are not a save of
 ** this tree (another tree's, a newer format, corrupted) give BONSAI_EARG
-** with a message and change nothing. */
+** with a message and change nothing. Then, the state in place, each
+** running leaf that asks (BONSAI_LEAF_SAVE) gets BONSAI_EV_RESTORE with
+** what its SAVE wrote (matched by path and kind, as its run was):
+** BONSAI_ELEAF if one failed (the error at its node; the state stays). */
 BONSAI_API int bonsai_agent_restore(bonsai_agent *agent, const void *data,
                                     size_t len, const bonsai_savehost *host);
 

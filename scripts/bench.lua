@@ -944,6 +944,98 @@ function sections.s()
 end
 
 ------------------------------------------------------------------------
+-- D "the live debugger" (issue #34): 40 agents streamed by bt.debug, each
+-- tick changing a blackboard key (a 1 KB value), the loop a game runs:
+-- bt.debug.poll() then bt.tick_all. Variants: no page; 2,000 watches (on
+-- keys no tick changes: a watch is looked at when its key changes); 64
+-- pages (event streams: 16 are taken, the others refused) that never
+-- read, whose queues are bounded (the streams that cannot keep up are
+-- dropped). Prints how much the Lua heap grew with the pages.
+------------------------------------------------------------------------
+
+local function d_run(variant, n)
+  local socket = require "socket"
+  local tree = bt.tree(bt.action(function(_, bb)
+    bb.v = bb.v % 1000 + 1
+    bb.text = bb.pad .. bb.v
+    return RUNNING
+  end), { name = "d" })
+  local agents = {}
+  for i = 1, n do
+    agents[i] = bt.agent(tree, { blackboard = { v = i, pad = ("x"):rep(1000) } })
+  end
+  local D = require("bonsai.debug").new(bt)
+  local port, url = D.serve { port = 0, agents = agents }
+  local token = url:match("token=(%x+)")
+  local pages = {}
+  if variant == "watches" then
+    for i = 1, 2000 do
+      assert(D.command { cmd = "watch", key = "k" .. i, op = "==", value = i })
+    end
+  elseif variant == "pages" then
+    for i = 1, 64 do
+      local c = socket.tcp()
+      c:setoption("keepalive", false)
+      c:connect("127.0.0.1", port)
+      c:send("GET /events?token=" .. token .. " HTTP/1.1\r\nHost: 127.0.0.1:" ..
+             port .. "\r\n\r\n")
+      pages[i] = c
+      D.poll()
+    end
+  end
+  local function step(k, sample)
+    for t = 1, k do
+      D.poll()
+      bt.tick_all(agents, 0.01)
+      if sample and t % 50 == 0 then sample() end
+    end
+  end
+  return { step = step, close = function()
+    D.close()
+    for _, c in ipairs(pages) do c:close() end
+  end }
+end
+
+function sections.d()
+  local n, ticks = 40, quick and 500 or 2000
+  local names = { "none", "watches", "pages" }
+  local times = { {}, {}, {} }
+  for _ = 1, reps do
+    for k, name in ipairs(names) do
+      collectgarbage("collect")
+      local r = d_run(name, n)
+      local t0 = clock()
+      r.step(ticks)
+      times[k][#times[k] + 1] = clock() - t0
+      r.close()
+    end
+  end
+  -- untimed: the heap with the pages, after a full GC every 50 ticks
+  collectgarbage("collect")
+  local heap, grew = collectgarbage("count"), 0
+  local r = d_run("pages", n)
+  r.step(ticks, function()
+    collectgarbage("collect")
+    grew = math.max(grew, collectgarbage("count") - heap)
+  end)
+  r.close()
+  local function ratio(k)
+    local q = {}
+    for i = 1, #times[1] do q[i] = times[k][i] / times[1][i] end
+    return median(q)
+  end
+  row("D bt.debug, 40 agents streamed", median(times[1]) / (ticks * n) * 1e9,
+      0, 1)
+  row("D ... and 2,000 watches", median(times[2]) / (ticks * n) * 1e9, 0,
+      ratio(2), "<= 1.1")
+  row("D ... and 64 pages that never read", median(times[3]) / (ticks * n) *
+      1e9, 0, ratio(3))
+  io.stdout:write(string.format("D: with 64 pages that never read, the " ..
+    "Lua heap grew by %.1f MB at most (bound: 16 MB queued in all)\n",
+    grew / 1024))
+end
+
+------------------------------------------------------------------------
 -- E: events waking sleepers (issue #38). A crowd of 10,000 agents asleep
 -- in one bt.tick_all list; each frame bt.send gives 100 of them (the next
 -- hundred each frame) an "alarm" with a table payload, which wakes them:
@@ -1236,7 +1328,7 @@ end
 
 -- The driver: every section in a process of its own, then the table.
 local ORDER = { "w1", "w1c", "w1big", "trace", "record", "w2", "w3",
-                "w3tick", "w3depth", "g", "p", "c", "r", "s", "e" }
+                "w3tick", "w3depth", "g", "p", "c", "r", "s", "e", "d" }
 if workloads then ORDER = { "w1", "w2", "w3", "w3tick" } end
 if section then
   assert(sections[section], "no section " .. section)()

@@ -102,10 +102,19 @@ function loadFile(file) {
     (e) => showMessage('Cannot read ' + file.name + ': ' + e.message, 'error'));
 }
 
+// The token of the game that served the page (its URL's ?token=, as the
+// game printed it): sent with every request to the game (docs/DEBUGGER.md,
+// "Security"), never to another site.
+const TOKEN = new URLSearchParams(location.search).get('token') || '';
+function tokened(url) {
+  if (!TOKEN || new URL(url, location.href).origin !== location.origin) return url;
+  return url + (url.includes('?') ? '&' : '?') + 'token=' + encodeURIComponent(TOKEN);
+}
+
 async function loadURL(url) {
   $('source').textContent = url;
   try {
-    const r = await fetch(url, { cache: 'no-store' });
+    const r = await fetch(tokened(url), { cache: 'no-store' });
     if (!r.ok) throw new Error('HTTP ' + r.status);
     await loadText(await r.text(), url);
   } catch (e) {
@@ -983,7 +992,8 @@ function command(body, quiet) {
 
 async function send(body, quiet) {
   try {
-    const r = await fetch('command', { method: 'POST', headers: { 'Content-Type': 'application/json' },
+    const r = await fetch('command', { method: 'POST',
+      headers: { 'Content-Type': 'application/json', 'X-Bonsai-Token': TOKEN },
       body: JSON.stringify(body) });
     const j = await r.json();
     if (!j.ok && !quiet) showMessage('The game refused "' + body.cmd + '": ' + j.error, 'warn');
@@ -1156,7 +1166,7 @@ function startLive() {
   let trace = new Trace();
   let listed = 0;
   showMessage('Connected to the game at ' + location.host + ': waiting for its first tick…', 'info');
-  const es = new EventSource('events');
+  const es = new EventSource(tokened('events'));
   ui.live.es = es;
   es.onopen = () => $('live').classList.remove('lost');
   es.onerror = () => $('live').classList.add('lost');
@@ -1257,9 +1267,13 @@ async function main() {
     if (params.has('trace')) return loadURL(params.get('trace'));
     if (params.has('coverage')) return loadURL(params.get('coverage'));
     try {
-      const r = await fetch('live', { cache: 'no-store' });
-      const j = r.ok ? await r.json() : null;
+      const r = await fetch(tokened('live'), { cache: 'no-store' });
+      const j = r.status === 200 || r.status === 403 ? await r.json() : null;
       if (j && j.live === true) startLive();
+      else if (r.status === 403 && j) {
+        showMessage('The game refused this page: ' + j.error + '. Open the URL the game printed ' +
+          '(http://127.0.0.1:PORT/?token=...).', 'error');
+      }
     } catch (e) {
       // not live: the page waits for a file
     }

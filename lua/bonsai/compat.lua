@@ -25,9 +25,8 @@ else
   end
 end
 
--- load(text, chunkname, mode, env) and loadfile(path, mode, env) of 5.2+
--- (LuaJIT has them too); on 5.1, a text chunk through loadstring and
--- setfenv.
+-- load(text, chunkname, mode, env) of 5.2+ (LuaJIT has it too); on 5.1,
+-- a text chunk through loadstring and setfenv.
 if setfenv and not pcall(load, "return") then
   function M.load(text, name, mode, env)
     if mode == "t" and text:byte(1) == 27 then
@@ -37,17 +36,8 @@ if setfenv and not pcall(load, "return") then
     if f and env then setfenv(f, env) end
     return f, err
   end
-  function M.loadfile(path, mode, env)
-    local f, err = io.open(path, "rb")
-    if not f then
-      return nil, "cannot open " .. path .. " (" .. (err:match(": (.*)$") or err) .. ")"
-    end
-    local text = f:read("*a")
-    f:close()
-    return M.load(text, "@" .. path, mode, env)
-  end
 else
-  M.load, M.loadfile = load, loadfile
+  M.load = load
 end
 
 -- require "bonsai.core", saying what is wrong when the one found was built

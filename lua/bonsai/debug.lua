@@ -1,34 +1,32 @@
--- bonsai.debug: the live server behind bt.debug (docs/TRACE_FORMAT.md,
--- "Live"). A small HTTP/1.1 server on lua-socket, all of it non-blocking:
--- bt.debug.poll(), called once a frame, accepts, reads and writes what the
--- sockets allow at once and returns. It serves the viewer's files, streams
--- the trace lines of the agents it was given as server-sent events, and
--- takes commands (blackboard writes, breakpoints, freeze, resume, step,
--- faults).
--- Every client has bounded buffers and a deadline, so a client that sends
--- garbage, stops reading or holds its connection open is dropped.
+-- bonsai.debug: the live session behind bt.debug (docs/TRACE_FORMAT.md,
+-- "Live"; docs/DEBUGGER.md). It serves the viewer's files, streams the
+-- trace lines of the agents it was given as server-sent events, and takes
+-- commands (blackboard writes, breakpoints, watches, freeze, resume, step,
+-- faults), through bonsai.http: a non-blocking server that refuses other
+-- Hosts and Origins and asks for the token printed with the page's URL;
+-- bt.debug.poll(), called once a frame, does what the sockets allow and
+-- returns. What a page may ask is bounded (watches, breakpoints) and so is
+-- what the game pays for it after each tick (docs/DEBUGGER.md, "Security").
 
-local socket = require "socket"
 local cjson = require "cjson.safe"
+local socket = require "socket"
+local http = require "bonsai.http"
+local paths = require "bonsai.paths"
 local record = require "bonsai.record"
 
 local M = {}
 
--- Limits.
-M.MAX_HEADER = 16 * 1024       -- bytes of request line and headers
-M.MAX_BODY = 64 * 1024         -- bytes of a request body
-M.MAX_OUT = 8 * 1024 * 1024    -- bytes of live lines queued for one client
-M.FEED = 256 * 1024            -- bytes of a trace file's stream queued at once
-M.REQUEST_TIMEOUT = 10         -- seconds to send a whole request
-M.ACCEPT_PER_POLL = 16
-M.MAX_CLIENTS = 64             -- connections at once; more are closed
-M.READ_PER_POLL = 64 * 1024
-M.PING = 15                    -- seconds between keep-alive comments
-M.PROFILE = 1                  -- seconds between profile lines (profiled
-                               -- trees whose counts changed)
-M.SWEEP = 1                    -- seconds between looks for agents collected
-
-local LOOPBACK = { ["127.0.0.1"] = true, ["::1"] = true, localhost = true }
+-- Limits (read at each use, so a test may lower them).
+M.MAX_WATCHES = 4096     -- watches at once, every agent's together
+M.MAX_WATCHES_KEY = 32   -- watches of one blackboard key
+M.MAX_BREAKPOINTS = 256  -- breakpoint rules at once
+M.MAX_FILE = 4 * 1024 * 1024 -- bytes of one of the viewer's files
+M.MAX_TRACE = 2 ^ 32     -- bytes of a trace file served (bt.debug.serve{
+                         -- file = }: the game's own, read whole)
+M.FEED = 256 * 1024      -- bytes of a trace file's stream queued at once
+M.PROFILE = 1            -- seconds between profile lines (profiled trees
+                         -- whose counts changed)
+M.SWEEP = 1              -- seconds between looks for agents collected
 
 local TYPES = {
   html = "text/html; charset=utf-8", js = "text/javascript; charset=utf-8",
@@ -38,23 +36,22 @@ local TYPES = {
   map = "application/json",
 }
 
-local STATUS = {
-  [200] = "OK", [400] = "Bad Request", [403] = "Forbidden",
-  [404] = "Not Found", [405] = "Method Not Allowed",
-  [408] = "Request Timeout", [413] = "Payload Too Large",
-}
-
--- The viewer directory next to this module's tree (lua/bonsai/ -> viewer/).
+-- The viewer's files: installed beside this module (bonsai/viewer/, by
+-- LuaRocks and meson install), else the checkout's viewer/ next to lua/.
 local function viewerdir()
   local src = debug.getinfo(1, "S").source
+  local here = src:match("^@(.*)[/\\][^/\\]*$") or "."
+  if paths.read(here .. "/viewer/index.html", M.MAX_FILE) then
+    return here .. "/viewer"
+  end
   local dir = src:match("^@(.*)[/\\]lua[/\\]bonsai[/\\][^/\\]*$")
   return (dir or ".") .. "/viewer"
 end
+M.viewerdir = viewerdir
 
 -- A request path as a file under root, or nil when it is not a plain
 -- relative path (no "..", no hidden names, no backslashes or NULs).
 local function filepath(root, path)
-  path = path:gsub("%?.*$", ""):gsub("#.*$", "")
   path = path:gsub("%%(%x%x)", function(h)
     return string.char(tonumber(h, 16))
   end)
@@ -68,20 +65,14 @@ local function filepath(root, path)
   return root .. path
 end
 
-local function readfile(name)
-  local f = io.open(name, "rb")
-  if not f then return nil end
-  local data = f:read("*a")
-  f:close()
-  return data
-end
+-- An event of the stream, made once for every client.
+local function frame(line) return "data: " .. line .. "\n\n" end
 
 -- Server ------------------------------------------------------------------
 
 function M.new(bt)
   local D = {}
-  local server        -- listening socket, or nil
-  local clients = {}  -- list of client records
+  local server        -- the bonsai.http server, or nil
   local rec           -- the Recording whose lines the clients receive
   -- (the agents are held weakly: a game that drops an agent without
   -- bt.debug.remove sees it collected, and the page is told)
@@ -90,69 +81,78 @@ function M.new(bt)
   local offered = {}  -- ids offered and not yet gone
   local breaks = {}   -- tree name -> path -> { [rule] = true }, a rule
                       -- "STATUS@AGENT", "*" for any ("*@*": any event)
+  local nbreaks = 0   -- rules in breaks
   local watches = {}  -- "AGENT key op value" -> { agent, key, op, value,
-                      -- was = agent -> last result }
+                      -- serial, was = agent -> last result }
+  local nwatches = 0
+  local bykey = {}    -- key -> { [name] = watch }: the watches of a key
+  local serial = 0    -- the serial of the last watch added
+  local added = {}    -- the watches in the order they came (removed ones
+                      -- too, until the list is compacted)
   local opts = {}
-  local lines = {}    -- header, tree and agent lines, for new clients
+  local lines = {}    -- header, tree and agent events, for new clients:
+                      -- { event }; an agent gone takes its line with it
+                      -- (dead = true until the list is compacted)
+  local dead = 0      -- dead entries in lines
+  local agentline = {} -- agent id -> its entry in lines
   local profiles = {} -- tree name -> its last profile line (sent)
-  local faults = setmetatable({}, { __mode = "k" }) -- agent -> { [node id]
-                      -- = true }: the nodes the page forced (command force)
+  local faults = setmetatable({}, { __mode = "k" }) -- agent -> { [node
+                      -- path] = true }: the nodes the page forced
   local profiled = 0  -- when the profiles were last looked at
   local swept = 0     -- when collected agents were last looked for
   local file          -- file mode: every line of a trace file
 
   local function now() return socket.gettime() end
 
-  -- Queues text for a client; live lines (not forced) drop a client that
-  -- reads too slowly. A response's body is queued forced (by reference).
-  local function queue(c, s, forced)
-    if c.closed then return end
-    c.outsize = c.outsize + #s
-    if not forced and c.outsize > M.MAX_OUT then
-      c.closing = true
-      c.out, c.outsize = {}, 0
-      return
-    end
-    c.out[#c.out + 1] = s
+  local function broadcast(line)
+    if server then server.broadcast(frame(line)) end
   end
 
-  local function event(c, line) queue(c, "data: " .. line .. "\n\n") end
-
-  -- A line of the stream: sent to every SSE client; header, tree and agent
-  -- lines are also kept for the clients to come.
+  -- A line of the stream: sent to every page; header, tree and agent
+  -- lines are also kept for the pages to come (quotes in strings are
+  -- escaped, so '"t":"tick"' is the line's type).
   local function emit(line)
-    if not line:find('"t":"tick"', 1, true) then -- (quotes in strings
-      lines[#lines + 1] = line                    -- are escaped)
+    local ev = frame(line)
+    if line:find('"t":"agent"', 1, true) then
+      local id = tonumber(line:match('"agent":(%d+)'))
+      lines[#lines + 1] = { ev }
+      if id then agentline[id] = lines[#lines] end
+    elseif not line:find('"t":"tick"', 1, true) and
+           not line:find('"t":"gone"', 1, true) then
+      lines[#lines + 1] = { ev }
     end
-    for _, c in ipairs(clients) do
-      if c.sse then event(c, line) end
+    if server then server.broadcast(ev) end
+  end
+
+  -- An agent gone: the pages to come do not hear of it (so what they are
+  -- sent does not grow with every agent a game ever offered).
+  local function forget(id)
+    local l = agentline[id]
+    if not l then return end
+    agentline[id], l.dead, dead = nil, true, dead + 1
+    if dead > #lines / 2 then
+      local kept = {}
+      for _, x in ipairs(lines) do
+        if not x.dead then kept[#kept + 1] = x end
+      end
+      lines, dead = kept, 0
     end
   end
 
   -- The profile lines of the streamed trees that have a profile, when they
-  -- changed; the last of each tree goes to the clients to come too.
+  -- changed; the last of each tree goes to the pages to come too.
   local function sendprofiles()
     for _, tree in ipairs(rec:trees()) do
       local line = rec:profile(tree)
       if line and line ~= profiles[tree.name] then
         profiles[tree.name] = line
-        for _, c in ipairs(clients) do
-          if c.sse then event(c, line) end
-        end
+        broadcast(line)
       end
     end
   end
 
-  local function respond(c, code, ctype, body, extra)
-    queue(c, ("HTTP/1.1 %d %s\r\nContent-Type: %s\r\nContent-Length: %d\r\n" ..
-              "Cache-Control: no-store\r\nConnection: close\r\n%s\r\n")
-             :format(code, STATUS[code], ctype, #body, extra or ""), true)
-    if c.method ~= "HEAD" then queue(c, body, true) end
-    c.closing = true
-  end
-
   local function json(c, code, t)
-    respond(c, code, TYPES.json, cjson.encode(t))
+    server.respond(c, code, TYPES.json, cjson.encode(t))
   end
 
   -- Streaming agents ------------------------------------------------------
@@ -259,21 +259,71 @@ function M.new(bt)
     end
   end
 
+  -- The ids of a version's nodes by path (made when first asked).
+  local function index(v)
+    if not v.index then
+      v.index = {}
+      for _, n in ipairs(v.nodes) do v.index[n.path] = n.id end
+    end
+    return v.index
+  end
+
   -- The faults the page set that the agent still has after its tick, as
   -- [[node, status, ticks left (0: until removed)], ...]; [] once the
   -- last has ended (its ticks ran out, it was removed, or a reload dropped
-  -- them: the ids were the old version's), and the agent is no longer
+  -- them: they were the old version's), and the agent is no longer
   -- looked at.
-  local function faulted(agent, line)
+  local function faulted(agent, st, line)
     local mine, list = faults[agent], {}
     if line.reload then mine = {} end
-    for id in pairs(mine) do
-      local s, left = agent:forced(id)
-      if s then list[#list + 1] = { id, s, left } else mine[id] = nil end
+    local ids = index(st.v)
+    for path in pairs(mine) do
+      local ok, s, left = pcall(agent.forced, agent, path)
+      if ok and s and ids[path] then
+        list[#list + 1] = { ids[path], s, left }
+      else
+        mine[path] = nil
+      end
     end
     table.sort(list, function(x, y) return x[1] < y[1] end)
     faults[agent] = next(mine) and mine or nil
     return list
+  end
+
+  -- Watches after a tick: a watch can change its mind only when its key
+  -- changed, so only the watches of the keys the tick's line carries (the
+  -- keys changed or cleared since the line before) are looked at, and the
+  -- watches added since the agent's last tick, once. What a tick costs
+  -- grows with what it changed, not with the number of watches.
+  local function watched(agent, st, line)
+    local hit
+    local function look(name, w)
+      if w.agent ~= nil and w.agent ~= st.id then return end
+      local now = holds(w, agent)
+      if now and not w.was[agent] then hit = name end
+      w.was[agent] = now
+    end
+    local seen = st.watchserial or 0
+    if seen < serial then -- (the newest last)
+      for i = #added, 1, -1 do
+        local w = added[i]
+        if w.serial <= seen then break end
+        if watches[w.name] == w then look(w.name, w) end
+      end
+      st.watchserial = serial
+    end
+    if next(bykey) then
+      for k in pairs(line.bb) do
+        for name, w in pairs(bykey[k] or {}) do look(name, w) end
+      end
+      for _, k in ipairs(line.unset or {}) do
+        for name, w in pairs(bykey[k] or {}) do look(name, w) end
+      end
+    end
+    if hit then
+      agent:freeze(true)
+      st.frozen, line.watch = -1, hit:match("^%S+ (.*)$")
+    end
   end
 
   -- After each tick of a streamed agent: its line, and breakpoints: a
@@ -283,7 +333,7 @@ function M.new(bt)
     if not st then return end
     local line = rec:line(agent, status, err, ev)
     if st.stepping then line.steps = stepped(agent, st, line.codes) end
-    if faults[agent] then line.faults = faulted(agent, line) end
+    if faults[agent] then line.faults = faulted(agent, st, line) end
     local marks = breaks[st.v.tree]
     if marks then
       for _, code in ipairs(line.codes) do
@@ -298,16 +348,7 @@ function M.new(bt)
         end
       end
     end
-    for name, w in pairs(watches) do
-      if w.agent == nil or w.agent == st.id then
-        local now = holds(w, agent)
-        if now and not w.was[agent] then
-          agent:freeze(true)
-          st.frozen, line.watch = -1, name:match("^%S+ (.*)$")
-        end
-        w.was[agent] = now
-      end
-    end
+    if nwatches > 0 then watched(agent, st, line) end
     if agent:frozen() then line.frozen = st.frozen or -1 end
     rec:write(line)
   end
@@ -339,19 +380,30 @@ function M.new(bt)
 
   -- An agent withdrawn or collected: the page is told, its breakpoints and
   -- watches go (ids are not given again).
+  local function unwatch(name)
+    local w = watches[name]
+    if not w then return end
+    watches[name], nwatches = nil, nwatches - 1
+    bykey[w.key][name] = nil
+    if next(bykey[w.key]) == nil then bykey[w.key] = nil end
+  end
+
   local function gone(id)
     offered[id] = nil
     emit(cjson.encode { t = "gone", agent = id }) -- the page marks it
+    forget(id)
     for _, marks in pairs(breaks) do
       for path, rules in pairs(marks) do
         for rule in pairs(rules) do
-          if rule:match("@(.*)$") == tostring(id) then rules[rule] = nil end
+          if rule:match("@(.*)$") == tostring(id) then
+            rules[rule], nbreaks = nil, nbreaks - 1
+          end
         end
         if next(rules) == nil then marks[path] = nil end
       end
     end
     for name, w in pairs(watches) do
-      if w.agent == id then watches[name] = nil end
+      if w.agent == id then unwatch(name) end
     end
   end
 
@@ -386,17 +438,31 @@ function M.new(bt)
   end
 
   -- An agent id as a command gave it (JSON numbers decode as floats: 9,
-  -- not 9.0).
+  -- not 9.0), or a string of it cut to a line.
   local function agentname(x)
-    return type(x) == "number" and ("%.14g"):format(x) or tostring(x)
+    return type(x) == "number" and ("%.14g"):format(x) or
+           type(x) == "string" and ("%q"):format(x:sub(1, 40)) or
+           type(x)
+  end
+
+  -- A name a command gave, quoted in a message (at most 60 bytes of it).
+  local function named(x)
+    return "'" .. (#x > 60 and x:sub(1, 60) .. "..." or x) .. "'"
+  end
+
+  -- A blackboard key a command may name: a string, not empty, without NUL
+  -- (the blackboard refuses those).
+  local function badkey(k)
+    if type(k) ~= "string" or k == "" or k:find("\0", 1, true) then
+      return "key must be a string without NUL bytes"
+    end
   end
 
   function commands.set(cmd)
     local agent = byid[cmd.agent]
     if not agent then return nil, "no agent " .. agentname(cmd.agent) end
-    if type(cmd.key) ~= "string" or cmd.key == "" then
-      return nil, "key must be a string"
-    end
+    local bad = badkey(cmd.key)
+    if bad then return nil, bad end
     local v = cmd.value
     if v == cjson.null then v = nil end
     if v ~= nil and not plain(v) then
@@ -418,11 +484,7 @@ function M.new(bt)
   -- Whether a version of the tree that the page was shown has that node.
   local function known(tree, path)
     for _, v in pairs(rec and rec.versions or {}) do
-      if v.tree == tree then
-        for _, n in ipairs(v.nodes) do
-          if n.path == path then return true end
-        end
-      end
+      if v.tree == tree and index(v)[path] then return true end
     end
     return false
   end
@@ -440,21 +502,37 @@ function M.new(bt)
     end
     local who, why = scope(cmd)
     if not who then return nil, why end
-    if cmd.on ~= false and not known(cmd.tree, cmd.node) then
-      return nil, "no node '" .. cmd.node .. "' in tree '" .. cmd.tree .. "'"
+    local rule = (s or "*") .. "@" .. who
+    local marks = breaks[cmd.tree]
+    local rules = marks and marks[cmd.node]
+    if cmd.on == false then
+      if rules and rules[rule] then
+        rules[rule], nbreaks = nil, nbreaks - 1
+        if next(rules) == nil then marks[cmd.node] = nil end
+        if next(marks) == nil then breaks[cmd.tree] = nil end
+      end
+      return true
     end
-    local marks = breaks[cmd.tree] or {}
+    if not known(cmd.tree, cmd.node) then
+      return nil, "no node " .. named(cmd.node) .. " in tree " ..
+                  named(cmd.tree)
+    end
+    if rules and rules[rule] then return true end
+    if nbreaks >= M.MAX_BREAKPOINTS then
+      return nil, "too many breakpoints (" .. M.MAX_BREAKPOINTS ..
+                  "): take one away first"
+    end
+    marks = marks or {}
     breaks[cmd.tree] = marks
-    local rules = marks[cmd.node] or {}
-    rules[(s or "*") .. "@" .. who] = cmd.on ~= false or nil
-    marks[cmd.node] = next(rules) and rules or nil
+    rules = rules or {}
+    marks[cmd.node] = rules
+    rules[rule], nbreaks = true, nbreaks + 1
     return true
   end
 
   function commands.watch(cmd)
-    if type(cmd.key) ~= "string" or cmd.key == "" then
-      return nil, "key must be a string"
-    end
+    local bad = badkey(cmd.key)
+    if bad then return nil, bad end
     if not COMPARE[cmd.op] then
       return nil, "op must be one of == ~= < <= > >="
     end
@@ -468,21 +546,32 @@ function M.new(bt)
                  (t == "string" and ("%q"):format(v) or
                   t == "number" and ("%.14g"):format(v) or tostring(v))
     if cmd.on == false then
-      watches[name] = nil
+      unwatch(name)
     elseif not watches[name] then
-      watches[name] = { agent = who ~= "*" and who or nil, key = cmd.key,
-                        op = cmd.op, value = v,
-                        was = setmetatable({}, { __mode = "k" }) }
+      local same = 0
+      for _ in pairs(bykey[cmd.key] or {}) do same = same + 1 end
+      if nwatches >= M.MAX_WATCHES or same >= M.MAX_WATCHES_KEY then
+        return nil, "too many watches (" .. (same >= M.MAX_WATCHES_KEY and
+          M.MAX_WATCHES_KEY .. " of key " .. named(cmd.key) or
+          M.MAX_WATCHES) .. "): take one away first"
+      end
+      serial = serial + 1
+      local w = { name = name, agent = who ~= "*" and who or nil,
+                  key = cmd.key, op = cmd.op, value = v, serial = serial,
+                  was = setmetatable({}, { __mode = "k" }) }
+      watches[name], nwatches = w, nwatches + 1
+      bykey[cmd.key] = bykey[cmd.key] or {}
+      bykey[cmd.key][name] = w
+      if #added > 2 * nwatches then -- compacted: the removed ones go
+        local kept = {}
+        for _, x in ipairs(added) do
+          if watches[x.name] == x then kept[#kept + 1] = x end
+        end
+        added = kept
+      end
+      added[#added + 1] = w
     end
     return true
-  end
-
-  -- The id of the node with that path in the version the agent runs, or
-  -- nil.
-  local function nodeid(agent, path)
-    for _, n in ipairs((agent.tree:nodes(agent))) do
-      if n.path == path then return n.id end
-    end
   end
 
   -- force: a node of one agent, or of every streamed agent of a tree,
@@ -505,21 +594,19 @@ function M.new(bt)
     local who, why = scope(cmd)
     if not who then return nil, why end
     local hit = 0
-    for agent, st in pairs(rec.ids) do
-      if (who == "*" or who == st.id) and st.v.tree == cmd.tree then
-        local id = nodeid(agent, cmd.node)
-        if id then
-          agent:force(id, s, ticks)
-          hit = hit + 1
-          faults[agent] = faults[agent] or {}
-          faults[agent][id] = true -- (told on its lines, till it ends)
-        end
+    for agent, st in pairs(rec and rec.ids or {}) do
+      -- (by path: the agent's tree resolves it in the version it runs)
+      if (who == "*" or who == st.id) and st.v.tree == cmd.tree and
+         pcall(agent.force, agent, cmd.node, s, ticks) then
+        hit = hit + 1
+        faults[agent] = faults[agent] or {}
+        faults[agent][cmd.node] = true -- (told on its lines, till it ends)
       end
     end
     if hit == 0 then
-      return nil, "no node '" .. cmd.node .. "' in tree '" .. cmd.tree ..
-                  "' of " .. (who == "*" and "any agent" or "agent " ..
-                                                  agentname(who))
+      return nil, "no node " .. named(cmd.node) .. " in tree " ..
+                  named(cmd.tree) .. " of " ..
+                  (who == "*" and "any agent" or "agent " .. agentname(who))
     end
     return true
   end
@@ -535,10 +622,7 @@ function M.new(bt)
       local st = rec.ids[agent]
       agent:freeze(true)
       st.frozen = nil -- (written -1: frozen by other than a breakpoint)
-      local line = cjson.encode { t = "frozen", agent = st.id }
-      for _, c in ipairs(clients) do
-        if c.sse then event(c, line) end
-      end
+      broadcast(cjson.encode { t = "frozen", agent = st.id })
     end
     return true
   end
@@ -579,49 +663,67 @@ function M.new(bt)
 
   -- (a command that raises, which none should, is refused with the
   -- message: it never leaves bt.debug.poll)
-  local function command(body)
-    local cmd = cjson.decode(body)
-    if type(cmd) ~= "table" then return nil, "body is not a JSON object" end
+  -- Carries out a command (a table): true, or nil and why. A command
+  -- refuses what it cannot do; anything it raises (a game's observer that
+  -- raises on the value written, say) is refused with the message too, so
+  -- neither bt.debug.poll nor bt.debug.command ever raises.
+  local function run(cmd)
+    if type(cmd) ~= "table" then return nil, "a command is a JSON object" end
     local f = commands[cmd.cmd]
-    if not f then return nil, "unknown command " .. tostring(cmd.cmd) end
+    if not f then
+      return nil, "unknown command " .. (type(cmd.cmd) == "string" and
+                                         named(cmd.cmd) or type(cmd.cmd))
+    end
     local ok, r, err = pcall(f, cmd)
     if not ok then return nil, "the command failed: " .. tostring(r) end
     return r, err
   end
-  D.command = function(t) -- the same commands, from Lua
-    local f = commands[t.cmd]
-    if not f then return nil, "unknown command " .. tostring(t.cmd) end
-    return f(t)
-  end
+  D.command = run -- the same commands, from Lua
 
   -- HTTP -------------------------------------------------------------------
 
-  local function handle(c)
-    local method, path = c.method, c.path
-    if path == "/events" and (method == "GET" or method == "HEAD") then
-      queue(c, "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n" ..
-               "Cache-Control: no-store\r\nConnection: keep-alive\r\n\r\n")
-      c.sse, c.ping = true, now()
-      if file then -- fed as the client reads, M.FEED bytes at a time
-        local at = 0
-        c.feed = function()
-          local parts, n = {}, 0
-          while at < #file and n < M.FEED do
-            at = at + 1
-            parts[#parts + 1] = "data: " .. file[at] .. "\n\n"
-            n = n + #parts[#parts]
-          end
-          return n > 0 and table.concat(parts) or nil
-        end
-      else
-        for _, l in ipairs(lines) do event(c, l) end
-        if rec then
-          for agent, st in pairs(rec.ids) do
-            if st.tick > 0 then event(c, snapshot(agent, st)) end
-          end
-        end
-        for _, l in pairs(profiles) do event(c, l) end
+  -- The event stream of a trace file: fed as the page reads, M.FEED bytes
+  -- at a time.
+  local function feeder()
+    local at = 0
+    return function()
+      local parts, n = {}, 0
+      while at < #file and n < M.FEED do
+        at = at + 1
+        parts[#parts + 1] = frame(file[at])
+        n = n + #parts[#parts]
       end
+      return n > 0 and table.concat(parts) or nil
+    end
+  end
+
+  -- What is public: the viewer's files (code anyone may read). Everything
+  -- that shows or changes the game (the stream, commands, /live, a trace
+  -- file) needs the token.
+  local PRIVATE = { ["/events"] = true, ["/command"] = true, ["/live"] = true }
+  local function public(req)
+    return (req.method == "GET" or req.method == "HEAD") and
+           not PRIVATE[req.path] and
+           not (opts.tracename and req.path == "/" .. opts.tracename)
+  end
+
+  local function handle(_, c, req)
+    local method, path = req.method, req.path
+    if path == "/events" then
+      if method ~= "GET" and method ~= "HEAD" then
+        return json(c, 405, { ok = false, error = "GET expected" })
+      end
+      if file then return server.stream(c, feeder()) end
+      if not server.stream(c) then return end
+      for _, l in ipairs(lines) do
+        if not l.dead then server.event(c, l[1]) end
+      end
+      if rec then
+        for agent, st in pairs(rec.ids) do
+          if st.tick > 0 then server.event(c, frame(snapshot(agent, st))) end
+        end
+      end
+      for _, l in pairs(profiles) do server.event(c, frame(l)) end
       return
     end
     if path == "/command" then
@@ -631,7 +733,7 @@ function M.new(bt)
       if file then
         return json(c, 200, { ok = false, error = "not a live game" })
       end
-      local ok, err = command(c.body)
+      local ok, err = run(cjson.decode(req.body))
       if ok then return json(c, 200, { ok = true }) end
       return json(c, 200, { ok = false, error = tostring(err) })
     end
@@ -642,130 +744,54 @@ function M.new(bt)
       return json(c, 200, { live = file == nil })
     end
     if file and opts.tracename and path == "/" .. opts.tracename then
-      return respond(c, 200, TYPES.jsonl, table.concat(file, "\n") .. "\n")
+      return server.respond(c, 200, TYPES.jsonl,
+                            table.concat(file, "\n") .. "\n")
     end
     local name = filepath(opts.root, path)
-    if not name then return respond(c, 403, TYPES.txt, "forbidden\n") end
-    local data = readfile(name)
-    if not data then return respond(c, 404, TYPES.txt, "not found\n") end
-    respond(c, 200, TYPES[name:match("%.(%w+)$") or ""] or
-                    "application/octet-stream", data)
-  end
-
-  -- Parses what c has received; handles a complete request.
-  local function parse(c)
-    if not c.path then
-      local head = c.inbuf:find("\r\n\r\n", 1, true)
-      if not head then
-        if #c.inbuf > M.MAX_HEADER then
-          respond(c, 413, TYPES.txt, "request too large\n")
-        end
-        return
-      end
-      if head > M.MAX_HEADER then
-        return respond(c, 413, TYPES.txt, "request too large\n")
-      end
-      local text = c.inbuf:sub(1, head - 1)
-      c.inbuf = c.inbuf:sub(head + 4)
-      local method, path = text:match("^(%u+) (/%S*) HTTP/1%.[01]\r?\n?")
-      if not method then
-        return respond(c, 400, TYPES.txt, "bad request\n")
-      end
-      c.method, c.path = method, path
-      local len = text:lower():match("\ncontent%-length:%s*(%d+)")
-      c.length = tonumber(len or "0")
-      if c.length > M.MAX_BODY then
-        return respond(c, 413, TYPES.txt, "request too large\n")
-      end
+    if not name then
+      return server.respond(c, 403, TYPES.txt, "forbidden\n")
     end
-    if #c.inbuf < c.length then return end
-    c.body = c.inbuf:sub(1, c.length)
-    c.inbuf = ""
-    c.done = true
-    handle(c)
-  end
-
-  local function drop(c)
-    c.closed = true
-    c.sock:close()
-  end
-
-  -- Reads what has arrived, without waiting.
-  local function receive(c)
-    local data, err, partial = c.sock:receive(M.READ_PER_POLL)
-    data = data or partial
-    if data and #data > 0 then
-      if not c.done then
-        c.inbuf = c.inbuf .. data
-        parse(c)
-      end -- an SSE client's further bytes are ignored
-    end
-    if err == "closed" then drop(c) end
-  end
-
-  -- Writes what the socket takes now.
-  local function send(c)
-    while #c.out > 0 or c.feed do
-      if #c.out == 0 then -- the next part of a trace file's stream
-        local chunk = c.feed()
-        if not chunk then
-          c.feed = nil
-          break
-        end
-        c.out[1], c.outsize = chunk, #chunk
-      end
-      local s = c.out[1]
-      local last, err, part = c.sock:send(s, c.sent + 1)
-      last = last or part
-      if last and last > c.sent then c.sent = last end
-      if c.sent < #s then
-        if err == "closed" then drop(c) end
-        return
-      end
-      table.remove(c.out, 1)
-      c.outsize = c.outsize - #s
-      c.sent = 0
-    end
-    if c.closing then drop(c) end
+    local data = paths.read(name, M.MAX_FILE)
+    if not data then return server.respond(c, 404, TYPES.txt, "not found\n") end
+    server.respond(c, 200, TYPES[name:match("%.(%w+)$") or ""] or
+                           "application/octet-stream", data)
   end
 
   -- bt.debug.serve{ port = P, host = "127.0.0.1", allow_remote = false,
-  -- root = viewer dir, agents = { ... }, file = trace path }: starts the
-  -- server; returns the port it listens on and the page's URL.
+  -- hosts = { names }, token = T, root = viewer dir, agents = { ... },
+  -- file = trace path }: starts the server; returns the port it listens on
+  -- and the page's URL, which carries the token.
   function D.serve(o)
     o = o or {}
     assert(not server, "bt.debug: already serving")
     local host = o.host or "127.0.0.1"
-    if not LOOPBACK[host] and not o.allow_remote then
+    if not http.LOOPBACK[host] and not o.allow_remote then
       error(("bt.debug: refusing to listen on %s (only the loopback " ..
              "interface unless allow_remote = true)"):format(host), 2)
     end
+    if o.hosts ~= nil and type(o.hosts) ~= "table" then
+      error("bt.debug: hosts must be a list of host names", 2)
+    end
     opts = { root = o.root or viewerdir(), host = host }
     if o.file then
+      local text, err = paths.read(o.file, M.MAX_TRACE)
+      if not text then error("bt.debug: " .. err, 2) end
       file = {}
-      for l in assert(io.open(o.file)):lines() do
-        if l ~= "" then file[#file + 1] = l end
-      end
+      for l in text:gmatch("[^\n]+") do file[#file + 1] = l end
       opts.tracename = o.file:match("[^/\\]+$"):gsub("[^%w%._%-]", "_")
     end
-    local s = assert(socket.tcp())
-    s:setoption("reuseaddr", true)
-    local ok, err = s:bind(host == "localhost" and "127.0.0.1" or host,
-                           o.port or 0)
+    local ok, s = pcall(http.new, { host = host, port = o.port,
+      token = o.token, hosts = o.hosts, handle = handle, public = public })
     if not ok then
-      s:close()
-      error("bt.debug: cannot listen on " .. host .. ":" ..
-            tostring(o.port or 0) .. ": " .. tostring(err), 2)
+      file = nil
+      error("bt.debug: " .. tostring(s), 2)
     end
-    assert(s:listen(32))
-    s:settimeout(0)
     server = s
     for _, a in ipairs(o.agents or {}) do D.add(a) end
-    local _, port = s:getsockname()
-    D.port = tonumber(port)
-    D.url = ("http://%s:%d/"):format(host:find(":") and "[" .. host .. "]"
-                                       or host, D.port)
-    if opts.tracename then D.url = D.url .. "?trace=" .. opts.tracename end
+    D.port = server.port
+    D.url = server.url .. "?" ..
+            (opts.tracename and "trace=" .. opts.tracename .. "&" or "") ..
+            "token=" .. server.token
     return D.port, D.url
   end
 
@@ -773,18 +799,6 @@ function M.new(bt)
   -- Returns the number of connected clients.
   function D.poll()
     if not server then return 0 end
-    for _ = 1, M.ACCEPT_PER_POLL do
-      local s = server:accept()
-      if not s then break end
-      if #clients >= M.MAX_CLIENTS then
-        s:close() -- too many: refused at once
-      else
-        s:settimeout(0)
-        s:setoption("tcp-nodelay", true)
-        clients[#clients + 1] = { sock = s, inbuf = "", out = {},
-                                  outsize = 0, sent = 0, since = now() }
-      end
-    end
     local t = now()
     if rec and t - profiled >= M.PROFILE then
       profiled = t
@@ -794,49 +808,30 @@ function M.new(bt)
       swept = t
       sweep()
     end
-    for i = #clients, 1, -1 do
-      local c = clients[i]
-      if not c.closed and not c.closing then receive(c) end
-      if not c.closed and not c.done and not c.closing and
-         t - c.since > M.REQUEST_TIMEOUT then
-        respond(c, 408, TYPES.txt, "request timeout\n")
-      end
-      if not c.closed and c.sse and t - c.ping > M.PING then
-        queue(c, ": ping\n\n")
-        c.ping = t
-      end
-      if not c.closed then send(c) end
-      if c.closed then table.remove(clients, i) end
-    end
-    return #clients
+    server.poll()
+    return (server.clients())
   end
 
   -- bt.debug.close(): closes every connection and the server; agents are
   -- no longer streamed and frozen ones are released.
   function D.close()
-    for _, c in ipairs(clients) do
-      if not c.closed then drop(c) end
-    end
-    clients = {}
+    if server then server.close() end
+    server = nil
     if rec then
       for agent in pairs(rec.ids) do D.remove(agent) end
     end
-    rec, lines, breaks, file = nil, {}, {}, nil
+    rec, lines, dead, agentline, breaks, file = nil, {}, 0, {}, {}, nil
+    watches, bykey, added, nwatches, nbreaks = {}, {}, {}, 0, 0
     byid, offered = setmetatable({}, { __mode = "v" }), {}
     profiles = {}
-    if server then server:close() end
-    server = nil
     D.port, D.url = nil, nil
   end
 
   -- bt.debug.clients(): the connections open, and how many of them are
   -- pages that follow the stream (/events)
   function D.clients()
-    local pages = 0
-    for _, c in ipairs(clients) do
-      if c.sse and not c.closed then pages = pages + 1 end
-    end
-    return #clients, pages
+    if not server then return 0, 0 end
+    return server.clients()
   end
 
   return D

@@ -221,9 +221,11 @@ end
 -- the caller's key; the methods take inner keys; observers get bb and the
 -- caller's key; pairs lists inner names (a caller's key hidden by a remap
 -- is left out). Made by the C core once per agent and map.
-local function view(bb, map)
-  local inv = {}
-  for inner, outer in pairs(map) do inv[outer] = inner end
+local function view(bb, remap)
+  local map, inv = {}, {} -- (a copy: the agent keeps the view by remap, a
+  -- weak key that the view must not refer to, as on Lua 5.1 and LuaJIT a
+  -- reload's old remap would never go)
+  for inner, outer in pairs(remap) do map[inner], inv[outer] = outer, inner end
   local function key(k) return map[k] or k end
   local methods = {
     get = function(_, k, default) return bb:get(key(k), default) end,
@@ -321,12 +323,9 @@ function bt.node(name, args, children)
   return n
 end
 
-local defs = setmetatable({}, { __mode = "k" }) -- tree -> { root, opts }
-
 function bt.tree(root, opts)
   local ok, t = pcall(core.tree, root, opts)
   if not ok then error(t, 0) end
-  defs[t] = type(root) == "table" and { root = root, opts = opts } or nil
   return t
 end
 
@@ -334,19 +333,10 @@ end
 
 local files = require("bonsai.loaders")(bt)
 
+-- tree:export(format): from the definition the tree keeps (tree:_source)
 local methods = getmetatable(core.tree(bt.action(function() end))).methods
-local reload = methods.reload
-function methods.reload(tree, root, opts)
-  local ok, err = reload(tree, root, opts)
-  if ok then
-    if type(root) == "userdata" then defs[tree] = defs[root]
-    else defs[tree] = { root = root, opts = opts } end
-  end
-  return ok, err
-end
-
 function methods.export(tree, fmt)
-  return files.export(tree, fmt, defs[tree])
+  return files.export(tree, fmt, tree:_source())
 end
 
 bt.builder = function(...)

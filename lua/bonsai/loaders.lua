@@ -5,8 +5,9 @@
 -- editor formats are data: loading one runs no code from it.
 
 local compat = require "bonsai.compat"
+local paths = require "bonsai.paths"
 
-local MAX_SIZE = 8 * 1024 * 1024  -- bytes; larger tree files are refused
+local MAX_SIZE = paths.MAX_SIZE -- bytes; larger tree files are refused
 
 local formats = {
   behavior3 = "bonsai.formats.behavior3",
@@ -17,7 +18,7 @@ local formats = {
 -- The options bt.import and bt.load take, per format (any other is
 -- refused; bt.load checks them when its loader is the format's built-in).
 local import_options = {
-  behavior3 = "file read deps dir tree",
+  behavior3 = "file read deps dir include_dirs tree",
   btcpp = "file read deps main include_dirs",
   edges = "file",
   lua = "file",
@@ -42,27 +43,14 @@ return function(bt)
     return require(m)
   end
 
-  -- The text of a file, or nil and a message; refuses files over MAX_SIZE.
-  local function readfile(path)
-    local f, err = io.open(path, "rb")
-    if not f then return nil, err end
-    local size = f:seek("end")
-    if not size or size > MAX_SIZE then
-      f:close()
-      return nil, path .. ": file too large (" .. tostring(size) ..
-             " bytes, at most " .. MAX_SIZE .. ")"
-    end
-    f:seek("set")
-    local text = f:read("*a")
-    f:close()
-    return text
-  end
-
   -- Runs a Lua tree or leaf file with bt in scope; returns true and what the
   -- file returned, or nil and a message.
   local function runfile(path)
     local env = setmetatable({ bt = bt }, { __index = _G })
-    local chunk, err = compat.loadfile(path, "t", env)
+    local text, err = paths.read(path)
+    if not text then return nil, err end
+    local chunk
+    chunk, err = compat.load(text, "@" .. path, "t", env)
     if not chunk then return nil, err end
     local ok, res, opts = pcall(chunk)
     if not ok then return nil, tostring(res) end
@@ -82,16 +70,19 @@ return function(bt)
   formatof[loaders[".lua"]] = "lua"
 
   -- A loader of an editor format: reads the file and parses it; subtree
-  -- files it names are read relative to it and recorded as dependencies.
+  -- files it names are read relative to it (bonsai.paths: inside the
+  -- directories allowed, each once, 8 MB in all) and recorded as
+  -- dependencies.
   local function fileloader(name)
     local function load(path, opts)
-      local text, err = readfile(path)
+      local read = paths.reader()
+      local text, err = read(path)
       if not text then error(err, 0) end
       local o = {}
       for k, v in pairs(opts or {}) do o[k] = v end
       o.file, o.bt = path, bt
       o.deps = o.deps or {}
-      o.read = o.read or readfile
+      o.read = o.read or read
       local node, topts = format(name).parse(text, o)
       files.deps[path] = o.deps
       return node, topts
@@ -128,7 +119,7 @@ return function(bt)
     local o = {}
     for k, v in pairs(opts or {}) do o[k] = v end
     o.bt, o.deps = bt, o.deps or {}
-    o.read = o.read or readfile
+    o.read = o.read or paths.reader()
     return format(fmt).parse(text, o)
   end
 

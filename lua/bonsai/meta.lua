@@ -107,6 +107,8 @@
 ---@field exit? fun(agent: bonsai.Agent, bb: bonsai.Blackboard, args: table?, status: bonsai.Status)
 ---@field abort? fun(agent: bonsai.Agent, bb: bonsai.Blackboard, args: table?): ("running"|any) return bt.RUNNING to take more time (a latent abort)
 ---@field abort_timeout? number seconds of agent time a latent abort may take before it is cut off
+---@field save? fun(agent: bonsai.Agent, bb: bonsai.Blackboard, args: table?): any what the run keeps outside the blackboard, saved by a:save() while the leaf runs (plain values, as c.memory; nil: nothing)
+---@field restore? fun(agent: bonsai.Agent, bb: bonsai.Blackboard, args: table?, value: any) a save put the run back (it goes on without enter): value is what save returned, nil when the save holds none
 
 ---What a bt.control's callbacks get as `c` (valid during the callback).
 ---@class bonsai.Control
@@ -147,7 +149,7 @@ function Control:abort(i) end
 ---Options of bt.load, handed to the file's loader.
 ---@class (exact) bonsai.LoadOpts
 ---@field main? string the BehaviorTree.CPP tree to run (a file of several)
----@field include_dirs? string[] the directories a BehaviorTree.CPP <include> may read (default: the file's own directory tree)
+---@field include_dirs? string[] the directories a BehaviorTree.CPP <include> or a behavior3 subtree `path` may read (default: the file's own directory tree, or `dir`'s; docs/FORMATS.md "Which files a tree file may read")
 ---@field tree? string the behavior3 project's tree (its id or title)
 ---@field dir? string the behavior3 workspace directory subtree `path`s are relative to (default: the file's)
 
@@ -672,9 +674,22 @@ function Builder:build(opts) end
 ---@class bonsai.Debug
 local Debug = {}
 
----Starts serving the viewer's live protocol.
----@param opts? table
----@return any
+---Options of bt.debug.serve (docs/DEBUGGER.md, "Security").
+---@class bonsai.DebugServeOpts
+---@field port? integer the port (0, the default: a free one)
+---@field host? string the address to listen on ("127.0.0.1"; another needs allow_remote)
+---@field allow_remote? boolean listen on an address other than the loopback's
+---@field hosts? string[] more host names the page may be opened by (Host and Origin are checked)
+---@field token? string the page's token, 16 or more letters, digits or -_.~ (default: 128 bits from /dev/urandom)
+---@field root? string the viewer's directory (default: the one installed with the module)
+---@field agents? bonsai.Agent[] agents offered and streamed at once
+---@field file? string a trace file to serve to the page instead of a live game
+
+---Starts serving the viewer's live protocol; the page's URL carries the
+---token that every request showing or changing the game needs.
+---@param opts? bonsai.DebugServeOpts
+---@return integer port
+---@return string url http://127.0.0.1:PORT/?token=...
 function Debug.serve(opts) end
 
 ---Answers pending viewer requests; call once per frame.

@@ -30,13 +30,11 @@ M.RELOAD, M.INTERRUPT, M.RESET = RELOAD, INTERRUPT, RESET
 -- Lua 5.3).
 local function has(marks, bit) return floor(marks / bit) % 2 == 1 end
 
--- agent -> { [sink] = its subscription }
-local subs = setmetatable({}, { __mode = "k" })
-
 -- Subscribes sink to the agent's ticks (the agent is traced meanwhile).
+-- The agent keeps { [sink] = its subscription } (a:_kept: a weak-keyed
+-- table would keep it alive on Lua 5.1 and LuaJIT, through the sink).
 function M.attach(agent, sink)
-  local mine = subs[agent] or {}
-  subs[agent] = mine
+  local mine = agent:_kept("record") or agent:_kept("record", {})
   if not mine[sink] then
     mine[sink] = subscribe.subscribe(agent, sink, { _codes = true })
   end
@@ -44,7 +42,7 @@ end
 
 -- Unsubscribes sink.
 function M.detach(agent, sink)
-  local mine = subs[agent]
+  local mine = agent:_kept("record")
   if mine and mine[sink] then
     subscribe.unsubscribe(mine[sink])
     mine[sink] = nil

@@ -18,17 +18,22 @@ local STATUS = { [0] = "idle", "running", "success", "failure", "aborted",
 local RELOAD, ERROR = 2, 4
 local MARKS = { { 8, "interrupt" }, { 16, "reset" }, { RELOAD, "reload" } }
 
--- agent -> its subscriptions: a list replaced, never changed in place, so
+-- An agent's subscriptions: a list replaced, never changed in place, so
 -- a dispatch under way keeps the list it started with; 'traced': how many
 -- want events; 'paths' (id -> path) and 'events' (code -> event table):
 -- of the version the agent runs, made when first wanted (while the agent
--- is traced, its reloads are seen and start them over)
-local subs = setmetatable({}, { __mode = "k" })
+-- is traced, its reloads are seen and start them over). The agent keeps
+-- it, in its own storage (a:_kept): a subscriber that refers to the agent
+-- does not keep it alive (a weak-keyed table would on Lua 5.1 and LuaJIT,
+-- whose weak tables are no ephemerons).
+local function subs(agent)
+  local box = agent:_kept("subs") -- { list = the list }, the hook's
+  return box and box.list
+end
 
--- subscription -> its agent, held weakly: a subscription does not keep its
--- agent alive (before Lua 5.2, a weak-keyed table's value that refers to
--- its key keeps it: subs[agent] must not refer to the agent)
-local owner = setmetatable({}, { __mode = "v" })
+-- subscription -> its agent, both held weakly: a subscription does not
+-- keep its agent alive, nor the agent the subscription
+local owner = setmetatable({}, { __mode = "kv" })
 
 local function bit(x, b) return x % (b + b) >= b end
 
@@ -96,9 +101,10 @@ local function tables(agent, list, ev, err)
   return out
 end
 
--- The agent's tick hook: reads the events once, calls every subscriber.
-local function dispatch(agent, status, err)
-  local list = subs[agent]
+-- The agent's tick hook: reads the events once, calls every subscriber
+-- of its list (box.list).
+local function dispatch(box, agent, status, err)
+  local list = box.list
   if list == nil then return end
   local ev, all
   if list.traced > 0 then
@@ -132,7 +138,7 @@ end
 
 -- Replaces the agent's list by a copy with s added (add) or taken out.
 local function update(agent, s, add)
-  local old = subs[agent] or { traced = 0 }
+  local old = subs(agent) or { traced = 0 }
   local kept = old.traced > 0 -- (reloads were seen)
   local new = { traced = old.traced, paths = kept and old.paths or nil,
                 events = kept and old.events or {} }
@@ -153,11 +159,17 @@ local function update(agent, s, add)
     agent:trace(false)
   end
   if #new == 0 then
-    subs[agent] = nil
+    agent:_kept("subs", nil)
     agent:_on_tick(nil)
   else
-    if #old == 0 then agent:_on_tick(dispatch) end
-    subs[agent] = new
+    local box = agent:_kept("subs")
+    if box == nil then -- the hook's own: no lookup per tick
+      box = agent:_kept("subs", {})
+      agent:_on_tick(function(a, status, err)
+        return dispatch(box, a, status, err)
+      end)
+    end
+    box.list = new
   end
 end
 
@@ -213,15 +225,14 @@ end
 
 -- a:on_tick(fn | nil): the agent's one on_tick function, fn(agent, status,
 -- err), a subscription without events that a next call replaces.
-local ontick = setmetatable({}, { __mode = "k" })
-
 function M.on_tick(agent, fn)
   assert(fn == nil or type(fn) == "function",
          "on_tick: function or nil expected")
-  if ontick[agent] then M.unsubscribe(ontick[agent]) end
-  ontick[agent] = fn and M.subscribe(agent, function(a, _, status, err)
+  local old = agent:_kept("on_tick")
+  if old then M.unsubscribe(old) end
+  agent:_kept("on_tick", fn and M.subscribe(agent, function(a, _, status, err)
     return fn(a, status, err)
-  end, { events = false }) or nil
+  end, { events = false }) or nil)
 end
 
 return M

@@ -206,8 +206,27 @@ local function timeline_of(list)
   return out
 end
 
+-- The keys every node's table takes (its name, utility, pre- and
+-- post-conditions; not its type): what a stand-in keeps of the leaf it
+-- replaces, with its args. The rest (its callbacks, a registered name, a
+-- built-in leaf's parameters) is the leaf's own behaviour: replaced.
+local KEPT = {}
+do
+  local count, nkinds = {}, 0
+  for _, k in ipairs(bt.KINDS) do
+    nkinds = nkinds + 1
+    for w in k.keys:gmatch("%S+") do count[w] = (count[w] or 0) + 1 end
+  end
+  for w, n in pairs(count) do
+    if n == nkinds and w ~= "type" then KEPT[#KEPT + 1] = w end
+  end
+  KEPT[#KEPT + 1] = "args"
+end
+
 -- The stand-in node for a compiled node: a condition for conditions, else
--- an action with every callback; each call is recorded in s.
+-- an action with every callback, with the rest of the leaf's node table
+-- (KEPT: so its conditions still run around it); each call is recorded in
+-- s.
 local function standin_node(s, node, key, def, sc)
   local path = node.path
   local function record(what, a, bb, args, extra)
@@ -231,22 +250,23 @@ local function standin_node(s, node, key, def, sc)
     return r
   end
   s.state[path] = { run = 0, step = 0 }
-  local args = def.args
+  local n = {}
+  for _, k in ipairs(KEPT) do n[k] = def[k] end
+  n.name = node.name -- (the compiled name: every path stays)
   if standin.CONDITIONS[node.type] then
     s.state[path].run = 1 -- a condition's calls are the steps of one run
-    return bt.named(node.name, bt.condition(step, args))
+    n.fn = step
+    return bt.condition(n)
   end
-  return bt.action({
-    name = node.name,
-    enter = function(a, bb, a2)
-      local st = s.state[path]
-      st.run, st.step = st.run + 1, 0
-      record("enter", a, bb, a2)
-    end,
-    tick = step,
-    exit = function(a, bb, a2, status) record("exit", a, bb, a2, status) end,
-    abort = function(a, bb, a2) record("abort", a, bb, a2) end,
-  }, args)
+  n.enter = function(a, bb, a2)
+    local st = s.state[path]
+    st.run, st.step = st.run + 1, 0
+    record("enter", a, bb, a2)
+  end
+  n.tick = step
+  n.exit = function(a, bb, a2, status) record("exit", a, bb, a2, status) end
+  n.abort = function(a, bb, a2) record("abort", a, bb, a2) end
+  return bt.action(n)
 end
 
 -- T.scenario{ tree = ..., blackboard = ..., stand_ins = ..., ... }: see

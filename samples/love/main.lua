@@ -108,9 +108,9 @@ function love.load(args)
     agents[i] = bt.agent(tree, { owner = npc,
       blackboard = { sees = false, scared = false } })
   end
-  local ok, port = pcall(bt.debug.serve, { port = 0, agents = agents })
+  local ok, port, page = pcall(bt.debug.serve, { port = 0, agents = agents })
   if ok then
-    url = ("http://127.0.0.1:%d/"):format(port)
+    url = page -- (with its token: docs/DEBUGGER.md, "Security")
     say("debugger %s", url)
   else
     say("debugger unavailable: %s", tostring(port))

@@ -167,11 +167,17 @@ struct bonsai_tree {
 ** linked from the agent while it runs. */
 typedef struct Frame {
   struct Frame *prev; /* the callback it is nested in, or NULL */
+  struct Frame *prevrun; /* while busy: the frame whose child's run was
+                         ** under way before this one's (a->run) */
+  void *host;         /* while busy: a->hostud before the child's run */
   uint32_t node;      /* the control node */
   uint32_t budget;    /* child ticks it may still ask for */
   uint8_t event;      /* BONSAI_EV_TICK or BONSAI_EV_ABORT */
   uint8_t busy;       /* a child's run is under way */
   uint8_t failed;     /* a child's run failed: the error is recorded */
+  uint8_t caught;     /* a non-local exit left a child's run and the host
+                      ** caught it inside the callback
+                      ** (bonsai_control_recover) */
   uint8_t latent;     /* ABORT: the abort pass may be latent; TICK: a child
                       ** it aborted is aborting, so the node waits */
 } Frame;
@@ -214,6 +220,9 @@ struct bonsai_agent {
                      ** after a reload to a larger version) */
   uint32_t inlinecap; /* bytes of state inside the agent's allocation */
   Frame *ctl;       /* the innermost control callback under way, or NULL */
+  Frame *run;       /* the innermost one whose child's run is under way:
+                    ** live whenever a host catches a non-local exit
+                    ** (bonsai_control_recover) */
   struct Latent *latent; /* latent aborts under way (latent.c), or NULL:
                     ** while there are some, ticks run the watched copy */
   struct Prof *prof; /* its tree's profile while it counts, or NULL */

@@ -17,7 +17,7 @@
 #define MANY 1, BS_MANY
 #define ANY 0, BS_MANY
 /* What a Lua leaf's node table holds besides the common keys. */
-#define LEAFKEYS "fn leaf task tick enter exit abort args script"
+#define LEAFKEYS "fn leaf task tick enter exit abort save restore args script"
 
 const KindInfo bs_kinds[BONSAI_NKINDS] = {
   /* name, class, children (fewest, most), data bytes, flags, cont, takes,

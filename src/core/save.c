@@ -7,6 +7,9 @@
 ** data that lasts while idle), then the agent's own blackboard values.
 ** Restoring reads untrusted bytes: every read is bounds-checked, the whole
 ** input is checked before anything changes, and nothing is ever entered.
+** A running leaf that keeps state of its own (BONSAI_LEAF_SAVE) writes it
+** into its record (SAVE) and gets it back once the state is in place
+** (RESTORE).
 */
 #include <string.h>
 
@@ -22,10 +25,12 @@
 #include "vm.h"
 
 #define MAGIC "BNSA"
-#define VERSION 2 /* 2: aborting nodes, waits, queued events; reads 1 */
+#define VERSION 3 /* 2: aborting nodes, waits, queued events; 3: leaves'
+                  ** states (LEAFSTATE); reads 1 and 2 */
 #define LIVE(s) ((s) == BONSAI_RUNNING || (s) == BONSAI_ABORTING)
 #define NOCHILD 0xffffffffu /* a child reference to no child */
 #define CHILDREF 0xffu      /* data length mark: a running child's name */
+#define LEAFSTATE 0xfeu     /* data length mark: a running leaf's state */
 
 /* Value tags (also those of a host's values, BONSAI_SAVE_HOST); nil only
 ** for an event's payload. */
@@ -107,6 +112,52 @@ static int saved(const bonsai_agent *a, uint32_t i) {
   return 0;
 }
 
+/* The bytes a leaf's SAVE writes, gathered (their length comes first). */
+typedef struct Buf {
+  bonsai_env *env;
+  unsigned char *p;
+  size_t n, cap;
+  int nomem;
+} Buf;
+
+static void addbuf(void *ud, const void *p, size_t n) {
+  Buf *b = (Buf *)ud;
+  if (b->nomem || n == 0)
+    return;
+  if (n > (size_t)0xffffffffu - b->n) {
+    b->nomem = 1;
+    return;
+  }
+  if (b->n + n > b->cap) {
+    size_t cap = b->cap * 2 > b->n + n ? b->cap * 2 : b->n + n + 64;
+    unsigned char *q = bs_realloc(b->env, b->p, b->cap, cap);
+    if (q == NULL) {
+      b->nomem = 1;
+      return;
+    }
+    b->p = q;
+    b->cap = cap;
+  }
+  memcpy(b->p + b->n, p, n);
+  b->n += n;
+}
+
+/* The state of the running leaf at node i (SAVE), if it keeps one, into
+** b (emptied first). BONSAI_OK, BONSAI_EARG (its SAVE failed: recorded)
+** or BONSAI_ENOMEM. */
+static int leafstate(bonsai_agent *a, uint32_t i, Buf *b) {
+  bonsai_call c;
+  b->n = 0;
+  c.event = BONSAI_EV_SAVE;
+  c.write = addbuf;
+  c.wud = b;
+  c.saved = NULL;
+  c.savedlen = 0;
+  if (bs_vm_leafstate(a, i, &c) != BONSAI_OK)
+    return BONSAI_EARG;
+  return b->nomem ? BONSAI_ENOMEM : BONSAI_OK;
+}
+
 /* Node i's path, as a string. */
 static int putpath(const Out *o, const bonsai_agent *a, uint32_t i) {
   const Blueprint *bp = a->bp;
@@ -126,8 +177,9 @@ static int putpath(const Out *o, const bonsai_agent *a, uint32_t i) {
 }
 
 /* A node record: path, kind, status, then its data (composites name their
-** running child instead of giving its index). */
-static int putnode(const Out *o, const bonsai_agent *a, uint32_t i) {
+** running child instead of giving its index; a running leaf that keeps a
+** state, the state, in b). */
+static int putnode(const Out *o, bonsai_agent *a, uint32_t i, Buf *b) {
   const Blueprint *bp = a->bp;
   const Node *n = &bp->nodes[i];
   const uint8_t *d = a->state + n->data;
@@ -135,7 +187,11 @@ static int putnode(const Out *o, const bonsai_agent *a, uint32_t i) {
     return BONSAI_ENOMEM;
   put8(o, n->kind);
   put8(o, a->state[i]);
-  if (childref(n)) {
+  if (n->kind == BONSAI_ACTION && b->n > 0) {
+    put8(o, LEAFSTATE);
+    put32(o, (uint32_t)b->n);
+    put(o, b->p, b->n);
+  } else if (childref(n)) {
     uint32_t c;
     memcpy(&c, d, 4);
     put8(o, CHILDREF);
@@ -164,6 +220,35 @@ static int putvalue(const Out *o, bonsai_value v) {
   default: return -1;
   }
   return 0;
+}
+
+/* The node records, each running leaf's state asked first (the leaves'
+** callbacks run with the agent busy, protected, with the host's data). */
+static int putnodes(const Out *o, bonsai_agent *a, void *leafhost) {
+  const Blueprint *bp = a->bp;
+  Buf b;
+  uint32_t i, count = 0;
+  int r = BONSAI_OK;
+  uint8_t protect = a->protect;
+  void *hostud = a->hostud;
+  for (i = 0; i < bp->n; i++)
+    count += (uint32_t)saved(a, i);
+  put32(o, count);
+  b.env = a->tree->env;
+  b.p = NULL;
+  b.cap = 0;
+  b.nomem = 0;
+  a->busy = a->protect = 1;
+  a->hostud = leafhost;
+  for (i = 0; i < bp->n && r == BONSAI_OK; i++)
+    if (saved(a, i) && (r = leafstate(a, i, &b)) == BONSAI_OK)
+      r = putnode(o, a, i, &b);
+  a->busy = 0;
+  a->protect = protect;
+  a->hostud = hostud;
+  if (b.p != NULL)
+    bs_free(b.env, b.p, b.cap);
+  return r;
 }
 
 /* The latent aborts under way (format 2): the nodes that wait (u8 1 and
@@ -230,10 +315,9 @@ static int putevents(const Out *o, bonsai_agent *a,
 int bonsai_agent_save(bonsai_agent *a, const bonsai_savehost *host,
                       void (*write)(void *ud, const void *p, size_t n),
                       void *ud) {
-  const Blueprint *bp = a->bp;
   const char *name = bonsai_tree_name(a->tree);
   Out o;
-  uint32_t i, count = 0;
+  uint32_t count;
   int at, key, r;
   o.write = write;
   o.ud = ud;
@@ -247,12 +331,9 @@ int bonsai_agent_save(bonsai_agent *a, const bonsai_savehost *host,
   putnum(&o, a->wake);
   put32(&o, a->serial);
   put8(&o, a->last);
-  for (i = 0; i < bp->n; i++)
-    count += (uint32_t)saved(a, i);
-  put32(&o, count);
-  for (i = 0; i < bp->n; i++)
-    if (saved(a, i) && (r = putnode(&o, a, i)) != BONSAI_OK)
-      return r;
+  if ((r = putnodes(&o, a, host != NULL ? host->leafhost : NULL)) !=
+      BONSAI_OK)
+    return r;
   for (count = 0, at = 0; (at = bs_bb_next(a->bb, at, &key)) >= 0;)
     count++;
   put32(&o, count);
@@ -287,8 +368,9 @@ int bonsai_agent_save(bonsai_agent *a, const bonsai_savehost *host,
 typedef struct In {
   const unsigned char *p;
   size_t n, at;
-  int bad;     /* a read went past the end or met a bad value */
-  int version; /* the format read */
+  int bad;      /* a read went past the end or met a bad value */
+  int version;  /* the format read */
+  size_t nodes; /* where the node records begin (their count) */
 } In;
 
 static const unsigned char *take(In *in, size_t n) {
@@ -382,28 +464,59 @@ static uint32_t findchild(const Blueprint *bp, uint32_t i, const char *s,
   return BS_NONE;
 }
 
-/* One node record, applied to state ns when 'apply' (else only read). */
-static void getnode(In *in, const Blueprint *bp, uint8_t *ns, int apply) {
-  size_t len, clen = 0;
-  const char *path = getstr(in, &len), *child = NULL;
-  unsigned kind = get8(in), status = get8(in), dlen = get8(in);
-  const unsigned char *data = NULL;
-  uint32_t i, p;
-  if (dlen == CHILDREF && !in->bad) { /* a composite's running child */
+/* A node record as read. */
+typedef struct Rec {
+  const char *path, *child; /* child: a composite's running child, or NULL */
+  size_t len, clen;
+  unsigned kind, status, dlen;
+  const unsigned char *data; /* dlen bytes; a leaf's state: its n bytes */
+  size_t n;
+} Rec;
+
+/* Reads one node record into r (in->bad when it is not one). */
+static void getrecord(In *in, Rec *r) {
+  r->path = getstr(in, &r->len);
+  r->child = NULL;
+  r->clen = r->n = 0;
+  r->data = NULL;
+  r->kind = get8(in);
+  r->status = get8(in);
+  r->dlen = get8(in);
+  if (r->dlen == CHILDREF && !in->bad) { /* a composite's running child */
     uint32_t n = get32(in);
     if (n != NOCHILD) {
       in->at -= 4;
-      child = getstr(in, &clen);
+      r->child = getstr(in, &r->clen);
     }
+  } else if (r->dlen == LEAFSTATE && in->version >= 3) { /* a leaf's state */
+    r->n = get32(in);
+    r->data = take(in, r->n);
+    if (r->kind != BONSAI_ACTION || r->status != BONSAI_RUNNING)
+      in->bad = 1;
   } else {
-    data = take(in, dlen);
+    r->data = take(in, r->dlen);
   }
-  if (kind >= BONSAI_NKINDS ||
-      status > (in->version >= 2 ? BONSAI_ABORTING : BONSAI_SKIPPED) ||
-      (dlen > BONSAI_CONTROL_MEMORY && dlen != CHILDREF))
+  if (r->kind >= BONSAI_NKINDS ||
+      r->status > (in->version >= 2 ? BONSAI_ABORTING : BONSAI_SKIPPED) ||
+      (r->dlen > BONSAI_CONTROL_MEMORY && r->dlen != CHILDREF &&
+       (r->dlen != LEAFSTATE || in->version < 3)))
     in->bad = 1;
+}
+
+/* One node record, applied to state ns when 'apply' (else only read). */
+static void getnode(In *in, const Blueprint *bp, uint8_t *ns, int apply) {
+  Rec r;
+  size_t len, clen;
+  const char *path, *child;
+  unsigned kind, status, dlen;
+  const unsigned char *data;
+  uint32_t i, p;
+  getrecord(in, &r);
   if (in->bad || !apply)
     return;
+  path = r.path, len = r.len, child = r.child, clen = r.clen;
+  kind = r.kind, status = r.status, data = r.data;
+  dlen = r.dlen == LEAFSTATE ? 0 : r.dlen; /* (given at RESTORE) */
   i = findpath(bp, path, len);
   if (i == BS_NONE || bp->nodes[i].kind != kind)
     return; /* gone, or another kind now */
@@ -693,6 +806,7 @@ static int readall(bonsai_agent *a, const bonsai_savehost *host, In *in,
     if (!(t >= 0) || !(w >= 0) || get8(in) > BONSAI_SKIPPED)
       in->bad = 1;
   }
+  in->nodes = in->at;
   count = get32(in);
   for (k = 0; k < count && !in->bad; k++)
     getnode(in, a->bp, ns, apply);
@@ -743,6 +857,57 @@ static void settle(const Blueprint *bp, uint8_t *ns, const bonsai_bb *bb) {
   }
 }
 
+/* Once the state is in place: RESTORE for each running leaf that keeps a
+** state, with its record's (the first for its node), or none. The
+** callbacks run with the agent busy, protected, with the host's data.
+** BONSAI_OK, BONSAI_ELEAF (one failed: recorded) or BONSAI_ENOMEM. */
+static int restoreleaves(bonsai_agent *a, In *in, void *leafhost) {
+  const Blueprint *bp = a->bp;
+  uint32_t i, k, count, running = 0;
+  uint8_t *done, protect = a->protect;
+  void *hostud = a->hostud;
+  bonsai_call c;
+  int r = BONSAI_OK;
+  for (i = 0; i < bp->n; i++)
+    running += bp->nodes[i].kind == BONSAI_ACTION &&
+               a->state[i] == BONSAI_RUNNING;
+  if (running == 0)
+    return BONSAI_OK;
+  if ((done = bs_malloc(a->tree->env, bp->n)) == NULL)
+    return BONSAI_ENOMEM;
+  memset(done, 0, bp->n);
+  a->busy = a->protect = 1;
+  a->hostud = leafhost;
+  c.event = BONSAI_EV_RESTORE;
+  c.write = NULL;
+  c.wud = NULL;
+  in->at = in->nodes; /* the records again (checked already) */
+  count = get32(in);
+  for (k = 0; k < count && r == BONSAI_OK; k++) {
+    Rec rec;
+    getrecord(in, &rec);
+    if (rec.dlen != LEAFSTATE || rec.n == 0 ||
+        (i = findpath(bp, rec.path, rec.len)) == BS_NONE ||
+        bp->nodes[i].kind != BONSAI_ACTION || done[i])
+      continue;
+    done[i] = 1;
+    c.saved = rec.data;
+    c.savedlen = rec.n;
+    if (bs_vm_leafstate(a, i, &c) != BONSAI_OK)
+      r = BONSAI_ELEAF;
+  }
+  c.saved = NULL;
+  c.savedlen = 0;
+  for (i = 0; i < bp->n && r == BONSAI_OK; i++)
+    if (!done[i] && bs_vm_leafstate(a, i, &c) != BONSAI_OK)
+      r = BONSAI_ELEAF;
+  a->busy = 0;
+  a->protect = protect;
+  a->hostud = hostud;
+  bs_free(a->tree->env, done, bp->n);
+  return r;
+}
+
 int bonsai_agent_restore(bonsai_agent *a, const void *data, size_t len,
                          const bonsai_savehost *host) {
   In in;
@@ -769,7 +934,9 @@ int bonsai_agent_restore(bonsai_agent *a, const void *data, size_t len,
   a->seen = 0;
   if (a->trace != NULL) /* the whole state changed, as after a reset */
     bs_trace_mark(a, BONSAI_TRACE_RESET, BS_NONE, NULL);
-  return r == 0 ? BONSAI_OK : BONSAI_ENOMEM;
+  if (r != 0)
+    return BONSAI_ENOMEM;
+  return restoreleaves(a, &in, host != NULL ? host->leafhost : NULL);
 }
 
 /* }====================================================== */

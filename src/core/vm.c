@@ -65,6 +65,10 @@ static void callrecord(const bonsai_agent *a, bonsai_call *c) {
   c->owner = a->owner;
   c->host = a->hostud;
   c->mayraise = a->raises && !a->protect;
+  c->write = NULL;
+  c->wud = NULL;
+  c->saved = NULL;
+  c->savedlen = 0;
 }
 
 /* A callback's result was not BONSAI_OK: make sure a message exists. */
@@ -96,6 +100,25 @@ static int fire(bonsai_agent *a, const Node *n, uint32_t i, int ev,
   a->current = i;
   a->event = (uint8_t)ev;
   return l->fn(c);
+}
+
+int bs_vm_leafstate(bonsai_agent *a, uint32_t i, bonsai_call *c) {
+  const Node *n = &a->bp->nodes[i];
+  bonsai_call rec;
+  int r;
+  if (n->kind != BONSAI_ACTION || a->state[i] != RUNNING ||
+      !(leafof(a, n)->flags & BONSAI_LEAF_SAVE))
+    return BONSAI_OK;
+  callrecord(a, &rec);
+  rec.mayraise = 0;
+  rec.write = c->write;
+  rec.wud = c->wud;
+  rec.saved = c->saved;
+  rec.savedlen = c->savedlen;
+  rec.utility = NULL;
+  if ((r = fire(a, n, i, c->event, 0, &rec)) == BONSAI_OK)
+    return BONSAI_OK;
+  return leaffail(a, r, c->event == BONSAI_EV_SAVE ? "save" : "restore");
 }
 
 /* fire, with the callback's time counted when the agent is profiled (the
@@ -580,21 +603,30 @@ static int abort_leave(bonsai_agent *a, uint32_t i, int later) {
   return r;
 }
 
-/* Cuts off the live nodes of the subtree at x, deepest first (siblings in
+/*
+** Cuts off the live nodes of the subtree at x, deepest first (siblings in
 ** child order), or takes the aborting ones a step further: 'later' in a
 ** latent cut (an abort may take its time), else at once. OK (x has been
 ** aborted), RUNNING (x is aborting) or ELEAF (every callback still ran;
-** the first error is recorded). */
+** the first error is recorded). The callbacks are called protected
+** wherever it runs (a parent's cut-off in a tick too): one that raised
+** would leave the pass half done, and the recovery would call again the
+** abort of a control node whose own callback raised before its children
+** were aborted.
+*/
 static int abortwalk(bonsai_agent *a, uint32_t x, int later) {
   const Node *nd = a->bp->nodes;
   uint8_t *st = a->state;
   uint32_t i = x, from = x + 1;
+  uint8_t protect = a->protect;
   int r = BONSAI_OK;
   bs_assert(x < a->bp->n);
+  if (x == 0)
+    a->resume = 0; /* the root stops running (also when it had ended and
+                   ** a post-condition of it failed: nothing to abort) */
   if (!LIVE(st[x]))
     return BONSAI_OK;
-  if (x == 0)
-    a->resume = 0; /* the root stops running */
+  a->protect = 1;
   for (;;) {
     /* siblings before 'from' are done: a wide parallel stays linear */
     uint32_t c;
@@ -613,6 +645,7 @@ static int abortwalk(bonsai_agent *a, uint32_t x, int later) {
     from = nd[i].next;
     i = nd[i].parent;
   }
+  a->protect = protect;
   return r != BONSAI_OK ? r : st[x] == ABORTING ? RUNNING : BONSAI_OK;
 }
 
@@ -709,18 +742,32 @@ int bs_vm_interrupt(bonsai_agent *a) {
   return r;
 }
 
-void bs_vm_recover(bonsai_agent *a, const char *msg) {
-  uint8_t protect = a->protect;
-  uint32_t cur = a->current;
-  if (msg != NULL) { /* the error that unwound the tick is the one */
+/*
+** A non-local exit with message msg (NULL: the error is recorded) left the
+** callback of node a->current: the error that unwound is the operation's,
+** at that node, unless it is the error recorded already, raised again on
+** its way out (c:tick raises its child's error in the control node's
+** callback: it stays the child's; bonsai_control_recover recorded it when
+** it left the child's run). A node left by an error in its enter never
+** started.
+*/
+static void unwound(bonsai_agent *a, const char *msg) {
+  if (msg != NULL && (!a->failed || a->err == NULL ||
+                      strncmp(a->err, msg, BS_ERRSIZE - 1) != 0)) {
     bonsai_agent_clearerr(a);
     bs_agent_fail(a, a->current, "%s", msg);
   }
-  a->protect = 1;
-  a->ctl = NULL; /* the callbacks it unwound are over */
-  if (cur != BS_NONE && a->state[cur] == RUNNING &&
+  if (a->current != BS_NONE && a->state[a->current] == RUNNING &&
       a->event == BONSAI_EV_ENTER)
-    bs_setstatus(a, a->state, cur, BONSAI_IDLE); /* never started */
+    bs_setstatus(a, a->state, a->current, BONSAI_IDLE); /* never started */
+}
+
+void bs_vm_recover(bonsai_agent *a, const char *msg) {
+  uint8_t protect = a->protect;
+  uint32_t cur = a->current;
+  unwound(a, msg);
+  a->protect = 1;
+  a->ctl = a->run = NULL; /* the callbacks it unwound are over */
   if (cur != BS_NONE && LIVE(a->state[cur]) &&
       (a->event == BONSAI_EV_ABORT || a->event == BONSAI_EV_EXIT) &&
       a->bp->nodes[cur].kind == BONSAI_ACTION) { /* (an exit, aborted) */
@@ -1013,7 +1060,6 @@ static int run_child_conds(bonsai_agent *a, uint32_t c);
 static int control_call(bonsai_agent *a, uint32_t i, int ev, int status,
                         int *waits) {
   const Node *n = &a->bp->nodes[i];
-  void *host = a->hostud;
   bonsai_call c;
   Frame f;
   int r;
@@ -1022,7 +1068,7 @@ static int control_call(bonsai_agent *a, uint32_t i, int ev, int status,
   f.node = i;
   f.budget = BONSAI_CONTROL_TICKS + 2 * n->nchild;
   f.event = (uint8_t)ev;
-  f.busy = f.failed = 0;
+  f.busy = f.failed = f.caught = 0;
   f.latent = ev == BONSAI_EV_ABORT && status == RUNNING;
   a->ctl = &f;
   r = fire(a, n, i, ev, status, &c);
@@ -1031,9 +1077,8 @@ static int control_call(bonsai_agent *a, uint32_t i, int ev, int status,
     *waits = f.latent;
   a->current = i;
   a->event = (uint8_t)ev;
-  if (f.busy) { /* a child's run left by a non-local exit, caught: what
-               ** that run had set is dropped */
-    a->hostud = host;
+  if (f.caught) { /* the child's error is not the node's */
+    bonsai_agent_clearerr(a);
     bs_agent_fail(a, i, "a child's error was caught inside the callback");
     return BONSAI_ELEAF;
   }
@@ -1123,14 +1168,36 @@ void *bonsai_control_memory(bonsai_agent *a, unsigned node) {
              : NULL;
 }
 
+/* A child's run of frame f begins (host: call->host under the child, NULL
+** for the operation's) and ends; between the two it is the innermost run
+** under way (a->run), which bonsai_control_recover finds again after a
+** non-local exit. */
+static void run_begin(bonsai_agent *a, Frame *f, void *host) {
+  f->busy = 1;
+  f->host = a->hostud;
+  f->prevrun = a->run;
+  a->run = f;
+  if (host != NULL)
+    a->hostud = host;
+}
+
+static void run_end(bonsai_agent *a, Frame *f) {
+  a->hostud = f->host;
+  a->run = f->prevrun;
+  f->busy = 0;
+  a->current = f->node; /* the callback's own errors are the node's */
+  a->event = f->event;
+}
+
 int bonsai_control_tick(bonsai_agent *a, unsigned node, unsigned k,
                         void *host) {
   Frame *f = frameof(a, node, BONSAI_EV_TICK);
-  void *outer = a->hostud;
   uint32_t c;
   int s;
   if (f == NULL)
     return BONSAI_EARG;
+  if (f->caught) /* the node fails: its child's error is recorded */
+    return BONSAI_ELEAF;
   if (f->latent) /* a child it aborted is aborting: it waits */
     return RUNNING;
   if ((c = bonsai_control_child(a, node, k)) == BONSAI_NONE) {
@@ -1149,20 +1216,13 @@ int bonsai_control_tick(bonsai_agent *a, unsigned node, unsigned k,
   if (a->state[c] == ABORTING)
     return RUNNING; /* not ticked while it aborts */
   f->budget--;
-  f->busy = 1;
-  if (host != NULL)
-    a->hostud = host;
+  run_begin(a, f, host);
   s = a->copy == 2   ? run_child_conds(a, c) /* the copy bs_copy picked */
       : a->copy == 1 ? run_child_traced(a, c)
                      : run_child_plain(a, c);
-  a->hostud = outer;
-  f->busy = 0;
-  if (s < 0) { /* the error names the child's node that failed */
+  run_end(a, f);
+  if (s < 0) /* the error names the child's node that failed */
     f->failed = 1;
-    return s;
-  }
-  a->current = node; /* the callback's own errors are the node's */
-  a->event = BONSAI_EV_TICK;
   return s;
 }
 
@@ -1170,26 +1230,40 @@ int bonsai_control_abort(bonsai_agent *a, unsigned node, unsigned k,
                          void *host) {
   Frame *f = frameof(a, node, BONSAI_EV_ABORT);
   uint32_t c = bonsai_control_child(a, node, k);
-  void *outer = a->hostud;
   int r;
   if (f == NULL || c == BONSAI_NONE)
     return BONSAI_EARG;
-  f->busy = 1;
-  if (host != NULL)
-    a->hostud = host;
+  if (f->caught)
+    return BONSAI_ELEAF;
+  run_begin(a, f, host);
   /* a decision of its TICK callback is a latent cut (then the node
   ** waits); in its ABORT callback, the cut is as latent as the pass */
   r = abortwalk(a, c, f->event == BONSAI_EV_TICK || f->latent);
-  a->hostud = outer;
-  f->busy = 0;
-  a->current = node;
-  a->event = f->event;
+  run_end(a, f);
   if (r == RUNNING) {
     if (f->event == BONSAI_EV_TICK)
       f->latent = 1;
     r = BONSAI_OK;
+  } else if (r < 0) {
+    f->failed = 1; /* an abort callback failed: the node fails */
   }
   return r;
+}
+
+int bonsai_control_recover(bonsai_agent *a, unsigned node, const char *msg) {
+  Frame *f = a->run;
+  if (f == NULL || f->node != node) { /* no child's run under way: a */
+    f = a->ctl;  /* failure it returned, which the host raises */
+    if (f == NULL || f->node != node || f->busy || !f->failed)
+      return BONSAI_EARG;
+    f->caught = 1;
+    return BONSAI_OK;
+  }
+  unwound(a, msg != NULL ? msg : "(no message)");
+  a->ctl = f; /* the frames above it are gone with their C frames */
+  run_end(a, f);
+  f->failed = f->caught = 1;
+  return BONSAI_OK;
 }
 
 /* }====================================================== */

@@ -44,6 +44,12 @@ BS_INTERNAL uint32_t bs_vm_running_child(const Blueprint *bp,
 ** protected. */
 BS_INTERNAL void bs_vm_recover(bonsai_agent *a, const char *msg);
 
+/* The SAVE or RESTORE event (c->event, with c->write and c->wud, or
+** c->saved and c->savedlen, set) of the running action at node i, if its
+** leaf asks for them (BONSAI_LEAF_SAVE); its callback may not raise.
+** BONSAI_OK, or BONSAI_ELEAF with the error recorded at i. */
+BS_INTERNAL int bs_vm_leafstate(bonsai_agent *a, uint32_t i, bonsai_call *c);
+
 /* Recounts the results of parallel i's children in state st and lists
 ** those not finished (after a reload or a restore set their statuses). */
 BS_INTERNAL void bs_vm_parallel_settle(const Blueprint *bp, uint8_t *st,

@@ -13,8 +13,12 @@
 
 #if defined(__GNUC__)
 #define lb_unlikely(x) __builtin_expect(!!(x), 0)
+#define lb_noinline __attribute__((noinline)) /* off a hot path */
+#define lb_inline inline __attribute__((always_inline)) /* on it */
 #else
 #define lb_unlikely(x) (x)
+#define lb_noinline
+#define lb_inline inline
 #endif
 
 #define BS_TREE_T "bonsai.tree"
@@ -26,7 +30,8 @@
 
 /* One per lua_State: upvalue 1 of every module function and method. Its
 ** uservalues: */
-#define LB_NAMED 1 /* named Lua leaves: slot 4*id+1.. = tick, enter, exit, abort */
+#define LB_NAMED 1 /* named Lua leaves: slot NAMEDSLOTS*id+1.. = tick,
+                   ** enter, exit, abort, save, restore */
 #define LB_KEYS 2  /* key name -> interned id cache */
 #define LB_ANCHOR 3 /* strings whose addresses the context keeps */
 #define LB_IDS 4    /* weak: Lua value kept as a blackboard handle -> its id */
@@ -47,6 +52,7 @@
 #define LB_SEEN 11  /* the tables being written by lb_saveable (empty
                     ** between calls) */
 #define LB_NUV 11
+#define NAMEDSLOTS 6 /* a named leaf's slots in LB_NAMED */
 struct LTick;
 /* The handles of event payloads only Lua holds (lbonsai.c): slot h - 1
 ** for handle h. */
@@ -254,6 +260,8 @@ void lb_sleepers_awake(lua_State *L, LSleepers *c, int idx, lua_Integer i,
 /* lfiles.c */
 int lb_mtime(lua_State *L); /* bt._mtime(path) */
 int lb_dir(lua_State *L);   /* bt._dir(path) */
+int lb_realpath(lua_State *L); /* bt._realpath(path) */
+int lb_readfile(lua_State *L); /* bt._readfile(path, max) */
 
 /* lblackboard.c */
 int lb_blackboard(lua_State *L); /* bt.blackboard([init]) */
@@ -306,10 +314,12 @@ void lb_open_control(lua_State *L);
 ** task's): NULL, or why not. */
 const char *lb_abort_timeout(lua_State *L, int idx);
 /* Reads the leaf definition at idx (a function, or a table with fn, task or
-** tick/enter/exit/abort) into values[slot..slot+3]; sets fn and flags.
-** Returns NULL, or a message. */
+** tick/enter/exit/abort, and save/restore) into values[slot..], *used
+** slots (1, 4, or 6 with save and restore); sets fn and flags. Returns
+** NULL, or a message. */
 const char *lb_leafdef(lua_State *L, int idx, int values, int slot,
-                       bonsai_leaf_fn *fn, unsigned *flags, int *nargs);
+                       bonsai_leaf_fn *fn, unsigned *flags, int *nargs,
+                       int *used);
 
 /* lsave.c: Lua values as bytes, a:save and restore */
 /* Pushes the value at idx as bytes (a string): booleans, numbers,

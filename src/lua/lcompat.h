@@ -43,6 +43,12 @@
 #define LUA_OK 0
 #endif
 
+/* Whether weak-keyed tables are ephemerons (5.2+): a value that refers
+** back to its key does not keep it. Before, it does, for ever: what keeps
+** Lua values for an object keeps them in the object's own uservalue, or
+** holds what refers back weakly (see lb_getbeside, lsleep.c). */
+#define LB_EPHEMERONS (LUA_VERSION_NUM >= 502)
+
 /* Whether the headers are LuaJIT's (its lua.h says 5.1; its lualib.h
 ** names the jit library). */
 #if defined(LUA_JITLIBNAME)

@@ -67,6 +67,8 @@ static const luaL_Reg bonsai_funcs[] = {
     {"_isleaf", lb_isleaf},
     {"_mtime", lb_mtime},
     {"_dir", lb_dir},
+    {"_realpath", lb_realpath},
+    {"_readfile", lb_readfile},
     {"_view", lb_setview},
     {"_script", lb_setscript},
     {"_checkopts", lb_checkopts_lua},

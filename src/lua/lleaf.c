@@ -66,16 +66,23 @@ static inline int tostatus(lua_State *L, const LBonsai *lb) {
   return -1;
 }
 
-/* A callback failed with the message at the top: raise it during a tick;
-** in an abort pass, record it and return BONSAI_ERROR. */
-static int failed(lua_State *L, const bonsai_call *c) {
+/* A callback failed with the message at the top: in an abort pass, record
+** it and return BONSAI_ERROR; during a tick, record it (the first error of
+** the operation from now on: a raise the node's callback caught before is
+** not the node's) and raise it. Recorded, it keeps naming this node on its
+** way out, even through a control node whose callback caught an error of
+** the same message. */
+lb_noinline static int failed(lua_State *L, const bonsai_call *c) {
+  const char *msg = lua_type(L, -1) == LUA_TSTRING
+                        ? lua_tostring(L, -1)
+                        : "(error object is not a string)";
   int r;
-  if (c->mayraise)
+  if (c->mayraise) {
+    bonsai_agent_clearerr(c->agent);
+    (void)bonsai_agent_error(c->agent, "%s", msg);
     return lua_error(L);
-  r = bonsai_agent_error(c->agent, "%s",
-                         lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1)
-                                                        : "(error object is "
-                                                          "not a string)");
+  }
+  r = bonsai_agent_error(c->agent, "%s", msg);
   lua_pop(L, 1);
   return r;
 }
@@ -86,7 +93,8 @@ static int nohost(bonsai_agent *a) {
 
 /* Pushes the arguments of a call (up to n of: agent, bb, args, status);
 ** returns how many. */
-static int pushargs(lua_State *L, LTick *t, const bonsai_call *c, int n) {
+static lb_inline int pushargs(lua_State *L, LTick *t, const bonsai_call *c,
+                              int n) {
   if (n == 0)
     return 0;
   lua_pushvalue(L, t->agent);
@@ -106,6 +114,60 @@ static int pushargs(lua_State *L, LTick *t, const bonsai_call *c, int n) {
   return 4;
 }
 
+/* lb_pack of the value at 1, in place (a protected call's body). */
+static int packone(lua_State *L) {
+  lb_pack(L, 1);
+  return 1;
+}
+
+/*
+** A leaf's SAVE and RESTORE (docs/SAVE_FORMAT.md): save(agent, bb, args)
+** returns what its run keeps (nil: nothing), written as a:save writes a
+** blackboard table; restore(agent, bb, args, value) gets it back, nil when
+** the save holds none. Both are called protected (an abort pass's way):
+** an error is recorded, named "save: ..." or "restore: ...".
+*/
+lb_noinline static int leafstate(const bonsai_call *c, LTick *t) {
+  lua_State *L = t->L;
+  int save = c->event == BONSAI_EV_SAVE, top = lua_gettop(L), r;
+  luaL_checkstack(L, 8, "leaf state");
+  lua_rawgeti(L, LEAF_NAMED(c->data) ? t->named : t->values,
+              LEAF_SLOT(c->data) + (save ? 4 : 5));
+  if (!lua_isfunction(L, -1)) { /* (one without the other) */
+    lua_settop(L, top);
+    return BONSAI_OK;
+  }
+  pushargs(L, t, c, 3);
+  if (!save && c->saved == NULL)
+    lua_pushnil(L);
+  else if (!save && lb_unpack(L, c->saved, c->savedlen) != 0) {
+    lua_settop(L, top);
+    lua_pushliteral(L, "its saved state is corrupted");
+    goto failed;
+  }
+  if (lua_pcall(L, save ? 3 : 4, 1, 0) != LUA_OK)
+    goto failed;
+  if (save && !lua_isnil(L, -1)) { /* packed, then written */
+    size_t len;
+    const char *p;
+    lua_pushcfunction(L, packone);
+    lua_insert(L, -2);
+    if (lua_pcall(L, 1, 1, 0) != LUA_OK)
+      goto failed;
+    p = lua_tolstring(L, -1, &len);
+    c->write(c->wud, p, len);
+  }
+  lua_settop(L, top);
+  return BONSAI_OK;
+failed:
+  r = bonsai_agent_error(c->agent, "%s: %s", save ? "save" : "restore",
+                         lua_type(L, -1) == LUA_TSTRING
+                             ? lua_tostring(L, -1)
+                             : "(error object is not a string)");
+  lua_settop(L, top);
+  return r;
+}
+
 /*
 ** During a tick the results of calls are not popped one by one: they stay
 ** on the stack (the caller made room for LB_PENDING of them) and are
@@ -118,6 +180,8 @@ int lb_leaf_call(const bonsai_call *c) {
   int n, s;
   if (t == NULL)
     return nohost(a);
+  if (lb_unlikely(c->event >= BONSAI_EV_SAVE))
+    return leafstate(c, t);
   L = t->L;
   lua_rawgeti(L, LEAF_NAMED(c->data) ? t->named : t->values,
               LEAF_SLOT(c->data) + c->event);
@@ -535,7 +599,8 @@ int lb_remap_call(const bonsai_call *c) {
     if ((c->event == BONSAI_EV_ENTER && !(f & BONSAI_LEAF_ENTER)) ||
         (c->event == BONSAI_EV_EXIT && !(f & BONSAI_LEAF_EXIT)) ||
         (c->event == BONSAI_EV_ABORT &&
-         !(f & (BONSAI_LEAF_ABORT | BONSAI_LEAF_EXIT)))) {
+         !(f & (BONSAI_LEAF_ABORT | BONSAI_LEAF_EXIT))) ||
+        (c->event >= BONSAI_EV_SAVE && !(f & BONSAI_LEAF_SAVE))) {
       t->bbready = 0;
       return BONSAI_OK;
     }
@@ -630,13 +695,7 @@ int lb_control_call(const bonsai_call *c) {
   lua_rawgeti(L, LEAF_NAMED(c->data) ? t->named : t->values,
               LEAF_SLOT(c->data) + c->event);
   pushcontrol(L, t, c);
-  lua_pushvalue(L, t->agent);
-  lb_tick_bb(t);
-  lua_pushvalue(L, t->bb);
-  if (c->args != NULL)
-    lua_rawgeti(L, t->values, (lua_Integer)(intptr_t)c->args);
-  else
-    lua_pushnil(L);
+  pushargs(L, t, c, 3);
   if (c->mayraise)
     lua_call(L, 4, 1);
   else if (lua_pcall(L, 4, 1, 0) != LUA_OK)
@@ -671,9 +730,11 @@ int lb_control_call(const bonsai_call *c) {
 ** to this one. So the child's run is a protected call of its own (pchild)
 ** that pushes the agent, its state, blackboard slot, values and named
 ** leaves again and is the innermost tick under way while it runs; however
-** it ends (a raise under the child included, which may be caught by the
-** callback) the outer tick is the innermost again before Lua code of the
-** callback runs.
+** it ends the outer tick is the innermost again before Lua code of the
+** callback runs. A raise under the child is caught there, the core told
+** (bonsai_control_recover: no frame of the run is left behind, the error
+** is recorded at its node, the callback's own errors are the node's), and
+** raised again in the callback, which may catch it.
 */
 typedef struct Child {
   LTick t;
@@ -746,6 +807,10 @@ static int childop(lua_State *L, int abort) {
   lua_pushvalue(L, lua_upvalueindex(1));
   if (lua_pcall(L, 4, 0, 0) != LUA_OK) { /* a raise under the child */
     ch.t.lb->ticking = ch.outer;
+    bonsai_control_recover(ch.t.a, ch.node,
+                           lua_type(L, -1) == LUA_TSTRING
+                               ? lua_tostring(L, -1)
+                               : "(error object is not a string)");
     return lua_error(L);
   }
   r = ch.r;
@@ -753,8 +818,10 @@ static int childop(lua_State *L, int abort) {
     return luaL_error(L, "%s: only during its node's %s", what,
                       abort ? "callbacks" : "tick callback (not in enter or "
                                             "abort, nor while a child runs)");
-  if (r < 0) { /* the error is recorded, at the node that failed */
+  if (r < 0) { /* the error is recorded, at the node that failed: raised
+               ** here, caught or not by the callback */
     lua_pushstring(L, bonsai_agent_errmsg(ch.t.a));
+    bonsai_control_recover(ch.t.a, ch.node, lua_tostring(L, -1));
     return lua_error(L);
   }
   if (abort)
@@ -860,14 +927,17 @@ void *lb_utilitydef(lua_State *L, int values, int slot) {
 }
 
 const char *lb_leafdef(lua_State *L, int idx, int values, int slot,
-                       bonsai_leaf_fn *fn, unsigned *flags, int *nargs) {
-  static const char *const fields[] = {"tick", "enter", "exit", "abort"};
-  int k;
+                       bonsai_leaf_fn *fn, unsigned *flags, int *nargs,
+                       int *used) {
+  static const char *const fields[] = {"tick",  "enter", "exit",
+                                       "abort", "save",  "restore"};
+  int k, kept, n;
   idx = lua_absindex(L, idx);
   values = lua_absindex(L, values);
   *fn = lb_leaf_call;
   *flags = 0;
   *nargs = 0;
+  *used = 1;
   if (lua_isfunction(L, idx)) {
     lua_pushvalue(L, idx);
     *nargs = needs(L);
@@ -877,7 +947,13 @@ const char *lb_leafdef(lua_State *L, int idx, int values, int slot,
   if (!lua_istable(L, idx))
     return lua_pushfstring(L, "a leaf is a function or a table of functions "
                               "(got %s)", luaL_typename(L, idx));
+  kept = lua_getfield(L, idx, "save") != LUA_TNIL; /* the run's state */
+  kept |= lua_getfield(L, idx, "restore") != LUA_TNIL;
+  lua_pop(L, 2);
   if (lua_getfield(L, idx, "task") == LUA_TFUNCTION) {
+    if (kept)
+      return "a task cannot keep a state ('save', 'restore'): its body "
+             "starts again when its agent is restored";
     *nargs = needs(L);
     lua_rawseti(L, values, slot);
     *fn = lb_task_call;
@@ -885,28 +961,38 @@ const char *lb_leafdef(lua_State *L, int idx, int values, int slot,
     return NULL;
   }
   lua_pop(L, 1);
-  if (lua_getfield(L, idx, "fn") == LUA_TFUNCTION) {
+  if (!kept && lua_getfield(L, idx, "fn") == LUA_TFUNCTION) {
     *nargs = needs(L);
     lua_rawseti(L, values, slot);
     return NULL;
   }
-  lua_pop(L, 1);
-  for (k = 0; k < 4; k++) {
+  if (!kept)
+    lua_pop(L, 1);
+  n = *used = kept ? 6 : 4;
+  for (k = 0; k < n; k++) {
     int ty = lua_getfield(L, idx, fields[k]);
+    if (k == 0 && ty == LUA_TNIL) { /* fn, with a state: as tick */
+      lua_pop(L, 1);
+      ty = lua_getfield(L, idx, "fn");
+    }
     if (ty != LUA_TNIL && ty != LUA_TFUNCTION)
       return lua_pushfstring(L, "leaf field '%s' must be a function (got %s)",
                              fields[k], lua_typename(L, ty));
     if (k == 0 && ty == LUA_TNIL)
       return "a leaf needs a function (fn, tick or task)";
-    if (ty == LUA_TFUNCTION) {
-      int n = needs(L);
-      if (n > *nargs)
-        *nargs = n;
+    if (ty == LUA_TFUNCTION && k < 4) {
+      int m = needs(L);
+      if (m > *nargs)
+        *nargs = m;
       if (k > 0)
         *flags |= 1u << (k - 1); /* ENTER, EXIT, ABORT */
+    } else if (ty == LUA_TFUNCTION) { /* save, restore: all their args */
+      *flags |= BONSAI_LEAF_SAVE;
     }
     lua_rawseti(L, values, slot + k);
   }
+  if (*flags == 0)
+    *used = 1; /* the tick alone (the nils after it are not kept) */
   return NULL;
 }
 
@@ -946,7 +1032,7 @@ int lb_register(lua_State *L) {
   const char *name = luaL_checklstring(L, 1, &len);
   bonsai_leaf_fn fn;
   unsigned flags;
-  int id, k, slot, nargs;
+  int id, k, slot, nargs, used;
   const char *err;
   luaL_argcheck(L, len > 0, 1, "empty leaf name");
   luaL_argcheck(L, strlen(name) == len, 1, "a leaf name cannot contain a NUL "
@@ -962,21 +1048,21 @@ int lb_register(lua_State *L) {
     if ((why = lb_abort_timeout(L, 2)) != NULL)
       return luaL_error(L, "bt.register '%s': %s", name, why);
   }
-  lua_createtable(L, 4, 0); /* 3: scratch */
-  if ((err = lb_leafdef(L, 2, 3, 1, &fn, &flags, &nargs)) != NULL)
+  lua_createtable(L, 6, 0); /* 3: scratch */
+  if ((err = lb_leafdef(L, 2, 3, 1, &fn, &flags, &nargs, &used)) != NULL)
     return luaL_error(L, "bt.register '%s': %s", name, err);
   if ((id = bonsai_leaf_find(lb->env, name)) < 0) { /* a new name: a slot */
     if (bonsai_leaf_register(lb->env, name, lb_leaf_call, NULL, 0) != BONSAI_OK)
       return luaL_error(L, "out of memory");
     id = bonsai_leaf_find(lb->env, name);
   }
-  if (id > (INT32_MAX - 8) / 4)
+  if (id > (INT32_MAX - 8) / NAMEDSLOTS)
     return luaL_error(L, "too many named leaves");
-  slot = 4 * id + 1;
+  slot = NAMEDSLOTS * id + 1;
   lua_getiuservalue(L, lua_upvalueindex(1), LB_NAMED); /* 4 */
-  lua_rawgeti(L, 4, slot + 3); /* make room first: the last slot */
-  lua_rawseti(L, 4, slot + 3);
-  for (k = 0; k < 4; k++) {
+  lua_rawgeti(L, 4, slot + NAMEDSLOTS - 1); /* make room first: the last */
+  lua_rawseti(L, 4, slot + NAMEDSLOTS - 1);
+  for (k = 0; k < NAMEDSLOTS; k++) {
     lua_rawgeti(L, 3, 1 + k);
     lua_rawseti(L, 4, slot + k);
   }

@@ -446,11 +446,49 @@ static void sethost(Host *h, bonsai_savehost *sh, lua_State *L, int bb,
   h->ci = lua_upvalueindex(1);
   h->error = NULL;
   sh->ud = h;
+  sh->leafhost = NULL;
   sh->save = savehandle;
   sh->load = loadhandle;
   sh->error = saveerror;
   sh->save_payload = savepayload;
   sh->load_payload = loadpayload;
+}
+
+/* Pushes the leaf stack of the agent table at ai (state si) for its
+** leaves' SAVE and RESTORE (their save and restore functions), as a tick
+** makes it; the context is upvalue 1. */
+static void leafstack(lua_State *L, LTick *t, int ai, int si) {
+  t->L = L;
+  t->lb = lb_context(L);
+  t->a = agentof((LAgent *)lua_touserdata(L, si));
+  t->ctx = lua_upvalueindex(1);
+  t->agent = lua_absindex(L, ai);
+  t->state = lua_absindex(L, si);
+  lua_getiuservalue(L, t->ctx, LB_NAMED);
+  t->named = lua_gettop(L);
+  lua_getiuservalue(L, t->state, UV_VALUES);
+  t->values = lua_gettop(L);
+  lua_pushnil(L);
+  t->bb = lua_gettop(L);
+  t->bbready = 0;
+  t->pending = 0;
+}
+
+/* Raises "tree 'T': cannot <what> node 'path': msg" for the agent's error
+** at a node (a leaf's SAVE or RESTORE), else "tree 'T': <prefix>msg". */
+static int raisefailure(lua_State *L, bonsai_agent *a, const char *what,
+                        const char *prefix) {
+  const char *tree = bonsai_tree_name(bonsai_agent_tree(a));
+  if (bonsai_agent_errnode(a) != BONSAI_NONE) {
+    luaL_Buffer b;
+    size_t len = bonsai_agent_errpath(a, NULL, 0);
+    bonsai_agent_errpath(a, luaL_buffinitsize(L, &b, len + 1), len + 1);
+    luaL_pushresultsize(&b, len);
+    return luaL_error(L, "tree '%s': cannot %s node '%s': %s", tree, what,
+                      lua_tostring(L, -1), bonsai_agent_errmsg(a));
+  }
+  return luaL_error(L, "tree '%s': %s%s", tree, prefix,
+                    bonsai_agent_errmsg(a));
 }
 
 /* lb_pack of the value at the top, in place (a protected call's body). */
@@ -519,6 +557,7 @@ static void packmemories(lua_State *L, bonsai_agent *a, int si) {
 static int agent_save(lua_State *L) {
   bonsai_agent *a = agentat(L, 1); /* 2: state */
   bonsai_savehost sh;
+  LTick t;
   Host h;
   Sink k;
   luaL_Buffer b;
@@ -545,17 +584,19 @@ static int agent_save(lua_State *L) {
     lua_rawseti(L, 5, 3);
   }
   sethost(&h, &sh, L, 3, 4);
+  leafstack(L, &t, 1, 2); /* 7, 8, 9 */
+  sh.leafhost = &t;
+  lb_tick_room(L);
   k.L = L;
   k.pieces = 5;
   k.n = (lua_Integer)lua_rawlen(L, 5);
   k.len = 0;
   r = bonsai_agent_save(a, &sh, addpiece, &k);
-  if (r != BONSAI_OK) {
-    const char *msg = r == BONSAI_EBUSY ? "agent is already ticking"
-                                        : bonsai_agent_errmsg(a);
-    return luaL_error(L, "tree '%s': %s",
-                      bonsai_tree_name(bonsai_agent_tree(a)), msg);
-  }
+  if (r == BONSAI_EBUSY)
+    return luaL_error(L, "tree '%s': agent is already ticking",
+                      bonsai_tree_name(bonsai_agent_tree(a)));
+  if (r != BONSAI_OK)
+    return raisefailure(L, a, "save", "");
   flush(&k);
   luaL_buffinit(L, &b);
   for (i = 1; i <= k.n; i++) {
@@ -570,11 +611,13 @@ void lb_agent_restore(lua_State *L, int ai, int si, int sidx) {
   bonsai_agent *a = agentof((LAgent *)lua_touserdata(L, si));
   const char *tree = bonsai_tree_name(bonsai_agent_tree(a));
   bonsai_savehost sh;
+  LTick t;
   Host h;
   size_t len, mlen = 0;
   const char *s;
   int top = lua_gettop(L);
   ai = lua_absindex(L, ai);
+  si = lua_absindex(L, si);
   sidx = lua_absindex(L, sidx);
   if (lua_type(L, sidx) != LUA_TSTRING)
     luaL_error(L, "'restore' must be a string from a:save()");
@@ -594,9 +637,11 @@ void lb_agent_restore(lua_State *L, int ai, int si, int sidx) {
   }
   lua_getfield(L, ai, "bb");
   sethost(&h, &sh, L, lua_gettop(L), 0);
+  leafstack(L, &t, ai, si);
+  sh.leafhost = &t;
+  lb_tick_room(L);
   if (bonsai_agent_restore(a, s, len, &sh) != BONSAI_OK)
-    luaL_error(L, "tree '%s': cannot restore: %s", tree,
-               bonsai_agent_errmsg(a));
+    raisefailure(L, a, "restore", "cannot restore: ");
   lua_settop(L, top + 1);
 }
 

@@ -12,6 +12,13 @@
 ** way. The cache lives in the list's tick_all state (the context's extras,
 ** beside the budget's) and goes with it; the context counts the caches
 ** alive: while there are none, a call does not look.
+** Where weak-keyed tables are no ephemerons (Lua 5.1, LuaJIT) the cache
+** anchors nothing: the extras, keyed by the list, would otherwise keep for
+** ever a list whose agents refer to it (a leaf that reads the game's
+** list). There an entry is skipped only while the table at the entry, at
+** the address the entry knows, holds at its [1] the state it knows (alive,
+** then: the table is in the list), as the ordinary path reads it: a [1]
+** replaced is seen at once.
 */
 #include <stdint.h>
 #include <string.h>
@@ -27,7 +34,7 @@ typedef struct Sleeper {
 
 /* A userdata; its uservalue 1 is the anchors table, entry i's agent table
 ** at 2i - 1 and its state at 2i, presized so that recording never
-** allocates. */
+** allocates (without ephemerons: empty). */
 struct LSleepers {
   LBonsai *lb;      /* the context, which counts it; NULL until made */
   lua_Integer cap;  /* entries allocated */
@@ -61,6 +68,23 @@ struct LSleepers {
 #define prefetch(p) ((void)(p))
 #endif
 
+/* Anchors entry i: the agent table at ai and its state at si, or nothing
+** (ai 0). The anchors are at the top. */
+static void anchor(lua_State *L, lua_Integer i, int ai, int si) {
+  if (!LB_EPHEMERONS)
+    return;
+  if (ai != 0)
+    lua_pushvalue(L, ai);
+  else
+    lua_pushnil(L);
+  lua_rawseti(L, -2, 2 * i - 1);
+  if (ai != 0)
+    lua_pushvalue(L, si);
+  else
+    lua_pushnil(L);
+  lua_rawseti(L, -2, 2 * i);
+}
+
 /* Empties the entries after entry n (the list has shrunk): what they
 ** anchored may go. The cache is at the top. */
 static void trim(lua_State *L, LSleepers *c, lua_Integer n) {
@@ -71,10 +95,7 @@ static void trim(lua_State *L, LSleepers *c, lua_Integer n) {
   for (i = n + 1; i <= c->used; i++) {
     if (c->e[i - 1].la != NULL) {
       c->e[i - 1].la = NULL;
-      lua_pushnil(L);
-      lua_rawseti(L, -2, 2 * i - 1);
-      lua_pushnil(L);
-      lua_rawseti(L, -2, 2 * i);
+      anchor(L, i, 0, 0);
     }
   }
   lua_pop(L, 1);
@@ -104,7 +125,7 @@ static int make(lua_State *L) {
     lua_setfield(L, -2, "__gc");
   }
   lua_setmetatable(L, -2);
-  lua_createtable(L, (int)(2 * cap), 0);
+  lua_createtable(L, LB_EPHEMERONS ? (int)(2 * cap) : 0, 0);
   lua_setiuservalue(L, -2, 1);
   lua_pushvalue(L, -1);
   lua_setfield(L, 1, "sleepers");
@@ -178,13 +199,21 @@ void lb_sleepers_want(lua_State *L, int list, int ci, lua_Integer n,
   lua_settop(L, top);
 }
 
+/* Without ephemerons (no anchors): whether the agent table at 'at' still
+** holds the state la at its [1]. */
+static int holds(lua_State *L, int at, const LAgent *la) {
+  int held = (lua_rawgeti(L, at, 1), lua_touserdata(L, -1) == la);
+  lua_settop(L, at);
+  return held;
+}
+
 lua_Integer lb_sleepers_skip(lua_State *L, const LSleepers *c, int list,
                              lua_Integer i, lua_Integer n, double dt) {
   const Sleeper *e, *last;
   int top, at;
   if (n > c->used)
     n = c->used; /* the rest is empty */
-  if (i > n || c->e[i - 1].la == NULL || !lua_checkstack(L, RUN))
+  if (i > n || c->e[i - 1].la == NULL || !lua_checkstack(L, RUN + 1))
     return i;
   top = at = lua_gettop(L);
   last = c->e + (n - 1);
@@ -194,7 +223,9 @@ lua_Integer lb_sleepers_skip(lua_State *L, const LSleepers *c, int list,
     prefetch(e[AHEAD].la);
     prefetch((const void *)((uintptr_t)e[AHEAD].la + PREFETCHED));
     if (lua_rawgeti(L, list, i) != LUA_TTABLE ||
-        lua_topointer(L, ++at) != e->table || la->magic == NULL ||
+        lua_topointer(L, ++at) != e->table ||
+        (!LB_EPHEMERONS && !holds(L, at, la)) ||
+        la->magic == NULL ||
         la->ninterrupts != 0 || !bonsai_agent_asleep(agentof(la), dt))
       break; /* the ordinary path takes it (bonsai_agent_asleep may have
              ** woken it: then that path ticks it; a state finalized, by a
@@ -233,15 +264,6 @@ void lb_sleepers_note(lua_State *L, LSleepers *c, int idx, lua_Integer i,
   e->table = table;
   if (la != NULL && i > c->used)
     c->used = i;
-  if (la != NULL)
-    lua_pushvalue(L, ai);
-  else
-    lua_pushnil(L);
-  lua_rawseti(L, -2, 2 * i - 1);
-  if (la != NULL)
-    lua_pushvalue(L, si);
-  else
-    lua_pushnil(L);
-  lua_rawseti(L, -2, 2 * i);
+  anchor(L, i, la != NULL ? ai : 0, si);
   lua_pop(L, 1);
 }

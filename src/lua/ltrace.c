@@ -243,6 +243,38 @@ static int agent_on_tick(lua_State *L) {
   return 0;
 }
 
+/* a:_kept(name [, value]): the Lua value the Lua modules keep with the
+** agent under name (bonsai.subscribe: its subscriptions); with value
+** given (nil too), sets it first. Kept in the agent's own storage, beside
+** its state (its environment on Lua 5.1 and LuaJIT), so a value that refers
+** to the agent (a subscriber that names it) does not keep it alive, as a
+** weak-keyed table would where weak tables are no ephemerons. */
+static int agent_kept(lua_State *L) {
+  int set = lua_gettop(L) >= 3;
+  lua_settop(L, 3);
+  lb_checkagent(L, 1); /* state at 4 */
+  luaL_checkstring(L, 2);
+  lb_extra(L, 4, CONTEXT, set); /* 5 */
+  if (!lua_istable(L, 5))
+    return 0;
+  if (lua_getfield(L, 5, "kept") != LUA_TTABLE) { /* 6 */
+    if (!set)
+      return 0;
+    lua_pop(L, 1);
+    lua_newtable(L);
+    lua_pushvalue(L, -1);
+    lua_setfield(L, 5, "kept");
+  }
+  if (set) {
+    lua_pushvalue(L, 2);
+    lua_pushvalue(L, 3);
+    lua_rawset(L, 6);
+  }
+  lua_pushvalue(L, 2);
+  lua_rawget(L, 6);
+  return 1;
+}
+
 /* The core's trace hook of an agent with a:_on_event: during the agent's
 ** own tick (the innermost under way), calls its function with the event's
 ** kind ("status", "reload", ...) and, for a status event, its code as
@@ -591,6 +623,7 @@ static const luaL_Reg agent_methods[] = {
     {"freeze", agent_freeze},
     {"frozen", agent_frozen},
     {"_on_tick", agent_on_tick}, /* for bonsai.subscribe */
+    {"_kept", agent_kept}, /* for bonsai.subscribe and bonsai.record */
     {"_on_event", agent_on_event}, /* for bonsai.debug */
     {"node_statuses", agent_node_statuses},
     {"force", agent_force},

@@ -356,18 +356,23 @@ static void addleaf(Walk *w, int idx, int kind, const char *name, int place) {
       int slot = remapped(w, map, 2, id, 0);
       bonsai_def_cleaf(w->def, kind, name != NULL ? name : leaf, lb_remap_call,
                        LEAFDATA(slot, 0, 0),
-                       BONSAI_LEAF_ENTER | BONSAI_LEAF_EXIT | BONSAI_LEAF_ABORT,
+                       BONSAI_LEAF_ENTER | BONSAI_LEAF_EXIT |
+                           BONSAI_LEAF_ABORT | BONSAI_LEAF_SAVE,
                        args);
     }
   } else {
     bonsai_leaf_fn fn;
     unsigned flags;
-    int slot = w->nvalues + 1, nargs;
+    int slot = w->nvalues + 1, nargs, used;
     const char *err;
     lua_pop(L, 1);
-    if ((err = lb_leafdef(L, idx, w->values, slot, &fn, &flags, &nargs)))
+    if ((err = lb_leafdef(L, idx, w->values, slot, &fn, &flags, &nargs,
+                          &used)))
       walkerror(w, place, "%s", err);
-    w->nvalues += fn == lb_task_call || flags == 0 ? 1 : 4; /* task: 1 */
+    if ((flags & BONSAI_LEAF_SAVE) && kind == BONSAI_CONDITION)
+      walkerror(w, place, "a condition keeps no state ('save', 'restore'): "
+                "it never runs across ticks", NULL);
+    w->nvalues += used;
     if (map != 0) {
       slot = remapped(w, map, fn == lb_task_call, slot, nargs);
       fn = lb_remap_call;
@@ -1447,8 +1452,19 @@ static int tree_index(lua_State *L) {
   return 1;
 }
 
+/* tree:_source(): { root =, opts = }, the Lua definition of the current
+** version, or nil (a shared tree's): kept in the tree's own uservalue, so
+** a definition whose leaves refer to the tree does not keep it alive (a
+** weak-keyed table would on Lua 5.1 and LuaJIT). For tree:export. */
+static int tree_source(lua_State *L) {
+  lb_checktree(L, 1);
+  lua_getiuservalue(L, 1, TV_SOURCE);
+  return 1;
+}
+
 /* ltrace.c adds tree:nodes. */
 static const luaL_Reg tree_methods[] = {{"dump", tree_dump},
+                                        {"_source", tree_source},
                                         {"reload", tree_reload},
                                         {"share", tree_share},
                                         {NULL, NULL}};

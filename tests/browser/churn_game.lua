@@ -4,12 +4,23 @@
 -- guard 1 at frame 40 (bt.debug.remove), drops scout 2 and the sentry at
 -- frame 50 without telling the debugger (they are collected: the sentry's
 -- tree goes with it) and reloads the scout tree at frame 60 (new nodes).
--- Prints "live: URL" first.
---   lua5.4 tests/browser/churn_game.lua [SECONDS]
+-- Prints "live: URL" first. It runs for SECONDS (default 20), or with
+-- --stdin until its standard input closes (the browser test).
+--   lua5.4 tests/browser/churn_game.lua [SECONDS] [--stdin]
 local bt = require "bonsai"
 local socket = require "socket"
 
-local seconds = tonumber(arg[1] or "20")
+local seconds, driven = 20, false
+for _, a in ipairs(arg) do
+  if a == "--stdin" then driven = true else seconds = tonumber(a) end
+end
+-- Whether the input closed (read without blocking, unbuffered).
+local input = { getfd = function() return 0 end, dirty = function() end }
+io.stdin:setvbuf("no")
+local function closed()
+  return socket.select({ input }, nil, 0)[1] ~= nil and
+         io.stdin:read(1) == nil
+end
 
 local function walker(name, pause)
   return bt.tree(bt.sequence { name = name,
@@ -33,7 +44,8 @@ io.stdout:flush()
 
 local scouts, dropped
 local dt, frame, start = 1 / 30, 0, socket.gettime()
-while socket.gettime() - start < seconds do
+while (driven or socket.gettime() - start < seconds) and
+      not (driven and closed()) do
   frame = frame + 1
   if frame == 20 then
     scouts = walker("scout", 0.2)

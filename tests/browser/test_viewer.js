@@ -246,27 +246,44 @@ async function check(name, fn) {
 }
 
 // ---- The live game ------------------------------------------------------------------
-// tests/live/game.lua serves three guards on a free port for `seconds`; a
-// reader of its /events stream here collects every line it sends, the
-// reference for what the page shows.
+// tests/live/game.lua serves three guards on a free port, driven by what
+// this test writes on its input (--stdin: nothing happens by the clock)
+// until that input closes; a reader of its /events stream here collects
+// every line it sends, the reference for what the page shows.
 
 function startGame(script, args) {
   return new Promise((resolve, reject) => {
-    const child = spawn('lua5.4', [path.join(ROOT, script)].concat(args),
-      { env: LUA_ENV, cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] });
-    let out = '';
+    const child = spawn('lua5.4', [path.join(ROOT, script)].concat(args, ['--stdin']),
+      { env: LUA_ENV, cwd: ROOT, stdio: ['pipe', 'pipe', 'inherit'] });
+    const game = { child, out: '', url: null };
     child.stdout.on('data', (d) => {
-      out += d;
-      const m = out.match(/live: (http:\/\/127\.0\.0\.1:\d+\/)/);
-      if (m) resolve({ child, url: m[1] });
+      game.out += d;
+      const m = game.out.match(/live: (http:\/\/127\.0\.0\.1:\d+\/)\?token=([0-9a-f]+)/);
+      if (m && !game.url) {
+        Object.assign(game, { url: m[0].slice(6), base: m[1], token: m[2] });
+        resolve(game);
+      }
     });
-    child.on('exit', (code) => reject(new Error('tests/live/game.lua exited (' + code + '): ' + out)));
+    child.on('exit', (code) => reject(new Error(script + ' exited (' + code + '): ' + game.out)));
   });
 }
 
-function readStream(url) {
+// Tells the game to do something ("hurt 1", "wolf 2", "reload") and waits
+// for its answer.
+async function tell(game, what) {
+  const from = game.out.length;
+  game.child.stdin.write(what + '\n');
+  await until('the game did "' + what + '"', () => game.out.slice(from).includes('done ' + what + '\n'));
+}
+
+function stopGame(game) {
+  game.child.stdin.end(); // its input closed: it stops
+  game.child.kill();
+}
+
+function readStream(game) {
   const stream = { lines: [], req: null };
-  stream.req = http.get(url + 'events', (res) => {
+  stream.req = http.get(game.base + 'events?token=' + game.token, (res) => {
     let buf = '';
     res.on('data', (d) => {
       buf += d;
@@ -283,14 +300,33 @@ function readStream(url) {
   return stream;
 }
 
+// Waits for fn() to return something true (the deadline is only there in
+// case it never does: generous, so that a busy machine does not fail it).
 async function until(what, fn, ms) {
-  const end = Date.now() + (ms || 10000);
+  const end = Date.now() + (ms || 60000);
   while (Date.now() < end) {
     const v = fn();
     if (v) return v;
     await new Promise((r) => setTimeout(r, 50));
   }
   throw new Error('timed out waiting for ' + what);
+}
+
+// Waits until agent id has ticked n more times in the stream: the game
+// went on (instead of waiting some time and hoping it did).
+async function ticksGoOn(stream, id, n) {
+  const from = g2Ticks(stream, id);
+  await until('agent ' + id + ' ticks ' + n + ' times', () => g2Ticks(stream, id) >= from + n);
+}
+
+// The commands the page sent, answered by the game.
+async function commandsDone(page) {
+  await page.evaluate(() => commandQueue);
+}
+
+// Two animation frames of the page: what it was told to draw is drawn.
+async function frames(page) {
+  await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
 }
 
 // ---- The test -------------------------------------------------------------------
@@ -355,6 +391,7 @@ async function main() {
   let stream = null;
   try {
     const page = context.pages()[0] || await context.newPage();
+    page.setDefaultTimeout(60000); // (a deadline for what never comes, not a wait)
     const pageErrors = [];
     page.on('pageerror', (e) => pageErrors.push(e.message));
 
@@ -670,7 +707,7 @@ async function main() {
 
     await check('at 1024 px the tree is not clipped under the side panel', async () => {
       await page.setViewportSize({ width: 1024, height: 768 });
-      await page.waitForTimeout(100);
+      await frames(page);
       const box = await page.evaluate(() => {
         const c = document.getElementById('center');
         return { center: c.getBoundingClientRect().right, right: document.getElementById('right').getBoundingClientRect().left,
@@ -778,7 +815,7 @@ async function main() {
       fs.writeFileSync(path.join(tmp, 'hostile.jsonl'), lines.map((l) => JSON.stringify(l)).join('\n') + '\n');
       await page.goto(base + 'index.html?trace=traces/hostile.jsonl');
       await page.waitForSelector('body.loaded #tree li[data-path]');
-      await page.waitForTimeout(200);
+      await frames(page);
       assert.equal(await page.evaluate(() => window.pwned), undefined, 'no script ran');
       assert.equal(await page.evaluate(() => document.querySelectorAll(
         '#tree img, #tree b, #events img, #events b, #bb img, #bb i, #agent-list u, #tick-info svg').length), 0);
@@ -986,7 +1023,7 @@ async function main() {
             if (out.includes('\n')) resolve(out.trim());
           });
         });
-        assert.match(url, /^http:\/\/127\.0\.0\.1:\d+\/\?trace=arena\.jsonl$/);
+        assert.match(url, /^http:\/\/127\.0\.0\.1:\d+\/\?trace=arena\.jsonl&token=[0-9a-f]{32}$/);
         await page.goto(url + '&agent=' + story.id + '&tick=' + storyTick);
         await page.waitForSelector('body.loaded #tree li[data-path]');
         assert.equal(await page.isVisible('#live'), false, 'not live');
@@ -998,8 +1035,8 @@ async function main() {
     });
 
     await check('live: follows tests/live/game.lua, pauses, scrubs back, resumes, edits the blackboard', async () => {
-      game = await startGame('tests/live/game.lua', ['0', '120']); // killed when done
-      stream = readStream(game.url);
+      game = await startGame('tests/live/game.lua', ['0']); // stopped when done
+      stream = readStream(game);
       await page.goto(game.url);
       await page.waitForSelector('body.loaded.is-live #tree li[data-path]');
       assert.equal(await page.textContent('#live-state'), 'live');
@@ -1013,7 +1050,8 @@ async function main() {
       // pause: the page stays at its tick while the game goes on
       await page.click('#live-pause');
       const paused = await tickNow();
-      await page.waitForTimeout(300);
+      const shownAgent = Number(await page.evaluate(() => document.body.dataset.agent));
+      await ticksGoOn(stream, shownAgent, 10);
       assert.equal(await tickNow(), paused, 'paused');
       await page.click('#tree-head');
       await page.keyboard.press('ArrowLeft');
@@ -1063,22 +1101,25 @@ async function main() {
     });
 
     await check('live: a breakpoint freezes an agent; step and resume from the page; a reload', async () => {
-      // guard 2 sees a wolf every 4 s (game.lua) and attacks it
+      // guard 2 sees a wolf (the game is told so) and attacks it
       await page.click('li[data-path="guard/alert/attack"] > .row .bp');
       const g2 = [...sent(stream).agents.values()].find((a) => a.label === 'guard 2');
+      const g1 = [...sent(stream).agents.values()].find((a) => a.label === 'guard 1');
       await pickAgent(page, g2.id);
-      await page.waitForSelector('#agent-resume', { timeout: 15000 });
+      await commandsDone(page);
+      await tell(game, 'wolf 2');
+      await page.waitForSelector('#agent-resume', { timeout: 60000 });
       const frozen = await until('a frozen line', () => stream.lines.find((o) => o.agent === g2.id && o.frozen !== undefined));
       const attack = sent(stream).trees.get('guard@' + frozen.version).find((n) => n.path === 'guard/alert/attack');
       assert.equal(frozen.frozen, attack.id, 'frozen at the attack');
       assert.match(await page.textContent('#frozen'), /Frozen at the breakpoint on guard\/alert\/attack/);
       await page.screenshot({ path: path.join(OUT, 'live.png') });
       const before = g2Ticks(stream, g2.id);
-      await page.waitForTimeout(300);
+      await ticksGoOn(stream, g1.id, 5);
       assert.equal(g2Ticks(stream, g2.id), before, 'frozen: not ticked');
       await page.click('#agent-step');
       await until('one step', () => g2Ticks(stream, g2.id) === before + 1);
-      await page.waitForTimeout(300);
+      await ticksGoOn(stream, g1.id, 5);
       assert.equal(g2Ticks(stream, g2.id), before + 1, 'stepped exactly one tick');
       await page.waitForSelector('#agent-resume');
       // step into the next tick: its events one by one, the tree as they
@@ -1130,20 +1171,23 @@ async function main() {
       await page.click('#agent-resume');
       await until('ticks again', () => g2Ticks(stream, g2.id) > before + 3);
       await page.waitForSelector('#agent-freeze');
-      // the game reloads its tree after 10 s: the page follows
+      // the game reloads its tree: the page follows
+      await tell(game, 'reload');
       await page.waitForFunction(() => /version 2/.test(document.getElementById('tree-head').textContent),
-        null, { timeout: 20000 });
+        null, { timeout: 60000 });
     });
 
     await check('live: break when a blackboard condition becomes true, or when a node fails', async () => {
-      // guard 1 is hurt (hp = 10) every 3 s and heals by running
+      // guard 1 is hurt (hp = 10: the game is told so) and heals by running
       const g1 = [...sent(stream).agents.values()].find((a) => a.label === 'guard 1');
       await pickAgent(page, g1.id);
       await page.fill('#watch-input', 'hp < 25');
       await page.press('#watch-input', 'Enter');
       await page.waitForSelector('#watch-list li');
       assert.equal(await page.textContent('#watch-list li span'), 'hp < 25 (guard 1)');
-      await page.waitForSelector('#agent-resume', { timeout: 15000 });
+      await commandsDone(page);
+      await tell(game, 'hurt 1');
+      await page.waitForSelector('#agent-resume', { timeout: 60000 });
       assert.match(await page.textContent('#frozen'), /Frozen: hp < 25 became true/);
       const line = await until('the watch line', () => stream.lines.find((o) => o.agent === g1.id && o.watch));
       assert.equal(line.watch, 'hp < 25');
@@ -1243,41 +1287,81 @@ async function main() {
       assert.equal(await page.isVisible('#agent-freeze'), false);
       // it stands still while the others go on
       const before = g2Ticks(stream, g3.id);
-      const others = g2Ticks(stream, g1.id);
-      // (a condition, not a time: the others tick on, however busy the
-      // machine)
-      await until('guard 1 goes on', () => g2Ticks(stream, g1.id) > others + 3);
+      await ticksGoOn(stream, g1.id, 5);
       assert.equal(g2Ticks(stream, g3.id), before, 'frozen: not ticked');
-      // step into its next tick, node by node
+      // step into its next tick, node by node: it patrols, so the tick runs
+      // the patrol, a bt.control node (the game's own Lua), and its child
       await page.click('#agent-step-in');
       const into = await until('a stepped tick', () => stream.lines.slice(from).find((o) =>
         o.t === 'tick' && o.agent === g3.id && o.steps));
       assert.equal(into.frozen, -1, 'frozen again after the step');
       await page.waitForSelector('#step-bar:not([hidden])');
       const nodes = sent(stream).trees.get('guard@' + into.version);
+      const patrol = nodes.find((n) => n.path === 'guard/patrol');
+      assert.equal(patrol.type, 'control');
+      const inside = into.events.filter(([id]) => nodes[id].parent === patrol.id);
+      assert.ok(into.events.some(([id]) => id === patrol.id) && inside.length > 0,
+        'the stepped tick runs the control node and a child of it: ' + JSON.stringify(into.events));
+      const ref = sent(stream);
+      const start = reconstruct(ref, ref.agents.get(g3.id), into.tick - 1);
+      const status = Object.assign({}, start.byPath);
+      const bb = Object.assign({}, start.bb);
+      let shot = false;
       for (let k = 0; k < into.events.length; k++) {
         const [id, st, again] = into.events[k];
+        status[nodes[id].path] = st;
+        for (const [at, set, unset] of into.steps) {
+          if (at !== k) continue;
+          Object.assign(bb, set);
+          for (const key of unset || []) delete bb[key];
+        }
         assert.equal(await page.textContent('#step-text'), 'Node ' + (k + 1) + ' of ' + into.events.length + ': ' +
           nodes[id].name + ' ' + (again ? 'running again' : st));
         assert.deepEqual(await page.$$eval('#tree .row.step-here', (l) => l.map((r) => r.parentNode.dataset.path)),
           [nodes[id].path], 'the node of event ' + k + ' is outlined');
+        const s = await shown(page);
+        assert.deepEqual(s.status, status, 'statuses after event ' + k);
+        assert.deepEqual(s.bb, bb, 'blackboard after event ' + k);
         if (k === 1) await page.screenshot({ path: path.join(OUT, 'freeze.png') });
+        if (!shot && nodes[id].parent === patrol.id) {
+          await page.screenshot({ path: path.join(OUT, 'step-control.png') });
+          shot = true;
+        }
         await page.click('#step-next');
       }
       assert.equal(await page.textContent('#step-text'), 'The whole tick (' + into.events.length + ' events)');
       await page.waitForSelector('#agent-resume');
-      await page.waitForTimeout(300);
+      await ticksGoOn(stream, g1.id, 5);
       assert.equal(g2Ticks(stream, g3.id), before + 1, 'stepped exactly one tick');
       await page.click('#agent-resume');
       await until('ticks again', () => g2Ticks(stream, g3.id) > before + 3);
       await page.waitForSelector('#agent-freeze');
+      // the patrol's other families: its report is skipped (skip_if) until
+      // guard 3 looked three times (look's on_success counts them in seen),
+      // then its script counts the rounds; the page shows each as sent
+      const report = (o) => sent(stream).trees.get('guard@' + o.version).find((n) => n.path === 'guard/patrol/report').id;
+      const skipped = await until('a skipped report', () => stream.lines.find((o) => o.t === 'tick' &&
+        o.agent === g3.id && (o.events || []).some(([id, st]) => id === report(o) && st === 'skipped')));
+      const counted = await until('a round counted by the script', () => stream.lines.find((o) => o.t === 'tick' &&
+        o.agent === g3.id && o.bb && o.bb.rounds >= 1));
+      await page.click('#live-pause');
+      for (const line of [skipped, counted]) {
+        await goTo(page, line.tick);
+        await checkAgentAt(page, sent(stream), g3.id, line.tick);
+      }
+      const shown3 = await shown(page);
+      assert.ok(shown3.bb.seen >= 3, 'look\'s on_success counted: ' + JSON.stringify(shown3.bb));
+      await goTo(page, skipped.tick);
+      assert.equal((await shown(page)).status['guard/patrol/report'], 'skipped');
+      await page.screenshot({ path: path.join(OUT, 'skipped.png') });
+      await page.click('#live-pause');
     });
 
     await check('live: agents and trees join, agents leave or are collected, a reload (churn_game.lua)', async () => {
       stream.req.destroy();
-      game.child.kill();
-      game = await startGame('tests/browser/churn_game.lua', ['20']);
-      stream = readStream(game.url);
+      stopGame(game);
+      game = await startGame('tests/browser/churn_game.lua', []);
+      stream = readStream(game);
       await page.goto(game.url);
       await page.waitForSelector('body.loaded.is-live #tree li[data-path]');
       assert.equal(await page.textContent('#agent-count'), '2');
@@ -1286,7 +1370,7 @@ async function main() {
       await pickAgent(page, scout.id);
       assert.match(await page.textContent('#tree-head'), /^Tree scout, version 1/);
       await page.waitForFunction(() => /^Tree scout, version 2 of 1, 2/.test(document.getElementById('tree-head').textContent),
-        null, { timeout: 10000 });
+        null, { timeout: 60000 });
       // the new shape is drawn: 'look' where 'count' was
       assert.deepEqual(await page.$$eval('#tree li[data-path]', (l) => l.map((li) => li.dataset.path)),
         ['scout', 'scout/walk', 'scout/look']);
@@ -1302,7 +1386,7 @@ async function main() {
       const g1 = [...ref.agents.values()].find((a) => a.label === 'guard 1');
       await pickAgent(page, g1.id);
       const g1Last = g1.lines.slice(-1)[0].tick;
-      await page.waitForTimeout(300);
+      await ticksGoOn(stream, scout.id, 5);
       assert.equal(sent(stream).agents.get(g1.id).lines.slice(-1)[0].tick, g1Last, 'guard 1 left');
       assert.ok(stream.lines.some((o) => o.t === 'gone' && o.agent === g1.id), 'the stream says so');
       assert.equal(await page.textContent('#agent-list li[data-agent="' + g1.id + '"] small'), 'guard · gone');
@@ -1326,7 +1410,7 @@ async function main() {
     await check('live: the arena waits for the page before its first tick', async () => {
       stream.req.destroy();
       stream = null;
-      game.child.kill();
+      stopGame(game);
       game = null;
       const arenaGame = spawn('lua5.4', [path.join(ROOT, 'samples/arena.lua'), '--live=0', '--ticks=400'],
         { env: LUA_ENV, cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] });
@@ -1335,11 +1419,20 @@ async function main() {
           let out = '';
           arenaGame.stdout.on('data', (d) => {
             out += d;
-            const m = out.match(/live at (http:\/\/127\.0\.0\.1:\d+\/)/);
+            const m = out.match(/live at (http:\/\/127\.0\.0\.1:\d+\/\?token=[0-9a-f]+)/);
             if (m) resolve(m[1]);
           });
         });
-        await new Promise((r) => setTimeout(r, 1500)); // a person finding the URL
+        // a person finding the URL: the game answers 20 requests meanwhile,
+        // each in a frame of its loop (a loop that ticked would be 20 ticks
+        // on by now)
+        for (let i = 0; i < 20; i++) {
+          const code = await new Promise((resolve, reject) => {
+            http.get(url.replace('/?', '/live?'), (res) => { res.resume(); resolve(res.statusCode); })
+              .on('error', reject);
+          });
+          assert.equal(code, 200);
+        }
         await page.goto(url);
         await page.waitForSelector('body.loaded.is-live #tree li[data-path]');
         await page.waitForFunction(() => Number(document.body.dataset.tick) >= 5);
@@ -1357,7 +1450,7 @@ async function main() {
     assert.deepEqual(pageErrors, [], 'no script errors in the page');
   } finally {
     if (stream) stream.req.destroy();
-    if (game) game.child.kill();
+    if (game) stopGame(game);
     await context.close();
     server.close();
     fs.rmSync(profile, { recursive: true, force: true });

@@ -4,7 +4,8 @@
 ** callbacks, tick by tick, with the order of their children's events, their
 ** memory, the aborts when a run ends or is cut off, and every error: a bad
 ** status, a child out of range, too many child ticks, a call outside the
-** callback, nesting too deep.
+** callback, nesting too deep, a host's raise under a child caught by the
+** callback (bonsai_control_recover).
 */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -257,6 +258,95 @@ static void nesting_is_bounded(void **state) {
 
 /* }====== */
 
+/* {====== a host that raises: bonsai_control_recover */
+
+/* A leaf that leaves the tick by longjmp to 'raised' (a host's raise);
+** 'catching' tells which of two places catches it: the control node's
+** callback (1) or the host, around the whole tick (0). */
+static jmp_buf raised, outside;
+static int catching;
+static char message[64];
+
+static int jumper(const bonsai_call *c) {
+  if (c->event != BONSAI_EV_TICK)
+    return BONSAI_OK;
+  assert_true(c->mayraise);
+  strcpy(message, "jumped");
+  longjmp(catching ? raised : outside, 1);
+}
+
+/* How the callback goes on after catching its child's raise: 0 returns
+** success, 1 raises its own error, 2 raises the child's again. */
+static int after;
+
+static int catcher(const bonsai_call *c) {
+  if (setjmp(raised) == 0) {
+    bonsai_control_tick(c->agent, c->node, 0, c->host);
+    fail_msg("the child did not raise");
+  }
+  assert_int_equal(bonsai_control_recover(c->agent, c->node, message),
+                   BONSAI_OK);
+  /* the run is over; told again (as of a failure raised in the callback),
+  ** nothing changes: the node fails */
+  assert_int_equal(bonsai_control_recover(c->agent, c->node, message),
+                   BONSAI_OK);
+  assert_int_equal(bonsai_control_recover(c->agent, c->node + 1, message),
+                   BONSAI_EARG);
+  assert_int_equal(bonsai_control_tick(c->agent, c->node, 1, c->host),
+                   BONSAI_ELEAF);
+  assert_int_equal(bonsai_control_abort(c->agent, c->node, 0, c->host),
+                   BONSAI_ELEAF);
+  if (after == 1)
+    strcpy(message, "its own");
+  if (after != 0)
+    longjmp(outside, 1);
+  return BONSAI_SUCCESS;
+}
+
+/* Ticks ag with a raising host; returns the error's path (and message). */
+static const char *raising_tick(bonsai_agent *ag, const char **msg) {
+  static char path[64];
+  bonsai_host h = {NULL, BONSAI_HOST_RAISES, NULL};
+  if (setjmp(outside) == 0)
+    assert_int_equal(bonsai_agent_run(ag, 1, &h), BONSAI_ELEAF);
+  else
+    bonsai_agent_recover(ag, message, &h);
+  bonsai_agent_errpath(ag, path, sizeof path);
+  *msg = bonsai_agent_errmsg(ag);
+  return path;
+}
+
+static void a_raise_caught_by_the_callback(void **state) {
+  static const char *const kids[] = {"J", "B", NULL};
+  bonsai_agent *ag;
+  const char *msg;
+  (void)state;
+  assert_int_equal(bonsai_leaf_register(env, "J", jumper, NULL, 0),
+                   BONSAI_OK);
+  leaf("B", "S");
+  ag = control_of(catcher, 0, kids);
+  catching = 1;
+  for (after = 0; after < 3; after++) {
+    const char *path = raising_tick(ag, &msg);
+    assert_string_equal(path, after == 2 ? "C/J" : "C");
+    assert_string_equal(msg, after == 0   ? "a child's error was caught "
+                                            "inside the callback"
+                             : after == 1 ? "its own"
+                                          : "jumped");
+    assert_string_equal(states(ag), "AA."); /* B was never ticked */
+    assert_string_equal(trace_take(&trace), "");
+  }
+  /* not caught by the callback: the child's */
+  catching = 0;
+  assert_string_equal(raising_tick(ag, &msg), "C/J");
+  assert_string_equal(msg, "jumped");
+  /* outside any child's run, nothing to recover */
+  assert_int_equal(bonsai_control_recover(ag, 0, "x"), BONSAI_EARG);
+  bonsai_agent_free(ag);
+}
+
+/* }====== */
+
 /* {====== saves carry the memory */
 
 typedef struct Bytes {
@@ -303,6 +393,8 @@ int main(void) {
       cmocka_unit_test_setup_teardown(child_errors, setup, teardown),
       cmocka_unit_test_setup_teardown(nesting_is_bounded, setup, teardown),
       cmocka_unit_test_setup_teardown(memory_is_saved, setup, teardown),
+      cmocka_unit_test_setup_teardown(a_raise_caught_by_the_callback, setup,
+                                      teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

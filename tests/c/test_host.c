@@ -128,6 +128,23 @@ static void host_data_and_interrupt(void **state) {
   bonsai_agent_free(ag);
 }
 
+/* A parent's cut-off inside a tick is an abort pass too: its callbacks may
+** not raise (a raise would leave the pass half done, and the recovery
+** would abort again what it had reached). */
+static void cut_off_may_not_raise(void **state) {
+  bonsai_host h = {NULL, BONSAI_HOST_RAISES, NULL};
+  bonsai_agent *ag;
+  (void)state;
+  leaf("A", "RS");
+  ag = start("parallel:p{success=1}(H, A)");
+  assert_int_equal(bonsai_agent_run(ag, 1, &h), BONSAI_RUNNING);
+  assert_string_equal(seen_take(), "enter!; tick!");
+  assert_int_equal(bonsai_agent_run(ag, 1, &h), BONSAI_SUCCESS);
+  assert_string_equal(seen_take(), "tick!; abort");
+  bonsai_agent_free(ag);
+  trace_take(&trace);
+}
+
 /* A leaf leaves the tick by longjmp: the agent is busy until the host
 ** recovers it; recovery names the leaf, aborts every running node (the
 ** other branch of the parallel too) and frees the agent. */
@@ -284,6 +301,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       T(host_data_and_interrupt),
       T(raise_and_recover),
+      T(cut_off_may_not_raise),
       T(switch_step_map),
       T(doze),
       T(agent_in_host_memory),

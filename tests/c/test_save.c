@@ -2,8 +2,9 @@
 ** test_save.c: saving and restoring agents through the C API: round trips
 ** with every kind of state (running paths, finished children of a running
 ** parallel, counters, timers, blackboard values), restoring after a
-** reload, and the refusals (another tree's save, a newer format, every
-** truncation, random corruption: never a crash, never a half restore).
+** reload, the refusals (another tree's save, a newer format, every
+** truncation, random corruption: never a crash, never a half restore),
+** and a leaf's own state (BONSAI_LEAF_SAVE: SAVE and RESTORE).
 */
 #include <stdarg.h>
 #include <stddef.h>
@@ -191,11 +192,13 @@ static void refusals(void **state) {
   assert_string_equal(bonsai_agent_errmsg(c),
                       "saved from tree 't', not 'u'");
   b = bonsai_agent_new(t, NULL, NULL);
-  s.p[4] = 3; /* a newer format */
+  s.p[4] = 4; /* a newer format */
   assert_int_equal(bonsai_agent_restore(b, s.p, s.n, NULL), BONSAI_EARG);
   assert_string_equal(bonsai_agent_errmsg(b),
-                      "saved in format 3; this Bonsai reads formats 1 to 2");
-  s.p[4] = 2;
+                      "saved in format 4; this Bonsai reads formats 1 to 3");
+  s.p[4] = 0;
+  assert_int_equal(bonsai_agent_restore(b, s.p, s.n, NULL), BONSAI_EARG);
+  s.p[4] = 3;
   for (k = 0; k < s.n; k++) { /* every truncation */
     assert_int_equal(bonsai_agent_restore(b, s.p, k, NULL), BONSAI_EARG);
     assert_string_equal(states(b), "...");
@@ -247,6 +250,99 @@ static void host_values(void **state) {
   bonsai_agent_free(a);
 }
 
+/* A leaf whose run keeps a count of its own, in its agent's owner (an
+** int): three ticks, then success; SAVE writes the count, RESTORE reads it
+** back (-1 when the save holds none). A count of 99 cannot be saved, an
+** owner of 77 refuses its RESTORE; a SAVE also tries to tick its agent,
+** which is busy. */
+static int counter(const bonsai_call *c) {
+  int *n = (int *)c->owner;
+  switch (c->event) {
+  case BONSAI_EV_ENTER: *n = 0; return BONSAI_OK;
+  case BONSAI_EV_TICK: return ++*n >= 3 ? BONSAI_SUCCESS : BONSAI_RUNNING;
+  case BONSAI_EV_SAVE:
+    assert_false(c->mayraise);
+    assert_int_equal(bonsai_agent_tick(c->agent, 1), BONSAI_EBUSY);
+    if (*n == 99)
+      return bonsai_agent_error(c->agent, "99 cannot be saved");
+    c->write(c->wud, n, sizeof *n);
+    return BONSAI_OK;
+  case BONSAI_EV_RESTORE:
+    if (*n == 77)
+      return bonsai_agent_error(c->agent, "refused");
+    if (c->saved == NULL)
+      *n = -1;
+    else if (c->savedlen != sizeof *n)
+      return bonsai_agent_error(c->agent, "a count is %d bytes",
+                                (int)sizeof *n);
+    else
+      memcpy(n, c->saved, sizeof *n);
+    return BONSAI_OK;
+  default: return BONSAI_OK;
+  }
+}
+
+static void leaf_state(void **state) {
+  bonsai_tree *t;
+  bonsai_agent *a, *b;
+  int na = 0, nb = 42;
+  Bytes s, old;
+  char path[32];
+  (void)state;
+  assert_int_equal(bonsai_leaf_register(env, "K", counter, NULL,
+                                        BONSAI_LEAF_ENTER | BONSAI_LEAF_SAVE),
+                   BONSAI_OK);
+  t = named("sequence:s(K)", "t");
+  a = bonsai_agent_new(t, NULL, &na);
+  b = bonsai_agent_new(t, NULL, &nb);
+  assert_int_equal(bonsai_agent_tick(a, 1), BONSAI_RUNNING);
+  s = save(a);
+  assert_int_equal(s.p[4], 3);
+  assert_int_equal(bonsai_agent_restore(b, s.p, s.n, NULL), BONSAI_OK);
+  assert_int_equal(nb, 1); /* restored, not entered */
+  assert_int_equal(bonsai_agent_tick(b, 1), BONSAI_RUNNING);
+  assert_int_equal(bonsai_agent_tick(b, 1), BONSAI_SUCCESS);
+  assert_int_equal(nb, 3);
+  /* a leaf's state in a save marked format 2: corrupted */
+  s.p[4] = 2;
+  bonsai_agent_reset(b);
+  assert_int_equal(bonsai_agent_restore(b, s.p, s.n, NULL), BONSAI_EARG);
+  assert_non_null(strstr(bonsai_agent_errmsg(b), "corrupted"));
+  /* a save of format 2 holds none: RESTORE without bytes */
+  na = 99;
+  old.p = NULL;
+  old.n = old.cap = 0;
+  assert_int_equal(bonsai_agent_save(a, NULL, put, &old), BONSAI_EARG);
+  assert_string_equal(bonsai_agent_errmsg(a), "99 cannot be saved");
+  bonsai_agent_errpath(a, path, sizeof path);
+  assert_string_equal(path, "s/K");
+  free(old.p);
+  assert_int_equal(bonsai_leaf_register(env, "K", counter, NULL,
+                                        BONSAI_LEAF_ENTER), BONSAI_OK);
+  old = save(a); /* the leaf keeps nothing now */
+  old.p[4] = 2;
+  assert_int_equal(bonsai_leaf_register(env, "K", counter, NULL,
+                                        BONSAI_LEAF_ENTER | BONSAI_LEAF_SAVE),
+                   BONSAI_OK);
+  nb = 42;
+  assert_int_equal(bonsai_agent_restore(b, old.p, old.n, NULL), BONSAI_OK);
+  assert_int_equal(nb, -1);
+  /* a RESTORE that fails: the state stays, the error names the node */
+  bonsai_agent_reset(b);
+  s.p[4] = 3;
+  nb = 77;
+  assert_int_equal(bonsai_agent_restore(b, s.p, s.n, NULL), BONSAI_ELEAF);
+  assert_string_equal(bonsai_agent_errmsg(b), "refused");
+  bonsai_agent_errpath(b, path, sizeof path);
+  assert_string_equal(path, "s/K");
+  assert_string_equal(states(b), "RR");
+  free(old.p);
+  bonsai_agent_free(a);
+  bonsai_agent_free(b);
+  bonsai_tree_release(t);
+  free(s.p);
+}
+
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
 
 int main(void) {
@@ -256,6 +352,7 @@ int main(void) {
       T(after_reload),
       T(refusals),
       T(host_values),
+      T(leaf_state),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

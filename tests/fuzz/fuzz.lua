@@ -1,9 +1,11 @@
 -- tests/fuzz/fuzz.lua: a randomized, model-checked test of the Lua API.
--- Each seed builds a small world (trees of every node kind, agents, shared
+-- Each seed builds a small world (trees of every node kind, bt.control
+-- nodes, scripts, pre- and post-conditions on any node, agents, shared
 -- blackboards, observers, interrupts, named leaves) and runs random steps
--- on it; leaf, exit, abort, observer and interrupt callbacks re-enter the
--- API (tick, tick_all, abort, reset, reload, register, writes, list edits,
--- dropped references, garbage collection) and raise. The callbacks keep
+-- on it; leaf, exit, abort, control, condition, observer and interrupt
+-- callbacks re-enter the API (tick, tick_all, abort, reset, reload,
+-- register, writes, list edits, dropped references, garbage collection)
+-- and raise; control callbacks catch their children's errors. The callbacks keep
 -- the fuzzer's own books; after every step they are compared with the
 -- library: enters paired with one exit or abort, a:running() equal to the
 -- entered leaves (an aborting one, whose abort answered bt.RUNNING, marked
@@ -60,6 +62,14 @@ local FEATURES = {
                -- itself), bt.event, bt.wait_event, bt.guard{ event }
   "latent",    -- abort callbacks (leaves, control nodes) that answer
                -- bt.RUNNING, with or without abort_timeout
+  "catch",     -- control callbacks that catch a child's error (pcall) and
+               -- go on: succeed, raise their own, raise it again, or
+               -- return no status
+  "scripts",   -- bt.script and bt.script_condition leaves
+  "conditions",-- pre- and post-conditions (skip_if ... post) on any node:
+               -- scripts, and functions that re-enter the API and raise
+  "leafsave",  -- lifecycle leaves with save and restore (their state
+               -- checked after a restore)
 }
 
 local opt = { first = 1, last = 20, steps = 500, seconds = nil, replay = nil,
@@ -383,6 +393,23 @@ local function maybe_raise()
   if ON.raise and R.chance(0.02) then error(newmsg(), 0) end
 end
 
+-- Forgets the errors recorded for agent a in the current frame after the
+-- first n0 of them: a callback caught them.
+local function forget(a, n0)
+  local f = frame()
+  local l = f and f.raises[a]
+  if not l then return end
+  for j = #l, n0 + 1, -1 do l[j] = nil end
+  if #l == 0 then f.raises[a] = nil end
+end
+
+-- How many errors the current frame holds for agent a.
+local function recorded(a)
+  local f = frame()
+  local l = f and f.raises[a]
+  return l and #l or 0
+end
+
 -- Runs body(...) for agent a at node id; records an escaping error.
 local function guarded(a, id, body, aborting)
   local ok, r = pcall(body)
@@ -487,6 +514,28 @@ local function lifecycle(variant)
         sideeffects(a, st == "aborted")
         maybe_raise()
       end, st == "aborted")
+    end
+  end
+  if variant == 1 and ON.leafsave then -- its run's state, checked back
+    t.save = function(a, bb, args)
+      local id, b = args.id, book(a)
+      if b.entered[id] ~= "leaf" then
+        violation(b.id .. " " .. id .. " saved while not running")
+      end
+      b.saves = (b.saves or 0) + 1
+      b.saved = b.saved or {}
+      b.saved[id] = { id = id, n = b.saves, f = b.saves + 0.5 }
+      trace("save state " .. b.id .. " " .. id)
+      return b.saved[id]
+    end
+    t.restore = function(a, bb, args, v)
+      local b = book(a)
+      b.restored = b.restored or {}
+      if b.restored[args.id] then
+        violation("restore of " .. args.id .. " called twice")
+      end
+      b.restored[args.id] = v or "nothing"
+      count(v and "(leaf states restored)" or "(leaf restores, no state)")
     end
   end
   if variant == 1 or variant == 3 then
@@ -638,7 +687,17 @@ local function genleaf(used)
   if x <= 68 then return { kind = "cond", id = newid(used, "C", 16) } end
   if x <= 78 then return { kind = "named", id = newid(used, "R", 12),
                            reg = R.int(NREG) } end
-  if x <= 88 then return checkspec() end
+  if x <= 85 then return checkspec() end
+  if x <= 88 and ON.scripts then -- scripts that cannot fail: comparisons
+    -- of any values, ordering of n1 and n2 (numbers), assignments to the
+    -- s keys (no observer, guard or check reads them)
+    if R.chance(0.5) then
+      return { kind = "script", code = R.pick { "s1 := k1",
+        "s2 := n1 + n2; s3 := k2 == k1", "s1 := n1 < n2 ? k3 : !k4" } }
+    end
+    return { kind = "scond", code = R.pick { "n1 >= n2", "k1 == k2",
+      "!k5 || n2 > 1", "k3 ~= k6 && n1 < 3" } }
+  end
   if x <= 92 and ON.subtree and W.idbase == 0 and #W.libs > 0 then
     local j = R.int(#W.libs)
     if not used["lib" .. j] then
@@ -649,8 +708,34 @@ local function genleaf(used)
   return { kind = "wait", seconds = R.pick { 0, 0.5, 1, 3 } }
 end
 
+-- Pre- and post-conditions for a spec: { field = script or true (a
+-- function of the fuzzer's) }, or nil. Scripts cannot fail (see genleaf).
+local CONDFIELDS = { "skip_if", "success_if", "failure_if", "run_while",
+                     "on_success", "on_failure", "on_halted", "post" }
+local PRE = { "k1 == 1", "n1 > 2", "n1 < n2", "!k3", "k2 == k4" }
+local POST = { "s1 := k1", "s2 := n1 + 1", "s3 := n1 < n2" }
+local function genconds()
+  if not ON.conditions or not R.chance(0.25) then return nil end
+  local c = {}
+  for _ = 1, R.int(2) do
+    local f = R.pick(CONDFIELDS)
+    local pre = f == "skip_if" or f == "success_if" or f == "failure_if" or
+                f == "run_while"
+    c[f] = R.chance(0.4) or R.pick(pre and PRE or POST)
+  end
+  return c
+end
+
+-- (not on event nodes: the events' books tell their statuses from the
+-- deliveries, which success_if or failure_if would overrule)
+local NOCONDS = { subtree = true, event = true, wait_event = true }
+local function withconds(s)
+  if s and s.id and not NOCONDS[s.kind] then s.conds = genconds() end
+  return s
+end
+
 local function gen(used, depth)
-  if depth >= 4 or R.chance(0.3) then return genleaf(used) end
+  if depth >= 4 or R.chance(0.3) then return withconds(genleaf(used)) end
   local x = R.int(100)
   local s
   if x <= 45 then
@@ -702,7 +787,7 @@ local function gen(used, depth)
       s.then_skip = R.chance(0.5) or nil
     end
   end
-  return s
+  return withconds(s)
 end
 
 local function ids(s, used)
@@ -792,10 +877,35 @@ local function control(id, kids)
       clockcheck(a)
       sideeffects(a)
       maybe_raise()
-      local last = bt.FAILURE
+      local last, caught, n0 = bt.FAILURE, nil, 0
       for _ = 1, R.int(c.n + 2) - 1 do
         local i = R.int(c.n)
-        if R.chance(0.15) then c:abort(i) else last = c:tick(i) end
+        if R.chance(0.15) then
+          c:abort(i)
+        elseif ON.catch and R.chance(0.2) then
+          n0 = recorded(a)
+          local ok, r = pcall(c.tick, c, i)
+          if not ok then caught = r break end
+          last = r
+        else
+          last = c:tick(i)
+        end
+      end
+      if caught then -- the node fails whatever comes next
+        count("(caught child errors)")
+        local y = R.int(4)
+        trace("caught " .. tostring(caught) .. " in " .. id .. ": " ..
+              ({ "raise it again", "raise its own", "bad status",
+                 "return" })[y])
+        if y == 1 then error(caught, 0) end -- still the child's
+        forget(a, n0)
+        if y == 2 then error(newmsg(), 0) end
+        if y == 3 then
+          record(a, id, nil) -- the library's message
+          return 42
+        end
+        record(a, id, "a child's error was caught inside the callback")
+        return R.pick { bt.SUCCESS, bt.FAILURE, bt.RUNNING }
       end
       if ON.raise and R.chance(0.005) then
         record(a, id, nil)
@@ -819,9 +929,39 @@ local function control(id, kids)
   return bt.control(t)
 end
 
+-- A condition of node id (field: its name) as a function of the fuzzer:
+-- true or false at random; it re-enters the API and raises like a leaf
+-- (on_halted runs in an abort pass).
+local function condfn(id, field)
+  local aborting = field == "on_halted"
+  return function(a)
+    return guarded(a, id, function()
+      count("(condition calls)")
+      clockcheck(a)
+      sideeffects(a, aborting)
+      maybe_raise()
+      return R.chance(field == "run_while" and 0.8 or 0.3)
+    end, aborting)
+  end
+end
+
 -- Node tables from a spec (fresh functions every time).
+local buildnode
 local function build(s)
+  local n = buildnode(s)
+  for f, c in pairs(s.conds or {}) do
+    n[f] = c == true and condfn(s.id, f) or c
+  end
+  return n
+end
+
+function buildnode(s)
   local k = s.kind
+  if k == "script" then
+    return bt.script(s.code)
+  elseif k == "scond" then
+    return bt.script_condition(s.code)
+  end
   if k == "life" then
     local t = lifecycle(s.variant)
     t.name = s.id
@@ -997,6 +1137,7 @@ end
 -- without enter); its running tasks start their bodies again.
 local function saverestore(a)
   local b = book(a)
+  b.saved = {} -- what the leaves' save functions return, by leaf
   local ok, s = pcall(a.save, a)
   trace("save " .. b.id .. (ok and "" or " -> " .. tostring(s)))
   if not ok then return end
@@ -1015,8 +1156,11 @@ local function saverestore(a)
   if n.time ~= a.time then
     violation(("restored clock %s, saved %s"):format(n.time, a.time))
   end
+  local restored = nb.restored or {}
+  local running = {}
   for _, name in ipairs(n:running()) do
     local k = name:sub(1, 1)
+    running[name] = true
     local base = name:match("^(%u%d+) %(aborting%)$")
     if base and (k == "L" or k == "R") then
       if b.entered[base] ~= "aborting" then
@@ -1029,10 +1173,22 @@ local function saverestore(a)
         violation(("%s restored from %s runs %s, which %s had not entered")
           :format(id, b.id, name, b.id))
       end
+      local sv, got = b.saved[name], restored[name]
+      if sv and (type(got) ~= "table" or got.id ~= sv.id or got.n ~= sv.n or
+                 got.f ~= sv.f) then
+        violation(("%s: %s saved its state %s.%s, restore got %s"):format(
+          id, name, sv.id, sv.n, type(got) == "table" and
+          tostring(got.id) .. "." .. tostring(got.n) or tostring(got)))
+      end
       nb.entered[name] = "leaf"
       nb.ended[name] = b.ended[name]
     elseif k == "K" and name:match("^K%d+$") then
       nb.entered[name] = "pending"
+    end
+  end
+  for name in pairs(restored) do
+    if not running[name] then
+      violation(id .. ": restore of " .. name .. ", which does not run")
     end
   end
   trace("restored " .. id .. " from " .. b.id)

@@ -77,3 +77,40 @@ run_samples() {
     echo "ok: $(basename "$s")"
   done
 }
+
+# serves_viewer LMOD: the installed module's live debugger serves the page
+# (GET / and viewer.js) from the viewer files installed in LMOD/bonsai/viewer,
+# with LUA_PATH and LUA_CPATH as the caller set them.
+serves_viewer() {
+  "$lua" - "$1" <<'LUA' || fail "the installed module does not serve the live page"
+local lmod = ...
+local bt = require "bonsai"
+local socket = require "socket"
+local dir = require("bonsai.debug").viewerdir()
+assert(dir == lmod .. "/bonsai/viewer", "the viewer found in " .. dir)
+local port = bt.debug.serve { port = 0 }
+local function get(path)
+  local c = assert(socket.connect("127.0.0.1", port))
+  c:settimeout(0)
+  c:send("GET " .. path .. " HTTP/1.1\r\nHost: 127.0.0.1:" .. port .. "\r\n\r\n")
+  local got, t0 = "", socket.gettime()
+  repeat -- (until the server closes; a deadline in case it never does)
+    bt.debug.poll()
+    local d, e, part = c:receive(65536)
+    got = got .. (d or part or "")
+    if e == "closed" then break end
+    socket.sleep(0.002)
+  until socket.gettime() - t0 > 60
+  c:close()
+  return got
+end
+local page = get("/")
+assert(page:find("^HTTP/1.1 200") and page:find("<title>Bonsai", 1, true),
+       page:sub(1, 300))
+local js = get("/viewer.js")
+assert(js:find("^HTTP/1.1 200") and
+       js:find("Content-Type: text/javascript", 1, true), js:sub(1, 300))
+bt.debug.close()
+print("ok: the live page, served from " .. dir)
+LUA
+}

@@ -4,8 +4,9 @@
 # the headers, libbonsai.a, libbonsai.so, bonsai.pc and the Lua module are
 # where the build says; builds the C example of docs/C_API.md against the
 # installed copy with pkg-config and with CMake's find_package (shared and
-# static) and compares its output with the page's; runs the samples
-# against the installed module.
+# static) and compares its output with the page's; checks that the
+# installed module serves the live page (the viewer installed beside it);
+# runs the samples against the installed module.
 . "$(dirname "$0")/lib.sh"
 skip_sanitized "${1:-none}"
 build="$2" prefix="$3" libdir="$4" includedir="$5" cmod="$6" lmod="$7"
@@ -19,7 +20,8 @@ for f in "$includedir/bonsai.h" "$includedir/bonsai_lua.h" \
          "$libdir/pkgconfig/bonsai.pc" \
          "$libdir/cmake/bonsai/bonsaiConfig.cmake" "$cmod/bonsai/core.so" \
          "$lmod/bonsai/init.lua" "$lmod/bonsai/builder.lua" \
-         "$lmod/bonsai/meta.lua"; do
+         "$lmod/bonsai/meta.lua" "$lmod/bonsai/viewer/index.html" \
+         "$lmod/bonsai/viewer/viewer.js"; do
   [ -e "$root$f" ] || fail "not installed: $f"
 done
 no_liblua "$root$cmod/bonsai/core.so"
@@ -78,4 +80,5 @@ assert(searchpath("bonsai.core", package.cpath) ==
        cmod .. "/bonsai/core.so")
 print("bonsai " .. bt.VERSION .. " from " .. cmod)
 LUA
+serves_viewer "$root$lmod"
 run_samples

@@ -3,8 +3,9 @@
 # rockspec at the top, from a copy of the checkout into a temporary tree,
 # with a configuration of its own (the build's Lua: 5.1 with LuaJIT's
 # interpreter and headers for LuaJIT; no servers: nothing is fetched; the
-# user's luarocks setup is not read); then require "bonsai" and the samples
-# with only that tree's paths.
+# user's luarocks setup is not read); then require "bonsai", the live page
+# served from the viewer installed in the tree, and the samples with only
+# that tree's paths.
 . "$(dirname "$0")/lib.sh"
 skip_sanitized "${1:-none}"
 
@@ -52,4 +53,5 @@ local a = bt.agent(bt.tree(bt.sequence { bt.wait(0.5), bt.action(function()
 assert(a:tick(0.5) == bt.RUNNING and a:tick(0.5) == bt.SUCCESS)
 print("bonsai " .. bt.VERSION .. " from " .. tree)
 LUA
+serves_viewer "$tree/share/lua/$lua_v"
 run_samples

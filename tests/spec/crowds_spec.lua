@@ -314,6 +314,16 @@ describe("bt.tick_all over a long list of sleepers", function()
     collectgarbage()
     collectgarbage()
     state = state[1]
+    if not luaver.ephemerons then
+      -- (5.1, LuaJIT: the cache anchors nothing, lest a list whose agents
+      -- refer to it never go, and reads [1]: the state went, and the entry
+      -- goes the ordinary way at once)
+      assert.is_nil(state)
+      local errs = bt.tick_all(list, 1)
+      assert.equal(1, #errs)
+      assert.equal("element 3 is not an agent", errs[1].error)
+      return
+    end
     assert.is_userdata(state)
     assert.is_nil(bt.tick_all(list, 1))
     assert.is_nil(a.time) -- nothing at [1]: no clock to read

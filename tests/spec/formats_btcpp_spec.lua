@@ -396,16 +396,26 @@ describe("BehaviorTree.CPP files with includes and models", function()
     for i = 1, 40 do chain["d/" .. i .. ".xml"] = inc((i + 1) .. ".xml") end
     assert.matches("^d/32%.xml:1:24: node 'include': includes nested " ..
       "more than 32 deep$", import(inc("1.xml"), chain))
-    -- total size: the same 3 MB file included three times in a row
+    -- total size: three 3 MB files
     local big = '<root BTCPP_format="4"><!--' .. ("x"):rep(3 * 1024 * 1024) ..
                 "--></root>"
     assert.matches("included files are larger than 8388608 bytes in all",
       import('<root BTCPP_format="4"><include path="a.xml"/>' ..
-             '<include path="a.xml"/><include path="a.xml"/></root>',
-             { ["d/a.xml"] = big }))
-    -- include_dirs outside: named
-    assert.equal("d/main.xml: include_dirs: '../x' climbs above the " ..
-      "current directory", import(inc("b.xml"), {}, { include_dirs = { "../x" } }))
+             '<include path="b.xml"/><include path="c.xml"/></root>',
+             { ["d/a.xml"] = big, ["d/b.xml"] = big, ["d/c.xml"] = big }))
+    -- a directory above the current one, when the game names it
+    assert.equal("d/main.xml:1:24: node 'include': include '../../y/b.xml' " ..
+      "is outside the directories allowed (../x; bt.load's include_dirs " ..
+      "option adds others)", import(inc("../../y/b.xml"), {},
+                                    { include_dirs = { "../x" } }))
+    local read = {}
+    assert.is_truthy(bt.import(inc("../../x/b.xml"), "btcpp", {
+      file = "d/main.xml", include_dirs = { "../x" },
+      read = function(path)
+        read[#read + 1] = path
+        return '<root BTCPP_format="4"/>'
+      end }))
+    assert.same({ "../x/b.xml" }, read)
     assert.equal("d/main.xml: include_dirs must be a list of directories " ..
       "(got string)", import(inc("b.xml"), {}, { include_dirs = "d" }))
     assert.equal("d/main.xml: include_dirs: a directory must be a string",

@@ -45,7 +45,8 @@ describe("BehaviorTree.CPP nodes on the new core kinds", function()
   it("a SubTree of a tree outside the file is bt.subtree by name", function()
     bt.register("Hit", function(_, bb) t:add("hit " .. tostring(bb.target))
       return bt.RUNNING end)
-    bt.tree(bt.sequence { bt.action "Hit" }, { name = "Strike" })
+    -- (held: a tree no one holds is collected, and gone from the names)
+    local strike = bt.tree(bt.sequence { bt.action "Hit" }, { name = "Strike" })
     local tr = tree('<Sequence><SubTree ID="Strike" _autoremap="true" ' ..
                     'target="{enemy}"/></Sequence>')
     local a = bt.agent(tr, { blackboard = { enemy = "orc", target = "me" } })
@@ -58,6 +59,7 @@ describe("BehaviorTree.CPP nodes on the new core kinds", function()
     assert.is_false(ok)
     assert.matches("a tree outside it %(bt.subtree by name%) shares the " ..
                    "caller's keys", msg)
+    assert.equal("Strike", strike.name)
   end)
 
   it("export round trip", function()

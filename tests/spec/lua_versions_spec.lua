@@ -152,6 +152,11 @@ describe("a save", function()
       return { hp = 20, wins = 0, ends = 0 }
     end, "k", "f")
   end)
+
+  it_others("of a running leaf's own state (save, restore) crosses the "
+            .. "Luas too", function()
+    crosses("kept", function() return {} end, "t", "f")
+  end)
 end)
 
 describe("bt.defer", function()

@@ -115,6 +115,21 @@ describe("the rockspec", function()
     assert.are.same(want, have)
   end)
 
+  it("installs every file of viewer/ in bonsai/viewer/, as meson does",
+     function()
+    local want = set(lines("sh -c 'ls viewer'"))
+    local have = {}
+    for name, file in pairs(spec.build.install.lua) do
+      assert.is_truthy(name:match("^bonsai%.viewer%.[%w_]+$"), name)
+      local base = file:match("^viewer/([^/]+)$")
+      assert.is_truthy(base, file)
+      have[base] = true
+    end
+    assert.are.same(keys(want), keys(have))
+    assert.is_truthy(read("meson.build"):find(
+      "install_subdir('viewer', install_dir: lua_lmod / 'bonsai')", 1, true))
+  end)
+
   it("needs only Lua, 5.1 to 5.4 (LuaJIT counts as 5.1)", function()
     assert.are.same({ "lua >= 5.1, < 5.5" }, spec.dependencies)
   end)

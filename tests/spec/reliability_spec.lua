@@ -6,6 +6,7 @@
 -- bookkeeping of errors.
 local bt = require "bonsai"
 local trace = require "helpers.trace"
+local luaver = require "helpers.luaver"
 
 local function run() return bt.RUNNING end
 
@@ -619,5 +620,431 @@ describe("entries reached from inside a bt.control tick", function()
     assert.same(a:_tick_events(), seen)
     assert.same(other:_tick_events(), seen2)
     assert.equal(4, #seen2) -- x and Y running, then success
+  end)
+end)
+
+-- A raise under a control node's child, caught by its callback
+-- (../shared/repro/control_caught_error_wrong_node): the callback's own
+-- errors are the node's, and no frame of the run it left stays behind.
+describe("a child's error caught inside a bt.control callback", function()
+  local function raising(name)
+    return bt.action { name = name, tick = function() error("child error", 0) end }
+  end
+  local function failure(a)
+    local ok, err = pcall(a.tick, a, 1)
+    assert.is_false(ok)
+    return err
+  end
+
+  it("reports the callback's own raise, invalid status or success at the " ..
+     "node, and the child's error left uncaught at the child", function()
+    local function case(tick)
+      return bt.agent(bt.tree(bt.control { name = "C", tick = tick,
+        raising("L") }, { name = "t" }))
+    end
+    assert.equal("tree 't' node 'C': my own error", failure(case(function(c)
+      pcall(c.tick, c, 1)
+      error("my own error", 0)
+    end)))
+    assert.matches("^tree 't' node 'C': invalid status %(a number value%)",
+      failure(case(function(c) pcall(c.tick, c, 1) return 42 end)))
+    assert.equal("tree 't' node 'C': a child's error was caught inside the " ..
+      "callback", failure(case(function(c) pcall(c.tick, c, 1) return true end)))
+    assert.equal("tree 't' node 'C/L': child error", failure(case(function(c)
+      return c:tick(1)
+    end)))
+    -- raised again by the callback: still the child's
+    assert.equal("tree 't' node 'C/L': child error", failure(case(function(c)
+      local ok, err = pcall(c.tick, c, 1)
+      error(err, 0)
+    end)))
+  end)
+
+  it("names the right node through nested control nodes", function()
+    local function tree(outer, inner)
+      return bt.agent(bt.tree(bt.control { name = "P", tick = outer,
+        bt.control { name = "C", tick = inner, raising("L") } },
+        { name = "t" }))
+    end
+    local pass = function(c) return c:tick(1) end
+    local catch = function(c) pcall(c.tick, c, 1) return true end
+    local own = function(c) pcall(c.tick, c, 1) error("mine", 0) end
+    assert.equal("tree 't' node 'P/C/L': child error",
+                 failure(tree(pass, pass)))
+    assert.equal("tree 't' node 'P/C': mine", failure(tree(pass, own)))
+    assert.equal("tree 't' node 'P/C': a child's error was caught inside " ..
+                 "the callback", failure(tree(pass, catch)))
+    assert.equal("tree 't' node 'P': a child's error was caught inside " ..
+                 "the callback", failure(tree(catch, pass)))
+    assert.equal("tree 't' node 'P': mine", failure(tree(own, pass)))
+    local other = function(c) pcall(c.tick, c, 1) error("P's", 0) end
+    assert.equal("tree 't' node 'P': P's", failure(tree(other, own)))
+    -- (the same message raised again is taken for the error caught)
+    assert.equal("tree 't' node 'P/C': mine", failure(tree(own, own)))
+  end)
+
+  it("fails the node that caught a core failure under it (a check that " ..
+     "cannot compare) as for a raise", function()
+    local a = bt.agent(bt.tree(bt.control { name = "C",
+      tick = function(c) assert.is_false(pcall(c.tick, c, 1)) return true end,
+      bt.check("x", "<", 3) }, { name = "t" }), { blackboard = { x = "s" } })
+    assert.equal("tree 't' node 'C': a child's error was caught inside the " ..
+                 "callback", failure(a))
+  end)
+
+  it("names the child for a core failure under it too (a check that " ..
+     "cannot compare)", function()
+    local a = bt.agent(bt.tree(bt.control { name = "P",
+      tick = function(c) return c:tick(1) end,
+      bt.control { name = "C", tick = function(c) return c:tick(1) end,
+        bt.check("x", "<", 3) } }, { name = "t" }),
+      { blackboard = { x = "text" } })
+    assert.matches("^tree 't' node 'P/C/check%[1%]': cannot compare",
+                   failure(a))
+  end)
+
+  it("leaves no frame of the run behind: a caught error refuses the " ..
+     "node's further c:tick and c:abort, and a kept 'c' of a node inside " ..
+     "the run that was left", function()
+    local kept, log = nil, {}
+    local T = bt.tree(bt.control { name = "X",
+      tick = function(c)
+        local ok, err = pcall(c.tick, c, 1) -- Y raises in its own callback
+        log[#log + 1] = tostring(ok) .. " " .. err
+        ok, err = pcall(kept.tick, kept, 1)
+        log[#log + 1] = tostring(ok) .. " " .. err
+        ok, err = pcall(c.tick, c, 2)
+        log[#log + 1] = tostring(ok) .. " " .. err
+        ok, err = pcall(c.abort, c, 2)
+        log[#log + 1] = tostring(ok) .. " " .. err
+        return true
+      end,
+      bt.control { name = "Y", tick = function(c)
+        kept = c
+        error("Y's error", 0)
+      end, bt.action { name = "A", tick = function()
+        log[#log + 1] = "A ticked" return true end } },
+      bt.action { name = "B", tick = function()
+        log[#log + 1] = "B ticked" return true end } }, { name = "t" })
+    local a = bt.agent(T)
+    assert.equal("tree 't' node 'X': a child's error was caught inside the " ..
+                 "callback", failure(a))
+    assert.equal("false Y's error", log[1])
+    assert.matches("^false c:tick: only during its node's tick callback",
+                   log[2])
+    assert.equal("false Y's error", log[3]) -- B is not ticked
+    assert.equal("false Y's error", log[4])
+    assert.equal(4, #log)
+    assert.same({}, a:running())
+    -- the agent goes on from the root
+    kept = nil
+    assert.is_false(pcall(a.tick, a, 1))
+  end)
+end)
+
+-- Found by the fuzzer with post-conditions on any node: a root whose
+-- post-condition raised after the root had ended kept its resume point,
+-- and the next tick ticked the leaf that had ended, without enter (a
+-- debug build stopped on an assertion).
+describe("a root whose post-condition raises after it ended", function()
+  it("starts its next tick from the root", function()
+    local log, boom = {}, false
+    local k = 0
+    local a = bt.agent(bt.tree(bt.sequence { name = "root",
+      post = function() if boom then error("post fails", 0) end return true end,
+      bt.action { name = "L",
+        enter = function() log[#log + 1] = "enter" end,
+        tick = function()
+          k = k + 1
+          log[#log + 1] = "tick"
+          return k % 2 == 1 and bt.RUNNING or bt.FAILURE
+        end } }, { name = "t" }))
+    assert.equal("running", a:tick(1))
+    boom = true
+    local ok, err = pcall(a.tick, a, 1)
+    assert.is_false(ok)
+    assert.equal("tree 't' node 'root': post fails", err)
+    boom = false
+    assert.equal("running", a:tick(1))
+    assert.equal("enter tick tick enter tick", table.concat(log, " "))
+  end)
+end)
+
+-- An abort pass runs every callback once, wherever it runs
+-- (../shared/repro/control_abort_twice: a running control child whose
+-- abort raised was aborted twice, its own child only at the second time):
+-- every kind of node whose abort or exit raises, cut off by every kind of
+-- parent, then the error's recovery.
+describe("a callback that raises while its node is cut off", function()
+  local log
+  local function note(s) log[#log + 1] = s end
+  local function leaf(name) -- runs until cut off
+    return bt.action { name = name, tick = run,
+                       abort = function() note("abort " .. name) end }
+  end
+
+  -- The nodes whose abort (or exit) raises, each named X, running.
+  local raisers = {
+    action = function()
+      return bt.action { name = "X", tick = run,
+        abort = function() note("abort X") error("X fails", 0) end }
+    end,
+    exit_only = function()
+      return bt.action { name = "X", tick = run,
+        exit = function(_, _, _, s) note("exit X " .. s) error("X fails", 0) end }
+    end,
+    task = function()
+      return bt.action { name = "X", task = function()
+        bt.defer(function() note("abort X") error("X fails", 0) end)
+        while true do coroutine.yield() end
+      end }
+    end,
+    control = function()
+      return bt.control { name = "X", tick = function(c) return c:tick(1) end,
+        abort = function() note("abort X") error("X fails", 0) end,
+        leaf("A") }
+    end,
+    nested_control = function()
+      return bt.control { name = "X", tick = function(c) return c:tick(1) end,
+        abort = function() note("abort X") end,
+        bt.control { name = "Y", tick = function(c) return c:tick(1) end,
+          abort = function() note("abort Y") error("X fails", 0) end,
+          leaf("A") } }
+    end,
+    control_aborting_child = function() -- its abort aborts its child first
+      return bt.control { name = "X", tick = function(c) return c:tick(1) end,
+        abort = function(c)
+          c:abort(1)
+          note("abort X")
+          error("X fails", 0)
+        end, leaf("A") }
+    end,
+    on_halted = function()
+      return bt.action { name = "X", tick = run,
+        abort = function() note("abort X") end, on_halted = "n := n + 1" }
+    end,
+  }
+  -- Where the failing node is, below X (for the message).
+  local failing = { nested_control = "X/Y" }
+
+  -- Parents that cut X off at the second tick ('go' turned false).
+  local parents = {
+    control = function(x) -- its run ends: its running child is aborted
+      return bt.control { name = "P",
+        tick = function(c, _, bb)
+          local s = c:tick(1)
+          if bb.go then return s end
+          return "success"
+        end, x }
+    end,
+    c_abort = function(x)
+      return bt.control { name = "P",
+        tick = function(c, _, bb)
+          if bb.go then return c:tick(1) end
+          c:abort(1)
+          return "running"
+        end, x }
+    end,
+    reactive_sequence = function(x)
+      return bt.reactive_sequence { name = "P", bt.check("go", "==", true), x }
+    end,
+    parallel = function(x)
+      return bt.parallel { name = "P", success = 1, x,
+        bt.action { name = "stop", tick = function(_, bb)
+          return bb.go and bt.RUNNING or bt.SUCCESS
+        end } }
+    end,
+    run_while = function(x)
+      return bt.sequence { name = "P", bt.sequence { name = "W",
+        run_while = "go == true && go != 0", x } }
+    end,
+    guard = function(x)
+      return bt.guard { name = "P", bt.check("go", "==", true),
+                        abort = "self", x }
+    end,
+  }
+  local prefix = { run_while = "P/W/" }
+
+  for pname, parent in pairs(parents) do
+    for rname, raiser in pairs(raisers) do
+      it(("%s under %s: each callback once, then recovered"):format(rname,
+         pname), function()
+        log = {}
+        local a = bt.agent(bt.tree(bt.sequence { name = "root",
+          parent(raiser()) }, { name = "t" }),
+          { blackboard = { go = true } })
+        assert.equal("running", a:tick(1))
+        a.bb.go = false
+        local ok, err = pcall(a.tick, a, 1)
+        assert.is_false(ok)
+        local path = (prefix[pname] or "P/") .. (failing[rname] or "X")
+        assert.matches("^tree 't' node 'root/" .. path:gsub("%p", "%%%0") ..
+                       "': ", err)
+        local seen = {}
+        for _, e in ipairs(log) do
+          assert.is_nil(seen[e], e .. " twice: " .. table.concat(log, ", "))
+          seen[e] = true
+        end
+        -- X's own running child (A) was aborted, X's callback before it
+        -- unless X aborted it first
+        if seen["abort A"] and rname ~= "control_aborting_child" then
+          local first = rname == "nested_control" and "abort Y" or "abort X"
+          local ix, ia
+          for i, e in ipairs(log) do
+            if e == first then ix = i elseif e == "abort A" then ia = i end
+          end
+          assert.is_true(ix < ia, table.concat(log, ", "))
+        end
+        assert.is_true(seen["abort X"] or seen["exit X aborted"] or false,
+                       table.concat(log, ", "))
+        if rname:find("control") then assert.is_true(seen["abort A"]) end
+        assert.same({}, a:running())
+        assert.equal("aborted", a:status())
+        a.bb.go = true
+        log = {}
+        assert.equal("running", a:tick(1))
+      end)
+    end
+  end
+end)
+
+-- What is dropped goes, on every Lua: the binding keeps the Lua values of
+-- an object in the object's own storage, never as the value of a
+-- weak-keyed table that may refer back to its key, which on Lua 5.1 and
+-- LuaJIT (weak tables that are no ephemerons) would keep both for ever
+-- (../shared/repro/luajit_self_referencing_tree_leak). Counted, not timed:
+-- the objects made are held by a weak probe, and after full collections
+-- none is left and bt.memory() is back to the byte.
+describe("objects that refer to themselves", function()
+  local function gc() for _ = 1, 4 do collectgarbage("collect") end end
+
+  -- make(probe) n times; every object it put in the probe must be gone.
+  local function collected(make, n)
+    luaver.nojit(finally) -- LuaJIT's traces may hold what they ran on
+    local probe = setmetatable({}, { __mode = "v" })
+    gc()
+    local core0 = bt.memory()
+    for _ = 1, n or 20 do make(probe) end
+    assert.is_true(#probe > 0)
+    gc()
+    local left = 0
+    for _ in pairs(probe) do left = left + 1 end
+    assert.equal(0, left)
+    assert.equal(core0, bt.memory())
+  end
+  local function put(probe, ...)
+    for _, x in ipairs { ... } do probe[#probe + 1] = x end
+  end
+
+  it("a tree whose leaf refers to the tree", function()
+    collected(function(probe)
+      local rec = {}
+      rec.t = bt.tree(bt.action(function() return rec.t ~= nil end))
+      bt.agent(rec.t):tick(1)
+      put(probe, rec.t)
+    end)
+  end)
+
+  it("a tree whose bt.control callback refers to the tree", function()
+    collected(function(probe)
+      local rec = {}
+      rec.t = bt.tree(bt.control { tick = function(c) return rec.t and
+        c:tick(1) end, bt.action(function() return true end) })
+      bt.agent(rec.t):tick(1)
+      put(probe, rec.t)
+    end)
+  end)
+
+  it("an agent whose leaf refers to the agent", function()
+    collected(function(probe)
+      local A = {}
+      local t = bt.tree(bt.action(function() return A[1] ~= nil end))
+      A[1] = bt.agent(t)
+      A[1]:tick(1)
+      put(probe, A[1], t)
+    end)
+  end)
+
+  it("an agent whose subscriber or on_tick function refers to it", function()
+    collected(function(probe)
+      local t = bt.tree(bt.action(run))
+      local a, b = bt.agent(t), bt.agent(t)
+      a:subscribe(function() return a end)
+      b:on_tick(function() return b end)
+      a:tick(1)
+      b:tick(1)
+      put(probe, a, b, t)
+    end)
+  end)
+
+  it("an agent recorded, the recorder closed", function()
+    local path = os.tmpname()
+    finally(function() os.remove(path) end)
+    collected(function(probe)
+      local t = bt.tree(bt.action(run))
+      local a = bt.agent(t)
+      local r = bt.record(path, { a })
+      a:tick(1)
+      r:close()
+      put(probe, a, t)
+    end, 5)
+  end)
+
+  it("a bt.tick_all list whose agents' leaves refer to it, with its " ..
+     "sleep cache", function()
+    collected(function(probe)
+      local list = {}
+      local t = bt.tree(bt.action(function() return list and bt.sleep(100) end))
+      for i = 1, 20 do list[i] = bt.agent(t) end
+      for _ = 1, 4 do assert.is_nil(bt.tick_all(list, 1)) end
+      put(probe, list, list[1], t)
+    end)
+  end)
+
+  it("an agent whose file-loaded leaf has blackboard ports, and its " ..
+     "blackboard", function()
+    bt.register("Copy", function(_, _, args) args.out = args.src return true end)
+    local t = bt.tree(bt.import('<root BTCPP_format="4"><BehaviorTree ' ..
+      'ID="T"><Action ID="Copy" src="{m}" out="{o}"/></BehaviorTree></root>',
+      "btcpp"), { name = "T" })
+    collected(function(probe)
+      local a = bt.agent(t, { blackboard = { m = "hi" } })
+      a.bb.me = a -- the blackboard refers to its agent
+      assert.equal("success", a:tick(1))
+      assert.equal("hi", a.bb.o)
+      put(probe, a, a.bb)
+    end)
+  end)
+
+  it("a game that reloads a tree in a loop (a remapping subtree, a " ..
+     "control node, leaves that refer to the tree) does not grow", function()
+    luaver.nojit(finally) -- LuaJIT's traces live on the heap
+    local rec = {}
+    local function version(k)
+      local inner = bt.tree(bt.action { name = "L", tick = function(_, bb)
+        bb.hp = (bb.hp or 0) + k
+        return rec.t and bt.RUNNING
+      end }, { name = "inner" })
+      return bt.sequence { name = "root", bt.control { name = "c",
+        tick = function(c) return rec.t and c:tick(1) end,
+        bt.subtree(inner, { remap = { hp = "life" } }) } }
+    end
+    rec.t = bt.tree(version(0), { name = "game" })
+    local agents = {}
+    for i = 1, 10 do agents[i] = bt.agent(rec.t) end
+    local heap, core = {}, {}
+    for round = 1, 12 do
+      for _ = 1, 10 do
+        assert(rec.t:reload(version(round)))
+        assert.is_nil(bt.tick_all(agents, 1))
+      end
+      gc()
+      heap[round], core[round] = collectgarbage("count"), bt.memory()
+    end
+    assert.equal(core[4], core[12])
+    -- a round makes 10 versions of two trees for 10 agents: a leak of them
+    -- would add tens of KB a round
+    assert.is_true(heap[12] - heap[4] < 8, ("heap %.1f KB -> %.1f KB")
+                   :format(heap[4], heap[12]))
   end)
 end)

@@ -294,6 +294,121 @@ describe("stand-ins", function()
   end)
 end)
 
+-- A stand-in replaces the leaf's own behaviour and keeps the rest of its
+-- node, so the test passes only where the game does
+-- (../shared/repro/kit_stand_in_keeps_conditions).
+describe("a stand-in keeps the leaf's node", function()
+  -- The tree with leaf g (its table: extra fields, and a behaviour that
+  -- returns statuses in turn), then h; the same scenario with and without a
+  -- stand-in for g that plays the same statuses. Returns, per tick, g's
+  -- status, the tree's and the blackboard keys listed, for both.
+  local function both(fields, statuses, o)
+    local out = {}
+    for _, with in ipairs { false, true } do
+      local k = 0
+      local g = { name = "g", tick = function()
+        k = math.min(k + 1, #statuses)
+        return statuses[k]
+      end }
+      for f, v in pairs(fields) do g[f] = v end
+      local s = T.scenario {
+        tree = (o.parent or function(x) return bt.sequence { name = "s", x,
+          bt.action { name = "h", tick = function() return true end } } end)(
+          bt.action(g)),
+        name = "keep", blackboard = o.blackboard, timeline = o.timeline,
+        stand_ins = with and { g = T.statuses(statuses) } or nil,
+      }
+      local rows = {}
+      for i = 1, o.ticks or 2 do
+        local t = s:step()
+        local row = { tostring(t:status_of("g")), t.status }
+        for _, key in ipairs(o.keys or {}) do
+          row[#row + 1] = tostring(s.agent.bb[key])
+        end
+        rows[i] = table.concat(row, " ")
+      end
+      out[with and "stand_in" or "leaf"] = rows
+      out.calls = with and #s:calls_of("g", "tick") or nil
+    end
+    assert.same(out.leaf, out.stand_in)
+    return out.stand_in, out.calls
+  end
+
+  it("skip_if: skipped, the stand-in not called", function()
+    local rows, calls = both({ skip_if = "skip == 1" }, { "success" },
+                             { blackboard = { skip = 1 } })
+    assert.same({ "skipped success", "skipped success" }, rows)
+    assert.equal(0, calls)
+  end)
+
+  it("success_if and failure_if: the status without a call", function()
+    local rows, calls = both({ success_if = "win == 1" }, { "failure" },
+                             { blackboard = { win = 1 } })
+    assert.same({ "success success", "success success" }, rows)
+    assert.equal(0, calls)
+    rows, calls = both({ failure_if = "lose == 1" }, { "success" },
+                       { blackboard = { lose = 1 } })
+    assert.same({ "failure failure", "failure failure" }, rows)
+    assert.equal(0, calls)
+  end)
+
+  it("run_while: a running stand-in is aborted when it turns false, its " ..
+     "on_halted runs", function()
+    local rows = both({ run_while = "go == 1", on_halted = "halted := 1" },
+      { "running" }, { blackboard = { go = 1 }, ticks = 3, keys = { "halted" },
+                       timeline = { { at = 2, set = { go = 0 } } } })
+    assert.same({ "running running nil", "skipped success 1",
+                  "skipped success 1" }, rows)
+  end)
+
+  it("on_success, on_failure and post run after the stand-in's status",
+     function()
+    local rows = both({ on_success = "n := 1", post = "p := 'post'" },
+      { "success" }, { keys = { "n", "p" }, ticks = 1 })
+    assert.same({ "success success 1 post" }, rows)
+    rows = both({ on_failure = "m := 2", post = "p := 'post'" },
+      { "failure" }, { keys = { "m", "p" }, ticks = 1 })
+    assert.same({ "failure failure 2 post" }, rows)
+  end)
+
+  it("on_halted runs when a parent cuts the stand-in off", function()
+    local rows = both({ on_halted = "halted := 1" }, { "running" }, {
+      parent = function(x)
+        return bt.reactive_sequence { name = "s", bt.check("go", "==", 1), x }
+      end,
+      blackboard = { go = 1 }, keys = { "halted" },
+      timeline = { { at = 2, set = { go = 0 } } } })
+    assert.same({ "running running nil", "aborted failure 1" }, rows)
+  end)
+
+  it("its utility in a utility selector", function()
+    local rows = both({ utility = function() return 10 end }, { "success" }, {
+      parent = function(x)
+        return bt.utility_selector { name = "s",
+          bt.action { name = "h", utility = function() return 5 end,
+                      tick = function() return true end }, x }
+      end, ticks = 1 })
+    assert.same({ "success success" }, rows) -- g first: its utility is higher
+  end)
+
+  it("its name and args, in place of a registered leaf's or a check's " ..
+     "own behaviour", function()
+    bt.register("tk_keep", function() return false end)
+    local s = T.scenario {
+      tree = bt.sequence { name = "s",
+        bt.action { name = "r", leaf = "tk_keep", args = { x = 1 },
+                    on_success = "n := 1" },
+        bt.named("c", bt.check("hp", ">", 5)) },
+      blackboard = { hp = 1 },
+      stand_ins = { r = true, c = true },
+    }
+    local t = s:step()
+    assert.equal("success", t.status)
+    assert.equal(1, s.agent.bb.n)
+    assert.equal(1, s:calls_of("r")[1].args.x)
+  end)
+end)
+
 describe("a timeline", function()
   it("fires interrupts at given ticks", function()
     local s = scenario { timeline = { { at = 3, interrupt = true } } }

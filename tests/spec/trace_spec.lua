@@ -4,6 +4,7 @@
 -- size; the tick hook (a:on_tick) and freezing (a:freeze) that bt.record
 -- and bt.debug build on; tree:nodes.
 local bt = require "bonsai"
+local luaver = require "helpers.luaver"
 
 -- "tick node status[+]" lines of a list of events.
 local function lines(events)
@@ -152,6 +153,7 @@ describe("tick hooks and freezing", function()
 
   it("lets a hook's error out of bt.tick_all as often as it raises, " ..
      "leaving nothing behind", function()
+    luaver.nojit(finally) -- LuaJIT's traces live on the heap
     local tree = bt.tree(bt.action(function() error("bad", 0) end))
     local a, b = bt.agent(tree), bt.agent(tree)
     a:on_tick(function(_, _, err) if err then error("hook: " .. err, 0) end end)

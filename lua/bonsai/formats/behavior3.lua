@@ -12,6 +12,7 @@ local cjson = require("cjson").new()
 local leaves = require "bonsai.formats.leaves"
 local tointeger = require("bonsai.compat").tointeger
 local controls = require "bonsai.formats.controls"
+local paths = require "bonsai.paths"
 
 cjson.decode_max_depth(200)
 cjson.decode_invalid_numbers(false)
@@ -791,14 +792,17 @@ end
 local current_node
 
 -- The subtree file `path` names, read relative to the file that names it,
--- or to opts.dir (the editor's workspace directory) when given.
+-- or to opts.dir (the editor's workspace directory) when given; refused
+-- outside the allowed directories (bonsai.paths: include_dirs, else the
+-- workspace or the loaded file's directory and those below).
 local function subfile(ctx, jpath, spec)
   local p = spec.path
   if type(p) ~= "string" then fail(ctx, jpath, spec.name, "bad 'path'") end
-  local full = p
-  if p:sub(1, 1) ~= "/" then
-    local dir = ctx.dir and ctx.dir:gsub("([^/])$", "%1/")
-    full = (dir or (ctx.file:match("^(.*/)") or "")) .. p
+  local full = paths.resolve(p, ctx.dir or paths.dir(ctx.file), ctx.dirs)
+  if not full then
+    fail(ctx, jpath, spec.name, "subtree path '" .. p .. "' is outside " ..
+         "the directories allowed (" .. table.concat(ctx.dirs, ", ") ..
+         "; bt.load's include_dirs option adds others)")
   end
   if ctx.files[full] then
     fail(ctx, jpath, spec.name, "subtree recursion through '" .. p .. "'")
@@ -809,10 +813,14 @@ local function subfile(ctx, jpath, spec)
   if not ctx.read then
     fail(ctx, jpath, spec.name, "no file to read '" .. p .. "'")
   end
-  local text, err = ctx.read(full)
-  if not text then fail(ctx, jpath, spec.name, tostring(err)) end
-  ctx.deps[#ctx.deps + 1] = full
-  local data = decode(text, full)
+  local data = ctx.used[full] -- a file used twice is read and decoded once
+  if not data then
+    local text, err = ctx.read(full, ctx.dirs)
+    if not text then fail(ctx, jpath, spec.name, tostring(err)) end
+    data = decode(text, full)
+    ctx.used[full] = data
+    ctx.deps[#ctx.deps + 1] = full
+  end
   if type(data) ~= "table" or type(data.root) ~= "table" then
     error(full .. ": $: not a behavior3 tree file (no 'root' node)", 0)
   end
@@ -919,19 +927,28 @@ function current_node(ctx, spec, path)
 end
 
 -- parse(text, opts): the root node. opts: file, bt, read, deps; tree (the
--- id or title of a project's tree to load instead of the selected one).
+-- id or title of a project's tree to load instead of the selected one);
+-- dir (the workspace directory subtree paths are relative to);
+-- include_dirs (the directories subtree files may come from; default:
+-- dir, else the file's own directory, and those below).
 function M.parse(text, opts)
   local file = opts.file or "json"
   local data = decode(text, file)
+  if opts.dir ~= nil and type(opts.dir) ~= "string" then
+    error(file .. ": dir must be a directory (got " .. type(opts.dir) ..
+          ")", 0)
+  end
   local ctx = { file = file, bt = opts.bt, count = 0, level = 0,
                 read = opts.read,
                 deps = opts.deps or {}, files = {}, depth = 0, ids = {},
-                dir = opts.dir }
+                dir = opts.dir, used = {},
+                dirs = paths.dirs(opts.include_dirs or
+                                  { opts.dir or paths.dir(file) }, file) }
   if type(data) ~= "table" or data[1] ~= nil then
     error(file .. ": $: not a behavior3 file (a JSON object expected)", 0)
   end
   if type(data.root) == "table" then
-    ctx.files[file] = true
+    ctx.files[paths.normal(file)] = true
     local node = current_node(ctx, data.root, "$.root")
     if ctx.listen then -- the tree's events, for its Listens
       local root = node

@@ -11,6 +11,7 @@ local leaves = require "bonsai.formats.leaves"
 local compat = require "bonsai.compat"
 local isinteger, tointeger = compat.isinteger, compat.tointeger
 local controls = require "bonsai.formats.controls"
+local paths = require "bonsai.paths"
 
 local M = {}
 
@@ -772,44 +773,20 @@ local function version3(ctx, e)
   for _, child in ipairs(e) do version3(ctx, child) end
 end
 
--- A path with "." and ".." resolved ("a/./b/../c" is "a/c"); nil when it
--- climbs above where it starts (a relative "../x").
-local function normal(path)
-  local out = {}
-  for part in path:gmatch("[^/]+") do
-    if part == ".." then
-      if #out == 0 then return nil end
-      out[#out] = nil
-    elseif part ~= "." then
-      out[#out + 1] = part
-    end
-  end
-  return (path:sub(1, 1) == "/" and "/" or "") .. table.concat(out, "/")
-end
-
--- Whether the resolved path lies inside one of the allowed directories.
-local function allowed(ctx, full)
-  for _, dir in ipairs(ctx.include_dirs) do
-    if dir == "" and full:sub(1, 1) ~= "/" or
-       full:sub(1, #dir + 1) == dir .. "/" then
-      return true
-    end
-  end
-  return false
-end
-
 -- Reads the file an <include> names (relative to the including file),
--- refusing one outside the allowed directories, a cycle, includes nested
--- too deep or too large in total; returns its path and text.
+-- refusing one outside the allowed directories (bonsai.paths: as written,
+-- then as the disk resolves it), a cycle, includes nested too deep or too
+-- large in total; returns its path and text, or nothing for a file this
+-- load has already included (its trees are there: a file included by two
+-- others is read and collected once).
 local function included(ctx, e, file, depth)
   if e.attrs.ros_pkg then
     where(ctx, e, "ros_pkg includes are not supported")
   end
   local path = e.attrs.path
   if not path then where(ctx, e, "an include needs a path") end
-  if path:sub(1, 1) ~= "/" then path = (file:match("^(.*/)") or "") .. path end
-  local full = normal(path)
-  if not full or not allowed(ctx, full) then
+  local full = paths.resolve(path, paths.dir(file), ctx.include_dirs)
+  if not full then
     where(ctx, e, "include '" .. e.attrs.path .. "' is outside the " ..
           "directories allowed (" .. table.concat(ctx.include_dirs, ", ") ..
           "; bt.load's include_dirs option adds others)")
@@ -817,11 +794,12 @@ local function included(ctx, e, file, depth)
   if ctx.including[full] then
     where(ctx, e, "include recursion through '" .. e.attrs.path .. "'")
   end
+  if ctx.collected[full] then return nil end
   if depth >= MAX_INCLUDES then
     where(ctx, e, "includes nested more than " .. MAX_INCLUDES .. " deep")
   end
   if not ctx.read then where(ctx, e, "includes need a file to read") end
-  local text, err = ctx.read(full)
+  local text, err = ctx.read(full, ctx.include_dirs)
   if not text then where(ctx, e, "cannot include: " .. tostring(err)) end
   ctx.included = ctx.included + #text
   if ctx.included > MAX_INCLUDED then
@@ -829,6 +807,7 @@ local function included(ctx, e, file, depth)
           " bytes in all")
   end
   ctx.deps[#ctx.deps + 1] = full
+  ctx.collected[full] = true
   return full, text
 end
 
@@ -869,9 +848,11 @@ local function collect(ctx, root, file, depth)
       models(ctx, e)
     elseif e.tag == "include" then
       local full, text = included(ctx, e, file, depth)
-      ctx.including[full] = true
-      collect(ctx, xml.parse(text, full), full, depth + 1)
-      ctx.including[full] = nil
+      if full then
+        ctx.including[full] = true
+        collect(ctx, xml.parse(text, full), full, depth + 1)
+        ctx.including[full] = nil
+      end
     else
       -- Groot2 keeps its layout and other data in elements of its own
     end
@@ -891,23 +872,12 @@ function M.parse(text, opts)
                 models = {}, count = 0, depth = 0, instances = 0, active = {},
                 including = {}, read = opts.read, deps = opts.deps or {},
                 unnamed = 0, anonymous = {}, included = 0,
-                include_dirs = {} }
-  local dirs = opts.include_dirs or { file:match("^(.*)/") or "" }
-  if type(dirs) ~= "table" then
-    error(file .. ": include_dirs must be a list of directories (got " ..
-          type(dirs) .. ")", 0)
-  end
-  for _, dir in ipairs(dirs) do
-    local d = type(dir) == "string" and normal(dir)
-    if not d then
-      error(file .. ": include_dirs: " .. (type(dir) == "string" and "'" ..
-            dir .. "' climbs above the current directory" or
-            "a directory must be a string"), 0)
-    end
-    ctx.include_dirs[#ctx.include_dirs + 1] = d
-  end
+                collected = {} }
+  ctx.include_dirs = paths.dirs(opts.include_dirs or { paths.dir(file) },
+                                file)
   local root = xml.parse(text, file)
-  ctx.including[normal(file) or file] = true
+  ctx.including[paths.normal(file)] = true
+  ctx.collected[paths.normal(file)] = true
   collect(ctx, root, file, 0)
   local main = opts.main or root.attrs.main_tree_to_execute
   local function ids()

@@ -38,7 +38,10 @@ end
 -- An args table for one blackboard: port fields (refs: port -> key) read
 -- and write the blackboard, the others come from args.
 local function binder(args, refs)
-  local bbs = setmetatable({}, { __mode = "k" })     -- proxy -> blackboard
+  -- proxy -> blackboard, both weak: proxies[bb] holds the proxy as long
+  -- as bb lives, and bbs must not hold bb (on Lua 5.1 and LuaJIT, whose weak
+  -- tables are no ephemerons, the two would keep each other for ever)
+  local bbs = setmetatable({}, { __mode = "kv" })
   local proxies = setmetatable({}, { __mode = "k" }) -- blackboard -> proxy
   local mt = {
     __index = function(p, k)

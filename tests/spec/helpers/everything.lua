@@ -88,6 +88,24 @@ function M.controlled()
   }, { name = "controlled" })
 end
 
+-- A lifecycle action whose run keeps state of its own, outside the
+-- blackboard (by agent, here): its save and restore carry it across a save
+-- (integers, floats, a list); each tick copies it to the blackboard, so
+-- summaries see it (lua_versions_spec).
+local runs = setmetatable({}, { __mode = "k" })
+function M.kept()
+  return bt.tree(bt.sequence { name = "shop", bt.action { name = "restock",
+    enter = function(a) runs[a] = { t = 0, f = 0.5, list = { 1, 2.5, "x" } } end,
+    tick = function(a, bb)
+      local st = runs[a]
+      st.t, st.f = st.t + 1, st.f + 0.25
+      bb.t, bb.f, bb.n = st.t, st.f, #st.list
+      return bt.RUNNING
+    end,
+    save = function(a) return runs[a] end,
+    restore = function(a, _, _, v) runs[a] = v end } }, { name = "kept" })
+end
+
 -- What an agent's state reads as, to compare two agents (also across
 -- processes and Luas, lua_versions_spec): its running nodes, its clock,
 -- its blackboard (keys sorted; numbers written alike whether integers or

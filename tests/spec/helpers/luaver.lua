@@ -35,6 +35,16 @@ do
   M.table_gc = ran
 end
 
+-- Whether weak-keyed tables are ephemerons (5.2+): an entry whose value
+-- refers to its key goes with the key.
+do
+  local t = setmetatable({}, { __mode = "k" })
+  do local k = {}; t[k] = { k } end
+  collectgarbage()
+  collectgarbage()
+  M.ephemerons = next(t) == nil
+end
+
 -- LuaJIT's compiler keeps its traces on the Lua heap: the specs that count
 -- the heap turn it off for the test (M.nojit(finally)).
 function M.nojit(finally)

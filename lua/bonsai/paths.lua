@@ -1,0 +1,127 @@
+-- bonsai.paths: what a tree file may read. Files come from modders: a path
+-- a file names (a BehaviorTree.CPP include, a behavior3 subtree path) must
+-- stay inside the directories the game allows, first as written ("." and
+-- ".." resolved: neither "../" nor an absolute path escapes), then as the
+-- disk resolves it (a symbolic link inside that leads outside is
+-- refused); and any file is read only when it is a regular file (a FIFO
+-- or a device is refused, never waited on) and only up to a bound,
+-- whatever its size says (docs/FORMATS.md, "Which files a tree file may
+-- read").
+
+local core = require "bonsai.core"
+
+local M = {}
+
+M.MAX_SIZE = 8 * 1024 * 1024 -- bytes one load reads, all its files together
+
+-- A path with "." and ".." resolved as far as they go ("a/./b/../c" is
+-- "a/c", "../a/../b" is "../b", "/../x" is "/x").
+function M.normal(path)
+  local abs, out = path:sub(1, 1) == "/", {}
+  for part in path:gmatch("[^/]+") do
+    if part == ".." then
+      if #out > 0 and out[#out] ~= ".." then out[#out] = nil
+      elseif not abs then out[#out + 1] = ".." end
+    elseif part ~= "." then
+      out[#out + 1] = part
+    end
+  end
+  return (abs and "/" or "") .. table.concat(out, "/")
+end
+
+-- Whether path (resolved by M.normal) lies in dir (resolved too; "" is the
+-- current directory, "/" the whole disk).
+local function within(path, dir)
+  if dir == "" then
+    return path:sub(1, 1) ~= "/" and path ~= ".." and path:sub(1, 3) ~= "../"
+  end
+  if dir == "/" then return path:sub(1, 1) == "/" end
+  return path:sub(1, #dir + 1) == dir .. "/"
+end
+
+-- M.dirs(list, what): the allowed directories of a load, each resolved by
+-- M.normal, or an error naming what gave them.
+function M.dirs(list, what)
+  if type(list) ~= "table" then
+    error(what .. ": include_dirs must be a list of directories (got " ..
+          type(list) .. ")", 0)
+  end
+  local out = {}
+  for _, dir in ipairs(list) do
+    if type(dir) ~= "string" then
+      error(what .. ": include_dirs: a directory must be a string", 0)
+    end
+    out[#out + 1] = M.normal(dir)
+  end
+  return out
+end
+
+-- M.resolve(name, base, dirs): the path a file names (relative to the
+-- directory base, "" for the current one), resolved, or nil when it lies
+-- outside every directory of dirs.
+function M.resolve(name, base, dirs)
+  local path = name
+  if path:sub(1, 1) ~= "/" and base ~= "" then
+    path = base:gsub("/*$", "") .. "/" .. path
+  end
+  local full = M.normal(path)
+  for _, dir in ipairs(dirs) do
+    if within(full, dir) then return full end
+  end
+  return nil
+end
+
+-- The directory of a file's path as written ("" for none).
+function M.dir(path)
+  return path:match("^(.*)/[^/]*$") or ""
+end
+
+-- M.read(path [, max]): the bytes of a regular file of at most max bytes
+-- (default M.MAX_SIZE), or nil and a message.
+function M.read(path, max)
+  return core._readfile(path, max or M.MAX_SIZE)
+end
+
+-- M.reader(): the file reader of one load, read(path [, dirs]) -> text or
+-- nil, message. It reads each file once (a file used twice, or by two
+-- files, comes from what was read), M.MAX_SIZE bytes in all, and, given
+-- dirs (the load's allowed directories, resolved), refuses a path whose
+-- real location (symbolic links followed) lies outside all of them.
+function M.reader()
+  local texts, left, real = {}, M.MAX_SIZE, {}
+  local function realdir(d)
+    if real[d] == nil then real[d] = core._realpath(d == "" and "." or d) or false end
+    return real[d]
+  end
+  return function(path, dirs)
+    if dirs then
+      local where, err = core._realpath(path)
+      if not where then return nil, err end
+      local inside = false
+      for _, d in ipairs(dirs) do
+        local r = realdir(d)
+        if r and (where == r or within(where, r)) then inside = true break end
+      end
+      if not inside then
+        return nil, path .. ": leads outside the directories allowed (to " ..
+                    where .. ")"
+      end
+    end
+    local text = texts[path]
+    if text then return text end
+    local err
+    text, err = M.read(path, left)
+    if not text then
+      if err:find(": file too large", 1, true) and left < M.MAX_SIZE then
+        err = path .. ": the files of this load are larger than " ..
+              M.MAX_SIZE .. " bytes in all"
+      end
+      return nil, err
+    end
+    left = left - #text
+    texts[path] = text
+    return text
+  end
+end
+
+return M
