@@ -688,7 +688,7 @@ describe("behavior3-ts's Watchdog, retries, AlwaysRunning, JustSuccess " ..
     local a = agent(current { id = 1, name = "Watchdog", children = {
       { id = 2, name = "Slow" }, { id = 3, name = "A" },
       { id = 4, name = "A" } } })
-    assert.matches("node 'control': its test %(the first child%) is running",
+    assert.matches("node 'Watchdog': its test %(the first child%) is running",
                    trace.tick_error(a))
     assert.matches("node 'Watchdog': needs exactly 3 children", refused(
       current { id = 1, name = "Watchdog", children = {
@@ -865,5 +865,42 @@ describe("behavior3's Foreach", function()
     assert.matches("'list' is not a list %(number%)", trace.tick_error(a))
     assert.matches("needs the list's variable", refused(current { id = 1,
       name = "Foreach", children = { { id = 2, name = "Visit" } } }))
+  end)
+end)
+
+describe("messages that point at the remedy (issue 37)", function()
+  it("an Assert without a desc is named 'Assert' in paths", function()
+    leaves { No = "F" }
+    local a = agent(current { id = 1, name = "Sequence", desc = "s",
+      children = { { id = 2, name = "Assert",
+        args = { message = "the door must be open" },
+        children = { { id = 3, name = "No" } } } } })
+    assert.equal("tree 'T' node 's/Assert': the door must be open",
+                 trace.tick_error(a))
+  end)
+
+  it("a classic custom composite points at bt.define", function()
+    assert.matches("node 'MyLoop': a custom composite of the file: bt.define "
+                   .. "it %(bt.define%(\"MyLoop\", function%(args, children%) "
+                   .. "... end%) gives it the game's behaviour%)",
+                   refused(classic({ ["1"] = { name = "MyLoop",
+                                               children = { "2" } },
+                                     ["2"] = { name = "Succeeder" } },
+                     { custom_nodes = { { name = "MyLoop",
+                                          category = "composite" } } })))
+  end)
+
+  it("a classic condition the game registered as an action is refused at "
+     .. "load", function()
+    bt.register("b3.busy", bt.action { tick = function() return "running" end })
+    assert.matches("node 'b3.busy': the file's custom node is a condition, "
+                   .. "but the game registered 'b3.busy' as an action",
+                   refused(classic({ ["1"] = { name = "b3.busy" } },
+                     { custom_nodes = { { name = "b3.busy",
+                                          category = "condition" } } })))
+    bt.register("b3.seen", function() return true end) -- a function is fine
+    local a = agent(classic({ ["1"] = { name = "b3.seen" } },
+      { custom_nodes = { { name = "b3.seen", category = "condition" } } }))
+    assert.equal("success", a:tick(1))
   end)
 end)

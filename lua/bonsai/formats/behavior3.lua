@@ -243,6 +243,13 @@ local function classic_leaf(ctx, here, name, props, category)
     args = {}
     for k, v in pairs(props) do args[k] = plain(v) end
   end
+  local def = ctx.bt._registered[name]
+  if category == "condition" and type(def) == "table" and
+     def.type == "action" then
+    fail(ctx, here, name, "the file's custom node is a condition, but the " ..
+         "game registered '" .. name .. "' as an action (a condition is a " ..
+         "function or bt.condition: it ends in its tick, true or false)")
+  end
   local ok, n = pcall(leaves.leaf, ctx.bt, category == "condition" and
                       "condition" or "action", name, args, nil, nil,
                       classic.names)
@@ -352,8 +359,9 @@ local function classic_node(ctx, tree, tpath, id, path)
     end
     node = ctx.subtree(name, here)
   elseif category == "composite" or category == "decorator" then
-    fail(ctx, here, name, "custom " .. category .. " nodes have no Bonsai " ..
-         "equivalent")
+    fail(ctx, here, name, "a custom " .. category .. " of the file: " ..
+         "bt.define it (bt.define(\"" .. name .. "\", function(args, " ..
+         "children) ... end) gives it the game's behaviour)")
   elseif not custom and (name == "Check" or name == "Calculate") then
     -- the exporter's scripts (behavior3lua's nodes, properties.value); a
     -- name the game defined or registered was taken above
@@ -899,6 +907,8 @@ function current_node(ctx, spec, path)
     local node = b(ctx, path, spec, kids)
     if type(spec.desc) == "string" and spec.desc ~= "" and node.name == nil then
       node.name = spec.desc
+    elseif node.type == "control" and node.name == nil then
+      node.name = name -- paths say 'Assert', not 'control[2]'
     end
     return leave(ctx, keep(node, spec, kids))
   end

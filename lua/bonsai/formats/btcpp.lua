@@ -111,12 +111,20 @@ local function whole(ctx, e, name, default)
   return tointeger(n)
 end
 
+-- Ports BehaviorTree.CPP 3 named otherwise, for the message of a file of
+-- format 3 read as format 4.
+local renamed = { failure_threshold = "failure_count",
+                  success_threshold = "success_count" }
+
 -- Checks that a built-in has only the ports it takes and the right number
 -- of children.
 local function shape(ctx, e, ports, nchildren)
   for _, k in ipairs(e.order) do
     if not harmless[k] and not ports[k] then
-      where(ctx, e, "unknown port '" .. k .. "'")
+      local now = renamed[k] and ports[renamed[k]] and renamed[k]
+      where(ctx, e, "unknown port '" .. k .. "'" .. (now and
+            " (BehaviorTree.CPP 3's name: format 4 calls it '" .. now .. "')"
+            or ctx.bt._suggest(k, ports)))
     end
   end
   if nchildren == "many" then
