@@ -112,6 +112,7 @@ typedef struct LAgent {
   uint8_t tasks;  /* it has had task coroutines or bt.control 'c' tables
                   ** (in its extras, by node): a switch to another version
                   ** moves them */
+  uint8_t failing; /* bt.tick_all keeps its last error (lagent.c: streak) */
 } LAgent;
 
 /* The C agent, right after the header, and back. */

@@ -252,3 +252,31 @@ describe("control nodes and tasks", function()
                  .. "bt.strict is on)", msg)
   end)
 end)
+
+describe("bt.tick_all's errors", function()
+  it("count how many times in a row an agent failed so, per node and "
+     .. "message, from 1 again after a tick without an error", function()
+    local tree = bt.tree(bt.sequence { name = "shop",
+      bt.check("stok", "<", 3) }, { name = "T" })
+    local a = bt.agent(tree, { blackboard = { stock = 1 } })
+    local b = bt.agent(tree, { blackboard = { stock = 1 } })
+    local function counts(list)
+      local errs, out = bt.tick_all(list, 1), {}
+      for i, e in ipairs(errs or {}) do out[i] = e.count end
+      return table.concat(out, " ")
+    end
+    assert.equal("1 1", counts { a, b })
+    assert.equal("2 2", counts { a, b })
+    assert.equal("3", counts { a })
+    b.bb.stok = "x" -- another message: a new error
+    assert.equal("4 1", counts { a, b })
+    a.bb.stok = 1 -- a tick without an error ends a's run of errors
+    assert.equal("2", counts { a, b })
+    a.bb.stok = nil
+    assert.equal("1 3", counts { a, b })
+    local errs = bt.tick_all({ a, 5 }, 1) -- an entry that is no agent
+    assert.equal(2, errs[1].count)
+    assert.equal(1, errs[2].count)
+    assert.equal(1, bt.tick_all({ 5 }, 1)[1].count)
+  end)
+end)
