@@ -188,6 +188,7 @@ function Control:abort(i) end
 ---@class bonsai.TickError
 ---@field agent bonsai.Agent
 ---@field error string
+---@field count integer how many times in a row this agent failed with this message (1: new; again 1 after a tick without an error): print when 1
 
 ---One recorded event of a:events().
 ---@class bonsai.Event
@@ -788,8 +789,9 @@ function bt.register(name, def) end
 
 ---Strict mode for every tree of this Lua state: with on true, a Lua leaf
 ---(or task) that returns nothing is an error ("did you forget return?")
----instead of a failure. Returns the previous setting; bt.strict() only
----reads it.
+---instead of a failure, and a task that yields a final status
+---(coroutine.yield(bt.SUCCESS), true, false) is an error instead of running
+---forever. Returns the previous setting; bt.strict() only reads it.
 ---@param on? boolean
 ---@return boolean
 function bt.strict(on) end
@@ -1126,15 +1128,18 @@ function bt.node(name, args, children) end
 function bt.control(t) end
 
 ---An action running a script (BehaviorTree.CPP's script language, see
----docs/SCRIPTS.md) on the agent's blackboard; success. Compiled here: a
----script that does not parse raises.
+---docs/SCRIPTS.md) on the agent's blackboard; success. The node holds the
+---code in its field `script`; bt.tree refuses a script that does not parse,
+---or reads a field or a global (`x := math.pi`), naming the node's path,
+---the character and the code. Division by zero gives inf, -inf or NaN.
 ---@param code string e.g. "count := count + 1; state := 'done'"
 ---@return bonsai.Node
 function bt.script(code) end
 
----A condition: success when the script's last value is true (false, nil,
----0 and '' are false). A comparison of a key with a constant or a key is a
----bt.check.
+---A condition: success when the script's last value is true (false, nil
+---and 0 are false; a string or a table is an error naming the operand). A
+---comparison of a key with a constant or a key is a bt.check. A script
+---that does not compile is refused by bt.tree, naming the node's path.
 ---@param code string e.g. "hp > 50 && ammo > 0"
 ---@return bonsai.Node
 function bt.script_condition(code) end
