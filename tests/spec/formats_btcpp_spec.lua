@@ -1059,3 +1059,54 @@ describe("LoopInt, LoopDouble, LoopString, LoopBool", function()
       'queue="true" value="{v}" if_empty="SKIPPED"><Use/></LoopBool>')))
   end)
 end)
+
+describe("a bare '&' in an attribute, as tinyxml2 reads it", function()
+  it("is read as itself, tick by tick, and the file places stay exact",
+     function()
+    leaves { A = "S" }
+    local a = agent(doc('<Sequence><Script code="x := 1"/>' ..
+      '<ScriptCondition code="x == 1 && y != 2 &amp;&amp; 1 &lt; 2"/>' ..
+      '<A/></Sequence>'))
+    assert.equal("success | enter A; tick A; exit A success", t:step(a, 1))
+    a.bb.y = 2
+    assert.equal("failure |", t:step(a, 1))
+    -- the column of an element after bare '&'s on its line, and of an
+    -- error after them, are the file's (with UTF-8 before them too)
+    local xml = require "bonsai.formats.xml"
+    local r = xml.parse('<r a="é&&&&"><B/></r>', "t.xml")
+    local plain = xml.parse('<r a="é1234"><B/></r>', "t.xml")
+    assert.equal(plain[1].col, r[1].col)
+    assert.equal("é&&&&", r.attrs.a)
+    assert.equal("t.xml:2:18: node 'Nope': no leaf registered as 'Nope' " ..
+      "(bt.define it, or bt.register a leaf under that name)",
+      refused('<root BTCPP_format="4"><BehaviorTree ID="T"><Sequence>\n' ..
+              '<A x="&& &&"/>   <Nope/></Sequence></BehaviorTree></root>'))
+    local bad = '<root BTCPP_format="4"><BehaviorTree ID="T">\n' ..
+      '<A code="a && b"/><B></C></BehaviorTree></root>'
+    local good = bad:gsub("&&", "aa")
+    assert.equal(refused(good), refused(bad))
+    assert.matches("^t.xml:2:24: XML error: mismatched tag at 'C'$",
+                   refused(bad))
+  end)
+
+  it("leaves entities refused, naming them, and names the character of "
+     .. "an error", function()
+    assert.equal("t.xml:1:45: XML error: undefined entity '&nbsp;' (a tree "
+      .. "file declares no entity: write &amp; for '&'; &lt; &gt; &amp; "
+      .. "&quot; &apos; and character references like &#38; are read)",
+      refused(doc('<A code="a && b &nbsp; c"/>')))
+    assert.matches("DOCTYPE declarations are not allowed",
+      refused('<!DOCTYPE r [<!ENTITY e "&&">]><root/>'))
+    assert.equal("t.xml:1:61: XML error: not well-formed (invalid token) at "
+      .. "'<' (write &lt; for a '<' inside an attribute value)",
+      refused(doc('<A code="a && b < c"/>')))
+    assert.matches("XML error: not well%-formed %(invalid token%) at byte "
+      .. "0x01 %(a tree file is UTF%-8 text%)", refused(doc('<A x="\1"/>')))
+    -- character references are read, as tinyxml2 reads them
+    leaves { A = "S" }
+    local a = agent(doc('<Sequence><Script code="s := &#39;&#x41;&#38;&amp;&#39;"/>' ..
+                        '<A/></Sequence>'))
+    a:tick(1)
+    assert.equal("A&&", a.bb.s)
+  end)
+end)
