@@ -557,3 +557,56 @@ describe("cost", function()
     assert.is_true(grown < 1, grown .. " KB in 1000 ticks")
   end)
 end)
+
+describe("scripts are visible", function()
+  local function tree()
+    return bt.tree(bt.sequence { name = "shop",
+      bt.script_condition("deal >= 5 && stock > 0"),
+      bt.check("hp", "<", 3),
+      bt.script("stock -= 1\n  sold += 1"),
+      bt.action { fn = function() return true end, skip_if = "hp > 10",
+                  on_success = "done := true" },
+      bt.script_condition("true"),
+    }, { name = "T" })
+  end
+
+  it("in tree:dump, each script's source on one line and a check's "
+     .. "comparison", function()
+    local t = tree()
+    assert.equal("shop (sequence)\n" ..
+      "  condition[1] \"deal >= 5 && stock > 0\"\n" ..
+      "  check[2] hp < 3\n" ..
+      "  action[3] \"stock -= 1   sold += 1\"\n" ..
+      "  action[4] skip_if \"hp > 10\" on_success \"done := true\"\n" ..
+      "  condition[5] \"true\"\n", t:dump())
+    local a = bt.agent(t, { blackboard = { deal = 5, stock = 2, hp = 1,
+                                           sold = 0 } })
+    assert.equal("success", a:tick(1))
+    assert.matches("condition%[1%] \"deal >= 5 && stock > 0\" %[success%]",
+                   t:dump(a))
+  end)
+
+  it("in tree:nodes and the trace's node table: script, conditions and "
+     .. "the keys they read or write", function()
+    local n = tree():nodes()
+    assert.equal("deal >= 5 && stock > 0", n[2].script)
+    assert.same({ "deal", "stock" }, n[2].keys)
+    assert.equal("hp < 3", n[3].script)
+    assert.same({ "hp" }, n[3].keys)
+    assert.equal("stock -= 1\n  sold += 1", n[4].script)
+    assert.same({ "stock", "sold" }, n[4].keys)
+    assert.is_nil(n[5].script)
+    assert.same({ skip_if = "hp > 10", on_success = "done := true" },
+                n[5].conditions)
+    assert.same({ "hp", "done" }, n[5].keys)
+    assert.equal("true", n[6].script)
+    assert.is_nil(n[6].keys) -- reads no key
+    assert.is_nil(n[1].script)
+    assert.is_nil(n[1].keys)
+    -- a long script is cut in dumps, whole in tree:nodes
+    local long = "x := " .. string.rep("1 + ", 30) .. "1"
+    local t = bt.tree(bt.script(long), { name = "L" })
+    assert.equal(long, t:nodes()[1].script)
+    assert.matches('^action "x := 1 %+ 1 %+ .-%.%.%."\n$', t:dump())
+  end)
+end)
