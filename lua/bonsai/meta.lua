@@ -303,7 +303,7 @@ function Tree:mermaid(a) end
 ---The nodes of the version a runs (or the current one), in pre-order, and
 ---that version's id.
 ---@param a? bonsai.Agent
----@return table[] nodes { id, name, type, parent?, path, params, hidden?, status? }
+---@return table[] nodes { id, name, type, parent?, path, params, hidden?, status?, script?, conditions?, keys? } (script: its script's source or a check's comparison; conditions: { skip_if = source, ... }; keys: those they read or write)
 ---@return integer version
 function Tree:nodes(a) end
 
