@@ -121,9 +121,16 @@ end
 -- the keys it reads or writes (space-separated, seen through map: a
 -- remapping subtree's inner key -> the caller's). With field "script":
 -- the keys of node's own script (its field `script`), or nil and why it
--- is refused.
+-- is refused. Given a function (a condition a format compiled), its
+-- source and keys when a script made it, else nil.
 core._script(function(code, field, node, map)
   if field == "script" then return scripts().node_keys(node, code, map) end
+  if type(code) == "function" then -- a condition a file's script made
+    local s = package.loaded["bonsai.script"]
+    local src = s and s.source[code]
+    if not src or type(src.code) ~= "string" then return nil end
+    return src.code, table.concat(src.keys or {}, " ")
+  end
   local f, err, key, op, value, list = scripts().condition(code, field)
   if not f then return nil, err end
   for i, k in ipairs(list) do

@@ -498,6 +498,7 @@ static void conditions(Walk *w, int idx, int place) {
                       luaL_typename(L, -1));
       walkerror(w, place, "%s", lua_tostring(L, -1));
     }
+    lua_pushvalue(L, -1); /* kept for its text, below */
     data = lb_utilitydef(L, w->values, ++w->nvalues);
     if (ctxfield(w, "map") == LUA_TTABLE) { /* it sees the view */
       data = LEAFDATA(remapped(w, lua_gettop(L), 0, w->nvalues,
@@ -507,6 +508,19 @@ static void conditions(Walk *w, int idx, int place) {
     lua_pop(L, 1);
     bonsai_def_when(w->def, k, fn, data);
     checkdef(w);
+    /* a function compiled from a script (a file's): its source and keys */
+    lua_getiuservalue(L, lua_upvalueindex(1), LB_SCRIPT);
+    lua_insert(L, -2);
+    lua_pushstring(L, f);
+    if (lua_pcall(L, 2, 2, 0) != LUA_OK) {
+      lua_pop(L, 1); /* (the error: no text) */
+      continue;
+    }
+    if (lua_type(L, -2) == LUA_TSTRING) {
+      bonsai_def_text(w->def, k, lua_tostring(L, -2), lua_tostring(L, -1));
+      checkdef(w);
+    }
+    lua_pop(L, 2);
   }
 }
 

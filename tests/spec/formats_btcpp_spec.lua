@@ -1110,3 +1110,22 @@ describe("a bare '&' in an attribute, as tinyxml2 reads it", function()
     assert.equal("A&&", a.bb.s)
   end)
 end)
+
+describe("scripts of a file are visible", function()
+  it("in tree:nodes and dumps, with the keys a subtree's ports remap",
+     function()
+    local t = bt.tree(bt.import([[<root BTCPP_format="4" main_tree_to_execute="M">
+<BehaviorTree ID="M"><SubTree ID="S" x="{outer}"/></BehaviorTree>
+<BehaviorTree ID="S"><Sequence><Script code="x := x + 1"/>
+<ScriptCondition code="x > 2" _skipIf="x == 9"/></Sequence></BehaviorTree>
+</root>]], "btcpp"), { name = "T" })
+    local n = t:nodes()
+    assert.equal("x := x + 1", n[2].script)
+    assert.same({ "outer" }, n[2].keys)
+    assert.equal("x > 2", n[3].script)
+    assert.same({ skip_if = "x == 9" }, n[3].conditions)
+    assert.same({ "outer" }, n[3].keys)
+    assert.equal('S (sequence)\n  action[1] "x := x + 1"\n' ..
+                 '  check[2] outer > 2 skip_if "x == 9"\n', t:dump())
+  end)
+end)

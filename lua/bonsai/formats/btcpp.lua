@@ -158,11 +158,11 @@ end
 -- through the scope; also whether a subtree renamed a key.
 local function compiled(ctx, e, scope, attr, field, code)
   local script = require "bonsai.script"
-  local f, changed = script.condition(code or e.attrs[attr], field,
-    function(key) return resolve(scope, key) end)
+  local f, changed, _, _, _, keys = script.condition(code or e.attrs[attr],
+    field, function(key) return resolve(scope, key) end)
   if not f then where(ctx, e, "'" .. attr .. "': " .. tostring(changed)) end
   script.source[f] = { kind = "condition", code = code or e.attrs[attr],
-                       renamed = changed }
+                       renamed = changed, keys = keys }
   return f
 end
 
