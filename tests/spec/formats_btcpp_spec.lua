@@ -1129,3 +1129,65 @@ describe("scripts of a file are visible", function()
                  '  check[2] outer > 2 skip_if "x == 9"\n', t:dump())
   end)
 end)
+
+describe("a SubTree's model and editor attributes", function()
+  -- BehaviorTree.CPP's t14 (subtree model), its two texts in one file
+  local T14 = [[<root BTCPP_format="4" main_tree_to_execute="MainTree">
+  <TreeNodesModel>
+    <SubTree ID="MySub">
+      <input_port name="sub_in_value" default="42"/>
+      <input_port name="sub_in_name"/>
+      <output_port name="sub_out_result" default="{out_result}"/>
+      <output_port name="sub_out_state"/>
+    </SubTree>
+  </TreeNodesModel>
+  <BehaviorTree ID="MySub">
+    <Sequence>
+      <ScriptCondition code="sub_in_value==42 && sub_in_name=='john'" />
+      <Script code="sub_out_result:=69; sub_out_state:='ACTIVE'" />
+    </Sequence>
+  </BehaviorTree>
+  <BehaviorTree ID="MainTree">
+    <Sequence>
+      <Script code="in_name:= 'john' "/>
+      <SubTree ID="MySub" sub_in_name="{in_name}" ATTRS
+                          sub_out_state="{out_state}"/>
+      <ScriptCondition code=" out_result==69 && out_state=='ACTIVE' " />
+    </Sequence>
+  </BehaviorTree>
+</root>]]
+
+  it("takes the ports the model gives a default (a literal, a {key})",
+     function()
+    local a = agent((T14:gsub("ATTRS", "")))
+    assert.equal("success", a:tick(1))
+    assert.equal(69, a.bb.out_result)
+    assert.equal("ACTIVE", a.bb.out_state)
+    assert.is_nil(a.bb.sub_in_value) -- a literal, not a key of the caller
+    -- a port the SubTree gives wins over the default
+    a = agent((T14:gsub("ATTRS", 'sub_in_value="41"')))
+    assert.equal("failure", a:tick(1))
+    a = agent((T14:gsub("ATTRS", 'sub_out_result="{elsewhere}"')))
+    assert.equal("failure", a:tick(1))
+    assert.equal(69, a.bb.elsewhere)
+  end)
+
+  it("accepts an editor's attributes, keeps them for the export, and "
+     .. "writes the model back", function()
+    local text = T14:gsub("ATTRS", '_collapsed="true" _uid="7" ' ..
+                          '_fullpath="MainTree/MySub"')
+    local tree = bt.tree(bt.import(text, "btcpp"), { name = "T" })
+    local out = tree:export("btcpp")
+    assert.matches('<SubTree ID="MySub" sub_in_name="{in_name}" ' ..
+      '_collapsed="true" _uid="7" _fullpath="MainTree/MySub" ' ..
+      'sub_out_state="{out_state}"/>', out, 1, true)
+    assert.matches('<output_port name="sub_out_result" ' ..
+                   'default="{out_result}"/>', out, 1, true)
+    local a = bt.agent(bt.tree(bt.import(out, "btcpp"), { name = "T" }))
+    assert.equal("success", a:tick(1))
+    assert.equal(69, a.bb.out_result)
+    assert.equal("t.xml:19:7: node 'MySub': unknown attribute '_autoremapp' " ..
+                 "(did you mean '_autoremap'?)",
+                 refused((T14:gsub("ATTRS", '_autoremapp="true"'))))
+  end)
+end)

@@ -528,6 +528,22 @@ local builtins = {
 -- format 3's name, which format 4 keeps reading
 builtins.SequenceStar = builtins.SequenceWithMemory
 
+-- An attribute of a SubTree that starts with '_' and is none of
+-- BehaviorTree.CPP's: an editor's own (MoveIt Pro's _collapsed, Groot2's),
+-- which BehaviorTree.CPP ignores, as it ignores a SubTree attribute that
+-- names no port; kept for the export (the SubTree is written back as
+-- read). One spelled like an attribute of BehaviorTree.CPP is refused with
+-- the name meant.
+local function editor(ctx, e, k)
+  local near = ctx.bt._nearest(k, "_autoremap _description _uid _fullpath " ..
+    "_skipIf _failureIf _successIf _while _onHalted _onFailure _onSuccess " ..
+    "_post")
+  if near then
+    where(ctx, e, "unknown attribute '" .. k .. "' (did you mean '" .. near ..
+          "'?)")
+  end
+end
+
 -- A SubTree of a tree that is not in the file: bt.subtree by name (a tree
 -- made by bt.tree or bt.load), its {key} ports as the remap. Its other keys
 -- are the caller's, so it needs _autoremap, and the caller's keys must be
@@ -545,7 +561,9 @@ local function external(ctx, e, scope, id)
   end
   local remap
   for _, k in ipairs(e.order) do
-    if not harmless[k] and k ~= "_autoremap" then
+    if k:sub(1, 1) == "_" and not harmless[k] and k ~= "_autoremap" then
+      editor(ctx, e, k)
+    elseif not harmless[k] and k ~= "_autoremap" then
       local ref = e.attrs[k]:match("^{(.*)}$")
       if ref == "=" then ref = k end
       if not ref or ref == "" or ref:sub(1, 1) == "@" then
@@ -579,20 +597,26 @@ local function subtree(ctx, e, scope)
   local inner = { map = {}, auto = auto == "true" or auto == "1",
                   parent = scope,
                   prefix = id .. "#" .. ctx.instances .. "." }
+  local function port(k, text)
+    local ref = text:match("^{(.*)}$")
+    if ref == "=" then ref = k end
+    if ref and ref ~= "" then
+      inner.map[k] = { key = ref }
+    else
+      inner.map[k] = { value = leaves.value(text) }
+    end
+  end
   for _, k in ipairs(e.order) do
     if not harmless[k] and k ~= "_autoremap" then
-      if k:sub(1, 1) == "_" then
-        where(ctx, e, "unknown attribute '" .. k .. "'")
-      end
-      local text = e.attrs[k]
-      local ref = text:match("^{(.*)}$")
-      if ref == "=" then ref = k end
-      if ref and ref ~= "" then
-        inner.map[k] = { key = ref }
-      else
-        inner.map[k] = { value = leaves.value(text) }
-      end
+      if k:sub(1, 1) == "_" then editor(ctx, e, k) else port(k, e.attrs[k]) end
     end
+  end
+  -- the ports the file's model gives a default and this SubTree does not
+  -- remap (BehaviorTree.CPP 4.4's SubTree model)
+  local model = ctx.models[id]
+  for k, text in pairs(model and model.kind == "SubTree" and
+                       model.defaults or {}) do
+    if e.attrs[k] == nil then port(k, text) end
   end
   ctx.active[id] = true
   local n = convert(ctx, def, inner)
@@ -601,7 +625,8 @@ local function subtree(ctx, e, scope)
   -- root with children; a leaf keeps its own) its ID
   local own = n.name
   n.name = e.attrs.name or def.attrs.name or (n[1] and id) or n.name
-  M.expanded[n] = { id = id, element = e, tree = def, own = own }
+  M.expanded[n] = { id = id, element = e, tree = def, own = own,
+                    model = model and model.kind == "SubTree" and model or nil }
   return n
 end
 
@@ -751,16 +776,23 @@ function build_node(ctx, e, scope)
   return n
 end
 
--- Reads TreeNodesModel: ID -> { kind, ports = set }.
+-- Reads TreeNodesModel: ID -> { kind, ports = set, defaults = { port ->
+-- text } (a SubTree's defaults, format 4.4: a literal or a {key}), dirs =
+-- { port -> "input_port" | "output_port" | "inout_port" } }.
 local function models(ctx, m)
   for _, e in ipairs(m) do
     local id = e.attrs.ID
     if not id then where(ctx, e, "a model needs an ID") end
-    local ports = {}
+    local ports, defaults, dirs = {}, {}, {}
     for _, p in ipairs(e) do
-      if p.attrs.name then ports[p.attrs.name] = true end
+      if p.attrs.name then
+        ports[p.attrs.name] = true
+        defaults[p.attrs.name] = p.attrs.default
+        dirs[p.attrs.name] = p.tag
+      end
     end
-    ctx.models[id] = { kind = e.tag, ports = ports }
+    ctx.models[id] = { kind = e.tag, ports = ports, defaults = defaults,
+                       dirs = dirs }
   end
 end
 
@@ -983,6 +1015,11 @@ local function declare_all(n, model, queue)
     queue[x.id] = x.tree
     queue[#queue + 1] = x.id
   end
+  if x and x.model and not model[x.id] then -- its ports and defaults
+    model[x.id] = { kind = "SubTree", ports = x.model.ports,
+                    defaults = x.model.defaults, dirs = x.model.dirs }
+    model[#model + 1] = x.id
+  end
   local o = leaves.origin[n]
   local kind, leaf, args, refs = leaves.named(n)
   if leaf then
@@ -1178,8 +1215,11 @@ function M.export(root, opts)
       local dir = (m.kind == "Action" or m.kind == "Condition") and
                   "inout_port" or "input_port"
       for _, p in ipairs(ports) do
-        out[#out + 1] = string.format('      <%s name="%s"/>', dir,
-                                      xml.escape(p))
+        local default = m.defaults and m.defaults[p]
+        out[#out + 1] = string.format('      <%s name="%s"%s/>',
+          m.dirs and m.dirs[p] or dir,
+          xml.escape(p), default and ' default="' .. xml.escape(default) ..
+          '"' or "")
       end
       out[#out + 1] = "    </" .. m.kind .. ">"
     end
