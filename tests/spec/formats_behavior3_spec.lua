@@ -91,6 +91,22 @@ describe("behavior3 expressions", function()
     assert.same({ "check", "hp", "<", 5 }, { n.type, n.key, n.op, n.value })
     assert.matches("needs one of gt", refused(current { id = 1,
       name = "Cmp", input = { "hp" }, args = {} }))
+    assert.matches("node 'Cmp': needs an input variable name",
+      refused(current { id = 1, name = "Cmp", args = { lt = 5 } }))
+  end)
+
+  it("run Cmp's other form, a value expression (behavior3lua's args.value), "
+     .. "tick by tick", function()
+    local a = agent(current { id = 1, name = "Cmp",
+      args = { value = "target.hp + bonus", ge = 30 } },
+      { blackboard = { target = { hp = 25 }, bonus = 5 } })
+    assert.equal("success", a:tick(1))
+    a.bb.bonus = 4
+    assert.equal("failure", a:tick(1))
+    a.bb.target = { hp = 26 }
+    assert.equal("success", a:tick(1))
+    assert.matches("%$%.root%.args%.value: node 'Cmp': at character 4: syntax error at the end",
+      refused(current { id = 1, name = "Cmp", args = { value = "1 +", lt = 5 } }))
     assert.matches("needs an output variable", refused(current { id = 1,
       name = "Calculate", args = { value = "1" } }))
     assert.matches("'value' must be a number", refused(current { id = 1,
@@ -425,9 +441,9 @@ describe("refused behavior3 files", function()
     assert.matches("t.json: %$.root.children%[2%]: node 'A': duplicate id 2",
       refused(current { id = 1, name = "Sequence", children = {
         { id = 2, name = "A" }, { id = 2, name = "A" } } }))
-    assert.matches("node 'RepeatUntilFailure': maxLoop: behavior3lua fails",
+    assert.matches("node 'RepeatUntilFailure': bad number 'x' for 'maxLoop'",
       refused(current { id = 1, name = "RepeatUntilFailure",
-        args = { maxLoop = 3 }, children = { { id = 2, name = "A" } } }))
+        args = { maxLoop = "x" }, children = { { id = 2, name = "A" } } }))
   end)
 
   it("bad JSON, wrong roots, deep nesting, big files", function()
@@ -902,5 +918,38 @@ describe("messages that point at the remedy (issue 37)", function()
     local a = agent(classic({ ["1"] = { name = "b3.seen" } },
       { custom_nodes = { { name = "b3.seen", category = "condition" } } }))
     assert.equal("success", a:tick(1))
+  end)
+end)
+
+describe("behavior3lua's RepeatUntilSuccess and RepeatUntilFailure with "
+         .. "maxLoop", function()
+  it("run one try a tick, and fail at the tick after the last try",
+     function()
+    leaves { A = "F" }
+    local a = agent(current { id = 1, name = "RepeatUntilSuccess",
+      args = { maxLoop = 2 }, children = { { id = 2, name = "A" } } })
+    assert.equal("running | enter A; tick A; exit A failure", t:step(a, 1))
+    assert.equal("running | enter A; tick A; exit A failure", t:step(a, 1))
+    assert.equal("failure |", t:step(a, 1))
+    -- a try that succeeds ends it, with success
+    leaves { B = "FS" }
+    a = agent(current { id = 1, name = "RepeatUntilSuccess",
+      args = { maxLoop = 5 }, children = { { id = 2, name = "B" } } })
+    assert.equal("running | enter B; tick B; exit B failure", t:step(a, 1))
+    assert.equal("success | enter B; tick B; exit B success", t:step(a, 1))
+  end)
+
+  it("RepeatUntilFailure: success when a try fails; the count from its "
+     .. "input variable", function()
+    leaves { A = "SSSF" }
+    local a = agent(current { id = 1, name = "RepeatUntilFailure",
+      input = { "loops" }, children = { { id = 2, name = "A" } } },
+      { blackboard = { loops = 2 } })
+    assert.equal("running | enter A; tick A; exit A success", t:step(a, 1))
+    assert.equal("running | enter A; tick A; exit A success", t:step(a, 1))
+    assert.equal("failure |", t:step(a, 1))
+    a.bb.loops = 10
+    assert.equal("running | enter A; tick A; exit A success", t:step(a, 1))
+    assert.equal("success | enter A; tick A; exit A failure", t:step(a, 1))
   end)
 end)

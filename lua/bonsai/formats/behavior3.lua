@@ -450,6 +450,7 @@ end
 -- Current behavior3 editor, behavior3lua semantics ----------------------
 
 local current = {}
+local maxloop, bounded -- (below the built-ins)
 
 -- f(ctx, path, spec, kids) -> node; kids: converted children.
 current.builtin = {
@@ -485,19 +486,20 @@ current.builtin = {
     return from({ type = "limit", times = 1,
                   { type = "force_success", child } }, "Once", nil, child)
   end,
-  -- One run per tick; success when the child fails.
+  -- One run per tick; success when the child fails. With maxLoop (or
+  -- the variable its input names): behavior3lua's count of runs, the node
+  -- failing at the tick after the last run (a bt.control, as behavior3-ts's
+  -- RetryUntilFailure).
   RepeatUntilFailure = function(ctx, path, spec, kids)
-    if spec.args and spec.args.maxLoop ~= nil then
-      fail(ctx, path, spec.name, "maxLoop: behavior3lua fails a tick " ..
-           "after the last run, which Bonsai cannot express")
+    if maxloop(spec) then
+      return bounded(ctx, path, spec, kids, "failure")
     end
     return from({ type = "invert", { type = "repeat_until_failure", kids[1] } },
                 "RepeatUntilFailure", nil, kids[1])
   end,
   RepeatUntilSuccess = function(ctx, path, spec, kids)
-    if spec.args and spec.args.maxLoop ~= nil then
-      fail(ctx, path, spec.name, "maxLoop: behavior3lua fails a tick " ..
-           "after the last run, which Bonsai cannot express")
+    if maxloop(spec) then
+      return bounded(ctx, path, spec, kids, "success")
     end
     return { type = "retry", times = 0, kids[1] }
   end,
@@ -681,6 +683,33 @@ current.builtin.Not = current.builtin.Invert
 current.builtin.Inverter = current.builtin.Invert
 current.builtin.AlwaysFailure = current.builtin.AlwaysFail
 
+-- Whether behavior3lua's RepeatUntilSuccess/Failure spec counts its runs
+-- (args.maxLoop, or a variable its input names).
+function maxloop(spec)
+  return spec.args and spec.args.maxLoop ~= nil or
+    type(spec.input) == "table" and type(spec.input[1]) == "string" and
+    spec.input[1] ~= ""
+end
+
+-- behavior3lua's RepeatUntilSuccess/Failure counting maxLoop runs (its
+-- input's variable wins, as behavior3lua's run(node, env, max_loop) takes
+-- it first): runs until one ends with stop (success), failing at the tick
+-- after the last run.
+function bounded(ctx, path, spec, kids, stop)
+  local var = type(spec.input) == "table" and spec.input[1] or nil
+  if var ~= nil and type(var) ~= "string" then
+    fail(ctx, path, spec.name, "'input' must name a variable")
+  end
+  local n
+  if spec.args and spec.args.maxLoop ~= nil then
+    n = whole(ctx, path .. ".args", spec.name, spec.args, "maxLoop")
+  end
+  return controls.retry_until(ctx.bt, kids, stop, function(bb)
+    local v = var and var ~= "" and tonumber(bb[var])
+    return v or n
+  end)
+end
+
 -- How many children each built-in takes (nil: one or more).
 current.children = { AlwaysSuccess = "0-1", AlwaysFail = "0-1",
   AlwaysFailure = "0-1", Once = "0-1", Invert = 1, Not = 1, Inverter = 1,
@@ -741,13 +770,26 @@ current.builtin.Let = function(ctx, path, spec)
 end
 -- Compares the input variable with the first of gt, ge, eq, lt, le: a
 -- bt.check.
+-- The value compared: the input variable, else (behavior3lua's other
+-- form) the expression in args.value, compiled as a script condition.
 current.builtin.Cmp = function(ctx, path, spec)
-  local var = input(ctx, path, spec)
   local args = spec.args or {}
+  local given = type(spec.input) == "table" and spec.input[1] or nil
+  local code = (given == nil or given == "") and type(args.value) == "string"
+               and args.value
+  local var = not code and input(ctx, path, spec)
   for _, c in ipairs { { "gt", ">" }, { "ge", ">=" }, { "eq", "==" },
                        { "lt", "<" }, { "le", "<=" } } do
-    if type(args[c[1]]) == "number" then
-      return { type = "check", key = var, op = c[2], value = args[c[1]] }
+    local n = args[c[1]]
+    if type(n) == "number" then
+      if code then -- (errors at the places of the file's expression)
+        local ok, err = require("bonsai.script").compile(code, nil, FIELDS)
+        if not ok then fail(ctx, path .. ".args.value", spec.name, err) end
+        return expression(ctx, path, spec, "condition",
+                          "(" .. code .. ") " .. c[2] .. " " ..
+                          string.format("%.17g", n))
+      end
+      return { type = "check", key = var, op = c[2], value = n }
     end
   end
   fail(ctx, path .. ".args", spec.name, "needs one of gt, ge, eq, lt, le")
