@@ -848,11 +848,35 @@ describe("behavior3's Listen on the tree's events", function()
       "'treeInterrupted' fires when the tree is interrupted or cleared " ..
       "(a:abort, a:reset), where no node can tick a child (a game may " ..
       "provide Listen with bt.define)", listen { builtin = "treeInterrupted" })
-    assert.matches("event 'hit' is the game's own, dispatched by its " ..
-                   "behavior3 context", listen { event = "hit" })
     assert.matches("needs an 'event'", listen {})
     assert.matches("%$.root.output: node 'Listen': writes the event's " ..
                    "target", listen({ event = "afterRun" }, { "tree" }))
+  end)
+end)
+
+describe("behavior3-ts's Listen on an event of the game's own", function()
+  it("runs its child in the tick the event (a:send) is delivered, its "
+     .. "payload written to the output variable", function()
+    leaves { Hit = "S", Work = "R" }
+    local a = agent(current { id = 1, name = "Sequence", children = {
+      { id = 2, name = "Listen", args = { event = "hit" }, output = { "who" },
+        children = { { id = 3, name = "Hit" } } },
+      { id = 4, name = "Work" } } })
+    -- the first tick: the Listen starts listening
+    assert.equal("running | enter Work; tick Work", t:step(a, 1))
+    assert.equal("running | tick Work", t:step(a, 1))
+    a:send("hit", "orc")
+    assert.equal("running | enter Hit; tick Hit; exit Hit success; tick Work",
+                 t:step(a, 1))
+    assert.equal("orc", a.bb.who)
+    assert.equal("running | tick Work", t:step(a, 1)) -- delivered once
+    a:send("miss")
+    assert.equal("running | tick Work", t:step(a, 1))
+    a:send("hit", "elf")
+    a:send("hit", "imp") -- two in one tick: the child runs once, the last payload
+    assert.equal("running | enter Hit; tick Hit; exit Hit success; tick Work",
+                 t:step(a, 1))
+    assert.equal("imp", a.bb.who)
   end)
 end)
 

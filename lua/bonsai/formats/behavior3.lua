@@ -634,18 +634,29 @@ current.builtin.Listen = function(ctx, path, spec, kids)
     fail(ctx, path .. ".args", spec.name, "event '" .. event .. "' " ..
          UNHEARD_EVENTS[event] .. " (a game may provide Listen with " ..
          "bt.define)")
-  elseif not EVENTS[event] then
-    fail(ctx, path .. ".args", spec.name, "event '" .. event .. "' is the " ..
-         "game's own, dispatched by its behavior3 context, which Bonsai " ..
-         "has not (a game may provide Listen with bt.define)")
-  elseif type(spec.output) == "table" and #spec.output > 0 then
+  end
+  local out = type(spec.output) == "table" and spec.output[1] or nil
+  if out ~= nil and (type(out) ~= "string" or out == "") then
+    out = nil
+  end
+  if EVENTS[event] and out then
     fail(ctx, path .. ".output", spec.name, "writes the event's target " ..
          "(behavior3's tree object), which Bonsai has not")
   end
   ctx.listen = ctx.listen or controls.listening()
   local state = ctx.listen
   local k = #state.events + 1
-  state.events[k], state.children[k] = EVENTS[event], kids[1]
+  if EVENTS[event] then
+    state.events[k], state.children[k] = EVENTS[event], kids[1]
+  else
+    -- the game's own event (behavior3-ts's context.dispatch): Bonsai's
+    -- events (a:send), heard at the agent's next tick; the payload is the
+    -- event's target, written to the output variable
+    state.events[k] = "game"
+    state.children[k] = { type = "sequence",
+      ctx.bt.event(event, { key = out }),
+      kids[1] or leaves.always("success") }
+  end
   return controls.listener(state, k)
 end
 -- behavior3-ts's actions that succeed, fail.
