@@ -148,7 +148,8 @@ function Control:abort(i) end
 
 ---Options of bt.load, handed to the file's loader.
 ---@class (exact) bonsai.LoadOpts
----@field main? string the BehaviorTree.CPP tree to run (a file of several)
+---@field main? string the BehaviorTree.CPP tree to run (a file of several, or of its library)
+---@field library? string[] BehaviorTree.CPP files whose trees the file's SubTrees may use by ID, read as if the file included each (relative to its directory; docs/FORMATS.md)
 ---@field include_dirs? string[] the directories a BehaviorTree.CPP <include> or a behavior3 subtree `path` may read (default: the file's own directory tree, or `dir`'s; docs/FORMATS.md "Which files a tree file may read")
 ---@field tree? string the behavior3 project's tree (its id or title)
 ---@field dir? string the behavior3 workspace directory subtree `path`s are relative to (default: the file's)

@@ -221,11 +221,10 @@ describe("BehaviorTree.CPP's examples and test trees", function()
     { "t14_subtree_model.subtree.xml", bt.FAILURE, 1, opts = { main = "MySub" },
       bb = { sub_in_value = 42, sub_in_name = "jane" } },
     -- BehaviorTree.CPP registers both texts, then creates MainTree: a
-    -- library of trees over several files, which Bonsai does not have yet
-    { "t14_subtree_model.main.xml", refused = CPP .. "tutorials/" ..
-      "t14_subtree_model.main.xml:7:7: node 'MySub': no BehaviorTree with " ..
-      "ID 'MySub' in the file; a tree outside it (bt.subtree by name) " ..
-      "shares the caller's keys: write _autoremap=\"true\"" },
+    -- library of two files; the ports the SubTree does not give take the
+    -- model's defaults (sub_in_value 42, sub_out_result {out_result})
+    { "t14_subtree_model.main.xml", bt.SUCCESS, 1,
+      opts = { library = { "t14_subtree_model.subtree.xml" } } },
   }, 0.25)
   -- the fuzzer's seed corpus: one valid tree, three that BehaviorTree.CPP
   -- refuses as well (a port it does not have, a decorator without child)

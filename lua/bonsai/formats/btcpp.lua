@@ -899,13 +899,41 @@ local function collect(ctx, root, file, depth)
   end
 end
 
+-- The files of opts.library (a list of paths, relative to the file's
+-- directory), collected as if the file included each: their trees and
+-- models are the file's, under the same confinement (include_dirs), bounds
+-- and dependencies (bt.poll reloads on a change to any), each file once
+-- (one the file includes too is not read again).
+local function library(ctx, root, file, list)
+  if list == nil then return end
+  if type(list) ~= "table" then
+    error(file .. ": library must be a list of files (got " .. type(list) ..
+          ")", 0)
+  end
+  for i, path in ipairs(list) do
+    if type(path) ~= "string" or path == "" then
+      error(file .. ": library: file " .. i .. " must be a path", 0)
+    end
+    local e = { tag = "library", attrs = { path = path }, line = root.line,
+                col = root.col, file = file }
+    local full, text = included(ctx, e, file, 0)
+    if full then
+      ctx.including[full] = true
+      collect(ctx, xml.parse(text, full), full, 1)
+      ctx.including[full] = nil
+    end
+  end
+end
+
 -- parse(text, opts): the main tree's root node and { name = its ID } (a
 -- BehaviorTree without an ID is called BehaviorTree_0, _1... as
 -- BehaviorTree.CPP 4 calls it, and gives no name).
 -- opts: file (for messages), bt, read(path) for includes, deps (a list
 -- the included paths are added to), main (the ID of the tree to load
 -- instead of main_tree_to_execute), include_dirs (the directories
--- includes may read from; default: the file's own directory tree).
+-- includes may read from; default: the file's own directory tree),
+-- library (files whose trees the file may use by ID, as if it included
+-- them: BehaviorTree.CPP's registerBehaviorTreeFromFile of each).
 function M.parse(text, opts)
   local file = opts.file or "xml"
   local ctx = { file = file, bt = opts.bt, trees = {}, order = {},
@@ -919,13 +947,15 @@ function M.parse(text, opts)
   ctx.including[paths.normal(file)] = true
   ctx.collected[paths.normal(file)] = true
   collect(ctx, root, file, 0)
+  local own = #ctx.order -- the file's own trees (a library's are not main)
+  library(ctx, root, file, opts.library)
   local main = opts.main or root.attrs.main_tree_to_execute
   local function ids()
     return table.concat(ctx.order, ", ")
   end
   if not main then
-    if #ctx.order ~= 1 then
-      error(file .. ": " .. (#ctx.order == 0 and "no BehaviorTree element" or
+    if own ~= 1 then
+      error(file .. ": " .. (own == 0 and "no BehaviorTree element" or
             "several BehaviorTree elements (" .. ids() .. ") and no " ..
             "main_tree_to_execute: choose one with bt.load(path, " ..
             "{ main = ID })"), 0)
