@@ -1379,6 +1379,7 @@ async function main() {
       await page.goto(game.url);
       await page.waitForSelector('body.loaded.is-live #tree li[data-path]');
       assert.equal(await page.textContent('#agent-count'), '2');
+      await tell(game, 'go'); // the game goes past frame 20: three agents join
       await page.waitForFunction(() => document.getElementById('agent-count').textContent === '5');
       const scout = await until('scout 1', () => [...sent(stream).agents.values()].find((a) => a.label === 'scout 1'));
       await pickAgent(page, scout.id);
