@@ -162,7 +162,8 @@ const char *lb_suggest(lua_State *L, const char *word, const char *words) {
   }
   bonsai_did_you_mean(lua_tostring(L, -1), buf, sizeof buf);
   lua_pop(L, 1);
-  return lua_pushstring(L, buf);
+  lua_pushstring(L, buf); /* (void before Lua 5.2) */
+  return lua_tostring(L, -1);
 }
 
 const char *lb_badkey(lua_State *L, const char *what, const char *key,
@@ -227,8 +228,10 @@ int lb_checkopts_lua(lua_State *L) {
 ** pushed. */
 static const char *wordsat(lua_State *L, int idx) {
   int acc;
-  if (lua_type(L, idx) != LUA_TTABLE)
-    return lua_pushstring(L, luaL_checkstring(L, idx));
+  if (lua_type(L, idx) != LUA_TTABLE) {
+    lua_pushstring(L, luaL_checkstring(L, idx));
+    return lua_tostring(L, -1);
+  }
   idx = lua_absindex(L, idx);
   lua_pushliteral(L, "");
   acc = lua_gettop(L);
