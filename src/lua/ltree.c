@@ -442,13 +442,27 @@ static void utility(Walk *w, int idx, int place) {
 ** comparison of a key becomes a check, evaluated in C), or a function
 ** fn(agent, bb) whose result is taken as true or false. Inside a remapping
 ** subtree they see the blackboard through the view, as leaves do. */
+/* Gives the node added last the function at the top (popped) as its
+** condition k, seeing the view when the walk is inside a remapping
+** subtree. */
+static void whenfn(Walk *w, int k) {
+  lua_State *L = w->L;
+  bonsai_leaf_fn fn = lb_leaf_call;
+  void *data = lb_utilitydef(L, w->values, ++w->nvalues);
+  if (ctxfield(w, "map") == LUA_TTABLE) { /* it sees the view */
+    data = LEAFDATA(remapped(w, lua_gettop(L), 0, w->nvalues,
+                             LEAF_NARGS(data)), 0, 0);
+    fn = lb_remap_call;
+  }
+  lua_pop(L, 1);
+  bonsai_def_when(w->def, k, fn, data);
+}
+
 static void conditions(Walk *w, int idx, int place) {
   lua_State *L = w->L;
   int k;
   for (k = 0; k < BONSAI_NCONDS; k++) {
     const char *f = bonsai_cond_name(k);
-    bonsai_leaf_fn fn = lb_leaf_call;
-    void *data;
     int ty = rawfield(L, idx, f);
     if (ty == LUA_TNIL) {
       lua_pop(L, 1);
@@ -477,15 +491,7 @@ static void conditions(Walk *w, int idx, int place) {
                               lua_tostring(L, top + 4), v);
       } else {
         lua_pushvalue(L, top + 2);
-        data = lb_utilitydef(L, w->values, ++w->nvalues);
-        if (map) { /* it sees the view */
-          ctxfield(w, "map");
-          data = LEAFDATA(remapped(w, lua_gettop(L), 0, w->nvalues,
-                                   LEAF_NARGS(data)), 0, 0);
-          fn = lb_remap_call;
-          lua_pop(L, 1);
-        }
-        bonsai_def_when(w->def, k, fn, data);
+        whenfn(w, k);
       }
       checkdef(w);
       bonsai_def_text(w->def, k, lua_tostring(L, top + 1),
@@ -499,14 +505,7 @@ static void conditions(Walk *w, int idx, int place) {
       walkerror(w, place, "%s", lua_tostring(L, -1));
     }
     lua_pushvalue(L, -1); /* kept for its text, below */
-    data = lb_utilitydef(L, w->values, ++w->nvalues);
-    if (ctxfield(w, "map") == LUA_TTABLE) { /* it sees the view */
-      data = LEAFDATA(remapped(w, lua_gettop(L), 0, w->nvalues,
-                               LEAF_NARGS(data)), 0, 0);
-      fn = lb_remap_call;
-    }
-    lua_pop(L, 1);
-    bonsai_def_when(w->def, k, fn, data);
+    whenfn(w, k);
     checkdef(w);
     /* a function compiled from a script (a file's): its source and keys */
     lua_getiuservalue(L, lua_upvalueindex(1), LB_SCRIPT);
