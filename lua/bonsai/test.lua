@@ -254,6 +254,11 @@ local function standin_node(s, node, key, def, sc)
   for _, k in ipairs(KEPT) do n[k] = def[k] end
   n.name = node.name -- (the compiled name: every path stays)
   if standin.CONDITIONS[node.type] then
+    if sc.what == "running" then -- refused now, not at its first tick
+      error(string.format("bonsai.test: stand-in '%s': T.running stands " ..
+        "in for an action, but '%s' is a %s, which ends in its tick (a " ..
+        "status, a function or T.statuses)", key, path, node.type), 0)
+    end
     s.state[path].run = 1 -- a condition's calls are the steps of one run
     n.fn = step
     return bt.condition(n)

@@ -280,3 +280,31 @@ describe("bt.tick_all's errors", function()
     assert.equal(1, bt.tick_all({ 5 }, 1)[1].count)
   end)
 end)
+
+describe("a stand-in that cannot stand in", function()
+  it("T.running for a condition is refused when the scenario is made, "
+     .. "for a behavior3 file's condition too", function()
+    local T = require "bonsai.test"
+    local cjson = require "cjson"
+    bt.register("dym.hungry", function() return true end)
+    local text = cjson.encode { id = "T", title = "T", root = "1", nodes = {
+      ["1"] = { id = "1", name = "dym.hungry", title = "dym.hungry",
+                properties = {} } },
+      custom_nodes = { { name = "dym.hungry", category = "condition" } } }
+    local base = os.tmpname()
+    local root = base .. ".json" -- the kit reads the file
+    local f = assert(io.open(root, "w"))
+    f:write(text)
+    f:close()
+    finally(function() os.remove(root) os.remove(base) end)
+    assert.matches("stand%-in 'dym.hungry': T.running stands in for an "
+                   .. "action, but 'dym.hungry' is a condition, which ends "
+                   .. "in its tick",
+                   refused(T.scenario, { tree = root,
+                     stand_ins = { ["dym.hungry"] = T.running() } }))
+    local s = T.scenario { tree = root,
+                           stand_ins = { ["dym.hungry"] = false } }
+    s:run(1)
+    s:expect_returned("failure")
+  end)
+end)
