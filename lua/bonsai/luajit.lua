@@ -87,9 +87,11 @@ local function build(core)
     if r == nil and O.strict == 0 then return 3 end
     return status(r)
   end
-  -- A control node's tick: "skipped" too.
+  -- A control node's tick: "skipped" too; nil is an error, bt.strict or
+  -- not (lleaf.c's lb_control_call).
   local function convc(r)
     if r == "skipped" then return 5 end
+    if r == nil then return status(r, true) end
     return conv(r)
   end
   -- A control node's 'c' (its callback handed out: lstep.c gave its node

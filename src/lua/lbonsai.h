@@ -335,8 +335,8 @@ void lb_pushcontrol(lua_State *L, LTick *t, const bonsai_call *c);
 const void *lb_control_key(void);
 /* The status a leaf's result at the top (left there) stands for, or raises
 ** the message a tick raises for it (invalid status, nothing returned under
-** bt.strict). */
-int lb_tostatus(lua_State *L);
+** bt.strict; with 'control', a control node's tick's: nothing at all). */
+int lb_tostatus(lua_State *L, int control);
 /* Reads bt.control's tick, enter and abort from the table at idx into
 ** values[slot..slot+3] (by event); sets flags. NULL, or a message. */
 const char *lb_controldef(lua_State *L, int idx, int values, int slot,

@@ -66,9 +66,22 @@ static inline int tostatus(lua_State *L, const LBonsai *lb) {
   return -1;
 }
 
-int lb_tostatus(lua_State *L) {
-  int s = tostatus(L, lb_context(L));
-  if (s < 0)
+/* Pushes the message of a control node's tick that returned nothing (nil
+** is no decision, bt.strict or not). */
+static void nothing(lua_State *L) {
+  lua_pushliteral(L, "its tick returned nothing: did you forget return? "
+                     "(a control node's tick returns its status: "
+                     "\"success\", \"failure\", \"running\", "
+                     "\"skipped\", true or false)");
+}
+
+int lb_tostatus(lua_State *L, int control) {
+  int s;
+  if (control && lua_isnil(L, -1)) {
+    nothing(L);
+    return lua_error(L);
+  }
+  if ((s = tostatus(L, lb_context(L))) < 0)
     lua_error(L);
   return s;
 }
@@ -715,10 +728,7 @@ int lb_control_call(const bonsai_call *c) {
   else if (lua_topointer(L, -1) == t->lb->s_skipped)
     s = BONSAI_SKIPPED; /* (the core refuses it where no node is skipped) */
   else if (lb_unlikely(lua_isnil(L, -1))) { /* nil is no decision */
-    lua_pushliteral(L, "its tick returned nothing: did you forget return? "
-                       "(a control node's tick returns its status: "
-                       "\"success\", \"failure\", \"running\", "
-                       "\"skipped\", true or false)");
+    nothing(L);
     lua_remove(L, -2);
     return failed(L, c);
   } else if ((s = tostatus(L, t->lb)) < 0) {

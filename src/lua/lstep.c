@@ -236,11 +236,13 @@ static int s_recover(lua_State *L) {
   return 1;
 }
 
-/* _step.status(r): the status of a leaf's result r, or raises the message
-** a tick raises for it. */
+/* _step.status(r [, control]): the status of a leaf's result r (with
+** control, a control node's tick's), or raises the message a tick raises
+** for it. */
 static int s_status(lua_State *L) {
+  int control = lua_toboolean(L, 2);
   lua_settop(L, 1);
-  lua_pushinteger(L, lb_tostatus(L));
+  lua_pushinteger(L, lb_tostatus(L, control));
   return 1;
 }
 
