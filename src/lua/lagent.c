@@ -385,7 +385,7 @@ void lb_step_recover(lua_State *L, int ai, int si, int ci) {
 }
 
 int lb_stepable(const LBonsai *lb, const LAgent *la) {
-  return la->magic == lb && !la->frozen && !la->hooked &&
+  return la->magic == lb && !la->frozen && !la->hooked && !la->failing &&
          la->ninterrupts == 0 && lb->fdepth < LB_FDEPTH &&
          bonsai_agent_stepable(agentof(la), NULL);
 }

@@ -412,7 +412,8 @@ void lb_step_untick(LBonsai *lb, const bonsai_agent *a);
 ** si, ci: the context), message at the top: the agent recovered, the
 ** message replaced by one that names the tree and node. */
 void lb_step_recover(lua_State *L, int ai, int si, int ci);
-/* Whether a tick of la would be stepped now (lstep.c). */
+/* Whether bt.tick_all's tick of la would be stepped now (lstep.c: not an
+** agent whose last tick there failed, which pbatch ticks). */
 int lb_stepable(const LBonsai *lb, const LAgent *la);
 int lb_sleep(lua_State *L);    /* bt.sleep(seconds) */
 /* stack: context. Makes the agent and agent state metatables, and the

@@ -72,12 +72,15 @@ static int code(LBonsai *lb, bonsai_agent *a, int r) {
 */
 
 /* Entry point: begins a stepped tick of la by dt; with 'all' (bt.tick_all)
-** a sleeping agent is skipped, as bt.tick_all skips it. */
+** a sleeping agent is skipped, as bt.tick_all skips it, and one whose last
+** tick there failed takes the lua_call path, which counts its errors in a
+** row and forgets them after a tick without one (lagent.c: streak). */
 static int step_begin(LBonsai *lb, LAgent *la, double dt, int all) {
   bonsai_agent *a = agentof(la);
   bonsai_host h;
   int r;
-  if (la->magic != lb || la->frozen || la->hooked || la->ninterrupts != 0)
+  if (la->magic != lb || la->frozen || la->hooked || la->ninterrupts != 0 ||
+      (all && la->failing))
     return LB_CLASSIC;
   if (all && bonsai_agent_asleep(a, dt))
     return LB_ASLEEP;
