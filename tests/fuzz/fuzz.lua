@@ -358,6 +358,9 @@ local function tickall(list, dt, opts)
         local a = e.agent
         local rs = f.raises[a]
         if a ~= nil then errs[a] = true end
+        trace(("  -> error of %s (%s in a row): %s"):format(
+          tostring(W.books[a] and W.books[a].id or a), tostring(e.count),
+          tostring(e.error)))
         if rs then
           local any = false
           for _, r in ipairs(rs) do any = any or matches(e.error, r) end
