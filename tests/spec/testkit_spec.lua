@@ -782,12 +782,12 @@ describe("random worlds", function()
   end)
 end)
 
-describe("the kit's annotations (lua/bonsai/test_meta.lua)", function()
+describe("the kit's annotations (lua/bonsai/test/meta.lua)", function()
   local prefix = { T = "T.", Scenario = "Scenario:", Tick = "Tick:",
                    Coverage = "Coverage:", Random = "Random:" }
   local function annotated()
     local names = {}
-    for line in io.lines("lua/bonsai/test_meta.lua") do
+    for line in io.lines("lua/bonsai/test/meta.lua") do
       local t, k = line:match("^function%s+([%a_][%w_]*)[.:]([%a_][%w_]*)%s*%(")
       if not t then t, k = line:match("^([%a_][%w_]*)%.([%a_][%w_]*)%s*=") end
       if t and prefix[t] then names[prefix[t] .. k] = true end
@@ -828,7 +828,7 @@ describe("the kit's annotations (lua/bonsai/test_meta.lua)", function()
   end)
 
   it("is valid Lua that never runs the kit", function()
-    local chunk = assert(loadfile("lua/bonsai/test_meta.lua", "t", {}))
+    local chunk = assert(loadfile("lua/bonsai/test/meta.lua", "t", {}))
     assert.equal("table", type(chunk()))
   end)
 end)
