@@ -319,9 +319,13 @@ end
 
 local files = require("bonsai.loaders")(bt)
 
+-- The methods of the C types (core._metatables: tree, agent, blackboard,
+-- control), to which the methods written in Lua are added below.
+local tree_methods = core._metatables.tree.methods
+local agent_methods = core._metatables.agent.methods
+
 -- tree:export(format): from the definition the tree keeps (tree:_source)
-local methods = getmetatable(core.tree(bt.action(function() end))).methods
-function methods.export(tree, fmt)
+function tree_methods.export(tree, fmt)
   return files.export(tree, fmt, tree:_source())
 end
 
@@ -342,29 +346,23 @@ end
 -- agent methods of bonsai.core
 do
   local sub = require "bonsai.subscribe"
-  local methods = debug.getregistry()["bonsai.agent"].methods
-  methods.subscribe, methods.unsubscribe = sub.subscribe, sub.unsubscribe_agent
-  methods.on_tick = sub.on_tick
+  agent_methods.subscribe = sub.subscribe
+  agent_methods.unsubscribe = sub.unsubscribe_agent
+  agent_methods.on_tick = sub.on_tick
   bt.subscribe, bt.unsubscribe = sub.subscribe_all, sub.unsubscribe
 end
 
 -- tree:dot(a), tree:mermaid(a): added to the tree methods of bonsai.core
-do
-  local methods = debug.getregistry()["bonsai.tree"].methods
-  function methods.dot(tree, agent)
-    return require("bonsai.export").dot(tree, agent)
-  end
-  function methods.mermaid(tree, agent)
-    return require("bonsai.export").mermaid(tree, agent)
-  end
+function tree_methods.dot(tree, agent)
+  return require("bonsai.export").dot(tree, agent)
+end
+function tree_methods.mermaid(tree, agent)
+  return require("bonsai.export").mermaid(tree, agent)
 end
 
 -- tree:profile([on]): the per-node profile (bonsai.profile)
-do
-  local methods = debug.getregistry()["bonsai.tree"].methods
-  function methods.profile(tree, on)
-    return require("bonsai.profile").profile(tree, on)
-  end
+function tree_methods.profile(tree, on)
+  return require("bonsai.profile").profile(tree, on)
 end
 
 -- bt.debug: the live server (bonsai.debug and lua-socket are loaded on
