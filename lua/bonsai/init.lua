@@ -317,7 +317,12 @@ end
 
 -- Files: loaders, bt.load/bt.reload/bt.import, bt.watch/bt.poll ----------
 
-local files = require("bonsai.loaders")(bt)
+local loaders = require "bonsai.loaders"
+loaders.bind(bt)
+bt.loaders = loaders.registry
+bt.import, bt.load, bt.reload = loaders.import, loaders.load, loaders.reload
+local watch = require "bonsai.watch"
+bt.watch, bt.poll = watch.watch, watch.poll
 
 -- The methods of the C types (core._metatables: tree, agent, blackboard,
 -- control), to which the methods written in Lua are added below.
@@ -326,7 +331,7 @@ local agent_methods = core._metatables.agent.methods
 
 -- tree:export(format): from the definition the tree keeps (tree:_source)
 function tree_methods.export(tree, fmt)
-  return files.export(tree, fmt, tree:_source())
+  return loaders.export(tree, fmt, tree:_source())
 end
 
 bt.builder = function(...)
