@@ -7,6 +7,10 @@
 --    one module (agent.c with agent.h); it depends on another by including
 --    its header or by calling a function (or reading a variable) the other
 --    defines, read from the symbols of the object files (nm) under BUILD.
+-- 3. The Lua modules (lua/bonsai/): no circle in the require graph (a
+--    require anywhere in a file, or a read of package.loaded, is an edge),
+--    and the rules of LUA_RULES below, each over the modules a module
+--    requires.
 -- Prints each breach and exits 1, or prints the order of the modules.
 local src = assert(arg[1] and arg[2], "usage: layers.lua SRC BUILD") and
             arg[1]
@@ -117,5 +121,112 @@ for m in pairs(deps) do all[#all + 1] = m end
 table.sort(all)
 for _, m in ipairs(all) do visit(m) end
 
-if failed then os.exit(1) end
 print("layers, lowest first: " .. table.concat(order, " "))
+
+-- 3. The Lua modules ---------------------------------------------------------
+
+-- The rules between Lua modules: the modules `from` matches may require
+-- no module `never` matches (patterns over module names). A rule that
+-- `waits` for a branch prints its breaches without failing until that
+-- branch has removed them (then drop `waits`).
+local TOOLS = { "^bonsai%.debug$", "^bonsai%.http$", "^bonsai%.record$",
+                "^bonsai%.test$", "^bonsai%.test%." }
+local LUA_RULES = {
+  { -- formats get what they need passed in (the module as opts.bt)
+    name = "formats never require bonsai",
+    from = { "^bonsai%.formats%." }, never = { "^bonsai$" } },
+  { -- tools (the debugger, the recorder, the test kit) use the public API:
+    -- require "bonsai" and one another, never the modules behind bt
+    name = "tools use only the public API",
+    from = TOOLS,
+    never = { "^bonsai%.", not_ = TOOLS },
+    waits = { ["bonsai.debug"] = "live-edit (#40): bonsai.paths" } },
+}
+
+-- The text of a Lua file without its comments (strings kept).
+local function code(path)
+  local f = assert(io.open(path, "rb"))
+  local t = f:read("*a")
+  f:close()
+  local out, i = {}, 1
+  while i <= #t do
+    local c = t:sub(i, i)
+    local long = t:match("^%[(=*)%[", i)
+    if t:sub(i, i + 1) == "--" then
+      local eq = t:match("^%[(=*)%[", i + 2)
+      if eq then
+        local _, e = t:find("]" .. eq .. "]", i, true)
+        i = (e or #t) + 1
+      else
+        i = (t:find("\n", i, true) or #t + 1)
+      end
+    elseif long then
+      local _, e = t:find("]" .. long .. "]", i, true)
+      out[#out + 1] = t:sub(i, e or #t)
+      i = (e or #t) + 1
+    elseif c == '"' or c == "'" then
+      local j = i + 1
+      while j <= #t and t:sub(j, j) ~= c do
+        j = j + (t:sub(j, j) == "\\" and 2 or 1)
+      end
+      out[#out + 1] = t:sub(i, j)
+      i = j + 1
+    else
+      out[#out + 1] = c
+      i = i + 1
+    end
+  end
+  return table.concat(out)
+end
+
+local requires = {} -- requires[module][module it requires] = true
+for _, f in ipairs(lines("cd " .. src .. "/lua && find bonsai -name '*.lua' | sort")) do
+  local m = f:gsub("%.lua$", ""):gsub("/init$", ""):gsub("/", ".")
+  local text = code(src .. "/lua/" .. f)
+  requires[m] = {}
+  for _, pat in ipairs { "require%s*%(?%s*[\"']([%w_.]+)[\"']",
+                         "package%.loaded%[%s*[\"']([%w_.]+)[\"']%s*%]",
+                         "package%.loaded%.([%w_]+)" } do
+    for r in text:gmatch(pat) do
+      if r:match("^bonsai") and r ~= m then requires[m][r] = true end
+    end
+  end
+end
+
+local function matches(name, pats)
+  for _, p in ipairs(pats or {}) do
+    if name:match(p) then return true end
+  end
+  return false
+end
+
+local luamods = {}
+for m in pairs(requires) do luamods[#luamods + 1] = m end
+table.sort(luamods)
+for _, rule in ipairs(LUA_RULES) do
+  for _, m in ipairs(luamods) do
+    if matches(m, rule.from) then
+      for r in pairs(requires[m]) do
+        if matches(r, rule.never) and not matches(r, rule.never.not_) then
+          local waits = rule.waits and rule.waits[m]
+          if waits then
+            print(string.format("waiting for %s: %s requires %s (%s)",
+                                waits, m, r, rule.name))
+          else
+            fail("%s requires %s: %s", m, r, rule.name)
+          end
+        end
+      end
+    end
+  end
+end
+
+-- a circle of requires, found as the C modules' circles are (visit)
+deps, state, order, path = {}, {}, {}, {}
+for m, rs in pairs(requires) do
+  for r in pairs(rs) do dep(m, r, "requires " .. r) end
+  deps[m] = deps[m] or {}
+end
+for _, m in ipairs(luamods) do visit(m) end
+if failed then os.exit(1) end
+print("Lua modules, lowest first: " .. table.concat(order, " "))
