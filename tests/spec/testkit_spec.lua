@@ -296,7 +296,7 @@ end)
 
 -- A stand-in replaces the leaf's own behaviour and keeps the rest of its
 -- node, so the test passes only where the game does
--- (../shared/repro/kit_stand_in_keeps_conditions).
+-- (the repro kit_stand_in_keeps_conditions).
 describe("a stand-in keeps the leaf's node", function()
   -- The tree with leaf g (its table: extra fields, and a behaviour that
   -- returns statuses in turn), then h; the same scenario with and without a
