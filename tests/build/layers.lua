@@ -8,9 +8,9 @@
 --    its header or by calling a function (or reading a variable) the other
 --    defines, read from the symbols of the object files (nm) under BUILD.
 -- 3. The Lua modules (lua/bonsai/): no circle in the require graph (a
---    require anywhere in a file, or a read of package.loaded, is an edge),
---    and the rules of LUA_RULES below, each over the modules a module
---    requires.
+--    module named anywhere in a file's code, or read from package.loaded,
+--    is an edge), and the rules of LUA_RULES below, each over the modules
+--    a module requires.
 -- Prints each breach and exits 1, or prints the order of the modules.
 local src = assert(arg[1] and arg[2], "usage: layers.lua SRC BUILD") and
             arg[1]
@@ -186,14 +186,20 @@ local function code(path)
   return table.concat(out)
 end
 
+-- A module requires another when its code names it in a string (require
+-- "x", a table of module names that a require reads later, a lazy loader)
+-- or reads it from package.loaded.
 local requires = {} -- requires[module][module it requires] = true
-for _, f in ipairs(lines("cd " .. src .. "/lua && find bonsai -name '*.lua' | sort")) do
+local luafiles = lines("cd " .. src .. "/lua && find bonsai -name '*.lua' | sort")
+local known = { ["bonsai.core"] = true }
+for _, f in ipairs(luafiles) do
+  known[(f:gsub("%.lua$", ""):gsub("/init$", ""):gsub("/", "."))] = true
+end
+for _, f in ipairs(luafiles) do
   local m = f:gsub("%.lua$", ""):gsub("/init$", ""):gsub("/", ".")
   local text = code(src .. "/lua/" .. f)
   requires[m] = {}
-  for _, pat in ipairs { "require%s*%(?%s*[\"']([%w_.]+)[\"']",
-                         "package%.loaded%[%s*[\"']([%w_.]+)[\"']%s*%]",
-                         "package%.loaded%.([%w_]+)" } do
+  for _, pat in ipairs { "[\"']([%w_.]+)[\"']", "package%.loaded%.([%w_]+)" } do
     for r in text:gmatch(pat) do
       local waits
       for _, w in ipairs(WAITING) do
@@ -201,9 +207,10 @@ for _, f in ipairs(lines("cd " .. src .. "/lua && find bonsai -name '*.lua' | so
           if m:match(w[1]) and r:match(to) then waits = w[3] end
         end
       end
-      if waits and r ~= m then
+      if not known[r] or r == m then -- a string that names no module
+      elseif waits then
         print(string.format("waiting for %s: %s requires %s", waits, m, r))
-      elseif r:match("^bonsai") and r ~= m then
+      else
         requires[m][r] = true
       end
     end
