@@ -9,8 +9,9 @@
 --    defines, read from the symbols of the object files (nm) under BUILD.
 -- 3. The Lua modules (lua/bonsai/): no circle in the require graph (a
 --    module named anywhere in a file's code, or read from package.loaded,
---    is an edge), and the rules of LUA_RULES below, each over the modules
---    a module requires.
+--    is an edge), the rules of LUA_RULES below, each over the modules a
+--    module requires, and no private method of the library called by a
+--    tool but those PRIVATE_USED names.
 -- Prints each breach and exits 1, or prints the order of the modules.
 local src = assert(arg[1] and arg[2], "usage: layers.lua SRC BUILD") and
             arg[1]
@@ -125,6 +126,14 @@ print("layers, lowest first: " .. table.concat(order, " "))
 
 -- 3. The Lua modules ---------------------------------------------------------
 
+-- Whether name matches one of the patterns.
+local function matches(name, pats)
+  for _, p in ipairs(pats or {}) do
+    if name:match(p) then return true end
+  end
+  return false
+end
+
 -- The rules between Lua modules: the modules `from` matches may require
 -- no module `never` matches, but those `never.but` matches (patterns over
 -- module names).
@@ -139,6 +148,22 @@ local LUA_RULES = {
     name = "tools use only the public API",
     from = TOOLS, never = { "^bonsai%.", but = TOOLS } },
 }
+-- Nor do tools call the private methods of the library's objects
+-- (a:_name(), bt._name), but for these: { modules, names ("*": any), why }.
+local PRIVATE_USED = {
+  { TOOLS, { _checkopts = true, _nearest = true, _suggest = true },
+    "the module's helpers for messages, shared with its tools" },
+  { { "^bonsai%.record$" }, { _kept = true },
+    "a recording's subscriptions, kept on the agent" },
+  { { "^bonsai%.debug" }, "*", "waits for live-edit (#40)" },
+}
+local function private_ok(m, name)
+  for _, u in ipairs(PRIVATE_USED) do
+    if matches(m, u[1]) and (u[2] == "*" or u[2][name]) then return true end
+  end
+  return false
+end
+
 -- Requires that wait for a branch being merged: { from, to, branch } (to:
 -- patterns). Each is printed, and left out of the rules and of the
 -- circles, until that branch has removed it (then its line goes).
@@ -199,6 +224,18 @@ for _, f in ipairs(luafiles) do
   local m = f:gsub("%.lua$", ""):gsub("/init$", ""):gsub("/", ".")
   local text = code(src .. "/lua/" .. f)
   requires[m] = {}
+  if matches(m, TOOLS) then
+    for p in text:gmatch(":(_[%a][%w_]*)%s*[%(\"'{]") do
+      if not private_ok(m, p) then
+        fail("%s calls the private method :%s: tools use only the public API", m, p)
+      end
+    end
+    for p in text:gmatch("%f[%w_]bt%.(_[%a][%w_]*)") do
+      if not private_ok(m, p) then
+        fail("%s uses bt.%s: tools use only the public API", m, p)
+      end
+    end
+  end
   for _, pat in ipairs { "[\"']([%w_.]+)[\"']", "package%.loaded%.([%w_]+)" } do
     for r in text:gmatch(pat) do
       local waits
@@ -215,13 +252,6 @@ for _, f in ipairs(luafiles) do
       end
     end
   end
-end
-
-local function matches(name, pats)
-  for _, p in ipairs(pats or {}) do
-    if name:match(p) then return true end
-  end
-  return false
 end
 
 local luamods = {}
