@@ -683,7 +683,7 @@ describe("utility_selector", function()
                    .. "'utility_selector'",
                    tree_error(bt.sequence { bt.utility(util "A",
                                                        t:action("A", "S")) }))
-    assert.matches("child 1: 'utility' must be a function %(got number%)",
+    assert.matches("utility_selector/A: 'utility' must be a function %(got number%)",
                    tree_error(bt.utility_selector {
                      bt.utility(3, t:action("A", "S")) }))
     assert.matches("'utility_selector' needs children",
