@@ -1191,6 +1191,9 @@ describe("a SubTree's model and editor attributes", function()
     assert.equal("t.xml:19:7: node 'MySub': unknown attribute '_autoremapp' " ..
                  "(did you mean '_autoremap'?)",
                  refused((T14:gsub("ATTRS", '_autoremapp="true"'))))
+  end)
+end)
+
 describe("BehaviorTree.CPP nodes on the new core kinds", function()
   -- the tree of a BehaviorTree.CPP file whose main tree is body
   local function tree(body)
