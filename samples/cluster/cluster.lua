@@ -756,9 +756,10 @@ local function main()
   if opt.report > 0 then flat() end
   local happened = {}
   for _, e in ipairs(C.events) do happened[e.kind] = (happened[e.kind] or 0) + 1 end
-  say("coordinator: %d failover(s), %d fenced, %d restart(s) from disk, %d replica(s) lost, %d broken replica(s) replaced, %d replica(s) caught up, %d zone map change(s) by load",
+  say("coordinator: %d failover(s), %d fenced, %d restart(s) from disk, %d replica(s) lost, %d broken replica(s) replaced, %d uncounted for lagging, %d replica(s) caught up, %d zone map change(s) by load",
     happened.failover or 0, happened.fenced or 0, happened.restart or 0,
     happened["replica lost"] or 0, happened["replica broken"] or 0,
+    happened["replica lagging"] or 0,
     happened["replica synced"] or 0, happened.moves or 0)
   say("failure detector: the slowest answer %.2f s, so an instance was dead after %.1f s of silence at most (%.1f s at least)",
     C.slowest, math.max(C.patience, opt["fail-after"]), opt["fail-after"])
