@@ -12,6 +12,7 @@ local compat = require "bonsai.compat"
 local isinteger, tointeger = compat.isinteger, compat.tointeger
 local controls = require "bonsai.formats.controls"
 local paths = require "bonsai.paths"
+local kit = require "bonsai.formats.kit"
 
 local M = {}
 
@@ -19,21 +20,13 @@ local M = {}
 -- SubTree expanded, so the exporter writes it back as a SubTree.
 M.expanded = setmetatable({}, { __mode = "k" })
 
-local MAX_NODES = 100000 -- after subtree expansion
-local MAX_DEPTH = 1000    -- levels, after subtree expansion
+local MAX_NODES, MAX_DEPTH = kit.MAX_NODES, kit.MAX_DEPTH
 local MAX_INCLUDES = 32  -- include depth
 local MAX_INCLUDED = 8 * 1024 * 1024 -- bytes of all included files
 
 -- Attributes every node may carry that change nothing here.
 local harmless = { name = true, ID = true, _description = true, _uid = true,
                    _fullpath = true }
-
--- Built-ins outside Bonsai, with the reason given when a file uses one.
-local refused = {
-  ManualSelector = "needs a user interface",
-  WasEntryUpdated = "has no Bonsai equivalent",
-  SubTreePlus = "is BehaviorTree.CPP 3 (use SubTree with _autoremap)",
-}
 
 -- BT.CPP's pre- and post-condition attributes: Bonsai's fields, on any node.
 local scripted = { _failureIf = "failure_if", _successIf = "success_if",
@@ -96,8 +89,8 @@ local function number(ctx, e, name, default)
     where(ctx, e, "port '" .. name .. "' reads the blackboard; Bonsai's " ..
           "parameters are fixed numbers")
   end
-  local n = tonumber(text)
-  if not n or n ~= n or n == math.huge or n == -math.huge then
+  local n = kit.number(text)
+  if not n then
     where(ctx, e, "bad number '" .. text .. "' for port '" .. name .. "'")
   end
   return n
@@ -287,20 +280,100 @@ local function switch(n)
   end
 end
 
-local builtins = {
-  Sequence = composite "sequence",
-  ReactiveSequence = composite "reactive_sequence",
-  Fallback = composite "selector",
-  ReactiveFallback = composite "reactive_selector",
-  Inverter = decorator "invert",
-  ForceSuccess = decorator "force_success",
-  ForceFailure = decorator "force_failure",
+-- The shortest text that reads back as the same number.
+local function text(v)
+  if type(v) ~= "number" then return tostring(v) end
+  if isinteger(v) then return string.format("%d", v) end
+  if v == math.floor(v) and math.abs(v) < 2^53 then
+    return tostring(tointeger(v))
+  end
+  for digits = 1, 17 do
+    local s = string.format("%." .. digits .. "g", v)
+    if tonumber(s) == v then return s end
+  end
+end
 
-  KeepRunningUntilFailure = decorator "keep_running_until_failure",
+local function ms(s) return text(s * 1000) end
+
+-- The count a parallel policy stands for.
+local function count(p, n)
+  if p == nil or p == "all" then return n end
+  if p == "one" then return 1 end
+  return p
+end
+
+-- The child when "if" holds when it starts (not checked again while the
+-- child runs), else the status "else" names: a sequence of the condition
+-- and the child, a selector of the condition's negation and the child, a
+-- sequence of the child skipped unless "if" holds, or a control node
+-- running without the child until "if" holds.
+local function precondition(ctx, e, scope)
+  shape(ctx, e, { ["if"] = true, ["else"] = true }, 1)
+  local otherwise = e.attrs["else"] or "FAILURE"
+  if otherwise ~= "FAILURE" and otherwise ~= "SUCCESS" and
+     otherwise ~= "RUNNING" and otherwise ~= "SKIPPED" then
+    where(ctx, e, "else=\"" .. otherwise .. "\": a status (SUCCESS, " ..
+          "FAILURE, RUNNING or SKIPPED)")
+  end
+  local n, made, child
+  if otherwise == "SKIPPED" then -- asked when the child starts, as skip_if
+    if e.attrs["if"] == nil then where(ctx, e, "needs port 'if'") end
+    made = { skip_if = compiled(ctx, e, scope, "if", "skip_if",
+                                "!(" .. e.attrs["if"] .. ")") }
+    child = convert(ctx, e[1], scope)
+    n = { type = "sequence", skip_if = made.skip_if, child }
+  else
+    local cond = scripted_node(ctx, e, scope, "condition", "if",
+      otherwise == "SUCCESS" and "!(%s)" or nil)
+    child = convert(ctx, e[1], scope)
+    if otherwise == "FAILURE" then
+      n = { type = "sequence", cond, child }
+    elseif otherwise == "SUCCESS" then
+      n = { type = "selector", cond, child }
+    else
+      n = controls.precondition_running(ctx.bt, { cond, child })
+    end
+  end
+  leaves.origin[n] = { format = "btcpp", name = "Precondition", child = child,
+    attrs = { ["if"] = e.attrs["if"], ["else"] = e.attrs["else"] },
+    made = made }
+  return n
+end
+
+local function memory_sequence(ctx, e, scope)
+  shape(ctx, e, {}, "many")
+  local kids = children(ctx, e, scope)
+  return written(e, controls.sequence_with_memory(ctx.bt, kids), kids)
+end
+
+-- A name BehaviorTree.CPP has that Bonsai refuses, with the reason.
+local function refuse(reason)
+  return function(ctx, e) where(ctx, e, reason) end
+end
+
+local function updated_export(n, attrs) attrs.entry = "{" .. n.key .. "}" end
+
+-- The name table: each row { name in the file, Bonsai kind (nil: a node
+-- made of other kinds), import(ctx, e, scope), export(n, attrs, fail) ->
+-- the name written (nil: the row's) }; a kind without a row is refused
+-- with its reason. The exporter writes a kind by its first row.
+local NAMES = kit.names("BehaviorTree.CPP", {
+  { "Sequence", "sequence", composite "sequence" },
+  { "ReactiveSequence", "reactive_sequence", composite "reactive_sequence" },
+  { "Fallback", "selector", composite "selector" },
+  { "ReactiveFallback", "reactive_selector", composite "reactive_selector" },
+  { "Inverter", "invert", decorator "invert" },
+  { "ForceSuccess", "force_success", decorator "force_success" },
+  { "ForceFailure", "force_failure", decorator "force_failure" },
+  { "KeepRunningUntilFailure", "keep_running_until_failure",
+    decorator "keep_running_until_failure" },
+  { "IfThenElse", "if_then_else", branches "if_then_else" },
+  { "WhileDoElse", "while_do_else", branches "while_do_else" },
 
   -- Fails as soon as success is out of reach: failure count capped at
-  -- N - success + 1.
-  Parallel = function(ctx, e, scope)
+  -- N - success + 1. Written back as ParallelAll when its policies are
+  -- ParallelAll's.
+  { "Parallel", "parallel", function(ctx, e, scope)
     shape(ctx, e, { success_count = true, failure_count = true }, "many")
     local n = children(ctx, e, scope)
     local s = threshold(ctx, e, "success_count",
@@ -309,10 +382,23 @@ local builtins = {
                         whole(ctx, e, "failure_count", 1), #n)
     n.type, n.success, n.failure = "parallel", s, math.min(f, #n - s + 1)
     return n
-  end,
+  end, function(n, attrs, fail)
+    local c, s, f = #n, count(n.success, #n), count(n.failure, #n)
+    if n.wait and s + f == c + 1 then
+      attrs.max_failures = text(f)
+      return "ParallelAll"
+    elseif not n.wait and s == c and f == c then
+      attrs.max_failures = "1"
+      return "ParallelAll"
+    elseif not n.wait and f <= c - s + 1 then
+      attrs.success_count, attrs.failure_count = text(s), text(f)
+    else
+      fail("this parallel's policies have no BehaviorTree.CPP equivalent")
+    end
+  end },
 
   -- Every child runs to its end; fails when max_failures of them failed.
-  ParallelAll = function(ctx, e, scope)
+  { "ParallelAll", "parallel", function(ctx, e, scope)
     shape(ctx, e, { max_failures = true }, "many")
     local n = children(ctx, e, scope)
     local f = whole(ctx, e, "max_failures", 1)
@@ -328,9 +414,9 @@ local builtins = {
     end
     n.success, n.failure, n.wait = #n - f + 1, f, true
     return n
-  end,
+  end },
 
-  Repeat = function(ctx, e, scope)
+  { "Repeat", "repeater", function(ctx, e, scope)
     shape(ctx, e, { num_cycles = true }, 1)
     local k = whole(ctx, e, "num_cycles")
     if k == 0 then
@@ -339,9 +425,17 @@ local builtins = {
     end
     return { type = "repeater", times = k < 0 and 0 or k,
              convert(ctx, e[1], scope) }
-  end,
+  end, function(n, attrs)
+    local k = n.times or 0
+    attrs.num_cycles = text(k == 0 and -1 or k)
+  end },
+  -- the same: a failure ends both
+  { nil, "repeat_until_failure", nil, function(_, attrs)
+    attrs.num_cycles = "-1"
+    return "Repeat"
+  end },
 
-  RetryUntilSuccessful = function(ctx, e, scope)
+  { "RetryUntilSuccessful", "retry", function(ctx, e, scope)
     shape(ctx, e, { num_attempts = true }, 1)
     local k = whole(ctx, e, "num_attempts")
     if k == 0 then
@@ -350,27 +444,30 @@ local builtins = {
     end
     return { type = "retry", times = k < 0 and 0 or k,
              convert(ctx, e[1], scope) }
-  end,
+  end, function(n, attrs)
+    local k = n.times or 0
+    attrs.num_attempts = text(k == 0 and -1 or k)
+  end },
 
-  Timeout = function(ctx, e, scope)
+  { "Timeout", "timeout", function(ctx, e, scope)
     shape(ctx, e, { msec = true }, 1)
     local ms = number(ctx, e, "msec")
     if ms < 0 then where(ctx, e, "'msec' must be >= 0") end
     local child = convert(ctx, e[1], scope)
     if ms == 0 then return child end -- BehaviorTree.CPP sets no timer
     return { type = "timeout", seconds = ms / 1000, child }
-  end,
+  end, function(n, attrs) attrs.msec = ms(n.seconds) end },
 
-  Delay = function(ctx, e, scope)
+  { "Delay", "delay", function(ctx, e, scope)
     shape(ctx, e, { delay_msec = true }, 1)
     local ms = number(ctx, e, "delay_msec")
     if ms <= 0 then -- BehaviorTree.CPP's first tick always waits
       where(ctx, e, "'delay_msec' must be > 0")
     end
     return { type = "delay", seconds = ms / 1000, convert(ctx, e[1], scope) }
-  end,
+  end, function(n, attrs) attrs.delay_msec = ms(n.seconds) end },
 
-  RunOnce = function(ctx, e, scope)
+  { "RunOnce", "run_once", function(ctx, e, scope)
     shape(ctx, e, { then_skip = true }, 1)
     local skip = e.attrs.then_skip
     if skip ~= nil and tobool(skip) == nil then
@@ -378,43 +475,62 @@ local builtins = {
     end
     return { type = "run_once", then_skip = skip == nil or tobool(skip),
              convert(ctx, e[1], scope) } -- BehaviorTree.CPP's default: true
-  end,
-  SkipUnlessUpdated = updated("skip_unless_updated"),
-  WaitValueUpdate = updated("wait_value_update"),
+  end, function(n, attrs)
+    attrs.then_skip = n.then_skip and "true" or "false"
+  end },
+  { "SkipUnlessUpdated", "skip_unless_updated",
+    updated "skip_unless_updated", updated_export },
+  { "WaitValueUpdate", "wait_value_update", updated "wait_value_update",
+    updated_export },
 
-  Sleep = function(ctx, e)
+  { "Sleep", "wait", function(ctx, e)
     shape(ctx, e, { msec = true }, 0)
     local ms = number(ctx, e, "msec")
     if ms < 0 then where(ctx, e, "'msec' must be >= 0") end
     return { type = "wait", seconds = ms / 1000 }
-  end,
+  end, function(n, attrs) attrs.msec = ms(n.seconds) end },
 
-  SequenceWithMemory = function(ctx, e, scope)
-    shape(ctx, e, {}, "many")
-    local kids = children(ctx, e, scope)
-    return written(e, controls.sequence_with_memory(ctx.bt, kids), kids)
-  end,
-  AsyncSequence = function(ctx, e, scope)
+  { "ScriptCondition", "check", function(ctx, e, scope)
+    shape(ctx, e, { code = true }, 0)
+    return scripted_node(ctx, e, scope, "condition", "code")
+  end, function(n, attrs, fail)
+    attrs.code = require("bonsai.script").check_code(n)
+    if not attrs.code then fail("this check has no script equivalent") end
+  end },
+
+  -- a tree by name (bt.subtree), its keys the caller's
+  { "SubTree", "subtree", nil, function(n, attrs, fail)
+    if type(n.tree) ~= "string" or n.args then
+      fail("'subtree' has no BehaviorTree.CPP equivalent")
+    end
+    attrs.ID, attrs._autoremap = n.tree, "true"
+    for inner, outer in pairs(n.remap or {}) do
+      attrs[inner] = "{" .. outer .. "}"
+    end
+  end },
+
+  -- Nodes made of Bonsai kinds (remembered as the element they stand for).
+  { "SequenceWithMemory", nil, memory_sequence },
+  { "AsyncSequence", nil, function(ctx, e, scope)
     shape(ctx, e, {}, "many")
     local kids = children(ctx, e, scope)
     return written(e, controls.async(ctx.bt, kids, "success"), kids)
-  end,
-  AsyncFallback = function(ctx, e, scope)
+  end },
+  { "AsyncFallback", nil, function(ctx, e, scope)
     shape(ctx, e, {}, "many")
     local kids = children(ctx, e, scope)
     return written(e, controls.async(ctx.bt, kids, "failure"), kids)
-  end,
-  IfThenElse = branches("if_then_else"),
-  LoopInt = queueloop(function(s)
+  end },
+  { "LoopInt", nil, queueloop(function(s)
     local n = tonumber(s)
     return n and n == math.floor(n) and n or nil
-  end),
-  LoopDouble = queueloop(tonumber),
-  LoopString = queueloop(function(s) return s end),
-  LoopBool = queueloop(tobool),
+  end) },
+  { "LoopDouble", nil, queueloop(tonumber) },
+  { "LoopString", nil, queueloop(function(s) return s end) },
+  { "LoopBool", nil, queueloop(tobool) },
   -- catch_on_halt ticks the catch child while the node is halted, which a
   -- Bonsai abort callback cannot do
-  TryCatch = function(ctx, e, scope)
+  { "TryCatch", nil, function(ctx, e, scope)
     shape(ctx, e, { catch_on_halt = true }, "many")
     if #e < 2 then where(ctx, e, "needs at least 2 children") end
     local on_halt = e.attrs.catch_on_halt
@@ -427,14 +543,14 @@ local builtins = {
     local kids = children(ctx, e, scope)
     return written(e, controls.try_catch(ctx.bt, kids), kids,
                    { catch_on_halt = on_halt })
-  end,
-  WhileDoElse = branches("while_do_else"),
-  Switch2 = switch(2), Switch3 = switch(3), Switch4 = switch(4),
-  Switch5 = switch(5), Switch6 = switch(6),
+  end },
+  { "Switch2", nil, switch(2) }, { "Switch3", nil, switch(3) },
+  { "Switch4", nil, switch(4) }, { "Switch5", nil, switch(5) },
+  { "Switch6", nil, switch(6) },
 
   -- Writes value (a text as numbers and booleans are read, or "{key}":
   -- that key's value) to the key output_key names; success.
-  SetBlackboard = function(ctx, e, scope)
+  { "SetBlackboard", nil, function(ctx, e, scope)
     shape(ctx, e, { value = true, output_key = true }, 0)
     local out, text = e.attrs.output_key, e.attrs.value
     if not out or not text then
@@ -447,9 +563,9 @@ local builtins = {
       function(_, bb) bb[key] = bb[v] return true end or
       function(_, bb) bb[key] = v return true end }
     return written(e, node, {}, { value = text, output_key = out })
-  end,
+  end },
   -- Clears the key `key` names; success.
-  UnsetBlackboard = function(ctx, e, scope)
+  { "UnsetBlackboard", nil, function(ctx, e, scope)
     shape(ctx, e, { key = true }, 0)
     local k = e.attrs.key
     if not k then where(ctx, e, "needs port 'key'") end
@@ -457,68 +573,46 @@ local builtins = {
     return written(e, { type = "action",
                         fn = function(_, bb) bb[key] = nil return true end },
                    {}, { key = k })
-  end,
-
-  AlwaysSuccess = function(ctx, e)
+  end },
+  { "AlwaysSuccess", nil, function(ctx, e)
     shape(ctx, e, {}, 0)
     return leaves.always("success")
-  end,
-
-  AlwaysFailure = function(ctx, e)
+  end },
+  { "AlwaysFailure", nil, function(ctx, e)
     shape(ctx, e, {}, 0)
     return leaves.always("failure")
-  end,
-
-  Script = function(ctx, e, scope)
+  end },
+  { "Script", nil, function(ctx, e, scope)
     shape(ctx, e, { code = true }, 0)
     return scripted_node(ctx, e, scope, "script", "code")
-  end,
-
-  ScriptCondition = function(ctx, e, scope)
-    shape(ctx, e, { code = true }, 0)
-    return scripted_node(ctx, e, scope, "condition", "code")
-  end,
-
-  -- The child when "if" holds when it starts (not checked again while the
-  -- child runs), else the status "else" names: a sequence of the condition
-  -- and the child, a selector of the condition's negation and the child, a
-  -- sequence of the child skipped unless "if" holds, or a control node
-  -- running without the child until "if" holds.
-  Precondition = function(ctx, e, scope)
-    shape(ctx, e, { ["if"] = true, ["else"] = true }, 1)
-    local otherwise = e.attrs["else"] or "FAILURE"
-    if otherwise ~= "FAILURE" and otherwise ~= "SUCCESS" and
-       otherwise ~= "RUNNING" and otherwise ~= "SKIPPED" then
-      where(ctx, e, "else=\"" .. otherwise .. "\": a status (SUCCESS, " ..
-            "FAILURE, RUNNING or SKIPPED)")
-    end
-    local n, made, child
-    if otherwise == "SKIPPED" then -- asked when the child starts, as skip_if
-      if e.attrs["if"] == nil then where(ctx, e, "needs port 'if'") end
-      made = { skip_if = compiled(ctx, e, scope, "if", "skip_if",
-                                  "!(" .. e.attrs["if"] .. ")") }
-      child = convert(ctx, e[1], scope)
-      n = { type = "sequence", skip_if = made.skip_if, child }
-    else
-      local cond = scripted_node(ctx, e, scope, "condition", "if",
-        otherwise == "SUCCESS" and "!(%s)" or nil)
-      child = convert(ctx, e[1], scope)
-      if otherwise == "FAILURE" then
-        n = { type = "sequence", cond, child }
-      elseif otherwise == "SUCCESS" then
-        n = { type = "selector", cond, child }
-      else
-        n = controls.precondition_running(ctx.bt, { cond, child })
-      end
-    end
-    leaves.origin[n] = { format = "btcpp", name = "Precondition", child = child,
-      attrs = { ["if"] = e.attrs["if"], ["else"] = e.attrs["else"] },
-      made = made }
-    return n
-  end,
-}
--- format 3's name, which format 4 keeps reading
-builtins.SequenceStar = builtins.SequenceWithMemory
+  end },
+  { "Precondition", nil, precondition },
+  -- format 3's name, which format 4 keeps reading
+  { "SequenceStar", nil, memory_sequence },
+  { "ManualSelector", nil, refuse "needs a user interface" },
+  { "WasEntryUpdated", nil, refuse "has no Bonsai equivalent" },
+  { "SubTreePlus", nil,
+    refuse "is BehaviorTree.CPP 3 (use SubTree with _autoremap)" },
+}, {
+  -- leaves are written by the name the game registered them under
+  action = "has no BehaviorTree.CPP equivalent (only registered leaves " ..
+           "can be exported)",
+  condition = "has no BehaviorTree.CPP equivalent (only registered " ..
+              "leaves can be exported)",
+  is_set = "has no BehaviorTree.CPP equivalent",
+  filter = "has no BehaviorTree.CPP equivalent",
+  monitor = "has no BehaviorTree.CPP equivalent",
+  time_limit = "has no BehaviorTree.CPP equivalent",
+  limit = "has no BehaviorTree.CPP equivalent",
+  cooldown = "has no BehaviorTree.CPP equivalent",
+  guard = "has no BehaviorTree.CPP equivalent",
+  priority = "has no BehaviorTree.CPP equivalent",
+  utility_selector = "has no BehaviorTree.CPP equivalent",
+  control = "has no BehaviorTree.CPP equivalent",
+  event = "has no BehaviorTree.CPP equivalent",
+  wait_event = "has no BehaviorTree.CPP equivalent",
+  event_guard = "has no BehaviorTree.CPP equivalent",
+})
 
 -- A SubTree of a tree that is not in the file: bt.subtree by name (a tree
 -- made by bt.tree or bt.load), its {key} ports as the remap. Its other keys
@@ -731,10 +825,10 @@ function build_node(ctx, e, scope)
   local game = leaves.game(ctx.bt, id) -- the game's own names win
   if game == "define" then return defined(ctx, e, scope, id) end
   if game == "leaf" then return leaf(ctx, e, scope, id) end
-  if refused[id] then where(ctx, e, refused[id]) end
   local n
-  if builtins[id] then
-    n = builtins[id](ctx, e, scope)
+  local row = NAMES.by_name[id]
+  if row and row[3] then
+    n = row[3](ctx, e, scope)
     if e.attrs.name and n.name == nil then n.name = e.attrs.name end
   else
     n = leaf(ctx, e, scope, id)
@@ -903,37 +997,6 @@ end
 
 -- Export -------------------------------------------------------------------
 
-local types = {
-  sequence = "Sequence", selector = "Fallback",
-  reactive_sequence = "ReactiveSequence",
-  reactive_selector = "ReactiveFallback",
-  invert = "Inverter", force_success = "ForceSuccess",
-  force_failure = "ForceFailure",
-  keep_running_until_failure = "KeepRunningUntilFailure",
-  if_then_else = "IfThenElse", while_do_else = "WhileDoElse",
-}
-
--- The shortest text that reads back as the same number.
-local function text(v)
-  if type(v) ~= "number" then return tostring(v) end
-  if isinteger(v) then return string.format("%d", v) end
-  if v == math.floor(v) and math.abs(v) < 2^53 then
-    return tostring(tointeger(v))
-  end
-  for digits = 1, 17 do
-    local s = string.format("%." .. digits .. "g", v)
-    if tonumber(s) == v then return s end
-  end
-end
-
-local function ms(s) return text(s * 1000) end
-
--- The count a parallel policy stands for.
-local function count(p, n)
-  if p == nil or p == "all" then return n end
-  if p == "one" then return 1 end
-  return p
-end
 
 -- An element as the file wrote it (its attributes in their order).
 local function raw(e, out, depth)
@@ -1006,9 +1069,6 @@ local function emit(n, out, depth, model, path, queue)
   end
   local kids = {}
   for i, c in ipairs(n) do kids[i] = c end
-  if n.type == "filter" or n.type == "monitor" then
-    fail("'" .. n.type .. "' has no BehaviorTree.CPP equivalent")
-  end
   local attrs = {}
   local id
   local o = leaves.origin[n]
@@ -1028,9 +1088,6 @@ local function emit(n, out, depth, model, path, queue)
     end
     id = src.kind == "script" and "Script" or "ScriptCondition"
     attrs.code = src.code
-  elseif n.type == "check" then
-    id, attrs.code = "ScriptCondition", require("bonsai.script").check_code(n)
-    if not attrs.code then fail("this check has no script equivalent") end
   elseif leaf then
     id = leaf
     for k, v in pairs(args or {}) do
@@ -1053,48 +1110,13 @@ local function emit(n, out, depth, model, path, queue)
     id = "AlwaysSuccess"
   elseif n.type == "action" and leaves.constant.failure == n.fn then
     id = "AlwaysFailure"
-  elseif types[n.type] then
-    id = types[n.type]
-  elseif n.type == "parallel" then
-    local c, s, f = #kids, count(n.success, #kids), count(n.failure, #kids)
-    if n.wait and s + f == c + 1 then
-      id, attrs.max_failures = "ParallelAll", text(f)
-    elseif not n.wait and s == c and f == c then
-      id, attrs.max_failures = "ParallelAll", "1"
-    elseif not n.wait and f <= c - s + 1 then
-      id, attrs.success_count, attrs.failure_count = "Parallel", text(s),
-        text(f)
-    else
-      fail("this parallel's policies have no BehaviorTree.CPP equivalent")
-    end
-  elseif n.type == "repeat_until_failure" then
-    id, attrs.num_cycles = "Repeat", "-1" -- the same: a failure ends both
-  elseif n.type == "repeater" or n.type == "retry" then
-    local k = n.times or 0
-    id = n.type == "repeater" and "Repeat" or "RetryUntilSuccessful"
-    attrs[n.type == "repeater" and "num_cycles" or "num_attempts"] =
-      text(k == 0 and -1 or k)
-  elseif n.type == "timeout" then
-    id, attrs.msec = "Timeout", ms(n.seconds)
-  elseif n.type == "delay" then
-    id, attrs.delay_msec = "Delay", ms(n.seconds)
-  elseif n.type == "wait" then
-    id, attrs.msec = "Sleep", ms(n.seconds)
-  elseif n.type == "run_once" then
-    id, attrs.then_skip = "RunOnce", n.then_skip and "true" or "false"
-  elseif n.type == "skip_unless_updated" or n.type == "wait_value_update" then
-    id = n.type == "skip_unless_updated" and "SkipUnlessUpdated" or
-      "WaitValueUpdate"
-    attrs.entry = "{" .. n.key .. "}"
-  elseif n.type == "subtree" and type(n.tree) == "string" and not n.args then
-    id, attrs.ID, attrs._autoremap = "SubTree", n.tree, "true"
-    for inner, outer in pairs(n.remap or {}) do
-      attrs[inner] = "{" .. outer .. "}"
-    end
   else
-    fail("'" .. n.type .. "' has no BehaviorTree.CPP equivalent" ..
-         ((n.type == "action" or n.type == "condition") and
-          " (only registered leaves can be exported)" or ""))
+    local row = NAMES.by_kind[n.type]
+    if not row then
+      fail("'" .. n.type .. "' " .. (NAMES.refused[n.type] or
+           "has no BehaviorTree.CPP equivalent"))
+    end
+    id = row[4] and row[4](n, attrs, fail) or row[1]
   end
   for attr, field in pairs(scripted) do -- pre- and post-conditions
     local v = n[field]
