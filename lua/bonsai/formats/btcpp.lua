@@ -614,6 +614,8 @@ local NAMES = kit.names("BehaviorTree.CPP", {
   event_guard = "has no BehaviorTree.CPP equivalent",
 })
 
+M.names = { NAMES } -- what each kind is in the file (formats_kinds_spec)
+
 -- A SubTree of a tree that is not in the file: bt.subtree by name (a tree
 -- made by bt.tree or bt.load), its {key} ports as the remap. Its other keys
 -- are the caller's, so it needs _autoremap, and the caller's keys must be

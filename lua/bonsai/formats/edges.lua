@@ -9,44 +9,66 @@
 -- definition appears under both. parse(text, opts) -> root, { priority }.
 local leaves = require "bonsai.formats.leaves"
 local tointeger = require("bonsai.compat").tointeger
+local kit = require "bonsai.formats.kit"
 
 local M = {}
 
-local MAX_NODES = 100000 -- after sharing is expanded
-local MAX_DEPTH = 1000
+local MAX_NODES, MAX_DEPTH = kit.MAX_NODES, kit.MAX_DEPTH -- after sharing
 
--- Type -> { kind, shape = "composite" | "branches" (2 or 3 children) |
--- "decorator" | "leaf", param = how the {param} is read }.
-local types = {
-  Sequence = { "sequence", "composite" },
-  Selector = { "selector", "composite" },
-  Fallback = { "selector", "composite" },
-  ReactiveSequence = { "reactive_sequence", "composite" },
-  ReactiveSelector = { "reactive_selector", "composite" },
-  ActiveSelector = { "reactive_selector", "composite" },
-  Parallel = { "parallel", "composite", "policies" },
-  IfThenElse = { "if_then_else", "branches" },
-  WhileDoElse = { "while_do_else", "branches" },
-  Inverter = { "invert", "decorator" },
-  Invert = { "invert", "decorator" },
-  Succeeder = { "force_success", "decorator" },
-  ForceSuccess = { "force_success", "decorator" },
-  Failer = { "force_failure", "decorator" },
-  ForceFailure = { "force_failure", "decorator" },
-  Repeat = { "repeater", "decorator", "times" },
-  Repeater = { "repeater", "decorator", "times" },
-  Retry = { "retry", "decorator", "times" },
-  RepeatUntilFail = { "repeat_until_failure", "decorator" },
-  RepeatUntilFailure = { "repeat_until_failure", "decorator" },
-  Limit = { "limit", "decorator", "times" },
-  Timeout = { "timeout", "decorator", "seconds" },
-  TimeLimit = { "time_limit", "decorator", "seconds" },
-  Cooldown = { "cooldown", "decorator", "seconds" },
-  RunOnce = { "run_once", "decorator", "then_skip" },
-  SkipUnlessUpdated = { "skip_unless_updated", "decorator", "key" },
-  WaitValueUpdate = { "wait_value_update", "decorator", "key" },
-  Wait = { "wait", "leaf", "seconds" },
-}
+-- The name table (formats/kit.lua): rows { Type, kind, shape =
+-- "composite" | "branches" (2 or 3 children) | "decorator" | "leaf",
+-- param = how the {param} is read }; the kinds refused, by name. Edges
+-- written ->{...} make filters; the one PriorityNode, the priority section.
+-- The format is read only: the first row of a kind is its name.
+local NAMES = kit.names("edges", {
+  { "Sequence", "sequence", shape = "composite" },
+  { "Selector", "selector", shape = "composite" },
+  { "Fallback", "selector", shape = "composite" },
+  { "ReactiveSequence", "reactive_sequence", shape = "composite" },
+  { "ReactiveSelector", "reactive_selector", shape = "composite" },
+  { "ActiveSelector", "reactive_selector", shape = "composite" },
+  { "Parallel", "parallel", shape = "composite", param = "policies" },
+  { "IfThenElse", "if_then_else", shape = "branches" },
+  { "WhileDoElse", "while_do_else", shape = "branches" },
+  { "Inverter", "invert", shape = "decorator" },
+  { "Invert", "invert", shape = "decorator" },
+  { "Succeeder", "force_success", shape = "decorator" },
+  { "ForceSuccess", "force_success", shape = "decorator" },
+  { "Failer", "force_failure", shape = "decorator" },
+  { "ForceFailure", "force_failure", shape = "decorator" },
+  { "Repeat", "repeater", shape = "decorator", param = "times" },
+  { "Repeater", "repeater", shape = "decorator", param = "times" },
+  { "Retry", "retry", shape = "decorator", param = "times" },
+  { "RepeatUntilFail", "repeat_until_failure", shape = "decorator" },
+  { "RepeatUntilFailure", "repeat_until_failure", shape = "decorator" },
+  { "Limit", "limit", shape = "decorator", param = "times" },
+  { "Timeout", "timeout", shape = "decorator", param = "seconds" },
+  { "TimeLimit", "time_limit", shape = "decorator", param = "seconds" },
+  { "Cooldown", "cooldown", shape = "decorator", param = "seconds" },
+  { "RunOnce", "run_once", shape = "decorator", param = "then_skip" },
+  { "SkipUnlessUpdated", "skip_unless_updated", shape = "decorator", param = "key" },
+  { "WaitValueUpdate", "wait_value_update", shape = "decorator", param = "key" },
+  { "Wait", "wait", shape = "leaf", param = "seconds" },
+  { "->{...}", "filter" }, -- Parent[id]->{Cond[id],...,Child[id]}
+  { "PriorityNode", "priority" }, -- the priority section's filters
+}, {
+  action = "is a leaf the game registered (bt.register), by its name",
+  condition = "is a leaf the game registered (bt.register), by its name",
+  check = "has no edge-list equivalent",
+  is_set = "has no edge-list equivalent",
+  monitor = "has no edge-list equivalent",
+  guard = "has no edge-list equivalent",
+  delay = "has no edge-list equivalent",
+  utility_selector = "has no edge-list equivalent",
+  subtree = "has no edge-list equivalent",
+  keep_running_until_failure = "has no edge-list equivalent",
+  control = "is a node the game defined (bt.define), by its name",
+  event = "has no edge-list equivalent",
+  wait_event = "has no edge-list equivalent",
+  event_guard = "has no edge-list equivalent",
+})
+
+M.names = { NAMES } -- what each kind is in the file (formats_kinds_spec)
 
 local function fail(ctx, line, node, msg)
   error(string.format("%s:%d: %s%s", ctx.file, line,
@@ -92,8 +114,8 @@ local function define(ctx, r)
 end
 
 local function number(ctx, n, text)
-  local v = tonumber(text)
-  if not v or v ~= v or v == math.huge or v == -math.huge then
+  local v = kit.number(text)
+  if not v then
     fail(ctx, n.line, n.label, "bad number '" .. tostring(text) .. "'")
   end
   return tointeger(v) or v
@@ -134,7 +156,7 @@ function build(ctx, n, kind, stack)
   end
   stack[n] = true
   local game = leaves.game(ctx.bt, n.type) -- the game's own names win
-  local ty = not game and types[n.type]
+  local ty = not game and NAMES.by_name[n.type]
   local node
   if n.type == "PriorityNode" then
     fail(ctx, n.line, n.label, "the PriorityNode is not a child")
@@ -155,8 +177,8 @@ function build(ctx, n, kind, stack)
     if not ok then fail(ctx, n.line, n.label, res) end
     node = res
   else
-    node = { type = ty[1], name = n.label }
-    local shape, param = ty[2], ty[3]
+    node = { type = ty[2], name = n.label }
+    local shape, param = ty.shape, ty.param
     if param == "times" or param == "seconds" then
       if not n.param then
         fail(ctx, n.line, n.label, "needs {" .. param .. "}")
