@@ -270,3 +270,15 @@ describe("refused edge-list files", function()
     assert.is_true(os.clock() - t0 < 5)
   end)
 end)
+
+describe("edges' RandomSelector", function()
+  it("is a random_selector on the key of its {param}", function()
+    local edges = require "bonsai.formats.edges"
+    local root = edges.parse("RandomSelector[r]{seed}\n" ..
+      "RandomSelector[r]->Wait[w]{1}\nRandomSelector[r]->Wait[v]{2}\n", { bt = bt, file = "t.edges" })
+    assert.equal("random_selector", root.type)
+    assert.equal("seed", root.key)
+    assert.equal(2, #root)
+    bt.tree(root) -- a valid definition
+  end)
+end)

@@ -232,7 +232,8 @@ local function refusals(extra)
     "run_once", "guard", "priority", "delay", "utility_selector", "subtree",
     "keep_running_until_failure", "control", "if_then_else",
     "while_do_else", "skip_unless_updated", "wait_value_update", "event",
-    "wait_event", "event_guard" } do
+    "wait_event", "event_guard",
+    "random_selector" } do
     if not extra[kind] then t[kind] = "has no behavior3 equivalent" end
   end
   return t

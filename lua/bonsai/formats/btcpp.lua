@@ -612,6 +612,7 @@ local NAMES = kit.names("BehaviorTree.CPP", {
   event = "has no BehaviorTree.CPP equivalent",
   wait_event = "has no BehaviorTree.CPP equivalent",
   event_guard = "has no BehaviorTree.CPP equivalent",
+  random_selector = "has no BehaviorTree.CPP equivalent",
 })
 
 M.names = { NAMES } -- what each kind is in the file (formats_kinds_spec)

@@ -49,6 +49,7 @@ local NAMES = kit.names("edges", {
   { "SkipUnlessUpdated", "skip_unless_updated", shape = "decorator", param = "key" },
   { "WaitValueUpdate", "wait_value_update", shape = "decorator", param = "key" },
   { "Wait", "wait", shape = "leaf", param = "seconds" },
+  { "RandomSelector", "random_selector", shape = "composite", param = "key" },
   { "->{...}", "filter" }, -- Parent[id]->{Cond[id],...,Child[id]}
   { "PriorityNode", "priority" }, -- the priority section's filters
 }, {
