@@ -761,7 +761,7 @@ end
 -- node -> { kind = "script" | "condition", code = code, renamed = bool }:
 -- the script a node was made from, for the exporters (renamed: its keys are
 -- not the code's, seen through a subtree's remapping).
-M.source = setmetatable({}, { __mode = "k" })
+M.source = require("bonsai.formats.kit").provenance "script"
 
 local function succeed(f)
   return function(_, bb) f(bb) return true end

@@ -9,9 +9,9 @@
 -- "Trees from editors"); the others are refused with the reason. Any other
 -- name is a leaf registered with bt.register; properties/args are its args.
 local cjson = require("cjson").new()
-local leaves = require "bonsai.formats.leaves"
+local leaves = require "bonsai.nodes.leaves"
 local tointeger = require("bonsai.compat").tointeger
-local controls = require "bonsai.formats.controls"
+local controls = require "bonsai.nodes.controls"
 local paths = require "bonsai.paths"
 local kit = require "bonsai.formats.kit"
 
@@ -19,6 +19,9 @@ cjson.decode_max_depth(200)
 cjson.decode_invalid_numbers(false)
 
 local M = {}
+
+-- What an importer or bt.script made a node of (kit.provenance).
+local sources = kit.provenance "script"
 
 local MAX_NODES, MAX_DEPTH = kit.MAX_NODES, kit.MAX_DEPTH
 local MAX_FILES = 32      -- nested subtree files
@@ -120,11 +123,11 @@ end
 -- output, path, children: the nodes built from its children; defined: a
 -- node of the game's bt.define, from either format), so the exporters
 -- write it back as it was.
-M.current = setmetatable({}, { __mode = "k" })
+M.current = kit.provenance "current"
 
 -- The control node above the root of a tree with Listens -> that root
 -- (the exporters write the root).
-M.listened = setmetatable({}, { __mode = "k" })
+M.listened = kit.provenance "listened"
 
 local function keep(node, spec, kids, defined)
   if M.current[node] == nil then
@@ -1109,8 +1112,7 @@ local function export_classic(root, opts)
     nodes[id] = spec
     local o = leaves.origin[node]
     local kind, leaf, args, refs = leaves.named(node)
-    local src = package.loaded["bonsai.script"] and
-      package.loaded["bonsai.script"].source[node]
+    local src = sources[node]
     local function child(c, i)
       return add(c, path .. "/" .. (c.name or c.type .. "[" .. i .. "]"))
     end
@@ -1206,8 +1208,7 @@ local function current_spec(node, path, id)
   local spec, kids = { id = id[1] }, {}
   local o = M.current[node]
   local kind, leaf, args, refs = leaves.named(node)
-  local src = package.loaded["bonsai.script"] and
-    package.loaded["bonsai.script"].source[node]
+  local src = sources[node]
   if o then
     spec.name, spec.args, spec.path = o.name, o.args, o.path
     spec.input, spec.output = o.input, o.output

@@ -7,18 +7,22 @@
 -- elements are expanded in place, their port remapping applied to the keys
 -- their leaves use. export(root, opts) writes a node table back as XML.
 local xml = require "bonsai.formats.xml"
-local leaves = require "bonsai.formats.leaves"
+local leaves = require "bonsai.nodes.leaves"
 local compat = require "bonsai.compat"
 local isinteger, tointeger = compat.isinteger, compat.tointeger
-local controls = require "bonsai.formats.controls"
+local controls = require "bonsai.nodes.controls"
 local paths = require "bonsai.paths"
 local kit = require "bonsai.formats.kit"
 
 local M = {}
 
+-- What an importer or bt.script made a node of (kit.provenance): the
+-- script's source, its kind and whether a subtree renamed its keys.
+local sources = kit.provenance "script"
+
 -- Node -> { id, element (the SubTree), tree (its root element) } for each
 -- SubTree expanded, so the exporter writes it back as a SubTree.
-M.expanded = setmetatable({}, { __mode = "k" })
+M.expanded = kit.provenance "expanded"
 
 local MAX_NODES, MAX_DEPTH = kit.MAX_NODES, kit.MAX_DEPTH
 local MAX_INCLUDES = 32  -- include depth
@@ -139,17 +143,28 @@ local function scripted_node(ctx, e, scope, kind, attr, wrap)
 end
 
 -- The script `code` (element e's attribute attr, or a text made from it)
--- compiled for the node field `field` (skip_if, on_success...), keys seen
--- through the scope; also whether a subtree renamed a key.
+-- for the node field `field` (skip_if, on_success...), keys seen through
+-- the scope, checked here; also whether a subtree renamed a key. The node
+-- gets a text, compiled when the tree is built as Lua's skip_if = "hp < 3"
+-- is (one comparison of a key: a check in C): the code itself, or with
+-- renamed keys the comparison it became; else (a renamed script of more
+-- than one comparison) the function compiled here.
 local function compiled(ctx, e, scope, attr, field, code)
   local script = require "bonsai.script"
-  local f, changed = script.condition(code or e.attrs[attr], field,
-    function(key) return resolve(scope, key) end)
+  code = code or e.attrs[attr]
+  local f, changed, key, op, value = script.condition(code, field,
+    function(k) return resolve(scope, k) end)
   if not f then where(ctx, e, "'" .. attr .. "': " .. tostring(changed)) end
-  script.source[f] = { kind = "condition", code = code or e.attrs[attr],
-                       renamed = changed }
-  return f
+  if not changed then return code, false end
+  local text = key and script.check_code { key = key, op = op, value = value }
+  if text then return text, true end
+  script.source[f] = { kind = "condition", code = code, renamed = changed }
+  return f, true
 end
+
+-- Node -> { [field] = true } for its pre- and post-conditions whose text
+-- has keys a subtree renamed (the exporter cannot write them back).
+local renamed_conds = kit.provenance "renamed"
 
 local function children(ctx, e, scope)
   local list = {}
@@ -183,7 +198,7 @@ local function threshold(ctx, e, name, v, n)
   return v
 end
 
--- A built-in written with bt.control (formats/controls.lua), remembered
+-- A built-in written with bt.control (nodes/controls.lua), remembered
 -- for the exporter as the element it stands for.
 local function written(e, node, kids, attrs)
   leaves.origin[node] = { format = "btcpp", name = e.attrs.ID or e.tag,
@@ -318,8 +333,8 @@ local function precondition(ctx, e, scope)
   local n, made, child
   if otherwise == "SKIPPED" then -- asked when the child starts, as skip_if
     if e.attrs["if"] == nil then where(ctx, e, "needs port 'if'") end
-    made = { skip_if = compiled(ctx, e, scope, "if", "skip_if",
-                                "!(" .. e.attrs["if"] .. ")") }
+    made = { skip_if = (compiled(ctx, e, scope, "if", "skip_if",
+                                 "!(" .. e.attrs["if"] .. ")")) }
     child = convert(ctx, e[1], scope)
     n = { type = "sequence", skip_if = made.skip_if, child }
   else
@@ -771,22 +786,24 @@ end
 -- the subtree scope) into the node table n; returns e without their
 -- attributes (a copy), or e when it has none.
 local function conditions(ctx, e, scope)
-  local found, conds = false, {}
+  local found, conds, renamed = false, {}, {}
   for _, k in ipairs(e.order) do found = found or scripted[k] ~= nil end
-  if not found then return e, conds end
+  if not found then return e, conds, renamed end
   local c = {}
   for k, v in pairs(e) do c[k] = v end
   c.attrs, c.order = {}, {}
   for _, k in ipairs(e.order) do
     local field = scripted[k]
     if field then
-      conds[field] = compiled(ctx, e, scope, k, field)
+      local v, changed = compiled(ctx, e, scope, k, field)
+      conds[field] = v
+      renamed[field] = changed and type(v) == "string" or nil
     else
       c.attrs[k] = e.attrs[k]
       c.order[#c.order + 1] = k
     end
   end
-  return c, conds
+  return c, conds, renamed
 end
 
 -- The node of element e (convert's body), with the element's conditions.
@@ -795,8 +812,8 @@ end
 -- child above it (which passes every status on), as BehaviorTree.CPP keeps
 -- a SubTree's apart from its root's; a SubTree is written back with them.
 function build(ctx, e, scope)
-  local conds, whole = nil, e
-  e, conds = conditions(ctx, e, scope)
+  local conds, renamed, whole = nil, nil, e
+  e, conds, renamed = conditions(ctx, e, scope)
   local n = build_node(ctx, e, scope)
   if next(conds) == nil then return n end
   local x = M.expanded[n]
@@ -813,6 +830,7 @@ function build(ctx, e, scope)
     end
   end
   for field, f in pairs(conds) do n[field] = f end
+  if next(renamed) then renamed_conds[n] = renamed end
   return n
 end
 
@@ -1076,8 +1094,7 @@ local function emit(n, out, depth, model, path, queue)
   local id
   local o = leaves.origin[n]
   local kind, leaf, args, refs = leaves.named(n)
-  local src = package.loaded["bonsai.script"] and
-    package.loaded["bonsai.script"].source[n]
+  local src = sources[n]
   if o and o.format == "btcpp" then -- a composition standing for one node
     id, kids = o.name, o.children or { o.child }
     for k, v in pairs(o.attrs or {}) do attrs[k] = v end
@@ -1125,9 +1142,11 @@ local function emit(n, out, depth, model, path, queue)
     local v = n[field]
     if o and o.made and o.made[field] == v then
       v = nil -- the composition's own (Precondition's else="SKIPPED")
+    elseif renamed_conds[n] and renamed_conds[n][field] then
+      fail("'" .. field .. "' cannot be written back (a subtree remaps " ..
+           "its keys)")
     elseif type(v) == "function" then
-      local s = package.loaded["bonsai.script"] and
-        package.loaded["bonsai.script"].source[v]
+      local s = sources[v]
       if not s or s.renamed then
         fail("'" .. field .. "' cannot be written back (" .. (s and
           "a subtree remaps its keys" or "a function, not a script") .. ")")

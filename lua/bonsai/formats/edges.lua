@@ -7,7 +7,7 @@
 -- child). Edges from the one "PriorityNode[id]" are filters of the tree's
 -- priority section. A node referenced from two parents is shared: its
 -- definition appears under both. parse(text, opts) -> root, { priority }.
-local leaves = require "bonsai.formats.leaves"
+local leaves = require "bonsai.nodes.leaves"
 local tointeger = require("bonsai.compat").tointeger
 local kit = require "bonsai.formats.kit"
 

@@ -1,4 +1,4 @@
--- bonsai.formats.leaves: the leaves an editor file names. A leaf is looked
+-- bonsai.nodes.leaves: the leaves an editor file names. A leaf is looked
 -- up by its registered name (bt.register); its properties or ports become
 -- its args. A BehaviorTree.CPP port written "{key}" reads (and, written by
 -- the leaf, sets) blackboard key `key`: such a leaf is wrapped so that the
@@ -25,7 +25,7 @@ end
 
 -- node -> { kind, leaf, args } (the leaf behind a wrapper) or
 -- { format = ..., ... } (the editor node a composition stands for).
-M.origin = setmetatable({}, { __mode = "k" })
+M.origin = require("bonsai.formats.kit").provenance "origin"
 
 -- The callbacks of a registered leaf definition: tick, enter, exit, abort,
 -- task.
