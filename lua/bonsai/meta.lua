@@ -492,6 +492,10 @@ Builder.active_selector = Builder.reactive_selector
 ---@return bonsai.Builder
 function Builder:utility_selector(opts) end
 
+---@param opts bonsai.NodeOpts `key`: the agent's seed
+---@return bonsai.Builder
+function Builder:random_selector(opts) end
+
 ---Opens an if_then_else: condition, then, else (closed by :back()).
 ---@param opts? bonsai.NodeOpts|string
 ---@return bonsai.Builder
@@ -860,6 +864,13 @@ bt.active_selector = bt.reactive_selector
 ---@param t bonsai.NodeOpts
 ---@return bonsai.Node
 function bt.utility_selector(t) end
+
+---Tries children in an order drawn at each run from the agent's seed (the
+---number at blackboard key `key`), the node and the agent's tick count:
+---the same seed and ticks draw the same orders (replays match).
+---@param t bonsai.NodeOpts `key` (required): the key of the agent's seed
+---@return bonsai.Node
+function bt.random_selector(t) end
 
 ---`{ condition, then, else? }`: the condition once (it may run), then the
 ---branch it chose, which goes on without the condition; without an else,
