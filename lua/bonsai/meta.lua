@@ -735,6 +735,11 @@ bt.VERSION = "0.2.0"
 ---tables may hold, space-separated; any other is refused) }.
 ---@type { name: string, class: string, number: string?, params: string[], keys: string }[]
 bt.KINDS = {}
+---The status names of the core by number ([0] = "idle", then "running",
+---"success", "failure", "aborted", "skipped", "aborting"), as the trace's
+---status events number them.
+---@type table<integer, string>
+bt.STATUS = {}
 bt.SUCCESS = "success"
 bt.FAILURE = "failure"
 bt.RUNNING = "running"
