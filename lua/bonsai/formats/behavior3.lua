@@ -220,26 +220,30 @@ local A = {
   end,
 }
 
--- The kinds no behavior3 node stands for, by name (both formats).
-local function refusals(extra)
-  local t = {}
-  for _, kind in ipairs { "action", "condition" } do
-    t[kind] = "has no behavior3 equivalent (only registered leaves can " ..
-              "be exported)"
+-- The name table of rows (kit.names), the kinds no row maps refused by
+-- name: every kind a behavior3 file could stand for is in this list, so a
+-- kind of the core missing from it fails formats_kinds_spec.
+local function names(rows)
+  local mapped = {}
+  for _, row in ipairs(rows) do
+    if row[2] then mapped[row[2]] = true end
   end
-  for _, kind in ipairs { "sequence", "selector", "reactive_sequence",
-    "reactive_selector", "invert", "wait", "check", "is_set", "parallel",
-    "filter",
-    "monitor", "force_success", "force_failure", "repeater", "retry",
+  local t = kit.refusals("has no behavior3 equivalent (only registered " ..
+                         "leaves can be exported)", { "action", "condition" })
+  for kind, why in pairs(kit.refusals("has no behavior3 equivalent", {
+    "sequence", "selector", "reactive_sequence", "reactive_selector",
+    "invert", "wait", "check", "is_set", "parallel", "filter", "monitor",
+    "force_success", "force_failure", "repeater", "retry",
     "repeat_until_failure", "timeout", "time_limit", "limit", "cooldown",
     "run_once", "guard", "priority", "delay", "utility_selector", "subtree",
     "keep_running_until_failure", "control", "if_then_else",
     "while_do_else", "skip_unless_updated", "wait_value_update", "event",
     "wait_event", "event_guard",
-    "random_selector" } do
-    if not extra[kind] then t[kind] = "has no behavior3 equivalent" end
+    "random_selector",
+  })) do
+    if not mapped[kind] then t[kind] = why end
   end
-  return t
+  return kit.names("behavior3", rows, t)
 end
 
 -- The classic editor's name table: { name, kind, import, export(node,
@@ -252,10 +256,7 @@ local function repeats(max)
     return "RepeatUntilFailure"
   end
 end
-local CLASSIC_KINDS = { reactive_sequence = 1, reactive_selector = 1,
-  sequence = 1, selector = 1, invert = 1, repeat_until_failure = 1,
-  repeater = 1, retry = 1, wait = 1, check = 1 }
-local CLASSIC = kit.names("behavior3", {
+local CLASSIC = names {
   -- Sequence and Priority start from the first child at every tick
   { "Sequence", "reactive_sequence", nil, nil, "composite" },
   { "Priority", "reactive_selector", nil, nil, "composite" },
@@ -281,7 +282,7 @@ local CLASSIC = kit.names("behavior3", {
   { "Failer", nil, A.Failer, nil, "action" },
   { "Runner", nil, A.Runner, nil, "action" },
   { "Error", nil, A.Error, nil, "action" },
-}, refusals(CLASSIC_KINDS))
+}
 
 -- A leaf registered under name (an action, or a condition when the file's
 -- custom node says so), its properties as args.
@@ -490,6 +491,14 @@ end
 
 local current = {}
 
+-- behavior3lua's RepeatUntil* with maxLoop: refused.
+local function no_max_loop(ctx, path, spec)
+  if spec.args and spec.args.maxLoop ~= nil then
+    fail(ctx, path, spec.name, "maxLoop: behavior3lua fails a tick " ..
+         "after the last run, which Bonsai cannot express")
+  end
+end
+
 -- f(ctx, path, spec, kids) -> node; kids: converted children.
 current.builtin = {
   -- without children: behavior3lua's loops end at once, with success for a
@@ -526,18 +535,12 @@ current.builtin = {
   end,
   -- One run per tick; success when the child fails.
   RepeatUntilFailure = function(ctx, path, spec, kids)
-    if spec.args and spec.args.maxLoop ~= nil then
-      fail(ctx, path, spec.name, "maxLoop: behavior3lua fails a tick " ..
-           "after the last run, which Bonsai cannot express")
-    end
+    no_max_loop(ctx, path, spec)
     return from({ type = "invert", { type = "repeat_until_failure", kids[1] } },
                 "RepeatUntilFailure", nil, kids[1])
   end,
   RepeatUntilSuccess = function(ctx, path, spec, kids)
-    if spec.args and spec.args.maxLoop ~= nil then
-      fail(ctx, path, spec.name, "maxLoop: behavior3lua fails a tick " ..
-           "after the last run, which Bonsai cannot express")
-    end
+    no_max_loop(ctx, path, spec)
     return { type = "retry", times = 0, kids[1] }
   end,
   Repeat = function(ctx, path, spec, kids)
@@ -840,10 +843,7 @@ end
 -- import, export(node, spec, fail) -> the children written (nil: the
 -- node's), children = how many it takes, refused = why a name is }; the
 -- built-ins not named with a kind below are nodes made of kinds.
-local CURRENT_KINDS = { sequence = 1, selector = 1, invert = 1,
-  force_success = 1, force_failure = 1, if_then_else = 1, wait = 1,
-  timeout = 1, repeater = 1, retry = 1, check = 1 }
-local CURRENT = kit.names("behavior3", (function()
+local CURRENT = names((function()
   local B = current.builtin
   local function time(node, spec)
     spec.args = { time = node.seconds }
@@ -889,7 +889,7 @@ local CURRENT = kit.names("behavior3", (function()
   end
   for _, row in ipairs(rows) do row.children = current.children[row[1]] end
   return rows
-end)(), refusals(CURRENT_KINDS))
+end)())
 current = nil -- read through CURRENT from here
 
 -- what each kind is in each file (formats_kinds_spec)
@@ -1069,6 +1069,18 @@ end
 
 -- Export (classic behavior3editor tree) -----------------------------------
 
+-- The name in names (status -> name) of node when it is one of the formats'
+-- constant leaves (leaves.always), else nil.
+local CLASSIC_CONSTANTS = { success = "Succeeder", failure = "Failer",
+                            running = "Runner" }
+local CURRENT_CONSTANTS = { success = "AlwaysSuccess", failure = "AlwaysFail" }
+local function constant(node, names)
+  if node.type ~= "action" then return nil end
+  for status, name in pairs(names) do
+    if node.fn == leaves.constant[status] then return name end
+  end
+end
+
 -- Lays the exported nodes out left to right as the classic editor's
 -- auto-organize does: a column per depth, a row per leaf, a parent level
 -- with the middle of its children; sets each node's display, returns the
@@ -1158,12 +1170,8 @@ local function export_classic(root, opts)
       end
       spec.name = (src and src.kind == "script") and "Calculate" or "Check"
       spec.properties.value = code
-    elseif node.type == "action" and node.fn == leaves.constant.success then
-      spec.name = "Succeeder"
-    elseif node.type == "action" and node.fn == leaves.constant.failure then
-      spec.name = "Failer"
-    elseif node.type == "action" and node.fn == leaves.constant.running then
-      spec.name = "Runner"
+    elseif constant(node, CLASSIC_CONSTANTS) then
+      spec.name = constant(node, CLASSIC_CONSTANTS)
     else
       local row = CLASSIC.by_kind[node.type]
       if not row then
@@ -1228,10 +1236,8 @@ local function current_spec(node, path, id)
                           "check has no expression")) end
     spec.name = (src and src.kind == "script") and "Calculate" or "Check"
     spec.args = { value = code }
-  elseif node.type == "action" and node.fn == leaves.constant.success then
-    spec.name = "AlwaysSuccess"
-  elseif node.type == "action" and node.fn == leaves.constant.failure then
-    spec.name = "AlwaysFail"
+  elseif constant(node, CURRENT_CONSTANTS) then
+    spec.name = constant(node, CURRENT_CONSTANTS)
   else
     local row = CURRENT.by_kind[node.type]
     if not row then

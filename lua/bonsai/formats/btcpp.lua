@@ -366,6 +366,24 @@ local function refuse(reason)
   return function(ctx, e) where(ctx, e, reason) end
 end
 
+-- Repeat and RetryUntilSuccessful: the kind, its count in port `port`
+-- (-1: forever; 0: the child is checked, not run: the status `zero`);
+-- written back from the kind's times (0, forever: -1).
+local function counted(kind, port, zero)
+  return function(ctx, e, scope)
+    shape(ctx, e, { [port] = true }, 1)
+    local k = whole(ctx, e, port)
+    if k == 0 then
+      convert(ctx, e[1], scope) -- still checked
+      return leaves.always(zero)
+    end
+    return { type = kind, times = k < 0 and 0 or k, convert(ctx, e[1], scope) }
+  end, function(n, attrs)
+    local k = n.times or 0
+    attrs[port] = text(k == 0 and -1 or k)
+  end
+end
+
 local function updated_export(n, attrs) attrs.entry = "{" .. n.key .. "}" end
 
 -- The name table: each row { name in the file, Bonsai kind (nil: a node
@@ -431,38 +449,15 @@ local NAMES = kit.names("BehaviorTree.CPP", {
     return n
   end },
 
-  { "Repeat", "repeater", function(ctx, e, scope)
-    shape(ctx, e, { num_cycles = true }, 1)
-    local k = whole(ctx, e, "num_cycles")
-    if k == 0 then
-      convert(ctx, e[1], scope) -- still checked
-      return leaves.always("success")
-    end
-    return { type = "repeater", times = k < 0 and 0 or k,
-             convert(ctx, e[1], scope) }
-  end, function(n, attrs)
-    local k = n.times or 0
-    attrs.num_cycles = text(k == 0 and -1 or k)
-  end },
+  { "Repeat", "repeater", counted("repeater", "num_cycles", "success") },
   -- the same: a failure ends both
   { nil, "repeat_until_failure", nil, function(_, attrs)
     attrs.num_cycles = "-1"
     return "Repeat"
   end },
 
-  { "RetryUntilSuccessful", "retry", function(ctx, e, scope)
-    shape(ctx, e, { num_attempts = true }, 1)
-    local k = whole(ctx, e, "num_attempts")
-    if k == 0 then
-      convert(ctx, e[1], scope)
-      return leaves.always("failure")
-    end
-    return { type = "retry", times = k < 0 and 0 or k,
-             convert(ctx, e[1], scope) }
-  end, function(n, attrs)
-    local k = n.times or 0
-    attrs.num_attempts = text(k == 0 and -1 or k)
-  end },
+  { "RetryUntilSuccessful", "retry", counted("retry", "num_attempts",
+                                             "failure") },
 
   { "Timeout", "timeout", function(ctx, e, scope)
     shape(ctx, e, { msec = true }, 1)
@@ -608,27 +603,13 @@ local NAMES = kit.names("BehaviorTree.CPP", {
   { "WasEntryUpdated", nil, refuse "has no Bonsai equivalent" },
   { "SubTreePlus", nil,
     refuse "is BehaviorTree.CPP 3 (use SubTree with _autoremap)" },
-}, {
-  -- leaves are written by the name the game registered them under
-  action = "has no BehaviorTree.CPP equivalent (only registered leaves " ..
-           "can be exported)",
-  condition = "has no BehaviorTree.CPP equivalent (only registered " ..
-              "leaves can be exported)",
-  is_set = "has no BehaviorTree.CPP equivalent",
-  filter = "has no BehaviorTree.CPP equivalent",
-  monitor = "has no BehaviorTree.CPP equivalent",
-  time_limit = "has no BehaviorTree.CPP equivalent",
-  limit = "has no BehaviorTree.CPP equivalent",
-  cooldown = "has no BehaviorTree.CPP equivalent",
-  guard = "has no BehaviorTree.CPP equivalent",
-  priority = "has no BehaviorTree.CPP equivalent",
-  utility_selector = "has no BehaviorTree.CPP equivalent",
-  control = "has no BehaviorTree.CPP equivalent",
-  event = "has no BehaviorTree.CPP equivalent",
-  wait_event = "has no BehaviorTree.CPP equivalent",
-  event_guard = "has no BehaviorTree.CPP equivalent",
-  random_selector = "has no BehaviorTree.CPP equivalent",
-})
+}, kit.refusals("has no BehaviorTree.CPP equivalent", {
+  "is_set", "filter", "monitor", "time_limit", "limit", "cooldown", "guard",
+  "priority", "utility_selector", "control", "event", "wait_event",
+  "event_guard",
+  "random_selector",
+}, kit.refusals("has no BehaviorTree.CPP equivalent (only registered " ..
+  "leaves can be exported)", { "action", "condition" })))
 
 M.names = { NAMES } -- what each kind is in the file (formats_kinds_spec)
 
@@ -1018,19 +999,22 @@ end
 
 -- Export -------------------------------------------------------------------
 
+-- Writes element tag's line into out at indent ind, attributes keys (in
+-- their order) of attrs; with children (n of them), the element is left
+-- open for them: true.
+local function open(out, ind, tag, keys, attrs, n)
+  local line = { ind, "<", tag }
+  for _, k in ipairs(keys) do
+    line[#line + 1] = string.format(' %s="%s"', k, xml.escape(attrs[k]))
+  end
+  out[#out + 1] = table.concat(line) .. (n == 0 and "/>" or ">")
+  return n > 0
+end
 
 -- An element as the file wrote it (its attributes in their order).
 local function raw(e, out, depth)
   local ind = ("  "):rep(depth)
-  local line = { ind, "<", e.tag }
-  for _, k in ipairs(e.order) do
-    line[#line + 1] = string.format(' %s="%s"', k, xml.escape(e.attrs[k]))
-  end
-  if #e == 0 then
-    out[#out + 1] = table.concat(line) .. "/>"
-    return
-  end
-  out[#out + 1] = table.concat(line) .. ">"
+  if not open(out, ind, e.tag, e.order, e.attrs, #e) then return end
   for _, c in ipairs(e) do raw(c, out, depth + 1) end
   out[#out + 1] = ind .. "</" .. e.tag .. ">"
 end
@@ -1159,15 +1143,7 @@ local function emit(n, out, depth, model, path, queue)
   local keys = {}
   for k in pairs(attrs) do keys[#keys + 1] = k end
   table.sort(keys)
-  local line = { ind, "<", id }
-  for _, k in ipairs(keys) do
-    line[#line + 1] = string.format(' %s="%s"', k, xml.escape(attrs[k]))
-  end
-  if #kids == 0 then
-    out[#out + 1] = table.concat(line) .. "/>"
-    return
-  end
-  out[#out + 1] = table.concat(line) .. ">"
+  if not open(out, ind, id, keys, attrs, #kids) then return end
   for i, c in ipairs(kids) do
     emit(c, out, depth + 1, model,
          path .. "/" .. (c.name or c.type .. "[" .. i .. "]"), queue)

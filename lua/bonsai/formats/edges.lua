@@ -52,22 +52,15 @@ local NAMES = kit.names("edges", {
   { "RandomSelector", "random_selector", shape = "composite", param = "key" },
   { "->{...}", "filter" }, -- Parent[id]->{Cond[id],...,Child[id]}
   { "PriorityNode", "priority" }, -- the priority section's filters
+}, kit.refusals("has no edge-list equivalent", {
+  "check", "is_set", "monitor", "guard", "delay", "utility_selector",
+  "subtree", "keep_running_until_failure", "event", "wait_event",
+  "event_guard",
 }, {
   action = "is a leaf the game registered (bt.register), by its name",
   condition = "is a leaf the game registered (bt.register), by its name",
-  check = "has no edge-list equivalent",
-  is_set = "has no edge-list equivalent",
-  monitor = "has no edge-list equivalent",
-  guard = "has no edge-list equivalent",
-  delay = "has no edge-list equivalent",
-  utility_selector = "has no edge-list equivalent",
-  subtree = "has no edge-list equivalent",
-  keep_running_until_failure = "has no edge-list equivalent",
   control = "is a node the game defined (bt.define), by its name",
-  event = "has no edge-list equivalent",
-  wait_event = "has no edge-list equivalent",
-  event_guard = "has no edge-list equivalent",
-})
+}))
 
 M.names = { NAMES } -- what each kind is in the file (formats_kinds_spec)
 

@@ -72,6 +72,14 @@ function M.names(format, rows, refused)
   return t
 end
 
+-- The refusals of kinds, each named, for one reason: t (or a new table)
+-- with kind -> reason for each of kinds.
+function M.refusals(reason, kinds, t)
+  t = t or {}
+  for _, kind in ipairs(kinds) do t[kind] = reason end
+  return t
+end
+
 -- What the format does with kind: "mapped", "refused" (and the reason) or
 -- nil (unsaid: a spec fails).
 function M.says(t, kind)
