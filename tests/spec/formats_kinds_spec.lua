@@ -66,3 +66,17 @@ describe("every format's name table", function()
     end
   end
 end)
+
+describe("the formats' modules", function()
+  it("never require bonsai: what they need is passed in (opts.bt)", function()
+    for _, name in ipairs { "btcpp", "behavior3", "edges", "kit", "xml" } do
+      local f = assert(io.open("lua/bonsai/formats/" .. name .. ".lua"))
+      local text = f:read("*a")
+      f:close()
+      for req in text:gmatch("require%s*%(?%s*[\"']([%w_.]+)[\"']") do
+        assert.is_truthy(req ~= "bonsai" and req ~= "bonsai.init",
+                         name .. ".lua requires " .. req)
+      end
+    end
+  end)
+end)

@@ -60,8 +60,7 @@ end
 -- ctx: file, bt, count, path of the JSON value being read.
 
 local function fail(ctx, path, node, msg)
-  local what = node and ("node '" .. tostring(node) .. "': ") or ""
-  error(string.format("%s: %s: %s%s", ctx.file, path, what, msg), 0)
+  kit.fail(kit.at(ctx.file, path), node, msg)
 end
 
 -- Counts one more node (and one more level: `leave` when done).
@@ -298,6 +297,21 @@ local function classic_leaf(ctx, here, name, props, category)
   return n
 end
 
+-- The title the editor shows for a node of type name, its <property>
+-- filled in from props; nil when it is just the type.
+local function shown_title(title, name, props)
+  if type(title) ~= "string" or title == "" or title == name then
+    return nil
+  end
+  return (title:gsub("<([%w_]+)>", function(k)
+    local v = props and props[k]
+    if type(v) == "number" and v == math.floor(v) then
+      return string.format("%d", v)
+    end
+    return v ~= nil and tostring(v) or nil
+  end))
+end
+
 -- The node with id `id` of tree `tree` (a decoded classic tree) at path.
 local function classic_node(ctx, tree, tpath, id, path)
   local nodes = tree.nodes
@@ -333,20 +347,7 @@ local function classic_node(ctx, tree, tpath, id, path)
     end
     return classic_node(ctx, tree, tpath, c, here .. "." .. field)
   end
-  -- the title the editor shows, its <property> filled in; nil when it is
-  -- just the type
-  local title = spec.title
-  if type(title) == "string" and title ~= "" and title ~= name then
-    title = title:gsub("<([%w_]+)>", function(k)
-      local v = props and props[k]
-      if type(v) == "number" and v == math.floor(v) then
-        return string.format("%d", v)
-      end
-      return v ~= nil and tostring(v) or nil
-    end)
-  else
-    title = nil
-  end
+  local title = shown_title(spec.title, name, props)
   local node
   local custom = ctx.custom[name]
   local category = custom and custom.category

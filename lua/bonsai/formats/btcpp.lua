@@ -42,13 +42,8 @@ local scripted = { _failureIf = "failure_if", _successIf = "success_if",
 -- ctx.models (ID -> { kind =, ports = set }), ctx.count, ctx.active.
 
 local function where(ctx, e, msg)
-  local id = e.attrs.ID or e.tag
-  local what = "node '" .. id .. "'"
-  if e.attrs.name and e.attrs.name ~= id then
-    what = what .. " ('" .. e.attrs.name .. "')"
-  end
-  error(string.format("%s:%d:%d: %s: %s", e.file or ctx.file, e.line, e.col,
-                      what, msg), 0)
+  kit.fail(kit.at(e.file or ctx.file, e.line, e.col), e.attrs.ID or e.tag,
+           msg, e.attrs.name)
 end
 
 -- Resolves blackboard key `key` seen inside scope to a key of the caller's

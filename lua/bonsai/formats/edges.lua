@@ -65,8 +65,7 @@ local NAMES = kit.names("edges", {
 M.names = { NAMES } -- what each kind is in the file (formats_kinds_spec)
 
 local function fail(ctx, line, node, msg)
-  error(string.format("%s:%d: %s%s", ctx.file, line,
-                      node and ("node '" .. node .. "': ") or "", msg), 0)
+  kit.fail(kit.at(ctx.file, line), node, msg)
 end
 
 -- Reads "Type[id]" or "Type[id]{param}" at the start of s: the reference

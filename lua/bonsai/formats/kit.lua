@@ -10,10 +10,23 @@ local M = {}
 M.MAX_NODES = 100000 -- nodes of one file, after subtrees are expanded
 M.MAX_DEPTH = 1000   -- levels, after subtrees are expanded
 
--- Raises "PLACE: WHAT: MSG" (place: "file:line:col", "file:line" or a JSON
--- path; what: the node, or nil).
-function M.fail(place, what, msg)
-  error(place .. ": " .. (what and what .. ": " or "") .. msg, 0)
+-- The place of an error: "file:line:col", "file:line" (col nil), or
+-- "file: $.json.path" (line a string).
+function M.at(file, line, col)
+  if type(line) == "string" then return file .. ": " .. line end
+  return col and string.format("%s:%d:%d", file, line, col) or
+         string.format("%s:%d", file, line)
+end
+
+-- Raises "PLACE: node 'NODE' ('NAME'): MSG": NODE the node's type or id
+-- (nil: "PLACE: MSG"), NAME its name when it has one of its own.
+function M.fail(place, node, msg, name)
+  local what = ""
+  if node ~= nil then
+    what = "node '" .. tostring(node) .. "'" ..
+           (name and name ~= node and " ('" .. name .. "')" or "") .. ": "
+  end
+  error(place .. ": " .. what .. msg, 0)
 end
 
 -- The number text reads as, finite; nil for anything else.
