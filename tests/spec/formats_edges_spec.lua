@@ -217,6 +217,15 @@ describe("refused edge-list files", function()
     assert.equal("t.bt:2: node 'Jump[2]': no leaf registered as 'Jump'" ..
                  " (bt.define it, or bt.register a leaf under that name)",
       refused("Sequence[1]\nSequence[1]->Jump[2]"))
+    -- a misspelt type: the node type meant (the format's own names)
+    assert.equal("t.bt:2: node 'Sequnce[1]': unknown node type with " ..
+                 "children (did you mean 'Sequence'?) (a composite or " ..
+                 "decorator of the game's own: bt.define it)",
+      refused("Sequnce[1]\nSequnce[1]->Succeeder[2]"))
+    assert.equal("t.bt:2: node 'Invertr[2]': no leaf registered as " ..
+                 "'Invertr' (did you mean 'Invert' or 'Inverter'?) " ..
+                 "(bt.define it, or bt.register a leaf under that name)",
+      refused("Sequence[1]\nSequence[1]->Invertr[2]"))
     assert.equal("t.bt:2: expected Type[id] at 'A'",
       refused("Sequence[1]\nSequence[1]->A"))
     assert.equal("t.bt:2: node 'PriorityNode[9]': the priority section " ..

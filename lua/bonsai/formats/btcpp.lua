@@ -103,12 +103,20 @@ local function whole(ctx, e, name, default)
   return tointeger(n)
 end
 
+-- Ports BehaviorTree.CPP 3 named otherwise, for the message of a file of
+-- format 3 read as format 4.
+local renamed = { failure_threshold = "failure_count",
+                  success_threshold = "success_count" }
+
 -- Checks that a built-in has only the ports it takes and the right number
 -- of children.
 local function shape(ctx, e, ports, nchildren)
   for _, k in ipairs(e.order) do
     if not harmless[k] and not ports[k] then
-      where(ctx, e, "unknown port '" .. k .. "'")
+      local now = renamed[k] and ports[renamed[k]] and renamed[k]
+      where(ctx, e, "unknown port '" .. k .. "'" .. (now and
+            " (BehaviorTree.CPP 3's name: format 4 calls it '" .. now .. "')"
+            or ctx.bt._suggest(k, ports)))
     end
   end
   if nchildren == "many" then
@@ -147,19 +155,22 @@ end
 local function compiled(ctx, e, scope, attr, field, code)
   local script = require "bonsai.script"
   code = code or e.attrs[attr]
-  local f, changed, key, op, value = script.condition(code, field,
+  local f, changed, key, op, value, keys = script.condition(code, field,
     function(k) return resolve(scope, k) end)
   if not f then where(ctx, e, "'" .. attr .. "': " .. tostring(changed)) end
   if not changed then return code, false end
   local text = key and script.check_code { key = key, op = op, value = value }
   if text then return text, true end
-  script.source[f] = { kind = "condition", code = code, renamed = changed }
+  script.source[f] = { kind = "condition", code = code, renamed = changed,
+                       keys = keys }
   return f, true
 end
 
--- Node -> { [field] = true } for its pre- and post-conditions whose text
--- has keys a subtree renamed (the exporter cannot write them back).
-local renamed_conds = kit.provenance "renamed"
+-- Node -> { [field] = the code its file wrote } for its pre- and
+-- post-conditions whose keys a subtree renamed: the node holds the
+-- comparison the code became (bonsai.script's `written`: dumps and traces
+-- show the code written; the exporter cannot write it back).
+local as_written = kit.provenance "written"
 
 local function children(ctx, e, scope)
   local list = {}
@@ -328,10 +339,15 @@ local function precondition(ctx, e, scope)
   local n, made, child
   if otherwise == "SKIPPED" then -- asked when the child starts, as skip_if
     if e.attrs["if"] == nil then where(ctx, e, "needs port 'if'") end
-    made = { skip_if = (compiled(ctx, e, scope, "if", "skip_if",
-                                 "!(" .. e.attrs["if"] .. ")")) }
+    local code = "!(" .. e.attrs["if"] .. ")"
+    local changed
+    made = {}
+    made.skip_if, changed = compiled(ctx, e, scope, "if", "skip_if", code)
     child = convert(ctx, e[1], scope)
     n = { type = "sequence", skip_if = made.skip_if, child }
+    if changed and type(made.skip_if) == "string" then
+      as_written[n] = { skip_if = code }
+    end
   else
     local cond = scripted_node(ctx, e, scope, "condition", "if",
       otherwise == "SUCCESS" and "!(%s)" or nil)
@@ -608,6 +624,22 @@ local NAMES = kit.names("BehaviorTree.CPP", {
 
 M.names = { NAMES } -- what each kind is in the file (formats_kinds_spec)
 
+-- An attribute of a SubTree that starts with '_' and is none of
+-- BehaviorTree.CPP's: an editor's own (MoveIt Pro's _collapsed, Groot2's),
+-- which BehaviorTree.CPP ignores, as it ignores a SubTree attribute that
+-- names no port; kept for the export (the SubTree is written back as
+-- read). One spelled like an attribute of BehaviorTree.CPP is refused with
+-- the name meant.
+local function editor(ctx, e, k)
+  local near = ctx.bt._nearest(k, "_autoremap _description _uid _fullpath " ..
+    "_skipIf _failureIf _successIf _while _onHalted _onFailure _onSuccess " ..
+    "_post")
+  if near then
+    where(ctx, e, "unknown attribute '" .. k .. "' (did you mean '" .. near ..
+          "'?)")
+  end
+end
+
 -- A SubTree of a tree that is not in the file: bt.subtree by name (a tree
 -- made by bt.tree or bt.load), its {key} ports as the remap. Its other keys
 -- are the caller's, so it needs _autoremap, and the caller's keys must be
@@ -625,7 +657,9 @@ local function external(ctx, e, scope, id)
   end
   local remap
   for _, k in ipairs(e.order) do
-    if not harmless[k] and k ~= "_autoremap" then
+    if k:sub(1, 1) == "_" and not harmless[k] and k ~= "_autoremap" then
+      editor(ctx, e, k)
+    elseif not harmless[k] and k ~= "_autoremap" then
       local ref = e.attrs[k]:match("^{(.*)}$")
       if ref == "=" then ref = k end
       if not ref or ref == "" or ref:sub(1, 1) == "@" then
@@ -659,20 +693,26 @@ local function subtree(ctx, e, scope)
   local inner = { map = {}, auto = auto == "true" or auto == "1",
                   parent = scope,
                   prefix = id .. "#" .. ctx.instances .. "." }
+  local function port(k, text)
+    local ref = text:match("^{(.*)}$")
+    if ref == "=" then ref = k end
+    if ref and ref ~= "" then
+      inner.map[k] = { key = ref }
+    else
+      inner.map[k] = { value = leaves.value(text) }
+    end
+  end
   for _, k in ipairs(e.order) do
     if not harmless[k] and k ~= "_autoremap" then
-      if k:sub(1, 1) == "_" then
-        where(ctx, e, "unknown attribute '" .. k .. "'")
-      end
-      local text = e.attrs[k]
-      local ref = text:match("^{(.*)}$")
-      if ref == "=" then ref = k end
-      if ref and ref ~= "" then
-        inner.map[k] = { key = ref }
-      else
-        inner.map[k] = { value = leaves.value(text) }
-      end
+      if k:sub(1, 1) == "_" then editor(ctx, e, k) else port(k, e.attrs[k]) end
     end
+  end
+  -- the ports the file's model gives a default and this SubTree does not
+  -- remap (BehaviorTree.CPP 4.4's SubTree model)
+  local model = ctx.models[id]
+  for k, text in pairs(model and model.kind == "SubTree" and
+                       model.defaults or {}) do
+    if e.attrs[k] == nil then port(k, text) end
   end
   ctx.active[id] = true
   local n = convert(ctx, def, inner)
@@ -681,7 +721,8 @@ local function subtree(ctx, e, scope)
   -- root with children; a leaf keeps its own) its ID
   local own = n.name
   n.name = e.attrs.name or def.attrs.name or (n[1] and id) or n.name
-  M.expanded[n] = { id = id, element = e, tree = def, own = own }
+  M.expanded[n] = { id = id, element = e, tree = def, own = own,
+                    model = model and model.kind == "SubTree" and model or nil }
   return n
 end
 
@@ -713,7 +754,8 @@ local function leaf(ctx, e, scope, id)
   if #e > 0 or (model and (model.kind == "Control" or
                            model.kind == "Decorator")) then
     where(ctx, e, "unknown " .. (#e > 1 and "control" or "decorator") ..
-          " node (a control or decorator of the game's own: bt.define it)")
+          " node" .. leaves.suggest(ctx.bt, id, NAMES.by_name) ..
+          " (a control or decorator of the game's own: bt.define it)")
   end
   local kind = "action"
   local def = ctx.bt._registered[id]
@@ -738,7 +780,7 @@ local function leaf(ctx, e, scope, id)
     end
   end
   local ok, node = pcall(leaves.leaf, ctx.bt, kind, id, args, refs,
-                         e.attrs.name)
+                         e.attrs.name, NAMES.by_name)
   if not ok then where(ctx, e, node) end
   return node
 end
@@ -773,7 +815,7 @@ local function conditions(ctx, e, scope)
     if field then
       local v, changed = compiled(ctx, e, scope, k, field)
       conds[field] = v
-      renamed[field] = changed and type(v) == "string" or nil
+      renamed[field] = changed and type(v) == "string" and e.attrs[k] or nil
     else
       c.attrs[k] = e.attrs[k]
       c.order[#c.order + 1] = k
@@ -806,7 +848,7 @@ function build(ctx, e, scope)
     end
   end
   for field, f in pairs(conds) do n[field] = f end
-  if next(renamed) then renamed_conds[n] = renamed end
+  if next(renamed) then as_written[n] = renamed end
   return n
 end
 
@@ -833,16 +875,23 @@ function build_node(ctx, e, scope)
   return n
 end
 
--- Reads TreeNodesModel: ID -> { kind, ports = set }.
+-- Reads TreeNodesModel: ID -> { kind, ports = set, defaults = { port ->
+-- text } (a SubTree's defaults, format 4.4: a literal or a {key}), dirs =
+-- { port -> "input_port" | "output_port" | "inout_port" } }.
 local function models(ctx, m)
   for _, e in ipairs(m) do
     local id = e.attrs.ID
     if not id then where(ctx, e, "a model needs an ID") end
-    local ports = {}
+    local ports, defaults, dirs = {}, {}, {}
     for _, p in ipairs(e) do
-      if p.attrs.name then ports[p.attrs.name] = true end
+      if p.attrs.name then
+        ports[p.attrs.name] = true
+        defaults[p.attrs.name] = p.attrs.default
+        dirs[p.attrs.name] = p.tag
+      end
     end
-    ctx.models[id] = { kind = e.tag, ports = ports }
+    ctx.models[id] = { kind = e.tag, ports = ports, defaults = defaults,
+                       dirs = dirs }
   end
 end
 
@@ -949,13 +998,41 @@ local function collect(ctx, root, file, depth)
   end
 end
 
+-- The files of opts.library (a list of paths, relative to the file's
+-- directory), collected as if the file included each: their trees and
+-- models are the file's, under the same confinement (include_dirs), bounds
+-- and dependencies (bt.poll reloads on a change to any), each file once
+-- (one the file includes too is not read again).
+local function library(ctx, root, file, list)
+  if list == nil then return end
+  if type(list) ~= "table" then
+    error(file .. ": library must be a list of files (got " .. type(list) ..
+          ")", 0)
+  end
+  for i, path in ipairs(list) do
+    if type(path) ~= "string" or path == "" then
+      error(file .. ": library: file " .. i .. " must be a path", 0)
+    end
+    local e = { tag = "library", attrs = { path = path }, line = root.line,
+                col = root.col, file = file }
+    local full, text = included(ctx, e, file, 0)
+    if full then
+      ctx.including[full] = true
+      collect(ctx, xml.parse(text, full), full, 1)
+      ctx.including[full] = nil
+    end
+  end
+end
+
 -- parse(text, opts): the main tree's root node and { name = its ID } (a
 -- BehaviorTree without an ID is called BehaviorTree_0, _1... as
 -- BehaviorTree.CPP 4 calls it, and gives no name).
 -- opts: file (for messages), bt, read(path) for includes, deps (a list
 -- the included paths are added to), main (the ID of the tree to load
 -- instead of main_tree_to_execute), include_dirs (the directories
--- includes may read from; default: the file's own directory tree).
+-- includes may read from; default: the file's own directory tree),
+-- library (files whose trees the file may use by ID, as if it included
+-- them: BehaviorTree.CPP's registerBehaviorTreeFromFile of each).
 function M.parse(text, opts)
   local file = opts.file or "xml"
   local ctx = { file = file, bt = opts.bt, trees = {}, order = {},
@@ -969,13 +1046,15 @@ function M.parse(text, opts)
   ctx.including[paths.normal(file)] = true
   ctx.collected[paths.normal(file)] = true
   collect(ctx, root, file, 0)
+  local own = #ctx.order -- the file's own trees (a library's are not main)
+  library(ctx, root, file, opts.library)
   local main = opts.main or root.attrs.main_tree_to_execute
   local function ids()
     return table.concat(ctx.order, ", ")
   end
   if not main then
-    if #ctx.order ~= 1 then
-      error(file .. ": " .. (#ctx.order == 0 and "no BehaviorTree element" or
+    if own ~= 1 then
+      error(file .. ": " .. (own == 0 and "no BehaviorTree element" or
             "several BehaviorTree elements (" .. ids() .. ") and no " ..
             "main_tree_to_execute: choose one with bt.load(path, " ..
             "{ main = ID })"), 0)
@@ -1036,6 +1115,11 @@ local function declare_all(n, model, queue)
   if x and not queue[x.id] then
     queue[x.id] = x.tree
     queue[#queue + 1] = x.id
+  end
+  if x and x.model and not model[x.id] then -- its ports and defaults
+    model[x.id] = { kind = "SubTree", ports = x.model.ports,
+                    defaults = x.model.defaults, dirs = x.model.dirs }
+    model[#model + 1] = x.id
   end
   local o = leaves.origin[n]
   local kind, leaf, args, refs = leaves.named(n)
@@ -1121,7 +1205,7 @@ local function emit(n, out, depth, model, path, queue)
     local v = n[field]
     if o and o.made and o.made[field] == v then
       v = nil -- the composition's own (Precondition's else="SKIPPED")
-    elseif renamed_conds[n] and renamed_conds[n][field] then
+    elseif as_written[n] and as_written[n][field] then
       fail("'" .. field .. "' cannot be written back (a subtree remaps " ..
            "its keys)")
     elseif type(v) == "function" then
@@ -1184,8 +1268,11 @@ function M.export(root, opts)
       local dir = (m.kind == "Action" or m.kind == "Condition") and
                   "inout_port" or "input_port"
       for _, p in ipairs(ports) do
-        out[#out + 1] = string.format('      <%s name="%s"/>', dir,
-                                      xml.escape(p))
+        local default = m.defaults and m.defaults[p]
+        out[#out + 1] = string.format('      <%s name="%s"%s/>',
+          m.dirs and m.dirs[p] or dir,
+          xml.escape(p), default and ' default="' .. xml.escape(default) ..
+          '"' or "")
       end
       out[#out + 1] = "    </" .. m.kind .. ">"
     end

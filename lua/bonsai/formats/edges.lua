@@ -64,6 +64,13 @@ local NAMES = kit.names("edges", {
 
 M.names = { NAMES } -- what each kind is in the file (formats_kinds_spec)
 
+-- The node types an edge list writes (a row with a shape), for the
+-- did-you-mean of a type that is none of them.
+local TYPES = {}
+for name, row in pairs(NAMES.by_name) do
+  if row.shape then TYPES[name] = true end
+end
+
 local function fail(ctx, line, node, msg)
   kit.fail(kit.at(ctx.file, line), node, msg)
 end
@@ -162,11 +169,12 @@ function build(ctx, n, kind, stack)
     node = res
   elseif not ty then -- a registered leaf
     if #n.kids > 0 then
-      fail(ctx, n.kids[1].line, n.label, "unknown node type with children " ..
-           "(a composite or decorator of the game's own: bt.define it)")
+      fail(ctx, n.kids[1].line, n.label, "unknown node type with children" ..
+           leaves.suggest(ctx.bt, n.type, TYPES) .. " (a composite or " ..
+           "decorator of the game's own: bt.define it)")
     end
     local ok, res = pcall(leaves.leaf, ctx.bt, kind or "action", n.type,
-                          args(n), nil, n.label)
+                          args(n), nil, n.label, TYPES)
     if not ok then fail(ctx, n.line, n.label, res) end
     node = res
   else
