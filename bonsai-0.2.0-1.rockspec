@@ -75,6 +75,7 @@ build = {
     ["bonsai.debug"] = "lua/bonsai/debug.lua", -- needs lua-socket, lua-cjson
     ["bonsai.debug.session"] = "lua/bonsai/debug/session.lua",
     ["bonsai.debug.server"] = "lua/bonsai/debug/server.lua",
+    ["bonsai.debug.edit"] = "lua/bonsai/debug/edit.lua",
     ["bonsai.http"] = "lua/bonsai/http.lua", -- needs lua-socket
     ["bonsai.export"] = "lua/bonsai/export.lua",
     ["bonsai.profile"] = "lua/bonsai/profile.lua",

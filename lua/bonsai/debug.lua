@@ -44,6 +44,7 @@ M.viewerdir = viewerdir
 function M.new(bt)
   local D = {}
   local S = session.new(bt, M)
+  require("bonsai.debug.edit").add(S, bt) -- the page's editing commands
   local server -- the bonsai.debug.server, or nil
 
   -- bt.debug.add(agent [, { record = false }]): offers an agent to the
