@@ -108,6 +108,7 @@ build = {
       ["bonsai.viewer.viewer_css"] = "viewer/viewer.css",
       ["bonsai.viewer.trace"] = "viewer/trace.js",
       ["bonsai.viewer.coverage"] = "viewer/coverage.js",
+      ["bonsai.viewer.edit"] = "viewer/edit.js",
     },
   },
 }

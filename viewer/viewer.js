@@ -16,7 +16,7 @@ const ui = {
   trace: null,
   agent: null,           // the selected agent record
   tick: 0,
-  mode: 'agent',         // 'agent', 'population' or 'profile'
+  mode: 'agent',         // 'agent', 'population', 'profile' or 'edit' (edit.js)
   collapsed: new Set(),  // "tree/path" of collapsed nodes
   treeKey: null,         // "name@version" of the tree drawn
   rows: [],              // by node id: { li, row, count }
@@ -909,6 +909,7 @@ function render() {
   drawTimeline();
   document.body.dataset.tick = ui.tick;
   document.body.dataset.agent = ui.agent.id;
+  if (ui.mode === 'edit') editPaint(view); // (edit.js: the running nodes)
   syncURL();
 }
 
@@ -1257,7 +1258,10 @@ function setMode(mode) {
   $('mode-agent').classList.toggle('on', mode === 'agent');
   $('mode-pop').classList.toggle('on', mode === 'population');
   $('mode-prof').classList.toggle('on', mode === 'profile');
-  render();
+  $('mode-edit').classList.toggle('on', mode === 'edit');
+  document.body.classList.toggle('editing', mode === 'edit');
+  if (mode === 'edit') openEditor(); // (edit.js)
+  else render();
 }
 
 async function main() {

@@ -168,10 +168,12 @@ local function stamp(text)
   return ("%d:%08x"):format(#text, h)
 end
 
--- Lua DSL, canonical: the definition as plain node tables (keys sorted,
--- two-space indentation), loadable by bt.load; scripts as bt.script.
--- Raises with the place of a node it cannot write (an inline function).
-local function lua_text(root, opts, map)
+-- Lua, canonical: the definition as plain node tables (type and name
+-- first, then the other keys sorted; two-space indentation), loadable by
+-- bt.load; scripts as bt.script. The comment lines that open the old text
+-- are kept (else a line says who wrote it). Raises with the place of a
+-- node it cannot write (an inline function, a table).
+local function lua_text(root, opts, map, old)
   local out = {}
   local function value(v)
     if type(v) == "string" then return ("%q"):format(v) end
@@ -216,14 +218,28 @@ local function lua_text(root, opts, map)
     for _, k in ipairs(keys) do
       parts[#parts + 1] = ind .. "  " .. key(k) .. " = " .. value(n[k]) .. ","
     end
+    local leaf = true
     for _, c in ipairs(n) do
       if isnode(c) then
+        leaf = false
         parts[#parts + 1] = ind .. "  " .. go(c, ind .. "  ") .. ","
       end
     end
+    if leaf then -- on one line when it fits in 100 columns
+      local flat = {}
+      for i, p in ipairs(parts) do flat[i] = p:gsub("^%s+", "") end
+      local line = "{ " .. table.concat(flat, " "):gsub(",$", "") .. " }"
+      if #ind + 4 + #line <= 100 then return line end
+    end
     return "{\n" .. table.concat(parts, "\n") .. "\n" .. ind .. "}"
   end
-  out[#out + 1] = "-- Written by the live page (bonsai.debug.edit)."
+  for line in (old or ""):gmatch("([^\n]*)\n") do
+    if not line:match("^%-%-") then break end
+    out[#out + 1] = line
+  end
+  if #out == 0 then
+    out[1] = "-- Written by the live page (bonsai.debug.edit)."
+  end
   local o = {}
   for k, v in pairs(opts or {}) do
     if k ~= "name" and plain(v) then o[#o + 1] = key(k) .. " = " .. value(v) end
@@ -747,7 +763,7 @@ function M.add(S, bt)
     local ok, t = compile(d, d.root)
     if not ok then return nil, tostring(t) end
     if fmt == "lua" then
-      ok, text = pcall(lua_text, d.root, d.opts, d.map)
+      ok, text = pcall(lua_text, d.root, d.opts, d.map, old)
     elseif fmt then
       ok, text = pcall(t.export, t, fmt)
     else
