@@ -64,9 +64,18 @@ local function setup(text, ext)
   return tree, path
 end
 
+-- The agents of a test, held (the debugger holds agents weakly: a game
+-- that drops one sees it go from the page).
+local held = {}
+local function agent(tree, o)
+  local a = bt.agent(tree, o)
+  held[#held + 1] = a
+  return a
+end
+
 after_each(function()
   if D then D.close() end
-  D = nil
+  D, held = nil, {}
 end)
 
 local function ok(r, err)
@@ -90,7 +99,7 @@ describe("bt.debug's editing commands", function()
   it("give a tree's definition as data with ids, paths and parameters",
      function()
     local tree = setup()
-    local a = bt.agent(tree)
+    local a = agent(tree)
     D.add(a)
     local doc = ok(D.command { cmd = "tree", tree = tree.name })
     assert.equal(1, doc.version)
@@ -111,7 +120,7 @@ describe("bt.debug's editing commands", function()
 
   it("refuse a broken edit with its place and keep the draft", function()
     local tree = setup()
-    D.add(bt.agent(tree))
+    D.add(agent(tree))
     local doc = ok(D.command { cmd = "tree", tree = tree.name })
     local isset = id(doc, "guard/chase/is_set[1]")
     local r, err = D.command { cmd = "edit", tree = tree.name, version = 1,
@@ -155,7 +164,7 @@ describe("bt.debug's editing commands", function()
   it("insert, wrap, move, duplicate and delete, naming what they create " ..
      "so no sibling's path shifts; undo and redo", function()
     local tree = setup()
-    D.add(bt.agent(tree))
+    D.add(agent(tree))
     local doc = ok(D.command { cmd = "tree", tree = tree.name })
     doc = ok(D.command { cmd = "edit", tree = tree.name, version = 1, ops = {
       { op = "wrap", node = id(doc, "guard/patrol/walk"),
@@ -198,7 +207,7 @@ describe("bt.debug's editing commands", function()
     local tree = setup()
     local agents = {}
     for i = 1, 5 do
-      agents[i] = bt.agent(tree, { blackboard = { enemy = i <= 2 or nil } })
+      agents[i] = agent(tree, { blackboard = { enemy = i <= 2 or nil } })
       D.add(agents[i])
     end
     bt.tick_all(agents, 1)
@@ -247,7 +256,7 @@ describe("bt.debug's editing commands", function()
 
   it("save a Lua tree as canonical Lua DSL, applied once", function()
     local tree, path = setup()
-    local a = bt.agent(tree)
+    local a = agent(tree)
     D.add(a)
     a:tick(1)
     local doc = ok(D.command { cmd = "tree", tree = tree.name })
@@ -266,34 +275,15 @@ return {
   {
     type = "sequence",
     name = "chase",
-    {
-      type = "is_set",
-      key = "enemy",
-    },
-    {
-      type = "action",
-      name = "strike",
-      leaf = "strike",
-    },
+    { type = "is_set", key = "enemy" },
+    { type = "action", name = "strike", leaf = "strike" },
   },
   {
     type = "sequence",
     name = "patrol",
-    {
-      type = "wait",
-      name = "wait_1",
-      seconds = 0.5,
-    },
-    {
-      type = "action",
-      name = "look",
-      leaf = "look",
-    },
-    {
-      type = "action",
-      name = "walk",
-      leaf = "walk",
-    },
+    { type = "wait", name = "wait_1", seconds = 0.5 },
+    { type = "action", name = "look", leaf = "look" },
+    { type = "action", name = "walk", leaf = "walk" },
   },
 }
 ]], readfile(path))
@@ -315,7 +305,7 @@ return {
   </BehaviorTree>
 </root>
 ]], "xml")
-    D.add(bt.agent(tree))
+    D.add(agent(tree))
     local doc = ok(D.command { cmd = "tree", tree = tree.name })
     assert.equal("btcpp", doc.format)
     doc = ok(D.command { cmd = "edit", tree = tree.name, version = 1, ops = {
@@ -329,13 +319,62 @@ return {
     assert.equal("wait", t2:nodes()[2].type)
   end)
 
+  it("save a behavior3 tree through its exporter", function()
+    local tree, path = setup([[
+{
+  "title": "patrol", "root": "a",
+  "nodes": {
+    "a": { "id": "a", "name": "Sequence", "title": "patrol",
+           "properties": {}, "children": ["b", "c"] },
+    "b": { "id": "b", "name": "look", "title": "look", "properties": {} },
+    "c": { "id": "c", "name": "walk", "title": "walk", "properties": {} }
+  }
+}
+]], "json")
+    D.add(agent(tree))
+    local doc = ok(D.command { cmd = "tree", tree = tree.name })
+    assert.equal("behavior3", doc.format)
+    doc = ok(D.command { cmd = "edit", tree = tree.name, version = 1, ops = {
+      { op = "move", node = 3, parent = 1, index = 1 } } })
+    ok(D.command { cmd = "save", tree = tree.name, version = 2,
+                   stamp = doc.stamp })
+    local saved = cjson.decode(readfile(path))
+    local root = saved.nodes[saved.root]
+    assert.equal("Sequence", root.name)
+    assert.same({ "look", "walk" }, { saved.nodes[root.children[2]].name,
+                                      saved.nodes[root.children[1]].name })
+  end)
+
+  it("apply to a frozen agent at a breakpoint, then step it on the new " ..
+     "version", function()
+    local tree = setup()
+    local a = agent(tree)
+    D.add(a)
+    a:tick(1)
+    ok(D.command { cmd = "freeze", agent = 1 })
+    local doc = ok(D.command { cmd = "tree", tree = tree.name })
+    ok(D.command { cmd = "edit", tree = tree.name, version = 1, ops = {
+      { op = "insert", parent = id(doc, "guard/patrol"), index = 3,
+        node = { type = "wait", name = "rest", params = { seconds = 1 } } } } })
+    ok(D.command { cmd = "apply", tree = tree.name, version = 2 })
+    calls = {}
+    a:tick(1)
+    assert.same({}, calls) -- frozen: nothing ran
+    ok(D.command { cmd = "step", agent = 1 })
+    a:tick(1)
+    assert.same({ "walk" }, calls) -- kept, not entered again
+    local paths = {}
+    for _, nd in ipairs(tree:nodes(a)) do paths[#paths + 1] = nd.path end
+    assert.equal("guard/patrol/rest", paths[#paths])
+  end)
+
   it("refuse a save outside the watched folders, a stale one, and " ..
      "inline functions in a Lua file", function()
     -- a tree loaded from a folder nobody watches
     local other = write(dir .. "/other/free.lua", GUARD)
     local tree = assert(bt.load(other))
     D = debugmod.new(bt)
-    D.add(bt.agent(tree))
+    D.add(agent(tree))
     local doc = ok(D.command { cmd = "tree", tree = "free" })
     local _, err = D.command { cmd = "save", tree = "free", version = 1,
                                stamp = doc.stamp }
@@ -344,7 +383,7 @@ return {
     D.close()
     -- a file changed behind the page's back (another page saved it)
     local t2, path = setup()
-    D.add(bt.agent(t2))
+    D.add(agent(t2))
     doc = ok(D.command { cmd = "tree", tree = t2.name })
     write(path, GUARD .. "-- an editor's change\n")
     _, err = D.command { cmd = "save", tree = t2.name, version = 1,
@@ -357,7 +396,7 @@ return {
 return bt.sequence { name = "s",
   bt.named("mine", bt.action(function() return bt.SUCCESS end)) }
 ]])
-    D.add(bt.agent(t3))
+    D.add(agent(t3))
     doc = ok(D.command { cmd = "tree", tree = t3.name })
     assert.same({ "fn" }, doc.root.children[1].inline)
     _, err = D.command { cmd = "save", tree = t3.name, version = 1,
@@ -368,7 +407,7 @@ return bt.sequence { name = "s",
 
   it("answer over HTTP with the token, results in 'result'", function()
     local tree = setup()
-    D.add(bt.agent(tree))
+    D.add(agent(tree))
     local port = D.serve { port = 0 }
     local token = D.url:match("token=(%x+)")
     local function post(body, tok)
@@ -390,7 +429,7 @@ return bt.sequence { name = "s",
     local body = cjson.encode { cmd = "tree", tree = tree.name }
     assert.matches("^HTTP/1.1 403", post(body))
     local r = cjson.decode(post(body, token):match("\r\n\r\n(.*)$"))
-    assert.is_true(r.ok)
+    assert.is_true(r.ok, r.error)
     assert.equal("guard", r.result.root.name)
   end)
 end)

@@ -273,7 +273,13 @@ function M.add(S, bt)
   local commands = S.commands
   local files = bt._files
   local drafts = {} -- tree name -> { tree, root, opts, serial, undo, redo,
-                    -- applied = { definitions before each apply }, base }
+                    -- applied = { definitions before each apply }, file,
+                    -- stamp (of the file when read), map, live }
+  local close = S.close
+  function S.close() -- (the drafts go with the session's agents)
+    drafts = {}
+    return close()
+  end
 
   local function named(x)
     x = tostring(x)
