@@ -391,6 +391,23 @@ return {
     assert.matches("stale save: .* changed since this page read it", err)
     assert.equal(GUARD .. "-- an editor's change\n", readfile(path))
     D.close()
+    -- a tree file that is a link to a file outside: the save replaces the
+    -- link, the file outside is left as it was
+    local outside = write(dir .. "/other/outside.lua", GUARD)
+    n = n + 1
+    local link = dir .. "/trees/linked" .. n .. ".lua"
+    os.execute("ln -s " .. outside .. " " .. link)
+    local t4 = assert(bt.load(link))
+    D = debugmod.new(bt)
+    D.add(agent(t4))
+    doc = ok(D.command { cmd = "tree", tree = t4.name })
+    doc = ok(D.command { cmd = "edit", tree = t4.name, version = 1, ops = {
+      { op = "delete", node = 2 } } })
+    ok(D.command { cmd = "save", tree = t4.name, version = 2,
+                   stamp = doc.stamp })
+    assert.equal(GUARD, readfile(outside))
+    assert.not_matches("chase", readfile(link))
+    D.close()
     -- inline functions: the page says which node, and leaves the file
     local t3, p3 = setup([[
 return bt.sequence { name = "s",

@@ -776,7 +776,12 @@ function M.add(S, bt)
       ok, text = false, "no exporter for " .. path
     end
     if not ok then return nil, "cannot save: " .. tostring(text) end
+    -- written beside the file, then renamed over it: a tree file that is
+    -- a symbolic link is replaced by the file, never written through (what
+    -- it pointed to, maybe outside the folder, is left alone); a link
+    -- planted at the temporary name is removed first, not followed
     local tmp = path .. ".bonsai-save"
+    os.remove(tmp)
     local f
     f, err = io.open(tmp, "wb")
     if not f then return nil, "cannot save: " .. tostring(err) end
