@@ -66,11 +66,7 @@ end
 
 -- The plain value a page may see or give: a string, a boolean, a finite
 -- number.
-local function plain(v)
-  local t = type(v)
-  return t == "string" or t == "boolean" or
-         t == "number" and v == v and v ~= math.huge and v ~= -math.huge
-end
+local plain = require("bonsai.debug.session").plain
 
 -- The nodes of a definition in pre-order (def[1], def[1][1], ...), each
 -- with its parent and index.

@@ -13,6 +13,15 @@ local record = require "bonsai.record"
 
 local M = {}
 
+-- A value a page may write or compare: a string, a boolean or a finite
+-- number (cjson reads NaN and Infinity too).
+local function plain(v)
+  local t = type(v)
+  return t == "string" or t == "boolean" or
+         t == "number" and v == v and v ~= math.huge and v ~= -math.huge
+end
+M.plain = plain
+
 -- new(bt, limits): a session; S.out(line) is set by the server (nil: the
 -- lines are kept for the pages to come only).
 function M.new(bt, limits)
@@ -365,14 +374,6 @@ function M.new(bt, limits)
   -- Commands ---------------------------------------------------------------
 
   local commands = {}
-
-  -- A value a page may write or compare: a string, a boolean or a finite
-  -- number (cjson reads NaN and Infinity too).
-  local function plain(v)
-    local t = type(v)
-    return t == "string" or t == "boolean" or
-           t == "number" and v == v and v ~= math.huge and v ~= -math.huge
-  end
 
   -- An agent id as a command gave it (JSON numbers decode as floats: 9,
   -- not 9.0), or a string of it cut to a line.
