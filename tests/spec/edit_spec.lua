@@ -345,6 +345,29 @@ return {
                                       saved.nodes[root.children[1]].name })
   end)
 
+  it("save a tree of the current behavior3 editor in its own format",
+     function()
+    local tree, path = setup([[
+{
+  "version": "1.8.0", "name": "patrol",
+  "root": { "id": "1", "name": "Sequence", "desc": "patrol", "args": {},
+    "children": [ { "id": "2", "name": "look", "args": {} },
+                  { "id": "3", "name": "walk", "args": {} } ] }
+}
+]], "json")
+    D.add(agent(tree))
+    local doc = ok(D.command { cmd = "tree", tree = tree.name })
+    assert.equal("behavior3-current", doc.format)
+    doc = ok(D.command { cmd = "edit", tree = tree.name, version = 1, ops = {
+      { op = "delete", node = 2 } } })
+    ok(D.command { cmd = "save", tree = tree.name, version = 2,
+                   stamp = doc.stamp })
+    local saved = cjson.decode(readfile(path))
+    assert.equal("Sequence", saved.root.name)
+    assert.equal(1, #saved.root.children)
+    assert.equal("walk", saved.root.children[1].name)
+  end)
+
   it("apply to a frozen agent at a breakpoint, then step it on the new " ..
      "version", function()
     local tree = setup()
