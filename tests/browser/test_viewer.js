@@ -1370,7 +1370,8 @@ async function main() {
       stream = readStream(game);
       await page.goto(game.url);
       await page.waitForSelector('body.loaded.is-live #tree li[data-path]');
-      assert.equal(await page.textContent('#agent-count'), '2');
+      await page.waitForFunction(() => document.getElementById('agent-count').textContent === '2');
+      game.child.stdin.write('go\n'); // (the game's frames count from now)
       await page.waitForFunction(() => document.getElementById('agent-count').textContent === '5');
       const scout = await until('scout 1', () => [...sent(stream).agents.values()].find((a) => a.label === 'scout 1'));
       await pickAgent(page, scout.id);
