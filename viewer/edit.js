@@ -52,6 +52,7 @@ function editShow(doc) {
   $('edit-redo').disabled = !doc.redo;
   $('edit-rollback').disabled = !doc.rollback;
   $('edit-save').disabled = !doc.file;
+  $('edit-apply').disabled = doc.applied; // (it runs already)
   document.body.dataset.editVersion = doc.version;
   if (edit.previewed !== doc.version) { // (a preview of another draft is stale)
     $('edit-preview').innerHTML = '<p class="none">Preview shows what each live agent would keep ' +
