@@ -611,8 +611,9 @@ function renderBlackboard(view) {
     if (!tr) {
       tr = document.createElement('tr');
       tr.dataset.key = k;
-      tr.innerHTML = '<th></th><td></td>';
-      tr.firstChild.textContent = k;
+      tr.innerHTML = '<th><span></span><button class="unset" title="Unset this key">×</button></th><td></td>';
+      tr.firstChild.firstChild.textContent = k;
+      tr.querySelector('button.unset').onclick = () => sendSet(k, null);
     }
     const isUnset = !(k in view.bb);
     const v = view.bb[k];
@@ -622,6 +623,9 @@ function renderBlackboard(view) {
       tr.lastChild.textContent = text; // an edit left behind, or a new value
     }
     tr.dataset.value = isUnset ? '' : JSON.stringify(v);
+    tr.dataset.type = isUnset ? '' : v === null ? 'null' : Array.isArray(v) ? 'list' : typeof v;
+    tr.lastChild.title = tr.dataset.type; // (the type a value typed keeps)
+    tr.querySelector('button.unset').hidden = !editable || isUnset;
     tr.lastChild.onclick = editable && !isUnset ? () => editValue(tr, k, v) : null;
     if (tr === at) at = at.nextSibling;
     else table.insertBefore(tr, at);
@@ -632,7 +636,7 @@ function renderBlackboard(view) {
     add = document.createElement('tr');
     add.className = 'add';
     add.innerHTML = '<th><input id="bb-new-key" placeholder="key"></th>' +
-      '<td><input id="bb-new-value" placeholder="value (Enter)"></td>';
+      '<td><input id="bb-new-value" placeholder=\'5, true, "text", null (Enter)\'></td>';
     add.querySelector('#bb-new-value').onkeydown = (e) => {
       if (e.key !== 'Enter') return;
       const key = add.querySelector('#bb-new-key');

@@ -264,6 +264,22 @@ async function main() {
       await shot(page, '7-rolled-back');
     });
 
+    await check('the blackboard: a key unset and a typed value set from the page', async () => {
+      await page.click('#mode-agent');
+      await page.click('#agent-list li >> text=guard 1');
+      await page.waitForSelector('#bb tr[data-key="enemy"][data-type="string"]');
+      await page.hover('#bb tr[data-key="enemy"]');
+      await page.click('#bb tr[data-key="enemy"] button.unset');
+      await page.waitForSelector('#bb tr[data-key="enemy"]', { state: 'detached' });
+      await page.fill('#bb-new-key', 'hp');
+      await page.fill('#bb-new-value', '42');
+      await page.press('#bb-new-value', 'Enter');
+      await page.waitForSelector('#bb tr[data-key="hp"][data-value="42"][data-type="number"]');
+      const s = await stateAfter(game, 2);
+      assert.deepEqual(s.agents[0].bb, { hp: 42 }); // (enemy unset, hp a number)
+      await page.screenshot({ path: path.join(OUT, 'edit-8-blackboard.png') });
+    });
+
     assert.deepEqual(pageErrors, [], 'no error in the page');
     assert.equal(game.err, '', 'no error in the game');
   } finally {

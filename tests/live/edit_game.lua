@@ -9,9 +9,10 @@
 -- ("live: http://127.0.0.1:PORT/?token=..."). With --stdin it answers,
 -- a line each, the commands of its standard input:
 --   state   {"frame":F,"reloads":R,"agents":[{"running":[...],"paths":[...],
---            "enters":{"walk":N,...},"aborts":{...}}]}: what each agent
---            runs now (names, and its version's paths), how often each leaf
---            was entered or aborted, the reloads bt.poll made
+--            "enters":{"walk":N,...},"aborts":{...},"bb":{"hp":...,
+--            "enemy":...}}]}: what each agent runs now (names, and its
+--            version's paths), how often each leaf was entered or aborted,
+--            its hp and enemy, the reloads bt.poll made
 --   frames N  after N more frames: "done frames N"
 -- and runs until its input closes; alone it runs for 60 seconds.
 local here = arg[0]:match("^(.*)/tests/live/[^/]*$") or "."
@@ -64,7 +65,8 @@ local function state()
       if not n.hidden then paths[#paths + 1] = n.path end
     end
     out.agents[i] = { running = a:running(), paths = paths,
-                      enters = a.owner.enters, aborts = a.owner.aborts }
+                      enters = a.owner.enters, aborts = a.owner.aborts,
+                      bb = { hp = a.bb.hp, enemy = a.bb.enemy } }
   end
   return cjson.encode(out)
 end
