@@ -454,17 +454,13 @@ function M.add(S, bt)
     end
   end
 
-  local function indexin(parent, n)
-    for i, c in ipairs(parent) do if c == n then return i end end
-  end
-
   -- The operations, on the copy (byid: the page's ids -> its node tables).
   local OPS = {}
   local function target(op, byid, field, where)
     local n = byid[op[field or "node"]]
     if not n then
       error(where .. ": no node " .. tostring(op[field or "node"]) ..
-            " in version " .. tostring(op._serial), 0)
+            " in this version of the draft", 0)
     end
     return n
   end
@@ -483,7 +479,7 @@ function M.add(S, bt)
     end
   end
 
-  function OPS.insert(d, root, op, byid, map, where)
+  function OPS.insert(root, op, byid, map, where)
     local parent = target(op, byid, "parent", where)
     local i = position(parent, op.index, where)
     local n = make(op.node, where)
@@ -491,7 +487,7 @@ function M.add(S, bt)
     settle(parent, n, map)
   end
 
-  function OPS.wrap(d, root, op, byid, map, where)
+  function OPS.wrap(root, op, byid, map, where)
     local n = target(op, byid, nil, where)
     local w = make(op.with, where)
     local parent, i = parentof(root, n)
@@ -501,7 +497,7 @@ function M.add(S, bt)
     settle(parent, w, map)
   end
 
-  function OPS.move(d, root, op, byid, map, where)
+  function OPS.move(root, op, byid, map, where)
     local n = target(op, byid, nil, where)
     local to = target(op, byid, "parent", where)
     for _, e in ipairs(walk(n)) do
@@ -517,7 +513,7 @@ function M.add(S, bt)
     settle(to, n, map)
   end
 
-  function OPS.delete(d, root, op, byid, map, where)
+  function OPS.delete(root, op, byid, map, where)
     local n = target(op, byid, nil, where)
     local parent, i = parentof(root, n)
     if not parent then error(where .. ": the root cannot be deleted", 0) end
@@ -525,7 +521,7 @@ function M.add(S, bt)
     table.remove(parent, i)
   end
 
-  function OPS.duplicate(d, root, op, byid, map, where)
+  function OPS.duplicate(root, op, byid, map, where)
     local n = target(op, byid, nil, where)
     local parent, i = parentof(root, n)
     if not parent then error(where .. ": the root cannot be duplicated", 0) end
@@ -535,7 +531,7 @@ function M.add(S, bt)
     settle(parent, c, map)
   end
 
-  function OPS.set(d, root, op, byid, map, where)
+  function OPS.set(root, op, byid, map, where)
     local n = target(op, byid, nil, where)
     local k, v = op.key, op.value
     if v == cjson.null then v = nil end
@@ -590,7 +586,7 @@ function M.add(S, bt)
       local n = byid[op.node] or byid[op.parent]
       local where = "op " .. i .. " (" .. op.op ..
                     (n and ", " .. place(map, n) or "") .. ")"
-      local ok, res = pcall(f, d, root, op, byid, map, where)
+      local ok, res = pcall(f, root, op, byid, map, where)
       if not ok then return nil, tostring(res) end
       if res then root = res end
     end
@@ -620,9 +616,7 @@ function M.add(S, bt)
   -- pre-order.
   local function running(tree, agent)
     local list, order = {}, {}
-    local parent = {}
     for _, nd in ipairs(tree:nodes(agent)) do
-      parent[nd.id] = nd.parent
       if not nd.hidden and (nd.status == "running" or
                             nd.status == "aborting") then
         list[nd.path] = nd.type
@@ -647,9 +641,9 @@ function M.add(S, bt)
     local agents, groups, order = {}, {}, {}
     for agent, st in pairs(S.recording().ids) do
       if st.v.tree == d.tree.name then
-        local run, paths_ = running(d.tree, agent)
+        local run, order_ = running(d.tree, agent)
         local keep, abort, kept = {}, {}, {}
-        for _, p in ipairs(paths_) do
+        for _, p in ipairs(order_) do
           local up = p:match("^(.*)/[^/]*$")
           if new[p] == run[p] and (up == nil or kept[up] or not run[up]) then
             kept[p] = true
