@@ -46,6 +46,7 @@ build = {
         "src/core/kinds.c",
         "src/core/latent.c",
         "src/core/names.c",
+        "src/core/nearest.c",
         "src/core/reload.c",
         "src/core/fault.c",
         "src/core/profile.c",

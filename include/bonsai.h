@@ -140,6 +140,21 @@ BONSAI_API int bonsai_kind_info(int kind, bonsai_kindinfo *info);
 ** ("type name utility"), space-separated: with bonsai_kind_info, all a
 ** node table of a kind may hold (the binding refuses any other). */
 BONSAI_API const char *bonsai_node_keys(void);
+/* The words of 'words' (space-separated) nearest to 'word' by edit
+** distance (a swap of two adjacent letters counts one edit), when within 1
+** edit for a word of up to 4 bytes, 2 up to 8, 3 beyond (and fewer edits
+** than the word has bytes: 'y' is near no 'x'): up to 3 of them,
+** all at the nearest distance, in list order, written space-separated into
+** buf as snprintf writes (buf may be NULL). Returns how many (0: none is
+** near). Every did-you-mean of Bonsai comes from here. */
+BONSAI_API int bonsai_nearest(const char *word, const char *words, char *buf,
+                              size_t size);
+/* Writes " (did you mean 'a'?)", " (did you mean 'a' or 'b'?)" or
+** " (did you mean 'a', 'b' or 'c'?)" for the space-separated words of near
+** (as bonsai_nearest gives them) into buf, or "" when near has none or the
+** whole does not fit in size bytes; returns its full length. */
+BONSAI_API size_t bonsai_did_you_mean(const char *near, char *buf,
+                                      size_t size);
 /* The name of parameter i (from 0) among all those bonsai_def_value
 ** knows, in a fixed order ("times", "seconds", "success", "failure", "key",
 ** "op", "value", "abort", "wait", "then_skip", "event", "timeout",
@@ -289,6 +304,11 @@ BONSAI_API int bonsai_leaf_register(bonsai_env *env, const char *name,
 /* The id of the leaf name (the same in every environment of the process,
 ** as key ids are), or -1 when env has no leaf registered under it. */
 BONSAI_API int bonsai_leaf_find(const bonsai_env *env, const char *name);
+/* The names of the leaves registered in env, space-separated (a name that
+** holds a space left out), for messages: as many whole names as fit in buf
+** (size bytes, always terminated). Returns the length of the whole list. */
+BONSAI_API size_t bonsai_leaf_names(const bonsai_env *env, char *buf,
+                                    size_t size);
 /* The registration of leaf id (its function, data and flags), as a host
 ** that wraps another leaf calls it; BONSAI_EARG when id names none. */
 BONSAI_API int bonsai_leaf_get(const bonsai_env *env, int id,
@@ -373,6 +393,20 @@ BONSAI_API int bonsai_def_when_check(bonsai_def *def, int which,
 /* The name of condition 'which' as the Lua API spells it ("skip_if",
 ** "run_while", "on_halted", "post"...), or NULL. */
 BONSAI_API const char *bonsai_cond_name(int which);
+/*
+** Texts: the source a node's script or condition was compiled from, for
+** dumps, traces and debuggers (nothing runs them). 'which' is one of the
+** node's conditions (BONSAI_FAILURE_IF ..) or the node itself.
+*/
+#define BONSAI_TEXT_NODE (-1)
+/* Gives the node added last the source text of its script (which:
+** BONSAI_TEXT_NODE) or of its condition 'which', and the blackboard keys
+** that text reads or writes (space-separated, or NULL). At most
+** BONSAI_MAXTEXT bytes each. A second call for the same which replaces the
+** first. */
+#define BONSAI_MAXTEXT 16384
+BONSAI_API int bonsai_def_text(bonsai_def *def, int which, const char *text,
+                               const char *keys);
 /* Bytes the host attaches to the tree compiled from def (kept by pointer
 ** until then): a shared tree carries them to the other environments, for
 ** what only the host has (the Lua binding: the leaves' args tables). */
@@ -539,6 +573,18 @@ BONSAI_API int bonsai_tree_node_info(const bonsai_tree *tree, unsigned i,
                                      bonsai_nodeinfo *info);
 BONSAI_API int bonsai_agent_node_info(const bonsai_agent *agent, unsigned i,
                                       bonsai_nodeinfo *info);
+/* The text of node i's script (which: BONSAI_TEXT_NODE) or of its
+** condition 'which' (part 0: the source; 1: the keys it reads or writes,
+** space-separated), as bonsai_def_text gave it; a check (a BONSAI_CHECK
+** node, a condition of bonsai_def_when_check) without a text gives its
+** comparison ("hp < 10", "hp != max_hp"; part 1: its keys). Written into buf
+** as snprintf does; returns the full length, 0 when there is none. */
+BONSAI_API size_t bonsai_tree_node_text(const bonsai_tree *tree, unsigned i,
+                                        int which, int part, char *buf,
+                                        size_t size);
+BONSAI_API size_t bonsai_agent_node_text(const bonsai_agent *agent,
+                                         unsigned i, int which, int part,
+                                         char *buf, size_t size);
 /* The number of nodes of the version the agent runs. */
 BONSAI_API unsigned bonsai_agent_nodes(const bonsai_agent *agent);
 /* Writes the path of node i of the version the agent runs into buf, as

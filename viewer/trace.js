@@ -82,9 +82,20 @@ class Trace {
       throw new TraceError(lineNo, 'a tree line needs "tree" and "nodes"');
     }
     const key = o.tree + '@' + o.version;
+    const strings = (l) => (Array.isArray(l) ? l.filter((k) => typeof k === 'string') : undefined);
+    const texts = (c) => {
+      if (!c || typeof c !== 'object' || Array.isArray(c)) return undefined;
+      const out = {};
+      for (const [k, v] of Object.entries(c)) if (typeof v === 'string') out[k] = v;
+      return out;
+    };
     const nodes = o.nodes.map((n, i) => ({
       id: i, name: String(n.name), type: String(n.type), parent: n.parent,
       path: String(n.path), params: n.params || {}, hidden: !!n.hidden, children: [],
+      // its scripts' sources and the keys they read or write (format 1's
+      // optional fields; a trace of an older version has none)
+      script: typeof n.script === 'string' ? n.script : undefined,
+      conditions: texts(n.conditions), keys: strings(n.keys),
     }));
     for (const n of nodes) if (n.parent !== null && nodes[n.parent]) nodes[n.parent].children.push(n.id);
     labelNodes(nodes);

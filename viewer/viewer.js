@@ -22,6 +22,7 @@ const ui = {
   rows: [],              // by node id: { li, row, count }
   search: '',
   popPath: null,         // population: the node whose agents are listed
+  nodePath: null,        // the node the Node panel shows (its name clicked)
   matches: [],
   matchAt: -1,
   live: null,            // { es, paused } in live mode
@@ -196,9 +197,32 @@ function refKey(p) {
   return typeof p.value === 'string' && p.value[0] === '$' ? p.value.slice(1) : null;
 }
 
+// A script's source on one line, cut to 60 characters.
+function sourceText(s) {
+  const one = s.replace(/\s+/g, ' ').trim();
+  return one.length > 60 ? one.slice(0, 59) + '…' : one;
+}
+
+// The scripts of a node that is no check: its own, then its conditions'
+// ('skip_if "hp > 10"'); '' when it has none.
+function scriptText(n) {
+  const out = [];
+  if (n.script && !isCheck(n)) out.push(sourceText(n.script));
+  for (const [k, v] of Object.entries(n.conditions || {})) out.push(k + ' "' + sourceText(v) + '"');
+  return out.join(', ');
+}
+
+// The values the keys of a node's scripts held as the tick (or the step)
+// left them: 'deal 5, stock 0'.
+function keysText(n, bb) {
+  return (n.keys || []).map((k) => k + ' ' + valueText(bb[k])).join(', ');
+}
+
 function paramText(n) {
   const p = n.params;
   const out = [];
+  const script = scriptText(n);
+  if (script) out.push(script);
   if (p.key !== undefined) {
     out.push(p.key + (p.op ? ' ' + p.op + ' ' + (refKey(p) !== null ? p.value : JSON.stringify(p.value)) : ''));
   }
@@ -240,6 +264,7 @@ function buildTree(t) {
     row.children[1].onclick = (e) => toggleBreakpoint(t.name, n.path, e.shiftKey ? 'failure' : '');
     row.children[3].onclick = () => {
       if (ui.coverage) return pickCoverageNode(n.path);
+      ui.nodePath = n.path;
       if (ui.mode === 'agent') return toggleLane(n.path);
       ui.popPath = n.path;
       renderPopAgents();
@@ -374,6 +399,9 @@ function paintTree(view) {
     r.row.title = (n.path || '(the hidden priority wrapper)') +
       (stale ? ': not visited in this tick (' + st + ' since an earlier tick)' : '');
     if (isCheck(n)) r.params.textContent = view && !pop ? checkText(n, view.bb) : paramText(n);
+    else if (n.keys) {
+      r.params.textContent = paramText(n) + (view && !pop ? ' — ' + keysText(n, view.bb) : '');
+    }
     r.row.classList.toggle('bp-on', ui.breakpoints.has(t.name + '\n' + n.path + '\n') ||
       (view && view.line.frozen === id));
     r.row.classList.toggle('bp-fail', ui.breakpoints.has(t.name + '\n' + n.path + '\nfailure'));
@@ -585,6 +613,37 @@ function renderEvents(view) {
     li.className = 'none';
     li.textContent = view.line.state ? 'State given whole (first tick or reload).' : 'No status changed.';
     ol.appendChild(li);
+  }
+}
+
+// The Node panel: the node last clicked, its scripts (and a check's
+// comparison) and the values their keys held at this tick.
+function renderNode(view) {
+  const box = $('node-info');
+  box.textContent = '';
+  const t = ui.tree;
+  const n = t && ui.nodePath !== null ? t.nodes.find((x) => x.path === ui.nodePath) : null;
+  if (!n) {
+    box.innerHTML = '<p class="none">Click a node\'s name for its scripts and the values they read.</p>';
+    return;
+  }
+  const add = (label, text, cls) => {
+    const row = document.createElement('div');
+    row.className = 'node-line' + (cls ? ' ' + cls : '');
+    const b = document.createElement('b');
+    b.textContent = label + ' ';
+    const code = document.createElement(cls === 'code' ? 'code' : 'span');
+    code.textContent = text;
+    row.append(b, code);
+    box.appendChild(row);
+  };
+  const st = view ? STATUSES[view.status[n.id]] : 'idle';
+  add(n.path || '(priority section)', n.type + ', ' + st);
+  if (isCheck(n)) add('check', n.script || paramText(n), 'code');
+  else if (n.script) add('script', n.script, 'code');
+  for (const [k, v] of Object.entries(n.conditions || {})) add(k, v, 'code');
+  if (n.keys && view) {
+    add('read at tick ' + view.tick + (view.step ? ' (this step)' : ''), keysText(n, view.bb));
   }
 }
 
@@ -905,6 +964,7 @@ function render() {
   renderEvents(view);
   renderDelivered(view);
   renderBlackboard(view);
+  renderNode(view);
   renderRunning(view);
   if (ui.popPath !== null) renderPopAgents();
   if (document.activeElement !== $('tick')) $('tick').value = ui.tick; // not while typed in

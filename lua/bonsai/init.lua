@@ -14,6 +14,7 @@ for k, v in pairs(core) do
 end
 bt._checkopts = core._checkopts -- (t, what, words): refuses an unknown key
 bt._nearest = core._nearest     -- (word, words): the word meant, or nil
+bt._suggest = core._suggest     -- (word, words): " (did you mean ...?)" or ""
 
 -- The kinds by name (core.KINDS: each with the keys its node tables take).
 local kinds = {}
@@ -98,12 +99,16 @@ bt.wait_event = eventnode "wait_event"
 -- loaded by the first script.
 local function scripts() return require "bonsai.script" end
 
+-- A script that does not compile is refused by bt.tree, naming the node's
+-- path (the node holds its code in `script`, and no function).
+local DEFER = { defer = true }
+
 function bt.script(code)
-  return node(scripts().node("script", code, 2))
+  return node(scripts().node("script", code, 2, nil, DEFER))
 end
 
 function bt.script_condition(code)
-  return node(scripts().node("condition", code, 2))
+  return node(scripts().node("condition", code, 2, nil, DEFER))
 end
 
 function bt.enums(t)
@@ -112,11 +117,26 @@ end
 
 -- The scripts of pre- and post-conditions (skip_if, run_while, on_success...
 -- on any node), compiled when bt.tree walks the node tables: fn, or fn and
--- the check (key, op, value) that a comparison of a key is, run in C.
-core._script(function(code, field)
-  local f, err, key, op, value = scripts().condition(code, field)
+-- the check (key, op, value) that a comparison of a key is, run in C; then
+-- the keys it reads or writes (space-separated, seen through map: a
+-- remapping subtree's inner key -> the caller's). With field "script":
+-- the keys of node's own script (its field `script`), or nil and why it
+-- is refused. Given a function (a condition a format compiled), its
+-- source and keys when a script made it, else nil.
+core._script(function(code, field, node, map)
+  if field == "script" then return scripts().node_keys(node, code, map) end
+  if type(code) == "function" then -- a condition a file's script made
+    local s = package.loaded["bonsai.script"]
+    local src = s and s.source[code]
+    if not src or type(src.code) ~= "string" then return nil end
+    return src.code, table.concat(src.keys or {}, " ")
+  end
+  local f, err, key, op, value, list = scripts().condition(code, field)
   if not f then return nil, err end
-  return f, key, op, value
+  for i, k in ipairs(list) do
+    list[i] = type(map) == "table" and type(map[k]) == "string" and map[k] or k
+  end
+  return f, key, op, value, table.concat(list, " ")
 end)
 
 -- Composites and decorators -----------------------------------------------
@@ -286,8 +306,9 @@ end
 function bt.node(name, args, children)
   local builder = type(name) == "string" and defined[name]
   if not builder then
-    error("bt.node: no node type defined as '" .. tostring(name) ..
-          "' (bt.define it)", 2)
+    error("bt.node: no node type defined as '" .. tostring(name) .. "'" ..
+          (type(name) == "string" and core._suggest(name, defined) or "") ..
+          " (bt.define it)", 2)
   end
   if args ~= nil and type(args) ~= "table" then
     error("bt.node '" .. name .. "': args must be a table", 2)
@@ -398,15 +419,20 @@ do
   bt.debug = debug_
 end
 
--- A name bonsai does not have: a misspelt constructor ("sequnce") or
--- another runtime's ("fallback_star", "Sequence") is refused with the name
--- meant, among the module's functions and tables.
+-- A name bonsai does not have: a misspelt constructor ("sequnce"), another
+-- runtime's ("fallback_star", "Sequence") or a misspelt constant
+-- ("SUCESS") is refused with the name meant: an ALL-CAPS name among the
+-- module's constants, any other among its functions and tables. A name
+-- near none of them reads nil, so that `bt.NAME == nil` tests for a name
+-- of a later version (rawget(bt, name) always does).
 setmetatable(bt, { __index = function(t, k)
   if type(k) ~= "string" then return nil end
+  local caps = k:match("^[%u_][%u%d_]*$") ~= nil
   local names = {}
   for name, v in pairs(t) do
     if type(name) == "string" and name:sub(1, 1) ~= "_" and
-       (type(v) == "function" or type(v) == "table") then
+       (caps and name:match("^[%u_][%u%d_]*$") or not caps and
+        (type(v) == "function" or type(v) == "table")) then
       names[#names + 1] = name
     end
   end
@@ -415,8 +441,7 @@ setmetatable(bt, { __index = function(t, k)
   if near then
     error("bonsai has no '" .. k .. "': did you mean bt." .. near .. "?", 2)
   end
-  error("bonsai has no '" .. k .. "' (every name is annotated in " ..
-        "lua/bonsai/meta.lua)", 2)
+  return nil
 end })
 
 return bt

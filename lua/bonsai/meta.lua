@@ -148,7 +148,8 @@ function Control:abort(i) end
 
 ---Options of bt.load, handed to the file's loader.
 ---@class (exact) bonsai.LoadOpts
----@field main? string the BehaviorTree.CPP tree to run (a file of several)
+---@field main? string the BehaviorTree.CPP tree to run (a file of several, or of its library)
+---@field library? string[] BehaviorTree.CPP files whose trees the file's SubTrees may use by ID, read as if the file included each (relative to its directory; docs/FORMATS.md)
 ---@field include_dirs? string[] the directories a BehaviorTree.CPP <include> or a behavior3 subtree `path` may read (default: the file's own directory tree, or `dir`'s; docs/FORMATS.md "Which files a tree file may read")
 ---@field tree? string the behavior3 project's tree (its id or title)
 ---@field dir? string the behavior3 workspace directory subtree `path`s are relative to (default: the file's)
@@ -188,6 +189,7 @@ function Control:abort(i) end
 ---@class bonsai.TickError
 ---@field agent bonsai.Agent
 ---@field error string
+---@field count integer how many times in a row this agent failed with this message (1: new; again 1 after a tick without an error): print when 1
 
 ---One recorded event of a:events().
 ---@class bonsai.Event
@@ -302,7 +304,7 @@ function Tree:mermaid(a) end
 ---The nodes of the version a runs (or the current one), in pre-order, and
 ---that version's id.
 ---@param a? bonsai.Agent
----@return table[] nodes { id, name, type, parent?, path, params, hidden?, status? }
+---@return table[] nodes { id, name, type, parent?, path, params, hidden?, status?, script?, conditions?, keys? } (script: its script's source or a check's comparison; conditions: { skip_if = source, ... }; keys: those they read or write)
 ---@return integer version
 function Tree:nodes(a) end
 
@@ -792,8 +794,9 @@ function bt.register(name, def) end
 
 ---Strict mode for every tree of this Lua state: with on true, a Lua leaf
 ---(or task) that returns nothing is an error ("did you forget return?")
----instead of a failure. Returns the previous setting; bt.strict() only
----reads it.
+---instead of a failure, and a task that yields a final status
+---(coroutine.yield(bt.SUCCESS), true, false) is an error instead of running
+---forever. Returns the previous setting; bt.strict() only reads it.
 ---@param on? boolean
 ---@return boolean
 function bt.strict(on) end
@@ -1130,15 +1133,18 @@ function bt.node(name, args, children) end
 function bt.control(t) end
 
 ---An action running a script (BehaviorTree.CPP's script language, see
----docs/SCRIPTS.md) on the agent's blackboard; success. Compiled here: a
----script that does not parse raises.
+---docs/SCRIPTS.md) on the agent's blackboard; success. The node holds the
+---code in its field `script`; bt.tree refuses a script that does not parse,
+---or reads a field or a global (`x := math.pi`), naming the node's path,
+---the character and the code. Division by zero gives inf, -inf or NaN.
 ---@param code string e.g. "count := count + 1; state := 'done'"
 ---@return bonsai.Node
 function bt.script(code) end
 
----A condition: success when the script's last value is true (false, nil,
----0 and '' are false). A comparison of a key with a constant or a key is a
----bt.check.
+---A condition: success when the script's last value is true (false, nil
+---and 0 are false; a string or a table is an error naming the operand). A
+---comparison of a key with a constant or a key is a bt.check. A script
+---that does not compile is refused by bt.tree, naming the node's path.
 ---@param code string e.g. "hp > 50 && ammo > 0"
 ---@return bonsai.Node
 function bt.script_condition(code) end

@@ -189,7 +189,8 @@ function Recording:version(agent)
     for k, x in pairs(nd.params) do params[k] = jsonvalue(x) end
     list[i] = { id = nd.id, name = nd.name, type = nd.type,
                 parent = nd.parent or null, path = nd.path,
-                hidden = nd.hidden, params = params }
+                hidden = nd.hidden, params = params, script = nd.script,
+                keys = nd.keys, conditions = nd.conditions }
   end
   self.emit(encode { t = "tree", tree = name, version = n, nodes = list })
   return v

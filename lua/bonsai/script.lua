@@ -147,7 +147,8 @@ end
 local function fields(_, i, start, reads, call)
   local node = reads[1]
   for j = 2, #reads do
-    node = { tag = "index", node, reads[j].key, pos = reads[j].pos }
+    node = { tag = "index", node, reads[j].key, pos = reads[j].pos,
+             start = start }
   end
   if call then
     error({ pos = start, msg = "'" .. spelled(node) ..
@@ -259,17 +260,51 @@ local function article(v)
   return "a " .. type(v)
 end
 
--- The message for operand `node` holding the wrong value v.
-local function bad(node, v, side, what)
+-- The keys set on bb (a blackboard, a view, or a plain table), for the
+-- did-you-mean of a key that is not set.
+local function setkeys(bb)
+  local list = {}
+  local ok, f, st, k = pcall(function()
+    if type(bb) == "table" and getmetatable(bb) == nil then
+      return pairs(bb)
+    end
+    return bb:pairs()
+  end)
+  if ok then
+    for key, v in f, st, k do
+      if type(key) == "string" and v ~= nil then list[#list + 1] = key end
+    end
+  end
+  return list
+end
+
+-- The message for operand `node` holding the wrong value v ("what" it
+-- should be); a key that is not set is said so, with the keys bb has that
+-- it may mean (as bt.check says it in C).
+local function bad(node, v, side, what, bb)
+  if v == nil and node.tag == "key" then
+    return "key '" .. node.name .. "' is not set" ..
+      (bb ~= nil and require("bonsai")._suggest(node.name, setkeys(bb)) or "")
+  end
   local who = (node.tag == "key" or node.tag == "index") and
     "'" .. spelled(node) .. "'" or
     side ~= "" and "the " .. side .. " side" or "the operand"
   return who .. " is " .. article(v) .. ", " .. what
 end
 
-local function truth(v)
+-- Truth (`!`, `&&`, `||`, `? :`, a condition's value): booleans, numbers (0
+-- is false) and nil (an unset key: false); any other value (a string, a
+-- table) is an error naming the operand, as BehaviorTree.CPP refuses a
+-- string there.
+local function notruth(node, v, what)
+  error(bad(node, v, "", what .. " needs a boolean or a number"), 0)
+end
+
+local function truth(v, node, what)
   if v == true or v == false then return v end
-  return v ~= nil and v ~= 0 and v ~= ""
+  if v == nil or v == 0 then return false end
+  if type(v) ~= "number" then notruth(node, v, what) end
+  return true
 end
 
 -- Whole numbers for the bitwise operators, checked.
@@ -339,12 +374,19 @@ local function writer(k)
   return function(bb, v) bb[k] = v end
 end
 
+-- Division by zero gives IEEE's infinities and NaN, as BehaviorTree.CPP's
+-- doubles do: `/` is a float division on every Lua (1/0 is inf, 0/0 NaN);
+-- `%` by zero, which Lua 5.3's integers refuse, is NaN (C's fmod).
+local NAN = 0 / 0
 local arith = {
   ["+"] = function(x, y) return x + y end,
   ["-"] = function(x, y) return x - y end,
   ["*"] = function(x, y) return x * y end,
   ["/"] = function(x, y) return x / y end,
-  ["%"] = function(x, y) return x % y end,
+  ["%"] = function(x, y)
+    if y == 0 then return NAN end
+    return x % y
+  end,
 }
 
 local order = {
@@ -359,13 +401,18 @@ local function comparer(op, l, r)
   if op == "==" then return function(x, y) return x == y end end
   if op == "!=" then return function(x, y) return x ~= y end end
   local f = order[op]
-  return function(x, y)
+  return function(x, y, bb)
     local tx, ty = type(x), type(y)
     if tx ~= ty or tx ~= "number" and tx ~= "string" then
-      if l.tag == "key" or r.tag ~= "key" then
-        error(bad(l, x, "left", "compared with " .. article(y)), 0)
+      -- as bt.check says it: a key not set first, then the operand that
+      -- cannot be ordered, then a key on the right, else the left one
+      if x == nil and l.tag == "key" then error(bad(l, x, "", "", bb), 0) end
+      if y == nil and r.tag == "key" then error(bad(r, y, "", "", bb), 0) end
+      if (tx == "number" or tx == "string") and
+         (ty ~= "number" and ty ~= "string" or r.tag == "key") then
+        error(bad(r, y, "right", "compared with " .. article(x), bb), 0)
       end
-      error(bad(r, y, "right", "compared with " .. article(x)), 0)
+      error(bad(l, x, "left", "compared with " .. article(y), bb), 0)
     end
     return f(x, y)
   end
@@ -374,39 +421,37 @@ end
 -- An arithmetic step f on x (of node l) and y (of node r) for operator op.
 local function arithmetic(op, l, r)
   local f = arith[op]
-  return function(x, y)
+  return function(x, y, bb)
     if type(x) ~= "number" then
       if op == "+" and type(x) == "string" and type(y) == "string" then
         return x .. y -- BT.CPP adds strings
       end
-      error(bad(l, x, "left", "'" .. op .. "' needs numbers"), 0)
+      error(bad(l, x, "left", "'" .. op .. "' needs numbers", bb), 0)
     end
     if type(y) ~= "number" then
-      error(bad(r, y, "right", "'" .. op .. "' needs numbers"), 0)
-    end
-    if y == 0 and (op == "/" or op == "%") then
-      error((r.tag == "key" and "'" .. r.name .. "' is 0: " or "") ..
-            "division by zero", 0)
+      error(bad(r, y, "right", "'" .. op .. "' needs numbers", bb), 0)
     end
     return f(x, y)
   end
 end
 
 local function concat(l, r)
-  return function(x, y)
+  return function(x, y, bb)
     local tx, ty = type(x), type(y)
     if tx ~= "string" and tx ~= "number" then
-      error(bad(l, x, "left", "'..' needs strings or numbers"), 0)
+      error(bad(l, x, "left", "'..' needs strings or numbers", bb), 0)
     end
     if ty ~= "string" and ty ~= "number" then
-      error(bad(r, y, "right", "'..' needs strings or numbers"), 0)
+      error(bad(r, y, "right", "'..' needs strings or numbers", bb), 0)
     end
     return x .. y
   end
 end
 
 local function bitwise(op, l, r)
-  return function(x, y)
+  return function(x, y, bb)
+    if x == nil and l.tag == "key" then error(bad(l, x, "", "", bb), 0) end
+    if y == nil and r.tag == "key" then error(bad(r, y, "", "", bb), 0) end
     return bitops(op, whole(l, x, "left", op, BITLIMIT),
                   whole(r, y, "right", op, BITLIMIT))
   end
@@ -427,19 +472,19 @@ end
 local arith_fast = {
   ["+"] = function(k, y, slow) return function(bb)
     local x = bb[k] if type(x) == "number" then return x + y end
-    return slow(x, y) end end,
+    return slow(x, y, bb) end end,
   ["-"] = function(k, y, slow) return function(bb)
     local x = bb[k] if type(x) == "number" then return x - y end
-    return slow(x, y) end end,
+    return slow(x, y, bb) end end,
   ["*"] = function(k, y, slow) return function(bb)
     local x = bb[k] if type(x) == "number" then return x * y end
-    return slow(x, y) end end,
+    return slow(x, y, bb) end end,
   ["/"] = function(k, y, slow) return function(bb)
     local x = bb[k] if type(x) == "number" then return x / y end
-    return slow(x, y) end end,
+    return slow(x, y, bb) end end,
   ["%"] = function(k, y, slow) return function(bb)
     local x = bb[k] if type(x) == "number" then return x % y end
-    return slow(x, y) end end,
+    return slow(x, y, bb) end end,
 }
 
 local update_fast = {
@@ -465,16 +510,16 @@ local update_fast = {
 local order_fast = {
   ["<"] = function(k, y, ty, slow) return function(bb)
     local x = bb[k] if type(x) == ty then return x < y end
-    return slow(x, y) end end,
+    return slow(x, y, bb) end end,
   ["<="] = function(k, y, ty, slow) return function(bb)
     local x = bb[k] if type(x) == ty then return x <= y end
-    return slow(x, y) end end,
+    return slow(x, y, bb) end end,
   [">"] = function(k, y, ty, slow) return function(bb)
     local x = bb[k] if type(x) == ty then return x > y end
-    return slow(x, y) end end,
+    return slow(x, y, bb) end end,
   [">="] = function(k, y, ty, slow) return function(bb)
     local x = bb[k] if type(x) == ty then return x >= y end
-    return slow(x, y) end end,
+    return slow(x, y, bb) end end,
 }
 
 -- Whether node is `key op constant` with a fast path: the key, the constant.
@@ -483,7 +528,7 @@ local function keyconst(node, fast)
   if l.tag ~= "key" or r.tag ~= "const" or METHODS[l.name] then return nil end
   local y = r.value
   if fast == arith_fast and (type(y) ~= "number" or
-     y == 0 and (node.op == "/" or node.op == "%")) then
+     y == 0 and node.op == "%") then -- (Lua 5.3's integers refuse it)
     return nil
   end
   return l.name, y
@@ -517,11 +562,15 @@ end
 
 function compilers.unary(node)
   local f, x = compile(node[1]), node[1]
-  if node.op == "!" then return function(bb) return not truth(f(bb)) end end
+  if node.op == "!" then
+    return function(bb) return not truth(f(bb), x, "'!'") end
+  end
   if node.op == "-" then
     return function(bb)
       local v = f(bb)
-      if type(v) ~= "number" then error(bad(x, v, "", "'-' needs a number"), 0) end
+      if type(v) ~= "number" then
+        error(bad(x, v, "", "'-' needs a number", bb), 0)
+      end
       return -v
     end
   end
@@ -536,27 +585,36 @@ function compilers.binary(node)
   if op == "&&" then
     return function(bb) -- truth() inline: the common case is a boolean
       local v = fl(bb)
-      if v ~= true and (v == false or v == nil or v == 0 or v == "") then
-        return false
+      if v ~= true then
+        if v == false or v == nil or v == 0 then return false end
+        if type(v) ~= "number" then notruth(l, v, "'&&'") end
       end
       v = fr(bb)
-      return v == true or v ~= false and v ~= nil and v ~= 0 and v ~= ""
+      if v == true then return true end
+      if v == false or v == nil or v == 0 then return false end
+      if type(v) ~= "number" then notruth(r, v, "'&&'") end
+      return true
     end
   end
   if op == "||" then
     return function(bb)
       local v = fl(bb)
-      if v == true or v ~= false and v ~= nil and v ~= 0 and v ~= "" then
+      if v == true then return true end
+      if v ~= false and v ~= nil and v ~= 0 then
+        if type(v) ~= "number" then notruth(l, v, "'||'") end
         return true
       end
       v = fr(bb)
-      return v == true or v ~= false and v ~= nil and v ~= 0 and v ~= ""
+      if v == true then return true end
+      if v == false or v == nil or v == 0 then return false end
+      if type(v) ~= "number" then notruth(r, v, "'||'") end
+      return true
     end
   end
   local s = step(op, l, r)
   local k, y = keyconst(node, arith_fast)
   if k and arith_fast[op] then return arith_fast[op](k, y, s) end
-  return function(bb) return s(fl(bb), fr(bb)) end
+  return function(bb) return s(fl(bb), fr(bb), bb) end
 end
 
 function compilers.compare(node)
@@ -572,14 +630,14 @@ function compilers.compare(node)
     elseif k and (type(y) == "number" or type(y) == "string") then
       return order_fast[op](k, y, type(y), c)
     end
-    return function(bb) return c(fl(bb), fr(bb)) end
+    return function(bb) return c(fl(bb), fr(bb), bb) end
   end
   local n = #cs
   return function(bb) -- chained: a < b < c is a < b && b < c
     local x = fs[1](bb)
     for i = 1, n do
       local y = fs[i + 1](bb)
-      if not cs[i](x, y) then return false end
+      if not cs[i](x, y, bb) then return false end
       x = y
     end
     return true
@@ -588,8 +646,9 @@ end
 
 compilers["if"] = function(node)
   local c, t, e = compile(node[1]), compile(node[2]), compile(node[3])
+  local cond = node[1]
   return function(bb)
-    if truth(c(bb)) then return t(bb) end
+    if truth(c(bb), cond, "'? :'") then return t(bb) end
     return e(bb)
   end
 end
@@ -617,11 +676,11 @@ local function assignment(node)
   return function(bb)
     local old = get(bb)
     if old == nil then
-      error("'" .. k .. "' is not set (':=' creates a key, '" .. op ..
+      error(bad(key, nil, "", "", bb) .. " (':=' creates a key, '" .. op ..
             "' does not)", 0)
     end
     local v = value(bb)
-    if s then v = s(old, v) end
+    if s then v = s(old, v, bb) end
     set(bb, v)
     return v
   end
@@ -637,7 +696,7 @@ function compilers.assign(node)
          v[1].name == k and v[2].tag == "const" then
     by, y = v.op, v[2].value
   end
-  if update_fast[by] and type(y) == "number" and (by ~= "/" or y ~= 0) then
+  if update_fast[by] and type(y) == "number" then
     return update_fast[by](k, y, slow)
   end
   return slow
@@ -718,14 +777,59 @@ local function rooted(node)
   return node.value and type(node.value) == "table" and rooted(node.value)
 end
 
--- compile(code, rename) -> f(bb) returning the last statement's value, then
--- (when the script is one comparison of a key) the key, op and value of the
--- equivalent bt.check; or nil and the message. rename (optional): the keys
--- seen from a subtree, as for renamed(); compile(...) then also tells, as
--- its fifth value, whether a key was renamed.
-function M.compile(code, rename)
+-- Every node of a statement tree (assignments' values included), in order.
+local function each(node, f)
+  f(node)
+  for _, child in ipairs(node) do each(child, f) end
+  if node.value and type(node.value) == "table" then each(node.value, f) end
+end
+
+-- The first field read (t.x, t[i]) of the statements, or nil.
+local function field(stmts)
+  local found
+  for _, s in ipairs(stmts) do
+    each(s, function(n)
+      if n.tag == "index" and (not found or n.start < found.start) then
+        found = n
+      end
+    end)
+  end
+  return found
+end
+
+-- The keys the statements read or write, in order, each once.
+local function keys(stmts)
+  local list, seen = {}, {}
+  for _, s in ipairs(stmts) do
+    each(s, function(n)
+      local k = n.tag == "key" and n.name or n.tag == "assign" and n.key
+      if k and not seen[k] then
+        seen[k] = true
+        list[#list + 1] = k
+      end
+    end)
+  end
+  return list
+end
+
+-- compile(code, rename, opts) -> f(bb) returning the last statement's
+-- value, then (when the script is one comparison of a key) the key, op and
+-- value of the equivalent bt.check, whether rename renamed a key, and
+-- { keys = the keys it reads or writes, last = the last statement's tree };
+-- or nil and the message. rename (optional): the keys seen from a subtree,
+-- as for renamed(). opts.fields: field reads are allowed (behavior3's
+-- expressions, which are Lua or JavaScript); without it a script reads
+-- keys only, as BehaviorTree.CPP's does.
+function M.compile(code, rename, opts)
   local stmts, err = M.parse(code)
   if not stmts then return nil, err end
+  local dotted = not (opts and opts.fields) and field(stmts)
+  if dotted then
+    return nil, "at character " .. dotted.start .. ": '" ..
+      spelled(dotted) .. "': a script reads blackboard keys, not fields " ..
+      "or globals (BehaviorTree.CPP's scripts have no '.' nor '['; " ..
+      "behavior3 files' expressions read fields)"
+  end
   local n = { changed = 0 }
   if rename then
     for i, s in ipairs(stmts) do
@@ -753,31 +857,58 @@ function M.compile(code, rename)
   end
   local key, op, value
   if #stmts == 1 then key, op, value = check(stmts[1]) end
-  return f, key, op, value, n.changed > 0
+  return f, key, op, value, n.changed > 0,
+    { keys = keys(stmts), last = stmts[#stmts] }
 end
 
 -- Nodes ---------------------------------------------------------------------
 
--- node -> { kind = "script" | "condition", code = code, renamed = bool }:
--- the script a node was made from, for the exporters (renamed: its keys are
--- not the code's, seen through a subtree's remapping).
+-- node -> { kind = "script" | "condition", code = code, renamed = bool,
+-- keys = { key... } }: the script a node was made from, for the exporters
+-- (renamed: its keys are not the code's, seen through a subtree's
+-- remapping) and the texts of dumps and traces (keys: those it reads or
+-- writes, renamed).
 M.source = setmetatable({}, { __mode = "k" })
 
 local function succeed(f)
   return function(_, bb) f(bb) return true end
 end
-local function holds(f)
-  return function(_, bb) return truth(f(bb)) end
+-- A condition's value as true or false; a value that is neither a boolean
+-- nor a number nor nil is an error naming the last statement's operand.
+local function holds(f, last)
+  return function(_, bb)
+    local v = f(bb)
+    if v == true or v == false then return v end
+    return truth(v, last, "a condition")
+  end
+end
+
+-- The message of a script that does not compile, with its code:
+-- 'at character 6 of "a := ": syntax error at the end'.
+local function refusal(code, err)
+  local what = type(code) == "string" and
+    (#code > 60 and code:sub(1, 57) .. "..." or code) or tostring(code)
+  what = string.format("%q", what):gsub("\\\n", "\\n")
+  local at, rest = err:match("^at character (%d+): (.*)$")
+  if at then return "at character " .. at .. " of " .. what .. ": " .. rest end
+  return what .. ": " .. err
 end
 
 -- The node table of bt.script(code) (kind "script": an action that
 -- succeeds) or bt.script_condition(code) (kind "condition": success when
--- the value is true; a comparison of a key is a bt.check). Raises
--- "bt.script('...'): at character N: ..." at `level`. rename: as for
--- compile.
-function M.node(kind, code, level, rename)
-  local f, key, op, value, changed = M.compile(code, rename)
+-- the value is true; a comparison of a key is a bt.check); its field
+-- `script` holds the code. A script that does not compile raises
+-- "bt.script('...'): at character N: ..." at `level`; with opts.defer it
+-- gives instead the node { type =, script = code } without a function,
+-- which bt.tree refuses naming the node's path. rename: as for compile;
+-- opts.fields: as for compile.
+function M.node(kind, code, level, rename, opts)
+  local f, key, op, value, changed, info = M.compile(code, rename, opts)
   if not f then
+    if opts and opts.defer and type(code) == "string" then
+      return { type = kind == "script" and "action" or "condition",
+               script = code }
+    end
     local what = type(code) == "string" and
       (#code > 40 and code:sub(1, 37) .. "..." or code) or tostring(code)
     error(string.format("bt.%s(%q): %s", kind == "script" and "script" or
@@ -787,27 +918,60 @@ function M.node(kind, code, level, rename)
   if kind == "condition" and key then
     n = { type = "check", key = key, op = op, value = value }
   elseif kind == "condition" then
-    n = { type = "condition", fn = holds(f) }
+    n = { type = "condition", fn = holds(f, info.last) }
   else
     n = { type = "action", fn = succeed(f) }
   end
-  M.source[n] = { kind = kind, code = code, renamed = changed }
+  n.script = code
+  M.source[n] = { kind = kind, code = code, renamed = changed,
+                  keys = info.keys }
   return n
+end
+
+-- The keys (space-separated, each seen through map: inner key -> the
+-- caller's, or nil) of the script node n (a node table whose field
+-- `script` holds code, kind "script" or "condition"), for bt.tree's walk;
+-- or nil and the message when code does not compile, or compiles but the
+-- node has nothing to run.
+function M.node_keys(n, code, map)
+  local src = M.source[n]
+  local list
+  if src and src.code == code then
+    list = src.keys
+  else
+    local f, err, _, _, _, info = M.compile(code)
+    if not f then return nil, refusal(code, err) end
+    if rawget(n, "type") ~= "check" and rawget(n, "fn") == nil and
+       rawget(n, "tick") == nil and rawget(n, "task") == nil and
+       rawget(n, "leaf") == nil then
+      return nil, "'script' is the text of the node's function, which it " ..
+        "lacks (bt.script(code) and bt.script_condition(code) make both)"
+    end
+    list = info.keys
+  end
+  local out = {}
+  for i, k in ipairs(list) do
+    out[i] = type(map) == "table" and type(map[k]) == "string" and map[k] or k
+  end
+  return table.concat(out, " ")
 end
 
 -- The function of a pre- or post-condition (field: "skip_if", "on_success"...)
 -- given as a script: fn(agent, bb) returning whether the condition holds
 -- (a post-condition's script just runs, and says true); or nil and the
--- message; then whether rename renamed a key, and for a pre-condition that
--- is one comparison of a key, its check (key, op, value, as bt.check's).
--- rename: as for compile.
+-- message; then whether rename renamed a key, for a pre-condition that
+-- is one comparison of a key, its check (key, op, value, as bt.check's),
+-- and the list of the keys it reads or writes. rename, opts: as for
+-- compile.
 local PRE = { failure_if = true, success_if = true, skip_if = true,
               run_while = true }
-function M.condition(code, field, rename)
-  local f, key, op, value, changed = M.compile(code, rename)
-  if not f then return nil, key end
-  if PRE[field] then return holds(f), changed, key, op, value end
-  return succeed(f), changed
+function M.condition(code, field_, rename, opts)
+  local f, key, op, value, changed, info = M.compile(code, rename, opts)
+  if not f then return nil, refusal(code, key) end
+  if PRE[field_] then
+    return holds(f, info.last), changed, key, op, value, info.keys
+  end
+  return succeed(f), changed, nil, nil, nil, info.keys
 end
 
 -- The code of a bt.check node (key, op, value): "hp >= 5", "a != $b" as

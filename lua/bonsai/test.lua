@@ -78,8 +78,9 @@ local function toscript(key, v)
     return script(function() return v end, "constant")
   end
   error(string.format("bonsai.test: stand-in '%s': a status, a function " ..
-    "or T.statuses/T.runs/T.running/T.raise expected, got %s", key,
-    tostring(v)), 0)
+    "or T.statuses/T.runs/T.running/T.raise expected, got %s%s", key,
+    tostring(v), type(v) == "string" and
+    bt._suggest(v, "success failure running") or ""), 0)
 end
 
 -- Blackboards ---------------------------------------------------------------
@@ -190,7 +191,9 @@ local function timeline_of(list)
       if k ~= "at" and k ~= "set" and k ~= "clear" and k ~= "interrupt" and
          k ~= "wake" and k ~= "call" then
         error("bonsai.test: timeline entry " .. i .. ": unknown field '" ..
-              tostring(k) .. "' (at, set, clear, interrupt, wake, call)", 0)
+              tostring(k) .. "'" .. (type(k) == "string" and
+              bt._suggest(k, "at set clear interrupt wake call") or "") ..
+              " (at, set, clear, interrupt, wake, call)", 0)
       end
     end
     out[#out + 1] = { e = e, i = i }
@@ -251,6 +254,11 @@ local function standin_node(s, node, key, def, sc)
   for _, k in ipairs(KEPT) do n[k] = def[k] end
   n.name = node.name -- (the compiled name: every path stays)
   if standin.CONDITIONS[node.type] then
+    if sc.what == "running" then -- refused now, not at its first tick
+      error(string.format("bonsai.test: stand-in '%s': T.running stands " ..
+        "in for an action, but '%s' is a %s, which ends in its tick (a " ..
+        "status, a function or T.statuses)", key, path, node.type), 0)
+    end
     s.state[path].run = 1 -- a condition's calls are the steps of one run
     n.fn = step
     return bt.condition(n)
@@ -272,7 +280,8 @@ function T.scenario(o)
   if type(o) ~= "table" then error("bonsai.test: T.scenario takes a table", 2) end
   for k in pairs(o) do
     if not OPTIONS[k] then
-      error("bonsai.test: T.scenario: unknown field '" .. tostring(k) .. "'", 2)
+      error("bonsai.test: T.scenario: unknown field '" .. tostring(k) .. "'" ..
+            (type(k) == "string" and bt._suggest(k, OPTIONS) or ""), 2)
     end
   end
   local s = setmetatable({ ticks = {}, calls = {}, log = {} }, Scenario)
@@ -447,6 +456,17 @@ function Scenario:run_until(what, limit)
   limit = limit or self.max_ticks
   local test = what
   if type(what) ~= "function" then
+    local ok = false
+    for _, st in ipairs { bt.SUCCESS, bt.FAILURE, bt.RUNNING, bt.ABORTED,
+                          bt.IDLE, bt.SKIPPED } do
+      ok = ok or what == st
+    end
+    if not ok then
+      error("bonsai.test: s:run_until: " .. tostring(what) .. " is no " ..
+            "status" .. (type(what) == "string" and bt._suggest(what,
+            "success failure running aborted idle skipped") or "") ..
+            " (a status or a function(tick))", 2)
+    end
     test = function(t) return t.status == what end
   end
   for _ = 1, limit do
@@ -494,8 +514,14 @@ function Scenario:paths(who)
     end
   end
   if not found then
-    error(string.format("bonsai.test: no node '%s' in tree '%s'", who,
-                        self.name), 3)
+    local names = {}
+    for p, key in pairs(self.standin_paths) do names[key], names[p] = true, true end
+    for _, n in ipairs(self.nodes) do
+      names[n.name], names[n.path] = true, true
+      if n.params and n.params.leaf then names[n.params.leaf] = true end
+    end
+    error(string.format("bonsai.test: no node '%s' in tree '%s'%s", who,
+                        self.name, bt._suggest(tostring(who), names)), 3)
   end
   self.names[who] = set
   return set
@@ -573,6 +599,7 @@ end
 -- s:expect_returned(status, { within = k }): a tick among the first k
 -- (default: every tick run) returned status.
 function Scenario:expect_returned(status, o)
+  bt._checkopts(o, "s:expect_returned", "within")
   local k = math.min((o and o.within) or #self.ticks, #self.ticks)
   for n = 1, k do
     if self.ticks[n].status == status then return self, n end
@@ -606,6 +633,7 @@ end
 -- s:expect_entered(who, { times = n, at = tick }): who started a run (at
 -- that tick; n times in all).
 function Scenario:expect_entered(who, o)
+  bt._checkopts(o, "s:expect_entered", "times at")
   o = o or {}
   local hits = self:ticks_where(function(t)
     return t:entered(who) and (o.at == nil or t.n == o.at)
@@ -635,6 +663,7 @@ end
 -- (at that tick; in a tick whose blackboard, as the tree saw it, makes
 -- when(bb) true).
 function Scenario:expect_aborted(who, o)
+  bt._checkopts(o, "s:expect_aborted", "when at")
   o = o or {}
   local hits = self:ticks_where(function(t) return t:aborted(who) end)
   if #hits == 0 then self:fail(#self.ticks, who .. " was never aborted") end
@@ -663,6 +692,7 @@ end
 -- s:expect_error(pattern, { at = tick }): a tick raised an error whose
 -- message matches pattern (plain text).
 function Scenario:expect_error(pattern, o)
+  bt._checkopts(o, "s:expect_error", "at")
   o = o or {}
   for _, t in ipairs(self.ticks) do
     if t.error and (o.at == nil or t.n == o.at) and
@@ -679,7 +709,8 @@ end
 function Scenario:calls_of(key, what)
   local list = self.calls[key]
   if not list then
-    error("bonsai.test: no stand-in '" .. tostring(key) .. "'", 2)
+    error("bonsai.test: no stand-in '" .. tostring(key) .. "'" ..
+          bt._suggest(tostring(key), self.calls), 2)
   end
   if not what then return list end
   local out = {}

@@ -98,8 +98,11 @@ typedef struct Node {
   bonsai_value val; /* check: the constant (strings point into the pool) */
   uint32_t cond;    /* NF_COND: its conditions in bp->leaves, from here in
                     ** BONSAI_* condition order, one per bit of 'when' */
+  uint32_t text;    /* its texts (bonsai_def_text) in the pool, or BS_NONE:
+                    ** for itself then each condition in order, the source
+                    ** and the keys, each NUL-terminated ("" when none) */
   uint8_t when;     /* NF_COND: bit k set when it has condition k */
-  char spare[11];
+  char spare[7];
 } Node;
 
 /* A pre-condition evaluated in C (bonsai_def_when_check): its leaf in

@@ -47,6 +47,16 @@ static int seterr(char *err, size_t size, const bonsai_def *d, uint32_t i,
   return -1;
 }
 
+/* Refuses node i's leaf name, not registered, with the names meant. */
+static int noleaf(char *err, size_t size, const bonsai_def *d, uint32_t i,
+                  const char *leaf) {
+  char names[2048], near[200], meant[240];
+  bonsai_leaf_names(d->env, names, sizeof names);
+  bonsai_nearest(leaf, names, near, sizeof near);
+  bonsai_did_you_mean(near, meant, sizeof meant);
+  return seterr(err, size, d, i, "no leaf registered as '%s'%s", leaf, meant);
+}
+
 /* Checks node i's shape and parameters; returns 0 or writes err. */
 static int validate(const bonsai_def *d, uint32_t i, char *err, size_t size) {
   const DefNode *n = &d->nodes[i];
@@ -110,9 +120,9 @@ static int validate(const bonsai_def *d, uint32_t i, char *err, size_t size) {
       return seterr(err, size, d, i, "'is_set' needs a key");
     break;
   case BONSAI_ACTION: case BONSAI_CONDITION:
-    if (n->leafname != BS_NONE && bonsai_leaf_find(d->env, d->strs + n->leafname) < 0)
-      return seterr(err, size, d, i, "no leaf registered as '%s'",
-                    d->strs + n->leafname);
+    if (n->leafname != BS_NONE &&
+        bonsai_leaf_find(d->env, d->strs + n->leafname) < 0)
+      return noleaf(err, size, d, i, d->strs + n->leafname);
     break;
   default:
     break;
@@ -446,6 +456,14 @@ static Blueprint *allocate(const bonsai_def *d, const Names *nm,
         if (d->conds[i][k].val.type == BONSAI_TSTRING)
           poolsize += strlen(d->strs + d->conds[i][k].val.u.str.len) + 1;
       }
+  for (i = 0; i < d->ntexts; i++) /* texts: two strings per slot */
+    for (k = 0; k <= BONSAI_NCONDS; k++) {
+      uint32_t j;
+      for (j = 0; j < 2; j++)
+        poolsize += (d->texts[i][k][j] != BS_NONE
+                         ? strlen(d->strs + d->texts[i][k][j])
+                         : 0) + 1;
+    }
   for (i = 0; i < d->n; i++)
     nevguard += d->nodes[i].kind == BONSAI_EVENT_GUARD &&
                 d->nodes[i].mode == GUARD_LOWER;
@@ -514,6 +532,24 @@ static uint32_t addcheck(Blueprint *bp, const bonsai_def *d, const DefCond *c,
   return bp->nchecks++;
 }
 
+/* The texts of definition node dn into the pool: node n's record. */
+static void texts(Node *n, const bonsai_def *d, const DefNode *dn,
+                  Blueprint *bp, Layout *lay) {
+  uint32_t k, j;
+  n->text = BS_NONE;
+  if (dn->texts == BS_NONE)
+    return;
+  n->text = (uint32_t)lay->at;
+  for (k = 0; k <= BONSAI_NCONDS; k++)
+    for (j = 0; j < 2; j++) {
+      uint32_t at = d->texts[dn->texts][k][j];
+      const char *s = at != BS_NONE ? d->strs + at : "";
+      size_t len = strlen(s);
+      memcpy(bp->pool + lay->at, s, len + 1);
+      lay->at += len + 1;
+    }
+}
+
 /* Phase 4: node i from its definition: flags, data, links to its active
 ** ancestor, parameters. -1 when out of memory (interning a key). */
 static int fillnode(Blueprint *bp, const bonsai_def *d, const Names *nm,
@@ -528,6 +564,7 @@ static int fillnode(Blueprint *bp, const bonsai_def *d, const Names *nm,
   n->name = nm->at[i];
   n->args = dn->args;
   n->leaf = BS_NONE;
+  texts(n, d, dn, bp, lay);
   if (ki->flags & K_ACTIVE)
     n->flags |= NF_ACTIVE;
   if (ki->flags & K_MEMORY) /* the VM's fast paths */

@@ -38,6 +38,7 @@ void bonsai_def_free(bonsai_def *d) {
   bs_free(env, d->nodes, d->cap * sizeof *d->nodes);
   bs_free(env, d->strs, d->capstrs);
   bs_free(env, d->conds, d->capconds * sizeof *d->conds);
+  bs_free(env, d->texts, d->captexts * sizeof *d->texts);
   bs_free(env, d, sizeof *d);
   bonsai_env_release(env);
 }
@@ -260,7 +261,7 @@ static uint32_t addnode(bonsai_def *d, int kind, const char *name) {
   n->name = BS_NONE;
   n->leafname = BS_NONE;
   n->key = n->vkey = n->event = BS_NONE;
-  n->when = BS_NONE;
+  n->when = n->texts = BS_NONE;
   n->ctl = (uint8_t)((d->open == BS_NONE ? 0 : d->nodes[d->open].ctl) +
                      (kind == BONSAI_CONTROL));
   if (n->ctl > BONSAI_MAXCONTROL) {
@@ -460,6 +461,44 @@ int bonsai_def_when_check(bonsai_def *d, int which, const char *key,
   }
   c->op = (uint8_t)i;
   c->val = v;
+  return BONSAI_OK;
+}
+
+int bonsai_def_text(bonsai_def *d, int which, const char *text,
+                    const char *keys) {
+  DefNode *n;
+  uint32_t k, j, t, kk = BS_NONE;
+  if (d->err[0] != '\0')
+    return BONSAI_EDEF;
+  if (d->n == 0)
+    return deferror(d, BS_NONE, "a text before any node");
+  if (which < BONSAI_TEXT_NODE || which >= BONSAI_NCONDS)
+    return deferror(d, d->n - 1, "unknown condition %d", which);
+  if (text == NULL || strlen(text) > BONSAI_MAXTEXT ||
+      (keys != NULL && strlen(keys) > BONSAI_MAXTEXT))
+    return deferror(d, d->n - 1, "a text of at most %d bytes expected",
+                    BONSAI_MAXTEXT);
+  n = &d->nodes[d->n - 1];
+  if (n->texts == BS_NONE) { /* its block */
+    if (d->ntexts == d->captexts) {
+      uint32_t ncap = d->captexts ? d->captexts * 2 : 4;
+      DefText *nt = bs_realloc(d->env, d->texts, d->captexts * sizeof *nt,
+                               (size_t)ncap * sizeof *nt);
+      if (nt == NULL)
+        return nomemory(d, d->n - 1);
+      d->texts = nt;
+      d->captexts = ncap;
+    }
+    for (k = 0; k <= BONSAI_NCONDS; k++)
+      for (j = 0; j < 2; j++)
+        d->texts[d->ntexts][k][j] = BS_NONE;
+    n->texts = d->ntexts++;
+  }
+  if ((t = addstr(d, text)) == BS_NONE ||
+      (keys != NULL && (kk = addstr(d, keys)) == BS_NONE))
+    return nomemory(d, d->n - 1);
+  d->texts[n->texts][which + 1][0] = t;
+  d->texts[n->texts][which + 1][1] = keys != NULL ? kk : BS_NONE;
   return BONSAI_OK;
 }
 

@@ -21,6 +21,10 @@ typedef struct DefCond {
   bonsai_value val;
 } DefCond;
 
+/* A node's texts: [0] its own, [1 + k] its condition k's; each the
+** offsets in def->strs of the source and of the keys, or BS_NONE. */
+typedef uint32_t DefText[BONSAI_NCONDS + 1][2];
+
 typedef struct DefNode {
   uint8_t kind;
   uint8_t op, mode; /* mode: guard: GUARD_*; parallel: 1 with "wait" */
@@ -35,6 +39,7 @@ typedef struct DefNode {
   Leaf util;         /* utility for a utility_selector parent (fn or NULL) */
   uint32_t when;     /* its pre- and post-conditions: a block of def->conds,
                      ** or BS_NONE */
+  uint32_t texts;    /* its texts: a block of def->texts, or BS_NONE */
   const void *args;
   unsigned set;      /* P_* */
   double times, secs; /* secs: "seconds", "timeout" or "abort_timeout" */
@@ -58,6 +63,8 @@ struct bonsai_def {
   DefCond (*conds)[BONSAI_NCONDS]; /* blocks of conditions (bonsai_def_when,
                                    ** bonsai_def_when_check) */
   uint32_t nconds, capconds;
+  DefText *texts; /* blocks of texts (bonsai_def_text) */
+  uint32_t ntexts, captexts;
   size_t hostlen;
 };
 

@@ -126,14 +126,46 @@ static void utility(const Blueprint *bp, const bonsai_agent *a, uint32_t i,
   }
 }
 
-/* The pre- and post-conditions of n, e.g. " skip_if on_success". */
-static void conditions(const Node *n, char *buf, size_t size) {
+#define SHOWN 60 /* bytes of a text a line shows */
+
+/* Appends to buf at *at ' "TEXT"': text 'which' of node i (its script's
+** source, or a condition's), on one line, cut after SHOWN bytes; nothing
+** when it has none. */
+static void text(const Blueprint *bp, uint32_t i, int which, char *buf,
+                 size_t size, size_t *at) {
+  char t[SHOWN + 4];
+  size_t len = bs_nodetext(bp, i, which, 0, t, sizeof t), k;
+  int w;
+  if (len == 0)
+    return;
+  if (len > SHOWN)
+    memcpy(t + SHOWN, "...", 4);
+  for (k = 0; t[k] != '\0'; k++)
+    if (t[k] == '\n' || t[k] == '\r' || t[k] == '\t')
+      t[k] = ' ';
+  w = snprintf(buf + *at, size - *at, " \"%s\"", t);
+  if (w > 0)
+    *at += (size_t)w < size - *at ? (size_t)w : size - *at - 1;
+}
+
+/* The script of node i (a check's shows as its parameters) and its pre-
+** and post-conditions, e.g. ' "count += 1" skip_if "hp < 10" on_success'
+** (a condition given as a function has no text). */
+static void conditions(const Blueprint *bp, uint32_t i, char *buf,
+                       size_t size) {
+  const Node *n = &bp->nodes[i];
   size_t at = 0;
   int k;
   buf[0] = '\0';
+  if (n->kind != BONSAI_CHECK)
+    text(bp, i, BONSAI_TEXT_NODE, buf, size, &at);
   for (k = 0; k < BONSAI_NCONDS && (n->flags & NF_COND); k++)
-    if ((n->when & (1u << k)) && at < size)
-      at += (size_t)snprintf(buf + at, size - at, " %s", bonsai_cond_name(k));
+    if ((n->when & (1u << k)) && at < size - 1) {
+      int w = snprintf(buf + at, size - at, " %s", bonsai_cond_name(k));
+      if (w > 0)
+        at += (size_t)w < size - at ? (size_t)w : size - at - 1;
+      text(bp, i, k, buf, size, &at);
+    }
 }
 
 void bonsai_tree_dump(const bonsai_tree *t, const bonsai_agent *a,
@@ -145,7 +177,7 @@ void bonsai_tree_dump(const bonsai_tree *t, const bonsai_agent *a,
     const Node *n = &bp->nodes[i];
     const char *kind = bs_kinds[n->kind].name;
     const char *name = bp->pool + n->name;
-    char line[240], extra[128];
+    char line[240], extra[128], conds[8 * (SHOWN + 24)];
     size_t k = strlen(kind);
     uint32_t d;
     int len;
@@ -169,8 +201,8 @@ void bonsai_tree_dump(const bonsai_tree *t, const bonsai_agent *a,
     write(ud, line, (size_t)len);
     utility(bp, a, i, extra, sizeof extra);
     write(ud, extra, strlen(extra));
-    conditions(n, extra, sizeof extra);
-    write(ud, extra, strlen(extra));
+    conditions(bp, i, conds, sizeof conds);
+    write(ud, conds, strlen(conds));
     if (a != NULL) {
       const char *s = bonsai_status_name(a->state[i]);
       write(ud, " [", 2);

@@ -138,6 +138,30 @@ int bonsai_leaf_find(const bonsai_env *env, const char *name) {
              : -1;
 }
 
+size_t bonsai_leaf_names(const bonsai_env *env, char *buf, size_t size) {
+  size_t at = 0;
+  uint32_t id;
+  if (buf != NULL && size > 0)
+    buf[0] = '\0';
+  for (id = 0; id < env->nleaves; id++) {
+    const char *s;
+    size_t len;
+    if (env->leaves[id].fn == missing)
+      continue;
+    s = bs_name(BS_LEAVES, id);
+    len = strlen(s);
+    if (strchr(s, ' ') != NULL)
+      continue; /* a list of words has no room for it */
+    if (buf != NULL && at + (at > 0) + len < size) {
+      if (at > 0)
+        buf[at] = ' ';
+      memcpy(buf + at + (at > 0), s, len + 1);
+    }
+    at += (at > 0) + len;
+  }
+  return at;
+}
+
 int bonsai_leaf_get(const bonsai_env *env, int id, bonsai_leaf_fn *fn,
                     void **data, unsigned *flags) {
   const Leaf *l;

@@ -13,4 +13,9 @@
 BS_INTERNAL int bs_nodeinfo(const Blueprint *bp, unsigned i,
                             bonsai_nodeinfo *info);
 
+/* The text of node i of bp (bonsai_tree_node_text): which, part, buf and
+** size as there; returns the full length. */
+BS_INTERNAL size_t bs_nodetext(const Blueprint *bp, unsigned i, int which,
+                               int part, char *buf, size_t size);
+
 #endif

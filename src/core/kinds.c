@@ -17,7 +17,7 @@
 #define MANY 1, BS_MANY
 #define ANY 0, BS_MANY
 /* What a Lua leaf's node table holds besides the common keys. */
-#define LEAFKEYS "fn leaf task tick enter exit abort save restore args"
+#define LEAFKEYS "fn leaf task tick enter exit abort save restore args script"
 
 const KindInfo bs_kinds[BONSAI_NKINDS] = {
   /* name, class, children (fewest, most), data bytes, flags, cont, takes,
@@ -30,7 +30,7 @@ const KindInfo bs_kinds[BONSAI_NKINDS] = {
   /* data: F64 start time */
   {"wait", KC_LEAF, LEAF, 8, 0, 0, P_SECONDS, P_SECONDS, "seconds", NULL},
   {"check", KC_LEAF, LEAF, 0, 0, 0, P_KEY | P_OP | P_VALUE, P_KEY | P_OP, NULL,
-   NULL},
+   "script"},
   {"is_set", KC_LEAF, LEAF, 0, 0, 0, P_KEY, P_KEY, NULL, NULL},
   /* data: W0 the running (or next) child */
   {"sequence", KC_COMPOSITE, MANY, 4, K_MEMORY | K_CHILDWORD, S, 0, 0, NULL,

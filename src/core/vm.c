@@ -22,6 +22,7 @@
 #include "events.h"
 #include "fault.h"
 #include "latent.h"
+#include "names.h"
 #include "profile.h"
 #include "trace.h"
 #include "vm.h"
@@ -190,16 +191,66 @@ static BS_ALWAYS_INLINE int tick_leaf(bonsai_agent *a, const Node *n,
 ** =======================================================
 */
 
+/* A value's type as a message says it: "a number", "a string"... */
 static const char *typename(int t) {
-  static const char *const names[] = {"nil",    "boolean", "integer",
-                                      "number", "string",  "value"};
+  static const char *const names[] = {"nil",      "a boolean", "a number",
+                                      "a number", "a string",  "a Lua value"};
   return names[t];
 }
 
-/* Compares key x (already read) with y by op, for node i: SUCCESS,
-** FAILURE, or BONSAI_ELEAF after recording the error. */
-static BS_ALWAYS_INLINE int compare(bonsai_agent *a, uint32_t i,
-                                    bonsai_value x, int op, bonsai_value y) {
+/* Writes into buf, space-separated, the names of the keys set in bb and
+** its parents (as many as fit), for the did-you-mean of a key not set. */
+static void setkeys(const bonsai_bb *bb, char *buf, size_t size) {
+  size_t at = 0;
+  buf[0] = '\0';
+  for (; bb != NULL; bb = bonsai_bb_parent(bb)) {
+    unsigned cur = 0;
+    int key;
+    bonsai_value v;
+    while (bonsai_bb_next(bb, &cur, &key, &v)) {
+      const char *name = bs_name(BS_KEYS, (uint32_t)key);
+      size_t len = strlen(name);
+      if (v.type == BONSAI_TNIL || at + len + 2 > size)
+        continue;
+      if (at > 0)
+        buf[at++] = ' ';
+      memcpy(buf + at, name, len + 1);
+      at += len;
+    }
+  }
+}
+
+/* Records why a check of node i could not order x (the value of key xk)
+** and y (of key yk, or BS_NONE for a constant): a key not set (with the
+** set keys it may mean), or the types. */
+static BS_NOINLINE void badorder(bonsai_agent *a, uint32_t i, uint32_t xk,
+                                 bonsai_value x, uint32_t yk, bonsai_value y) {
+  char keys[2048], near[200], meant[240];
+  uint32_t k = x.type == BONSAI_TNIL ? xk : yk;
+  if (x.type == BONSAI_TNIL || (y.type == BONSAI_TNIL && yk != BS_NONE)) {
+    setkeys(a->bb, keys, sizeof keys);
+    bonsai_nearest(bs_name(BS_KEYS, k), keys, near, sizeof near);
+    bonsai_did_you_mean(near, meant, sizeof meant);
+    bs_agent_fail(a, i, "key '%s' is not set%s", bs_name(BS_KEYS, k), meant);
+  } else if (x.type != BONSAI_TNUMBER && x.type != BONSAI_TINTEGER &&
+             x.type != BONSAI_TSTRING) {
+    bs_agent_fail(a, i, "'%s' is %s, compared with %s", bs_name(BS_KEYS, xk),
+                  typename(x.type), typename(y.type));
+  } else if (yk != BS_NONE) {
+    bs_agent_fail(a, i, "'%s' is %s, compared with %s", bs_name(BS_KEYS, yk),
+                  typename(y.type), typename(x.type));
+  } else {
+    bs_agent_fail(a, i, "'%s' is %s, compared with %s", bs_name(BS_KEYS, xk),
+                  typename(x.type), typename(y.type));
+  }
+}
+
+/* Compares key xk's value x with y (key yk's, or a constant: BS_NONE) by
+** op, for node i: SUCCESS, FAILURE, or BONSAI_ELEAF after recording the
+** error. */
+static BS_ALWAYS_INLINE int compare(bonsai_agent *a, uint32_t i, uint32_t xk,
+                                    bonsai_value x, int op, uint32_t yk,
+                                    bonsai_value y) {
   int eq, c = bs_value_compare(x, y, &eq);
   switch (op) {
   case OP_EQ: return eq ? SUCCESS : FAILURE;
@@ -209,8 +260,7 @@ static BS_ALWAYS_INLINE int compare(bonsai_agent *a, uint32_t i,
   if (c == CMP_NAN)
     return FAILURE; /* NaN: every ordering is false, as in Lua */
   if (c == CMP_NONE) {
-    bs_agent_fail(a, i, "cannot compare %s with %s", typename(x.type),
-                  typename(y.type));
+    badorder(a, i, xk, x, yk, y);
     return BONSAI_ELEAF;
   }
   switch (op) {
@@ -228,9 +278,9 @@ static int check(bonsai_agent *a, uint32_t i) {
   a->current = i;
   if (n->kind == BONSAI_IS_SET)
     return x.type != BONSAI_TNIL ? SUCCESS : FAILURE;
-  return compare(a, i, x, n->op,
-                 (n->flags & NF_KEYREF) ? bonsai_bb_get(a->bb, (int)n->b)
-                                        : n->val);
+  if (n->flags & NF_KEYREF)
+    return compare(a, i, n->a, x, n->op, n->b, bonsai_bb_get(a->bb, (int)n->b));
+  return compare(a, i, n->a, x, n->op, BS_NONE, n->val);
 }
 
 /* Node i writes an event's payload v into the blackboard at key: through
@@ -257,9 +307,10 @@ static int payload(bonsai_agent *a, uint32_t i, uint32_t key,
 /* A condition of node i evaluated in C (bonsai_def_when_check). */
 static int checkcond(bonsai_agent *a, uint32_t i, const Check *k) {
   a->current = i;
-  return compare(a, i, bonsai_bb_get(a->bb, (int)k->key), k->op,
-                 k->vkey != BS_NONE ? bonsai_bb_get(a->bb, (int)k->vkey)
-                                    : k->val);
+  return compare(a, i, k->key, bonsai_bb_get(a->bb, (int)k->key), k->op,
+                 k->vkey, k->vkey != BS_NONE ? bonsai_bb_get(a->bb,
+                                                             (int)k->vkey)
+                                             : k->val);
 }
 
 /* }====================================================== */

@@ -444,20 +444,85 @@ typedef struct Batch {
   lua_Integer slept; /* sleepers skipped without it */
 } Batch;
 
-/* Appends { agent = the agent at ai, error = msg } to the errors list at
-** eidx, made at the first error (the slot holds nil until then); msg is at
-** the top (popped). */
+/* The registry's key of the last error of each agent that failed in
+** bt.tick_all (a weak-keyed table: agent -> { message, count }). */
+static const char streakkey = 'e';
+
+/* How many times in a row the agent at ai has now failed with the message
+** at the top in bt.tick_all (1: a new error; the message holds the node's
+** path, so this counts per agent and node), kept for its next error. */
+static lua_Integer streak(lua_State *L, int ai) {
+  lua_Integer n = 1;
+  int msg = lua_gettop(L);
+  if (!lua_istable(L, ai)) /* an entry that is no agent */
+    return 1;
+  lua_pushlightuserdata(L, (void *)&streakkey);
+  if (lua_rawget(L, LUA_REGISTRYINDEX) != LUA_TTABLE) {
+    lua_pop(L, 1);
+    lb_newweak(L);
+    lua_pushlightuserdata(L, (void *)&streakkey);
+    lua_pushvalue(L, -2);
+    lua_rawset(L, LUA_REGISTRYINDEX);
+  }
+  lua_pushvalue(L, ai);
+  if (lua_rawget(L, -2) == LUA_TTABLE) {
+    lua_rawgeti(L, -1, 1);
+    if (lua_rawequal(L, -1, msg)) {
+      lua_rawgeti(L, -2, 2);
+      n = lua_tointeger(L, -1) + 1;
+      lua_pop(L, 1);
+    }
+    lua_pop(L, 1);
+  } else {
+    lua_pop(L, 1);
+    lua_createtable(L, 2, 0);
+    lua_pushvalue(L, ai);
+    lua_pushvalue(L, -2);
+    lua_rawset(L, -4);
+  }
+  lua_pushvalue(L, msg);
+  lua_rawseti(L, -2, 1);
+  lua_pushinteger(L, n);
+  lua_rawseti(L, -2, 2);
+  lua_settop(L, msg);
+  return n;
+}
+
+/* Forgets the last error of the agent at ai: it ticked without one. */
+static void endstreak(lua_State *L, int ai, LAgent *la) {
+  la->failing = 0;
+  lua_pushlightuserdata(L, (void *)&streakkey);
+  if (lua_rawget(L, LUA_REGISTRYINDEX) == LUA_TTABLE) {
+    lua_pushvalue(L, ai);
+    lua_pushnil(L);
+    lua_rawset(L, -3);
+  }
+  lua_pop(L, 1);
+}
+
+/* Appends { agent = the agent at ai, error = msg, count = n } to the
+** errors list at eidx, made at the first error (the slot holds nil until
+** then); msg is at the top (popped); n: how many times in a row the agent
+** has failed so (streak). */
 static void adderror(lua_State *L, int eidx, int ai) {
+  lua_Integer n;
+  LAgent *la;
   ai = lua_absindex(L, ai);
   if (lua_isnil(L, eidx)) {
     lua_newtable(L);
     lua_replace(L, eidx);
   }
-  lua_createtable(L, 0, 2);
+  n = streak(L, ai);
+  if ((la = toagent(L, ai)) != NULL) /* (an entry may be no agent) */
+    la->failing = 1;
+  lua_pop(L, 1);
+  lua_createtable(L, 0, 3);
   lua_insert(L, -2);
   lua_setfield(L, -2, "error");
   lua_pushvalue(L, ai);
   lua_setfield(L, -2, "agent");
+  lua_pushinteger(L, n);
+  lua_setfield(L, -2, "count");
   lua_rawseti(L, eidx, (lua_Integer)lua_rawlen(L, eidx) + 1);
 }
 
@@ -563,6 +628,8 @@ static int pbatch(lua_State *L) {
     }
     if (lb_unlikely(la->hooked) && b->j.ran)
       runhook(L, &b->j, base + 1, base + 2, 3, s, 0);
+    if (lb_unlikely(la->failing))
+      endstreak(L, base + 1, la);
     lua_settop(L, base);
   }
   return 0;

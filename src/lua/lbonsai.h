@@ -112,6 +112,7 @@ typedef struct LAgent {
   uint8_t tasks;  /* it has had task coroutines or bt.control 'c' tables
                   ** (in its extras, by node): a switch to another version
                   ** moves them */
+  uint8_t failing; /* bt.tick_all keeps its last error (lagent.c: streak) */
 } LAgent;
 
 /* The C agent, right after the header, and back. */
@@ -209,6 +210,9 @@ int lb_hasword(const char *words, const char *w);
 /* Pushes the word of words that word most likely means and returns 1, or
 ** returns 0 and pushes nothing. */
 int lb_nearest(lua_State *L, const char *word, const char *words);
+/* Pushes and returns " (did you mean 'x'?)" (or "'x' or 'y'", up to three
+** words equally near), or "" when no word of words is near word. */
+const char *lb_suggest(lua_State *L, const char *word, const char *words);
 /* Pushes and returns "<what> has no option '<key>' (did you mean 'x'?)",
 ** or "(it takes: <words>)" when no word is near. */
 const char *lb_badkey(lua_State *L, const char *what, const char *key,
@@ -221,6 +225,11 @@ void lb_checkopts(lua_State *L, int idx, const char *what, const char *words);
 const char *lb_kindwords(lua_State *L, int kind);
 int lb_checkopts_lua(lua_State *L); /* core._checkopts(t, what, words) */
 int lb_nearest_lua(lua_State *L);   /* core._nearest(word, words) */
+int lb_suggest_lua(lua_State *L);   /* core._suggest(word, words) */
+/* Pushes and returns the names of the leaves registered in the context's
+** environment, space-separated. */
+const char *lb_leafnames(lua_State *L);
+int lb_leafnames_lua(lua_State *L); /* core._leafnames() */
 
 /* lsleep.c: the sleep cache of a bt.tick_all list (see there) */
 typedef struct LSleepers LSleepers;

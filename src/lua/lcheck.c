@@ -66,29 +66,6 @@ int lb_hasword(const char *words, const char *w) {
   return haswordn(words, w, strlen(w));
 }
 
-/* Edit distance of a and b with transpositions (optimal string
-** alignment); both at most MAXWORD long. */
-static size_t distance(const char *a, size_t n, const char *b, size_t m) {
-  size_t d[MAXWORD + 1][MAXWORD + 1], i, j;
-  for (i = 0; i <= n; i++)
-    d[i][0] = i;
-  for (j = 0; j <= m; j++)
-    d[0][j] = j;
-  for (i = 1; i <= n; i++)
-    for (j = 1; j <= m; j++) {
-      size_t cost = a[i - 1] != b[j - 1], best = d[i - 1][j - 1] + cost;
-      if (d[i - 1][j] + 1 < best)
-        best = d[i - 1][j] + 1;
-      if (d[i][j - 1] + 1 < best)
-        best = d[i][j - 1] + 1;
-      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] &&
-          d[i - 2][j - 2] + 1 < best)
-        best = d[i - 2][j - 2] + 1;
-      d[i][j] = best;
-    }
-  return d[n][m];
-}
-
 #define ISUPPER(c) ((c) >= 'A' && (c) <= 'Z')
 #define ISLOWER(c) (((c) >= 'a' && (c) <= 'z') || ((c) >= '0' && (c) <= '9'))
 
@@ -115,11 +92,40 @@ static size_t snake(const char *w, char *out) {
   return n;
 }
 
-int lb_nearest(lua_State *L, const char *word, const char *words) {
-  char w[MAXWORD + 1];
-  size_t n = snake(word, w), bestd = (size_t)-1, maxd;
-  const char *p = words, *best = NULL;
-  int i;
+/* Pushes the words of words nearest to w (snake case, n bytes) by edit
+** distance, through the hints: a misspelling of another runtime's name
+** ("cout" for "count") means the word that name stands for. Returns how
+** many words it pushed (as one space-separated string), 0 for none. */
+static int nearhints(lua_State *L, const char *w, const char *words) {
+  char buf[4 * (MAXWORD + 1)];
+  luaL_Buffer b;
+  int i, k = 0;
+  luaL_buffinit(L, &b);
+  for (i = 0; hints[i] != NULL; i += 2)
+    if (lb_hasword(words, hints[i + 1])) {
+      luaL_addstring(&b, hints[i]);
+      luaL_addchar(&b, ' ');
+    }
+  luaL_pushresult(&b);
+  if (bonsai_nearest(w, lua_tostring(L, -1), buf, sizeof buf) > 0) {
+    for (i = 0; hints[i] != NULL; i += 2) /* the first one near: its word */
+      if (strncmp(hints[i], buf, strcspn(buf, " ")) == 0 &&
+          hints[i][strcspn(buf, " ")] == '\0') {
+        lua_pushstring(L, hints[i + 1]);
+        k = 1;
+        break;
+      }
+  }
+  lua_remove(L, k > 0 ? -2 : -1);
+  return k;
+}
+
+/* Pushes the word (or the words, up to 3, space-separated) of words that
+** word most likely means; returns how many (0: nothing pushed). */
+static int meant(lua_State *L, const char *word, const char *words) {
+  char w[MAXWORD + 1], buf[4 * (MAXWORD + 1)];
+  size_t n = snake(word, w);
+  int i, k;
   if (n == 0)
     return 0;
   if (haswordn(words, w, n)) {
@@ -131,28 +137,40 @@ int lb_nearest(lua_State *L, const char *word, const char *words) {
       lua_pushstring(L, hints[i + 1]);
       return 1;
     }
-  maxd = n <= 4 ? 1 : n <= 8 ? 2 : 3;
-  while (*p != '\0') {
-    size_t len = strcspn(p, " "), d;
-    if (len <= MAXWORD && (d = distance(w, n, p, len)) < bestd) {
-      bestd = d;
-      best = p;
-    }
-    p += len;
-    while (*p == ' ')
-      p++;
+  if ((k = bonsai_nearest(w, words, buf, sizeof buf)) > 0 ||
+      (strcmp(word, w) != 0 &&
+       (k = bonsai_nearest(word, words, buf, sizeof buf)) > 0)) {
+    lua_pushstring(L, buf);
+    return k;
   }
-  if (best == NULL || bestd > maxd)
+  return nearhints(L, w, words);
+}
+
+int lb_nearest(lua_State *L, const char *word, const char *words) {
+  if (meant(L, word, words) == 0)
     return 0;
-  lua_pushlstring(L, best, strcspn(best, " "));
+  lua_pushlstring(L, lua_tostring(L, -1), strcspn(lua_tostring(L, -1), " "));
+  lua_remove(L, -2);
   return 1;
+}
+
+const char *lb_suggest(lua_State *L, const char *word, const char *words) {
+  char buf[4 * (MAXWORD + 3) + 40];
+  if (meant(L, word, words) == 0) {
+    lua_pushliteral(L, "");
+    return "";
+  }
+  bonsai_did_you_mean(lua_tostring(L, -1), buf, sizeof buf);
+  lua_pop(L, 1);
+  lua_pushstring(L, buf); /* (void before Lua 5.2) */
+  return lua_tostring(L, -1);
 }
 
 const char *lb_badkey(lua_State *L, const char *what, const char *key,
                       const char *words) {
-  if (lb_nearest(L, key, words))
-    return lua_pushfstring(L, "%s has no option '%s' (did you mean '%s'?)",
-                           what, key, lua_tostring(L, -1));
+  if (*lb_suggest(L, key, words) != '\0')
+    return lua_pushfstring(L, "%s has no option '%s'%s", what, key,
+                           lua_tostring(L, -1));
   return lua_pushfstring(L, "%s has no option '%s' (it takes: %s)", what, key,
                          words);
 }
@@ -205,9 +223,66 @@ int lb_checkopts_lua(lua_State *L) {
   return 0;
 }
 
-/* core._nearest(word, words): the word of words meant, or nil */
+/* The words at idx: a string of space-separated words, or a list (or
+** set) of strings, joined (those holding a space or a NUL left out);
+** pushed. */
+static const char *wordsat(lua_State *L, int idx) {
+  int acc;
+  if (lua_type(L, idx) != LUA_TTABLE) {
+    lua_pushstring(L, luaL_checkstring(L, idx));
+    return lua_tostring(L, -1);
+  }
+  idx = lua_absindex(L, idx);
+  lua_pushliteral(L, "");
+  acc = lua_gettop(L);
+  lua_pushnil(L);
+  while (lua_next(L, idx) != 0) {
+    int k = lua_type(L, -2) == LUA_TSTRING ? acc + 1 : acc + 2; /* set, list */
+    size_t len;
+    const char *s = lua_type(L, k) == LUA_TSTRING ? lua_tolstring(L, k, &len)
+                                                  : NULL;
+    if (s != NULL && len > 0 && len <= MAXWORD &&
+        memchr(s, ' ', len) == NULL && strlen(s) == len) {
+      lua_pushvalue(L, acc);
+      lua_pushvalue(L, k);
+      lua_pushliteral(L, " ");
+      lua_concat(L, 3);
+      lua_replace(L, acc);
+    }
+    lua_pop(L, 1);
+  }
+  return lua_tostring(L, acc);
+}
+
+/* core._nearest(word, words): the word of words meant, or nil; words: a
+** string of space-separated words, or a list or set of strings */
 int lb_nearest_lua(lua_State *L) {
-  if (!lb_nearest(L, luaL_checkstring(L, 1), luaL_checkstring(L, 2)))
+  const char *word = luaL_checkstring(L, 1);
+  if (!lb_nearest(L, word, wordsat(L, 2)))
     lua_pushnil(L);
+  return 1;
+}
+
+/* core._suggest(word, words): " (did you mean 'x'?)", " (did you mean 'x'
+** or 'y'?)", or "" when no word is near */
+int lb_suggest_lua(lua_State *L) {
+  const char *word = luaL_checkstring(L, 1);
+  lb_suggest(L, word, wordsat(L, 2));
+  return 1;
+}
+
+const char *lb_leafnames(lua_State *L) {
+  const bonsai_env *env = lb_context(L)->env;
+  luaL_Buffer b;
+  size_t len = bonsai_leaf_names(env, NULL, 0);
+  char *p = luaL_buffinitsize(L, &b, len + 1);
+  bonsai_leaf_names(env, p, len + 1);
+  luaL_pushresultsize(&b, len);
+  return lua_tostring(L, -1);
+}
+
+/* core._leafnames(): the names of the registered leaves, space-separated */
+int lb_leafnames_lua(lua_State *L) {
+  lb_leafnames(L);
   return 1;
 }

@@ -73,6 +73,8 @@ static const luaL_Reg bonsai_funcs[] = {
     {"_script", lb_setscript},
     {"_checkopts", lb_checkopts_lua},
     {"_nearest", lb_nearest_lua},
+    {"_suggest", lb_suggest_lua},
+    {"_leafnames", lb_leafnames_lua},
     {NULL, NULL}};
 
 /* Pushes the table of node kinds, in bonsai_kind order (1-based): each

@@ -309,6 +309,15 @@ static lua_State *newtask(lua_State *L, LTick *t, const bonsai_call *c,
   return co;
 }
 
+/* Whether the first of the n values the coroutine co yielded ends a run:
+** "success", "failure", true or false. */
+static int finalstatus(lua_State *co, int n, const LBonsai *lb) {
+  const void *p = lua_topointer(co, -n);
+  return lua_isboolean(co, -n) ||
+         (lua_type(co, -n) == LUA_TSTRING &&
+          (p == lb->s_success || p == lb->s_failure));
+}
+
 /*
 ** A bt.task: enter creates the run's coroutine (closing a stale one, e.g.
 ** of a run cut off while the leaf was re-registered as a plain function),
@@ -368,6 +377,18 @@ int lb_task_call(const bonsai_call *c) {
   t->lb->task = outer;
   t->lb->tasktick = outertick;
   if (st == LUA_YIELD) {
+    if (lb_unlikely(t->lb->strict) && nres > 0 &&
+        finalstatus(co, nres, t->lb)) {
+      int b = lua_isboolean(co, -nres);
+      const char *v = b ? (lua_toboolean(co, -nres) ? "true" : "false")
+                        : lua_tostring(co, -nres);
+      lua_pushfstring(L, "yielded %s%s%s: a yield means running (return the "
+                      "status to end the task; bt.strict is on)",
+                      b ? "" : "\"", v, b ? "" : "\"");
+      lua_pop(co, nres);
+      lua_remove(L, -2); /* the extras */
+      return failed(L, c);
+    }
     lua_pop(co, nres);
     lua_pop(L, 1);
     return BONSAI_RUNNING;
@@ -686,7 +707,14 @@ int lb_control_call(const bonsai_call *c) {
             : BONSAI_OK;
   else if (lua_topointer(L, -1) == t->lb->s_skipped)
     s = BONSAI_SKIPPED; /* (the core refuses it where no node is skipped) */
-  else if ((s = tostatus(L, t->lb)) < 0) {
+  else if (lb_unlikely(lua_isnil(L, -1))) { /* nil is no decision */
+    lua_pushliteral(L, "its tick returned nothing: did you forget return? "
+                       "(a control node's tick returns its status: "
+                       "\"success\", \"failure\", \"running\", "
+                       "\"skipped\", true or false)");
+    lua_remove(L, -2);
+    return failed(L, c);
+  } else if ((s = tostatus(L, t->lb)) < 0) {
     lua_remove(L, -2);
     return failed(L, c);
   }

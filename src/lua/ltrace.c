@@ -410,10 +410,93 @@ static void pushnodepath(lua_State *L, const bonsai_tree *t,
   luaL_pushresultsize(&b, len);
 }
 
+/* Pushes text (which, part) of node i (bonsai_*_node_text) as a string, or
+** nothing and returns 0 when it has none. */
+static int pushtext(lua_State *L, const bonsai_tree *t, const bonsai_agent *a,
+                    unsigned i, int which, int part) {
+  luaL_Buffer b;
+  size_t len = a != NULL ? bonsai_agent_node_text(a, i, which, part, NULL, 0)
+                         : bonsai_tree_node_text(t, i, which, part, NULL, 0);
+  char *buf;
+  if (len == 0)
+    return 0;
+  buf = luaL_buffinitsize(L, &b, len + 1);
+  if (a != NULL)
+    bonsai_agent_node_text(a, i, which, part, buf, len + 1);
+  else
+    bonsai_tree_node_text(t, i, which, part, buf, len + 1);
+  luaL_pushresultsize(&b, len);
+  return 1;
+}
+
+/* Appends to the list on top the keys of text (which, 1) of node i not in
+** it yet. */
+static void addkeys(lua_State *L, const bonsai_tree *t, const bonsai_agent *a,
+                    unsigned i, int which) {
+  const char *p;
+  if (!pushtext(L, t, a, i, which, 1))
+    return;
+  for (p = lua_tostring(L, -1); *p != '\0';) {
+    size_t len = strcspn(p, " ");
+    lua_Integer j, n = (lua_Integer)lua_rawlen(L, -2);
+    for (j = 1; j <= n && len > 0; j++) { /* a few keys: a linear scan */
+      size_t l;
+      const char *k;
+      lua_rawgeti(L, -2, j);
+      k = lua_tolstring(L, -1, &l);
+      lua_pop(L, 1);
+      if (l == len && memcmp(k, p, len) == 0)
+        break;
+    }
+    if (len > 0 && j > n) {
+      lua_pushlstring(L, p, len);
+      lua_rawseti(L, -3, n + 1);
+    }
+    p += len + (p[len] == ' ');
+  }
+  lua_pop(L, 1);
+}
+
+/* Sets in the node table on top what node i's texts say: 'script' (its
+** script's source, or a check's comparison), 'conditions' ({ skip_if =
+** source, ... } for its conditions given as scripts or checks) and 'keys'
+** (the keys they read or write, a list, each once; absent when none). */
+static void settexts(lua_State *L, const bonsai_tree *t, const bonsai_agent *a,
+                     unsigned i) {
+  int k, any = 0;
+  if (pushtext(L, t, a, i, BONSAI_TEXT_NODE, 0)) {
+    lua_setfield(L, -2, "script");
+    any = 1;
+  }
+  for (k = 0; k < BONSAI_NCONDS; k++)
+    if (pushtext(L, t, a, i, k, 0)) {
+      if (lua_getfield(L, -2, "conditions") != LUA_TTABLE) {
+        lua_pop(L, 1);
+        lua_newtable(L);
+        lua_pushvalue(L, -1);
+        lua_setfield(L, -4, "conditions");
+      }
+      lua_insert(L, -2);
+      lua_setfield(L, -2, bonsai_cond_name(k));
+      lua_pop(L, 1);
+      any = 1;
+    }
+  if (!any)
+    return;
+  lua_newtable(L);
+  for (k = BONSAI_TEXT_NODE; k < BONSAI_NCONDS; k++)
+    addkeys(L, t, a, i, k);
+  if (lua_rawlen(L, -1) > 0)
+    lua_setfield(L, -2, "keys");
+  else
+    lua_pop(L, 1); /* ("true" reads none) */
+}
+
 /* tree:nodes([agent]): the nodes of the version the agent runs (else the
 ** tree's current one) in pre-order, as { id, name, type, parent, path,
-** params, hidden, status (with an agent) }, ids 0-based; then the
-** version's id (unique among the versions of every tree) */
+** params, hidden, status (with an agent), script, keys, conditions (see
+** settexts) }, ids 0-based; then the version's id (unique among the
+** versions of every tree) */
 static int tree_nodes(lua_State *L) {
   LTree *lt;
   const bonsai_agent *a = NULL;
@@ -453,6 +536,7 @@ static int tree_nodes(lua_State *L) {
     lua_newtable(L);
     setparams(L, &info);
     lua_setfield(L, -2, "params");
+    settexts(L, lt->t, a, i);
     if (a != NULL) {
       lua_pushstring(L, statusnames[bonsai_agent_node_status(a, i)]);
       lua_setfield(L, -2, "status");

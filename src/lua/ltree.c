@@ -62,6 +62,7 @@ typedef struct Walk {
                     ** frame = its frame } */
   int inlining;     /* trees being inlined (recursion check) */
   int uses;         /* trees inlined, as keys */
+  int child;        /* the node table being read (stack index), or 0 */
 } Walk;
 
 /* Pushes t[k] for the table at idx without metamethods; returns its type. */
@@ -71,16 +72,60 @@ static int rawfield(lua_State *L, int idx, const char *k) {
   return lua_rawget(L, idx);
 }
 
+/* Whether the string on top is a name a path may show (the error being
+** raised may be about a name too long or holding a NUL). */
+static int goodname(lua_State *L) {
+  size_t len;
+  const char *s = lua_tolstring(L, -1, &len);
+  return len > 0 && len <= BONSAI_MAXNAME && strlen(s) == len;
+}
+
+/* Pushes the name that the node table being read (w->child, child 'place'
+** of the open node) has in paths: its name, a named leaf's leaf name, else
+** its kind and place ("action[2]"; the root: its kind); returns 0, pushing
+** nothing, when it is no node (no table, no known type). Raises nothing. */
+static int childname(Walk *w, int place) {
+  lua_State *L = w->L;
+  int kind;
+  if (w->child == 0 || !lua_istable(L, w->child))
+    return 0;
+  if (rawfield(L, w->child, "type") != LUA_TSTRING ||
+      (kind = kindof(lua_tostring(L, -1))) < 0) {
+    lua_pop(L, 1);
+    return 0;
+  }
+  lua_pop(L, 1);
+  if (rawfield(L, w->child, "name") == LUA_TSTRING && goodname(L))
+    return 1;
+  lua_pop(L, 1);
+  if ((kind == BONSAI_ACTION || kind == BONSAI_CONDITION) &&
+      rawfield(L, w->child, "leaf") == LUA_TSTRING && goodname(L))
+    return 1;
+  if (kind == BONSAI_ACTION || kind == BONSAI_CONDITION)
+    lua_pop(L, 1);
+  if (bonsai_def_open(w->def) == BONSAI_NONE)
+    lua_pushstring(L, bonsai_kind_name(kind)); /* the root */
+  else
+    lua_pushfstring(L, "%s[%d]", bonsai_kind_name(kind), place);
+  return 1;
+}
+
 /* Raises a definition error about the node being read: child 'place' of
-** the open node, or the open node itself when place is 0. */
+** the open node, or the open node itself when place is 0. A child is named
+** by its path when it is a node ("S/control[1]", "S/attack"), else by its
+** parent and place ("S: child 2"). */
 static int walkerror(Walk *w, int place, const char *fmt, const char *arg) {
   lua_State *L = w->L;
   const char *msg = lua_pushfstring(L, fmt, arg), *path;
   unsigned open = bonsai_def_open(w->def);
   luaL_Buffer b;
   size_t len;
-  if (open == BONSAI_NONE)
+  if (open == BONSAI_NONE) {
+    if (place != 0 && childname(w, place)) /* the root */
+      return luaL_error(L, "tree '%s': %s: %s", w->tree,
+                        lua_tostring(L, -1), msg);
     return luaL_error(L, "tree '%s': %s", w->tree, msg);
+  }
   len = bonsai_def_node_path(w->def, open, NULL, 0);
   bonsai_def_node_path(w->def, open, luaL_buffinitsize(L, &b, len + 1),
                        len + 1);
@@ -88,6 +133,9 @@ static int walkerror(Walk *w, int place, const char *fmt, const char *arg) {
   path = len > 0 ? lua_tostring(L, -1) : "priority";
   if (place == 0)
     return luaL_error(L, "tree '%s': %s: %s", w->tree, path, msg);
+  if (len > 0 && childname(w, place))
+    return luaL_error(L, "tree '%s': %s/%s: %s", w->tree, path,
+                      lua_tostring(L, -1), msg);
   return luaL_error(L, "tree '%s': %s: child %d: %s", w->tree, path, place,
                     msg);
 }
@@ -250,6 +298,35 @@ static void abort_timeout(Walk *w, int idx, int place) {
   checkdef(w);
 }
 
+/* For a node table at idx with a script (its field 'script': the code it
+** was made from), pushes the code and the keys it reads or writes (through
+** init.lua's script maker, which refuses code that does not compile) and
+** returns 1; else pushes nothing and returns 0. */
+static int scripttext(Walk *w, int idx, int place) {
+  lua_State *L = w->L;
+  int ty = rawfield(L, idx, "script");
+  if (ty == LUA_TNIL) {
+    lua_pop(L, 1);
+    return 0;
+  }
+  if (ty != LUA_TSTRING)
+    walkerror(w, place, "'script' must be a string (got %s)",
+              luaL_typename(L, -1));
+  lua_getiuservalue(L, lua_upvalueindex(1), LB_SCRIPT);
+  lua_pushvalue(L, -2);
+  lua_pushliteral(L, "script");
+  lua_pushvalue(L, idx);
+  ctxfield(w, "map");
+  if (lua_pcall(L, 4, 2, 0) != LUA_OK) { /* nil, the error */
+    lua_pushnil(L);
+    lua_insert(L, -2);
+  }
+  if (lua_type(L, -2) != LUA_TSTRING)
+    walkerror(w, place, "%s", luaL_tolstring(L, -1, NULL));
+  lua_pop(L, 1); /* stack: code, keys */
+  return 1;
+}
+
 /* Adds the leaf node at idx. */
 static void addleaf(Walk *w, int idx, int kind, const char *name, int place) {
   lua_State *L = w->L;
@@ -271,7 +348,10 @@ static void addleaf(Walk *w, int idx, int kind, const char *name, int place) {
     if (map == 0) {
       bonsai_def_leaf(w->def, kind, name, leaf, args);
     } else if ((id = bonsai_leaf_find(lb_context(L)->env, leaf)) < 0) {
-      walkerror(w, place, "no leaf registered as '%s'", leaf);
+      lb_leafnames(L);
+      lua_pushfstring(L, "no leaf registered as '%s'%s", leaf,
+                      lb_suggest(L, leaf, lua_tostring(L, -1)));
+      walkerror(w, place, "%s", lua_tostring(L, -1));
     } else {
       int slot = remapped(w, map, 2, id, 0);
       bonsai_def_cleaf(w->def, kind, name != NULL ? name : leaf, lb_remap_call,
@@ -362,56 +442,84 @@ static void utility(Walk *w, int idx, int place) {
 ** comparison of a key becomes a check, evaluated in C), or a function
 ** fn(agent, bb) whose result is taken as true or false. Inside a remapping
 ** subtree they see the blackboard through the view, as leaves do. */
+/* Gives the node added last the function at the top (popped) as its
+** condition k, seeing the view when the walk is inside a remapping
+** subtree. */
+static void whenfn(Walk *w, int k) {
+  lua_State *L = w->L;
+  bonsai_leaf_fn fn = lb_leaf_call;
+  void *data = lb_utilitydef(L, w->values, ++w->nvalues);
+  if (ctxfield(w, "map") == LUA_TTABLE) { /* it sees the view */
+    data = LEAFDATA(remapped(w, lua_gettop(L), 0, w->nvalues,
+                             LEAF_NARGS(data)), 0, 0);
+    fn = lb_remap_call;
+  }
+  lua_pop(L, 1);
+  bonsai_def_when(w->def, k, fn, data);
+}
+
 static void conditions(Walk *w, int idx, int place) {
   lua_State *L = w->L;
   int k;
   for (k = 0; k < BONSAI_NCONDS; k++) {
     const char *f = bonsai_cond_name(k);
-    bonsai_leaf_fn fn = lb_leaf_call;
-    void *data;
     int ty = rawfield(L, idx, f);
     if (ty == LUA_TNIL) {
       lua_pop(L, 1);
       continue;
     }
-    if (ty == LUA_TSTRING) { /* fn, or fn, key, op, value: a check */
-      int top = lua_gettop(L) - 1;
+    if (ty == LUA_TSTRING) { /* fn, key, op, value (a check), the keys */
+      int top = lua_gettop(L) - 1, map;
       lua_getiuservalue(L, lua_upvalueindex(1), LB_SCRIPT);
-      lua_insert(L, -2);
+      lua_pushvalue(L, top + 1); /* code */
       lua_pushstring(L, f);
-      if (lua_pcall(L, 2, 4, 0) != LUA_OK) { /* nil, the error */
+      lua_pushnil(L);
+      ctxfield(w, "map");
+      map = !lua_isnil(L, -1);
+      if (lua_pcall(L, 4, 5, 0) != LUA_OK) { /* nil, the error */
         lua_pushnil(L);
         lua_insert(L, -2);
       }
-      if (lua_isnil(L, top + 1)) {
-        lua_pushfstring(L, "'%s': %s", f, luaL_tolstring(L, top + 2, NULL));
+      if (lua_isnil(L, top + 2)) {
+        lua_pushfstring(L, "'%s': %s", f, luaL_tolstring(L, top + 3, NULL));
         walkerror(w, place, "%s", lua_tostring(L, -1));
       }
-      if (lua_type(L, top + 2) == LUA_TSTRING &&
-          ctxfield(w, "map") == LUA_TNIL) { /* in C (no remapping) */
+      if (lua_type(L, top + 3) == LUA_TSTRING && !map) { /* in C */
         bonsai_value v;
-        lb_tovalue(L, top + 4, &v);
-        bonsai_def_when_check(w->def, k, lua_tostring(L, top + 2),
-                              lua_tostring(L, top + 3), v);
-        lua_settop(L, top);
-        checkdef(w);
-        continue;
+        lb_tovalue(L, top + 5, &v);
+        bonsai_def_when_check(w->def, k, lua_tostring(L, top + 3),
+                              lua_tostring(L, top + 4), v);
+      } else {
+        lua_pushvalue(L, top + 2);
+        whenfn(w, k);
       }
-      lua_settop(L, top + 1);
+      checkdef(w);
+      bonsai_def_text(w->def, k, lua_tostring(L, top + 1),
+                      lua_tostring(L, top + 6));
+      lua_settop(L, top);
+      checkdef(w);
+      continue;
     } else if (ty != LUA_TFUNCTION) {
       lua_pushfstring(L, "'%s' must be a script (got %s)", f,
                       luaL_typename(L, -1));
       walkerror(w, place, "%s", lua_tostring(L, -1));
     }
-    data = lb_utilitydef(L, w->values, ++w->nvalues);
-    if (ctxfield(w, "map") == LUA_TTABLE) { /* it sees the view */
-      data = LEAFDATA(remapped(w, lua_gettop(L), 0, w->nvalues,
-                               LEAF_NARGS(data)), 0, 0);
-      fn = lb_remap_call;
-    }
-    lua_pop(L, 1);
-    bonsai_def_when(w->def, k, fn, data);
+    lua_pushvalue(L, -1); /* kept for its text, below */
+    whenfn(w, k);
     checkdef(w);
+    /* a function compiled from a script (a file's): its source and keys */
+    lua_getiuservalue(L, lua_upvalueindex(1), LB_SCRIPT);
+    lua_insert(L, -2);
+    lua_pushstring(L, f);
+    if (lua_pcall(L, 2, 2, 0) != LUA_OK) {
+      lua_pop(L, 1); /* (the error: no text) */
+      continue;
+    }
+    if (lua_type(L, -2) == LUA_TSTRING) {
+      bonsai_def_text(w->def, k, lua_tostring(L, -2), lua_tostring(L, -1));
+      checkdef(w);
+    }
+    lua_pop(L, 2);
   }
 }
 
@@ -578,11 +686,8 @@ static void badtype(Walk *w, int place, const char *type) {
       luaL_addchar(&b, ' ');
     }
   luaL_pushresult(&b);
-  if (lb_nearest(L, type, lua_tostring(L, -1)))
-    lua_pushfstring(L, "unknown node type '%s' (did you mean '%s'?)", type,
-                    lua_tostring(L, -1));
-  else
-    lua_pushfstring(L, "unknown node type '%s'", type);
+  lua_pushfstring(L, "unknown node type '%s'%s", type,
+                  lb_suggest(L, type, lua_tostring(L, -1)));
   walkerror(w, place, "%s", lua_tostring(L, -1));
 }
 
@@ -673,6 +778,7 @@ static void addnode(Walk *w, int place) {
   ** and those of tree:reload fill most of them); past the stack, in a
   ** task's coroutine or a stack the GC shrank, they overwrote the heap */
   luaL_checkstack(L, LUA_MINSTACK, "tree definition");
+  w->child = idx;
   if (!lua_istable(L, idx))
     walkerror(w, place, "not a node (got %s)", luaL_typename(L, idx));
   if (rawfield(L, idx, "type") != LUA_TSTRING)
@@ -695,8 +801,15 @@ static void addnode(Walk *w, int place) {
     walkerror(w, place, "'name' must be a string", NULL);
   }
   if (isleafkind(kind)) {
+    int text;
     checkkeys(w, idx, kind, place);
+    text = scripttext(w, idx, place) ? lua_gettop(L) : 0; /* code, keys */
     addleaf(w, idx, kind, name, place);
+    if (text) {
+      bonsai_def_text(w->def, BONSAI_TEXT_NODE, lua_tostring(L, text - 1),
+                      lua_tostring(L, text));
+      checkdef(w);
+    }
     utility(w, idx, place);
     conditions(w, idx, place);
   } else if (kind == BONSAI_SUBTREE) {
@@ -727,6 +840,7 @@ static void addnode(Walk *w, int place) {
     pushchildren(w, idx, kind, place);
     pushframe(w, idx);
   }
+  w->child = 0;
   lua_settop(L, idx - 1);
 }
 

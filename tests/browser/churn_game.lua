@@ -5,9 +5,9 @@
 -- frame 50 without telling the debugger (they are collected: the sentry's
 -- tree goes with it) and reloads the scout tree at frame 60 (new nodes).
 -- Prints "live: URL" first. It runs for SECONDS (default 20), or with
--- --stdin until its standard input closes (the browser test), its frames
--- counted from when it reads the line "go" (the test has seen the two
--- guards first, however slow the machine).
+-- --stdin until its standard input closes (the browser test), holding
+-- before frame 20 until it reads the line "go" (answered "done go"), so
+-- that a page sees the two guards alone however slow the machine.
 --   lua5.4 tests/browser/churn_game.lua [SECONDS] [--stdin]
 local bt = require "bonsai"
 local socket = require "socket"
@@ -16,11 +16,11 @@ local seconds, driven = 20, false
 for _, a in ipairs(arg) do
   if a == "--stdin" then driven = true else seconds = tonumber(a) end
 end
--- A line of the input, read without blocking (unbuffered): false when
--- none came, nil once the input closed.
+-- The input, read without blocking (a line at a time, unbuffered): false
+-- when no line waits, nil once it closed.
 local input = { getfd = function() return 0 end, dirty = function() end }
 io.stdin:setvbuf("no")
-local function line()
+local function command()
   if not socket.select({ input }, nil, 0)[1] then return false end
   return io.stdin:read("*l")
 end
@@ -46,15 +46,19 @@ print("live: " .. url)
 io.stdout:flush()
 
 local scouts, dropped
+local go = not driven
 local dt, frame, start = 1 / 30, 0, socket.gettime()
-local started = not driven -- (driven: the frames count from "go")
 while driven or socket.gettime() - start < seconds do
   if driven then
-    local l = line()
-    if l == nil then break end
-    if l == "go" then started = true end
+    local line = command()
+    if line == nil then break end
+    if line == "go" then
+      go = true
+      print("done go")
+      io.stdout:flush()
+    end
   end
-  if started then frame = frame + 1 end
+  if go or frame < 19 then frame = frame + 1 end
   if frame == 20 then
     scouts = walker("scout", 0.2)
     for i = 1, 2 do

@@ -1359,6 +1359,20 @@ async function main() {
       assert.ok(shown3.bb.seen >= 3, 'look\'s on_success counted: ' + JSON.stringify(shown3.bb));
       await goTo(page, skipped.tick);
       assert.equal((await shown(page)).status['guard/patrol/report'], 'skipped');
+      // the scripts are visible: the report's skip_if in its row and in the
+      // Node panel, with what its key held at this tick, as sent
+      const reportNode = sent(stream).trees.get('guard@' + skipped.version).find((n) => n.path === 'guard/patrol/report');
+      assert.equal(reportNode.conditions.skip_if, 'looks < 3', 'the trace carries the skip_if source');
+      assert.deepEqual(reportNode.keys, ['looks']);
+      const looks = reconstruct(sent(stream), sent(stream).agents.get(g3.id), skipped.tick).bb.looks;
+      const row = await page.textContent('#tree li[data-path="guard/patrol/report"] > .row .params');
+      assert.equal(row, 'skip_if "looks < 3" — looks ' + (looks === undefined ? 'nil' : JSON.stringify(looks)));
+      await page.click('#tree li[data-path="guard/patrol/report"] > .row .name');
+      const info = await page.textContent('#node-info');
+      assert.match(info, /guard\/patrol\/report sequence, skipped/);
+      assert.match(info, /skip_if looks < 3/);
+      assert.ok(info.includes('read at tick ' + skipped.tick + ' looks ' + (looks === undefined ? 'nil' : JSON.stringify(looks))), info);
+      await page.click('#tree li[data-path="guard/patrol/report"] > .row .name'); // its lane off again
       await page.screenshot({ path: path.join(OUT, 'skipped.png') });
       await page.click('#live-pause');
     });
@@ -1370,8 +1384,8 @@ async function main() {
       stream = readStream(game);
       await page.goto(game.url);
       await page.waitForSelector('body.loaded.is-live #tree li[data-path]');
-      await page.waitForFunction(() => document.getElementById('agent-count').textContent === '2');
-      game.child.stdin.write('go\n'); // (the game's frames count from now)
+      assert.equal(await page.textContent('#agent-count'), '2');
+      await tell(game, 'go'); // the game goes past frame 20: three agents join
       await page.waitForFunction(() => document.getElementById('agent-count').textContent === '5');
       const scout = await until('scout 1', () => [...sent(stream).agents.values()].find((a) => a.label === 'scout 1'));
       await pickAgent(page, scout.id);

@@ -308,7 +308,7 @@ static void guard_check_error(void **state) {
   bonsai_bb_set(bonsai_agent_bb(ag), x, v);
   STEP(ag, 1, BONSAI_ELEAF, "abort A");
   assert_string_equal(bonsai_agent_errmsg(ag),
-                      "cannot compare string with number");
+                      "'x' is a string, compared with a number");
   assert_string_equal(errpath(ag), "guard/check[1]");
   assert_string_equal(states(ag), "ASA");
   bonsai_agent_free(ag);
@@ -1548,6 +1548,37 @@ static void compile_out_of_memory(void **state) {
   }
 }
 
+/* The did-you-mean of every message: the nearest words within a bound
+** growing with the word, all at the nearest distance, in list order; a
+** swap of two letters is one edit; a buffer too small gets nothing. */
+static void nearest_words(void **state) {
+  char buf[64], msg[80];
+  (void)state;
+  assert_int_equal(bonsai_nearest("sel", "buy sell look", buf, sizeof buf), 1);
+  assert_string_equal(buf, "sell");
+  assert_int_equal(bonsai_nearest("cout", "times count cost", buf, sizeof buf),
+                   2);
+  assert_string_equal(buf, "count cost");
+  assert_int_equal(bonsai_nearest("sucess", "success failure", buf,
+                                  sizeof buf), 1);
+  assert_int_equal(bonsai_nearest("satck", "stack", buf, sizeof buf), 1);
+  assert_int_equal(bonsai_nearest("y", "x hp", buf, sizeof buf), 0);
+  assert_string_equal(buf, "");
+  assert_int_equal(bonsai_nearest("xyzzy", "sell buy", buf, sizeof buf), 0);
+  assert_int_equal(bonsai_nearest("", "a", buf, sizeof buf), 0);
+  assert_int_equal(bonsai_nearest("a", NULL, NULL, 0), 0);
+  assert_int_equal(bonsai_did_you_mean("a", msg, sizeof msg),
+                   strlen(" (did you mean 'a'?)"));
+  assert_string_equal(msg, " (did you mean 'a'?)");
+  bonsai_did_you_mean("a b c", msg, sizeof msg);
+  assert_string_equal(msg, " (did you mean 'a', 'b' or 'c'?)");
+  bonsai_did_you_mean("a b", msg, sizeof msg);
+  assert_string_equal(msg, " (did you mean 'a' or 'b'?)");
+  assert_int_equal(bonsai_did_you_mean("abc", msg, 10), 22);
+  assert_string_equal(msg, "");
+  assert_int_equal(bonsai_did_you_mean("", msg, sizeof msg), 0);
+}
+
 /* }====== */
 
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
@@ -1555,6 +1586,7 @@ static void compile_out_of_memory(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       T(tick_error_recovers),
+      T(nearest_words),
       T(resumed_action_errors),
       T(enter_error),
       T(exit_error),

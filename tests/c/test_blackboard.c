@@ -531,7 +531,7 @@ static void check_type_mismatch(void **state) {
   assert_int_equal(bonsai_agent_tick(ag, 1), BONSAI_ELEAF);
   assert_string_equal(trace_take(&trace), "enter A; tick A; abort A");
   assert_string_equal(bonsai_agent_errmsg(ag),
-                      "cannot compare string with number");
+                      "'x' is a string, compared with a number");
   bonsai_tree_node_path(bonsai_agent_tree(ag), bonsai_agent_errnode(ag), path,
                         sizeof path);
   assert_string_equal(path, "parallel/check[2]");
@@ -540,11 +540,22 @@ static void check_type_mismatch(void **state) {
   set(bonsai_agent_bb(ag), "x", nil());
   assert_int_equal(bonsai_agent_tick(ag, 1), BONSAI_ELEAF);
   assert_string_equal(bonsai_agent_errmsg(ag),
-                      "cannot compare nil with number");
+                      "key 'x' is not set");
+  bonsai_agent_free(ag);
+  /* a key not set, with the set keys it may mean */
+  ag = start_bb("check{key=stok, op='<', value=3}", NULL);
+  set(bonsai_agent_bb(ag), "stock", integer(4));
+  set(bonsai_agent_bb(ag), "hp", integer(1));
+  assert_int_equal(bonsai_agent_tick(ag, 1), BONSAI_ELEAF);
+  assert_string_equal(bonsai_agent_errmsg(ag),
+                      "key 'stok' is not set (did you mean 'stock'?)");
+  bonsai_agent_free(ag);
+  ag = start_bb("parallel(A, check{key=x, op='<', value=10})", NULL);
+  set(bonsai_agent_bb(ag), "x", nil());
   set(bonsai_agent_bb(ag), "x", boolean(1));
   assert_int_equal(bonsai_agent_tick(ag, 1), BONSAI_ELEAF);
   assert_string_equal(bonsai_agent_errmsg(ag),
-                      "cannot compare boolean with number");
+                      "'x' is a boolean, compared with a number");
   /* fixed: the agent runs again */
   trace_clear(&trace);
   set(bonsai_agent_bb(ag), "x", number(20));
@@ -559,7 +570,7 @@ static void check_type_mismatch(void **state) {
   set(bonsai_agent_bb(ag), "y", string("1"));
   assert_int_equal(bonsai_agent_tick(ag, 1), BONSAI_ELEAF);
   assert_string_equal(bonsai_agent_errmsg(ag),
-                      "cannot compare number with string");
+                      "'y' is a string, compared with a number");
   bonsai_agent_free(ag);
 }
 

@@ -249,7 +249,7 @@ static void check_conditions(void **state) {
   bonsai_bb_set(bonsai_agent_bb(ag), bonsai_key(env, "hp", 2), v);
   assert_int_equal(bonsai_agent_tick(ag, 1), BONSAI_ELEAF);
   assert_string_equal(bonsai_agent_errmsg(ag),
-                      "cannot compare boolean with integer");
+                      "'hp' is a boolean, compared with a number");
   bonsai_agent_free(ag);
   d = bonsai_def_new(env);
   bonsai_def_leaf(d, BONSAI_ACTION, NULL, "A", NULL);

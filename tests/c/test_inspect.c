@@ -178,6 +178,77 @@ static void leaf_functions_and_hidden_nodes(void **state) {
   bonsai_tree_release(t);
 }
 
+/* Texts: a script's source and keys given by bonsai_def_text, a check's
+** comparison without one, a condition's text, replaced by a second call,
+** refused past BONSAI_MAXTEXT; in dumps on one line. */
+static void node_texts(void **state) {
+  bonsai_def *d = bonsai_def_new(env);
+  bonsai_tree *t;
+  bonsai_value v;
+  char err[256], buf[64], *big;
+  (void)state;
+  leaf("Act", "S");
+  bonsai_def_begin(d, BONSAI_SEQUENCE, "s");
+  bonsai_def_leaf(d, BONSAI_ACTION, NULL, "Act", NULL);
+  assert_int_equal(bonsai_def_text(d, BONSAI_TEXT_NODE, "n += 1\nm := 2",
+                                   "n m"), BONSAI_OK);
+  v.type = BONSAI_TINTEGER;
+  v.u.i = 10;
+  assert_int_equal(bonsai_def_when_check(d, BONSAI_SKIP_IF, "hp", "<", v),
+                   BONSAI_OK);
+  bonsai_def_leaf(d, BONSAI_CHECK, NULL, NULL, NULL);
+  bonsai_def_string(d, "key", "name");
+  bonsai_def_string(d, "op", "~=");
+  bonsai_def_string(d, "value", "bob's");
+  bonsai_def_leaf(d, BONSAI_ACTION, NULL, "Act", NULL);
+  assert_int_equal(bonsai_def_text(d, BONSAI_ON_SUCCESS, "x := 1", "x"),
+                   BONSAI_OK);
+  assert_int_equal(bonsai_def_text(d, BONSAI_ON_SUCCESS, "y := 2", NULL),
+                   BONSAI_OK); /* replaces */
+  bonsai_def_end(d);
+  assert_int_equal(bonsai_tree_new(d, "t", &t, err, sizeof err), BONSAI_OK);
+  bonsai_def_free(d);
+  assert_int_equal(bonsai_tree_node_text(t, 1, BONSAI_TEXT_NODE, 0, buf,
+                                         sizeof buf), 13);
+  assert_string_equal(buf, "n += 1\nm := 2");
+  bonsai_tree_node_text(t, 1, BONSAI_TEXT_NODE, 1, buf, sizeof buf);
+  assert_string_equal(buf, "n m");
+  bonsai_tree_node_text(t, 1, BONSAI_SKIP_IF, 0, buf, sizeof buf);
+  assert_string_equal(buf, "hp < 10");
+  bonsai_tree_node_text(t, 1, BONSAI_SKIP_IF, 1, buf, sizeof buf);
+  assert_string_equal(buf, "hp");
+  bonsai_tree_node_text(t, 2, BONSAI_TEXT_NODE, 0, buf, sizeof buf);
+  assert_string_equal(buf, "name != \"bob's\"");
+  bonsai_tree_node_text(t, 3, BONSAI_ON_SUCCESS, 0, buf, sizeof buf);
+  assert_string_equal(buf, "y := 2");
+  assert_int_equal(bonsai_tree_node_text(t, 3, BONSAI_ON_SUCCESS, 1, buf,
+                                         sizeof buf), 0);
+  assert_int_equal(bonsai_tree_node_text(t, 0, BONSAI_TEXT_NODE, 0, buf,
+                                         sizeof buf), 0);
+  assert_string_equal(buf, "");
+  assert_int_equal(bonsai_tree_node_text(t, 9, BONSAI_TEXT_NODE, 0, buf,
+                                         sizeof buf), 0);
+  assert_int_equal(bonsai_tree_node_text(t, 1, BONSAI_NCONDS, 0, buf,
+                                         sizeof buf), 0);
+  /* cut to the buffer as snprintf does, the full length returned */
+  assert_int_equal(bonsai_tree_node_text(t, 1, BONSAI_TEXT_NODE, 0, buf, 4),
+                   13);
+  assert_string_equal(buf, "n +");
+  bonsai_tree_release(t);
+  /* too long */
+  d = bonsai_def_new(env);
+  bonsai_def_leaf(d, BONSAI_ACTION, NULL, "Act", NULL);
+  big = test_malloc(BONSAI_MAXTEXT + 2);
+  memset(big, 'x', BONSAI_MAXTEXT + 1);
+  big[BONSAI_MAXTEXT + 1] = '\0';
+  assert_int_equal(bonsai_def_text(d, BONSAI_TEXT_NODE, big, NULL),
+                   BONSAI_EDEF);
+  test_free(big);
+  assert_int_equal(bonsai_tree_new(d, "t", &t, err, sizeof err), BONSAI_EDEF);
+  assert_non_null(strstr(err, "a text of at most"));
+  bonsai_def_free(d);
+}
+
 static void param_names(void **state) {
   (void)state;
   assert_string_equal(bonsai_param_name(0), "times");
@@ -434,6 +505,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(leaf_functions_and_hidden_nodes, setup,
                                       teardown),
       cmocka_unit_test_setup_teardown(param_names, setup, teardown),
+      cmocka_unit_test_setup_teardown(node_texts, setup, teardown),
       cmocka_unit_test_setup_teardown(agent_runs_its_version_until_it_switches,
                                       setup, teardown),
       cmocka_unit_test_setup_teardown(compile_errors_and_other_environments,

@@ -690,13 +690,14 @@ local function genleaf(used)
   if x <= 85 then return checkspec() end
   if x <= 88 and ON.scripts then -- scripts that cannot fail: comparisons
     -- of any values, ordering of n1 and n2 (numbers), assignments to the
-    -- s keys (no observer, guard or check reads them)
+    -- s keys (no observer, guard or check reads them); no truth of a k key
+    -- (it may hold a string or a table: an error, as in BehaviorTree.CPP)
     if R.chance(0.5) then
       return { kind = "script", code = R.pick { "s1 := k1",
-        "s2 := n1 + n2; s3 := k2 == k1", "s1 := n1 < n2 ? k3 : !k4" } }
+        "s2 := n1 + n2; s3 := k2 == k1", "s1 := n1 < n2 ? k3 : k4 != 1" } }
     end
     return { kind = "scond", code = R.pick { "n1 >= n2", "k1 == k2",
-      "!k5 || n2 > 1", "k3 ~= k6 && n1 < 3" } }
+      "k5 == false || n2 > 1", "k3 ~= k6 && n1 < 3" } }
   end
   if x <= 92 and ON.subtree and W.idbase == 0 and #W.libs > 0 then
     local j = R.int(#W.libs)
@@ -712,7 +713,7 @@ end
 -- function of the fuzzer's) }, or nil. Scripts cannot fail (see genleaf).
 local CONDFIELDS = { "skip_if", "success_if", "failure_if", "run_while",
                      "on_success", "on_failure", "on_halted", "post" }
-local PRE = { "k1 == 1", "n1 > 2", "n1 < n2", "!k3", "k2 == k4" }
+local PRE = { "k1 == 1", "n1 > 2", "n1 < n2", "k3 != true", "k2 == k4" }
 local POST = { "s1 := k1", "s2 := n1 + 1", "s3 := n1 < n2" }
 local function genconds()
   if not ON.conditions or not R.chance(0.25) then return nil end

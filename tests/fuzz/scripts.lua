@@ -54,13 +54,22 @@ local BINOPS = {}
 for op in pairs(BP) do BINOPS[#BINOPS + 1] = op end
 table.sort(BINOPS)
 
+-- Truth as BehaviorTree.CPP's scripts take it: booleans, numbers (0 is
+-- false), an unset key false; a string or a table raises "type".
 local function truth(v)
   if v == true or v == false then return v end
-  return v ~= nil and v ~= 0 and v ~= ""
+  if v == nil or v == 0 then return false end
+  if type(v) ~= "number" then error("type") end
+  return true
 end
 
+-- Fields are read by behavior3 files' expressions only: every script here
+-- is compiled with them allowed.
+local FIELDS = { fields = true }
+
 -- The value of tree e on blackboard bb, or raises "type" for any error the
--- engine must report (types, division by zero, whole numbers).
+-- engine must report (types, whole numbers; division by zero gives IEEE's
+-- values).
 local eval
 
 -- The bitwise operators: Lua 5.3+'s own; before (all numbers floats, the
@@ -128,8 +137,8 @@ function eval(e, bb)
   if op == "+" then return x + y elseif op == "-" then return x - y
   elseif op == "*" then return x * y end
   if op == "/" or op == "%" then
-    if y == 0 then error("type") end
     if op == "/" then return x / y end
+    if y == 0 then return 0 / 0 end -- (C's fmod)
     return x % y
   end
   local xi, yi = tointeger(x), tointeger(y)
@@ -278,7 +287,7 @@ end
 
 -- Checks code compiled from tree e against eval on bb.
 local function against(seed, e, code, bb)
-  local f, err = script.compile(code)
+  local f, err = script.compile(code, nil, FIELDS)
   if not f then return fail(seed, "a valid script is refused", code, err) end
   local ok, want = pcall(eval, e, bb)
   local ok2, got = pcall(f, bb)
@@ -299,9 +308,12 @@ end
 -- The same as nodes of a real agent: its statuses against eval.
 local function nodes(seed, e, code, bb)
   local ok, want = pcall(eval, e, bb)
-  local cond = bt.script_condition(code)
-  local a = bt.agent(bt.tree(bt.sequence { bt.script("r := " .. code), cond }),
-                     { blackboard = bb })
+  -- the condition raises for a value that is no truth
+  ok = ok and pcall(truth, want)
+  local cond = script.node("condition", code, 1, nil, FIELDS)
+  local a = bt.agent(bt.tree(bt.sequence {
+    script.node("script", "r := " .. code, 1, nil, FIELDS), cond }),
+    { blackboard = bb })
   local ok2, st = pcall(a.tick, a, 1)
   if ok ~= ok2 then
     if not (cond.type == "check" and ok and not ok2) then -- check messages
@@ -331,7 +343,7 @@ local function assignments(seed)
                           k .. " = " .. atom(y) } do
     local copy = {}
     for key, v in pairs(bb) do copy[key] = v end
-    local f, err = script.compile(code)
+    local f, err = script.compile(code, nil, FIELDS)
     if not f then return fail(seed, "a valid script is refused", code, err) end
     local ok, want
     if code:find(" = ") then
@@ -375,7 +387,7 @@ end
 
 -- code must compile or be refused with a message; run it when it compiles.
 local function survives(seed, code)
-  local ok, f, err = pcall(script.compile, code)
+  local ok, f, err = pcall(script.compile, code, nil, FIELDS)
   if not ok then return fail(seed, "compile raised", code, f) end
   if not f and type(err) ~= "string" then
     return fail(seed, "refused without a message", code, err)

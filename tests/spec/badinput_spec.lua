@@ -26,7 +26,7 @@ end
 
 describe("NUL bytes", function()
   it("are refused in node names, types, keys, operators and modes", function()
-    assert.matches("sequence: child 1: 'name' contains a NUL byte",
+    assert.matches("sequence/action[1]: 'name' contains a NUL byte",
       refused(function()
         bt.tree(bt.sequence { bt.named("a\0b", bt.action(ok)) })
       end), 1, true)
@@ -134,7 +134,7 @@ describe("huge inputs", function()
     assert.matches("the tree name is too long", refused(function()
       bt.tree(bt.action(ok), { name = big })
     end), 1, true)
-    assert.matches("sequence: child 1: 'name' is too long", refused(function()
+    assert.matches("sequence/action[1]: 'name' is too long", refused(function()
       bt.tree(bt.sequence { bt.named(big, bt.action(ok)) })
     end), 1, true)
     assert.matches("argument 'key' must be a string of at most 1024 bytes",
@@ -237,7 +237,7 @@ describe("cyclic definitions", function()
   it("are refused, naming the place", function()
     local s = bt.sequence { bt.action(ok) }
     s[2] = s
-    assert.matches("sequence: child 2: a node cannot contain itself",
+    assert.matches("sequence/sequence[2]: a node cannot contain itself",
       refused(function() bt.tree(s) end), 1, true)
     local f = bt.filter { conditions = {}, bt.action(ok) }
     f.conditions[1] = f

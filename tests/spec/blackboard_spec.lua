@@ -182,7 +182,7 @@ describe("blackboard conditions", function()
     local a = bt.agent(tree, { blackboard = { hp = "lots" } })
     local ok, err = pcall(a.tick, a, 1)
     assert.is_false(ok)
-    assert.matches("tree 'c' node 'sequence/check%[1%]': cannot compare string with integer", err)
+    assert.matches("tree 'c' node 'sequence/check%[1%]': 'hp' is a string, compared with a number", err)
   end)
 
   it("ordering against a boolean constant is a definition error", function()

@@ -311,17 +311,17 @@ describe("a definition error", function()
   end)
 
   it("a leaf that is not a function", function()
-    assert.equal("tree 'x': sequence: child 1: leaf field 'tick' must be a "
+    assert.equal("tree 'x': sequence/action[1]: leaf field 'tick' must be a "
                  .. "function (got number)",
       tree_error(bt.sequence { bt.action { tick = 3 } }, { name = "x" }))
-    assert.equal("tree 'x': sequence: child 1: leaf field 'abort' must be a "
+    assert.equal("tree 'x': sequence/action[1]: leaf field 'abort' must be a "
                  .. "function (got string)",
       tree_error(bt.sequence { bt.action { tick = print, abort = "no" } },
                  { name = "x" }))
-    assert.equal("tree 'x': sequence: child 1: a leaf needs a function "
+    assert.equal("tree 'x': sequence/action[1]: a leaf needs a function "
                  .. "(fn, tick or task)",
       tree_error(bt.sequence { bt.action { enter = print } }, { name = "x" }))
-    assert.matches("^tree 'x': sequence: child 1: ",
+    assert.matches("^tree 'x': sequence/action%[1%]: ",
       tree_error(bt.sequence { bt.action(42) }, { name = "x" }))
   end)
 
@@ -396,12 +396,12 @@ describe("a definition error", function()
   it("a node that contains itself", function()
     local s = bt.sequence { bt.wait(1) }
     s[2] = s
-    assert.equal("tree 'cyc': sequence: child 2: a node cannot contain itself",
+    assert.equal("tree 'cyc': sequence/sequence[2]: a node cannot contain itself",
                  tree_error(s, { name = "cyc" }))
     local inv = bt.invert {}
     local root = bt.sequence { bt.wait(1), inv }
     inv[1] = root
-    assert.equal("tree 'cyc': sequence/invert[2]: child 1: a node cannot "
+    assert.equal("tree 'cyc': sequence/invert[2]/sequence[1]: a node cannot "
                  .. "contain itself", tree_error(root, { name = "cyc" }))
   end)
 

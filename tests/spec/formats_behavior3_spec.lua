@@ -91,6 +91,22 @@ describe("behavior3 expressions", function()
     assert.same({ "check", "hp", "<", 5 }, { n.type, n.key, n.op, n.value })
     assert.matches("needs one of gt", refused(current { id = 1,
       name = "Cmp", input = { "hp" }, args = {} }))
+    assert.matches("node 'Cmp': needs an input variable name",
+      refused(current { id = 1, name = "Cmp", args = { lt = 5 } }))
+  end)
+
+  it("run Cmp's other form, a value expression (behavior3lua's args.value), "
+     .. "tick by tick", function()
+    local a = agent(current { id = 1, name = "Cmp",
+      args = { value = "target.hp + bonus", ge = 30 } },
+      { blackboard = { target = { hp = 25 }, bonus = 5 } })
+    assert.equal("success", a:tick(1))
+    a.bb.bonus = 4
+    assert.equal("failure", a:tick(1))
+    a.bb.target = { hp = 26 }
+    assert.equal("success", a:tick(1))
+    assert.matches("%$%.root%.args%.value: node 'Cmp': at character 4: syntax error at the end",
+      refused(current { id = 1, name = "Cmp", args = { value = "1 +", lt = 5 } }))
     assert.matches("needs an output variable", refused(current { id = 1,
       name = "Calculate", args = { value = "1" } }))
     assert.matches("'value' must be a number", refused(current { id = 1,
@@ -425,9 +441,9 @@ describe("refused behavior3 files", function()
     assert.matches("t.json: %$.root.children%[2%]: node 'A': duplicate id 2",
       refused(current { id = 1, name = "Sequence", children = {
         { id = 2, name = "A" }, { id = 2, name = "A" } } }))
-    assert.matches("node 'RepeatUntilFailure': maxLoop: behavior3lua fails",
+    assert.matches("node 'RepeatUntilFailure': bad number 'x' for 'maxLoop'",
       refused(current { id = 1, name = "RepeatUntilFailure",
-        args = { maxLoop = 3 }, children = { { id = 2, name = "A" } } }))
+        args = { maxLoop = "x" }, children = { { id = 2, name = "A" } } }))
   end)
 
   it("bad JSON, wrong roots, deep nesting, big files", function()
@@ -688,7 +704,7 @@ describe("behavior3-ts's Watchdog, retries, AlwaysRunning, JustSuccess " ..
     local a = agent(current { id = 1, name = "Watchdog", children = {
       { id = 2, name = "Slow" }, { id = 3, name = "A" },
       { id = 4, name = "A" } } })
-    assert.matches("node 'control': its test %(the first child%) is running",
+    assert.matches("node 'Watchdog': its test %(the first child%) is running",
                    trace.tick_error(a))
     assert.matches("node 'Watchdog': needs exactly 3 children", refused(
       current { id = 1, name = "Watchdog", children = {
@@ -832,11 +848,35 @@ describe("behavior3's Listen on the tree's events", function()
       "'treeInterrupted' fires when the tree is interrupted or cleared " ..
       "(a:abort, a:reset), where no node can tick a child (a game may " ..
       "provide Listen with bt.define)", listen { builtin = "treeInterrupted" })
-    assert.matches("event 'hit' is the game's own, dispatched by its " ..
-                   "behavior3 context", listen { event = "hit" })
     assert.matches("needs an 'event'", listen {})
     assert.matches("%$.root.output: node 'Listen': writes the event's " ..
                    "target", listen({ event = "afterRun" }, { "tree" }))
+  end)
+end)
+
+describe("behavior3-ts's Listen on an event of the game's own", function()
+  it("runs its child in the tick the event (a:send) is delivered, its "
+     .. "payload written to the output variable", function()
+    leaves { Hit = "S", Work = "R" }
+    local a = agent(current { id = 1, name = "Sequence", children = {
+      { id = 2, name = "Listen", args = { event = "hit" }, output = { "who" },
+        children = { { id = 3, name = "Hit" } } },
+      { id = 4, name = "Work" } } })
+    -- the first tick: the Listen starts listening
+    assert.equal("running | enter Work; tick Work", t:step(a, 1))
+    assert.equal("running | tick Work", t:step(a, 1))
+    a:send("hit", "orc")
+    assert.equal("running | enter Hit; tick Hit; exit Hit success; tick Work",
+                 t:step(a, 1))
+    assert.equal("orc", a.bb.who)
+    assert.equal("running | tick Work", t:step(a, 1)) -- delivered once
+    a:send("miss")
+    assert.equal("running | tick Work", t:step(a, 1))
+    a:send("hit", "elf")
+    a:send("hit", "imp") -- two in one tick: the child runs once, the last payload
+    assert.equal("running | enter Hit; tick Hit; exit Hit success; tick Work",
+                 t:step(a, 1))
+    assert.equal("imp", a.bb.who)
   end)
 end)
 
@@ -865,5 +905,75 @@ describe("behavior3's Foreach", function()
     assert.matches("'list' is not a list %(number%)", trace.tick_error(a))
     assert.matches("needs the list's variable", refused(current { id = 1,
       name = "Foreach", children = { { id = 2, name = "Visit" } } }))
+  end)
+end)
+
+describe("messages that point at the remedy (issue 37)", function()
+  it("an Assert without a desc is named 'Assert' in paths", function()
+    leaves { No = "F" }
+    local a = agent(current { id = 1, name = "Sequence", desc = "s",
+      children = { { id = 2, name = "Assert",
+        args = { message = "the door must be open" },
+        children = { { id = 3, name = "No" } } } } })
+    assert.equal("tree 'T' node 's/Assert': the door must be open",
+                 trace.tick_error(a))
+  end)
+
+  it("a classic custom composite points at bt.define", function()
+    assert.matches("node 'MyLoop': a custom composite of the file: bt.define "
+                   .. "it %(bt.define%(\"MyLoop\", function%(args, children%) "
+                   .. "... end%) gives it the game's behaviour%)",
+                   refused(classic({ ["1"] = { name = "MyLoop",
+                                               children = { "2" } },
+                                     ["2"] = { name = "Succeeder" } },
+                     { custom_nodes = { { name = "MyLoop",
+                                          category = "composite" } } })))
+  end)
+
+  it("a classic condition the game registered as an action is refused at "
+     .. "load", function()
+    bt.register("b3.busy", bt.action { tick = function() return "running" end })
+    assert.matches("node 'b3.busy': the file's custom node is a condition, "
+                   .. "but the game registered 'b3.busy' as an action",
+                   refused(classic({ ["1"] = { name = "b3.busy" } },
+                     { custom_nodes = { { name = "b3.busy",
+                                          category = "condition" } } })))
+    bt.register("b3.seen", function() return true end) -- a function is fine
+    local a = agent(classic({ ["1"] = { name = "b3.seen" } },
+      { custom_nodes = { { name = "b3.seen", category = "condition" } } }))
+    assert.equal("success", a:tick(1))
+  end)
+end)
+
+describe("behavior3lua's RepeatUntilSuccess and RepeatUntilFailure with "
+         .. "maxLoop", function()
+  it("run one try a tick, and fail at the tick after the last try",
+     function()
+    leaves { A = "F" }
+    local a = agent(current { id = 1, name = "RepeatUntilSuccess",
+      args = { maxLoop = 2 }, children = { { id = 2, name = "A" } } })
+    assert.equal("running | enter A; tick A; exit A failure", t:step(a, 1))
+    assert.equal("running | enter A; tick A; exit A failure", t:step(a, 1))
+    assert.equal("failure |", t:step(a, 1))
+    -- a try that succeeds ends it, with success
+    leaves { B = "FS" }
+    a = agent(current { id = 1, name = "RepeatUntilSuccess",
+      args = { maxLoop = 5 }, children = { { id = 2, name = "B" } } })
+    assert.equal("running | enter B; tick B; exit B failure", t:step(a, 1))
+    assert.equal("success | enter B; tick B; exit B success", t:step(a, 1))
+  end)
+
+  it("RepeatUntilFailure: success when a try fails; the count from its "
+     .. "input variable", function()
+    leaves { A = "SSSF" }
+    local a = agent(current { id = 1, name = "RepeatUntilFailure",
+      input = { "loops" }, children = { { id = 2, name = "A" } } },
+      { blackboard = { loops = 2 } })
+    assert.equal("running | enter A; tick A; exit A success", t:step(a, 1))
+    assert.equal("running | enter A; tick A; exit A success", t:step(a, 1))
+    assert.equal("failure |", t:step(a, 1))
+    a.bb.loops = 10
+    assert.equal("running | enter A; tick A; exit A success", t:step(a, 1))
+    assert.equal("success | enter A; tick A; exit A failure", t:step(a, 1))
   end)
 end)

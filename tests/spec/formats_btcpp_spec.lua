@@ -612,8 +612,8 @@ describe("refused BehaviorTree.CPP files", function()
     assert.equal("t.xml:1:45: node 'Script': 'code': at character 4: " ..
       "'os.exit(': a script calls no function",
       refused(doc('<Script code="x:=os.exit()"/>')))
-    assert.equal("t.xml:1:45: node 'A': '_skipIf': at character 5: " ..
-      "syntax error at the end", refused(doc('<A _skipIf="x :="/>')))
+    assert.equal("t.xml:1:45: node 'A': '_skipIf': at character 5 of " ..
+      "\"x :=\": syntax error at the end", refused(doc('<A _skipIf="x :="/>')))
     assert.matches("t.xml:1:45: node 'Repeat': bad number 'two' for port " ..
       "'num_cycles'", refused(doc('<Repeat num_cycles="two"><A/></Repeat>')))
     assert.matches("node 'Repeat': needs port 'num_cycles'",
@@ -1057,5 +1057,137 @@ describe("LoopInt, LoopDouble, LoopString, LoopBool", function()
       refused(doc('<LoopInt queue="1;x" value="{v}"><Use/></LoopInt>')))
     assert.matches("if_empty=\"SKIPPED\"", refused(doc('<LoopBool ' ..
       'queue="true" value="{v}" if_empty="SKIPPED"><Use/></LoopBool>')))
+  end)
+end)
+
+describe("a bare '&' in an attribute, as tinyxml2 reads it", function()
+  it("is read as itself, tick by tick, and the file places stay exact",
+     function()
+    leaves { A = "S" }
+    local a = agent(doc('<Sequence><Script code="x := 1"/>' ..
+      '<ScriptCondition code="x == 1 && y != 2 &amp;&amp; 1 &lt; 2"/>' ..
+      '<A/></Sequence>'))
+    assert.equal("success | enter A; tick A; exit A success", t:step(a, 1))
+    a.bb.y = 2
+    assert.equal("failure |", t:step(a, 1))
+    -- the column of an element after bare '&'s on its line, and of an
+    -- error after them, are the file's (with UTF-8 before them too)
+    local xml = require "bonsai.formats.xml"
+    local r = xml.parse('<r a="é&&&&"><B/></r>', "t.xml")
+    local plain = xml.parse('<r a="é1234"><B/></r>', "t.xml")
+    assert.equal(plain[1].col, r[1].col)
+    assert.equal("é&&&&", r.attrs.a)
+    assert.equal("t.xml:2:18: node 'Nope': no leaf registered as 'Nope' " ..
+      "(bt.define it, or bt.register a leaf under that name)",
+      refused('<root BTCPP_format="4"><BehaviorTree ID="T"><Sequence>\n' ..
+              '<A x="&& &&"/>   <Nope/></Sequence></BehaviorTree></root>'))
+    local bad = '<root BTCPP_format="4"><BehaviorTree ID="T">\n' ..
+      '<A code="a && b"/><B></C></BehaviorTree></root>'
+    local good = bad:gsub("&&", "aa")
+    assert.equal(refused(good), refused(bad))
+    assert.matches("^t.xml:2:24: XML error: mismatched tag at 'C'$",
+                   refused(bad))
+  end)
+
+  it("leaves entities refused, naming them, and names the character of "
+     .. "an error", function()
+    assert.equal("t.xml:1:45: XML error: undefined entity '&nbsp;' (a tree "
+      .. "file declares no entity: write &amp; for '&'; &lt; &gt; &amp; "
+      .. "&quot; &apos; and character references like &#38; are read)",
+      refused(doc('<A code="a && b &nbsp; c"/>')))
+    assert.matches("DOCTYPE declarations are not allowed",
+      refused('<!DOCTYPE r [<!ENTITY e "&&">]><root/>'))
+    assert.equal("t.xml:1:61: XML error: not well-formed (invalid token) at "
+      .. "'<' (write &lt; for a '<' inside an attribute value)",
+      refused(doc('<A code="a && b < c"/>')))
+    assert.matches("XML error: not well%-formed %(invalid token%) at byte "
+      .. "0x01 %(a tree file is UTF%-8 text%)", refused(doc('<A x="\1"/>')))
+    -- character references are read, as tinyxml2 reads them
+    leaves { A = "S" }
+    local a = agent(doc('<Sequence><Script code="s := &#39;&#x41;&#38;&amp;&#39;"/>' ..
+                        '<A/></Sequence>'))
+    a:tick(1)
+    assert.equal("A&&", a.bb.s)
+  end)
+end)
+
+describe("scripts of a file are visible", function()
+  it("in tree:nodes and dumps, with the keys a subtree's ports remap",
+     function()
+    local t = bt.tree(bt.import([[<root BTCPP_format="4" main_tree_to_execute="M">
+<BehaviorTree ID="M"><SubTree ID="S" x="{outer}"/></BehaviorTree>
+<BehaviorTree ID="S"><Sequence><Script code="x := x + 1"/>
+<ScriptCondition code="x > 2" _skipIf="x == 9"/></Sequence></BehaviorTree>
+</root>]], "btcpp"), { name = "T" })
+    local n = t:nodes()
+    assert.equal("x := x + 1", n[2].script)
+    assert.same({ "outer" }, n[2].keys)
+    assert.equal("x > 2", n[3].script)
+    assert.same({ skip_if = "x == 9" }, n[3].conditions)
+    assert.same({ "outer" }, n[3].keys)
+    assert.equal('S (sequence)\n  action[1] "x := x + 1"\n' ..
+                 '  check[2] outer > 2 skip_if "x == 9"\n', t:dump())
+  end)
+end)
+
+describe("a SubTree's model and editor attributes", function()
+  -- BehaviorTree.CPP's t14 (subtree model), its two texts in one file
+  local T14 = [[<root BTCPP_format="4" main_tree_to_execute="MainTree">
+  <TreeNodesModel>
+    <SubTree ID="MySub">
+      <input_port name="sub_in_value" default="42"/>
+      <input_port name="sub_in_name"/>
+      <output_port name="sub_out_result" default="{out_result}"/>
+      <output_port name="sub_out_state"/>
+    </SubTree>
+  </TreeNodesModel>
+  <BehaviorTree ID="MySub">
+    <Sequence>
+      <ScriptCondition code="sub_in_value==42 && sub_in_name=='john'" />
+      <Script code="sub_out_result:=69; sub_out_state:='ACTIVE'" />
+    </Sequence>
+  </BehaviorTree>
+  <BehaviorTree ID="MainTree">
+    <Sequence>
+      <Script code="in_name:= 'john' "/>
+      <SubTree ID="MySub" sub_in_name="{in_name}" ATTRS
+                          sub_out_state="{out_state}"/>
+      <ScriptCondition code=" out_result==69 && out_state=='ACTIVE' " />
+    </Sequence>
+  </BehaviorTree>
+</root>]]
+
+  it("takes the ports the model gives a default (a literal, a {key})",
+     function()
+    local a = agent((T14:gsub("ATTRS", "")))
+    assert.equal("success", a:tick(1))
+    assert.equal(69, a.bb.out_result)
+    assert.equal("ACTIVE", a.bb.out_state)
+    assert.is_nil(a.bb.sub_in_value) -- a literal, not a key of the caller
+    -- a port the SubTree gives wins over the default
+    a = agent((T14:gsub("ATTRS", 'sub_in_value="41"')))
+    assert.equal("failure", a:tick(1))
+    a = agent((T14:gsub("ATTRS", 'sub_out_result="{elsewhere}"')))
+    assert.equal("failure", a:tick(1))
+    assert.equal(69, a.bb.elsewhere)
+  end)
+
+  it("accepts an editor's attributes, keeps them for the export, and "
+     .. "writes the model back", function()
+    local text = T14:gsub("ATTRS", '_collapsed="true" _uid="7" ' ..
+                          '_fullpath="MainTree/MySub"')
+    local tree = bt.tree(bt.import(text, "btcpp"), { name = "T" })
+    local out = tree:export("btcpp")
+    assert.matches('<SubTree ID="MySub" sub_in_name="{in_name}" ' ..
+      '_collapsed="true" _uid="7" _fullpath="MainTree/MySub" ' ..
+      'sub_out_state="{out_state}"/>', out, 1, true)
+    assert.matches('<output_port name="sub_out_result" ' ..
+                   'default="{out_result}"/>', out, 1, true)
+    local a = bt.agent(bt.tree(bt.import(out, "btcpp"), { name = "T" }))
+    assert.equal("success", a:tick(1))
+    assert.equal(69, a.bb.out_result)
+    assert.equal("t.xml:19:7: node 'MySub': unknown attribute '_autoremapp' " ..
+                 "(did you mean '_autoremap'?)",
+                 refused((T14:gsub("ATTRS", '_autoremapp="true"'))))
   end)
 end)

@@ -173,3 +173,48 @@ describe("bt.load(path, { main = ID })", function()
     assert.has_error(function() bt.load(path, "Flee") end)
   end)
 end)
+
+describe("a library of BehaviorTree.CPP files (bt.load's library)", function()
+  local MAIN = [[<root BTCPP_format="4"><BehaviorTree ID="Main"><Sequence>
+<SubTree ID="Guard" target="{enemy}"/><L.Go/></Sequence></BehaviorTree></root>]]
+  local function guard(leaf)
+    return [[<root BTCPP_format="4"><BehaviorTree ID="Guard"><Sequence>
+<]] .. leaf .. [[ at="{target}"/></Sequence></BehaviorTree></root>]]
+  end
+
+  it("refers to a tree of another file by ID, with its port rules, and "
+     .. "reloads when a library file changes", function()
+    t:register { ["L.Look"] = "R", ["L.Aim"] = "R", ["L.Go"] = "S" }
+    write("guard.xml", guard("L.Look"))
+    local main = write("main.xml", MAIN)
+    local tr = assert(bt.load(main, { library = { "guard.xml" } }))
+    assert.equal("Main", tr.name)
+    assert.is_true(bt.watch(main))
+    local a = bt.agent(tr)
+    assert.equal("running | enter L.Look; tick L.Look", t:step(a, 1))
+    write("guard.xml", guard("L.Aim"))
+    assert.same({ main }, (bt.poll()))
+    assert.equal("running | abort L.Look; enter L.Aim; tick L.Aim",
+                 t:step(a, 1))
+    -- any tree of the library by ID
+    local g = assert(bt.load(main, { library = { "guard.xml" },
+                                     main = "Guard" }))
+    assert.equal("Guard", g.name)
+  end)
+
+  it("reads no file outside the directories allowed, and refuses what is "
+     .. "no list, a missing file, a cycle", function()
+    local main = write("main.xml", MAIN)
+    local _, err = bt.load(main, { library = { "/etc/passwd" } })
+    assert.matches("include '/etc/passwd' is outside the directories " ..
+                   "allowed", err)
+    _, err = bt.load(main, { library = { "nope.xml" } })
+    assert.matches("node 'library': cannot include: .*nope.xml", err)
+    _, err = bt.load(main, { library = { "main.xml" } })
+    assert.matches("include recursion through 'main.xml'", err)
+    _, err = bt.load(main, { library = "guard.xml" })
+    assert.matches("library must be a list of files %(got string%)", err)
+    _, err = bt.load(main)
+    assert.matches("node 'Guard': no BehaviorTree with ID 'Guard'", err)
+  end)
+end)

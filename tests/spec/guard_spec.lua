@@ -717,8 +717,8 @@ describe("what wakes a guard", function()
     assert.equal("running | enter fight; tick fight", t:step(a, 1))
     a.bb.hp = "full"
     local msg = tick_error(a)
-    assert.equal("tree 'T' node 'selector/guard[1]/check[1]': cannot "
-                 .. "compare string with integer", msg)
+    assert.equal("tree 'T' node 'selector/guard[1]/check[1]': 'hp' is "
+                 .. "a string, compared with a number", msg)
     assert.equal("abort fight", t:take())
     assert.equal("aborted", a:status())
     a.bb.hp = 50
@@ -799,20 +799,26 @@ describe("bt.check", function()
   end)
 
   for _, op in ipairs { "<", "<=", ">", ">=" } do
-    it("raises 'cannot compare' naming the node for a number and a string "
+    it("raises a type error naming the node and key for a number and a string "
        .. "under " .. op, function()
       local a = agent_of(bt.sequence { bt.check("x", op, 3) }, { x = "3" })
-      assert.equal("tree 'T' node 'sequence/check[1]': cannot compare string "
-                   .. "with integer", tick_error(a))
+      assert.equal("tree 'T' node 'sequence/check[1]': 'x' is a string, "
+                   .. "compared with a number", tick_error(a))
       local b = agent_of(bt.sequence {
         bt.named("low", bt.check("x", op, "a")),
       }, { x = 2.5 })
-      assert.equal("tree 'T' node 'sequence/low': cannot compare number "
-                   .. "with string", tick_error(b))
+      assert.equal("tree 'T' node 'sequence/low': 'x' is a number, "
+                   .. "compared with a string", tick_error(b))
       local c = agent_of(bt.check("x", op, "$y"), { x = 1, y = "1" })
-      assert.matches("^tree 'T' node 'check': cannot compare", tick_error(c))
+      assert.equal("tree 'T' node 'check': 'y' is a string, compared with "
+                   .. "a number", tick_error(c))
       local d = agent_of(bt.check("x", op, 1), {})
-      assert.matches("^tree 'T' node 'check': cannot compare", tick_error(d))
+      assert.equal("tree 'T' node 'check': key 'x' is not set", tick_error(d))
+      local e = agent_of(bt.check("stok", op, 3), { stock = 4, hp = 1 })
+      assert.equal("tree 'T' node 'check': key 'stok' is not set (did you "
+                   .. "mean 'stock'?)", tick_error(e))
+      local f = agent_of(bt.check("x", op, "$y"), { x = 1, hp = 1 })
+      assert.equal("tree 'T' node 'check': key 'y' is not set", tick_error(f))
     end)
   end
 
@@ -820,7 +826,7 @@ describe("bt.check", function()
     local a = agent_of(bt.sequence { t:action("A", "R"),
                                      bt.check("x", "<", 3) }, { x = "s" })
     t:set("A", "SR")
-    assert.matches("cannot compare", tick_error(a))
+    assert.matches("'x' is a string, compared with a number", tick_error(a))
     assert.equal("enter A; tick A; exit A success", t:take())
     a.bb.x = 1
     assert.equal("running | enter A; tick A", t:step(a, 1))

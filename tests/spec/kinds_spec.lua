@@ -329,7 +329,7 @@ describe("utility_selector", function()
                    .. "'utility_selector'",
                    tree_error(bt.sequence { bt.utility(util "A",
                                                        t:action("A", "S")) }))
-    assert.matches("child 1: 'utility' must be a function %(got number%)",
+    assert.matches("utility_selector/A: 'utility' must be a function %(got number%)",
                    tree_error(bt.utility_selector {
                      bt.utility(3, t:action("A", "S")) }))
     assert.matches("'utility_selector' needs children",
@@ -405,7 +405,7 @@ describe("subtree", function()
 
   it("reports unknown names, bad trees and recursion as definition errors",
      function()
-    assert.equal("tree 'T': sequence: child 2: no tree named 'nope.tree'",
+    assert.equal("tree 'T': sequence/subtree[2]: no tree named 'nope.tree'",
                  tree_error(bt.sequence { t:action("A", "S"),
                                           bt.subtree "nope.tree" },
                             { name = "T" }))
@@ -416,12 +416,12 @@ describe("subtree", function()
     local tb = bt.tree(bt.sequence { bt.subtree(an) }, { name = bn })
     local ok, msg = ta:reload(bt.subtree(an))
     assert.is_nil(ok)
-    assert.equal("tree '" .. an .. "': subtree '" .. an
+    assert.equal("tree '" .. an .. "': subtree: subtree '" .. an
                  .. "' contains itself", msg)
     ok, msg = ta:reload(bt.selector { bt.subtree(bn) })
     assert.is_nil(ok)
-    assert.equal("tree '" .. an .. "': selector/" .. bn .. "/sequence[1]: "
-                 .. "child 1: subtree '" .. an .. "' contains itself", msg)
+    assert.equal("tree '" .. an .. "': selector/" .. bn .. "/sequence[1]/subtree[1]: "
+                 .. "subtree '" .. an .. "' contains itself", msg)
     -- both still run their old versions
     assert.equal("success | enter A; tick A; exit A success",
                  t:step(bt.agent(tb), 1))
@@ -642,7 +642,7 @@ describe("subtree reloads", function()
     local ok, msg = inner:reload(bt.sequence { bt.subtree(outern) })
     assert.is_nil(ok)
     assert.equal("tree '" .. innern .. "': sequence/" .. outern
-                 .. "/sequence[1]: child 1: subtree '" .. innern
+                 .. "/sequence[1]/subtree[1]: subtree '" .. innern
                  .. "' contains itself", msg)
     assert.equal("success | enter A; tick A; exit A success",
                  t:step(bt.agent(outer), 1))

@@ -63,7 +63,7 @@ describe("the keys of a node table", function()
                  tree_error(bt.sequence { name = "patrol",
                    bt.repeater { name = "walk", count = 3, leaf() } },
                    { name = "T" }))
-    assert.equal("tree 'T': s: child 2: 'action' has no option 'enetr' "
+    assert.equal("tree 'T': s/action[2]: 'action' has no option 'enetr' "
                  .. "(did you mean 'enter'?)",
                  tree_error(bt.sequence { name = "s", leaf(),
                    bt.action { tick = ok, enetr = ok } }, { name = "T" }))
@@ -246,9 +246,19 @@ describe("a name bonsai does not have", function()
     end
   end)
 
-  it("without a near name says where the names are", function()
-    assert.matches("bonsai has no 'xyzzy' %(every name is annotated",
-                   refused(function() return bt.xyzzy end))
+  it("suggests the constant meant for an ALL-CAPS name", function()
+    assert.matches("bonsai has no 'SUCESS': did you mean bt.SUCCESS%?",
+                   refused(function() return bt.SUCESS end))
+    assert.matches("bonsai has no 'RUNING': did you mean bt.RUNNING%?",
+                   refused(function() return bt.RUNING end))
+  end)
+
+  it("reads nil for a name near none, so bt.X == nil tests for it",
+     function()
+    assert.is_nil(bt.xyzzy)
+    assert.is_nil(bt.PAUSED) -- a constant of some later version
+    assert.is_true(bt.some_later_function == nil)
+    assert.equal("success", bt.SUCCESS)
   end)
 
   it("leaves the module's own names alone", function()

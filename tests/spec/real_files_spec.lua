@@ -207,6 +207,25 @@ describe("BehaviorTree.CPP's examples and test trees", function()
     { "subtrees/Talk.xml", bt.SUCCESS, 1, "SaySomething Hello World",
       "SayHello" },
   }, 0.25)
+  -- the tutorials' trees (their C++ raw strings, unchanged): scripts with
+  -- a bare '&&' in an attribute, read as BehaviorTree.CPP's tinyxml2 does
+  bt.enums { RED = 1, BLUE = 2, GREEN = 3, THE_ANSWER = 42 } -- t09's
+  check(CPP .. "tutorials/", {
+    -- "Robot says: 42.000000, 3.140000, hello world, 1.000000"
+    { "t09_scripting.xml", bt.SUCCESS, 1, "SaySomething 42",
+      "SaySomething 3.14", "SaySomething hello world", "SaySomething 1" },
+    -- the subtree of t14 alone, given what its model's defaults and the
+    -- main tree give it (the main tree is in another text: see the README)
+    { "t14_subtree_model.subtree.xml", bt.SUCCESS, 1, opts = { main = "MySub" },
+      bb = { sub_in_value = 42, sub_in_name = "john" } },
+    { "t14_subtree_model.subtree.xml", bt.FAILURE, 1, opts = { main = "MySub" },
+      bb = { sub_in_value = 42, sub_in_name = "jane" } },
+    -- BehaviorTree.CPP registers both texts, then creates MainTree: a
+    -- library of two files; the ports the SubTree does not give take the
+    -- model's defaults (sub_in_value 42, sub_out_result {out_result})
+    { "t14_subtree_model.main.xml", bt.SUCCESS, 1,
+      opts = { library = { "t14_subtree_model.subtree.xml" } } },
+  }, 0.25)
   -- the fuzzer's seed corpus: one valid tree, three that BehaviorTree.CPP
   -- refuses as well (a port it does not have, a decorator without child)
   local corpus = CPP .. "fuzzing/corpus/bt_corpus/"

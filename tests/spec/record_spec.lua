@@ -54,7 +54,8 @@ describe("bt.record", function()
     assert.equal(5, #l[2].nodes)
     assert.same({ id = 2, name = "check[1]", type = "check", parent = 1,
                   path = "guard/flee/check[1]",
-                  params = { key = "hp", op = "<", value = 25 } },
+                  params = { key = "hp", op = "<", value = 25 },
+                  script = "hp < 25", keys = { "hp" } },
                 l[2].nodes[3])
     assert.equal(cjson.null, l[2].nodes[1].parent)
     assert.equal("Brom", l[3].label)

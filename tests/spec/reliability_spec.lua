@@ -699,7 +699,7 @@ describe("a child's error caught inside a bt.control callback", function()
       bt.control { name = "C", tick = function(c) return c:tick(1) end,
         bt.check("x", "<", 3) } }, { name = "t" }),
       { blackboard = { x = "text" } })
-    assert.matches("^tree 't' node 'P/C/check%[1%]': cannot compare",
+    assert.matches("^tree 't' node 'P/C/check%[1%]': 'x' is a string, compared with a number",
                    failure(a))
   end)
 

@@ -22,10 +22,32 @@ local function value(e, bb)
   return a.bb.r
 end
 
--- The message of bt.script(code) / bt.script_condition(code), which must
--- raise.
+-- The message of bt.tree over bt.script(code) / bt.script_condition(code),
+-- which must raise (a script that does not compile is refused by bt.tree,
+-- naming the node's path).
 local function refused(code, condition)
-  local ok, msg = pcall(condition and bt.script_condition or bt.script, code)
+  local ok, msg = pcall(function()
+    return bt.tree((condition and bt.script_condition or bt.script)(code),
+                   { name = "T" })
+  end)
+  assert.is_false(ok)
+  return msg
+end
+
+-- Fields are read by behavior3 files' expressions only (bt.script refuses
+-- them, as BehaviorTree.CPP does): the value of e through such a script,
+-- and the node of such a script or condition.
+local FIELDS = { fields = true }
+local function fnode(kind, code)
+  return script.node(kind, code, 1, nil, FIELDS)
+end
+local function fvalue(e, bb)
+  local a = agent_of(fnode("script", "r := " .. e), bb)
+  assert.equal("success", a:tick(1))
+  return a.bb.r
+end
+local function frefused(code)
+  local ok, msg = pcall(fnode, "script", code)
   assert.is_false(ok)
   return msg
 end
@@ -60,18 +82,29 @@ describe("values", function()
   end)
 end)
 
-describe("fields of table values", function()
+describe("fields of table values (behavior3 files' expressions)", function()
+  it("are refused in bt.script, naming the node, as BehaviorTree.CPP does",
+     function()
+    assert.equal("tree 'T': action: at character 6 of \"x := math.pi\": " ..
+                 "'math.pi': a script reads blackboard keys, not fields or " ..
+                 "globals (BehaviorTree.CPP's scripts have no '.' nor '['; " ..
+                 "behavior3 files' expressions read fields)",
+                 refused("x := math.pi"))
+    assert.matches("'t%[1%]': a script reads blackboard keys",
+                   refused("t[1] > 0", true))
+  end)
+
   it("reads t.name and t[expr], nested, as Lua indexes (behavior3lua's)",
      function()
     local bb = { t = { x = 3, [0] = { x = -1 }, { y = "a" }, ["a b"] = 9 },
                  i = 0 }
-    assert.equal(3, value("t.x", bb))
-    assert.equal("a", value("t[1].y", bb))
-    assert.equal(-1, value("t[i].x", bb))
-    assert.equal("a!", value("t[i + 1].y .. '!'", bb))
-    assert.equal(9, value("t['a b']", bb))
-    assert.is_nil(value("t.z", bb))
-    assert.is_true(value("t[0].x < 0 && t.x > 2", bb))
+    assert.equal(3, fvalue("t.x", bb))
+    assert.equal("a", fvalue("t[1].y", bb))
+    assert.equal(-1, fvalue("t[i].x", bb))
+    assert.equal("a!", fvalue("t[i + 1].y .. '!'", bb))
+    assert.equal(9, fvalue("t['a b']", bb))
+    assert.is_nil(fvalue("t.z", bb))
+    assert.is_true(fvalue("t[0].x < 0 && t.x > 2", bb))
   end)
 
   it("reads raw: a metamethod of the value never runs", function()
@@ -80,12 +113,12 @@ describe("fields of table values", function()
       called = true
       return 1
     end })
-    assert.is_nil(value("t.x", { t = t }))
+    assert.is_nil(fvalue("t.x", { t = t }))
     assert.is_false(called)
   end)
 
   it("follows the blackboard tick by tick", function()
-    local a = agent_of(bt.script_condition("target[1].hp > 0"),
+    local a = agent_of(fnode("condition", "target[1].hp > 0"),
                        { target = { { hp = 5 } } })
     assert.equal("success", a:tick(1))
     a.bb.target[1].hp = 0
@@ -97,29 +130,29 @@ describe("fields of table values", function()
   it("raise a leaf error naming the read when the value is not a table",
      function()
     local a = agent_of(bt.sequence { name = "s",
-                                     bt.script_condition("t[0].x > 0") })
-    assert.equal("tree 'T' node 's/condition[1]': 't' is nil, not a table " ..
-                 "(reading 't[0]')", trace.tick_error(a))
-    a = agent_of(bt.script_condition("t[0].x > 0"), { t = {} })
+                                     fnode("condition", "t[0].x > 0") })
+    assert.equal("tree 'T' node 's/condition[1]': key 't' is not set",
+                 trace.tick_error(a))
+    a = agent_of(fnode("condition", "t[0].x > 0"), { t = {} })
     assert.matches("'t%[0%]' is nil, not a table %(reading 't%[0%]%.x'%)",
                    trace.tick_error(a))
-    a = agent_of(bt.script_condition("s.len"), { s = "text" })
+    a = agent_of(fnode("condition", "s.len"), { s = "text" })
     assert.matches("'s' is a string, not a table %(reading 's%.len'%)",
                    trace.tick_error(a))
-    a = agent_of(bt.script_condition("t.x > 1"), { t = { x = "many" } })
+    a = agent_of(fnode("condition", "t.x > 1"), { t = { x = "many" } })
     assert.matches("'t%.x' is a string, compared with a number",
                    trace.tick_error(a))
   end)
 
   it("are read, never assigned or called", function()
     assert.matches("at character 5: ':=' assigns to a key only",
-                   refused("t.x := 1"))
+                   frefused("t.x := 1"))
     assert.matches("at character 1: 't.f%(': a script calls no function",
-                   refused("t.f(1)"))
+                   frefused("t.f(1)"))
     assert.matches("at character 6: 'os.exit%(': a script calls no " ..
-                   "function", refused("x := os.exit()"))
-    assert.matches("syntax error", refused("t[1"))
-    assert.matches("syntax error", refused("t."))
+                   "function", frefused("x := os.exit()"))
+    assert.matches("syntax error", frefused("t[1"))
+    assert.matches("syntax error", frefused("t."))
   end)
 end)
 
@@ -184,9 +217,9 @@ describe("operators", function()
     assert.is_false(value("!true"))
     assert.is_true(value("!0"))
     assert.is_true(value("not false and (true or false)"))
-    -- numbers and strings as truth values: 0 and '' are false
-    assert.is_true(value("1 && 'x'"))
-    assert.is_false(value("0 || ''"))
+    -- numbers as truth values: 0 is false; an unset key is false
+    assert.is_true(value("1 && 2"))
+    assert.is_false(value("0 || 0"))
     assert.is_false(value("missing || false"))
   end)
 
@@ -239,7 +272,7 @@ describe("assignments", function()
 
   it("refuses = and += on a key that is not set (a leaf error)", function()
     local a = agent_of(bt.sequence { name = "s", bt.script("ammo = 3") })
-    assert.equal("tree 'T' node 's/action[1]': 'ammo' is not set (':=' " ..
+    assert.equal("tree 'T' node 's/action[1]': key 'ammo' is not set (':=' " ..
                  "creates a key, '=' does not)", trace.tick_error(a))
     a = agent_of(bt.script("ammo += 3"))
     assert.matches("'ammo' is not set", trace.tick_error(a))
@@ -294,8 +327,8 @@ describe("bt.script_condition", function()
     }
     for _, c in ipairs(cases) do
       local n = bt.script_condition(c[1])
-      assert.same({ type = "check", key = c[2], op = c[3], value = c[4] },
-                  setmetatable(n, nil))
+      assert.same({ type = "check", key = c[2], op = c[3], value = c[4],
+                    script = c[1] }, setmetatable(n, nil))
     end
     -- a string starting with "$" is no key: a compiled condition
     assert.equal("condition", bt.script_condition("s == '$x'").type)
@@ -360,14 +393,61 @@ describe("run-time errors", function()
                    trace.tick_error(a))
   end)
 
-  it("refuse a division by zero", function()
-    assert.matches("'d' is 0: division by zero",
-                   trace.tick_error(agent_of(bt.script("x := 1 / d"),
-                                             { d = 0 })))
-    assert.matches("division by zero",
-                   trace.tick_error(agent_of(bt.script("x := 5 % 0"))))
-    assert.matches("division by zero",
-                   trace.tick_error(agent_of(bt.script("x := 1; x /= 0"))))
+  it("divide by zero as BehaviorTree.CPP's doubles do: inf, -inf, NaN",
+     function()
+    local a = agent_of(bt.script("x := 1 / d; y := -1 / d; z := d / d; " ..
+                                 "m := 5 % d; u := 2; u /= d"), { d = 0 })
+    assert.equal("success", a:tick(1))
+    assert.equal(math.huge, a.bb.x)
+    assert.equal(-math.huge, a.bb.y)
+    assert.is_true(a.bb.z ~= a.bb.z)
+    assert.is_true(a.bb.m ~= a.bb.m)
+    assert.equal(math.huge, a.bb.u)
+    -- tick by tick: the key changes, the script follows
+    a.bb.d = 2
+    assert.equal("success", a:tick(1))
+    assert.equal(0.5, a.bb.x)
+    assert.equal(1, a.bb.m)
+    -- constants too (the fast path of key / constant), and a condition
+    a = agent_of(bt.script("x := k / 0; y := k % 0"), { k = 3 })
+    assert.equal("success", a:tick(1))
+    assert.equal(math.huge, a.bb.x)
+    assert.is_true(a.bb.y ~= a.bb.y)
+    a = agent_of(bt.script_condition("1 / d > 1000"), { d = 0 })
+    assert.equal("success", a:tick(1))
+    a.bb.d = 1
+    assert.equal("failure", a:tick(1))
+  end)
+
+  it("refuse a value of the wrong type for ! && || ? : and a condition",
+     function()
+    local a = agent_of(bt.sequence { name = "s", bt.script("x := !s") },
+                       { s = "a" })
+    assert.equal("tree 'T' node 's/action[1]': 's' is a string, '!' needs " ..
+                 "a boolean or a number", trace.tick_error(a))
+    a = agent_of(bt.script("x := 'a' && true"))
+    assert.matches("the operand is a string, '&&' needs a boolean",
+                   trace.tick_error(a))
+    a = agent_of(bt.script("x := false || s"), { s = "a" })
+    assert.matches("'s' is a string, '||' needs a boolean", trace.tick_error(a))
+    a = agent_of(bt.script("x := s ? 1 : 2"), { s = "a" })
+    assert.matches("'s' is a string, '%? :' needs a boolean",
+                   trace.tick_error(a))
+    a = agent_of(bt.script_condition("s"), { s = "yes" })
+    assert.matches("'s' is a string, a condition needs a boolean",
+                   trace.tick_error(a))
+    a = agent_of(bt.script("x := 'a' + 1"))
+    assert.matches("the left side is a string, '%+' needs numbers",
+                   trace.tick_error(a))
+    a = agent_of(bt.script_condition("'a' < 1"))
+    assert.matches("compared with a", trace.tick_error(a))
+    a = agent_of(bt.script("x := -'a'"))
+    assert.matches("'%-' needs a number", trace.tick_error(a))
+    -- fixed, the same agent runs on
+    a = agent_of(bt.script_condition("s"), { s = "yes" })
+    trace.tick_error(a)
+    a.bb.s = true
+    assert.equal("success", a:tick(1))
   end)
 
   it("leave the agent able to run again", function()
@@ -380,16 +460,24 @@ end)
 
 describe("definition errors", function()
   it("refuse a script that does not parse, naming where", function()
-    assert.matches('bt.script%("a := "%): at character 6: syntax error',
-                   refused("a := "))
-    assert.matches("at character 4: syntax error near '%)'", refused("1 +)"))
+    assert.equal("tree 'T': action: at character 6 of \"a := \": syntax " ..
+                 "error at the end", refused("a := "))
+    -- the node's path names its nearest named ancestors
+    local ok, msg = pcall(bt.tree, bt.sequence { name = "patrol",
+      bt.sequence { bt.action(function() end), bt.script("n := (") } },
+      { name = "T" })
+    assert.is_false(ok)
+    assert.equal("tree 'T': patrol/sequence[1]/action[2]: at character 7 " ..
+                 "of \"n := (\": syntax error at the end", msg)
+    assert.matches("at character 4 of \"1 %+%)\": syntax error near '%)'",
+                   refused("1 +)"))
     assert.matches("unexpected ':='", refused("1 ? 2 : x := 3"))
     assert.matches("':=' assigns to a key only", refused("1 + x := 3"))
     assert.matches("empty script", refused("  "))
     assert.matches("syntax error", refused("'open"))
     assert.matches("syntax error", refused("3foo"))
     assert.matches("syntax error", refused("1.; x"))
-    assert.matches("bt.script_condition", refused("(", true))
+    assert.matches("condition: at character 2", refused("(", true))
   end)
 
   it("refuse calls and assignments to fields", function()
@@ -402,8 +490,10 @@ describe("definition errors", function()
   it("read a name as a key, never as a global", function()
     assert.is_nil(value("print"))
     assert.is_nil(value("_G"))
-    assert.matches("'_G' is nil, not a table", trace.tick_error(
-      agent_of(bt.script("x := _G.print"))))
+    assert.matches("'_G.print': a script reads blackboard keys",
+                   refused("x := _G.print"))
+    assert.matches("key '_G' is not set", trace.tick_error(
+      agent_of(fnode("script", "x := _G.print"))))
   end)
 
   it("refuse huge numbers, long scripts and deep nesting", function()
@@ -465,5 +555,58 @@ describe("cost", function()
     collectgarbage("restart")
     assert.equal(1200, a.bb.count)
     assert.is_true(grown < 1, grown .. " KB in 1000 ticks")
+  end)
+end)
+
+describe("scripts are visible", function()
+  local function tree()
+    return bt.tree(bt.sequence { name = "shop",
+      bt.script_condition("deal >= 5 && stock > 0"),
+      bt.check("hp", "<", 3),
+      bt.script("stock -= 1\n  sold += 1"),
+      bt.action { fn = function() return true end, skip_if = "hp > 10",
+                  on_success = "done := true" },
+      bt.script_condition("true"),
+    }, { name = "T" })
+  end
+
+  it("in tree:dump, each script's source on one line and a check's "
+     .. "comparison", function()
+    local t = tree()
+    assert.equal("shop (sequence)\n" ..
+      "  condition[1] \"deal >= 5 && stock > 0\"\n" ..
+      "  check[2] hp < 3\n" ..
+      "  action[3] \"stock -= 1   sold += 1\"\n" ..
+      "  action[4] skip_if \"hp > 10\" on_success \"done := true\"\n" ..
+      "  condition[5] \"true\"\n", t:dump())
+    local a = bt.agent(t, { blackboard = { deal = 5, stock = 2, hp = 1,
+                                           sold = 0 } })
+    assert.equal("success", a:tick(1))
+    assert.matches("condition%[1%] \"deal >= 5 && stock > 0\" %[success%]",
+                   t:dump(a))
+  end)
+
+  it("in tree:nodes and the trace's node table: script, conditions and "
+     .. "the keys they read or write", function()
+    local n = tree():nodes()
+    assert.equal("deal >= 5 && stock > 0", n[2].script)
+    assert.same({ "deal", "stock" }, n[2].keys)
+    assert.equal("hp < 3", n[3].script)
+    assert.same({ "hp" }, n[3].keys)
+    assert.equal("stock -= 1\n  sold += 1", n[4].script)
+    assert.same({ "stock", "sold" }, n[4].keys)
+    assert.is_nil(n[5].script)
+    assert.same({ skip_if = "hp > 10", on_success = "done := true" },
+                n[5].conditions)
+    assert.same({ "hp", "done" }, n[5].keys)
+    assert.equal("true", n[6].script)
+    assert.is_nil(n[6].keys) -- reads no key
+    assert.is_nil(n[1].script)
+    assert.is_nil(n[1].keys)
+    -- a long script is cut in dumps, whole in tree:nodes
+    local long = "x := " .. string.rep("1 + ", 30) .. "1"
+    local t = bt.tree(bt.script(long), { name = "L" })
+    assert.equal(long, t:nodes()[1].script)
+    assert.matches('^action "x := 1 %+ 1 %+ .-%.%.%."\n$', t:dump())
   end)
 end)

@@ -117,10 +117,12 @@ describe("bt.tick_all", function()
     local errs = bt.tick_all({ list[1], 42, plain, "x", fake, list[2] }, 1)
     assert.equal("enter a; tick a; enter b; tick b", t:take())
     assert.equal(4, #errs)
-    assert.same({ agent = 42, error = "element 2 is not an agent" }, errs[1])
+    assert.same({ agent = 42, error = "element 2 is not an agent",
+                  count = 1 }, errs[1])
     assert.equal(plain, errs[2].agent)
     assert.equal("element 3 is not an agent", errs[2].error)
-    assert.same({ agent = "x", error = "element 4 is not an agent" }, errs[3])
+    assert.same({ agent = "x", error = "element 4 is not an agent",
+                  count = 1 }, errs[3])
     assert.equal(fake, errs[4].agent)
     assert.equal("element 5 is not an agent", errs[4].error)
   end)
@@ -146,7 +148,8 @@ describe("bt.tick_all", function()
     local errs = bt.tick_all({ list[1], 7, list[2], bad, list[3] }, 1)
     assert.equal("tick a; tick b; abort b; tick c", t:take())
     assert.equal(3, #errs)
-    assert.same({ agent = 7, error = "element 2 is not an agent" }, errs[1])
+    assert.same({ agent = 7, error = "element 2 is not an agent",
+                  count = 1 }, errs[1])
     assert.equal(list[2], errs[2].agent) -- raised
     assert.equal("tree 'TA' node 'action': b failed on purpose", errs[2].error)
     assert.equal(bad, errs[3].agent) -- returned a bad status

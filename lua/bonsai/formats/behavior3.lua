@@ -141,13 +141,16 @@ end
 -- Expressions (behavior3lua's `code` args) through bonsai.script, loaded
 -- by the first one: the node of kind "script" or "condition" for code, the
 -- `value` of spec's field ("args"; the classic format's "properties").
+local FIELDS = { fields = true } -- their expressions are Lua or JavaScript
+
 local function expression(ctx, path, spec, kind, code, field)
   field = field or "args"
   if type(code) ~= "string" then
     fail(ctx, path .. "." .. field, spec.name,
          "needs an expression in 'value'")
   end
-  local ok, n = pcall(require("bonsai.script").node, kind, code, 1)
+  local ok, n = pcall(require("bonsai.script").node, kind, code, 1, nil,
+                      FIELDS)
   if not ok then
     fail(ctx, path .. "." .. field .. ".value", spec.name,
          tostring(n):gsub("^.-%): ", ""))
@@ -226,6 +229,12 @@ classic.action = {
   end,
 }
 
+-- The names above, for the message of a name that is none of them.
+classic.names = {}
+for _, t in pairs { classic.composite, classic.decorator, classic.action } do
+  for k in pairs(t) do classic.names[k] = true end
+end
+
 -- A leaf registered under name (an action, or a condition when the file's
 -- custom node says so), its properties as args.
 local function classic_leaf(ctx, here, name, props, category)
@@ -234,8 +243,16 @@ local function classic_leaf(ctx, here, name, props, category)
     args = {}
     for k, v in pairs(props) do args[k] = plain(v) end
   end
+  local def = ctx.bt._registered[name]
+  if category == "condition" and type(def) == "table" and
+     def.type == "action" then
+    fail(ctx, here, name, "the file's custom node is a condition, but the " ..
+         "game registered '" .. name .. "' as an action (a condition is a " ..
+         "function or bt.condition: it ends in its tick, true or false)")
+  end
   local ok, n = pcall(leaves.leaf, ctx.bt, category == "condition" and
-                      "condition" or "action", name, args)
+                      "condition" or "action", name, args, nil, nil,
+                      classic.names)
   if not ok then fail(ctx, here, name, n) end
   return n
 end
@@ -342,8 +359,9 @@ local function classic_node(ctx, tree, tpath, id, path)
     end
     node = ctx.subtree(name, here)
   elseif category == "composite" or category == "decorator" then
-    fail(ctx, here, name, "custom " .. category .. " nodes have no Bonsai " ..
-         "equivalent")
+    fail(ctx, here, name, "a custom " .. category .. " of the file: " ..
+         "bt.define it (bt.define(\"" .. name .. "\", function(args, " ..
+         "children) ... end) gives it the game's behaviour)")
   elseif not custom and (name == "Check" or name == "Calculate") then
     -- the exporter's scripts (behavior3lua's nodes, properties.value); a
     -- name the game defined or registered was taken above
@@ -352,8 +370,10 @@ local function classic_node(ctx, tree, tpath, id, path)
   elseif custom then
     node = classic_leaf(ctx, here, name, props, category)
   else
-    fail(ctx, here, name, "unknown node type (not a behavior3 node, nor " ..
-         "a custom node of the file: " .. leaves.provide .. ")")
+    fail(ctx, here, name, "unknown node type" ..
+         leaves.suggest(ctx.bt, name, classic.names) .. " (not a " ..
+         "behavior3 node, nor a custom node of the file: " ..
+         leaves.provide .. ")")
   end
   -- the title names the node (a defined node had it already)
   if title and game ~= "define" then node.name = title end
@@ -430,6 +450,7 @@ end
 -- Current behavior3 editor, behavior3lua semantics ----------------------
 
 local current = {}
+local maxloop, bounded -- (below the built-ins)
 
 -- f(ctx, path, spec, kids) -> node; kids: converted children.
 current.builtin = {
@@ -465,19 +486,20 @@ current.builtin = {
     return from({ type = "limit", times = 1,
                   { type = "force_success", child } }, "Once", nil, child)
   end,
-  -- One run per tick; success when the child fails.
+  -- One run per tick; success when the child fails. With maxLoop (or
+  -- the variable its input names): behavior3lua's count of runs, the node
+  -- failing at the tick after the last run (a bt.control, as behavior3-ts's
+  -- RetryUntilFailure).
   RepeatUntilFailure = function(ctx, path, spec, kids)
-    if spec.args and spec.args.maxLoop ~= nil then
-      fail(ctx, path, spec.name, "maxLoop: behavior3lua fails a tick " ..
-           "after the last run, which Bonsai cannot express")
+    if maxloop(spec) then
+      return bounded(ctx, path, spec, kids, "failure")
     end
     return from({ type = "invert", { type = "repeat_until_failure", kids[1] } },
                 "RepeatUntilFailure", nil, kids[1])
   end,
   RepeatUntilSuccess = function(ctx, path, spec, kids)
-    if spec.args and spec.args.maxLoop ~= nil then
-      fail(ctx, path, spec.name, "maxLoop: behavior3lua fails a tick " ..
-           "after the last run, which Bonsai cannot express")
+    if maxloop(spec) then
+      return bounded(ctx, path, spec, kids, "success")
     end
     return { type = "retry", times = 0, kids[1] }
   end,
@@ -612,18 +634,29 @@ current.builtin.Listen = function(ctx, path, spec, kids)
     fail(ctx, path .. ".args", spec.name, "event '" .. event .. "' " ..
          UNHEARD_EVENTS[event] .. " (a game may provide Listen with " ..
          "bt.define)")
-  elseif not EVENTS[event] then
-    fail(ctx, path .. ".args", spec.name, "event '" .. event .. "' is the " ..
-         "game's own, dispatched by its behavior3 context, which Bonsai " ..
-         "has not (a game may provide Listen with bt.define)")
-  elseif type(spec.output) == "table" and #spec.output > 0 then
+  end
+  local out = type(spec.output) == "table" and spec.output[1] or nil
+  if out ~= nil and (type(out) ~= "string" or out == "") then
+    out = nil
+  end
+  if EVENTS[event] and out then
     fail(ctx, path .. ".output", spec.name, "writes the event's target " ..
          "(behavior3's tree object), which Bonsai has not")
   end
   ctx.listen = ctx.listen or controls.listening()
   local state = ctx.listen
   local k = #state.events + 1
-  state.events[k], state.children[k] = EVENTS[event], kids[1]
+  if EVENTS[event] then
+    state.events[k], state.children[k] = EVENTS[event], kids[1]
+  else
+    -- the game's own event (behavior3-ts's context.dispatch): Bonsai's
+    -- events (a:send), heard at the agent's next tick; the payload is the
+    -- event's target, written to the output variable
+    state.events[k] = "game"
+    state.children[k] = { type = "sequence",
+      ctx.bt.event(event, { key = out }),
+      kids[1] or leaves.always("success") }
+  end
   return controls.listener(state, k)
 end
 -- behavior3-ts's actions that succeed, fail.
@@ -660,6 +693,33 @@ end
 current.builtin.Not = current.builtin.Invert
 current.builtin.Inverter = current.builtin.Invert
 current.builtin.AlwaysFailure = current.builtin.AlwaysFail
+
+-- Whether behavior3lua's RepeatUntilSuccess/Failure spec counts its runs
+-- (args.maxLoop, or a variable its input names).
+function maxloop(spec)
+  return spec.args and spec.args.maxLoop ~= nil or
+    type(spec.input) == "table" and type(spec.input[1]) == "string" and
+    spec.input[1] ~= ""
+end
+
+-- behavior3lua's RepeatUntilSuccess/Failure counting maxLoop runs (its
+-- input's variable wins, as behavior3lua's run(node, env, max_loop) takes
+-- it first): runs until one ends with stop (success), failing at the tick
+-- after the last run.
+function bounded(ctx, path, spec, kids, stop)
+  local var = type(spec.input) == "table" and spec.input[1] or nil
+  if var ~= nil and type(var) ~= "string" then
+    fail(ctx, path, spec.name, "'input' must name a variable")
+  end
+  local n
+  if spec.args and spec.args.maxLoop ~= nil then
+    n = whole(ctx, path .. ".args", spec.name, spec.args, "maxLoop")
+  end
+  return controls.retry_until(ctx.bt, kids, stop, function(bb)
+    local v = var and var ~= "" and tonumber(bb[var])
+    return v or n
+  end)
+end
 
 -- How many children each built-in takes (nil: one or more).
 current.children = { AlwaysSuccess = "0-1", AlwaysFail = "0-1",
@@ -721,13 +781,26 @@ current.builtin.Let = function(ctx, path, spec)
 end
 -- Compares the input variable with the first of gt, ge, eq, lt, le: a
 -- bt.check.
+-- The value compared: the input variable, else (behavior3lua's other
+-- form) the expression in args.value, compiled as a script condition.
 current.builtin.Cmp = function(ctx, path, spec)
-  local var = input(ctx, path, spec)
   local args = spec.args or {}
+  local given = type(spec.input) == "table" and spec.input[1] or nil
+  local code = (given == nil or given == "") and type(args.value) == "string"
+               and args.value
+  local var = not code and input(ctx, path, spec)
   for _, c in ipairs { { "gt", ">" }, { "ge", ">=" }, { "eq", "==" },
                        { "lt", "<" }, { "le", "<=" } } do
-    if type(args[c[1]]) == "number" then
-      return { type = "check", key = var, op = c[2], value = args[c[1]] }
+    local n = args[c[1]]
+    if type(n) == "number" then
+      if code then -- (errors at the places of the file's expression)
+        local ok, err = require("bonsai.script").compile(code, nil, FIELDS)
+        if not ok then fail(ctx, path .. ".args.value", spec.name, err) end
+        return expression(ctx, path, spec, "condition",
+                          "(" .. code .. ") " .. c[2] .. " " ..
+                          string.format("%.17g", n))
+      end
+      return { type = "check", key = var, op = c[2], value = n }
     end
   end
   fail(ctx, path .. ".args", spec.name, "needs one of gt, ge, eq, lt, le")
@@ -887,11 +960,14 @@ function current_node(ctx, spec, path)
     local node = b(ctx, path, spec, kids)
     if type(spec.desc) == "string" and spec.desc ~= "" and node.name == nil then
       node.name = spec.desc
+    elseif node.type == "control" and node.name == nil then
+      node.name = name -- paths say 'Assert', not 'control[2]'
     end
     return leave(ctx, keep(node, spec, kids))
   end
   if #kids > 0 then
-    fail(ctx, path, name, "unknown node type with children (a composite " ..
+    fail(ctx, path, name, "unknown node type with children" ..
+         leaves.suggest(ctx.bt, name, current.builtin) .. " (a composite " ..
          "or decorator of the game's own: bt.define it)")
   end
   local a
@@ -907,7 +983,8 @@ function current_node(ctx, spec, path)
       for i, v in ipairs(list) do a[field][i] = v end
     end
   end
-  local ok, node = pcall(leaves.leaf, ctx.bt, "action", name, a)
+  local ok, node = pcall(leaves.leaf, ctx.bt, "action", name, a, nil, nil,
+                         current.builtin)
   if not ok then fail(ctx, path, name, node) end
   return leave(ctx, keep(node, spec, kids))
 end

@@ -111,12 +111,20 @@ local function whole(ctx, e, name, default)
   return tointeger(n)
 end
 
+-- Ports BehaviorTree.CPP 3 named otherwise, for the message of a file of
+-- format 3 read as format 4.
+local renamed = { failure_threshold = "failure_count",
+                  success_threshold = "success_count" }
+
 -- Checks that a built-in has only the ports it takes and the right number
 -- of children.
 local function shape(ctx, e, ports, nchildren)
   for _, k in ipairs(e.order) do
     if not harmless[k] and not ports[k] then
-      where(ctx, e, "unknown port '" .. k .. "'")
+      local now = renamed[k] and ports[renamed[k]] and renamed[k]
+      where(ctx, e, "unknown port '" .. k .. "'" .. (now and
+            " (BehaviorTree.CPP 3's name: format 4 calls it '" .. now .. "')"
+            or ctx.bt._suggest(k, ports)))
     end
   end
   if nchildren == "many" then
@@ -150,11 +158,11 @@ end
 -- through the scope; also whether a subtree renamed a key.
 local function compiled(ctx, e, scope, attr, field, code)
   local script = require "bonsai.script"
-  local f, changed = script.condition(code or e.attrs[attr], field,
-    function(key) return resolve(scope, key) end)
+  local f, changed, _, _, _, keys = script.condition(code or e.attrs[attr],
+    field, function(key) return resolve(scope, key) end)
   if not f then where(ctx, e, "'" .. attr .. "': " .. tostring(changed)) end
   script.source[f] = { kind = "condition", code = code or e.attrs[attr],
-                       renamed = changed }
+                       renamed = changed, keys = keys }
   return f
 end
 
@@ -520,6 +528,22 @@ local builtins = {
 -- format 3's name, which format 4 keeps reading
 builtins.SequenceStar = builtins.SequenceWithMemory
 
+-- An attribute of a SubTree that starts with '_' and is none of
+-- BehaviorTree.CPP's: an editor's own (MoveIt Pro's _collapsed, Groot2's),
+-- which BehaviorTree.CPP ignores, as it ignores a SubTree attribute that
+-- names no port; kept for the export (the SubTree is written back as
+-- read). One spelled like an attribute of BehaviorTree.CPP is refused with
+-- the name meant.
+local function editor(ctx, e, k)
+  local near = ctx.bt._nearest(k, "_autoremap _description _uid _fullpath " ..
+    "_skipIf _failureIf _successIf _while _onHalted _onFailure _onSuccess " ..
+    "_post")
+  if near then
+    where(ctx, e, "unknown attribute '" .. k .. "' (did you mean '" .. near ..
+          "'?)")
+  end
+end
+
 -- A SubTree of a tree that is not in the file: bt.subtree by name (a tree
 -- made by bt.tree or bt.load), its {key} ports as the remap. Its other keys
 -- are the caller's, so it needs _autoremap, and the caller's keys must be
@@ -537,7 +561,9 @@ local function external(ctx, e, scope, id)
   end
   local remap
   for _, k in ipairs(e.order) do
-    if not harmless[k] and k ~= "_autoremap" then
+    if k:sub(1, 1) == "_" and not harmless[k] and k ~= "_autoremap" then
+      editor(ctx, e, k)
+    elseif not harmless[k] and k ~= "_autoremap" then
       local ref = e.attrs[k]:match("^{(.*)}$")
       if ref == "=" then ref = k end
       if not ref or ref == "" or ref:sub(1, 1) == "@" then
@@ -571,20 +597,26 @@ local function subtree(ctx, e, scope)
   local inner = { map = {}, auto = auto == "true" or auto == "1",
                   parent = scope,
                   prefix = id .. "#" .. ctx.instances .. "." }
+  local function port(k, text)
+    local ref = text:match("^{(.*)}$")
+    if ref == "=" then ref = k end
+    if ref and ref ~= "" then
+      inner.map[k] = { key = ref }
+    else
+      inner.map[k] = { value = leaves.value(text) }
+    end
+  end
   for _, k in ipairs(e.order) do
     if not harmless[k] and k ~= "_autoremap" then
-      if k:sub(1, 1) == "_" then
-        where(ctx, e, "unknown attribute '" .. k .. "'")
-      end
-      local text = e.attrs[k]
-      local ref = text:match("^{(.*)}$")
-      if ref == "=" then ref = k end
-      if ref and ref ~= "" then
-        inner.map[k] = { key = ref }
-      else
-        inner.map[k] = { value = leaves.value(text) }
-      end
+      if k:sub(1, 1) == "_" then editor(ctx, e, k) else port(k, e.attrs[k]) end
     end
+  end
+  -- the ports the file's model gives a default and this SubTree does not
+  -- remap (BehaviorTree.CPP 4.4's SubTree model)
+  local model = ctx.models[id]
+  for k, text in pairs(model and model.kind == "SubTree" and
+                       model.defaults or {}) do
+    if e.attrs[k] == nil then port(k, text) end
   end
   ctx.active[id] = true
   local n = convert(ctx, def, inner)
@@ -593,7 +625,8 @@ local function subtree(ctx, e, scope)
   -- root with children; a leaf keeps its own) its ID
   local own = n.name
   n.name = e.attrs.name or def.attrs.name or (n[1] and id) or n.name
-  M.expanded[n] = { id = id, element = e, tree = def, own = own }
+  M.expanded[n] = { id = id, element = e, tree = def, own = own,
+                    model = model and model.kind == "SubTree" and model or nil }
   return n
 end
 
@@ -625,7 +658,8 @@ local function leaf(ctx, e, scope, id)
   if #e > 0 or (model and (model.kind == "Control" or
                            model.kind == "Decorator")) then
     where(ctx, e, "unknown " .. (#e > 1 and "control" or "decorator") ..
-          " node (a control or decorator of the game's own: bt.define it)")
+          " node" .. leaves.suggest(ctx.bt, id, builtins) ..
+          " (a control or decorator of the game's own: bt.define it)")
   end
   local kind = "action"
   local def = ctx.bt._registered[id]
@@ -650,7 +684,7 @@ local function leaf(ctx, e, scope, id)
     end
   end
   local ok, node = pcall(leaves.leaf, ctx.bt, kind, id, args, refs,
-                         e.attrs.name)
+                         e.attrs.name, builtins)
   if not ok then where(ctx, e, node) end
   return node
 end
@@ -742,16 +776,23 @@ function build_node(ctx, e, scope)
   return n
 end
 
--- Reads TreeNodesModel: ID -> { kind, ports = set }.
+-- Reads TreeNodesModel: ID -> { kind, ports = set, defaults = { port ->
+-- text } (a SubTree's defaults, format 4.4: a literal or a {key}), dirs =
+-- { port -> "input_port" | "output_port" | "inout_port" } }.
 local function models(ctx, m)
   for _, e in ipairs(m) do
     local id = e.attrs.ID
     if not id then where(ctx, e, "a model needs an ID") end
-    local ports = {}
+    local ports, defaults, dirs = {}, {}, {}
     for _, p in ipairs(e) do
-      if p.attrs.name then ports[p.attrs.name] = true end
+      if p.attrs.name then
+        ports[p.attrs.name] = true
+        defaults[p.attrs.name] = p.attrs.default
+        dirs[p.attrs.name] = p.tag
+      end
     end
-    ctx.models[id] = { kind = e.tag, ports = ports }
+    ctx.models[id] = { kind = e.tag, ports = ports, defaults = defaults,
+                       dirs = dirs }
   end
 end
 
@@ -858,13 +899,41 @@ local function collect(ctx, root, file, depth)
   end
 end
 
+-- The files of opts.library (a list of paths, relative to the file's
+-- directory), collected as if the file included each: their trees and
+-- models are the file's, under the same confinement (include_dirs), bounds
+-- and dependencies (bt.poll reloads on a change to any), each file once
+-- (one the file includes too is not read again).
+local function library(ctx, root, file, list)
+  if list == nil then return end
+  if type(list) ~= "table" then
+    error(file .. ": library must be a list of files (got " .. type(list) ..
+          ")", 0)
+  end
+  for i, path in ipairs(list) do
+    if type(path) ~= "string" or path == "" then
+      error(file .. ": library: file " .. i .. " must be a path", 0)
+    end
+    local e = { tag = "library", attrs = { path = path }, line = root.line,
+                col = root.col, file = file }
+    local full, text = included(ctx, e, file, 0)
+    if full then
+      ctx.including[full] = true
+      collect(ctx, xml.parse(text, full), full, 1)
+      ctx.including[full] = nil
+    end
+  end
+end
+
 -- parse(text, opts): the main tree's root node and { name = its ID } (a
 -- BehaviorTree without an ID is called BehaviorTree_0, _1... as
 -- BehaviorTree.CPP 4 calls it, and gives no name).
 -- opts: file (for messages), bt, read(path) for includes, deps (a list
 -- the included paths are added to), main (the ID of the tree to load
 -- instead of main_tree_to_execute), include_dirs (the directories
--- includes may read from; default: the file's own directory tree).
+-- includes may read from; default: the file's own directory tree),
+-- library (files whose trees the file may use by ID, as if it included
+-- them: BehaviorTree.CPP's registerBehaviorTreeFromFile of each).
 function M.parse(text, opts)
   local file = opts.file or "xml"
   local ctx = { file = file, bt = opts.bt, trees = {}, order = {},
@@ -878,13 +947,15 @@ function M.parse(text, opts)
   ctx.including[paths.normal(file)] = true
   ctx.collected[paths.normal(file)] = true
   collect(ctx, root, file, 0)
+  local own = #ctx.order -- the file's own trees (a library's are not main)
+  library(ctx, root, file, opts.library)
   local main = opts.main or root.attrs.main_tree_to_execute
   local function ids()
     return table.concat(ctx.order, ", ")
   end
   if not main then
-    if #ctx.order ~= 1 then
-      error(file .. ": " .. (#ctx.order == 0 and "no BehaviorTree element" or
+    if own ~= 1 then
+      error(file .. ": " .. (own == 0 and "no BehaviorTree element" or
             "several BehaviorTree elements (" .. ids() .. ") and no " ..
             "main_tree_to_execute: choose one with bt.load(path, " ..
             "{ main = ID })"), 0)
@@ -973,6 +1044,11 @@ local function declare_all(n, model, queue)
   if x and not queue[x.id] then
     queue[x.id] = x.tree
     queue[#queue + 1] = x.id
+  end
+  if x and x.model and not model[x.id] then -- its ports and defaults
+    model[x.id] = { kind = "SubTree", ports = x.model.ports,
+                    defaults = x.model.defaults, dirs = x.model.dirs }
+    model[#model + 1] = x.id
   end
   local o = leaves.origin[n]
   local kind, leaf, args, refs = leaves.named(n)
@@ -1169,8 +1245,11 @@ function M.export(root, opts)
       local dir = (m.kind == "Action" or m.kind == "Condition") and
                   "inout_port" or "input_port"
       for _, p in ipairs(ports) do
-        out[#out + 1] = string.format('      <%s name="%s"/>', dir,
-                                      xml.escape(p))
+        local default = m.defaults and m.defaults[p]
+        out[#out + 1] = string.format('      <%s name="%s"%s/>',
+          m.dirs and m.dirs[p] or dir,
+          xml.escape(p), default and ' default="' .. xml.escape(default) ..
+          '"' or "")
       end
       out[#out + 1] = "    </" .. m.kind .. ">"
     end

@@ -432,11 +432,14 @@ function M.listener(state, k)
 end
 
 -- The tree's root under a control node that runs the Listens' children:
--- before a new run of the root those of "before", after a run ended those
--- of "after", then of "success" or "failure" (as behavior3 dispatches its
--- tree events); each in the order its Listen was first ticked, for one
--- tick (a child still running is cut off, as behavior3 does). c.memory
--- holds the agent's list, so a:reset() forgets it and a reload keeps it.
+-- at every tick first those of "game" (a game's event: each is a sequence
+-- of bt.event and the Listen's child, which runs in the tick the event is
+-- delivered), before a new run of the root those of "before", after a run
+-- ended those of "after", then of "success" or "failure" (as behavior3
+-- dispatches its tree events); each in the order its Listen was first
+-- ticked, for one tick (a child still running is cut off, as behavior3
+-- does). c.memory holds the agent's list, so a:reset() forgets it and a
+-- reload keeps it.
 function M.listen(bt, root, state)
   local kids, at = { root }, {}
   for k = 1, #state.events do
@@ -461,6 +464,7 @@ function M.listen(bt, root, state)
     tick = function(c, a)
       local m = c.memory
       state.memories[a] = m
+      fire(c, m, "game")
       if m.fresh then
         m.fresh = nil
         fire(c, m, "before")

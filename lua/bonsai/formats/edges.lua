@@ -147,11 +147,12 @@ function build(ctx, n, kind, stack)
     node = res
   elseif not ty then -- a registered leaf
     if #n.kids > 0 then
-      fail(ctx, n.kids[1].line, n.label, "unknown node type with children " ..
-           "(a composite or decorator of the game's own: bt.define it)")
+      fail(ctx, n.kids[1].line, n.label, "unknown node type with children" ..
+           leaves.suggest(ctx.bt, n.type, types) .. " (a composite or " ..
+           "decorator of the game's own: bt.define it)")
     end
     local ok, res = pcall(leaves.leaf, ctx.bt, kind or "action", n.type,
-                          args(n), nil, n.label)
+                          args(n), nil, n.label, types)
     if not ok then fail(ctx, n.line, n.label, res) end
     node = res
   else

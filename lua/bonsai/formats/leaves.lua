@@ -74,12 +74,15 @@ local function binder(args, refs)
 end
 
 -- The node of a leaf registered as `leaf` (kind "action" or "condition"),
--- with static args and port refs (port -> blackboard key, or nil). The
+-- with static args and port refs (port -> blackboard key, or nil); known:
+-- the format's own node names (a set), for the message of a name that is
+-- nothing. The
 -- leaf must be registered already (with refs, from Lua); its callbacks are
 -- looked up at each call, so bt.register still changes it.
-function M.leaf(bt, kind, leaf, args, refs, name)
+function M.leaf(bt, kind, leaf, args, refs, name, known)
   if not core._isleaf(leaf) then
-    error("no leaf registered as '" .. leaf .. "' (" .. M.provide .. ")", 0)
+    error("no leaf registered as '" .. leaf .. "'" ..
+          M.suggest(bt, leaf, known) .. " (" .. M.provide .. ")", 0)
   end
   if not refs or next(refs) == nil then
     return { type = kind, leaf = leaf, args = args, name = name }
@@ -147,6 +150,16 @@ function M.defined(bt, name, args, kids, label)
     a.name = label
   end
   return bt.node(name, a, kids)
+end
+
+-- " (did you mean 'X'?)" for a node name of a file that names nothing: the
+-- nearest of the game's registered leaves and defined types and the
+-- format's own names (known: a set, or nil); "" when none is near.
+function M.suggest(bt, name, known)
+  local names = { core._leafnames() }
+  for k in pairs(bt._defined) do names[#names + 1] = k end
+  for k in pairs(known or {}) do names[#names + 1] = k end
+  return core._suggest(name, table.concat(names, " "))
 end
 
 -- How to provide a node name the format does not know, for refusals.

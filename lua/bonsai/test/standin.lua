@@ -148,14 +148,19 @@ local function resolve(key, nodes, kids, tree_name)
       found[#found + 1] = n
     end
   end
-  local leaves = {}
+  local leaves, names = {}, {}
   for _, n in ipairs(nodes) do
-    if isleaf(kids, n.id) then leaves[#leaves + 1] = n.path end
+    if isleaf(kids, n.id) then
+      leaves[#leaves + 1] = n.path
+      names[n.name] = true
+      if n.params and n.params.leaf then names[n.params.leaf] = true end
+    end
   end
   if not found then
     error(string.format("bonsai.test: stand-in '%s': no leaf registered " ..
-      "by that name and no node at that path in tree '%s'; its leaves: %s",
-      key, tree_name, table.concat(leaves, ", ")), 0)
+      "by that name and no node at that path in tree '%s'%s; its leaves: %s",
+      key, tree_name, bt._suggest(key, names), table.concat(leaves, ", ")),
+      0)
   end
   if #found > 1 then
     local paths = {}

@@ -236,7 +236,9 @@ end
 function M.property(T, o)
   for k in pairs(o) do
     if not OPTIONS[k] then
-      error("bonsai.test: T.property: unknown field '" .. tostring(k) .. "'", 3)
+      error("bonsai.test: T.property: unknown field '" .. tostring(k) .. "'" ..
+            (type(k) == "string" and require("bonsai")._suggest(k, OPTIONS)
+             or ""), 3)
     end
   end
   assert(type(o.keys) == "table" and next(o.keys),
