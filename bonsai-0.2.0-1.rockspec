@@ -74,6 +74,9 @@ build = {
     ["bonsai"] = "lua/bonsai/init.lua",
     ["bonsai.builder"] = "lua/bonsai/builder.lua",
     ["bonsai.debug"] = "lua/bonsai/debug.lua", -- needs lua-socket, lua-cjson
+    ["bonsai.debug.session"] = "lua/bonsai/debug/session.lua",
+    ["bonsai.debug.server"] = "lua/bonsai/debug/server.lua",
+    ["bonsai.debug.edit"] = "lua/bonsai/debug/edit.lua",
     ["bonsai.http"] = "lua/bonsai/http.lua", -- needs lua-socket
     ["bonsai.export"] = "lua/bonsai/export.lua",
     ["bonsai.profile"] = "lua/bonsai/profile.lua",
@@ -107,6 +110,7 @@ build = {
       ["bonsai.viewer.viewer_css"] = "viewer/viewer.css",
       ["bonsai.viewer.trace"] = "viewer/trace.js",
       ["bonsai.viewer.coverage"] = "viewer/coverage.js",
+      ["bonsai.viewer.edit"] = "viewer/edit.js",
     },
   },
 }

@@ -343,6 +343,7 @@ end
 -- Files: loaders, bt.load/bt.reload/bt.import, bt.watch/bt.poll ----------
 
 local files = require("bonsai.loaders")(bt)
+bt._files = files -- (bonsai.debug.edit: which file a tree came from)
 
 -- tree:export(format): from the definition the tree keeps (tree:_source)
 local methods = getmetatable(core.tree(bt.action(function() end))).methods

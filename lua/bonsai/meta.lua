@@ -711,9 +711,13 @@ function Debug.add(a, opts) end
 ---@param a bonsai.Agent
 function Debug.remove(a) end
 
----A command of the live protocol, from Lua.
+---A command of the live protocol, from Lua: the page's (set, break,
+---watch, force, freeze, resume, step, record) and its editing commands
+---(tree, palette, edit, undo, redo, script, preview, apply, rollback,
+---save: docs/DEBUGGER.md, "Editing the running game's trees"), which
+---answer a table.
 ---@param cmd table
----@return true|nil ok
+---@return true|table|nil ok true, or what the command answers
 ---@return string? error
 function Debug.command(cmd) end
 

@@ -55,6 +55,14 @@ return function(bt, files)
     return true
   end
 
+  -- files.watching(path): whether path is watched, itself or in a
+  -- watched directory (bonsai.debug.edit saves nowhere else).
+  files.watching = function(path)
+    if watched[path] ~= nil then return true end
+    local dir = path:match("^(.*)/[^/]*$")
+    return dir ~= nil and watchdirs[dir] == true
+  end
+
   -- The trees loaded from f or from a file that uses f.
   local function users(f)
     local list = {}
