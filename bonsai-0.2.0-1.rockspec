@@ -74,6 +74,9 @@ build = {
     ["bonsai"] = "lua/bonsai/init.lua",
     ["bonsai.builder"] = "lua/bonsai/builder.lua",
     ["bonsai.debug"] = "lua/bonsai/debug.lua", -- needs lua-socket, lua-cjson
+    ["bonsai.debug.session"] = "lua/bonsai/debug/session.lua",
+    ["bonsai.debug.server"] = "lua/bonsai/debug/server.lua",
+    ["bonsai.debug.edit"] = "lua/bonsai/debug/edit.lua",
     ["bonsai.http"] = "lua/bonsai/http.lua", -- needs lua-socket
     ["bonsai.export"] = "lua/bonsai/export.lua",
     ["bonsai.profile"] = "lua/bonsai/profile.lua",
@@ -83,8 +86,9 @@ build = {
     ["bonsai.loaders"] = "lua/bonsai/loaders.lua",
     ["bonsai.paths"] = "lua/bonsai/paths.lua",
     ["bonsai.watch"] = "lua/bonsai/watch.lua",
-    ["bonsai.formats.leaves"] = "lua/bonsai/formats/leaves.lua",
-    ["bonsai.formats.controls"] = "lua/bonsai/formats/controls.lua",
+    ["bonsai.nodes.leaves"] = "lua/bonsai/nodes/leaves.lua",
+    ["bonsai.nodes.controls"] = "lua/bonsai/nodes/controls.lua",
+    ["bonsai.formats.kit"] = "lua/bonsai/formats/kit.lua",
     ["bonsai.formats.xml"] = "lua/bonsai/formats/xml.lua",
     ["bonsai.formats.btcpp"] = "lua/bonsai/formats/btcpp.lua",
     ["bonsai.formats.behavior3"] = "lua/bonsai/formats/behavior3.lua",
@@ -106,6 +110,7 @@ build = {
       ["bonsai.viewer.viewer_css"] = "viewer/viewer.css",
       ["bonsai.viewer.trace"] = "viewer/trace.js",
       ["bonsai.viewer.coverage"] = "viewer/coverage.js",
+      ["bonsai.viewer.edit"] = "viewer/edit.js",
     },
   },
 }

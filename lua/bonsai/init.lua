@@ -122,7 +122,9 @@ end
 -- remapping subtree's inner key -> the caller's). With field "script":
 -- the keys of node's own script (its field `script`), or nil and why it
 -- is refused. Given a function (a condition a format compiled), its
--- source and keys when a script made it, else nil.
+-- source and keys when a script made it, else nil. Given node, a string's
+-- last result is the code its file wrote when the node holds another
+-- (bonsai.script's `written`), for dumps and traces.
 core._script(function(code, field, node, map)
   if field == "script" then return scripts().node_keys(node, code, map) end
   if type(code) == "function" then -- a condition a file's script made
@@ -136,7 +138,9 @@ core._script(function(code, field, node, map)
   for i, k in ipairs(list) do
     list[i] = type(map) == "table" and type(map[k]) == "string" and map[k] or k
   end
-  return f, key, op, value, table.concat(list, " ")
+  local written = node and scripts().written[node]
+  return f, key, op, value, table.concat(list, " "),
+         written and written[field]
 end)
 
 -- Composites and decorators -----------------------------------------------
@@ -344,6 +348,8 @@ bt.loaders = loaders.registry
 bt.import, bt.load, bt.reload = loaders.import, loaders.load, loaders.reload
 local watch = require "bonsai.watch"
 bt.watch, bt.poll = watch.watch, watch.poll
+-- (bonsai.debug.edit: which file a tree came from, which files are watched)
+bt._files = { loaded = loaders.loaded, watching = watch.watching }
 
 -- The methods of the C types (core._metatables: tree, agent, blackboard,
 -- control), to which the methods written in Lua are added below.

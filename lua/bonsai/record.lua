@@ -119,8 +119,7 @@ M.encode = encodeline
 -- Events: each [node, status, again] (and 1 after them when a fault
 -- forced the status) is encoded once by cjson and kept, by its code; a
 -- tick's list is those texts joined.
-local STATUS = { [0] = "idle", "running", "success", "failure", "aborted",
-                 "skipped", "aborting" }
+local STATUS = require("bonsai.core").STATUS -- by number
 local function event(code)
   return { floor(code / 32), STATUS[floor(code / 2) % 8], code % 2,
            floor(code / 16) % 2 == 1 and 1 or nil }

@@ -58,6 +58,14 @@ function M.watch(path)
   return true
 end
 
+-- M.watching(path): whether path is watched, itself or in a watched
+-- directory (bonsai.debug.edit saves nowhere else).
+function M.watching(path)
+  if watched[path] ~= nil then return true end
+  local dir = path:match("^(.*)/[^/]*$")
+  return dir ~= nil and watchdirs[dir] == true
+end
+
 -- The trees loaded from f or from a file that uses f.
 local function users(f)
   local list = {}

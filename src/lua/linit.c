@@ -109,6 +109,17 @@ static void pushkinds(lua_State *L) {
   }
 }
 
+/* core.STATUS: { [0] = "idle", "running", ... }, the core's status names
+** by number (bonsai_status_name), for the Lua modules that read them. */
+static void pushstatuses(lua_State *L) {
+  int s;
+  lua_newtable(L);
+  for (s = 0; bonsai_status_name(s) != NULL; s++) {
+    lua_pushstring(L, bonsai_status_name(s));
+    lua_rawseti(L, -2, s);
+  }
+}
+
 /* Interns s, remembers its address in *p and anchors it in the context
 ** (stack: context, module); also sets module[field] = s. */
 static void status_string(lua_State *L, const char *field, const char *s,
@@ -217,6 +228,8 @@ int luaopen_bonsai_core(lua_State *L) {
   lua_setfield(L, -2, "VERSION");
   pushkinds(L);
   lua_setfield(L, -2, "KINDS");
+  pushstatuses(L);
+  lua_setfield(L, -2, "STATUS");
   status_string(L, "SUCCESS", "success", &lb->s_success);
   status_string(L, "FAILURE", "failure", &lb->s_failure);
   status_string(L, "RUNNING", "running", &lb->s_running);

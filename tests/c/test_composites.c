@@ -866,6 +866,80 @@ static void while_do_else_aborted(void **state) {
 
 /* }====== */
 
+/* {====== random_selector */
+
+/* The order a run of agent ag tried the failing leaves A..E in: each
+** "tick X" of the trace, letters only. */
+static const char *tried(bonsai_agent *ag) {
+  static char out[16];
+  const char *t;
+  size_t n = 0;
+  assert_int_equal(bonsai_agent_tick(ag, 1), BONSAI_FAILURE);
+  for (t = trace_take(&trace); (t = strstr(t, "tick ")) != NULL; t += 6)
+    if (n + 1 < sizeof out)
+      out[n++] = t[5];
+  out[n] = 0;
+  return out;
+}
+
+/* Every child once per run, in an order drawn from the seed and the tick
+** count: two agents of one seed try the same orders, run after run; the
+** orders differ across runs and seeds. */
+static void random_selector_orders(void **state) {
+  bonsai_agent *ag, *twin;
+  char first[16], orders[8][16];
+  int changed = 0;
+  int k, seed, distinct = 0;
+  (void)state;
+  leaf("A", "F"), leaf("B", "F"), leaf("C", "F"), leaf("D", "F");
+  leaf("E", "F");
+  for (seed = 0; seed < 8; seed++) {
+    ag = start("random_selector{key=seed}(A, B, C, D, E)");
+    twin = start("random_selector{key=seed}(A, B, C, D, E)");
+    set_number(ag, "seed", seed);
+    set_number(twin, "seed", seed);
+    strcpy(first, tried(ag));
+    assert_int_equal(strlen(first), 5);
+    for (k = 0; k < 5; k++)
+      assert_non_null(strchr(first, 'A' + k));
+    assert_string_equal(tried(twin), first);
+    strcpy(orders[seed], first);
+    for (k = 0; k < seed && strcmp(orders[k], first) != 0; k++)
+      ;
+    distinct += k == seed;
+    for (k = 0; k < 4; k++) { /* later runs: the twin follows */
+      changed += strcmp(strcpy(first, tried(ag)), orders[seed]) != 0;
+      assert_string_equal(tried(twin), first);
+    }
+    bonsai_agent_free(ag);
+    bonsai_agent_free(twin);
+  }
+  assert_true(distinct >= 4);
+  assert_true(changed > 0); /* a new run draws a new order */
+  assert_string_equal(deferr("random_selector(A)"),
+                      "random_selector: 'random_selector' needs 'key'");
+}
+
+/* A running child is resumed, the order kept; success ends the run. */
+static void random_selector_resumes(void **state) {
+  bonsai_agent *ag;
+  (void)state;
+  leaf("A", "RS"), leaf("B", "RS"), leaf("C", "RS");
+  ag = start("random_selector{key=seed}(A, B, C)");
+  set_number(ag, "seed", 3);
+  assert_int_equal(bonsai_agent_tick(ag, 1), BONSAI_RUNNING);
+  {
+    const char *t = trace_take(&trace);
+    char again[64];
+    assert_int_equal(strncmp(t, "enter ", 6), 0);
+    snprintf(again, sizeof again, "tick %c; exit %c success", t[6], t[6]);
+    STEP(ag, 1, S, again);
+  }
+  bonsai_agent_free(ag);
+}
+
+/* }====== */
+
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
 
 int main(void) {
@@ -913,6 +987,8 @@ int main(void) {
       T(while_do_else_switches),
       T(while_do_else_no_else),
       T(while_do_else_aborted),
+      T(random_selector_orders),
+      T(random_selector_resumes),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

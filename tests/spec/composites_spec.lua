@@ -836,5 +836,101 @@ describe("while_do_else", function()
                    .. "not 1", tree_error(bt.sequence {
                      bt.while_do_else { name = "w", t:action("A", "S") } }),
                    1, true)
+describe("random_selector", function()
+  -- The order in which a run tried the children of a random selector of
+  -- n failing children (their letters), and its status.
+  local function run_order(a, log)
+    for k in pairs(log) do log[k] = nil end
+    local s = a:tick(1)
+    return table.concat(log), s
+  end
+  local function failing(n, log)
+    local kids = {}
+    for k = 1, n do
+      local name = string.char(64 + k)
+      kids[k] = bt.action(function() log[#log + 1] = name return "failure" end)
+    end
+    return kids
+  end
+  local function seeded(kids)
+    kids.key = "seed"
+    return bt.random_selector(kids)
+  end
+  local function permutation(order, n)
+    if #order ~= n then return false end
+    for k = 1, n do
+      if not order:find(string.char(64 + k), 1, true) then return false end
+    end
+    return true
+  end
+
+  it("tries every child once, in a shuffled order, and fails when all fail",
+     function()
+    local log, orders = {}, {}
+    local tree = bt.tree(seeded(failing(5, log)))
+    for seed = 1, 30 do
+      local a = bt.agent(tree)
+      a.bb.seed = seed
+      local order, s = run_order(a, log)
+      assert.equal("failure", s)
+      assert.is_true(permutation(order, 5), order)
+      orders[order] = true
+    end
+    local distinct = 0
+    for _ in pairs(orders) do distinct = distinct + 1 end
+    assert.is_true(distinct >= 5, "only " .. distinct .. " orders")
+  end)
+
+  it("draws the same orders for the same seed and ticks (replayable)",
+     function()
+    local log = {}
+    local tree = bt.tree(seeded(failing(4, log)))
+    local a, b = bt.agent(tree), bt.agent(tree)
+    a.bb.seed, b.bb.seed = 77, 77
+    local seen = {}
+    for _ = 1, 10 do
+      local oa = run_order(a, log)
+      local ob = run_order(b, log)
+      assert.equal(oa, ob)
+      seen[oa] = true
+    end
+    assert.is_truthy(next(seen, next(seen)), "every run drew one order")
+  end)
+
+  it("resumes its running child, succeeds at the first success", function()
+    local calls = {}
+    local function leaf(name, script)
+      local k = 0
+      return bt.action(function()
+        k = k + 1
+        calls[#calls + 1] = name
+        local c = script:sub(k, k)
+        return c == "R" and "running" or c == "S" and "success" or "failure"
+      end)
+    end
+    local a = agent_of(bt.random_selector { key = "seed",
+      leaf("A", "RRS"), leaf("B", "RRS"), leaf("C", "RRS") })
+    a.bb.seed = 5
+    assert.equal("running", a:tick(1))
+    local first = calls[1]
+    assert.equal(1, #calls)
+    assert.equal("running", a:tick(1))
+    assert.equal("success", a:tick(1))
+    assert.same({ first, first, first }, calls)
+  end)
+
+  it("passes the whole order when its seed is not a number", function()
+    local log = {}
+    local a = agent_of(seeded(failing(3, log)))
+    a.bb.seed = "text"
+    local order, s = run_order(a, log)
+    assert.equal("failure", s)
+    assert.is_true(permutation(order, 3), order)
+  end)
+
+  it("needs its key", function()
+    assert.has_error(function()
+      bt.tree(bt.random_selector { bt.action(function() end) })
+    end)
   end)
 end)

@@ -1062,6 +1062,60 @@ describe("LoopInt, LoopDouble, LoopString, LoopBool", function()
   end)
 end)
 
+describe("a pre-condition read from XML", function()
+  -- The Lua functions called in 100 ticks of an agent of tree (hp = 10),
+  -- the collector stopped (no finalizer counted). Busted's own functions
+  -- are not counted: under LuaJIT its insulated environment's __index is
+  -- called a varying number of times (1 to 10) around the hook.
+  local sethook, getinfo = debug.sethook, debug.getinfo
+  local function lua_calls(tree, hp)
+    local a = bt.agent(tree)
+    a.bb.hp = hp or 10
+    local n = 0
+    collectgarbage()
+    collectgarbage("stop")
+    sethook(function()
+      local f = getinfo(2, "S")
+      if f.what == "Lua" and not f.source:find("/busted/", 1, true) then
+        n = n + 1
+      end
+    end, "c")
+    for _ = 1, 100 do a:tick(1) end
+    sethook()
+    collectgarbage("restart")
+    return n
+  end
+  local function attack() return bt.action(function() return "success" end) end
+
+  it("is the C check Lua's skip_if makes: no Lua call of its own",
+     function()
+    bt.register("Attack", attack())
+    local plain = lua_calls(bt.tree(bt.sequence { attack() }))
+    local tree = bt.tree(bt.import(doc(
+      '<Sequence _skipIf="hp &lt; 3"><Attack/></Sequence>'), "btcpp"))
+    local xml, skipped = lua_calls(tree), lua_calls(tree, 1)
+    local lua = lua_calls(bt.tree(bt.sequence { skip_if = "hp < 3",
+                                                attack() }))
+    assert.equal(plain, lua)
+    assert.equal(plain, xml) -- 300 more when btcpp compiled it in Lua
+    if not jit then assert.equal(100, xml - skipped) end -- the leaf's
+  end)
+
+  it("renamed by a subtree's port is a check in C too", function()
+    bt.register("Attack", attack())
+    local plain = lua_calls(bt.tree(bt.sequence { attack() }))
+    local tree = bt.tree(bt.import('<root BTCPP_format="4" ' ..
+      'main_tree_to_execute="T"><BehaviorTree ID="T">' ..
+      '<SubTree ID="S" life="{hp}"/></BehaviorTree>' ..
+      '<BehaviorTree ID="S"><Sequence _skipIf="life &lt; 3"><Attack/>' ..
+      '</Sequence></BehaviorTree></root>', "btcpp"))
+    assert.equal(plain, lua_calls(tree))
+    if not jit then -- skipped: the leaf's 100 calls are gone
+      assert.equal(plain - 100, lua_calls(tree, 1))
+    end
+  end)
+end)
+
 describe("a bare '&' in an attribute, as tinyxml2 reads it", function()
   it("is read as itself, tick by tick, and the file places stay exact",
      function()
