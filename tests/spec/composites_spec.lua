@@ -836,6 +836,9 @@ describe("while_do_else", function()
                    .. "not 1", tree_error(bt.sequence {
                      bt.while_do_else { name = "w", t:action("A", "S") } }),
                    1, true)
+  end)
+end)
+
 describe("random_selector", function()
   -- The order in which a run tried the children of a random selector of
   -- n failing children (their letters), and its status.
