@@ -76,6 +76,9 @@ build = {
     ["bonsai"] = "lua/bonsai/init.lua",
     ["bonsai.builder"] = "lua/bonsai/builder.lua",
     ["bonsai.debug"] = "lua/bonsai/debug.lua", -- needs lua-socket, lua-cjson
+    ["bonsai.debug.session"] = "lua/bonsai/debug/session.lua",
+    ["bonsai.debug.server"] = "lua/bonsai/debug/server.lua",
+    ["bonsai.debug.edit"] = "lua/bonsai/debug/edit.lua",
     ["bonsai.http"] = "lua/bonsai/http.lua", -- needs lua-socket
     ["bonsai.export"] = "lua/bonsai/export.lua",
     ["bonsai.profile"] = "lua/bonsai/profile.lua",
@@ -86,8 +89,9 @@ build = {
     ["bonsai.luajit"] = "lua/bonsai/luajit.lua",
     ["bonsai.paths"] = "lua/bonsai/paths.lua",
     ["bonsai.watch"] = "lua/bonsai/watch.lua",
-    ["bonsai.formats.leaves"] = "lua/bonsai/formats/leaves.lua",
-    ["bonsai.formats.controls"] = "lua/bonsai/formats/controls.lua",
+    ["bonsai.nodes.leaves"] = "lua/bonsai/nodes/leaves.lua",
+    ["bonsai.nodes.controls"] = "lua/bonsai/nodes/controls.lua",
+    ["bonsai.formats.kit"] = "lua/bonsai/formats/kit.lua",
     ["bonsai.formats.xml"] = "lua/bonsai/formats/xml.lua",
     ["bonsai.formats.btcpp"] = "lua/bonsai/formats/btcpp.lua",
     ["bonsai.formats.behavior3"] = "lua/bonsai/formats/behavior3.lua",
@@ -100,7 +104,7 @@ build = {
     ["bonsai.test.coverage"] = "lua/bonsai/test/coverage.lua",
     ["bonsai.test.worlds"] = "lua/bonsai/test/worlds.lua",
     ["bonsai.test.busted"] = "lua/bonsai/test/busted.lua", -- a busted helper
-    ["bonsai.test_meta"] = "lua/bonsai/test_meta.lua", -- the kit's annotations
+    ["bonsai.test.meta"] = "lua/bonsai/test/meta.lua", -- the kit's annotations
   },
   install = {
     lua = { -- the viewer, beside the modules (bonsai.debug finds it there)
@@ -109,6 +113,7 @@ build = {
       ["bonsai.viewer.viewer_css"] = "viewer/viewer.css",
       ["bonsai.viewer.trace"] = "viewer/trace.js",
       ["bonsai.viewer.coverage"] = "viewer/coverage.js",
+      ["bonsai.viewer.edit"] = "viewer/edit.js",
     },
   },
 }

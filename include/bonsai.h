@@ -109,6 +109,9 @@ typedef enum bonsai_kind {
                              ** child starts in a tick the event is
                              ** delivered to, and with "lower" takes over a
                              ** lower-priority running sibling then */
+  BONSAI_RANDOM_SELECTOR,    /* "key": a selector over its children in an
+                             ** order drawn per run from the agent's seed
+                             ** (the number at key) and its tick count */
   BONSAI_NKINDS
 } bonsai_kind;
 

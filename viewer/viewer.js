@@ -16,7 +16,7 @@ const ui = {
   trace: null,
   agent: null,           // the selected agent record
   tick: 0,
-  mode: 'agent',         // 'agent', 'population' or 'profile'
+  mode: 'agent',         // 'agent', 'population', 'profile' or 'edit' (edit.js)
   collapsed: new Set(),  // "tree/path" of collapsed nodes
   treeKey: null,         // "name@version" of the tree drawn
   rows: [],              // by node id: { li, row, count }
@@ -670,8 +670,9 @@ function renderBlackboard(view) {
     if (!tr) {
       tr = document.createElement('tr');
       tr.dataset.key = k;
-      tr.innerHTML = '<th></th><td></td>';
-      tr.firstChild.textContent = k;
+      tr.innerHTML = '<th><span></span><button class="unset" title="Unset this key">×</button></th><td></td>';
+      tr.firstChild.firstChild.textContent = k;
+      tr.querySelector('button.unset').onclick = () => sendSet(k, null);
     }
     const isUnset = !(k in view.bb);
     const v = view.bb[k];
@@ -681,6 +682,9 @@ function renderBlackboard(view) {
       tr.lastChild.textContent = text; // an edit left behind, or a new value
     }
     tr.dataset.value = isUnset ? '' : JSON.stringify(v);
+    tr.dataset.type = isUnset ? '' : v === null ? 'null' : Array.isArray(v) ? 'list' : typeof v;
+    tr.lastChild.title = tr.dataset.type; // (the type a value typed keeps)
+    tr.querySelector('button.unset').hidden = !editable || isUnset;
     tr.lastChild.onclick = editable && !isUnset ? () => editValue(tr, k, v) : null;
     if (tr === at) at = at.nextSibling;
     else table.insertBefore(tr, at);
@@ -691,7 +695,7 @@ function renderBlackboard(view) {
     add = document.createElement('tr');
     add.className = 'add';
     add.innerHTML = '<th><input id="bb-new-key" placeholder="key"></th>' +
-      '<td><input id="bb-new-value" placeholder="value (Enter)"></td>';
+      '<td><input id="bb-new-value" placeholder=\'5, true, "text", null (Enter)\'></td>';
     add.querySelector('#bb-new-value').onkeydown = (e) => {
       if (e.key !== 'Enter') return;
       const key = add.querySelector('#bb-new-key');
@@ -969,6 +973,7 @@ function render() {
   drawTimeline();
   document.body.dataset.tick = ui.tick;
   document.body.dataset.agent = ui.agent.id;
+  if (ui.mode === 'edit') editPaint(view); // (edit.js: the running nodes)
   syncURL();
 }
 
@@ -1317,7 +1322,10 @@ function setMode(mode) {
   $('mode-agent').classList.toggle('on', mode === 'agent');
   $('mode-pop').classList.toggle('on', mode === 'population');
   $('mode-prof').classList.toggle('on', mode === 'profile');
-  render();
+  $('mode-edit').classList.toggle('on', mode === 'edit');
+  document.body.classList.toggle('editing', mode === 'edit');
+  if (mode === 'edit') openEditor(); // (edit.js)
+  else render();
 }
 
 async function main() {

@@ -494,6 +494,10 @@ Builder.active_selector = Builder.reactive_selector
 ---@return bonsai.Builder
 function Builder:utility_selector(opts) end
 
+---@param opts bonsai.NodeOpts `key`: the agent's seed
+---@return bonsai.Builder
+function Builder:random_selector(opts) end
+
 ---Opens an if_then_else: condition, then, else (closed by :back()).
 ---@param opts? bonsai.NodeOpts|string
 ---@return bonsai.Builder
@@ -707,9 +711,13 @@ function Debug.add(a, opts) end
 ---@param a bonsai.Agent
 function Debug.remove(a) end
 
----A command of the live protocol, from Lua.
+---A command of the live protocol, from Lua: the page's (set, break,
+---watch, force, freeze, resume, step, record) and its editing commands
+---(tree, palette, edit, undo, redo, script, preview, apply, rollback,
+---save: docs/DEBUGGER.md, "Editing the running game's trees"), which
+---answer a table.
 ---@param cmd table
----@return true|nil ok
+---@return true|table|nil ok true, or what the command answers
 ---@return string? error
 function Debug.command(cmd) end
 
@@ -733,6 +741,11 @@ bt.VERSION = "0.2.0"
 ---tables may hold, space-separated; any other is refused) }.
 ---@type { name: string, class: string, number: string?, params: string[], keys: string }[]
 bt.KINDS = {}
+---The status names of the core by number ([0] = "idle", then "running",
+---"success", "failure", "aborted", "skipped", "aborting"), as the trace's
+---status events number them.
+---@type table<integer, string>
+bt.STATUS = {}
 bt.SUCCESS = "success"
 bt.FAILURE = "failure"
 bt.RUNNING = "running"
@@ -873,6 +886,13 @@ bt.active_selector = bt.reactive_selector
 ---@param t bonsai.NodeOpts
 ---@return bonsai.Node
 function bt.utility_selector(t) end
+
+---Tries children in an order drawn at each run from the agent's seed (the
+---number at blackboard key `key`), the node and the agent's tick count:
+---the same seed and ticks draw the same orders (replays match).
+---@param t bonsai.NodeOpts `key` (required): the key of the agent's seed
+---@return bonsai.Node
+function bt.random_selector(t) end
 
 ---`{ condition, then, else? }`: the condition once (it may run), then the
 ---branch it chose, which goes on without the condition; without an else,

@@ -868,7 +868,13 @@ end
 -- (renamed: its keys are not the code's, seen through a subtree's
 -- remapping) and the texts of dumps and traces (keys: those it reads or
 -- writes, renamed).
-M.source = setmetatable({}, { __mode = "k" })
+M.source = require("bonsai.formats.kit").provenance "script"
+
+-- node -> { [field] = code }: a pre- or post-condition of the node as its
+-- file wrote it, when the node holds another text (the comparison it
+-- became as a subtree renamed its keys, compiled in C): what dumps and
+-- traces show (init.lua's script maker), with the keys it reads.
+M.written = require("bonsai.formats.kit").provenance "written"
 
 local function succeed(f)
   return function(_, bb) f(bb) return true end

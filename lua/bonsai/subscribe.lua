@@ -11,8 +11,7 @@ local M = {}
 
 M.TRACE_SIZE = 4096 -- events kept per subscribed agent between two ticks
 
-local STATUS = { [0] = "idle", "running", "success", "failure", "aborted",
-                 "skipped", "aborting" }
+local STATUS = require("bonsai.core").STATUS -- by number
 -- the agent events of a tick (bits of _tick_events' marks: BONSAI_TRACE_*),
 -- in the order they are listed before its status events
 local RELOAD, ERROR = 2, 4

@@ -1,7 +1,7 @@
 -- cluster.lua: runs the cluster sample and checks it, as a Tarantool
 -- script (the driver is itself a Tarantool process, for net.box):
 --   tarantool cluster.lua [--npcs N] [--seconds S] [--sets K] [--replicas R]
---       [--kills K] [--replica-kills K] [--stops K] [--stop-seconds T]
+--       [--kills K] [--replica-kills K] [--breaks K] [--stops K] [--stop-seconds T]
 --       [--join J] [--leave L] [--rebalance S] [--ballast 1]
 --       [--memory MB] [--replica-memory MB] [--wal write|fsync]
 --       [--checkpoint S] [--fail-after S]
@@ -14,7 +14,9 @@
 -- must reload it); K masters are killed with SIGKILL during a burst of
 -- hand-overs (each kill waits, with the victim's hand-overs held, until
 -- hand-overs are in flight from it and to it) and their replicas promoted;
--- replicas are killed and replaced; masters are stopped with SIGSTOP for
+-- replicas are killed and replaced; replicas are broken (a row their
+-- applier cannot apply: it stops) and must be found and replaced by the
+-- coordinator while their master's NPCs tick on; masters are stopped with SIGSTOP for
 -- T seconds (0: until their replica took over) and fenced when they
 -- answer again; J sets join (zones move to them by load) and L sets leave
 -- (their zones move to the others, then they stop); with --ballast 1 a
@@ -56,7 +58,7 @@ local probes = require "probes"
 io.stdout:setvbuf("line") -- its lines as they come (the browser test reads them)
 
 local opt = { npcs = 300, seconds = 8, sets = 3, replicas = 1, kills = 1,
-  ["replica-kills"] = 0, stops = 0, ["stop-seconds"] = 0, join = 0, leave = 0,
+  ["replica-kills"] = 0, breaks = 0, stops = 0, ["stop-seconds"] = 0, join = 0, leave = 0,
   rebalance = 0, ballast = 0, memory = 64, ["replica-memory"] = 0, wal = "write", checkpoint = 30,
   ["fail-after"] = 2, report = 0, keep = 0, live = 0, view = -1, foreign = 0 }
 local function usage(why)
@@ -278,6 +280,54 @@ local function kill_replica(name)
   else
     bad[#bad + 1] = ("%s had no replica again within 60 s of the kill of %s"):format(name, r.name)
   end
+end
+
+-- A replica broken on purpose: a ballast row written on it behind its
+-- master's back, then on its master (whose commit waits for its quorum):
+-- the replica's applier stops on the duplicate key, the master's
+-- synchronous commits cannot be confirmed. The coordinator must find the
+-- broken replica and replace it; the master's work resumes.
+local breaks = {}
+local function break_replica(name)
+  local set = C.sets[name]
+  local r
+  for _, x in ipairs(set.replicas) do if x.member and x.state == "up" then r = x break end end
+  if not r then
+    bad[#bad + 1] = name .. " had no replica to break"
+    return
+  end
+  local m = set.master
+  local key = 2 ^ 40 + #breaks + 1
+  local f0 = figures(m) or {}
+  local ok, err = pcall(C.call, r, "conflict", { key }, 10)
+  if not ok then bad[#bad + 1] = "conflict on " .. r.name .. ": " .. tostring(err) return end
+  local t = now()
+  fiber.create(function() pcall(C.call, m, "conflict", { key }, 60) end)
+  say("broke %s (replica of %s) at %.1f s: a row its applier cannot apply", r.name, name, at())
+  local found = wait_for(60, function()
+    for _, e in ipairs(C.events) do
+      if e.kind == "replica broken" and e.name == r.name then return e end
+    end
+  end)
+  if not found then
+    bad[#bad + 1] = ("the broken replica %s was not found within 60 s"):format(r.name)
+    return
+  end
+  local replaced = wait_for(120, function() return C.ready(name) and now() end)
+  -- the master's writes go on: commits made after the heal
+  local f1 = figures(set.master) or {}
+  local resumed = wait_for(30, function()
+    local f = figures(set.master)
+    return f and (f.commits or 0) > (f1.commits or 0) + 10 and f
+  end)
+  local b = { set = name, victim = r.name, found = found.at - t,
+    replaced = replaced and replaced - t, why = found.why,
+    timeouts = ((resumed or f1).quorum_timeouts or 0) - (f0.quorum_timeouts or 0) }
+  breaks[#breaks + 1] = b
+  if not replaced then bad[#bad + 1] = name .. " had no replica again within 120 s of the heal" end
+  if not resumed then bad[#bad + 1] = set.master.name .. " made no commit after the heal" end
+  say("%s: %s found broken %.1f s after (%s); a fresh replica counted %s; its master's commits go on",
+    name, r.name, b.found, b.why, replaced and ("%.1f s after"):format(b.replaced) or "never")
 end
 
 local stops = {}
@@ -524,6 +574,7 @@ local function main()
   add(S * 0.4, edit)
   for k = 1, opt.kills do add(S * k / (opt.kills + 1), "kill") end
   for k = 1, opt["replica-kills"] do add(S * (k - 0.5) / (opt["replica-kills"] + 1), "replica") end
+  for k = 1, opt.breaks do add(S * (k - 0.6) / (opt.breaks + 1), "break") end
   for k = 1, opt.stops do add(S * (k - 0.3) / (opt.stops + 1), "stop") end
   for k = 1, opt.join do add(S * (0.15 + 0.1 * k), join) end
   for k = 1, opt.leave do add(S * (0.5 + 0.1 * k), "leave") end
@@ -545,6 +596,7 @@ local function main()
       local e = table.remove(events, 1)
       if e.fn == "kill" then kill_master(victim())
       elseif e.fn == "replica" then kill_replica(victim())
+      elseif e.fn == "break" then break_replica(victim())
       elseif e.fn == "stop" then stop_master(victim(), opt["stop-seconds"])
       elseif e.fn == "leave" then leave(C.order[1])
       else e.fn(unpack(e.args)) end
@@ -704,12 +756,20 @@ local function main()
   if opt.report > 0 then flat() end
   local happened = {}
   for _, e in ipairs(C.events) do happened[e.kind] = (happened[e.kind] or 0) + 1 end
-  say("coordinator: %d failover(s), %d fenced, %d restart(s) from disk, %d replica(s) lost, %d replica(s) caught up, %d zone map change(s) by load",
+  say("coordinator: %d failover(s), %d fenced, %d restart(s) from disk, %d replica(s) lost, %d broken replica(s) replaced, %d uncounted for lagging, %d replica(s) caught up, %d zone map change(s) by load",
     happened.failover or 0, happened.fenced or 0, happened.restart or 0,
-    happened["replica lost"] or 0, happened["replica synced"] or 0, happened.moves or 0)
-  say("%d NPCs, %d sets, tick %.0f Hz, migrations %.1f/s, lost %d, duplicated %d, kills %d, stops %d, joins %d, leaves %d, settled in %.1f s",
+    happened["replica lost"] or 0, happened["replica broken"] or 0,
+    happened["replica lagging"] or 0,
+    happened["replica synced"] or 0, happened.moves or 0)
+  say("failure detector: the slowest answer %.2f s, so an instance was dead after %.1f s of silence at most (%.1f s at least)",
+    C.slowest, math.max(C.patience, opt["fail-after"]), opt["fail-after"])
+  for _, b in ipairs(breaks) do
+    say("heal: %s broken on purpose, found in %.1f s, a fresh replica counting %s later; %d synchronous commit(s) of its master timed out meanwhile",
+      b.victim, b.found, b.replaced and ("%.1f s"):format(b.replaced) or "never", b.timeouts)
+  end
+  say("%d NPCs, %d sets, tick %.0f Hz, migrations %.1f/s, lost %d, duplicated %d, kills %d, stops %d, joins %d, leaves %d, breaks %d, settled in %.1f s",
     opt.npcs, #C.order, 1 / W.TICK, totals.migrated / elapsed, lost, #dups, #kills, #stops,
-    #joins, #leaves, settle)
+    #joins, #leaves, #breaks, settle)
   for k = 1, math.min(#bad, 20) do print("  BROKEN: " .. bad[k]) end
   return #bad == 0
 end

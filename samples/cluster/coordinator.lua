@@ -10,7 +10,9 @@
 -- term) to every master, which stores it in a replicated space.
 --
 -- The failover rule: a master is dead when its process is gone or it has
--- not answered for FAIL_AFTER seconds. A commit confirmed by a quorum q
+-- not answered for FAIL_AFTER seconds, or four times its slowest recent
+-- answer if that is longer (at most 4 x FAIL_AFTER: a master that is slow
+-- on a loaded machine is not dead). A commit confirmed by a quorum q
 -- is on q - 1 of the n replicas counted in it, so the driver promotes only
 -- when at least n - q + 2 of those answer, and then the one holding the
 -- most of the dead master's rows: it holds every confirmed commit. With
@@ -18,6 +20,14 @@
 -- restarts the master from its own disk if the process is gone, and
 -- otherwise waits for it. The new term is told to the other masters
 -- before the new master starts: from then on they refuse the old one.
+--
+-- The heal: a replica whose applier stopped (box.info.replication's
+-- upstream "stopped", e.g. on a row it cannot apply), that stays
+-- disconnected, that does not advance while its master does, or that lags
+-- while its master's synchronous commits time out for lack of quorum, is
+-- broken: it is stopped, its database removed, the master's quorum
+-- lowered (what waited for it is confirmed) and a fresh replica started,
+-- which bootstraps from the master.
 local fiber = require "fiber"
 local clock = require "clock"
 local netbox = require "net.box"
@@ -30,6 +40,8 @@ local M = {}
 
 M.FAIL_AFTER = 2      -- seconds without an answer: dead
 M.START_WITHIN = 60   -- seconds an instance may take to start
+M.STUCK_AFTER = 15    -- seconds a replica may stay disconnected or not advance
+M.LAG_AFTER = 4       -- seconds a counted replica may lag (a commit waits 10 s)
 local SIGNALS = { KILL = 9, CONT = 18, STOP = 19 }
 
 local function quote(s) return "'" .. tostring(s):gsub("'", "'\\''") .. "'" end
@@ -55,6 +67,7 @@ end
 -- the run).
 function M.new(o)
   local C = { sets = {}, order = {}, events = {}, deposed = {}, gone_sets = {},
+    slowest = 0, patience = 0, -- the slowest answer seen, the longest patience
     map = { version = 0, zones = {}, sets = {} }, stopping = false }
   local host = "127.0.0.1"
   local fail_after = o.fail_after or M.FAIL_AFTER
@@ -161,21 +174,85 @@ function M.new(o)
     return "up"
   end
 
+  -- How long an instance may stay silent before it is dead: fail_after,
+  -- or four times its slowest answer of late if that is longer (at most
+  -- four times fail_after).
+  local function patience(inst)
+    return math.min(math.max(fail_after, 4 * (inst.slowest or 0)), 4 * fail_after)
+  end
+
+  -- A replica's health, from its status and its master's: why it is
+  -- broken, or nil. h keeps what the last checks saw.
+  local function diagnose(set, r, h, rs, ms)
+    local now, mid = clock.monotonic(), set.master.id
+    if rs.upstream == "stopped" then
+      return ("its applier stopped: %s"):format(tostring(rs.message))
+    end
+    if rs.upstream == "follow" or rs.upstream == "sync" then h.connected = now end
+    if now - h.connected > M.STUCK_AFTER then
+      return ("disconnected from its master for %.0f s (%s: %s)"):format(now - h.connected,
+        tostring(rs.upstream), tostring(rs.message))
+    end
+    local lsn, behind = lsn_of(rs, mid), lsn_of(rs, mid) < lsn_of(ms, mid)
+    if lsn ~= h.lsn or not behind then h.lsn, h.moved = lsn, now end
+    if now - h.moved > M.STUCK_AFTER then
+      return ("it has not advanced for %.0f s, %d rows behind its master"):format(
+        now - h.moved, lsn_of(ms, mid) - lsn)
+    end
+    -- how far behind it is in time: since the master first held a row
+    -- the replica does not hold yet
+    local hist = h.history
+    hist[#hist + 1] = { t = now, lsn = lsn_of(ms, mid) }
+    while hist[1] and hist[1].lsn <= lsn do table.remove(hist, 1) end
+    if #hist > 60 then table.remove(hist, 1) end
+    h.lag = hist[1] and now - hist[1].t or 0
+    local timeouts = ms.quorum_timeouts or 0
+    if r.member and h.timeouts and timeouts > h.timeouts and behind
+        and h.behind_at and h.behind_at == h.moved then
+      return ("its master's synchronous commits time out (%d) and it does not advance"):format(
+        timeouts)
+    end
+    h.timeouts, h.behind_at = timeouts, behind and h.moved or nil
+  end
+
   -- Each instance watched by a fiber of its own: the time of its last
   -- answer (a stopped process answers nothing; a dead one is seen by its
-  -- process id), and a master's figures every second (the driver adds
-  -- them up over the masters a set had).
+  -- process id) and how slow its answers are of late, a master's figures
+  -- every second (the driver adds them up over the masters a set had), a
+  -- replica's health every second (inst.broken says why it is broken).
   local function watch(inst)
     local life, n = inst.lives, 0
+    local h = { connected = clock.monotonic(), moved = clock.monotonic(), history = {} }
     fiber.create(function()
       fiber.name("watch " .. inst.name)
       while (inst.state == "up" or inst.state == "deposed") and inst.lives == life
           and not C.stopping do
-        if inst.conn:ping({ timeout = 0.5 }) then inst.last_ok = clock.monotonic() end
+        local t = clock.monotonic()
+        -- (a late answer still counts: an instance that is slow is alive)
+        if inst.conn:ping({ timeout = patience(inst) }) then
+          local now = clock.monotonic()
+          inst.last_ok = now
+          -- the slowest answer of late, forgotten by half in about 30 s
+          inst.slowest = math.max(now - t, (inst.slowest or 0) * 0.995)
+          C.slowest = math.max(C.slowest, now - t)
+          C.patience = math.max(C.patience, patience(inst))
+        end
         n = n + 1
         if n % 5 == 0 and inst.role == "master" and inst.state == "up" then
           local ok, f = pcall(C.call, inst, "figures", {}, 1)
           if ok then C.note(inst, f) end
+        elseif n % 5 == 0 and inst.role == "replica" and inst.state == "up"
+            and not inst.broken and inst.set.master.state == "up" then
+          local set = inst.set
+          local okr, rs = pcall(C.call, inst, "status", {}, 2)
+          local okm, ms = pcall(C.call, set.master, "status", {}, 2)
+          if okr and okm and inst.following == set.master.uri and inst.lives == life then
+            inst.broken = diagnose(set, inst, h, rs, ms)
+            inst.lag = h.lag
+          else -- (a new master: the replica follows it from now on)
+            h.connected, h.moved, h.timeouts = clock.monotonic(), clock.monotonic(), nil
+            h.history, inst.lag = {}, 0
+          end
         end
         fiber.sleep(0.2)
       end
@@ -189,7 +266,7 @@ function M.new(o)
   end
 
   local function dead(inst)
-    return not alive(inst.pid) or clock.monotonic() - inst.last_ok > fail_after
+    return not alive(inst.pid) or clock.monotonic() - inst.last_ok > patience(inst)
   end
 
   function C.call(inst, fn, args, timeout)
@@ -291,7 +368,12 @@ function M.new(o)
   -- registration is written outside the synchronous queue: instance.lua,
   -- quiet) until it answers or fails.
   local function spawn_replica(set)
-    if not pcall(C.call, set.master, "quiet", { true }, 35) then return end
+    -- (quiet returns false when commits were still under way after 30 s)
+    local ok, quiet = pcall(C.call, set.master, "quiet", { true }, 35)
+    if not (ok and quiet) then
+      pcall(C.call, set.master, "quiet", { false }, 5)
+      return
+    end
     local r = { name = set.name .. set.next, set = set, quieted = set.master }
     set.next = set.next + 1
     spawn(r, "replica", set.master.uri)
@@ -396,7 +478,7 @@ function M.new(o)
     end
   end
 
-  local function replica_dead(set, r)
+  local function replica_dead(set, r, why)
     C.signal(r, "KILL")
     r.state = "dead"
     remove_replica(set, r)
@@ -406,8 +488,15 @@ function M.new(o)
     end
     if r.uuid then pcall(C.call, set.master, "forget_member", { r.uuid }, 2) end
     remove_dir(r)
-    C.event { kind = "replica lost", set = set.name, name = r.name }
-    C.say("%s: replica %s lost (quorum now %d); another one started", set.name, r.name, set.quorum)
+    if why then
+      C.event { kind = "replica broken", set = set.name, name = r.name, why = why }
+      C.say("%s: replica %s broken, %s: replaced (quorum now %d); a fresh one bootstraps",
+        set.name, r.name, why, set.quorum)
+    else
+      C.event { kind = "replica lost", set = set.name, name = r.name }
+      C.say("%s: replica %s lost (quorum now %d); another one started", set.name, r.name,
+        set.quorum)
+    end
   end
 
   -- A replica that caught up with its master counts in its quorum.
@@ -473,7 +562,20 @@ function M.new(o)
     if m.state == "up" and dead(m) then master_dead(set)
     elseif m.state == "dead" and not alive(m.pid) and m.lives < 3 then restart_master(set) end
     for _, r in ipairs(set.replicas) do
-      if r.state == "up" and dead(r) then replica_dead(set, r) end
+      if r.state == "up" and dead(r) then replica_dead(set, r)
+      elseif r.state == "up" and r.broken and set.master.state == "up" then
+        replica_dead(set, r, r.broken)
+      elseif r.state == "up" and r.member and (r.lag or 0) > M.LAG_AFTER then
+        -- a replica that cannot keep up (a loaded machine) no longer
+        -- counts, before the commits waiting for it time out (a rollback
+        -- in 2.6 can stop a replica's applier); it counts again once it
+        -- caught up
+        r.member, r.lag = false, 0
+        update_quorum(set)
+        C.event { kind = "replica lagging", set = set.name, name = r.name }
+        C.say("%s: replica %s lags its master by more than %d s: no longer counted (quorum now %d) until it catches up",
+          set.name, r.name, M.LAG_AFTER, set.quorum)
+      end
     end
     m = set.master
     if m.state == "up" and not dead(m) then

@@ -97,7 +97,7 @@ booted = clock.monotonic() - booted -- its database read (or joined)
 -- arena filled on purpose.
 local FUNCTIONS = { "whoami", "accept", "spawn", "pause", "hold", "figures",
   "npcs_here", "census", "set_map", "promote", "fence", "follow", "set_quorum",
-  "quiet", "status", "forget_member", "digest", "ballast", "quit" }
+  "quiet", "status", "forget_member", "digest", "ballast", "conflict", "quit" }
 if I.role == "master" then
   box.once("bonsai cluster", function()
     box.schema.user.create("bonsai", { password = I.secret })
@@ -387,18 +387,20 @@ function set_quorum(q) box.cfg { replication_synchro_quorum = q } end
 -- registration Tarantool writes outside the synchronous queue.
 function quiet(on) return T.quiet(on) end
 
--- status(): what the driver's failover reads: role, ids, the vclock (as
--- { id, lsn } pairs) and, on a replica, the state of its upstream.
+-- status(): what the driver's failover and its health checks read: role,
+-- ids, the vclock (as { id, lsn } pairs), on a replica the state of its
+-- upstream and its message (a stopped applier says why), on a master the
+-- synchronous commits its quorum did not confirm in time.
 function status()
   local vclock = {}
   for id, lsn in pairs(box.info.vclock) do vclock[#vclock + 1] = { id, lsn } end
-  local upstream
+  local upstream, message
   for _, r in pairs(box.info.replication) do
-    if r.upstream then upstream = r.upstream.status end
+    if r.upstream then upstream, message = r.upstream.status, r.upstream.message end
   end
   return { name = I.name, role = I.role, id = box.info.id, uuid = box.info.uuid,
-    vclock = vclock, upstream = upstream, ro = box.info.ro,
-    quorum = box.cfg.replication_synchro_quorum }
+    vclock = vclock, upstream = upstream, message = message, ro = box.info.ro,
+    quorum = box.cfg.replication_synchro_quorum, quorum_timeouts = S.quorum_timeouts }
 end
 
 -- forget_member(uuid): an instance that left the set (dead, replaced) is
@@ -463,6 +465,23 @@ function ballast(mb)
     end
   end
   return ballast_bytes / 1048576
+end
+
+-- conflict(key): the driver's fault injection of a broken replica: a
+-- ballast row of that key, written on a replica behind its master's back
+-- (read_only off for the moment), then on its master, whose row the
+-- replica's applier cannot apply (a duplicate key: it stops, as in a
+-- defect of Tarantool 2.6 seen under load). Returns true once written.
+function conflict(key)
+  if I.role == "master" then
+    T.commit(function() box.space.ballast:insert { key, "conflict" } end)
+  else
+    box.cfg { read_only = false }
+    local ok, err = pcall(box.space.ballast.insert, box.space.ballast, { key, "conflict" })
+    box.cfg { read_only = true }
+    if not ok then error(err, 0) end
+  end
+  return true
 end
 
 function quit() fiber.create(function() fiber.sleep(0.05) os.exit(0) end) end

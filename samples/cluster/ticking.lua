@@ -34,6 +34,7 @@ function M.new(o)
     held_until = 0,    -- hand-overs held until then (handover.lua)
     errors = { tick = 0, write = 0, accept = 0 },
     send_failures = 0, -- calls to a receiver that failed (retried)
+    quorum_timeouts = 0, -- synchronous commits its quorum did not confirm in time
     alloc_failures = 0, mem_warnings = 0, mem_used = 0,
     started = clock.monotonic(),
     first_tick_at = nil, -- wall clock of the first tick as a master
@@ -57,7 +58,12 @@ function M.new(o)
     local t = clock.monotonic()
     local ok, err = pcall(box.atomic, fn)
     S.writing = S.writing - 1
-    if not ok then error(err, 0) end
+    if not ok then
+      if tostring(err):find("Quorum collection", 1, true) then -- (the driver heals)
+        S.quorum_timeouts = S.quorum_timeouts + 1
+      end
+      error(err, 0)
+    end
     t = (clock.monotonic() - t) * 1000
     S.commits, S.commit_ms = S.commits + 1, S.commit_ms + t
     if t > S.commit_ms_max then S.commit_ms_max = t end

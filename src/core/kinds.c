@@ -109,6 +109,8 @@ const KindInfo bs_kinds[BONSAI_NKINDS] = {
   ** delivered to (wakeevents in vm.c), "abort" none or lower */
   {"event_guard", KC_DECORATOR, ONE, 0, 0, 0, P_EVENT | P_ABORT, P_EVENT,
    NULL, NULL},
+  /* data: W0 the place reached in this run's order, W1 the run's draw */
+  {"random_selector", KC_COMPOSITE, MANY, 8, 0, 0, P_KEY, P_KEY, NULL, NULL},
 };
 
 /* The keys every node table takes, whatever its kind: a key added to every

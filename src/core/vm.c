@@ -1749,6 +1749,45 @@ static BS_ALWAYS_INLINE int step(bonsai_agent *a, const Node *nd, uint8_t *st,
       TICK(i + 1);
     }
     END(s); /* the status passes */
+  /* random_selector: a selector over its children in an order drawn when
+  ** its run starts (W1), from the agent's seed (the number at its key,
+  ** n->a; anything else: 0), the node and the agent's tick count, so the
+  ** same ticks draw the same orders; the order is place p -> child
+  ** (m*p + o) mod nchild, m coprime with nchild; W0 the place reached */
+  case BONSAI_RANDOM_SELECTOR: {
+    uint32_t m, o, k, x, y;
+    if (start && st[i] != RUNNING) {
+      bonsai_value v = bonsai_bb_get(a->bb, (int)n->a);
+      uint64_t z = v.type == BONSAI_TINTEGER ? (uint64_t)v.u.i
+                   : v.type == BONSAI_TNUMBER && v.u.n > -9e18 && v.u.n < 9e18
+                       ? (uint64_t)(long long)v.u.n
+                       : 0;
+      z = z * 0x9e3779b97f4a7c15u ^ ((uint64_t)a->serial << 32 | i);
+      z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9u; /* splitmix64's finish */
+      z = (z ^ (z >> 27)) * 0x94d049bb133111ebu;
+      SET(i, RUNNING);
+      W0(i) = 0;
+      W1(i) = (uint32_t)(z ^ (z >> 31));
+    } else if (!start) {
+      if (!(s == FAILURE || (conds && s == SKIPPED)))
+        END(s);
+      if (++W0(i) >= n->nchild) /* the last in the order */
+        END(conds && s == SKIPPED && allskipped(nd, st, i) ? SKIPPED
+                                                           : FAILURE);
+    }
+    m = 1 + W1(i) % n->nchild; /* the stride: the next coprime one */
+    for (;; m = m % n->nchild + 1) {
+      for (x = m, y = n->nchild; y != 0; k = x % y, x = y, y = k)
+        ;
+      if (x == 1)
+        break;
+    }
+    o = (uint32_t)(((uint64_t)m * (W0(i) % n->nchild) + (W1(i) >> 16)) %
+                   n->nchild);
+    for (c = i + 1; o > 0; o--)
+      c = nd[c].next;
+    TICK(c);
+  }
   default: /* never: every kind has its steps above */
     bs_assert(!"a kind without its steps in vm.c");
     bs_agent_fail(a, i, "no steps for kind %d", (int)n->kind);

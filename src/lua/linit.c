@@ -109,6 +109,17 @@ static void pushkinds(lua_State *L) {
   }
 }
 
+/* core.STATUS: { [0] = "idle", "running", ... }, the core's status names
+** by number (bonsai_status_name), for the Lua modules that read them. */
+static void pushstatuses(lua_State *L) {
+  int s;
+  lua_newtable(L);
+  for (s = 0; bonsai_status_name(s) != NULL; s++) {
+    lua_pushstring(L, bonsai_status_name(s));
+    lua_rawseti(L, -2, s);
+  }
+}
+
 /* Interns s, remembers its address in *p and anchors it in the context
 ** (stack: context, module); also sets module[field] = s. */
 static void status_string(lua_State *L, const char *field, const char *s,
@@ -183,6 +194,22 @@ static LBonsai *context(lua_State *L) {
   return lb;
 }
 
+/* Pushes core._metatables, the one door from Lua to the metatables the
+** binding made: { tree =, agent =, blackboard =, control = }, each with
+** its methods table (init.lua adds the methods written in Lua there). */
+static void metatables(lua_State *L) {
+  static const char *const types[][2] = {
+    {"tree", BS_TREE_T}, {"agent", BS_AGENT_T}, {"blackboard", BS_BB_T},
+    {"control", LB_CONTROL_T},
+  };
+  size_t i;
+  lua_createtable(L, 0, (int)(sizeof types / sizeof types[0]));
+  for (i = 0; i < sizeof types / sizeof types[0]; i++) {
+    luaL_getmetatable(L, types[i][1]);
+    lua_setfield(L, -2, types[i][0]);
+  }
+}
+
 /* bonsai_lua.h. The types first, each by its own file; ltrace.c and
 ** lsave.c add their methods to the tables that ltree.c and lagent.c made. */
 int luaopen_bonsai_core(lua_State *L) {
@@ -204,6 +231,8 @@ int luaopen_bonsai_core(lua_State *L) {
   lua_setfield(L, -2, "VERSION");
   pushkinds(L);
   lua_setfield(L, -2, "KINDS");
+  pushstatuses(L);
+  lua_setfield(L, -2, "STATUS");
   status_string(L, "SUCCESS", "success", &lb->s_success);
   status_string(L, "FAILURE", "failure", &lb->s_failure);
   status_string(L, "RUNNING", "running", &lb->s_running);
@@ -215,6 +244,8 @@ int luaopen_bonsai_core(lua_State *L) {
   lb_open_step(L);
   lua_pushliteral(L, "aborting");
   lua_setfield(L, -2, "ABORTING");
+  metatables(L);
+  lua_setfield(L, -2, "_metatables");
   /* keep the context alive as long as the module table */
   lua_pushvalue(L, -2);
   lua_setfield(L, -2, "_context");

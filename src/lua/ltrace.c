@@ -21,9 +21,6 @@
 /* Events read from the core per round (a:events loops until none). */
 #define BATCH 64
 
-static const char *const statusnames[] = {"idle",    "running", "success",
-                                          "failure", "aborted", "skipped",
-                                          "aborting"};
 static const char *const marknames[] = {"status",    "reload", "error",
                                         "interrupt", "reset",  "event"};
 
@@ -89,7 +86,7 @@ static void pushevent(lua_State *L, const bonsai_agent *a,
     lua_pushstring(L, marknames[e->kind]);
     lua_setfield(L, -2, "event");
   } else {
-    lua_pushstring(L, statusnames[e->status]);
+    lua_pushstring(L, bonsai_status_name(e->status));
     lua_setfield(L, -2, "status");
     if (e->again) {
       lua_pushboolean(L, 1);
@@ -327,7 +324,7 @@ static int agent_node_statuses(lua_State *L) {
   for (i = 0; i < n; i++) {
     int s = bonsai_agent_node_status(a, i);
     if (s != BONSAI_IDLE) {
-      lua_pushstring(L, statusnames[s]);
+      lua_pushstring(L, bonsai_status_name(s));
       lua_rawseti(L, -2, (lua_Integer)i);
     }
   }
@@ -538,7 +535,7 @@ static int tree_nodes(lua_State *L) {
     lua_setfield(L, -2, "params");
     settexts(L, lt->t, a, i);
     if (a != NULL) {
-      lua_pushstring(L, statusnames[bonsai_agent_node_status(a, i)]);
+      lua_pushstring(L, bonsai_status_name(bonsai_agent_node_status(a, i)));
       lua_setfield(L, -2, "status");
     }
     lua_rawseti(L, -2, (lua_Integer)i + 1);

@@ -468,15 +468,16 @@ static void conditions(Walk *w, int idx, int place) {
       lua_pop(L, 1);
       continue;
     }
-    if (ty == LUA_TSTRING) { /* fn, key, op, value (a check), the keys */
+    if (ty == LUA_TSTRING) { /* fn, key, op, value (a check), the keys,
+                              ** the code the file wrote (or nil) */
       int top = lua_gettop(L) - 1, map;
       lua_getiuservalue(L, lua_upvalueindex(1), LB_SCRIPT);
       lua_pushvalue(L, top + 1); /* code */
       lua_pushstring(L, f);
-      lua_pushnil(L);
+      lua_pushvalue(L, idx);
       ctxfield(w, "map");
       map = !lua_isnil(L, -1);
-      if (lua_pcall(L, 4, 5, 0) != LUA_OK) { /* nil, the error */
+      if (lua_pcall(L, 4, 6, 0) != LUA_OK) { /* nil, the error */
         lua_pushnil(L);
         lua_insert(L, -2);
       }
@@ -494,7 +495,8 @@ static void conditions(Walk *w, int idx, int place) {
         whenfn(w, k);
       }
       checkdef(w);
-      bonsai_def_text(w->def, k, lua_tostring(L, top + 1),
+      bonsai_def_text(w->def, k, lua_tostring(L, lua_type(L, top + 7) ==
+                      LUA_TSTRING ? top + 7 : top + 1),
                       lua_tostring(L, top + 6));
       lua_settop(L, top);
       checkdef(w);

@@ -1209,6 +1209,12 @@ async function main() {
       assert.equal(nodes[failed.frozen].path, check);
       assert.ok(failed.events.some(([id, st]) => id === failed.frozen && st === 'failure'), 'it failed in that tick');
       await page.click('li[data-path="' + check + '"] > .row .bp', { modifiers: ['Shift'] });
+      // every agent whose check failed while the breakpoint was there froze
+      // (guard 1 too, when the machine is slow enough that its hp came back
+      // to 25 first): all are let go, so what follows finds them ticking
+      await commandsDone(page);
+      await page.evaluate((ids) => Promise.all(ids.map((id) => command({ cmd: 'resume', agent: id }))),
+        [...sent(stream).agents.values()].map((a) => a.id));
     });
 
     await check('live: force a node from the page, and take it away (fault injection)', async () => {

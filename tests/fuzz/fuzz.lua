@@ -802,6 +802,11 @@ local function gen(used, depth)
   if x <= 45 then
     s = { kind = R.pick(COMPOSITES), id = newid(used, "N", 40), children = {} }
     for i = 1, R.int(4) do s.children[i] = gen(used, depth + 1) end
+    if s.kind == "selector" and s.id:byte(-1) % 3 == 0 then
+      -- a third of the selectors random ones (from the id: no draw, so a
+      -- seed makes the same world otherwise), seeded by a number key
+      s.kind, s.key = "random_selector", NKEYS[s.id:byte(-1) % 2 + 1]
+    end
     if s.kind == "parallel" then
       s.wait = R.chance(0.3) or nil
       local n = #s.children

@@ -21,7 +21,8 @@ for f in "$includedir/bonsai.h" "$includedir/bonsai_lua.h" \
          "$libdir/cmake/bonsai/bonsaiConfig.cmake" "$cmod/bonsai/core.so" \
          "$lmod/bonsai/init.lua" "$lmod/bonsai/builder.lua" \
          "$lmod/bonsai/meta.lua" "$lmod/bonsai/viewer/index.html" \
-         "$lmod/bonsai/viewer/viewer.js"; do
+         "$lmod/bonsai/viewer/viewer.js" "$lmod/bonsai/viewer/edit.js" \
+         "$lmod/bonsai/debug/session.lua" "$lmod/bonsai/debug/edit.lua"; do
   [ -e "$root$f" ] || fail "not installed: $f"
 done
 no_liblua "$root$cmod/bonsai/core.so"

@@ -217,6 +217,15 @@ describe("refused edge-list files", function()
     assert.equal("t.bt:2: node 'Jump[2]': no leaf registered as 'Jump'" ..
                  " (bt.define it, or bt.register a leaf under that name)",
       refused("Sequence[1]\nSequence[1]->Jump[2]"))
+    -- a misspelt type: the node type meant (the format's own names)
+    assert.equal("t.bt:2: node 'Sequnce[1]': unknown node type with " ..
+                 "children (did you mean 'Sequence'?) (a composite or " ..
+                 "decorator of the game's own: bt.define it)",
+      refused("Sequnce[1]\nSequnce[1]->Succeeder[2]"))
+    assert.equal("t.bt:2: node 'Invertr[2]': no leaf registered as " ..
+                 "'Invertr' (did you mean 'Invert' or 'Inverter'?) " ..
+                 "(bt.define it, or bt.register a leaf under that name)",
+      refused("Sequence[1]\nSequence[1]->Invertr[2]"))
     assert.equal("t.bt:2: expected Type[id] at 'A'",
       refused("Sequence[1]\nSequence[1]->A"))
     assert.equal("t.bt:2: node 'PriorityNode[9]': the priority section " ..
@@ -268,5 +277,17 @@ describe("refused edge-list files", function()
     assert.matches("the tree expands to more than 100000 nodes",
                    refused(table.concat(lines, "\n")))
     assert.is_true(os.clock() - t0 < 5)
+  end)
+end)
+
+describe("edges' RandomSelector", function()
+  it("is a random_selector on the key of its {param}", function()
+    local edges = require "bonsai.formats.edges"
+    local root = edges.parse("RandomSelector[r]{seed}\n" ..
+      "RandomSelector[r]->Wait[w]{1}\nRandomSelector[r]->Wait[v]{2}\n", { bt = bt, file = "t.edges" })
+    assert.equal("random_selector", root.type)
+    assert.equal("seed", root.key)
+    assert.equal(2, #root)
+    bt.tree(root) -- a valid definition
   end)
 end)

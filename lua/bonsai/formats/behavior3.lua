@@ -9,18 +9,21 @@
 -- "Trees from editors"); the others are refused with the reason. Any other
 -- name is a leaf registered with bt.register; properties/args are its args.
 local cjson = require("cjson").new()
-local leaves = require "bonsai.formats.leaves"
+local leaves = require "bonsai.nodes.leaves"
 local tointeger = require("bonsai.compat").tointeger
-local controls = require "bonsai.formats.controls"
+local controls = require "bonsai.nodes.controls"
 local paths = require "bonsai.paths"
+local kit = require "bonsai.formats.kit"
 
 cjson.decode_max_depth(200)
 cjson.decode_invalid_numbers(false)
 
 local M = {}
 
-local MAX_NODES = 100000 -- after subtree expansion
-local MAX_DEPTH = 1000    -- levels, after subtree expansion
+-- What an importer or bt.script made a node of (kit.provenance).
+local sources = kit.provenance "script"
+
+local MAX_NODES, MAX_DEPTH = kit.MAX_NODES, kit.MAX_DEPTH
 local MAX_FILES = 32      -- nested subtree files
 
 -- Line and column of byte `pos` in text.
@@ -57,8 +60,7 @@ end
 -- ctx: file, bt, count, path of the JSON value being read.
 
 local function fail(ctx, path, node, msg)
-  local what = node and ("node '" .. tostring(node) .. "': ") or ""
-  error(string.format("%s: %s: %s%s", ctx.file, path, what, msg), 0)
+  kit.fail(kit.at(ctx.file, path), node, msg)
 end
 
 -- Counts one more node (and one more level: `leave` when done).
@@ -93,9 +95,8 @@ local function number(ctx, path, name, props, prop, default)
     if default == nil then fail(ctx, path, name, "needs '" .. prop .. "'") end
     return default
   end
-  local n = tonumber(v)
-  if type(v) == "boolean" or not n or n ~= n or n == math.huge or
-     n == -math.huge then
+  local n = type(v) ~= "boolean" and kit.number(v)
+  if not n then
     fail(ctx, path .. ".properties" .. key(prop), name,
          "bad number '" .. tostring(v) .. "' for '" .. prop .. "'")
   end
@@ -121,11 +122,11 @@ end
 -- output, path, children: the nodes built from its children; defined: a
 -- node of the game's bt.define, from either format), so the exporters
 -- write it back as it was.
-M.current = setmetatable({}, { __mode = "k" })
+M.current = kit.provenance "current"
 
 -- The control node above the root of a tree with Listens -> that root
 -- (the exporters write the root).
-M.listened = setmetatable({}, { __mode = "k" })
+M.listened = kit.provenance "listened"
 
 local function keep(node, spec, kids, defined)
   if M.current[node] == nil then
@@ -158,18 +159,10 @@ local function expression(ctx, path, spec, kind, code, field)
   return n
 end
 
-local classic = {}
-
--- composites and decorators: f(ctx, path, spec, kids) with kids the
--- converted children; leaves: f(ctx, path, spec).
-classic.composite = {
-  Sequence = "reactive_sequence", -- from the first child every tick
-  Priority = "reactive_selector",
-  MemSequence = "sequence",
-  MemPriority = "selector",
-}
-
-classic.decorator = {
+-- The classic built-ins' importers (their names and kinds: CLASSIC below).
+-- Decorators: f(ctx, path, spec, child, again) with child the converted
+-- child; actions: f(ctx, path, spec). (Composites take their kind.)
+local D = {
   Inverter = function(_, _, _, child) return { type = "invert", child } end,
   -- Limiter resets its count whenever it opens, that is at every run: it
   -- never limits anything in behavior3js.
@@ -215,7 +208,7 @@ classic.decorator = {
   end,
 }
 
-classic.action = {
+local A = {
   Succeeder = function() return leaves.always("success") end,
   Failer = function() return leaves.always("failure") end,
   Runner = function() return leaves.always("running") end,
@@ -229,11 +222,69 @@ classic.action = {
   end,
 }
 
--- The names above, for the message of a name that is none of them.
-classic.names = {}
-for _, t in pairs { classic.composite, classic.decorator, classic.action } do
-  for k in pairs(t) do classic.names[k] = true end
+-- The name table of rows (kit.names), the kinds no row maps refused by
+-- name: every kind a behavior3 file could stand for is in this list, so a
+-- kind of the core missing from it fails formats_kinds_spec.
+local function names(rows)
+  local mapped = {}
+  for _, row in ipairs(rows) do
+    if row[2] then mapped[row[2]] = true end
+  end
+  local t = kit.refusals("has no behavior3 equivalent (only registered " ..
+                         "leaves can be exported)", { "action", "condition" })
+  for kind, why in pairs(kit.refusals("has no behavior3 equivalent", {
+    "sequence", "selector", "reactive_sequence", "reactive_selector",
+    "invert", "wait", "check", "is_set", "parallel", "filter", "monitor",
+    "force_success", "force_failure", "repeater", "retry",
+    "repeat_until_failure", "timeout", "time_limit", "limit", "cooldown",
+    "run_once", "guard", "priority", "delay", "utility_selector", "subtree",
+    "keep_running_until_failure", "control", "if_then_else",
+    "while_do_else", "skip_unless_updated", "wait_value_update", "event",
+    "wait_event", "event_guard",
+    "random_selector",
+  })) do
+    if not mapped[kind] then t[kind] = why end
+  end
+  return kit.names("behavior3", rows, t)
 end
+
+-- The classic editor's name table: { name, kind, import, export(node,
+-- spec) -> the name written (nil: the row's), category } (kit.names).
+-- import: composites take the kind; decorators f(ctx, path, spec, child,
+-- again); actions f(ctx, path, spec).
+local function repeats(max)
+  return function(node, spec)
+    spec.properties.maxLoop = max(node)
+    return "RepeatUntilFailure"
+  end
+end
+local CLASSIC = names {
+  -- Sequence and Priority start from the first child at every tick
+  { "Sequence", "reactive_sequence", nil, nil, "composite" },
+  { "Priority", "reactive_selector", nil, nil, "composite" },
+  { "MemSequence", "sequence", nil, nil, "composite" },
+  { "MemPriority", "selector", nil, nil, "composite" },
+  { "Inverter", "invert", D.Inverter, nil, "decorator" },
+  { "RepeatUntilFailure", "repeat_until_failure", D.RepeatUntilFailure,
+    repeats(function() return -1 end), "decorator" },
+  { nil, "repeater", nil, repeats(function(n)
+      return (n.times or 0) > 0 and n.times or -1 end), "decorator" },
+  { "RepeatUntilSuccess", "retry", D.RepeatUntilSuccess, function(n, spec)
+    local k = n.times or 0
+    spec.properties.maxLoop = k == 0 and -1 or k
+  end, "decorator" },
+  { "Wait", "wait", A.Wait, function(n, spec)
+    spec.properties.milliseconds = n.seconds * 1000
+  end, "action" },
+  { nil, "check" }, -- written as Check, its expression (see export)
+  { "Limiter", nil, D.Limiter, nil, "decorator" },
+  { "MaxTime", nil, D.MaxTime, nil, "decorator" },
+  { "Repeater", nil, D.Repeater, nil, "decorator" },
+  { "Succeeder", nil, A.Succeeder, nil, "action" },
+  { "Failer", nil, A.Failer, nil, "action" },
+  { "Runner", nil, A.Runner, nil, "action" },
+  { "Error", nil, A.Error, nil, "action" },
+}
 
 -- A leaf registered under name (an action, or a condition when the file's
 -- custom node says so), its properties as args.
@@ -252,9 +303,24 @@ local function classic_leaf(ctx, here, name, props, category)
   end
   local ok, n = pcall(leaves.leaf, ctx.bt, category == "condition" and
                       "condition" or "action", name, args, nil, nil,
-                      classic.names)
+                      CLASSIC.by_name)
   if not ok then fail(ctx, here, name, n) end
   return n
+end
+
+-- The title the editor shows for a node of type name, its <property>
+-- filled in from props; nil when it is just the type.
+local function shown_title(title, name, props)
+  if type(title) ~= "string" or title == "" or title == name then
+    return nil
+  end
+  return (title:gsub("<([%w_]+)>", function(k)
+    local v = props and props[k]
+    if type(v) == "number" and v == math.floor(v) then
+      return string.format("%d", v)
+    end
+    return v ~= nil and tostring(v) or nil
+  end))
 end
 
 -- The node with id `id` of tree `tree` (a decoded classic tree) at path.
@@ -292,20 +358,7 @@ local function classic_node(ctx, tree, tpath, id, path)
     end
     return classic_node(ctx, tree, tpath, c, here .. "." .. field)
   end
-  -- the title the editor shows, its <property> filled in; nil when it is
-  -- just the type
-  local title = spec.title
-  if type(title) == "string" and title ~= "" and title ~= name then
-    title = title:gsub("<([%w_]+)>", function(k)
-      local v = props and props[k]
-      if type(v) == "number" and v == math.floor(v) then
-        return string.format("%d", v)
-      end
-      return v ~= nil and tostring(v) or nil
-    end)
-  else
-    title = nil
-  end
+  local title = shown_title(spec.title, name, props)
   local node
   local custom = ctx.custom[name]
   local category = custom and custom.category
@@ -328,12 +381,13 @@ local function classic_node(ctx, tree, tpath, id, path)
     node = keep(n, { name = name, args = props }, kids, true)
   elseif game == "leaf" then
     node = classic_leaf(ctx, here, name, props, category)
-  elseif classic.composite[name] then
+  elseif CLASSIC.by_name[name] and
+         CLASSIC.by_name[name][5] == "composite" then
     local list = spec.children
     if type(list) ~= "table" or #list == 0 then
       fail(ctx, here, name, "needs children")
     end
-    node = { type = classic.composite[name] }
+    node = { type = CLASSIC.by_name[name][2] }
     for i, c in ipairs(list) do
       if type(c) ~= "string" then
         fail(ctx, here .. ".children[" .. i .. "]", name, "not an id")
@@ -341,17 +395,18 @@ local function classic_node(ctx, tree, tpath, id, path)
       node[i] = classic_node(ctx, tree, tpath, c,
                              here .. ".children[" .. i .. "]")
     end
-  elseif classic.decorator[name] then
+  elseif CLASSIC.by_name[name] and
+         CLASSIC.by_name[name][5] == "decorator" then
     local child = kid("child")
-    node = classic.decorator[name](ctx, here, spec, child, function()
+    node = CLASSIC.by_name[name][3](ctx, here, spec, child, function()
       local visiting, parent = ctx.visiting, ctx.parent -- a second copy
       ctx.visiting, ctx.parent = {}, {}
       local again = classic_node(ctx, tree, tpath, spec.child, here .. ".child")
       ctx.visiting, ctx.parent = visiting, parent
       return again
     end)
-  elseif classic.action[name] then
-    node = classic.action[name](ctx, here, spec)
+  elseif CLASSIC.by_name[name] then
+    node = CLASSIC.by_name[name][3](ctx, here, spec)
   elseif ctx.trees[name] then -- another tree of the project as a subtree
     if ctx.active[name] then
       fail(ctx, here, name, "subtree recursion: tree '" .. name ..
@@ -371,7 +426,7 @@ local function classic_node(ctx, tree, tpath, id, path)
     node = classic_leaf(ctx, here, name, props, category)
   else
     fail(ctx, here, name, "unknown node type" ..
-         leaves.suggest(ctx.bt, name, classic.names) .. " (not a " ..
+         leaves.suggest(ctx.bt, name, CLASSIC.by_name) .. " (not a " ..
          "behavior3 node, nor a custom node of the file: " ..
          leaves.provide .. ")")
   end
@@ -850,6 +905,69 @@ for _, name in ipairs { "Includes", "Push",
     "lists), which the game provides (bt.register or bt.define)"
 end
 
+-- The current editor's name table (kit.names): rows { name, kind,
+-- import, export(node, spec, fail) -> the children written (nil: the
+-- node's), children = how many it takes, refused = why a name is }; the
+-- built-ins not named with a kind below are nodes made of kinds.
+local CURRENT = names((function()
+  local B = current.builtin
+  local function time(node, spec)
+    spec.args = { time = node.seconds }
+    return { node[1] }
+  end
+  local rows = {
+    { nil, "check" }, -- written as Check, its expression (see export)
+    { "Sequence", "sequence", B.Sequence },
+    { "Selector", "selector", B.Selector },
+    { "Invert", "invert", B.Invert },
+    { "AlwaysSuccess", "force_success", B.AlwaysSuccess },
+    { "AlwaysFail", "force_failure", B.AlwaysFail },
+    { "IfElse", "if_then_else", B.IfElse },
+    { "Wait", "wait", B.Wait, time },
+    { "Timeout", "timeout", B.Timeout, time },
+    { "Repeat", "repeater", B.Repeat, function(node, spec, fail)
+      if (node.times or 0) <= 0 then
+        fail("'repeater' has no behavior3 equivalent")
+      end
+      spec.args = { count = node.times }
+      return { node[1] }
+    end },
+    { "RepeatUntilSuccess", "retry", B.RepeatUntilSuccess,
+      function(node, _, fail)
+        if (node.times or 0) ~= 0 then
+          fail("'retry' has no behavior3 equivalent")
+        end
+        return { node[1] }
+      end },
+  }
+  local named = {}
+  for _, row in ipairs(rows) do
+    if row[1] then named[row[1]] = true end
+  end
+  local others = {}
+  for name in pairs(B) do
+    if not named[name] then others[#others + 1] = name end
+  end
+  for name in pairs(current.refused) do others[#others + 1] = name end
+  table.sort(others)
+  for _, name in ipairs(others) do
+    rows[#rows + 1] = { name, nil, B[name], refused = current.refused[name] }
+  end
+  for _, row in ipairs(rows) do row.children = current.children[row[1]] end
+  return rows
+end)())
+current = nil -- read through CURRENT from here
+
+-- The names the current editor's built-ins answer to (refused ones aside),
+-- for the did-you-mean of a name that is none of them.
+local CURRENT_BUILTINS = {}
+for name, row in pairs(CURRENT.by_name) do
+  if row[3] then CURRENT_BUILTINS[name] = true end
+end
+
+-- what each kind is in each file (formats_kinds_spec)
+M.names = { CLASSIC, CURRENT }
+
 local current_node
 
 -- The subtree file `path` names, read relative to the file that names it,
@@ -942,12 +1060,11 @@ function current_node(ctx, spec, path)
     if not ok then fail(ctx, path, name, node) end
     return leave(ctx, keep(node, spec, kids, true))
   end
-  if game ~= "leaf" and current.refused[name] then
-    fail(ctx, path, name, current.refused[name])
-  end
-  local b = game ~= "leaf" and current.builtin[name]
+  local row = game ~= "leaf" and CURRENT.by_name[name]
+  if row and row.refused then fail(ctx, path, name, row.refused) end
+  local b = row and row[3]
   if b then
-    local want = current.children[name]
+    local want = row.children
     if want == "0-1" and #kids > 1 or type(want) == "number" and
        #kids ~= want then
       fail(ctx, path, name, want == 0 and "takes no children" or
@@ -967,7 +1084,7 @@ function current_node(ctx, spec, path)
   end
   if #kids > 0 then
     fail(ctx, path, name, "unknown node type with children" ..
-         leaves.suggest(ctx.bt, name, current.builtin) .. " (a composite " ..
+         leaves.suggest(ctx.bt, name, CURRENT_BUILTINS) .. " (a composite " ..
          "or decorator of the game's own: bt.define it)")
   end
   local a
@@ -984,7 +1101,7 @@ function current_node(ctx, spec, path)
     end
   end
   local ok, node = pcall(leaves.leaf, ctx.bt, "action", name, a, nil, nil,
-                         current.builtin)
+                         CURRENT_BUILTINS)
   if not ok then fail(ctx, path, name, node) end
   return leave(ctx, keep(node, spec, kids))
 end
@@ -1029,11 +1146,17 @@ end
 
 -- Export (classic behavior3editor tree) -----------------------------------
 
-local names = {
-  reactive_sequence = "Sequence", reactive_selector = "Priority",
-  sequence = "MemSequence", selector = "MemPriority", invert = "Inverter",
-  repeat_until_failure = "RepeatUntilFailure",
-}
+-- The name in names (status -> name) of node when it is one of the formats'
+-- constant leaves (leaves.always), else nil.
+local CLASSIC_CONSTANTS = { success = "Succeeder", failure = "Failer",
+                            running = "Runner" }
+local CURRENT_CONSTANTS = { success = "AlwaysSuccess", failure = "AlwaysFail" }
+local function constant(node, names)
+  if node.type ~= "action" then return nil end
+  for status, name in pairs(names) do
+    if node.fn == leaves.constant[status] then return name end
+  end
+end
 
 -- Lays the exported nodes out left to right as the classic editor's
 -- auto-organize does: a column per depth, a row per leaf, a parent level
@@ -1064,9 +1187,9 @@ local function layout(nodes, rootid)
   return place(rootid, 0)
 end
 
--- export(root, opts): a behavior3editor tree (JSON), with custom_nodes for
--- the leaves it uses, laid out.
-function M.export(root, opts)
+-- A classic behavior3editor tree (JSON), with custom_nodes for the leaves
+-- it uses, laid out.
+local function export_classic(root, opts)
   local nodes, custom, seen, n = {}, {}, {}, 0
   local function add(node, path)
     if type(node) ~= "table" or type(node.type) ~= "string" then
@@ -1078,8 +1201,7 @@ function M.export(root, opts)
     nodes[id] = spec
     local o = leaves.origin[node]
     local kind, leaf, args, refs = leaves.named(node)
-    local src = package.loaded["bonsai.script"] and
-      package.loaded["bonsai.script"].source[node]
+    local src = sources[node]
     local function child(c, i)
       return add(c, path .. "/" .. (c.name or c.type .. "[" .. i .. "]"))
     end
@@ -1125,40 +1247,22 @@ function M.export(root, opts)
       end
       spec.name = (src and src.kind == "script") and "Calculate" or "Check"
       spec.properties.value = code
-    elseif node.type == "action" and node.fn == leaves.constant.success then
-      spec.name = "Succeeder"
-    elseif node.type == "action" and node.fn == leaves.constant.failure then
-      spec.name = "Failer"
-    elseif node.type == "action" and node.fn == leaves.constant.running then
-      spec.name = "Runner"
-    elseif node.type == "wait" then
-      spec.name, spec.properties.milliseconds = "Wait", node.seconds * 1000
-    elseif node.type == "repeater" and (node.times or 0) > 0 then
-      spec.name, spec.properties.maxLoop = "RepeatUntilFailure", node.times
-      spec.child = child(node[1], 1)
-    elseif node.type == "repeater" then
-      spec.name, spec.properties.maxLoop = "RepeatUntilFailure", -1
-      spec.child = child(node[1], 1)
-    elseif node.type == "retry" then
-      local k = node.times or 0
-      spec.name, spec.properties.maxLoop = "RepeatUntilSuccess",
-        k == 0 and -1 or k
-      spec.child = child(node[1], 1)
-    elseif node.type == "repeat_until_failure" then
-      spec.name, spec.properties.maxLoop = "RepeatUntilFailure", -1
-      spec.child = child(node[1], 1)
-    elseif names[node.type] and node.type == "invert" then
-      spec.name = "Inverter"
-      spec.child = child(node[1], 1)
-    elseif names[node.type] then
-      spec.name = names[node.type]
-      spec.children = {}
-      for i, c in ipairs(node) do spec.children[i] = child(c, i) end
+    elseif constant(node, CLASSIC_CONSTANTS) then
+      spec.name = constant(node, CLASSIC_CONSTANTS)
     else
-      error("export behavior3: " .. path .. ": '" .. node.type .. "' has no " ..
-            "behavior3 equivalent" .. ((node.type == "action" or
-            node.type == "condition") and " (only registered leaves can be " ..
-            "exported)" or ""), 0)
+      local row = CLASSIC.by_kind[node.type]
+      if not row then
+        error("export behavior3: " .. path .. ": '" .. node.type .. "' " ..
+              (CLASSIC.refused[node.type] or "has no behavior3 equivalent"),
+              0)
+      end
+      spec.name = row[4] and row[4](node, spec) or row[1]
+      if row[5] == "decorator" then
+        spec.child = child(node[1], 1)
+      elseif row[5] == "composite" then
+        spec.children = {}
+        for i, c in ipairs(node) do spec.children[i] = child(c, i) end
+      end
     end
     spec.title = node.name or spec.name
     spec.description = ""
@@ -1175,12 +1279,6 @@ end
 
 -- Export (current behavior3 editor tree file) ------------------------------
 
-local current_names = {
-  sequence = "Sequence", selector = "Selector", invert = "Invert",
-  force_success = "AlwaysSuccess", force_failure = "AlwaysFail",
-  if_then_else = "IfElse",
-}
-
 -- The node the current editor reads for node (nested; ids in preorder,
 -- from *id): as the importer read it when it did, else mapped from its type.
 local function current_spec(node, path, id)
@@ -1195,8 +1293,7 @@ local function current_spec(node, path, id)
   local spec, kids = { id = id[1] }, {}
   local o = M.current[node]
   local kind, leaf, args, refs = leaves.named(node)
-  local src = package.loaded["bonsai.script"] and
-    package.loaded["bonsai.script"].source[node]
+  local src = sources[node]
   if o then
     spec.name, spec.args, spec.path = o.name, o.args, o.path
     spec.input, spec.output = o.input, o.output
@@ -1216,24 +1313,19 @@ local function current_spec(node, path, id)
                           "check has no expression")) end
     spec.name = (src and src.kind == "script") and "Calculate" or "Check"
     spec.args = { value = code }
-  elseif node.type == "action" and node.fn == leaves.constant.success then
-    spec.name = "AlwaysSuccess"
-  elseif node.type == "action" and node.fn == leaves.constant.failure then
-    spec.name = "AlwaysFail"
-  elseif node.type == "wait" or node.type == "timeout" then
-    spec.name = node.type == "wait" and "Wait" or "Timeout"
-    spec.args, kids = { time = node.seconds }, { node[1] }
-  elseif node.type == "repeater" and (node.times or 0) > 0 then
-    spec.name, spec.args, kids = "Repeat", { count = node.times }, { node[1] }
-  elseif node.type == "retry" and (node.times or 0) == 0 then
-    spec.name, kids = "RepeatUntilSuccess", { node[1] }
-  elseif current_names[node.type] then
-    spec.name = current_names[node.type]
-    for i, c in ipairs(node) do kids[i] = c end
+  elseif constant(node, CURRENT_CONSTANTS) then
+    spec.name = constant(node, CURRENT_CONSTANTS)
   else
-    fail("'" .. node.type .. "' has no behavior3 equivalent" ..
-         ((node.type == "action" or node.type == "condition") and
-          " (only registered leaves can be exported)" or ""))
+    local row = CURRENT.by_kind[node.type]
+    if not row then
+      fail("'" .. node.type .. "' " .. (CURRENT.refused[node.type] or
+           "has no behavior3 equivalent"))
+    end
+    spec.name = row[1]
+    kids = row[4] and row[4](node, spec, fail) or kids
+    if not row[4] then
+      for i, c in ipairs(node) do kids[i] = c end
+    end
   end
   if node.name and node.name ~= spec.name then spec.desc = node.name end
   if #kids > 0 then
@@ -1249,9 +1341,8 @@ end
 -- export(root, opts) with opts.current: a tree file of the current behavior3
 -- editor (zhandouxiaojiji/behavior3editor, read by behavior3lua), which
 -- lays the tree out itself; else a classic behavior3editor tree.
-local classic_export = M.export
 function M.export(root, opts)
-  if not (opts and opts.current) then return classic_export(root, opts) end
+  if not (opts and opts.current) then return export_classic(root, opts) end
   local name = opts.name or "tree"
   local tree = current_spec(root, root.name or root.type, { 0 })
   -- written by hand: cjson writes an empty list as {}

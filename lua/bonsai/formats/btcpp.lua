@@ -7,33 +7,30 @@
 -- elements are expanded in place, their port remapping applied to the keys
 -- their leaves use. export(root, opts) writes a node table back as XML.
 local xml = require "bonsai.formats.xml"
-local leaves = require "bonsai.formats.leaves"
+local leaves = require "bonsai.nodes.leaves"
 local compat = require "bonsai.compat"
 local isinteger, tointeger = compat.isinteger, compat.tointeger
-local controls = require "bonsai.formats.controls"
+local controls = require "bonsai.nodes.controls"
 local paths = require "bonsai.paths"
+local kit = require "bonsai.formats.kit"
 
 local M = {}
 
+-- What an importer or bt.script made a node of (kit.provenance): the
+-- script's source, its kind and whether a subtree renamed its keys.
+local sources = kit.provenance "script"
+
 -- Node -> { id, element (the SubTree), tree (its root element) } for each
 -- SubTree expanded, so the exporter writes it back as a SubTree.
-M.expanded = setmetatable({}, { __mode = "k" })
+M.expanded = kit.provenance "expanded"
 
-local MAX_NODES = 100000 -- after subtree expansion
-local MAX_DEPTH = 1000    -- levels, after subtree expansion
+local MAX_NODES, MAX_DEPTH = kit.MAX_NODES, kit.MAX_DEPTH
 local MAX_INCLUDES = 32  -- include depth
 local MAX_INCLUDED = 8 * 1024 * 1024 -- bytes of all included files
 
 -- Attributes every node may carry that change nothing here.
 local harmless = { name = true, ID = true, _description = true, _uid = true,
                    _fullpath = true }
-
--- Built-ins outside Bonsai, with the reason given when a file uses one.
-local refused = {
-  ManualSelector = "needs a user interface",
-  WasEntryUpdated = "has no Bonsai equivalent",
-  SubTreePlus = "is BehaviorTree.CPP 3 (use SubTree with _autoremap)",
-}
 
 -- BT.CPP's pre- and post-condition attributes: Bonsai's fields, on any node.
 local scripted = { _failureIf = "failure_if", _successIf = "success_if",
@@ -45,13 +42,8 @@ local scripted = { _failureIf = "failure_if", _successIf = "success_if",
 -- ctx.models (ID -> { kind =, ports = set }), ctx.count, ctx.active.
 
 local function where(ctx, e, msg)
-  local id = e.attrs.ID or e.tag
-  local what = "node '" .. id .. "'"
-  if e.attrs.name and e.attrs.name ~= id then
-    what = what .. " ('" .. e.attrs.name .. "')"
-  end
-  error(string.format("%s:%d:%d: %s: %s", e.file or ctx.file, e.line, e.col,
-                      what, msg), 0)
+  kit.fail(kit.at(e.file or ctx.file, e.line, e.col), e.attrs.ID or e.tag,
+           msg, e.attrs.name)
 end
 
 -- Resolves blackboard key `key` seen inside scope to a key of the caller's
@@ -96,8 +88,8 @@ local function number(ctx, e, name, default)
     where(ctx, e, "port '" .. name .. "' reads the blackboard; Bonsai's " ..
           "parameters are fixed numbers")
   end
-  local n = tonumber(text)
-  if not n or n ~= n or n == math.huge or n == -math.huge then
+  local n = kit.number(text)
+  if not n then
     where(ctx, e, "bad number '" .. text .. "' for port '" .. name .. "'")
   end
   return n
@@ -154,17 +146,31 @@ local function scripted_node(ctx, e, scope, kind, attr, wrap)
 end
 
 -- The script `code` (element e's attribute attr, or a text made from it)
--- compiled for the node field `field` (skip_if, on_success...), keys seen
--- through the scope; also whether a subtree renamed a key.
+-- for the node field `field` (skip_if, on_success...), keys seen through
+-- the scope, checked here; also whether a subtree renamed a key. The node
+-- gets a text, compiled when the tree is built as Lua's skip_if = "hp < 3"
+-- is (one comparison of a key: a check in C): the code itself, or with
+-- renamed keys the comparison it became; else (a renamed script of more
+-- than one comparison) the function compiled here.
 local function compiled(ctx, e, scope, attr, field, code)
   local script = require("bonsai.compat").require("bonsai.script")
-  local f, changed, _, _, _, keys = script.condition(code or e.attrs[attr],
-    field, function(key) return resolve(scope, key) end)
+  code = code or e.attrs[attr]
+  local f, changed, key, op, value, keys = script.condition(code, field,
+    function(k) return resolve(scope, k) end)
   if not f then where(ctx, e, "'" .. attr .. "': " .. tostring(changed)) end
-  script.source[f] = { kind = "condition", code = code or e.attrs[attr],
-                       renamed = changed, keys = keys }
-  return f
+  if not changed then return code, false end
+  local text = key and script.check_code { key = key, op = op, value = value }
+  if text then return text, true end
+  script.source[f] = { kind = "condition", code = code, renamed = changed,
+                       keys = keys }
+  return f, true
 end
+
+-- Node -> { [field] = the code its file wrote } for its pre- and
+-- post-conditions whose keys a subtree renamed: the node holds the
+-- comparison the code became (bonsai.script's `written`: dumps and traces
+-- show the code written; the exporter cannot write it back).
+local as_written = kit.provenance "written"
 
 local function children(ctx, e, scope)
   local list = {}
@@ -198,7 +204,7 @@ local function threshold(ctx, e, name, v, n)
   return v
 end
 
--- A built-in written with bt.control (formats/controls.lua), remembered
+-- A built-in written with bt.control (nodes/controls.lua), remembered
 -- for the exporter as the element it stands for.
 local function written(e, node, kids, attrs)
   leaves.origin[node] = { format = "btcpp", name = e.attrs.ID or e.tag,
@@ -295,20 +301,123 @@ local function switch(n)
   end
 end
 
-local builtins = {
-  Sequence = composite "sequence",
-  ReactiveSequence = composite "reactive_sequence",
-  Fallback = composite "selector",
-  ReactiveFallback = composite "reactive_selector",
-  Inverter = decorator "invert",
-  ForceSuccess = decorator "force_success",
-  ForceFailure = decorator "force_failure",
+-- The shortest text that reads back as the same number.
+local function text(v)
+  if type(v) ~= "number" then return tostring(v) end
+  if isinteger(v) then return string.format("%d", v) end
+  if v == math.floor(v) and math.abs(v) < 2^53 then
+    return tostring(tointeger(v))
+  end
+  for digits = 1, 17 do
+    local s = string.format("%." .. digits .. "g", v)
+    if tonumber(s) == v then return s end
+  end
+end
 
-  KeepRunningUntilFailure = decorator "keep_running_until_failure",
+local function ms(s) return text(s * 1000) end
+
+-- The count a parallel policy stands for.
+local function count(p, n)
+  if p == nil or p == "all" then return n end
+  if p == "one" then return 1 end
+  return p
+end
+
+-- The child when "if" holds when it starts (not checked again while the
+-- child runs), else the status "else" names: a sequence of the condition
+-- and the child, a selector of the condition's negation and the child, a
+-- sequence of the child skipped unless "if" holds, or a control node
+-- running without the child until "if" holds.
+local function precondition(ctx, e, scope)
+  shape(ctx, e, { ["if"] = true, ["else"] = true }, 1)
+  local otherwise = e.attrs["else"] or "FAILURE"
+  if otherwise ~= "FAILURE" and otherwise ~= "SUCCESS" and
+     otherwise ~= "RUNNING" and otherwise ~= "SKIPPED" then
+    where(ctx, e, "else=\"" .. otherwise .. "\": a status (SUCCESS, " ..
+          "FAILURE, RUNNING or SKIPPED)")
+  end
+  local n, made, child
+  if otherwise == "SKIPPED" then -- asked when the child starts, as skip_if
+    if e.attrs["if"] == nil then where(ctx, e, "needs port 'if'") end
+    local code = "!(" .. e.attrs["if"] .. ")"
+    local changed
+    made = {}
+    made.skip_if, changed = compiled(ctx, e, scope, "if", "skip_if", code)
+    child = convert(ctx, e[1], scope)
+    n = { type = "sequence", skip_if = made.skip_if, child }
+    if changed and type(made.skip_if) == "string" then
+      as_written[n] = { skip_if = code }
+    end
+  else
+    local cond = scripted_node(ctx, e, scope, "condition", "if",
+      otherwise == "SUCCESS" and "!(%s)" or nil)
+    child = convert(ctx, e[1], scope)
+    if otherwise == "FAILURE" then
+      n = { type = "sequence", cond, child }
+    elseif otherwise == "SUCCESS" then
+      n = { type = "selector", cond, child }
+    else
+      n = controls.precondition_running(ctx.bt, { cond, child })
+    end
+  end
+  leaves.origin[n] = { format = "btcpp", name = "Precondition", child = child,
+    attrs = { ["if"] = e.attrs["if"], ["else"] = e.attrs["else"] },
+    made = made }
+  return n
+end
+
+local function memory_sequence(ctx, e, scope)
+  shape(ctx, e, {}, "many")
+  local kids = children(ctx, e, scope)
+  return written(e, controls.sequence_with_memory(ctx.bt, kids), kids)
+end
+
+-- A name BehaviorTree.CPP has that Bonsai refuses, with the reason.
+local function refuse(reason)
+  return function(ctx, e) where(ctx, e, reason) end
+end
+
+-- Repeat and RetryUntilSuccessful: the kind, its count in port `port`
+-- (-1: forever; 0: the child is checked, not run: the status `zero`);
+-- written back from the kind's times (0, forever: -1).
+local function counted(kind, port, zero)
+  return function(ctx, e, scope)
+    shape(ctx, e, { [port] = true }, 1)
+    local k = whole(ctx, e, port)
+    if k == 0 then
+      convert(ctx, e[1], scope) -- still checked
+      return leaves.always(zero)
+    end
+    return { type = kind, times = k < 0 and 0 or k, convert(ctx, e[1], scope) }
+  end, function(n, attrs)
+    local k = n.times or 0
+    attrs[port] = text(k == 0 and -1 or k)
+  end
+end
+
+local function updated_export(n, attrs) attrs.entry = "{" .. n.key .. "}" end
+
+-- The name table: each row { name in the file, Bonsai kind (nil: a node
+-- made of other kinds), import(ctx, e, scope), export(n, attrs, fail) ->
+-- the name written (nil: the row's) }; a kind without a row is refused
+-- with its reason. The exporter writes a kind by its first row.
+local NAMES = kit.names("BehaviorTree.CPP", {
+  { "Sequence", "sequence", composite "sequence" },
+  { "ReactiveSequence", "reactive_sequence", composite "reactive_sequence" },
+  { "Fallback", "selector", composite "selector" },
+  { "ReactiveFallback", "reactive_selector", composite "reactive_selector" },
+  { "Inverter", "invert", decorator "invert" },
+  { "ForceSuccess", "force_success", decorator "force_success" },
+  { "ForceFailure", "force_failure", decorator "force_failure" },
+  { "KeepRunningUntilFailure", "keep_running_until_failure",
+    decorator "keep_running_until_failure" },
+  { "IfThenElse", "if_then_else", branches "if_then_else" },
+  { "WhileDoElse", "while_do_else", branches "while_do_else" },
 
   -- Fails as soon as success is out of reach: failure count capped at
-  -- N - success + 1.
-  Parallel = function(ctx, e, scope)
+  -- N - success + 1. Written back as ParallelAll when its policies are
+  -- ParallelAll's.
+  { "Parallel", "parallel", function(ctx, e, scope)
     shape(ctx, e, { success_count = true, failure_count = true }, "many")
     local n = children(ctx, e, scope)
     local s = threshold(ctx, e, "success_count",
@@ -317,10 +426,23 @@ local builtins = {
                         whole(ctx, e, "failure_count", 1), #n)
     n.type, n.success, n.failure = "parallel", s, math.min(f, #n - s + 1)
     return n
-  end,
+  end, function(n, attrs, fail)
+    local c, s, f = #n, count(n.success, #n), count(n.failure, #n)
+    if n.wait and s + f == c + 1 then
+      attrs.max_failures = text(f)
+      return "ParallelAll"
+    elseif not n.wait and s == c and f == c then
+      attrs.max_failures = "1"
+      return "ParallelAll"
+    elseif not n.wait and f <= c - s + 1 then
+      attrs.success_count, attrs.failure_count = text(s), text(f)
+    else
+      fail("this parallel's policies have no BehaviorTree.CPP equivalent")
+    end
+  end },
 
   -- Every child runs to its end; fails when max_failures of them failed.
-  ParallelAll = function(ctx, e, scope)
+  { "ParallelAll", "parallel", function(ctx, e, scope)
     shape(ctx, e, { max_failures = true }, "many")
     local n = children(ctx, e, scope)
     local f = whole(ctx, e, "max_failures", 1)
@@ -336,49 +458,37 @@ local builtins = {
     end
     n.success, n.failure, n.wait = #n - f + 1, f, true
     return n
-  end,
+  end },
 
-  Repeat = function(ctx, e, scope)
-    shape(ctx, e, { num_cycles = true }, 1)
-    local k = whole(ctx, e, "num_cycles")
-    if k == 0 then
-      convert(ctx, e[1], scope) -- still checked
-      return leaves.always("success")
-    end
-    return { type = "repeater", times = k < 0 and 0 or k,
-             convert(ctx, e[1], scope) }
-  end,
+  { "Repeat", "repeater", counted("repeater", "num_cycles", "success") },
+  -- the same: a failure ends both
+  { nil, "repeat_until_failure", nil, function(_, attrs)
+    attrs.num_cycles = "-1"
+    return "Repeat"
+  end },
 
-  RetryUntilSuccessful = function(ctx, e, scope)
-    shape(ctx, e, { num_attempts = true }, 1)
-    local k = whole(ctx, e, "num_attempts")
-    if k == 0 then
-      convert(ctx, e[1], scope)
-      return leaves.always("failure")
-    end
-    return { type = "retry", times = k < 0 and 0 or k,
-             convert(ctx, e[1], scope) }
-  end,
+  { "RetryUntilSuccessful", "retry", counted("retry", "num_attempts",
+                                             "failure") },
 
-  Timeout = function(ctx, e, scope)
+  { "Timeout", "timeout", function(ctx, e, scope)
     shape(ctx, e, { msec = true }, 1)
     local ms = number(ctx, e, "msec")
     if ms < 0 then where(ctx, e, "'msec' must be >= 0") end
     local child = convert(ctx, e[1], scope)
     if ms == 0 then return child end -- BehaviorTree.CPP sets no timer
     return { type = "timeout", seconds = ms / 1000, child }
-  end,
+  end, function(n, attrs) attrs.msec = ms(n.seconds) end },
 
-  Delay = function(ctx, e, scope)
+  { "Delay", "delay", function(ctx, e, scope)
     shape(ctx, e, { delay_msec = true }, 1)
     local ms = number(ctx, e, "delay_msec")
     if ms <= 0 then -- BehaviorTree.CPP's first tick always waits
       where(ctx, e, "'delay_msec' must be > 0")
     end
     return { type = "delay", seconds = ms / 1000, convert(ctx, e[1], scope) }
-  end,
+  end, function(n, attrs) attrs.delay_msec = ms(n.seconds) end },
 
-  RunOnce = function(ctx, e, scope)
+  { "RunOnce", "run_once", function(ctx, e, scope)
     shape(ctx, e, { then_skip = true }, 1)
     local skip = e.attrs.then_skip
     if skip ~= nil and tobool(skip) == nil then
@@ -386,43 +496,62 @@ local builtins = {
     end
     return { type = "run_once", then_skip = skip == nil or tobool(skip),
              convert(ctx, e[1], scope) } -- BehaviorTree.CPP's default: true
-  end,
-  SkipUnlessUpdated = updated("skip_unless_updated"),
-  WaitValueUpdate = updated("wait_value_update"),
+  end, function(n, attrs)
+    attrs.then_skip = n.then_skip and "true" or "false"
+  end },
+  { "SkipUnlessUpdated", "skip_unless_updated",
+    updated "skip_unless_updated", updated_export },
+  { "WaitValueUpdate", "wait_value_update", updated "wait_value_update",
+    updated_export },
 
-  Sleep = function(ctx, e)
+  { "Sleep", "wait", function(ctx, e)
     shape(ctx, e, { msec = true }, 0)
     local ms = number(ctx, e, "msec")
     if ms < 0 then where(ctx, e, "'msec' must be >= 0") end
     return { type = "wait", seconds = ms / 1000 }
-  end,
+  end, function(n, attrs) attrs.msec = ms(n.seconds) end },
 
-  SequenceWithMemory = function(ctx, e, scope)
-    shape(ctx, e, {}, "many")
-    local kids = children(ctx, e, scope)
-    return written(e, controls.sequence_with_memory(ctx.bt, kids), kids)
-  end,
-  AsyncSequence = function(ctx, e, scope)
+  { "ScriptCondition", "check", function(ctx, e, scope)
+    shape(ctx, e, { code = true }, 0)
+    return scripted_node(ctx, e, scope, "condition", "code")
+  end, function(n, attrs, fail)
+    attrs.code = require("bonsai.compat").require("bonsai.script").check_code(n)
+    if not attrs.code then fail("this check has no script equivalent") end
+  end },
+
+  -- a tree by name (bt.subtree), its keys the caller's
+  { "SubTree", "subtree", nil, function(n, attrs, fail)
+    if type(n.tree) ~= "string" or n.args then
+      fail("'subtree' has no BehaviorTree.CPP equivalent")
+    end
+    attrs.ID, attrs._autoremap = n.tree, "true"
+    for inner, outer in pairs(n.remap or {}) do
+      attrs[inner] = "{" .. outer .. "}"
+    end
+  end },
+
+  -- Nodes made of Bonsai kinds (remembered as the element they stand for).
+  { "SequenceWithMemory", nil, memory_sequence },
+  { "AsyncSequence", nil, function(ctx, e, scope)
     shape(ctx, e, {}, "many")
     local kids = children(ctx, e, scope)
     return written(e, controls.async(ctx.bt, kids, "success"), kids)
-  end,
-  AsyncFallback = function(ctx, e, scope)
+  end },
+  { "AsyncFallback", nil, function(ctx, e, scope)
     shape(ctx, e, {}, "many")
     local kids = children(ctx, e, scope)
     return written(e, controls.async(ctx.bt, kids, "failure"), kids)
-  end,
-  IfThenElse = branches("if_then_else"),
-  LoopInt = queueloop(function(s)
+  end },
+  { "LoopInt", nil, queueloop(function(s)
     local n = tonumber(s)
     return n and n == math.floor(n) and n or nil
-  end),
-  LoopDouble = queueloop(tonumber),
-  LoopString = queueloop(function(s) return s end),
-  LoopBool = queueloop(tobool),
+  end) },
+  { "LoopDouble", nil, queueloop(tonumber) },
+  { "LoopString", nil, queueloop(function(s) return s end) },
+  { "LoopBool", nil, queueloop(tobool) },
   -- catch_on_halt ticks the catch child while the node is halted, which a
   -- Bonsai abort callback cannot do
-  TryCatch = function(ctx, e, scope)
+  { "TryCatch", nil, function(ctx, e, scope)
     shape(ctx, e, { catch_on_halt = true }, "many")
     if #e < 2 then where(ctx, e, "needs at least 2 children") end
     local on_halt = e.attrs.catch_on_halt
@@ -435,14 +564,14 @@ local builtins = {
     local kids = children(ctx, e, scope)
     return written(e, controls.try_catch(ctx.bt, kids), kids,
                    { catch_on_halt = on_halt })
-  end,
-  WhileDoElse = branches("while_do_else"),
-  Switch2 = switch(2), Switch3 = switch(3), Switch4 = switch(4),
-  Switch5 = switch(5), Switch6 = switch(6),
+  end },
+  { "Switch2", nil, switch(2) }, { "Switch3", nil, switch(3) },
+  { "Switch4", nil, switch(4) }, { "Switch5", nil, switch(5) },
+  { "Switch6", nil, switch(6) },
 
   -- Writes value (a text as numbers and booleans are read, or "{key}":
   -- that key's value) to the key output_key names; success.
-  SetBlackboard = function(ctx, e, scope)
+  { "SetBlackboard", nil, function(ctx, e, scope)
     shape(ctx, e, { value = true, output_key = true }, 0)
     local out, text = e.attrs.output_key, e.attrs.value
     if not out or not text then
@@ -455,9 +584,9 @@ local builtins = {
       function(_, bb) bb[key] = bb[v] return true end or
       function(_, bb) bb[key] = v return true end }
     return written(e, node, {}, { value = text, output_key = out })
-  end,
+  end },
   -- Clears the key `key` names; success.
-  UnsetBlackboard = function(ctx, e, scope)
+  { "UnsetBlackboard", nil, function(ctx, e, scope)
     shape(ctx, e, { key = true }, 0)
     local k = e.attrs.key
     if not k then where(ctx, e, "needs port 'key'") end
@@ -465,68 +594,35 @@ local builtins = {
     return written(e, { type = "action",
                         fn = function(_, bb) bb[key] = nil return true end },
                    {}, { key = k })
-  end,
-
-  AlwaysSuccess = function(ctx, e)
+  end },
+  { "AlwaysSuccess", nil, function(ctx, e)
     shape(ctx, e, {}, 0)
     return leaves.always("success")
-  end,
-
-  AlwaysFailure = function(ctx, e)
+  end },
+  { "AlwaysFailure", nil, function(ctx, e)
     shape(ctx, e, {}, 0)
     return leaves.always("failure")
-  end,
-
-  Script = function(ctx, e, scope)
+  end },
+  { "Script", nil, function(ctx, e, scope)
     shape(ctx, e, { code = true }, 0)
     return scripted_node(ctx, e, scope, "script", "code")
-  end,
+  end },
+  { "Precondition", nil, precondition },
+  -- format 3's name, which format 4 keeps reading
+  { "SequenceStar", nil, memory_sequence },
+  { "ManualSelector", nil, refuse "needs a user interface" },
+  { "WasEntryUpdated", nil, refuse "has no Bonsai equivalent" },
+  { "SubTreePlus", nil,
+    refuse "is BehaviorTree.CPP 3 (use SubTree with _autoremap)" },
+}, kit.refusals("has no BehaviorTree.CPP equivalent", {
+  "is_set", "filter", "monitor", "time_limit", "limit", "cooldown", "guard",
+  "priority", "utility_selector", "control", "event", "wait_event",
+  "event_guard",
+  "random_selector",
+}, kit.refusals("has no BehaviorTree.CPP equivalent (only registered " ..
+  "leaves can be exported)", { "action", "condition" })))
 
-  ScriptCondition = function(ctx, e, scope)
-    shape(ctx, e, { code = true }, 0)
-    return scripted_node(ctx, e, scope, "condition", "code")
-  end,
-
-  -- The child when "if" holds when it starts (not checked again while the
-  -- child runs), else the status "else" names: a sequence of the condition
-  -- and the child, a selector of the condition's negation and the child, a
-  -- sequence of the child skipped unless "if" holds, or a control node
-  -- running without the child until "if" holds.
-  Precondition = function(ctx, e, scope)
-    shape(ctx, e, { ["if"] = true, ["else"] = true }, 1)
-    local otherwise = e.attrs["else"] or "FAILURE"
-    if otherwise ~= "FAILURE" and otherwise ~= "SUCCESS" and
-       otherwise ~= "RUNNING" and otherwise ~= "SKIPPED" then
-      where(ctx, e, "else=\"" .. otherwise .. "\": a status (SUCCESS, " ..
-            "FAILURE, RUNNING or SKIPPED)")
-    end
-    local n, made, child
-    if otherwise == "SKIPPED" then -- asked when the child starts, as skip_if
-      if e.attrs["if"] == nil then where(ctx, e, "needs port 'if'") end
-      made = { skip_if = compiled(ctx, e, scope, "if", "skip_if",
-                                  "!(" .. e.attrs["if"] .. ")") }
-      child = convert(ctx, e[1], scope)
-      n = { type = "sequence", skip_if = made.skip_if, child }
-    else
-      local cond = scripted_node(ctx, e, scope, "condition", "if",
-        otherwise == "SUCCESS" and "!(%s)" or nil)
-      child = convert(ctx, e[1], scope)
-      if otherwise == "FAILURE" then
-        n = { type = "sequence", cond, child }
-      elseif otherwise == "SUCCESS" then
-        n = { type = "selector", cond, child }
-      else
-        n = controls.precondition_running(ctx.bt, { cond, child })
-      end
-    end
-    leaves.origin[n] = { format = "btcpp", name = "Precondition", child = child,
-      attrs = { ["if"] = e.attrs["if"], ["else"] = e.attrs["else"] },
-      made = made }
-    return n
-  end,
-}
--- format 3's name, which format 4 keeps reading
-builtins.SequenceStar = builtins.SequenceWithMemory
+M.names = { NAMES } -- what each kind is in the file (formats_kinds_spec)
 
 -- An attribute of a SubTree that starts with '_' and is none of
 -- BehaviorTree.CPP's: an editor's own (MoveIt Pro's _collapsed, Groot2's),
@@ -658,7 +754,7 @@ local function leaf(ctx, e, scope, id)
   if #e > 0 or (model and (model.kind == "Control" or
                            model.kind == "Decorator")) then
     where(ctx, e, "unknown " .. (#e > 1 and "control" or "decorator") ..
-          " node" .. leaves.suggest(ctx.bt, id, builtins) ..
+          " node" .. leaves.suggest(ctx.bt, id, NAMES.by_name) ..
           " (a control or decorator of the game's own: bt.define it)")
   end
   local kind = "action"
@@ -684,7 +780,7 @@ local function leaf(ctx, e, scope, id)
     end
   end
   local ok, node = pcall(leaves.leaf, ctx.bt, kind, id, args, refs,
-                         e.attrs.name, builtins)
+                         e.attrs.name, NAMES.by_name)
   if not ok then where(ctx, e, node) end
   return node
 end
@@ -708,22 +804,24 @@ end
 -- the subtree scope) into the node table n; returns e without their
 -- attributes (a copy), or e when it has none.
 local function conditions(ctx, e, scope)
-  local found, conds = false, {}
+  local found, conds, renamed = false, {}, {}
   for _, k in ipairs(e.order) do found = found or scripted[k] ~= nil end
-  if not found then return e, conds end
+  if not found then return e, conds, renamed end
   local c = {}
   for k, v in pairs(e) do c[k] = v end
   c.attrs, c.order = {}, {}
   for _, k in ipairs(e.order) do
     local field = scripted[k]
     if field then
-      conds[field] = compiled(ctx, e, scope, k, field)
+      local v, changed = compiled(ctx, e, scope, k, field)
+      conds[field] = v
+      renamed[field] = changed and type(v) == "string" and e.attrs[k] or nil
     else
       c.attrs[k] = e.attrs[k]
       c.order[#c.order + 1] = k
     end
   end
-  return c, conds
+  return c, conds, renamed
 end
 
 -- The node of element e (convert's body), with the element's conditions.
@@ -732,8 +830,8 @@ end
 -- child above it (which passes every status on), as BehaviorTree.CPP keeps
 -- a SubTree's apart from its root's; a SubTree is written back with them.
 function build(ctx, e, scope)
-  local conds, whole = nil, e
-  e, conds = conditions(ctx, e, scope)
+  local conds, renamed, whole = nil, nil, e
+  e, conds, renamed = conditions(ctx, e, scope)
   local n = build_node(ctx, e, scope)
   if next(conds) == nil then return n end
   local x = M.expanded[n]
@@ -750,6 +848,7 @@ function build(ctx, e, scope)
     end
   end
   for field, f in pairs(conds) do n[field] = f end
+  if next(renamed) then as_written[n] = renamed end
   return n
 end
 
@@ -765,10 +864,10 @@ function build_node(ctx, e, scope)
   local game = leaves.game(ctx.bt, id) -- the game's own names win
   if game == "define" then return defined(ctx, e, scope, id) end
   if game == "leaf" then return leaf(ctx, e, scope, id) end
-  if refused[id] then where(ctx, e, refused[id]) end
   local n
-  if builtins[id] then
-    n = builtins[id](ctx, e, scope)
+  local row = NAMES.by_name[id]
+  if row and row[3] then
+    n = row[3](ctx, e, scope)
     if e.attrs.name and n.name == nil then n.name = e.attrs.name end
   else
     n = leaf(ctx, e, scope, id)
@@ -974,50 +1073,22 @@ end
 
 -- Export -------------------------------------------------------------------
 
-local types = {
-  sequence = "Sequence", selector = "Fallback",
-  reactive_sequence = "ReactiveSequence",
-  reactive_selector = "ReactiveFallback",
-  invert = "Inverter", force_success = "ForceSuccess",
-  force_failure = "ForceFailure",
-  keep_running_until_failure = "KeepRunningUntilFailure",
-  if_then_else = "IfThenElse", while_do_else = "WhileDoElse",
-}
-
--- The shortest text that reads back as the same number.
-local function text(v)
-  if type(v) ~= "number" then return tostring(v) end
-  if isinteger(v) then return string.format("%d", v) end
-  if v == math.floor(v) and math.abs(v) < 2^53 then
-    return tostring(tointeger(v))
+-- Writes element tag's line into out at indent ind, attributes keys (in
+-- their order) of attrs; with children (n of them), the element is left
+-- open for them: true.
+local function open(out, ind, tag, keys, attrs, n)
+  local line = { ind, "<", tag }
+  for _, k in ipairs(keys) do
+    line[#line + 1] = string.format(' %s="%s"', k, xml.escape(attrs[k]))
   end
-  for digits = 1, 17 do
-    local s = string.format("%." .. digits .. "g", v)
-    if tonumber(s) == v then return s end
-  end
-end
-
-local function ms(s) return text(s * 1000) end
-
--- The count a parallel policy stands for.
-local function count(p, n)
-  if p == nil or p == "all" then return n end
-  if p == "one" then return 1 end
-  return p
+  out[#out + 1] = table.concat(line) .. (n == 0 and "/>" or ">")
+  return n > 0
 end
 
 -- An element as the file wrote it (its attributes in their order).
 local function raw(e, out, depth)
   local ind = ("  "):rep(depth)
-  local line = { ind, "<", e.tag }
-  for _, k in ipairs(e.order) do
-    line[#line + 1] = string.format(' %s="%s"', k, xml.escape(e.attrs[k]))
-  end
-  if #e == 0 then
-    out[#out + 1] = table.concat(line) .. "/>"
-    return
-  end
-  out[#out + 1] = table.concat(line) .. ">"
+  if not open(out, ind, e.tag, e.order, e.attrs, #e) then return end
   for _, c in ipairs(e) do raw(c, out, depth + 1) end
   out[#out + 1] = ind .. "</" .. e.tag .. ">"
 end
@@ -1082,15 +1153,11 @@ local function emit(n, out, depth, model, path, queue)
   end
   local kids = {}
   for i, c in ipairs(n) do kids[i] = c end
-  if n.type == "filter" or n.type == "monitor" then
-    fail("'" .. n.type .. "' has no BehaviorTree.CPP equivalent")
-  end
   local attrs = {}
   local id
   local o = leaves.origin[n]
   local kind, leaf, args, refs = leaves.named(n)
-  local src = package.loaded["bonsai.script"] and
-    package.loaded["bonsai.script"].source[n]
+  local src = sources[n]
   if o and o.format == "btcpp" then -- a composition standing for one node
     id, kids = o.name, o.children or { o.child }
     for k, v in pairs(o.attrs or {}) do attrs[k] = v end
@@ -1104,9 +1171,6 @@ local function emit(n, out, depth, model, path, queue)
     end
     id = src.kind == "script" and "Script" or "ScriptCondition"
     attrs.code = src.code
-  elseif n.type == "check" then
-    id, attrs.code = "ScriptCondition", require("bonsai.compat").require("bonsai.script").check_code(n)
-    if not attrs.code then fail("this check has no script equivalent") end
   elseif leaf then
     id = leaf
     for k, v in pairs(args or {}) do
@@ -1129,56 +1193,23 @@ local function emit(n, out, depth, model, path, queue)
     id = "AlwaysSuccess"
   elseif n.type == "action" and leaves.constant.failure == n.fn then
     id = "AlwaysFailure"
-  elseif types[n.type] then
-    id = types[n.type]
-  elseif n.type == "parallel" then
-    local c, s, f = #kids, count(n.success, #kids), count(n.failure, #kids)
-    if n.wait and s + f == c + 1 then
-      id, attrs.max_failures = "ParallelAll", text(f)
-    elseif not n.wait and s == c and f == c then
-      id, attrs.max_failures = "ParallelAll", "1"
-    elseif not n.wait and f <= c - s + 1 then
-      id, attrs.success_count, attrs.failure_count = "Parallel", text(s),
-        text(f)
-    else
-      fail("this parallel's policies have no BehaviorTree.CPP equivalent")
-    end
-  elseif n.type == "repeat_until_failure" then
-    id, attrs.num_cycles = "Repeat", "-1" -- the same: a failure ends both
-  elseif n.type == "repeater" or n.type == "retry" then
-    local k = n.times or 0
-    id = n.type == "repeater" and "Repeat" or "RetryUntilSuccessful"
-    attrs[n.type == "repeater" and "num_cycles" or "num_attempts"] =
-      text(k == 0 and -1 or k)
-  elseif n.type == "timeout" then
-    id, attrs.msec = "Timeout", ms(n.seconds)
-  elseif n.type == "delay" then
-    id, attrs.delay_msec = "Delay", ms(n.seconds)
-  elseif n.type == "wait" then
-    id, attrs.msec = "Sleep", ms(n.seconds)
-  elseif n.type == "run_once" then
-    id, attrs.then_skip = "RunOnce", n.then_skip and "true" or "false"
-  elseif n.type == "skip_unless_updated" or n.type == "wait_value_update" then
-    id = n.type == "skip_unless_updated" and "SkipUnlessUpdated" or
-      "WaitValueUpdate"
-    attrs.entry = "{" .. n.key .. "}"
-  elseif n.type == "subtree" and type(n.tree) == "string" and not n.args then
-    id, attrs.ID, attrs._autoremap = "SubTree", n.tree, "true"
-    for inner, outer in pairs(n.remap or {}) do
-      attrs[inner] = "{" .. outer .. "}"
-    end
   else
-    fail("'" .. n.type .. "' has no BehaviorTree.CPP equivalent" ..
-         ((n.type == "action" or n.type == "condition") and
-          " (only registered leaves can be exported)" or ""))
+    local row = NAMES.by_kind[n.type]
+    if not row then
+      fail("'" .. n.type .. "' " .. (NAMES.refused[n.type] or
+           "has no BehaviorTree.CPP equivalent"))
+    end
+    id = row[4] and row[4](n, attrs, fail) or row[1]
   end
   for attr, field in pairs(scripted) do -- pre- and post-conditions
     local v = n[field]
     if o and o.made and o.made[field] == v then
       v = nil -- the composition's own (Precondition's else="SKIPPED")
+    elseif as_written[n] and as_written[n][field] then
+      fail("'" .. field .. "' cannot be written back (a subtree remaps " ..
+           "its keys)")
     elseif type(v) == "function" then
-      local s = package.loaded["bonsai.script"] and
-        package.loaded["bonsai.script"].source[v]
+      local s = sources[v]
       if not s or s.renamed then
         fail("'" .. field .. "' cannot be written back (" .. (s and
           "a subtree remaps its keys" or "a function, not a script") .. ")")
@@ -1191,15 +1222,7 @@ local function emit(n, out, depth, model, path, queue)
   local keys = {}
   for k in pairs(attrs) do keys[#keys + 1] = k end
   table.sort(keys)
-  local line = { ind, "<", id }
-  for _, k in ipairs(keys) do
-    line[#line + 1] = string.format(' %s="%s"', k, xml.escape(attrs[k]))
-  end
-  if #kids == 0 then
-    out[#out + 1] = table.concat(line) .. "/>"
-    return
-  end
-  out[#out + 1] = table.concat(line) .. ">"
+  if not open(out, ind, id, keys, attrs, #kids) then return end
   for i, c in ipairs(kids) do
     emit(c, out, depth + 1, model,
          path .. "/" .. (c.name or c.type .. "[" .. i .. "]"), queue)

@@ -7,50 +7,72 @@
 -- child). Edges from the one "PriorityNode[id]" are filters of the tree's
 -- priority section. A node referenced from two parents is shared: its
 -- definition appears under both. parse(text, opts) -> root, { priority }.
-local leaves = require "bonsai.formats.leaves"
+local leaves = require "bonsai.nodes.leaves"
 local tointeger = require("bonsai.compat").tointeger
+local kit = require "bonsai.formats.kit"
 
 local M = {}
 
-local MAX_NODES = 100000 -- after sharing is expanded
-local MAX_DEPTH = 1000
+local MAX_NODES, MAX_DEPTH = kit.MAX_NODES, kit.MAX_DEPTH -- after sharing
 
--- Type -> { kind, shape = "composite" | "branches" (2 or 3 children) |
--- "decorator" | "leaf", param = how the {param} is read }.
-local types = {
-  Sequence = { "sequence", "composite" },
-  Selector = { "selector", "composite" },
-  Fallback = { "selector", "composite" },
-  ReactiveSequence = { "reactive_sequence", "composite" },
-  ReactiveSelector = { "reactive_selector", "composite" },
-  ActiveSelector = { "reactive_selector", "composite" },
-  Parallel = { "parallel", "composite", "policies" },
-  IfThenElse = { "if_then_else", "branches" },
-  WhileDoElse = { "while_do_else", "branches" },
-  Inverter = { "invert", "decorator" },
-  Invert = { "invert", "decorator" },
-  Succeeder = { "force_success", "decorator" },
-  ForceSuccess = { "force_success", "decorator" },
-  Failer = { "force_failure", "decorator" },
-  ForceFailure = { "force_failure", "decorator" },
-  Repeat = { "repeater", "decorator", "times" },
-  Repeater = { "repeater", "decorator", "times" },
-  Retry = { "retry", "decorator", "times" },
-  RepeatUntilFail = { "repeat_until_failure", "decorator" },
-  RepeatUntilFailure = { "repeat_until_failure", "decorator" },
-  Limit = { "limit", "decorator", "times" },
-  Timeout = { "timeout", "decorator", "seconds" },
-  TimeLimit = { "time_limit", "decorator", "seconds" },
-  Cooldown = { "cooldown", "decorator", "seconds" },
-  RunOnce = { "run_once", "decorator", "then_skip" },
-  SkipUnlessUpdated = { "skip_unless_updated", "decorator", "key" },
-  WaitValueUpdate = { "wait_value_update", "decorator", "key" },
-  Wait = { "wait", "leaf", "seconds" },
-}
+-- The name table (formats/kit.lua): rows { Type, kind, shape =
+-- "composite" | "branches" (2 or 3 children) | "decorator" | "leaf",
+-- param = how the {param} is read }; the kinds refused, by name. Edges
+-- written ->{...} make filters; the one PriorityNode, the priority section.
+-- The format is read only: the first row of a kind is its name.
+local NAMES = kit.names("edges", {
+  { "Sequence", "sequence", shape = "composite" },
+  { "Selector", "selector", shape = "composite" },
+  { "Fallback", "selector", shape = "composite" },
+  { "ReactiveSequence", "reactive_sequence", shape = "composite" },
+  { "ReactiveSelector", "reactive_selector", shape = "composite" },
+  { "ActiveSelector", "reactive_selector", shape = "composite" },
+  { "Parallel", "parallel", shape = "composite", param = "policies" },
+  { "IfThenElse", "if_then_else", shape = "branches" },
+  { "WhileDoElse", "while_do_else", shape = "branches" },
+  { "Inverter", "invert", shape = "decorator" },
+  { "Invert", "invert", shape = "decorator" },
+  { "Succeeder", "force_success", shape = "decorator" },
+  { "ForceSuccess", "force_success", shape = "decorator" },
+  { "Failer", "force_failure", shape = "decorator" },
+  { "ForceFailure", "force_failure", shape = "decorator" },
+  { "Repeat", "repeater", shape = "decorator", param = "times" },
+  { "Repeater", "repeater", shape = "decorator", param = "times" },
+  { "Retry", "retry", shape = "decorator", param = "times" },
+  { "RepeatUntilFail", "repeat_until_failure", shape = "decorator" },
+  { "RepeatUntilFailure", "repeat_until_failure", shape = "decorator" },
+  { "Limit", "limit", shape = "decorator", param = "times" },
+  { "Timeout", "timeout", shape = "decorator", param = "seconds" },
+  { "TimeLimit", "time_limit", shape = "decorator", param = "seconds" },
+  { "Cooldown", "cooldown", shape = "decorator", param = "seconds" },
+  { "RunOnce", "run_once", shape = "decorator", param = "then_skip" },
+  { "SkipUnlessUpdated", "skip_unless_updated", shape = "decorator", param = "key" },
+  { "WaitValueUpdate", "wait_value_update", shape = "decorator", param = "key" },
+  { "Wait", "wait", shape = "leaf", param = "seconds" },
+  { "RandomSelector", "random_selector", shape = "composite", param = "key" },
+  { "->{...}", "filter" }, -- Parent[id]->{Cond[id],...,Child[id]}
+  { "PriorityNode", "priority" }, -- the priority section's filters
+}, kit.refusals("has no edge-list equivalent", {
+  "check", "is_set", "monitor", "guard", "delay", "utility_selector",
+  "subtree", "keep_running_until_failure", "event", "wait_event",
+  "event_guard",
+}, {
+  action = "is a leaf the game registered (bt.register), by its name",
+  condition = "is a leaf the game registered (bt.register), by its name",
+  control = "is a node the game defined (bt.define), by its name",
+}))
+
+M.names = { NAMES } -- what each kind is in the file (formats_kinds_spec)
+
+-- The node types an edge list writes (a row with a shape), for the
+-- did-you-mean of a type that is none of them.
+local TYPES = {}
+for name, row in pairs(NAMES.by_name) do
+  if row.shape then TYPES[name] = true end
+end
 
 local function fail(ctx, line, node, msg)
-  error(string.format("%s:%d: %s%s", ctx.file, line,
-                      node and ("node '" .. node .. "': ") or "", msg), 0)
+  kit.fail(kit.at(ctx.file, line), node, msg)
 end
 
 -- Reads "Type[id]" or "Type[id]{param}" at the start of s: the reference
@@ -92,8 +114,8 @@ local function define(ctx, r)
 end
 
 local function number(ctx, n, text)
-  local v = tonumber(text)
-  if not v or v ~= v or v == math.huge or v == -math.huge then
+  local v = kit.number(text)
+  if not v then
     fail(ctx, n.line, n.label, "bad number '" .. tostring(text) .. "'")
   end
   return tointeger(v) or v
@@ -134,7 +156,7 @@ function build(ctx, n, kind, stack)
   end
   stack[n] = true
   local game = leaves.game(ctx.bt, n.type) -- the game's own names win
-  local ty = not game and types[n.type]
+  local ty = not game and NAMES.by_name[n.type]
   local node
   if n.type == "PriorityNode" then
     fail(ctx, n.line, n.label, "the PriorityNode is not a child")
@@ -148,16 +170,16 @@ function build(ctx, n, kind, stack)
   elseif not ty then -- a registered leaf
     if #n.kids > 0 then
       fail(ctx, n.kids[1].line, n.label, "unknown node type with children" ..
-           leaves.suggest(ctx.bt, n.type, types) .. " (a composite or " ..
+           leaves.suggest(ctx.bt, n.type, TYPES) .. " (a composite or " ..
            "decorator of the game's own: bt.define it)")
     end
     local ok, res = pcall(leaves.leaf, ctx.bt, kind or "action", n.type,
-                          args(n), nil, n.label, types)
+                          args(n), nil, n.label, TYPES)
     if not ok then fail(ctx, n.line, n.label, res) end
     node = res
   else
-    node = { type = ty[1], name = n.label }
-    local shape, param = ty[2], ty[3]
+    node = { type = ty[2], name = n.label }
+    local shape, param = ty.shape, ty.param
     if param == "times" or param == "seconds" then
       if not n.param then
         fail(ctx, n.line, n.label, "needs {" .. param .. "}")

@@ -44,6 +44,9 @@ local examples = {
   event = function() return { type = "event", event = "e" } end,
   wait_event = function() return { type = "wait_event", event = "e" } end,
   event_guard = function() return { type = "event_guard", event = "e", leaf() } end,
+  random_selector = function()
+    return { type = "random_selector", key = "seed", leaf(), leaf() }
+  end,
 }
 -- The other composites and decorators: children, and the parameters they
 -- need.

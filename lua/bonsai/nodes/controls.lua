@@ -1,4 +1,4 @@
--- bonsai.formats.controls: control nodes of the editor formats that no
+-- bonsai.nodes.controls: control nodes of the editor formats that no
 -- Bonsai kind has, written with bt.control (docs/CUSTOM_NODES.md) with
 -- their runtime's semantics: BehaviorTree.CPP 4's AsyncSequence,
 -- AsyncFallback, SequenceWithMemory, SwitchN, TryCatch, the LoopT queues,

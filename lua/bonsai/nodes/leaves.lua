@@ -1,4 +1,4 @@
--- bonsai.formats.leaves: the leaves an editor file names. A leaf is looked
+-- bonsai.nodes.leaves: the leaves an editor file names. A leaf is looked
 -- up by its registered name (bt.register); its properties or ports become
 -- its args. A BehaviorTree.CPP port written "{key}" reads (and, written by
 -- the leaf, sets) blackboard key `key`: such a leaf is wrapped so that the
@@ -25,7 +25,7 @@ end
 
 -- node -> { kind, leaf, args } (the leaf behind a wrapper) or
 -- { format = ..., ... } (the editor node a composition stands for).
-M.origin = setmetatable({}, { __mode = "k" })
+M.origin = require("bonsai.formats.kit").provenance "origin"
 
 -- The callbacks of a registered leaf definition: tick, enter, exit, abort,
 -- task.
@@ -154,12 +154,18 @@ end
 
 -- " (did you mean 'X'?)" for a node name of a file that names nothing: the
 -- nearest of the game's registered leaves and defined types and the
--- format's own names (known: a set, or nil); "" when none is near.
+-- format's own names (known: a set, or nil); "" when none is near. Each
+-- set is sorted: names equally near come in the same order every run.
+local function sorted(set)
+  local list = {}
+  for k in pairs(set) do list[#list + 1] = k end
+  table.sort(list)
+  return table.concat(list, " ")
+end
+
 function M.suggest(bt, name, known)
-  local names = { core._leafnames() }
-  for k in pairs(bt._defined) do names[#names + 1] = k end
-  for k in pairs(known or {}) do names[#names + 1] = k end
-  return core._suggest(name, table.concat(names, " "))
+  return core._suggest(name, table.concat({ core._leafnames(),
+    sorted(bt._defined), sorted(known or {}) }, " "))
 end
 
 -- How to provide a node name the format does not know, for refusals.
