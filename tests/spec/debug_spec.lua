@@ -1093,7 +1093,7 @@ describe("bt.debug.serve, a server on the developer's machine", function()
         most = math.max(most, collectgarbage("count") - base)
       end
     end
-    assert.is_true(most < 4 * 1024, ("the heap grew by %d KB"):format(most))
+    assert.is_true(most < 4 * 1024, ("the heap grew by %.0f KB"):format(most))
     assert.is_true(select(2, D.clients()) < 16)
     for _, c in ipairs(pages) do c.sock:close() end
     -- a page that reads gets its stream
