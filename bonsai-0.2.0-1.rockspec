@@ -101,7 +101,7 @@ build = {
     ["bonsai.test.coverage"] = "lua/bonsai/test/coverage.lua",
     ["bonsai.test.worlds"] = "lua/bonsai/test/worlds.lua",
     ["bonsai.test.busted"] = "lua/bonsai/test/busted.lua", -- a busted helper
-    ["bonsai.test_meta"] = "lua/bonsai/test_meta.lua", -- the kit's annotations
+    ["bonsai.test.meta"] = "lua/bonsai/test/meta.lua", -- the kit's annotations
   },
   install = {
     lua = { -- the viewer, beside the modules (bonsai.debug finds it there)

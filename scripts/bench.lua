@@ -1,6 +1,6 @@
 -- scripts/bench.lua: the benchmark suite (run it through scripts/bench).
 -- Workloads W1 "guard", W2 "wide", W3 "deep" and the memory figures exactly
--- as ../shared/bench/WORKLOADS.md defines them. Each section runs in a
+-- as docs/PERFORMANCE.md ("The workloads") defines them. Each section runs in a
 -- process of its own; in it every Bonsai variant runs side by side with
 -- its hand-written floor: several repetitions, in each the variants
 -- alternate in chunks of ticks, CPU time around the tick loop only, a full

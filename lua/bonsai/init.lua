@@ -342,13 +342,23 @@ end
 
 -- Files: loaders, bt.load/bt.reload/bt.import, bt.watch/bt.poll ----------
 
-local files = require("bonsai.loaders")(bt)
-bt._files = files -- (bonsai.debug.edit: which file a tree came from)
+local loaders = require "bonsai.loaders"
+loaders.bind(bt)
+bt.loaders = loaders.registry
+bt.import, bt.load, bt.reload = loaders.import, loaders.load, loaders.reload
+local watch = require "bonsai.watch"
+bt.watch, bt.poll = watch.watch, watch.poll
+-- (bonsai.debug.edit: which file a tree came from, which files are watched)
+bt._files = { loaded = loaders.loaded, watching = watch.watching }
+
+-- The methods of the C types (core._metatables: tree, agent, blackboard,
+-- control), to which the methods written in Lua are added below.
+local tree_methods = core._metatables.tree.methods
+local agent_methods = core._metatables.agent.methods
 
 -- tree:export(format): from the definition the tree keeps (tree:_source)
-local methods = getmetatable(core.tree(bt.action(function() end))).methods
-function methods.export(tree, fmt)
-  return files.export(tree, fmt, tree:_source())
+function tree_methods.export(tree, fmt)
+  return loaders.export(tree, fmt, tree:_source())
 end
 
 bt.builder = function(...)
@@ -368,29 +378,23 @@ end
 -- agent methods of bonsai.core
 do
   local sub = require "bonsai.subscribe"
-  local methods = debug.getregistry()["bonsai.agent"].methods
-  methods.subscribe, methods.unsubscribe = sub.subscribe, sub.unsubscribe_agent
-  methods.on_tick = sub.on_tick
+  agent_methods.subscribe = sub.subscribe
+  agent_methods.unsubscribe = sub.unsubscribe_agent
+  agent_methods.on_tick = sub.on_tick
   bt.subscribe, bt.unsubscribe = sub.subscribe_all, sub.unsubscribe
 end
 
 -- tree:dot(a), tree:mermaid(a): added to the tree methods of bonsai.core
-do
-  local methods = debug.getregistry()["bonsai.tree"].methods
-  function methods.dot(tree, agent)
-    return require("bonsai.export").dot(tree, agent)
-  end
-  function methods.mermaid(tree, agent)
-    return require("bonsai.export").mermaid(tree, agent)
-  end
+function tree_methods.dot(tree, agent)
+  return require("bonsai.export").dot(tree, agent)
+end
+function tree_methods.mermaid(tree, agent)
+  return require("bonsai.export").mermaid(tree, agent)
 end
 
 -- tree:profile([on]): the per-node profile (bonsai.profile)
-do
-  local methods = debug.getregistry()["bonsai.tree"].methods
-  function methods.profile(tree, on)
-    return require("bonsai.profile").profile(tree, on)
-  end
+function tree_methods.profile(tree, on)
+  return require("bonsai.profile").profile(tree, on)
 end
 
 -- bt.debug: the live server (bonsai.debug and lua-socket are loaded on

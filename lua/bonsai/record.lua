@@ -16,12 +16,11 @@ local floor = math.floor
 
 -- Subscriptions -------------------------------------------------------------
 
--- Each recording of an agent is a subscription (bonsai.subscribe) in the
+-- Each recording of an agent is a subscription (a:subscribe) in the
 -- compact form: sink(agent, status, err, ev), ev = { codes, tick, marks,
 -- delivered } from a:_tick_events() (codes: id * 32 + forced * 16 +
 -- status * 2 + again; marks: a bit per agent event kind, below; delivered:
 -- the events delivered to the tick, { name, payload } each, or nil).
-local subscribe = require "bonsai.subscribe"
 
 local RELOAD, INTERRUPT, RESET = 2, 8, 16 -- BONSAI_TRACE_*: 1 << 1, 3, 4
 M.RELOAD, M.INTERRUPT, M.RESET = RELOAD, INTERRUPT, RESET
@@ -36,7 +35,7 @@ local function has(marks, bit) return floor(marks / bit) % 2 == 1 end
 function M.attach(agent, sink)
   local mine = agent:_kept("record") or agent:_kept("record", {})
   if not mine[sink] then
-    mine[sink] = subscribe.subscribe(agent, sink, { _codes = true })
+    mine[sink] = agent:subscribe(sink, { _codes = true })
   end
 end
 
@@ -44,7 +43,7 @@ end
 function M.detach(agent, sink)
   local mine = agent:_kept("record")
   if mine and mine[sink] then
-    subscribe.unsubscribe(mine[sink])
+    agent:unsubscribe(mine[sink])
     mine[sink] = nil
   end
 end

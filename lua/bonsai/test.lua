@@ -13,6 +13,7 @@
 local bt = require "bonsai"
 local standin = require "bonsai.test.standin"
 local coverage = require "bonsai.test.coverage"
+local golden = require "bonsai.test.golden"
 
 local T = {}
 
@@ -93,32 +94,8 @@ local function snapshot(bb)
 end
 T.snapshot = snapshot
 
--- Values as the traces print them: no addresses, numbers in %.14g.
-local function show(v)
-  local t = type(v)
-  if t == "string" then
-    return '"' .. v:gsub('[%c"\\]', function(ch)
-      return string.format("\\%03d", ch:byte())
-    end) .. '"'
-  end
-  if t == "number" then
-    if v ~= v then return "nan" end
-    return string.format("%.14g", v)
-  end
-  if t == "table" then
-    local keys = {}
-    for k in pairs(v) do keys[#keys + 1] = k end
-    table.sort(keys, function(a, b) return tostring(a) < tostring(b) end)
-    local parts = {}
-    for _, k in ipairs(keys) do
-      parts[#parts + 1] = tostring(k) .. "=" ..
-        (type(v[k]) == "table" and "{...}" or show(v[k]))
-    end
-    return "{" .. table.concat(parts, ", ") .. "}"
-  end
-  if t == "nil" or t == "boolean" then return tostring(v) end
-  return "<" .. t .. ">"
-end
+-- Values as the traces print them (bonsai.test.golden)
+local show = golden.show
 T.show = show
 
 -- Ticks ---------------------------------------------------------------------
@@ -726,7 +703,7 @@ T.coverage = coverage.new()
 T.new_coverage = coverage.new
 
 function T.golden(s, path, o)
-  return require("bonsai.test.golden").check(s, path, o)
+  return golden.check(s, path, o)
 end
 
 local worlds = require "bonsai.test.worlds"

@@ -3,114 +3,118 @@
 -- that a tree was loaded from (or that such a file uses, like an included
 -- subtree file) reloads that tree; any other changed file that a loader
 -- knows is run again as a leaf file (its bt.register calls take effect at
--- the next tick).
+-- the next tick). It reads what bonsai.loaders loaded; loaders knows
+-- nothing of it.
 local core = require "bonsai.core"
+local loaders = require "bonsai.loaders"
 
-return function(bt, files)
-  local watched = {}   -- file path -> "mtime:size" when last seen (or false)
-  local watchdirs = {} -- directory -> true
+local M = {}
+local watched = {}   -- file path -> "mtime:size" when last seen (or false)
+local watchdirs = {} -- directory -> true
 
-  -- "mtime:size" of a file, or nil and a message.
-  local function stamp(path)
-    local m, size = core._mtime(path)
-    if not m then return nil, size end
-    return string.format("%.9f", m) .. ":" .. size
-  end
+-- "mtime:size" of a file, or nil and a message.
+local function stamp(path)
+  local m, size = core._mtime(path)
+  if not m then return nil, size end
+  return string.format("%.9f", m) .. ":" .. size
+end
 
-  -- Files a loader handles: a leaf file or a tree file.
-  local function known(name)
-    return bt.loaders[name:match("%.[^./]*$") or ""] ~= nil
-  end
+-- Files a loader handles: a leaf file or a tree file.
+local function known(name)
+  return loaders.registry[name:match("%.[^./]*$") or ""] ~= nil
+end
 
-  -- A file just (re)loaded by bt.load/bt.reload counts as seen now, and
-  -- so do the subtree files it uses, if it is watched.
-  files.seen = function(path)
-    if watched[path] == nil then return end
-    watched[path] = stamp(path)
-    for _, dep in ipairs(files.deps[path] or {}) do
-      if watched[dep] == nil then watched[dep] = stamp(dep) end
-    end
-  end
-
-  -- bt.watch(file_or_dir): bt.poll() will reload the file, or the files of
-  -- the directory (new ones included), when they change on disk.
-  function bt.watch(path)
-    local names = core._dir(path)
-    if names then
-      watchdirs[path] = true
-      for _, name in ipairs(names) do
-        if known(name) then
-          local f = path .. "/" .. name
-          watched[f] = stamp(f)
-        end
-      end
-    else
-      local st, err = stamp(path)
-      if not st then return nil, err end
-      watched[path] = st
-    end
-    for f in pairs(files.loaded) do -- the subtree files of watched trees
-      if watched[f] ~= nil then files.seen(f) end
-    end
-    return true
-  end
-
-  -- files.watching(path): whether path is watched, itself or in a
-  -- watched directory (bonsai.debug.edit saves nowhere else).
-  files.watching = function(path)
-    if watched[path] ~= nil then return true end
-    local dir = path:match("^(.*)/[^/]*$")
-    return dir ~= nil and watchdirs[dir] == true
-  end
-
-  -- The trees loaded from f or from a file that uses f.
-  local function users(f)
-    local list = {}
-    if files.loaded[f] then list[1] = f end
-    for path, deps in pairs(files.deps) do
-      for _, dep in ipairs(deps) do
-        if dep == f and path ~= f and files.loaded[path] then
-          list[#list + 1] = path
-        end
-      end
-    end
-    table.sort(list)
-    return list
-  end
-
-  -- bt.poll(): reloads what changed; returns the list of paths reloaded
-  -- and the list of { path =, error = } that failed.
-  function bt.poll()
-    for dir in pairs(watchdirs) do
-      for _, name in ipairs(core._dir(dir) or {}) do
-        local f = dir .. "/" .. name
-        if known(name) and watched[f] == nil then watched[f] = false end
-      end
-    end
-    local changed = {}
-    for f, old in pairs(watched) do
-      local now = stamp(f)
-      if now and now ~= old then changed[#changed + 1] = f; watched[f] = now end
-    end
-    table.sort(changed)
-    local reloaded, failed, done = {}, {}, {}
-    for _, f in ipairs(changed) do
-      local list = users(f)
-      if #list == 0 and f:match("%.lua$") then list = { f } end
-      for _, path in ipairs(list) do
-        if not done[path] then
-          done[path] = true
-          local ok, err
-          if files.loaded[path] then
-            ok, err = bt.reload(path)
-          else
-            ok, err = files.runfile(path)
-          end
-          if ok then reloaded[#reloaded + 1] = path
-          else failed[#failed + 1] = { path = path, error = err } end
-        end
-      end
-    end
-    return reloaded, failed
+-- A file just (re)loaded by bt.load/bt.reload counts as seen now, and
+-- so do the subtree files it uses, if it is watched.
+local function seen(path)
+  if watched[path] == nil then return end
+  watched[path] = stamp(path)
+  for _, dep in ipairs(loaders.deps[path] or {}) do
+    if watched[dep] == nil then watched[dep] = stamp(dep) end
   end
 end
+loaders.on_load(seen)
+
+-- bt.watch(file_or_dir): bt.poll() will reload the file, or the files of
+-- the directory (new ones included), when they change on disk.
+function M.watch(path)
+  local names = core._dir(path)
+  if names then
+    watchdirs[path] = true
+    for _, name in ipairs(names) do
+      if known(name) then
+        local f = path .. "/" .. name
+        watched[f] = stamp(f)
+      end
+    end
+  else
+    local st, err = stamp(path)
+    if not st then return nil, err end
+    watched[path] = st
+  end
+  for f in pairs(loaders.loaded) do -- the subtree files of watched trees
+    if watched[f] ~= nil then seen(f) end
+  end
+  return true
+end
+
+-- M.watching(path): whether path is watched, itself or in a watched
+-- directory (bonsai.debug.edit saves nowhere else).
+function M.watching(path)
+  if watched[path] ~= nil then return true end
+  local dir = path:match("^(.*)/[^/]*$")
+  return dir ~= nil and watchdirs[dir] == true
+end
+
+-- The trees loaded from f or from a file that uses f.
+local function users(f)
+  local list = {}
+  if loaders.loaded[f] then list[1] = f end
+  for path, deps in pairs(loaders.deps) do
+    for _, dep in ipairs(deps) do
+      if dep == f and path ~= f and loaders.loaded[path] then
+        list[#list + 1] = path
+      end
+    end
+  end
+  table.sort(list)
+  return list
+end
+
+-- bt.poll(): reloads what changed; returns the list of paths reloaded
+-- and the list of { path =, error = } that failed.
+function M.poll()
+  for dir in pairs(watchdirs) do
+    for _, name in ipairs(core._dir(dir) or {}) do
+      local f = dir .. "/" .. name
+      if known(name) and watched[f] == nil then watched[f] = false end
+    end
+  end
+  local changed = {}
+  for f, old in pairs(watched) do
+    local now = stamp(f)
+    if now and now ~= old then changed[#changed + 1] = f; watched[f] = now end
+  end
+  table.sort(changed)
+  local reloaded, failed, done = {}, {}, {}
+  for _, f in ipairs(changed) do
+    local list = users(f)
+    if #list == 0 and f:match("%.lua$") then list = { f } end
+    for _, path in ipairs(list) do
+      if not done[path] then
+        done[path] = true
+        local ok, err
+        if loaders.loaded[path] then
+          ok, err = loaders.reload(path)
+        else
+          ok, err = loaders.runfile(path)
+        end
+        if ok then reloaded[#reloaded + 1] = path
+        else failed[#failed + 1] = { path = path, error = err } end
+      end
+    end
+  end
+  return reloaded, failed
+end
+
+return M

@@ -191,6 +191,22 @@ static LBonsai *context(lua_State *L) {
   return lb;
 }
 
+/* Pushes core._metatables, the one door from Lua to the metatables the
+** binding made: { tree =, agent =, blackboard =, control = }, each with
+** its methods table (init.lua adds the methods written in Lua there). */
+static void metatables(lua_State *L) {
+  static const char *const types[][2] = {
+    {"tree", BS_TREE_T}, {"agent", BS_AGENT_T}, {"blackboard", BS_BB_T},
+    {"control", LB_CONTROL_T},
+  };
+  size_t i;
+  lua_createtable(L, 0, (int)(sizeof types / sizeof types[0]));
+  for (i = 0; i < sizeof types / sizeof types[0]; i++) {
+    luaL_getmetatable(L, types[i][1]);
+    lua_setfield(L, -2, types[i][0]);
+  }
+}
+
 /* bonsai_lua.h. The types first, each by its own file; ltrace.c and
 ** lsave.c add their methods to the tables that ltree.c and lagent.c made. */
 int luaopen_bonsai_core(lua_State *L) {
@@ -224,6 +240,8 @@ int luaopen_bonsai_core(lua_State *L) {
   status_string(L, "SKIPPED", "skipped", &lb->s_skipped);
   lua_pushliteral(L, "aborting");
   lua_setfield(L, -2, "ABORTING");
+  metatables(L);
+  lua_setfield(L, -2, "_metatables");
   /* keep the context alive as long as the module table */
   lua_pushvalue(L, -2);
   lua_setfield(L, -2, "_context");

@@ -100,3 +100,26 @@ void saved_put(void *ud, const void *p, size_t n) {
   memcpy(b->p + b->n, p, n);
   b->n += n;
 }
+
+const char *running_paths(const bonsai_agent *ag) {
+  static char buf[512];
+  unsigned nodes[32], k, n = bonsai_agent_running(ag, nodes, 32);
+  size_t at = 0;
+  buf[0] = '\0';
+  for (k = 0; k < n && k < 32; k++) {
+    char path[128];
+    bonsai_tree_node_path(bonsai_agent_tree(ag), nodes[k], path, sizeof path);
+    at += (size_t)snprintf(buf + at, sizeof buf - at, "%s%s", k ? ", " : "",
+                           path);
+  }
+  return buf;
+}
+
+void set_number(bonsai_agent *ag, const char *key, double v) {
+  bonsai_value val;
+  val.type = BONSAI_TNUMBER;
+  val.u.n = v;
+  assert_int_equal(bonsai_bb_set(bonsai_agent_bb(ag),
+                                 bonsai_key(env, key, strlen(key)), val),
+                   BONSAI_OK);
+}

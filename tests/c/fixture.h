@@ -42,6 +42,11 @@ Script *leaf(const char *name, const char *codes);
 bonsai_tree *build(const char *spec);
 bonsai_agent *start(const char *spec);
 const char *states(const bonsai_agent *ag);
+/* Sets key to the number v on ag's blackboard. */
+void set_number(bonsai_agent *ag, const char *key, double v);
+/* The paths of ag's running nodes, outermost first, joined by ", " (valid
+** until the next call). */
+const char *running_paths(const bonsai_agent *ag);
 /* Compiles spec (a trace_def spec), which must fail; returns the message
 ** (valid until the next call). */
 const char *deferr(const char *spec);

@@ -1,6 +1,9 @@
--- composites_spec: sequence, selector, the reactive nodes, parallel, filter
--- and monitor, tick by tick: statuses and the order of enter/tick/exit/abort
--- calls, including every way a composite cuts off a running child.
+-- composites_spec: sequence, selector, the reactive nodes, parallel (and
+-- parallel with wait = true), filter and monitor, the utility selector,
+-- if_then_else and while_do_else (against BehaviorTree.CPP's semantics),
+-- tick by tick: statuses and the order of enter/tick/exit/abort calls,
+-- including every way a composite cuts off a running child, with dumps,
+-- builder forms, reloads and saves where a kind has its own.
 local bt = require "bonsai"
 local trace = require "helpers.trace"
 
@@ -8,6 +11,7 @@ local t
 before_each(function() t = trace.new() end)
 
 local agent_of = trace.agent_of
+local tick_error, tree_error = trace.tick_error, trace.tree_error
 
 describe("sequence", function()
   it("ticks its children in order and succeeds when all succeed", function()
@@ -502,6 +506,336 @@ describe("composite names", function()
     a:tick(1)
     assert.same({ "parallel", "sequence[1]", "A", "action[2]", "action[3]",
                   "pick", "A", "pick#2", "wait[1]" }, a:running())
+  end)
+end)
+
+describe("parallel with wait = true", function()
+  it("aborts no child when a policy is met and finishes when all have "
+     .. "finished", function()
+    local a = agent_of(bt.parallel { wait = true,
+      t:action("A", "RS"), t:action("B", "F"), t:action("C", "RRS") })
+    assert.equal("running | enter A; tick A; enter B; tick B; "
+                 .. "exit B failure; enter C; tick C", t:step(a, 1))
+    assert.same({ "parallel", "A", "C" }, a:running())
+    assert.equal("running | tick A; exit A success; tick C", t:step(a, 1))
+    assert.equal("failure | tick C; exit C success", t:step(a, 1))
+  end)
+
+  it("checks the success policy first once all have finished", function()
+    local a = agent_of(bt.parallel { wait = true, success = "one",
+                                     failure = "one",
+      t:action("A", "F"), t:action("B", "RS") })
+    assert.equal("running | enter A; tick A; exit A failure; enter B; tick B",
+                 t:step(a, 1))
+    assert.equal("success | tick B; exit B success", t:step(a, 1))
+  end)
+
+  it("fails when all have finished and neither policy is met", function()
+    local a = agent_of(bt.parallel { wait = true, success = 2,
+                                     failure = "all",
+      t:action("A", "F"), t:action("B", "S"), t:action("C", "F") })
+    assert.equal("failure | enter A; tick A; exit A failure; enter B; "
+                 .. "tick B; exit B success; enter C; tick C; exit C failure",
+                 t:step(a, 1))
+  end)
+
+  it("aborts its running children when cut off from above", function()
+    local a = agent_of(bt.reactive_selector {
+      t:condition("C", "FS"),
+      bt.parallel { wait = true, t:action("A", "R"), t:action("B", "F"),
+                    t:action("D", "R") },
+    })
+    assert.equal("running | tick C; enter A; tick A; enter B; tick B; "
+                 .. "exit B failure; enter D; tick D", t:step(a, 1))
+    assert.equal("success | tick C; abort A; abort D", t:step(a, 1))
+  end)
+
+  it("wants a boolean", function()
+    assert.matches("argument 'wait' must be a boolean",
+                   tree_error(bt.parallel { wait = 1, t:action("A", "S") }))
+    assert.matches("'sequence' has no option 'wait'",
+                   tree_error(bt.sequence { wait = true, t:action("A", "S") }))
+  end)
+
+  it("shows wait in the dump and works from the builder", function()
+    local tree = bt.builder():parallel { wait = true, success = "one" }
+      :action(t:leafdef("A", "S")):action(t:leafdef("B", "RF"))
+      :build { name = "T" }
+    assert.equal("parallel success>=1 failure>=1 wait\n"
+                 .. "  action[1]\n  action[2]\n", tree:dump())
+    local a = bt.agent(tree)
+    assert.equal("running | enter A; tick A; exit A success; enter B; tick B",
+                 t:step(a, 1))
+    assert.equal("success | tick B; exit B failure", t:step(a, 1))
+  end)
+
+  it("keeps its finished children's results across a reload", function()
+    local function root(bscript, extra)
+      return bt.parallel { name = "p", wait = true, success = "all",
+        t:action("A", "S"), t:action("B", bscript), extra }
+    end
+    local tree = bt.tree(root("R"), { name = "T" })
+    local a = bt.agent(tree)
+    assert.equal("running | enter A; tick A; exit A success; enter B; tick B",
+                 t:step(a, 1))
+    assert.is_true(tree:reload(root("RS", t:action("C", "S"))))
+    -- A is not ticked again; the new C starts
+    assert.equal("running | tick B; enter C; tick C; exit C success",
+                 t:step(a, 1))
+    assert.equal("success | tick B; exit B success", t:step(a, 1))
+  end)
+end)
+
+describe("utility_selector", function()
+  -- a utility function reading u[name], logging its call
+  local u
+  before_each(function() u = {} end)
+  local function util(name)
+    return function(agent, bb)
+      assert.is_table(agent)
+      assert.is_not_nil(bb)
+      t:add("utility " .. name)
+      return u[name]
+    end
+  end
+
+  it("tries its children highest utility first (ties: child order; none: "
+     .. "0), asking for every utility first", function()
+    u.A, u.B, u.C = 1, 3, 1
+    local a = agent_of(bt.utility_selector {
+      bt.utility(util "A", t:action("A", "F")),
+      bt.utility(util "B", t:action("B", "F")),
+      bt.utility(util "C", t:action("C", "F")),
+      t:action("D", "S"),
+    })
+    assert.equal("success | utility A; utility B; utility C; enter B; tick B; "
+                 .. "exit B failure; enter A; tick A; exit A failure; "
+                 .. "enter C; tick C; exit C failure; enter D; tick D; "
+                 .. "exit D success", t:step(a, 1))
+    u.A, u.B, u.C = -1, -0.5, 0.5
+    assert.equal("success | utility A; utility B; utility C; enter C; tick C; "
+                 .. "exit C failure; enter D; tick D; exit D success",
+                 t:step(a, 1))
+  end)
+
+  it("aborts a running child when a child of higher utility runs or "
+     .. "succeeds, after ticking it", function()
+    u.A, u.B, u.C = 1, 2, 0
+    local root = bt.utility_selector {
+      bt.utility(util "A", t:action("A", "R")),
+      bt.sequence { name = "S", utility = util "B", t:action("B", "R") },
+      bt.utility(util "C", t:action("C", "FFS")),
+    }
+    local a = agent_of(root)
+    assert.equal("running | utility A; utility B; utility C; enter B; tick B",
+                 t:step(a, 1))
+    assert.same({ "utility_selector", "S", "B" }, a:running())
+    u.A = 5
+    assert.equal("running | utility A; utility B; utility C; enter A; tick A; "
+                 .. "abort B", t:step(a, 1))
+    u.A = 1
+    assert.equal("running | utility A; utility B; utility C; enter B; tick B; "
+                 .. "abort A", t:step(a, 1))
+    u.C = 9 -- higher, but fails: B goes on
+    assert.equal("running | utility A; utility B; utility C; enter C; tick C; "
+                 .. "exit C failure; tick B", t:step(a, 1))
+    assert.equal("running | utility A; utility B; utility C; enter C; tick C; "
+                 .. "exit C failure; tick B", t:step(a, 1))
+    assert.equal("success | utility A; utility B; utility C; enter C; tick C; "
+                 .. "exit C success; abort B", t:step(a, 1))
+  end)
+
+  it("reports a utility that raises or returns a non-number, naming the "
+     .. "child, after aborting the running nodes deepest first", function()
+    u.A, u.B = 0, 1
+    local a = agent_of(bt.utility_selector {
+      bt.utility(util "A", t:action("A", "R")),
+      bt.sequence { name = "S", utility = util "B",
+                    bt.parallel { t:action("B", "R"), t:action("C", "R") } },
+    })
+    assert.equal("running | utility A; utility B; enter B; tick B; enter C; "
+                 .. "tick C", t:step(a, 1))
+    u.A = "high"
+    assert.equal("tree 'T' node 'utility_selector/A': utility returned "
+                 .. "string (a number expected)", tick_error(a))
+    assert.equal("utility A; abort B; abort C", t:take())
+    assert.equal("aborted", a:status())
+    assert.same({}, a:running())
+    u.A = 0
+    assert.equal("running | utility A; utility B; enter B; tick B; enter C; "
+                 .. "tick C", t:step(a, 1))
+    u.B = nil
+    assert.equal("tree 'T' node 'utility_selector/S': utility returned nil "
+                 .. "(a number expected)", tick_error(a))
+    assert.equal("utility A; utility B; abort B; abort C", t:take())
+    u.B = 0 / 0
+    assert.equal("tree 'T' node 'utility_selector/S': utility is NaN",
+                 tick_error(a))
+    t:take()
+    local b = agent_of(bt.utility_selector {
+      bt.utility(function() error("no idea", 0) end, t:action("A", "S")),
+    })
+    assert.equal("tree 'T' node 'utility_selector/A': no idea", tick_error(b))
+  end)
+
+  it("refuses utilities elsewhere and non-functions", function()
+    assert.matches("sequence/A: a utility applies only to a child of a "
+                   .. "'utility_selector'",
+                   tree_error(bt.sequence { bt.utility(util "A",
+                                                       t:action("A", "S")) }))
+    assert.matches("utility_selector/A: 'utility' must be a function %(got number%)",
+                   tree_error(bt.utility_selector {
+                     bt.utility(3, t:action("A", "S")) }))
+    assert.matches("'utility_selector' needs children",
+                   tree_error(bt.utility_selector {}))
+  end)
+
+  it("works from the builder, in dumps and across reloads", function()
+    u.A, u.B = 1, 2
+    local tree = bt.builder():utility_selector { name = "pick" }
+      :action(t:leafdef("A", "R")):name("A"):utility(util "A")
+      :action(t:leafdef("B", "R")):name("B"):utility(util "B")
+      :build { name = "T" }
+    assert.equal("pick (utility_selector)\n  A (action) utility\n"
+                 .. "  B (action) utility\n", tree:dump())
+    local a = bt.agent(tree)
+    assert.equal("pick (utility_selector) [idle]\n  A (action) utility [idle]\n"
+                 .. "  B (action) utility [idle]\n", tree:dump(a))
+    assert.equal("running | utility A; utility B; enter B; tick B",
+                 t:step(a, 1))
+    assert.equal("pick (utility_selector) [running]\n"
+                 .. "  A (action) utility=1 [idle]\n"
+                 .. "  B (action) utility=2 [running]\n", tree:dump(a))
+    -- reloaded with a child inserted before: B keeps running, and is
+    -- aborted when the new child runs with a higher utility
+    u.N = 0
+    assert.is_true(tree:reload(bt.utility_selector { name = "pick",
+      bt.utility(util "N", t:action("N", "R")),
+      bt.utility(util "A", t:action("A", "R")),
+      bt.utility(util "B", t:action("B", "R")) }))
+    assert.equal("running | utility N; utility A; utility B; tick B",
+                 t:step(a, 1))
+    u.N = 3
+    assert.equal("running | utility N; utility A; utility B; enter N; tick N; "
+                 .. "abort B", t:step(a, 1))
+  end)
+end)
+
+describe("if_then_else", function()
+  it("ticks its condition once (it may run), then the branch it chose",
+     function()
+    local a = agent_of(bt.if_then_else {
+      t:action("C", "RSF"), t:action("T", "RS"), t:action("E", "F"),
+    })
+    assert.equal("running | enter C; tick C", t:step(a, 1))
+    assert.equal("running | tick C; exit C success; enter T; tick T",
+                 t:step(a, 1))
+    assert.same({ "if_then_else", "T" }, a:running())
+    assert.equal("success | tick T; exit T success", t:step(a, 1))
+    assert.equal("failure | enter C; tick C; exit C failure; enter E; " ..
+                 "tick E; exit E failure", t:step(a, 1))
+  end)
+
+  it("without an else fails when its condition fails", function()
+    local a = agent_of(bt.if_then_else {
+      t:condition("C", "FS"), t:action("T", "S"),
+    })
+    assert.equal("failure | tick C", t:step(a, 1))
+    assert.equal("success | tick C; enter T; tick T; exit T success",
+                 t:step(a, 1))
+  end)
+
+  it("under a reactive parent goes on with its running branch, and aborts "
+     .. "it when cut off", function()
+    local a = agent_of(bt.reactive_sequence {
+      t:condition("P", "SSF"),
+      bt.if_then_else { t:condition("C", "S"), t:action("T", "R") },
+    })
+    assert.equal("running | tick P; tick C; enter T; tick T", t:step(a, 1))
+    assert.equal("running | tick P; tick T", t:step(a, 1))
+    assert.equal("failure | tick P; abort T", t:step(a, 1))
+  end)
+
+  it("keeps its running branch across a reload and a save", function()
+    local function root(extra)
+      return bt.if_then_else { name = "ite", t:condition("C", "S"),
+                               t:action("T", "R"), extra }
+    end
+    local tree = bt.tree(root(), { name = "ITE" })
+    local a = bt.agent(tree)
+    assert.equal("running | tick C; enter T; tick T", t:step(a, 1))
+    assert.is_true(tree:reload(root(t:action("E", "S"))))
+    assert.equal("running | tick T", t:step(a, 1))
+    local b = bt.agent(tree, { restore = a:save() })
+    assert.same({ "ite", "T" }, b:running())
+    assert.equal("running | tick T", t:step(b, 1))
+  end)
+
+  it("refuses one child or four, naming the node", function()
+    local one = bt.if_then_else { name = "pick", t:action("A", "S") }
+    assert.matches("sequence/pick: 'if_then_else' takes 2 to 3 children, "
+                   .. "not 1", tree_error(bt.sequence { one }), 1, true)
+    assert.matches("'if_then_else' takes 2 to 3 children, not 4",
+                   tree_error(bt.if_then_else {
+                     t:action("A", "S"), t:action("B", "S"),
+                     t:action("C", "S"), t:action("D", "S") }), 1, true)
+  end)
+
+  it("has a builder form and a dump line per child", function()
+    local tree = bt.builder():if_then_else("pick")
+      :condition(function() return true end):action(t:leafdef("A", "S"))
+      :back():build { name = "B" }
+    assert.equal("pick (if_then_else)\n  condition[1]\n  action[2]\n",
+                 tree:dump())
+    assert.equal("success | enter A; tick A; exit A success",
+                 t:step(bt.agent(tree), 1))
+  end)
+end)
+
+describe("while_do_else", function()
+  it("ticks its condition at every tick and switches branches, aborting "
+     .. "the one left", function()
+    local a = agent_of(bt.while_do_else {
+      t:condition("C", "SFS"), t:action("D", "R"), t:action("E", "R"),
+    })
+    assert.equal("running | tick C; enter D; tick D", t:step(a, 1))
+    assert.equal("running | tick C; abort D; enter E; tick E", t:step(a, 1))
+    assert.equal("running | tick C; abort E; enter D; tick D", t:step(a, 1))
+    t:set("D", "S")
+    assert.equal("success | tick C; tick D; exit D success", t:step(a, 1))
+  end)
+
+  it("without an else aborts its branch and fails when the condition "
+     .. "fails", function()
+    local a = agent_of(bt.while_do_else {
+      t:condition("C", "SF"), t:action("D", "R"),
+    })
+    assert.equal("running | tick C; enter D; tick D", t:step(a, 1))
+    assert.equal("failure | tick C; abort D", t:step(a, 1))
+  end)
+
+  it("keeps its running branch across a reload and a save", function()
+    local function root(extra)
+      return bt.while_do_else { name = "w", t:condition("C", "S"),
+                                t:action("D", "R"), extra }
+    end
+    local tree = bt.tree(root(), { name = "W" })
+    local a = bt.agent(tree)
+    assert.equal("running | tick C; enter D; tick D", t:step(a, 1))
+    assert.is_true(tree:reload(root(t:action("E", "S"))))
+    assert.equal("running | tick C; tick D", t:step(a, 1))
+    local b = bt.agent(tree, { restore = a:save() })
+    assert.same({ "w", "D" }, b:running())
+    t:set("C", "F")
+    assert.equal("success | tick C; abort D; enter E; tick E; " ..
+                 "exit E success", t:step(b, 1))
+  end)
+
+  it("refuses one child, naming the node", function()
+    assert.matches("sequence/w: 'while_do_else' takes 2 to 3 children, "
+                   .. "not 1", tree_error(bt.sequence {
+                     bt.while_do_else { name = "w", t:action("A", "S") } }),
+                   1, true)
   end)
 end)
 

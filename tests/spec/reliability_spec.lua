@@ -1,9 +1,27 @@
--- reliability_spec.lua: the defect classes found by attacking the runtime
--- (../shared/repro), each pinned down more widely than its sample:
--- callbacks that re-enter the API while an agent switches versions, lists
--- edited while they are walked, reloads that change a node's shape under
--- running state, task coroutines touched from outside a tick, and the
--- bookkeeping of errors.
+-- reliability_spec.lua: the defect classes found by attacking the runtime,
+-- each pinned down more widely than the sample that found it: callbacks
+-- that re-enter the API while an agent switches versions, lists edited
+-- while they are walked, reloads that change a node's shape under running
+-- state, task coroutines touched from outside a tick, and the bookkeeping
+-- of errors. The samples (repros) and where their regression tests are:
+--   migrate_reload_in_abort, migrate_other_agent_in_abort,
+--   migrate_error_names_wrong_node: "a version switch";
+--   tick_all_list_replaced, tick_all_list_cleared,
+--   tick_all_list_other_agent, tick_all_busy_in_recovery: "bt.tick_all with
+--   a list edited by its leaves";
+--   parallel_policy_met_by_reload, priority_added_by_reload: "a reload
+--   that changes a node's shape under running state";
+--   task_finished_outside, task_aborts_itself_outside: "a task's coroutine
+--   touched from outside its tick";
+--   debug_step_into_control: "entries reached from inside a bt.control
+--   tick"; control_caught_error_wrong_node: "a child's error caught inside
+--   a bt.control callback"; control_abort_twice: "a callback that raises
+--   while its node is cut off"; luajit_self_referencing_tree_leak: "objects
+--   that refer to themselves";
+--   observe_deep_parent_chain: badinput_spec ("a 100,000-level
+--   blackboard chain"); files_b3_path_outside, files_unbounded_read:
+--   tree_files_spec; kit_stand_in_keeps_conditions: testkit_spec;
+--   debug_cross_origin_command, debug_watch_flood: debug_spec.
 local bt = require "bonsai"
 local trace = require "helpers.trace"
 local luaver = require "helpers.luaver"
@@ -463,7 +481,7 @@ end)
 
 -- What runs inside c:tick finds the tick's stack through the child's run,
 -- never through the frame of the tick that started it
--- (../shared/repro/debug_step_into_control: the live debugger's step into a
+-- (the repro debug_step_into_control: the live debugger's step into a
 -- tick crashed the game at a bt.control node).
 describe("entries reached from inside a bt.control tick", function()
   -- A pass-through control node; nested ones make a path of control nodes.
@@ -624,7 +642,7 @@ describe("entries reached from inside a bt.control tick", function()
 end)
 
 -- A raise under a control node's child, caught by its callback
--- (../shared/repro/control_caught_error_wrong_node): the callback's own
+-- (the repro control_caught_error_wrong_node): the callback's own
 -- errors are the node's, and no frame of the run it left stays behind.
 describe("a child's error caught inside a bt.control callback", function()
   local function raising(name)
@@ -771,7 +789,7 @@ describe("a root whose post-condition raises after it ended", function()
 end)
 
 -- An abort pass runs every callback once, wherever it runs
--- (../shared/repro/control_abort_twice: a running control child whose
+-- (the repro control_abort_twice: a running control child whose
 -- abort raised was aborted twice, its own child only at the second time):
 -- every kind of node whose abort or exit raises, cut off by every kind of
 -- parent, then the error's recovery.
@@ -912,7 +930,7 @@ end)
 -- an object in the object's own storage, never as the value of a
 -- weak-keyed table that may refer back to its key, which on Lua 5.1 and
 -- LuaJIT (weak tables that are no ephemerons) would keep both for ever
--- (../shared/repro/luajit_self_referencing_tree_leak). Counted, not timed:
+-- (the repro luajit_self_referencing_tree_leak). Counted, not timed:
 -- the objects made are held by a weak probe, and after full collections
 -- none is left and bt.memory() is back to the byte.
 describe("objects that refer to themselves", function()

@@ -296,7 +296,7 @@ end)
 
 -- A stand-in replaces the leaf's own behaviour and keeps the rest of its
 -- node, so the test passes only where the game does
--- (../shared/repro/kit_stand_in_keeps_conditions).
+-- (the repro kit_stand_in_keeps_conditions).
 describe("a stand-in keeps the leaf's node", function()
   -- The tree with leaf g (its table: extra fields, and a behaviour that
   -- returns statuses in turn), then h; the same scenario with and without a
@@ -782,12 +782,12 @@ describe("random worlds", function()
   end)
 end)
 
-describe("the kit's annotations (lua/bonsai/test_meta.lua)", function()
+describe("the kit's annotations (lua/bonsai/test/meta.lua)", function()
   local prefix = { T = "T.", Scenario = "Scenario:", Tick = "Tick:",
                    Coverage = "Coverage:", Random = "Random:" }
   local function annotated()
     local names = {}
-    for line in io.lines("lua/bonsai/test_meta.lua") do
+    for line in io.lines("lua/bonsai/test/meta.lua") do
       local t, k = line:match("^function%s+([%a_][%w_]*)[.:]([%a_][%w_]*)%s*%(")
       if not t then t, k = line:match("^([%a_][%w_]*)%.([%a_][%w_]*)%s*=") end
       if t and prefix[t] then names[prefix[t] .. k] = true end
@@ -828,7 +828,7 @@ describe("the kit's annotations (lua/bonsai/test_meta.lua)", function()
   end)
 
   it("is valid Lua that never runs the kit", function()
-    local chunk = assert(loadfile("lua/bonsai/test_meta.lua", "t", {}))
+    local chunk = assert(loadfile("lua/bonsai/test/meta.lua", "t", {}))
     assert.equal("table", type(chunk()))
   end)
 end)

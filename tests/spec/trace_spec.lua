@@ -2,7 +2,8 @@
 -- event per status change or running node ticked again, with tick, time,
 -- node path and status; reload, error and interrupt events; the ring's
 -- size; the tick hook (a:on_tick) and freezing (a:freeze) that bt.record
--- and bt.debug build on; tree:nodes.
+-- and bt.debug build on; tree:nodes; the events of a delay, a utility
+-- selector and a subtree.
 local bt = require "bonsai"
 local luaver = require "helpers.luaver"
 
@@ -366,5 +367,47 @@ describe("a tick's events", function()
       "4  running+; 4 flee running+; 4 flee/check[1] success; " ..
         "4 flee/run running+",
     }, later)
+  end)
+end)
+
+describe("delay, utility_selector and subtree in traces", function()
+  local trace = require "helpers.trace"
+  local t
+  before_each(function() t = trace.new() end)
+  local agent_of = trace.agent_of
+
+  local function events(a)
+    local out = {}
+    for _, e in ipairs(a:events()) do
+      out[#out + 1] = e.tick .. ":" .. e.node .. ":" .. e.status
+    end
+    return table.concat(out, " ")
+  end
+
+  it("record their status changes like any node", function()
+    local a = agent_of(bt.delay { name = "d", seconds = 1,
+                                  t:action("A", "S") })
+    a:trace()
+    a:tick(1)
+    a:tick(1)
+    assert.equal("1:d:running 2:d:running 2:d/A:running 2:d/A:success " ..
+                 "2:d:success", events(a))
+    local u = 0
+    local b = agent_of(bt.utility_selector { name = "u",
+      bt.utility(function() return u end, t:action("X", "R")),
+      bt.utility(function() return 1 end, t:action("Y", "R")) })
+    b:trace()
+    b:tick(1)
+    u = 2
+    b:tick(1)
+    assert.equal("1:u:running 1:u/Y:running 2:u:running 2:u/X:running " ..
+                 "2:u/Y:aborted", events(b))
+    local inner = bt.tree(t:action("I", "S"), { name = "kinds.trace.inner" })
+    local c = agent_of(bt.subtree(inner))
+    c:trace()
+    c:tick(1)
+    assert.equal("1:kinds.trace.inner:running 1:kinds.trace.inner/I:running "
+                 .. "1:kinds.trace.inner/I:success "
+                 .. "1:kinds.trace.inner:success", events(c))
   end)
 end)

@@ -95,13 +95,13 @@ describe("a path a tree file names", function()
 
   it("may go where the game allows (include_dirs), and no further",
      function()
-    sh("mkdir -p '" .. root .. "/shared' '" .. root .. "/other'")
-    write("shared/a.xml", XML_SUB:format(1))
-    write("shared/a.json", B3_SUB)
+    sh("mkdir -p '" .. root .. "/common' '" .. root .. "/other'")
+    write("common/a.xml", XML_SUB:format(1))
+    write("common/a.json", B3_SUB)
     write("other/b.xml", XML_SUB:format(2))
-    local dirs = { root .. "/mod", root .. "/shared" }
-    assert.truthy(bt.load(btcpp("../shared/a.xml"), { include_dirs = dirs }))
-    assert.truthy(bt.load(b3("../shared/a.json"), { include_dirs = dirs }))
+    local dirs = { root .. "/mod", root .. "/common" }
+    assert.truthy(bt.load(btcpp("../common/a.xml"), { include_dirs = dirs }))
+    assert.truthy(bt.load(b3("../common/a.json"), { include_dirs = dirs }))
     local _, msg = bt.load(btcpp("../other/b.xml"), { include_dirs = dirs })
     assert.matches("is outside the directories allowed", msg)
     -- behavior3's workspace directory: paths are relative to it, and it is

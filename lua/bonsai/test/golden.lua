@@ -15,9 +15,36 @@ local M = {}
 
 local HEADER = "bonsai-golden 1"
 
+-- Values as the traces print them: no addresses, numbers in %.14g.
+local function show(v)
+  local t = type(v)
+  if t == "string" then
+    return '"' .. v:gsub('[%c"\\]', function(ch)
+      return string.format("\\%03d", ch:byte())
+    end) .. '"'
+  end
+  if t == "number" then
+    if v ~= v then return "nan" end
+    return string.format("%.14g", v)
+  end
+  if t == "table" then
+    local keys = {}
+    for k in pairs(v) do keys[#keys + 1] = k end
+    table.sort(keys, function(a, b) return tostring(a) < tostring(b) end)
+    local parts = {}
+    for _, k in ipairs(keys) do
+      parts[#parts + 1] = tostring(k) .. "=" ..
+        (type(v[k]) == "table" and "{...}" or show(v[k]))
+    end
+    return "{" .. table.concat(parts, ", ") .. "}"
+  end
+  if t == "nil" or t == "boolean" then return tostring(v) end
+  return "<" .. t .. ">"
+end
+M.show = show
+
 -- The lines of a scenario's run.
 function M.lines(s)
-  local show = require("bonsai.test").show
   local out = { HEADER, "tree " .. s.name }
   for _, n in ipairs(s.nodes) do
     out[#out + 1] = "node " .. (n.hidden and "(priority)" or n.path) ..

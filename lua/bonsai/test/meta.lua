@@ -1,5 +1,5 @@
 ---@meta bonsai.test
--- test_meta.lua: LuaLS / EmmyLua annotations of `require "bonsai.test"`,
+-- bonsai/test/meta.lua: LuaLS / EmmyLua annotations of `require "bonsai.test"`,
 -- the test kit (docs/TESTING.md), for editors. Never run: the module is
 -- lua/bonsai/test.lua. Option tables are exact classes, so a misspelt
 -- option is flagged. tests/spec/testkit_spec.lua checks that every public

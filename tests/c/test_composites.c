@@ -1,10 +1,10 @@
 /*
-** test_kinds.c: the node kinds added since the second round (delay,
-** parallel with wait, utility selector, subtree, BehaviorTree.CPP's
-** if_then_else, while_do_else, skip_unless_updated, wait_value_update)
-** through the public C API, tick by tick: statuses and the exact order of
-** enter/tick/exit/abort events, including every way a running node can be
-** cut off.
+** test_composites.c: the composites through the public C API, tick by
+** tick: statuses and the exact order of enter/tick/exit/abort events,
+** including every way a running child is cut off: sequence and selector,
+** the reactive nodes, parallel (and with wait; keep_running_until_failure),
+** filter and monitor, the utility selector (and its save), if_then_else,
+** while_do_else.
 */
 #include <math.h>
 #include <setjmp.h>
@@ -12,6 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <cmocka.h>
@@ -19,95 +20,290 @@
 #include "bonsai.h"
 #include "fixture.h"
 
-/* {====== delay */
+/* {====== sequence and selector */
 
-/* Running for 'seconds' of agent time without its child, then the child's
-** status; a new run waits again. */
-static void delay_waits(void **state) {
-  bonsai_agent *ag;
-  (void)state;
-  leaf("A", "RSF");
-  ag = start("delay{seconds=2}(A)");
-  STEP(ag, 1, R, ""); /* starts at time 1 */
-  assert_string_equal(states(ag), "R.");
-  STEP(ag, 1, R, "");
-  STEP(ag, 1, R, "enter A; tick A"); /* time 3: 2 seconds passed */
-  assert_string_equal(states(ag), "RR");
-  STEP(ag, 1, S, "tick A; exit A success");
-  assert_string_equal(states(ag), "SS");
-  STEP(ag, 1, R, ""); /* a new run waits again */
-  STEP(ag, 1, R, "");
-  STEP(ag, 1, F, "enter A; tick A; exit A failure");
-  bonsai_agent_free(ag);
-}
-
-static void delay_zero_and_uneven_dt(void **state) {
+static void sequence_all_succeed(void **state) {
   bonsai_agent *ag;
   (void)state;
   leaf("A", "S");
-  ag = start("delay{seconds=0}(A)");
-  STEP(ag, 0, S, "enter A; tick A; exit A success");
-  bonsai_agent_free(ag);
-  ag = start("sequence(delay{seconds=1}(A), A)");
-  STEP(ag, 0.5, R, ""); /* starts at time 0.5 */
-  STEP(ag, 0.25, R, "");
-  STEP(ag, 0.5, R, ""); /* 0.75 s since it started */
-  STEP(ag, 0.25, S,
-       "enter A; tick A; exit A success; enter A; tick A; exit A success");
+  leaf("B", "S");
+  ag = start("sequence(A, B)");
+  STEP(ag, 1, S, "enter A; tick A; exit A success; enter B; tick B; "
+                 "exit B success");
+  assert_string_equal(states(ag), "SSS");
   bonsai_agent_free(ag);
 }
 
-/* An abort while waiting aborts nothing below; an abort while the child
-** runs aborts the child; either way the next run waits again. */
-static void delay_aborts(void **state) {
+static void sequence_stops_at_failure(void **state) {
   bonsai_agent *ag;
   (void)state;
-  leaf("A", "R");
-  ag = start("delay{seconds=1}(A)");
-  STEP(ag, 1, R, "");
-  assert_int_equal(bonsai_agent_abort(ag), BONSAI_OK);
-  assert_string_equal(trace_take(&trace), "");
-  assert_string_equal(states(ag), "A.");
-  STEP(ag, 1, R, ""); /* waits again from time 2 */
-  STEP(ag, 1, R, "enter A; tick A");
-  assert_int_equal(bonsai_agent_abort(ag), BONSAI_OK);
-  assert_string_equal(trace_take(&trace), "abort A");
-  assert_string_equal(states(ag), "AA");
-  STEP(ag, 1, R, "");
+  leaf("A", "F");
+  leaf("B", "S");
+  ag = start("sequence(A, B)");
+  STEP(ag, 1, F, "enter A; tick A; exit A failure");
+  assert_string_equal(states(ag), "FF.");
   bonsai_agent_free(ag);
 }
 
-/* Under a reactive selector: a higher child that runs cuts the waiting
-** delay off (no call below it), and later the running child. */
-static void delay_under_reactive(void **state) {
+/* With memory: the running child is resumed, earlier ones not re-ticked;
+** a finished sequence starts over from its first child. */
+static void sequence_memory(void **state) {
   bonsai_agent *ag;
   (void)state;
-  leaf("C", "FFSFFFS");
+  leaf("A", "S");
+  leaf("B", "RF");
+  ag = start("sequence(A, B)");
+  STEP(ag, 1, R, "enter A; tick A; exit A success; enter B; tick B");
+  assert_string_equal(states(ag), "RSR");
+  STEP(ag, 1, F, "tick B; exit B failure");
+  assert_string_equal(states(ag), "FSF");
+  STEP(ag, 1, F, "enter A; tick A; exit A success; enter B; tick B; "
+                 "exit B failure");
+  bonsai_agent_free(ag);
+}
+
+static void selector_first_success(void **state) {
+  bonsai_agent *ag;
+  (void)state;
+  leaf("A", "FS");
+  leaf("B", "S");
+  ag = start("selector(A, B)");
+  STEP(ag, 1, S, "enter A; tick A; exit A failure; enter B; tick B; "
+                 "exit B success");
+  assert_string_equal(states(ag), "SFS");
+  STEP(ag, 1, S, "enter A; tick A; exit A success");
+  bonsai_agent_free(ag);
+}
+
+static void selector_all_fail(void **state) {
+  bonsai_agent *ag;
+  (void)state;
+  leaf("A", "F");
+  leaf("B", "F");
+  ag = start("selector(A, B)");
+  STEP(ag, 1, F, "enter A; tick A; exit A failure; enter B; tick B; "
+                 "exit B failure");
+  bonsai_agent_free(ag);
+}
+
+static void selector_memory(void **state) {
+  bonsai_agent *ag;
+  (void)state;
+  leaf("A", "F");
+  leaf("B", "RRS");
+  ag = start("selector(A, B)");
+  STEP(ag, 1, R, "enter A; tick A; exit A failure; enter B; tick B");
+  STEP(ag, 1, R, "tick B");
+  STEP(ag, 1, S, "tick B; exit B success");
+  assert_string_equal(states(ag), "SFS");
+  bonsai_agent_free(ag);
+}
+
+/* }====== */
+
+/* {====== reactive nodes */
+
+static void reactive_sequence_condition_fails(void **state) {
+  bonsai_agent *ag;
+  (void)state;
+  leaf("C", "SSF");
   leaf("A", "R");
-  ag = start("reactive_selector(?C, delay{seconds=1}(A))");
-  STEP(ag, 1, R, "tick C");
-  STEP(ag, 1, R, "tick C; enter A; tick A");
-  STEP(ag, 1, S, "tick C; abort A");
-  assert_string_equal(states(ag), "SSAA");
-  STEP(ag, 1, R, "tick C");
+  ag = start("reactive_sequence(?C, A)");
   STEP(ag, 1, R, "tick C; enter A; tick A");
   STEP(ag, 1, R, "tick C; tick A");
-  STEP(ag, 1, S, "tick C; abort A");
-  bonsai_agent_free(ag);
-  leaf("C", "FS");
-  ag = start("reactive_selector(?C, delay{seconds=5}(A))");
-  STEP(ag, 1, R, "tick C");
-  STEP(ag, 1, S, "tick C"); /* the waiting delay is aborted, A untouched */
-  assert_string_equal(states(ag), "SSA.");
+  STEP(ag, 1, F, "tick C; abort A");
+  assert_string_equal(states(ag), "FFA");
+  STEP(ag, 1, F, "tick C");
   bonsai_agent_free(ag);
 }
 
-static void delay_definition_errors(void **state) {
+/* An earlier child that now runs: the later running child is aborted
+** after the earlier one was ticked. */
+static void reactive_sequence_earlier_child_runs(void **state) {
+  bonsai_agent *ag;
+  (void)state;
+  leaf("A", "SR");
+  leaf("B", "R");
+  ag = start("reactive_sequence(A, B)");
+  STEP(ag, 1, R, "enter A; tick A; exit A success; enter B; tick B");
+  STEP(ag, 1, R, "enter A; tick A; abort B");
+  assert_string_equal(states(ag), "RRA");
+  assert_string_equal(running_paths(ag), "reactive_sequence, reactive_sequence/A");
+  bonsai_agent_free(ag);
+}
+
+static void reactive_sequence_succeeds(void **state) {
+  bonsai_agent *ag;
+  (void)state;
+  leaf("C", "S");
+  leaf("A", "RS");
+  ag = start("reactive_sequence(?C, A)");
+  STEP(ag, 1, R, "tick C; enter A; tick A");
+  STEP(ag, 1, S, "tick C; tick A; exit A success");
+  assert_string_equal(states(ag), "SSS");
+  bonsai_agent_free(ag);
+}
+
+/* A memory sequence under a reactive node keeps its place. */
+static void reactive_keeps_inner_memory(void **state) {
+  bonsai_agent *ag;
+  (void)state;
+  leaf("C", "S");
+  leaf("A", "S");
+  leaf("B", "RRS");
+  ag = start("reactive_sequence(?C, sequence(A, B))");
+  STEP(ag, 1, R, "tick C; enter A; tick A; exit A success; enter B; tick B");
+  STEP(ag, 1, R, "tick C; tick B");
+  STEP(ag, 1, S, "tick C; tick B; exit B success");
+  bonsai_agent_free(ag);
+}
+
+static void reactive_selector_higher_runs(void **state) {
+  bonsai_agent *ag;
+  (void)state;
+  leaf("Hi", "FR");
+  leaf("Lo", "R");
+  ag = start("reactive_selector(Hi, Lo)");
+  STEP(ag, 1, R, "enter Hi; tick Hi; exit Hi failure; enter Lo; tick Lo");
+  STEP(ag, 1, R, "enter Hi; tick Hi; abort Lo");
+  assert_string_equal(states(ag), "RRA");
+  STEP(ag, 1, R, "tick Hi");
+  bonsai_agent_free(ag);
+}
+
+static void reactive_selector_higher_succeeds(void **state) {
+  bonsai_agent *ag;
+  (void)state;
+  leaf("C", "FFS");
+  leaf("Hi", "S");
+  leaf("Lo", "R");
+  ag = start("reactive_selector(reactive_sequence(?C, Hi), Lo)");
+  STEP(ag, 1, R, "tick C; enter Lo; tick Lo");
+  STEP(ag, 1, R, "tick C; tick Lo"); /* the higher branch still fails */
+  STEP(ag, 1, S, "tick C; enter Hi; tick Hi; exit Hi success; abort Lo");
+  assert_string_equal(states(ag), "SSSSA");
+  bonsai_agent_free(ag);
+}
+
+static void reactive_selector_all_fail(void **state) {
+  bonsai_agent *ag;
+  (void)state;
+  leaf("C", "F");
+  leaf("D", "F");
+  ag = start("reactive_selector(?C, ?D)");
+  STEP(ag, 1, F, "tick C; tick D");
+  assert_string_equal(states(ag), "FFF");
+  bonsai_agent_free(ag);
+}
+
+/* }====== */
+
+/* {====== parallel */
+
+static void parallel_defaults_success_all(void **state) {
+  bonsai_agent *ag;
+  (void)state;
+  leaf("A", "RS");
+  leaf("B", "S");
+  ag = start("parallel(A, B)");
+  STEP(ag, 1, R, "enter A; tick A; enter B; tick B; exit B success");
+  assert_string_equal(states(ag), "RRS");
+  STEP(ag, 1, S, "tick A; exit A success"); /* B finished: not ticked */
+  assert_string_equal(states(ag), "SSS");
+  /* a new run ticks every child again */
+  STEP(ag, 1, S, "enter A; tick A; exit A success; enter B; tick B; "
+                 "exit B success");
+  bonsai_agent_free(ag);
+}
+
+/* Default failure policy "one": the first failure stops the parallel and
+** aborts the running children in child order; later ones are not ticked. */
+static void parallel_defaults_failure_one(void **state) {
+  bonsai_agent *ag;
+  (void)state;
+  leaf("A", "R");
+  leaf("B", "RF");
+  leaf("C", "R");
+  ag = start("parallel(A, B, C)");
+  STEP(ag, 1, R, "enter A; tick A; enter B; tick B; enter C; tick C");
+  STEP(ag, 1, F, "tick A; tick B; exit B failure; abort A; abort C");
+  assert_string_equal(states(ag), "FAFA");
+  bonsai_agent_free(ag);
+}
+
+static void parallel_success_one(void **state) {
+  bonsai_agent *ag;
+  (void)state;
+  leaf("A", "R");
+  leaf("B", "RS");
+  ag = start("parallel{success=one}(A, B)");
+  STEP(ag, 1, R, "enter A; tick A; enter B; tick B");
+  STEP(ag, 1, S, "tick A; tick B; exit B success; abort A");
+  assert_string_equal(states(ag), "SAS");
+  bonsai_agent_free(ag);
+}
+
+/* Stops as soon as a policy is met: later children are not even entered. */
+static void parallel_stops_early(void **state) {
+  bonsai_agent *ag;
   (void)state;
   leaf("A", "S");
-  assert_string_equal(deferr("delay(A)"), "delay: 'delay' needs 'seconds'");
-  assert_string_equal(deferr("delay{seconds=1}"),
-                      "delay: 'delay' needs a child");
+  leaf("B", "R");
+  ag = start("parallel{success=one}(A, B)");
+  STEP(ag, 1, S, "enter A; tick A; exit A success");
+  assert_string_equal(states(ag), "SS.");
+  bonsai_agent_free(ag);
+}
+
+static void parallel_success_count(void **state) {
+  bonsai_agent *ag;
+  (void)state;
+  leaf("A", "RS");
+  leaf("B", "R");
+  leaf("C", "S");
+  ag = start("parallel{success=2}(A, B, C)");
+  STEP(ag, 1, R, "enter A; tick A; enter B; tick B; enter C; tick C; "
+                 "exit C success");
+  STEP(ag, 1, S, "tick A; exit A success; abort B");
+  assert_string_equal(states(ag), "SSAS");
+  bonsai_agent_free(ag);
+}
+
+static void parallel_failure_count(void **state) {
+  bonsai_agent *ag;
+  (void)state;
+  leaf("A", "F");
+  leaf("B", "R");
+  leaf("C", "F");
+  ag = start("parallel{failure=2}(A, B, C)");
+  STEP(ag, 1, F, "enter A; tick A; exit A failure; enter B; tick B; "
+                 "enter C; tick C; exit C failure; abort B");
+  assert_string_equal(states(ag), "FFAF");
+  bonsai_agent_free(ag);
+}
+
+/* Every child finished and neither policy was met: failure. */
+static void parallel_no_policy_met(void **state) {
+  bonsai_agent *ag;
+  (void)state;
+  leaf("A", "F");
+  leaf("B", "S");
+  ag = start("parallel{success=all, failure=all}(A, B)");
+  STEP(ag, 1, F, "enter A; tick A; exit A failure; enter B; tick B; "
+                 "exit B success");
+  bonsai_agent_free(ag);
+}
+
+static void parallel_success_one_failure_all(void **state) {
+  bonsai_agent *ag;
+  (void)state;
+  leaf("A", "F");
+  leaf("B", "RRS");
+  ag = start("parallel{success=one, failure=all}(A, B)");
+  STEP(ag, 1, R, "enter A; tick A; exit A failure; enter B; tick B");
+  STEP(ag, 1, R, "tick B");
+  STEP(ag, 1, S, "tick B; exit B success");
+  bonsai_agent_free(ag);
 }
 
 /* }====== */
@@ -254,6 +450,74 @@ static void parallel_wait_errors(void **state) {
                       "parallel: argument 'wait' must be a boolean");
   assert_string_equal(deferr("sequence{wait=true}(A)"),
                       "sequence: 'sequence' takes no argument 'wait'");
+}
+
+/* }====== */
+
+/* {====== filter and monitor */
+
+static void filter_like(const char *kind) {
+  char spec[128];
+  bonsai_agent *ag;
+  leaf("C", "SSF");
+  leaf("D", "F");
+  leaf("E", "S");
+  leaf("A", "R");
+  leaf("B", "RF");
+  leaf("C1", "S");
+  leaf("C2", "SF");
+  leaf("G", "R");
+  /* the condition fails while the child runs: child aborted, failure */
+  snprintf(spec, sizeof spec, "%s(?C, A)", kind);
+  ag = start(spec);
+  STEP(ag, 1, R, "tick C; enter A; tick A");
+  STEP(ag, 1, R, "tick C; tick A");
+  STEP(ag, 1, F, "tick C; abort A");
+  assert_string_equal(states(ag), "FFA");
+  bonsai_agent_free(ag);
+  /* the condition fails first: the child never starts */
+  snprintf(spec, sizeof spec, "%s(?D, A)", kind);
+  ag = start(spec);
+  STEP(ag, 1, F, "tick D");
+  assert_string_equal(states(ag), "FF.");
+  bonsai_agent_free(ag);
+  /* the child's own result passes through */
+  snprintf(spec, sizeof spec, "%s(?E, B)", kind);
+  ag = start(spec);
+  STEP(ag, 1, R, "tick E; enter B; tick B");
+  STEP(ag, 1, F, "tick E; tick B; exit B failure");
+  bonsai_agent_free(ag);
+  /* several conditions, in order, every tick */
+  snprintf(spec, sizeof spec, "%s(?C1, ?C2, G)", kind);
+  ag = start(spec);
+  STEP(ag, 1, R, "tick C1; tick C2; enter G; tick G");
+  STEP(ag, 1, F, "tick C1; tick C2; abort G");
+  assert_string_equal(states(ag), "FSFA");
+  bonsai_agent_free(ag);
+}
+
+static void filter_conditions(void **state) {
+  (void)state;
+  filter_like("filter");
+}
+
+static void monitor_conditions(void **state) {
+  (void)state;
+  filter_like("monitor");
+}
+
+/* A blackboard check as the condition: the child runs until the key
+** changes. */
+static void filter_on_blackboard(void **state) {
+  bonsai_agent *ag;
+  (void)state;
+  leaf("A", "R");
+  ag = start("filter(check{key=alarm, op='~=', value=1}, A)");
+  STEP(ag, 1, R, "enter A; tick A");
+  STEP(ag, 1, R, "tick A");
+  set_number(ag, "alarm", 1);
+  STEP(ag, 1, F, "abort A");
+  bonsai_agent_free(ag);
 }
 
 /* }====== */
@@ -424,30 +688,46 @@ static void utility_definition_errors(void **state) {
 
 /* }====== */
 
-/* {====== subtree */
+/* {====== save and restore */
 
-/* In C a subtree node marks an inlined tree: it passes its child's status
-** both ways, is part of paths, and needs one child. */
-static void subtree_passes_through(void **state) {
-  bonsai_agent *ag;
-  unsigned nodes[8];
-  char path[64];
+/* A utility selector's running child is saved by name: restored into a
+** version with a child inserted before it, it goes on, and is the one
+** aborted when a higher child runs. A waiting delay keeps its start. */
+static void save_new_kinds(void **state) {
+  static const char *const before[] = {"A", "SEQ"};
+  static const char *const after[] = {"N", "A", "SEQ"};
+  double un = -1, ua = 0, us = 1, *u[3];
+  bonsai_agent *ag, *bg;
+  Saved b = {NULL, 0};
   (void)state;
-  leaf("A", "RFR");
-  leaf("B", "S");
-  ag = start("selector(subtree:patrol(sequence(A)), B)");
-  STEP(ag, 1, R, "enter A; tick A");
-  assert_int_equal(bonsai_agent_running(ag, nodes, 8), 4);
-  bonsai_tree_node_path(bonsai_agent_tree(ag), nodes[3], path, sizeof path);
-  assert_string_equal(path, "selector/patrol/sequence[1]/A");
-  STEP(ag, 1, S, "tick A; exit A failure; enter B; tick B; exit B success");
-  assert_string_equal(states(ag), "SFFFS");
-  STEP(ag, 1, R, "enter A; tick A");
-  assert_int_equal(bonsai_agent_abort(ag), BONSAI_OK);
-  assert_string_equal(trace_take(&trace), "abort A");
-  assert_string_equal(states(ag), "AAAAS"); /* B keeps its last status */
+  leaf("N", "R");
+  leaf("A", "R");
+  leaf("S1", "R");
+  u[0] = &ua, u[1] = &us;
+  ag = utility_agent(before, u, 2);
+  STEP(ag, 1, R, "enter S1; tick S1");
+  b.n = 0;
+  assert_int_equal(bonsai_agent_save(ag, NULL, saved_put, &b), BONSAI_OK);
   bonsai_agent_free(ag);
-  assert_string_equal(deferr("subtree"), "subtree: 'subtree' needs a child");
+  u[0] = &un, u[1] = &ua, u[2] = &us;
+  bg = utility_agent(after, u, 3);
+  assert_int_equal(bonsai_agent_restore(bg, b.p, b.n, NULL), BONSAI_OK);
+  assert_string_equal(states(bg), "R..RR");
+  STEP(bg, 1, R, "tick S1");
+  un = 5;
+  STEP(bg, 1, R, "enter N; tick N; abort S1");
+  bonsai_agent_free(bg);
+  ag = start("sequence(delay{seconds=2}(A))");
+  STEP(ag, 1, R, "");
+  b.n = 0;
+  assert_int_equal(bonsai_agent_save(ag, NULL, saved_put, &b), BONSAI_OK);
+  bonsai_agent_free(ag);
+  bg = start("sequence(delay{seconds=2}(A))");
+  assert_int_equal(bonsai_agent_restore(bg, b.p, b.n, NULL), BONSAI_OK);
+  STEP(bg, 1, R, "");
+  STEP(bg, 1, R, "enter A; tick A"); /* 2 s after its start at time 1 */
+  bonsai_agent_free(bg);
+  free(b.p);
 }
 
 /* }====== */
@@ -586,219 +866,6 @@ static void while_do_else_aborted(void **state) {
 
 /* }====== */
 
-/* {====== save and restore */
-
-typedef struct Bytes {
-  unsigned char p[4096];
-  size_t n;
-} Bytes;
-
-static void put(void *ud, const void *p, size_t n) {
-  Bytes *b = (Bytes *)ud;
-  assert_true(b->n + n <= sizeof b->p);
-  memcpy(b->p + b->n, p, n);
-  b->n += n;
-}
-
-/* A utility selector's running child is saved by name: restored into a
-** version with a child inserted before it, it goes on, and is the one
-** aborted when a higher child runs. A waiting delay keeps its start. */
-static void save_new_kinds(void **state) {
-  static const char *const before[] = {"A", "SEQ"};
-  static const char *const after[] = {"N", "A", "SEQ"};
-  double un = -1, ua = 0, us = 1, *u[3];
-  bonsai_agent *ag, *bg;
-  Bytes b;
-  (void)state;
-  leaf("N", "R");
-  leaf("A", "R");
-  leaf("S1", "R");
-  u[0] = &ua, u[1] = &us;
-  ag = utility_agent(before, u, 2);
-  STEP(ag, 1, R, "enter S1; tick S1");
-  b.n = 0;
-  assert_int_equal(bonsai_agent_save(ag, NULL, put, &b), BONSAI_OK);
-  bonsai_agent_free(ag);
-  u[0] = &un, u[1] = &ua, u[2] = &us;
-  bg = utility_agent(after, u, 3);
-  assert_int_equal(bonsai_agent_restore(bg, b.p, b.n, NULL), BONSAI_OK);
-  assert_string_equal(states(bg), "R..RR");
-  STEP(bg, 1, R, "tick S1");
-  un = 5;
-  STEP(bg, 1, R, "enter N; tick N; abort S1");
-  bonsai_agent_free(bg);
-  ag = start("sequence(delay{seconds=2}(A))");
-  STEP(ag, 1, R, "");
-  b.n = 0;
-  assert_int_equal(bonsai_agent_save(ag, NULL, put, &b), BONSAI_OK);
-  bonsai_agent_free(ag);
-  bg = start("sequence(delay{seconds=2}(A))");
-  assert_int_equal(bonsai_agent_restore(bg, b.p, b.n, NULL), BONSAI_OK);
-  STEP(bg, 1, R, "");
-  STEP(bg, 1, R, "enter A; tick A"); /* 2 s after its start at time 1 */
-  bonsai_agent_free(bg);
-}
-
-/* }====== */
-
-/* {====== skip_unless_updated */
-
-/* Sets blackboard key 'name' of ag to the number x. */
-static void setnum(bonsai_agent *ag, const char *name, double x) {
-  bonsai_value v;
-  v.type = BONSAI_TNUMBER;
-  v.u.n = x;
-  assert_int_equal(bonsai_bb_set(bonsai_agent_bb(ag),
-                                 bonsai_key(env, name, strlen(name)), v),
-                   BONSAI_OK);
-}
-
-/* Skipped while its key is unset or unchanged since it last looked (the
-** same value again is no change); a change starts its child, whose run
-** goes on whatever the key does. */
-static void skip_unless_updated_runs_on_change(void **state) {
-  bonsai_agent *ag;
-  (void)state;
-  leaf("A", "RS");
-  leaf("B", "S");
-  ag = start("sequence(skip_unless_updated{key=k}(A), B)");
-  STEP(ag, 1, S, "enter B; tick B; exit B success");
-  assert_string_equal(states(ag), "SK.S");
-  setnum(ag, "k", 1);
-  STEP(ag, 1, R, "enter A; tick A");
-  setnum(ag, "k", 2); /* while the child runs: it goes on */
-  STEP(ag, 1, S, "tick A; exit A success; enter B; tick B; exit B success");
-  assert_string_equal(states(ag), "SSSS");
-  setnum(ag, "k", 2);
-  STEP(ag, 1, S, "enter A; tick A; exit A success; enter B; tick B; "
-                 "exit B success"); /* 2 was set while the child ran */
-  setnum(ag, "k", 2);
-  STEP(ag, 1, S, "enter B; tick B; exit B success");
-  assert_string_equal(states(ag), "SKSS");
-  setnum(ag, "k", 3);
-  STEP(ag, 1, S, "enter A; tick A; exit A success; enter B; tick B; "
-                 "exit B success");
-  assert_string_equal(deferr("skip_unless_updated(A)"),
-                      "skip_unless_updated: 'skip_unless_updated' needs "
-                      "'key'");
-  bonsai_agent_free(ag);
-}
-
-/* Saved and restored, it remembers whether it had seen its key's latest
-** change (the restored blackboard has stamps of its own). */
-static void skip_unless_updated_saved(void **state) {
-  bonsai_agent *ag, *bg;
-  Bytes b;
-  (void)state;
-  leaf("A", "S");
-  ag = start("skip_unless_updated{key=k}(A)");
-  setnum(ag, "k", 1);
-  STEP(ag, 1, S, "enter A; tick A; exit A success");
-  b.n = 0;
-  assert_int_equal(bonsai_agent_save(ag, NULL, put, &b), BONSAI_OK);
-  bg = start("skip_unless_updated{key=k}(A)");
-  assert_int_equal(bonsai_agent_restore(bg, b.p, b.n, NULL), BONSAI_OK);
-  STEP(bg, 1, BONSAI_SKIPPED, ""); /* it had seen k = 1 */
-  bonsai_agent_free(bg);
-  setnum(ag, "k", 2); /* a change it has not seen yet */
-  b.n = 0;
-  assert_int_equal(bonsai_agent_save(ag, NULL, put, &b), BONSAI_OK);
-  bonsai_agent_free(ag);
-  bg = start("skip_unless_updated{key=k}(A)");
-  assert_int_equal(bonsai_agent_restore(bg, b.p, b.n, NULL), BONSAI_OK);
-  STEP(bg, 1, S, "enter A; tick A; exit A success");
-  STEP(bg, 1, BONSAI_SKIPPED, "");
-  bonsai_agent_free(bg);
-}
-
-/* }====== */
-
-/* {====== wait_value_update */
-
-/* Running, without its child, until its key changes; then its child, and
-** the node ends with it; the next run waits for the next change. An abort
-** while it waits aborts nothing below. */
-static void wait_value_update_waits(void **state) {
-  bonsai_agent *ag;
-  (void)state;
-  leaf("A", "RS");
-  ag = start("wait_value_update{key=k}(A)");
-  STEP(ag, 1, R, "");
-  assert_string_equal(states(ag), "R.");
-  setnum(ag, "k", 1);
-  STEP(ag, 1, R, "enter A; tick A");
-  STEP(ag, 1, S, "tick A; exit A success");
-  STEP(ag, 1, R, "");
-  assert_int_equal(bonsai_agent_abort(ag), BONSAI_OK);
-  assert_string_equal(trace_take(&trace), "");
-  assert_string_equal(states(ag), "AS");
-  setnum(ag, "k", 1);
-  STEP(ag, 1, R, ""); /* the same value again is no change */
-  setnum(ag, "k", 2);
-  STEP(ag, 1, S, "enter A; tick A; exit A success");
-  bonsai_agent_free(ag);
-}
-
-/* Under a reactive selector, a higher child that succeeds cuts the waiting
-** node off; restored from a save while waiting, it still waits. */
-static void wait_value_update_cut_off_and_saved(void **state) {
-  bonsai_agent *ag, *bg;
-  Bytes b;
-  (void)state;
-  leaf("C", "FFS");
-  leaf("A", "S");
-  ag = start("reactive_selector(C, wait_value_update{key=k}(A))");
-  setnum(ag, "k", 1);
-  STEP(ag, 1, S, "enter C; tick C; exit C failure; enter A; tick A; "
-                 "exit A success");
-  STEP(ag, 1, R, "enter C; tick C; exit C failure");
-  assert_string_equal(states(ag), "RFRS");
-  STEP(ag, 1, S, "enter C; tick C; exit C success");
-  assert_string_equal(states(ag), "SSAS");
-  bonsai_agent_free(ag);
-  ag = start("sequence(wait_value_update{key=k}(A))");
-  setnum(ag, "k", 1);
-  STEP(ag, 1, S, "enter A; tick A; exit A success");
-  STEP(ag, 1, R, "");
-  b.n = 0;
-  assert_int_equal(bonsai_agent_save(ag, NULL, put, &b), BONSAI_OK);
-  bonsai_agent_free(ag);
-  bg = start("sequence(wait_value_update{key=k}(A))");
-  assert_int_equal(bonsai_agent_restore(bg, b.p, b.n, NULL), BONSAI_OK);
-  assert_string_equal(states(bg), "RR.");
-  STEP(bg, 1, R, "");
-  setnum(bg, "k", 5);
-  STEP(bg, 1, S, "enter A; tick A; exit A success");
-  bonsai_agent_free(bg);
-}
-
-/* }====== */
-
-/* {====== run_once with then_skip */
-
-/* After its child's first run: its status, or with then_skip, skipped
-** (passed over by a sequence); an aborted run does not count. */
-static void run_once_then_skip(void **state) {
-  bonsai_agent *ag;
-  (void)state;
-  leaf("A", "RF");
-  leaf("B", "S");
-  ag = start("sequence(run_once{then_skip=true}(A), B)");
-  STEP(ag, 1, R, "enter A; tick A");
-  assert_int_equal(bonsai_agent_abort(ag), BONSAI_OK);
-  assert_string_equal(trace_take(&trace), "abort A");
-  STEP(ag, 1, F, "enter A; tick A; exit A failure");
-  STEP(ag, 1, S, "enter B; tick B; exit B success");
-  assert_string_equal(states(ag), "SKFS");
-  bonsai_agent_free(ag);
-  ag = start("sequence(run_once{then_skip=false}(A), B)");
-  STEP(ag, 1, F, "enter A; tick A; exit A failure");
-  STEP(ag, 1, F, "");
-  bonsai_agent_free(ag);
-}
-
-/* }====== */
-
 /* {====== random_selector */
 
 /* The order a run of agent ag tried the failing leaves A..E in: each
@@ -829,8 +896,8 @@ static void random_selector_orders(void **state) {
   for (seed = 0; seed < 8; seed++) {
     ag = start("random_selector{key=seed}(A, B, C, D, E)");
     twin = start("random_selector{key=seed}(A, B, C, D, E)");
-    setnum(ag, "seed", seed);
-    setnum(twin, "seed", seed);
+    set_number(ag, "seed", seed);
+    set_number(twin, "seed", seed);
     strcpy(first, tried(ag));
     assert_int_equal(strlen(first), 5);
     for (k = 0; k < 5; k++)
@@ -859,7 +926,7 @@ static void random_selector_resumes(void **state) {
   (void)state;
   leaf("A", "RS"), leaf("B", "RS"), leaf("C", "RS");
   ag = start("random_selector{key=seed}(A, B, C)");
-  setnum(ag, "seed", 3);
+  set_number(ag, "seed", 3);
   assert_int_equal(bonsai_agent_tick(ag, 1), BONSAI_RUNNING);
   {
     const char *t = trace_take(&trace);
@@ -877,11 +944,27 @@ static void random_selector_resumes(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      T(delay_waits),
-      T(delay_zero_and_uneven_dt),
-      T(delay_aborts),
-      T(delay_under_reactive),
-      T(delay_definition_errors),
+      T(sequence_all_succeed),
+      T(sequence_stops_at_failure),
+      T(sequence_memory),
+      T(selector_first_success),
+      T(selector_all_fail),
+      T(selector_memory),
+      T(reactive_sequence_condition_fails),
+      T(reactive_sequence_earlier_child_runs),
+      T(reactive_sequence_succeeds),
+      T(reactive_keeps_inner_memory),
+      T(reactive_selector_higher_runs),
+      T(reactive_selector_higher_succeeds),
+      T(reactive_selector_all_fail),
+      T(parallel_defaults_success_all),
+      T(parallel_defaults_failure_one),
+      T(parallel_success_one),
+      T(parallel_stops_early),
+      T(parallel_success_count),
+      T(parallel_failure_count),
+      T(parallel_no_policy_met),
+      T(parallel_success_one_failure_all),
       T(keep_running_until_failure),
       T(keep_running_until_failure_aborts),
       T(keep_running_until_failure_leaf_error),
@@ -889,11 +972,13 @@ int main(void) {
       T(parallel_wait_policies),
       T(parallel_wait_aborted),
       T(parallel_wait_errors),
+      T(filter_conditions),
+      T(monitor_conditions),
+      T(filter_on_blackboard),
       T(utility_order),
       T(utility_reactive),
       T(utility_errors),
       T(utility_definition_errors),
-      T(subtree_passes_through),
       T(save_new_kinds),
       T(if_then_else_branches),
       T(if_then_else_no_else),
@@ -902,11 +987,6 @@ int main(void) {
       T(while_do_else_switches),
       T(while_do_else_no_else),
       T(while_do_else_aborted),
-      T(skip_unless_updated_runs_on_change),
-      T(skip_unless_updated_saved),
-      T(wait_value_update_waits),
-      T(wait_value_update_cut_off_and_saved),
-      T(run_once_then_skip),
       T(random_selector_orders),
       T(random_selector_resumes),
   };
