@@ -653,9 +653,6 @@ function M.add(S, bt)
     return list, order
   end
 
-  -- preview: { tree }: the reload's migration, dry: for each agent of the
-  -- tree, its running nodes kept (same path and type in the draft, parent
-  -- kept) and aborted; and a summary, agents grouped by what they do.
   -- The agents a command names (agents = { ids }) among d's tree's: a set
   -- of agent objects, or nil, why.
   local function chosen(d, ids)
@@ -684,6 +681,10 @@ function M.add(S, bt)
     return set
   end
 
+  -- preview: { tree [, agents] }: the reload's migration, dry: for each
+  -- agent of the tree (or each of agents = { ids }), its running nodes kept
+  -- (same path and type in the draft, parent kept) and aborted; and a
+  -- summary, agents grouped by what they do.
   function commands.preview(cmd)
     local d, why = draft(cmd.tree)
     if not d then return nil, why end
