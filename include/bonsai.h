@@ -811,6 +811,20 @@ BONSAI_API int bonsai_agent_switch(bonsai_agent *agent,
                                    unsigned n);
 
 /*
+** Holding an agent on its version (to try a reload on some agents first):
+** bonsai_agent_hold(agent, 1) and the agent keeps running the version it
+** runs whatever reloads come (bonsai_agent_stale says 0, a tick, an abort
+** or a reset does not switch it; that version stays alive while it runs
+** it). bonsai_agent_hold(agent, 0) releases it: at its next tick (abort,
+** reset, or bonsai_agent_switch) it switches to the tree's current version,
+** the newest, in one step from the version it held, running nodes matched
+** as for any reload. New agents start on the current version; a save does
+** not record the hold. bonsai_agent_held says whether the agent is held.
+*/
+BONSAI_API void bonsai_agent_hold(bonsai_agent *agent, int on);
+BONSAI_API int bonsai_agent_held(const bonsai_agent *agent);
+
+/*
 ** Control nodes at work. During the TICK callback of control node 'node'
 ** (call->node), bonsai_control_tick ticks its child k (from 0): a new run
 ** if the child is not running. It returns the child's status (any number

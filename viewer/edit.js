@@ -47,12 +47,14 @@ function editShow(doc) {
   index(doc.root, null);
   $('edit-tree-name').textContent = doc.tree;
   $('edit-file').textContent = doc.file ? doc.file + ' (' + doc.format + ')' : 'not from a file';
-  $('edit-version').textContent = 'draft ' + doc.version + (doc.applied ? ' · running' : ' · not applied');
+  const held = (doc.held || []).length; // agents held on an older version
+  $('edit-version').textContent = 'draft ' + doc.version + (doc.applied ? ' · running' : ' · not applied') +
+    (held ? ' · ' + held + (held === 1 ? ' agent' : ' agents') + ' on an older version' : '');
   $('edit-undo').disabled = !doc.undo;
   $('edit-redo').disabled = !doc.redo;
   $('edit-rollback').disabled = !doc.rollback;
   $('edit-save').disabled = !doc.file;
-  $('edit-apply').disabled = doc.applied; // (it runs already)
+  $('edit-apply').disabled = doc.applied && !held; // (it runs already, for everyone)
   document.body.dataset.editVersion = doc.version;
   if (edit.previewed !== doc.version) { // (a preview of another draft is stale)
     $('edit-preview').innerHTML = '<p class="none">Preview shows what each live agent would keep ' +
@@ -419,7 +421,29 @@ async function editPreview() {
 async function editApply() {
   const doc = await editCommand({ cmd: 'apply', tree: edit.doc.tree, version: edit.doc.version });
   if (doc) {
-    editStatus('Applied: every agent of ' + doc.tree + ' switches at its next tick.', 'ok');
+    editStatus('Applied: every agent of ' + doc.tree + ' switches at its next tick' +
+      ' (those held on an older version too).', 'ok');
+    editShow(doc);
+  }
+}
+
+// Apply to the agent selected in the list only: its preview first (what it
+// keeps and aborts), then the apply; the other agents of the tree stay on
+// the version they run (held) until Apply to all.
+async function editApplyOne() {
+  const a = ui.agent;
+  if (!a || a.tree !== edit.doc.tree) {
+    return editStatus('Select an agent of ' + edit.doc.tree + ' in the list first.', 'error');
+  }
+  const p = await editCommand({ cmd: 'preview', tree: edit.doc.tree, agents: [a.id] });
+  if (!p) return;
+  const doc = await editCommand({ cmd: 'apply', tree: edit.doc.tree, version: edit.doc.version,
+    agents: [a.id] });
+  if (doc) {
+    const n = (doc.held || []).length;
+    editStatus('Applied to ' + a.label + ' only (' + p.summary + '): it switches at its next tick; ' +
+      n + (n === 1 ? ' other agent stays' : ' other agents stay') +
+      ' on the version it runs until Apply to all. Compare them in Population.', 'ok');
     editShow(doc);
   }
 }
@@ -455,6 +479,7 @@ function wireEditor() {
   $('edit-redo').onclick = () => editSimple('redo', (d) => 'Redone: draft ' + d.version + '.');
   $('edit-preview-go').onclick = editPreview;
   $('edit-apply').onclick = editApply;
+  $('edit-apply-one').onclick = editApplyOne;
   $('edit-rollback').onclick = () => editSimple('rollback',
     (d) => 'Rolled back: ' + d.tree + ' runs the version before the last apply.');
   $('edit-save').onclick = () => editSimple('save', (d) => 'Saved to ' + d.file + ' and running.');

@@ -377,6 +377,35 @@ function checkText(n, bb) {
 
 const isCheck = (n) => n.type === 'check' || n.type === 'is_set';
 
+// The version agent a ran at tick N (undefined before its first tick): its
+// current one when N is at or after its last tick (live: no replay).
+function versionAt(a, tick) {
+  const last = a.ticks[a.ticks.length - 1];
+  if (last === undefined) return undefined;
+  if (last <= tick) return a.cur.version;
+  const v = ui.trace.stateAt(a, tick);
+  return v ? v.version : undefined;
+}
+
+// The versions the agents of a tree run at the tick, when more than one
+// (after an apply to some agents first): ' Versions: v2 (5 agents), v3 (1: guard 3).'
+function versionsText(name) {
+  const by = new Map();
+  for (const a of ui.trace.agentList) {
+    if (a.tree !== name || a.gone) continue;
+    const version = versionAt(a, ui.tick);
+    if (version === undefined) continue;
+    if (!by.has(version)) by.set(version, []);
+    by.get(version).push(a.label);
+  }
+  if (by.size < 2) return '';
+  const parts = [...by.keys()].sort((x, y) => x - y).map((v) => {
+    const l = by.get(v);
+    return 'v' + v + ' (' + (l.length <= 3 ? l.join(', ') : l.length + ' agents') + ')';
+  });
+  return ' Versions: ' + parts.join(', ') + '.';
+}
+
 function paintTree(view) {
   const t = ui.tree;
   const pop = ui.mode === 'population' ? ui.trace.population(t.name, ui.tick) : null;
@@ -422,7 +451,7 @@ function paintTree(view) {
   const head = $('tree-head');
   if (pop) {
     head.textContent = 'Population of tree ' + t.name + ' at tick ' + ui.tick + ': ' + pop.agents +
-      ' agents; each node shows how many of them run it.';
+      ' agents; each node shows how many of them run it.' + versionsText(t.name);
     head.dataset.agents = pop.agents;
   } else {
     head.textContent = 'Tree ' + t.name + ', version ' + t.version +
@@ -813,7 +842,7 @@ function renderPopAgents() {
   for (const a of hits.slice(0, AGENTS_SHOWN)) {
     const li = document.createElement('li');
     li.dataset.agent = a.id;
-    li.textContent = a.label;
+    li.textContent = a.label + ' · v' + versionAt(a, ui.tick);
     li.className = a === ui.agent ? 'sel' : '';
     li.onclick = () => selectAgent(a);
     ul.appendChild(li);

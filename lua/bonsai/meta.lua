@@ -458,6 +458,17 @@ function Agent:forced(node) end
 ---Its next tick runs the tree.
 function Agent:wake() end
 
+---Holds the agent on the version of its tree it runs (true): reloads do
+---not switch it until it is released (false), and at its next tick after
+---the release it switches to the newest version, its running nodes matched
+---by path as for any reload.
+---@param on boolean
+function Agent:hold(on) end
+
+---Whether the agent is held on its version (a:hold).
+---@return boolean
+function Agent:held() end
+
 ---Seconds of sleep left, or nil.
 ---@return number?
 function Agent:sleeping() end

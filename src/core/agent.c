@@ -24,9 +24,13 @@
 #include "vm.h"
 
 /* True when the tree was reloaded and the agent has not switched yet (a
-** tick reads only its own blueprint until then). */
+** tick reads only its own blueprint until then), unless it is held on its
+** version (bonsai_agent_hold): every path that switches an agent asks
+** this, so a held one switches nowhere, and at its first tick after the
+** release switches to the newest version. */
 #define bs_agent_stale(a)                                                      \
-  (bs_atomic_get(&(a)->bp->replaced) && (a)->bp != bs_tree_current((a)->tree))
+  (bs_atomic_get(&(a)->bp->replaced) && !(a)->held &&                          \
+   (a)->bp != bs_tree_current((a)->tree))
 
 #define HEADSIZE ((sizeof(bonsai_agent) + 7) & ~(size_t)7)
 /* The state block inside the agent's own allocation; after a reload to a
@@ -280,6 +284,12 @@ nomem: /* nothing changes: the next tick tries again */
 }
 
 int bonsai_agent_stale(const bonsai_agent *a) { return bs_agent_stale(a); }
+
+/* (The held version stays alive: the agent keeps its reference to a->bp,
+** as any agent that has not switched yet does.) */
+void bonsai_agent_hold(bonsai_agent *a, int on) { a->held = on != 0; }
+
+int bonsai_agent_held(const bonsai_agent *a) { return a->held; }
 
 int bonsai_agent_switch(bonsai_agent *a, const bonsai_host *h, unsigned *map,
                         unsigned n) {

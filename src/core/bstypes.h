@@ -259,6 +259,8 @@ struct bonsai_agent {
   uint32_t statecap; /* bytes available at state (a block of its own
                      ** after a reload to a larger version) */
   uint32_t inlinecap; /* bytes of state inside the agent's allocation */
+  uint8_t held;     /* keeps the version it runs across reloads
+                    ** (bonsai_agent_hold) */
   Frame *ctl;       /* the innermost control callback under way, or NULL */
   Frame *run;       /* the innermost one whose child's run is under way:
                     ** live whenever a host catches a non-local exit

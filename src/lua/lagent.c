@@ -1007,6 +1007,20 @@ static int agent_sleeping(lua_State *L) {
   return 1;
 }
 
+/* a:hold(on): keeps the agent on the version it runs across reloads (true)
+** or lets it switch at its next tick (false); a:held() */
+static int agent_hold(lua_State *L) {
+  bonsai_agent *a = agentof(checkagent(L, 1));
+  luaL_checkany(L, 2);
+  bonsai_agent_hold(a, lua_toboolean(L, 2));
+  return 0;
+}
+
+static int agent_held(lua_State *L) {
+  lua_pushboolean(L, bonsai_agent_held(agentof(checkagent(L, 1))));
+  return 1;
+}
+
 static int agent_status(lua_State *L) {
   lb_pushstatus(L, bonsai_agent_status(agentof(checkagent(L, 1))));
   return 1;
@@ -1189,6 +1203,8 @@ static const luaL_Reg agent_methods[] = {
     {"running", agent_running},
     {"add_interrupt", agent_add_interrupt},
     {"remove_interrupt", agent_remove_interrupt},
+    {"hold", agent_hold},
+    {"held", agent_held},
     {NULL, NULL}};
 
 /* a.tree, a.time and the methods: what an agent table does not hold

@@ -4,7 +4,8 @@
 // Debian's Chromium (headless, playwright-core) and edits the running
 // tree as a user would: a refused edit (its place shown, nothing changed),
 // a guard condition inserted, a parameter changed, a branch moved, a
-// preview, apply to all; then checks from the game's side (its answers on
+// preview, apply to the selected agent only (the others held on their
+// version: the population view shows both), apply to all; then checks from the game's side (its answers on
 // its standard output) that the agents switched at their next tick with
 // their running nodes kept (walk and strike not entered again), saves and
 // checks the file on disk against the expected text and that the game's
@@ -195,11 +196,38 @@ async function main() {
       await shot(page, '4-preview');
     });
 
-    await check('apply: every agent switches at its next tick, running nodes kept', async () => {
+    await check('apply to the selected agent: only it switches, the others keep their version', async () => {
+      // guard 3 (selected in the list when Edit mode opened) walks
+      await page.click('#edit-apply-one');
+      await page.waitForSelector('#edit-status.ok >> text=Applied to guard 3 only');
+      assert.match(await page.textContent('#edit-status'),
+        /\(1 agent keeps guard\/patrol\/walk\).*5 other agents stay/);
+      const s = await stateAfter(game, 2);
+      s.agents.forEach((a, i) => {
+        assert.equal(a.paths.includes('guard/chase/brave'), i === 2, 'guard ' + (i + 1) + '\'s version');
+        assert.equal(a.held, i !== 2, 'guard ' + (i + 1) + ' held');
+      });
+      // guard 3 walks on, not entered again; the others run as before
+      assert.deepEqual(s.agents[2].running, ['guard', 'patrol', 'walk']);
+      assert.deepEqual(s.agents[2].enters, before.agents[2].enters);
+      assert.deepEqual(s.agents[0].running, ['guard', 'chase', 'strike']);
+      // the population view tells the versions apart
+      await page.click('#mode-pop');
+      await page.waitForFunction(() => /Versions: v1 \(5 agents\), v2 \(guard 3\)\./
+        .test(document.getElementById('tree-head').textContent));
+      await page.click('#tree li[data-path="guard/patrol/walk"] > .row .name');
+      await page.waitForSelector('#pop-agents li >> text=guard 3 · v2');
+      await shot(page, '5-applied-one');
+      await page.click('#mode-edit');
+      await page.waitForSelector('#edit-tree li[data-path="guard/chase/brave"]');
+    });
+
+    await check('apply to all: the held agents switch at their next tick, running nodes kept', async () => {
       await page.click('#edit-apply');
-      await page.waitForSelector('#edit-status.ok >> text=Applied');
+      await page.waitForSelector('#edit-status.ok >> text=Applied: every agent');
       const s = await stateAfter(game, 2);
       for (const a of s.agents) assert.ok(a.paths.includes('guard/chase/brave'), 'new version');
+      for (const a of s.agents) assert.equal(a.held, false);
       // the chasers strike on: strike is kept (same path and type, its
       // sequence keeps its place at it), not entered again, not aborted;
       // brave is checked when the chase starts over

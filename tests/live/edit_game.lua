@@ -10,8 +10,9 @@
 -- a line each, the commands of its standard input:
 --   state   {"frame":F,"reloads":R,"agents":[{"running":[...],"paths":[...],
 --            "enters":{"walk":N,...},"aborts":{...},"bb":{"hp":...,
---            "enemy":...}}]}: what each agent runs now (names, and its
---            version's paths), how often each leaf was entered or aborted,
+--            "enemy":...},"held":B}]}: what each agent runs now (names, and
+--            its version's paths), whether it is held on its version
+--            (apply to the selected agent), how often each leaf was entered or aborted,
 --            its hp and enemy, the reloads bt.poll made
 --   frames N  after N more frames: "done frames N"
 -- and runs until its input closes; alone it runs for 60 seconds.
@@ -66,6 +67,7 @@ local function state()
     end
     out.agents[i] = { running = a:running(), paths = paths,
                       enters = a.owner.enters, aborts = a.owner.aborts,
+                      held = a:held(),
                       bb = { hp = a.bb.hp, enemy = a.bb.enemy } }
   end
   return cjson.encode(out)

@@ -35,6 +35,11 @@ bt.register("walk", {
   tick = function() calls[#calls + 1] = "walk"; return bt.RUNNING end,
   abort = function() calls[#calls + 1] = "abort walk" end,
 })
+bt.register("run", {
+  enter = function() calls[#calls + 1] = "enter run" end,
+  tick = function() calls[#calls + 1] = "run"; return bt.RUNNING end,
+  abort = function() calls[#calls + 1] = "abort run" end,
+})
 bt.register("strike", {
   enter = function() calls[#calls + 1] = "enter strike" end,
   tick = function() return bt.RUNNING end,
@@ -249,9 +254,100 @@ describe("bt.debug's editing commands", function()
     assert.same({ "guard", "patrol", "walk" }, agents[5]:running())
     _, err = D.command { cmd = "rollback", tree = tree.name }
     assert.equal("nothing applied to roll back", err)
-    _, err = D.command { cmd = "apply", tree = tree.name, version = 3,
-                         agents = { 1 } }
-    assert.matches("not supported", err)
+  end)
+
+  it("apply to one agent first (the others held on the version they run, " ..
+     "tick by tick), then to all, and roll back from either state",
+     function()
+    local tree = setup()
+    local agents = {}
+    for i = 1, 3 do
+      agents[i] = agent(tree)
+      D.add(agents[i])
+    end
+    bt.tick_all(agents, 1) -- all three walk
+    local function tick(i)
+      calls = {}
+      agents[i]:tick(1)
+      return table.concat(calls, "; ")
+    end
+    local doc = ok(D.command { cmd = "tree", tree = tree.name })
+    -- the walk runs the leaf "run" instead: a kept node, the new callbacks
+    ok(D.command { cmd = "edit", tree = tree.name, version = 1, ops = {
+      { op = "set", node = id(doc, "guard/patrol/walk"), key = "leaf",
+        value = "run" } } })
+    local p = ok(D.command { cmd = "preview", tree = tree.name,
+                             agents = { 2 } })
+    assert.equal("1 agent keeps guard/patrol/walk", p.summary)
+    assert.equal(2, p.agents[1].agent)
+    local _, err = D.command { cmd = "apply", tree = tree.name, version = 2,
+                               agents = { 9 } }
+    assert.equal("no agent '9'", err)
+    _, err = D.command { cmd = "apply", tree = tree.name, version = 2,
+                         agents = "2" }
+    assert.equal("agents must be a list of agent numbers", err)
+    assert.is_false(agents[1]:held()) -- (a refused apply holds nobody)
+    doc = ok(D.command { cmd = "apply", tree = tree.name, version = 2,
+                         agents = { 2 } })
+    assert.same({ 1, 3 }, doc.held)
+    assert.is_true(agents[1]:held())
+    assert.is_false(agents[2]:held())
+    local _, v = tree:nodes()
+    -- agent 2 switches at its next tick, its walk kept (not entered), on
+    -- the new callbacks; 1 and 3 keep the old version's, tick after tick
+    for _ = 1, 3 do
+      assert.equal("walk", tick(1))
+      assert.equal("run", tick(2))
+      assert.equal("walk", tick(3))
+    end
+    assert.equal(v, select(2, tree:nodes(agents[2])))
+    assert.is_not.equal(v, select(2, tree:nodes(agents[1])))
+    assert.same({ "guard", "patrol", "walk" }, agents[2]:running())
+    -- apply to all: the holds go, and 1 and 3 switch at their next tick
+    doc = ok(D.command { cmd = "apply", tree = tree.name, version = 2 })
+    assert.is_nil(doc.held)
+    assert.is_false(agents[1]:held())
+    assert.equal("run", tick(1))
+    assert.equal("run", tick(3))
+    assert.equal(v, select(2, tree:nodes(agents[3])))
+    assert.equal(1, doc.rollback) -- (the second apply reloaded nothing)
+    -- roll back from there: everyone walks again, the walk kept
+    doc = ok(D.command { cmd = "rollback", tree = tree.name })
+    for i = 1, 3 do assert.equal("walk", tick(i)) end
+    -- apply to one, then roll back while the others are held: the one
+    -- goes back, the held ones stay on the version they run, and once
+    -- released (apply to all) switch to the rolled-back version
+    doc = ok(D.command { cmd = "tree", tree = tree.name })
+    ok(D.command { cmd = "edit", tree = tree.name, version = doc.version,
+                   ops = { { op = "set", node = id(doc, "guard/patrol/walk"),
+                             key = "leaf", value = "run" } } })
+    ok(D.command { cmd = "apply", tree = tree.name, version = doc.version + 1,
+                   agents = { 3 } })
+    assert.equal("walk", tick(1))
+    assert.equal("run", tick(3))
+    doc = ok(D.command { cmd = "rollback", tree = tree.name })
+    assert.same({ 1, 2 }, doc.held)
+    assert.equal("walk", tick(3))
+    assert.equal("walk", tick(1))
+    local _, back = tree:nodes()
+    assert.is_not.equal(back, select(2, tree:nodes(agents[1])))
+    doc = ok(D.command { cmd = "apply", tree = tree.name,
+                         version = doc.version })
+    assert.is_nil(doc.held)
+    assert.equal("walk", tick(1))
+    assert.equal(back, select(2, tree:nodes(agents[1])))
+    -- a closed session lets no agent behind
+    doc = ok(D.command { cmd = "tree", tree = tree.name })
+    ok(D.command { cmd = "edit", tree = tree.name, version = doc.version,
+                   ops = { { op = "set", node = id(doc, "guard/patrol/walk"),
+                             key = "leaf", value = "run" } } })
+    ok(D.command { cmd = "apply", tree = tree.name, version = doc.version + 1,
+                   agents = { 1 } })
+    assert.is_true(agents[2]:held())
+    D.close()
+    D = nil
+    assert.is_false(agents[2]:held())
+    assert.equal("run", tick(2))
   end)
 
   it("save a Lua tree as canonical Lua DSL, applied once", function()

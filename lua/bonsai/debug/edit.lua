@@ -5,7 +5,8 @@
 -- on a draft, each batch checked as bt.tree checks a definition), undo and
 -- redo (of the draft), script (a script's parse error as it is typed),
 -- preview (a dry run of the reload's migration over the live agents),
--- apply (tree:reload with the draft), rollback (the version before the
+-- apply (tree:reload with the draft; to some agents first: the others
+-- held on the version they run, a:hold), rollback (the version before the
 -- last apply) and save (the draft written to the file the tree came from,
 -- in its format, only inside the watched folders, refused when the file
 -- changed since the page read it). The draft keeps the definition's own
@@ -271,9 +272,22 @@ function M.add(S, bt)
   local drafts = {} -- tree name -> { tree, root, opts, serial, undo, redo,
                     -- applied = { definitions before each apply }, file,
                     -- stamp (of the file when read), map, live }
+  -- Agents this session holds on an older version (apply to some agents):
+  -- agent -> true. A closed session releases them (a page that goes away
+  -- leaves no agent behind).
+  local held = setmetatable({}, { __mode = "k" })
+  local function release(tree)
+    for agent in pairs(held) do
+      if tree == nil or agent.tree == tree then
+        agent:hold(false)
+        held[agent] = nil
+      end
+    end
+  end
   local close = S.close
   function S.close() -- (the drafts go with the session's agents)
     drafts = {}
+    release()
     return close()
   end
 
@@ -325,8 +339,21 @@ function M.add(S, bt)
     return d
   end
 
+  -- The agents held on an older version of d's tree: their ids, sorted.
+  local function heldids(d)
+    local list, rec = {}, S.recording()
+    for agent in pairs(held) do
+      local st = rec and rec.ids[agent]
+      if st and agent.tree == d.tree then list[#list + 1] = st.id end
+    end
+    table.sort(list)
+    return list
+  end
+
   local function describe(d)
+    local h = heldids(d)
     return { tree = d.tree.name, version = d.serial, file = d.file,
+             held = #h > 0 and h or nil, -- (absent: none)
              format = d.file and formatof(d.file, paths.read(d.file)),
              stamp = d.stamp, applied = d.root == d.live,
              undo = #d.undo, redo = #d.redo, rollback = #d.applied,
@@ -626,12 +653,46 @@ function M.add(S, bt)
     return list, order
   end
 
-  -- preview: { tree }: the reload's migration, dry: for each agent of the
-  -- tree, its running nodes kept (same path and type in the draft, parent
-  -- kept) and aborted; and a summary, agents grouped by what they do.
+  -- The agents a command names (agents = { ids }) among d's tree's: a set
+  -- of agent objects, or nil, why.
+  local function chosen(d, ids)
+    if type(ids) ~= "table" or #ids == 0 or #ids > 4096 then
+      return nil, "agents must be a list of agent numbers"
+    end
+    local want, set = {}, {}
+    for _, id in ipairs(ids) do
+      if type(id) ~= "number" then
+        return nil, "agents must be a list of agent numbers"
+      end
+      want[id] = true
+    end
+    for agent, st in pairs(S.recording().ids) do
+      if want[st.id] then
+        if st.v.tree ~= d.tree.name then
+          return nil, "agent " .. st.id .. " runs tree " .. named(st.v.tree) ..
+                      ", not " .. named(d.tree.name)
+        end
+        set[agent] = true
+        want[st.id] = nil
+      end
+    end
+    local missing = next(want)
+    if missing then return nil, "no agent " .. named(missing) end
+    return set
+  end
+
+  -- preview: { tree [, agents] }: the reload's migration, dry: for each
+  -- agent of the tree (or each of agents = { ids }), its running nodes kept
+  -- (same path and type in the draft, parent kept) and aborted; and a
+  -- summary, agents grouped by what they do.
   function commands.preview(cmd)
     local d, why = draft(cmd.tree)
     if not d then return nil, why end
+    local only
+    if cmd.agents ~= nil and cmd.agents ~= cjson.null then
+      only, why = chosen(d, cmd.agents)
+      if not only then return nil, why end
+    end
     local ok, t = compile(d, d.root)
     if not ok then return nil, tostring(t) end
     local new = {}
@@ -640,7 +701,7 @@ function M.add(S, bt)
     end
     local agents, groups, order = {}, {}, {}
     for agent, st in pairs(S.recording().ids) do
-      if st.v.tree == d.tree.name then
+      if st.v.tree == d.tree.name and (only == nil or only[agent]) then
         local run, order_ = running(d.tree, agent)
         local keep, abort, kept = {}, {}, {}
         for _, p in ipairs(order_) do
@@ -670,16 +731,22 @@ function M.add(S, bt)
     end)
     local parts = {}
     for _, k in ipairs(order) do
-      parts[#parts + 1] = groups[k] .. (groups[k] == 1 and " agent " or
-                                        " agents ") .. k
+      parts[#parts + 1] = groups[k] == 1 and
+        "1 agent " .. k:gsub("^(%a+) ", "%1s ", 1):gsub("^idle$", "is idle") or
+        groups[k] .. " agents " .. k
     end
     return { agents = agents, summary = table.concat(parts, ", "),
              version = d.serial }
   end
 
-  -- apply: { tree, version }: the draft becomes the running version
-  -- (tree:reload: each agent switches at its next tick, running nodes
-  -- matched by path kept).
+  -- apply: { tree, version [, agents] }: the draft becomes the running
+  -- version (tree:reload: each agent switches at its next tick, running
+  -- nodes matched by path kept). With agents = { ids }, only those switch:
+  -- every other agent of the tree the session shows is held on the
+  -- version it runs (a:hold), to compare on the population view; a later
+  -- apply to all releases them, and they switch to the newest version at
+  -- their next tick. An agent the game never offered the debugger is not
+  -- held: it switches as any agent does.
   local function reload(d, root)
     local ok, err = d.tree:reload(copy(root), d.opts)
     if not ok then return nil, err end
@@ -693,21 +760,48 @@ function M.add(S, bt)
     if cmd.version ~= d.serial then
       return nil, "stale apply: the draft is at version " .. d.serial
     end
+    local only
     if cmd.agents ~= nil and cmd.agents ~= cjson.null then
-      return nil, "applying to some agents only is not supported: a " ..
-        "tree has one current version (freeze the others, apply, and " ..
-        "roll back if it goes wrong)"
+      only, why = chosen(d, cmd.agents)
+      if not only then return nil, why end
     end
-    local before = d.tree:_source()
-    local ok, err = reload(d, d.root)
-    if not ok then return nil, err end
-    d.applied[#d.applied + 1] = before.root
-    if #d.applied > M.MAX_HISTORY then table.remove(d.applied, 1) end
+    local hold = {} -- the agents this apply holds (undone if it fails)
+    if only then
+      for agent, st in pairs(S.recording().ids) do
+        if st.v.tree == d.tree.name and agent.tree == d.tree and
+           not only[agent] and not agent:held() then
+          agent:hold(true)
+          hold[agent] = true
+        end
+      end
+    end
+    if d.root ~= d.live then -- (else the draft runs: only holds change)
+      local before = d.tree:_source()
+      local ok, err = reload(d, d.root)
+      if not ok then
+        for agent in pairs(hold) do agent:hold(false) end
+        return nil, err
+      end
+      d.applied[#d.applied + 1] = before.root
+      if #d.applied > M.MAX_HISTORY then table.remove(d.applied, 1) end
+    end
+    for agent in pairs(hold) do held[agent] = true end
+    if only then -- the chosen ones switch (they may have been held)
+      for agent in pairs(only) do
+        if held[agent] then
+          agent:hold(false)
+          held[agent] = nil
+        end
+      end
+    else
+      release(d.tree)
+    end
     return describe(d)
   end
 
   -- rollback: { tree }: the version before the last apply runs again, and
-  -- becomes the draft.
+  -- becomes the draft. Agents held on an older version stay on it; an
+  -- apply to all releases them, and they switch to the rolled-back version.
   function commands.rollback(cmd)
     local d, why = draft(cmd.tree)
     if not d then return nil, why end
