@@ -284,7 +284,7 @@ end
 local function bad(node, v, side, what, bb)
   if v == nil and node.tag == "key" then
     return "key '" .. node.name .. "' is not set" ..
-      (bb ~= nil and require("bonsai")._suggest(node.name, setkeys(bb)) or "")
+      (bb ~= nil and require("bonsai.core")._suggest(node.name, setkeys(bb)) or "")
   end
   local who = (node.tag == "key" or node.tag == "index") and
     "'" .. spelled(node) .. "'" or

@@ -164,15 +164,14 @@ local function private_ok(m, name)
   return false
 end
 
--- Requires that wait for a branch being merged: { from, to, branch } (to:
--- patterns). Each is printed, and left out of the rules and of the
--- circles, until that branch has removed it (then its line goes).
+-- Known breaches still to mend: { from, to, what is left } (to: patterns).
+-- Each is printed, and left out of the rules and of the circles, until the
+-- code no longer has it (then its line goes).
 local WAITING = {
   { "^bonsai%.debug", { "^bonsai%.paths$", "^bonsai%.core$", "^bonsai%.script$" },
-    "live-edit (#40), splitting the debugger" },
-  { "^bonsai%.record$", { "^bonsai%.core$" }, "formats (#35): bt.STATUS" },
-  { "^bonsai%.script$", { "^bonsai$" },
-    "fidelity (#37): script.lua's require(\"bonsai\")._suggest" },
+    "the debugger's file confinement, scripts and kind rows (#35: to pass in)" },
+  { "^bonsai%.record$", { "^bonsai%.core$" },
+    "the recorder's status names (#35: bt.STATUS, once bonsai.record stops being a lazy require of bonsai)" },
 }
 
 -- The text of a Lua file without its comments (strings kept).
