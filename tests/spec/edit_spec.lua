@@ -415,6 +415,132 @@ return {
     assert.equal("wait", t2:nodes()[2].type)
   end)
 
+  it("extract a subtree: a tree of its own, a subtree in its place, " ..
+     "applied, saved as Lua and as BT.CPP XML, undone", function()
+    local tree, path = setup()
+    local a = agent(tree, { blackboard = { enemy = true } })
+    local b = agent(tree)
+    D.add(a)
+    D.add(b)
+    bt.tick_all({ a, b }, 1)
+    local doc = ok(D.command { cmd = "tree", tree = tree.name })
+    local patrol = id(doc, "guard/patrol")
+    -- refused: the root, a name taken, a name that is none
+    local bad = {
+      { id(doc, "guard"), "x", "op 1 (extract, node 'guard'): the root " ..
+        "cannot be extracted (it is the tree)" },
+      { patrol, tree.name, "op 1 (extract, node 'guard/patrol'): a tree " ..
+        "named '" .. tree.name .. "' exists" },
+      { patrol, "1x", "op 1 (extract, node 'guard/patrol'): id must be a " ..
+        "tree's name (a letter or _, then letters, digits, _ . -)" },
+    }
+    for _, c in ipairs(bad) do
+      local _, err = D.command { cmd = "edit", tree = tree.name, version = 1,
+                                 ops = { { op = "extract", node = c[1],
+                                           id = c[2] } } }
+      assert.equal(c[3], err)
+    end
+    doc = ok(D.command { cmd = "edit", tree = tree.name, version = 1, ops = {
+      { op = "extract", node = patrol, id = "patrolling" } } })
+    local sub = doc.root.children[2]
+    assert.same({ "subtree", "patrol", "guard/patrol", { tree = "patrolling" } },
+                { sub.type, sub.name, sub.path, sub.params })
+    assert.is_nil(sub.children)
+    -- the walker's running nodes inside the extracted part gain a level
+    -- (guard/patrol/patrol/walk): aborted; the chaser keeps its strike
+    local p = ok(D.command { cmd = "preview", tree = tree.name })
+    assert.equal("1 agent aborts guard/patrol/walk, " ..
+                 "1 agent keeps guard/chase/strike", p.summary)
+    ok(D.command { cmd = "apply", tree = tree.name, version = 2 })
+    calls = {}
+    bt.tick_all({ a, b }, 1)
+    assert.same({ "abort walk", "look", "enter walk", "walk" }, calls)
+    assert.same({ "guard", "patrol", "patrol", "walk" }, b:running())
+    assert.same({ "guard", "chase", "strike" }, a:running())
+    -- saved as Lua: the tree made by bt.tree before the root, by its local
+    doc = ok(D.command { cmd = "save", tree = tree.name, version = 2,
+                         stamp = doc.stamp })
+    assert.equal([[
+-- Written by the live page (bonsai.debug.edit).
+local patrolling = bt.tree({
+  type = "sequence",
+  name = "patrol",
+  { type = "action", name = "look", leaf = "look" },
+  { type = "action", name = "walk", leaf = "walk" },
+}, { name = "patrolling" })
+return {
+  type = "selector",
+  name = "guard",
+  {
+    type = "sequence",
+    name = "chase",
+    { type = "is_set", key = "enemy" },
+    { type = "action", name = "strike", leaf = "strike" },
+  },
+  { type = "subtree", name = "patrol", tree = patrolling },
+}
+]], readfile(path))
+    calls = {}
+    bt.tick_all({ a, b }, 1) -- the file's version: the same paths, kept
+    assert.same({ "walk" }, calls)
+    assert.same({ "tree", "patrolling" },
+                { "tree", doc.root.children[2].params.tree })
+    -- undone (the draft), and extracted again under the same name
+    doc = ok(D.command { cmd = "tree", tree = tree.name })
+    local undone = ok(D.command { cmd = "undo", tree = tree.name })
+    assert.equal("sequence", undone.root.children[2].type)
+    ok(D.command { cmd = "edit", tree = tree.name, version = undone.version,
+                   ops = { { op = "extract", id = "patrolling",
+                             node = id(undone, "guard/patrol") } } })
+  end)
+
+  it("extract a subtree of a BT.CPP tree: a BehaviorTree of its own and " ..
+     "a SubTree in its place", function()
+    local tree, path = setup([[
+<root BTCPP_format="4" main_tree_to_execute="Guard">
+  <BehaviorTree ID="Guard">
+    <Fallback name="guard">
+      <Sequence name="patrol">
+        <look/>
+        <walk/>
+      </Sequence>
+    </Fallback>
+  </BehaviorTree>
+</root>
+]], "xml")
+    local a = agent(tree)
+    D.add(a)
+    a:tick(1)
+    local doc = ok(D.command { cmd = "tree", tree = tree.name })
+    doc = ok(D.command { cmd = "edit", tree = tree.name, version = 1, ops = {
+      { op = "extract", node = id(doc, "guard/patrol"), id = "Patrol" } } })
+    ok(D.command { cmd = "apply", tree = tree.name, version = 2 })
+    a:tick(1)
+    assert.same({ "guard", "patrol", "patrol", "walk" }, a:running())
+    doc = ok(D.command { cmd = "save", tree = tree.name, version = 2,
+                         stamp = doc.stamp })
+    local text = readfile(path)
+    assert.matches([[
+    <Fallback name="guard">
+      <SubTree ID="Patrol" _autoremap="true" name="patrol"/>
+    </Fallback>
+  </BehaviorTree>
+  <BehaviorTree ID="Patrol">
+    <Sequence name="patrol">
+      <look/>
+      <walk/>
+    </Sequence>
+  </BehaviorTree>]], text, 1, true)
+    -- loaded back, the SubTree of the file is expanded in place (as the
+    -- format's own are): the paths of before the extraction
+    calls = {}
+    a:tick(1)
+    assert.same({ "abort walk", "look", "enter walk", "walk" }, calls)
+    assert.same({ "guard", "patrol", "walk" }, a:running())
+    local t2 = assert(bt.load(path))
+    assert.equal("guard/patrol/walk", t2:nodes()[4].path)
+  end)
+
   it("save a behavior3 tree through its exporter", function()
     local tree, path = setup([[
 {

@@ -24,6 +24,9 @@ function E.new(S, bt, limits)
     -- agents): agent -> true. A closed session releases them (a page that
     -- goes away leaves no agent behind).
     held = setmetatable({}, { __mode = "k" }),
+    -- The trees extract made: id -> tree (kept by the drafts that use
+    -- them).
+    made = setmetatable({}, { __mode = "v" }),
   }, E)
 end
 

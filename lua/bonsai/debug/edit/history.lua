@@ -28,7 +28,8 @@ function M.edit(E, cmd)
   if type(cmd.ops) ~= "table" or #cmd.ops == 0 or #cmd.ops > max then
     return nil, "ops must be a list of 1 to " .. max .. " operations"
   end
-  local root, err = ops.run(E.bt, d.root, d.map, cmd.ops)
+  local root, err = ops.run(E.bt, d.root, d.map, cmd.ops, d.tree.name,
+                             E.made)
   if not root then return nil, err end
   local ok, t = E:compile(d, root)
   if not ok then return nil, "refused: " .. tostring(t) end

@@ -89,8 +89,9 @@ function M.labels(root, tree)
 end
 
 -- One node as data, its children left out: { id, type, name (given),
--- label and path (compiled), params = { k = plain value }, script (code
--- of bt.script), inline (fields holding Lua functions) }.
+-- label and path (compiled), params = { k = plain value; a subtree's
+-- tree by its name }, script (code of bt.script), inline (fields holding
+-- Lua functions) }.
 local function one(n, id, map)
   local d = { id = id, type = n.type, name = n.name, params = {},
               inline = {} }
@@ -101,6 +102,8 @@ local function one(n, id, map)
   for k, v in pairs(n) do
     if type(k) == "string" and not STRUCT[k] then
       if M.plain(v) then d.params[k] = v
+      elseif k == "tree" and n.type == "subtree" and type(v) == "userdata" then
+        d.params.tree = v.name -- a tree of its own (extracted)
       elseif type(v) == "function" and not src then
         d.inline[#d.inline + 1] = k
       end

@@ -1,5 +1,5 @@
 -- bonsai.debug.edit.ops: the tree operations the page sends (insert,
--- wrap, move, delete, duplicate, set), run on a copy of a draft: the new
+-- wrap, move, delete, duplicate, extract, set), run on a copy of a draft: the new
 -- definition, or the first refusal with its place. Whether the result
 -- holds as a tree is the caller's check (bt.tree).
 local cjson = require "cjson.safe"
@@ -13,9 +13,10 @@ local settle, named, plain = make.settle, node.named, node.plain
 
 local M = {}
 
--- The operations, each f(bt, root, op, byid, map, where) on the copy
--- (byid: the page's ids -> its node tables; map: node -> its label);
--- one that returns a node makes it the new root.
+-- The operations, each f(ctx, op, where) on the copy: ctx = { bt, root,
+-- byid (the page's ids -> its node tables), map (node -> its label), name
+-- (the tree's), made (id -> tree: the trees extract made) }; one that
+-- returns a node makes it the new root.
 local OPS = {}
 M.OPS = OPS
 
@@ -27,7 +28,6 @@ local function target(op, byid, field, where)
   end
   return n
 end
-M.target = target
 
 -- The index op gives among parent's children (default: after the last).
 local function position(parent, i, where)
@@ -40,60 +40,60 @@ local function position(parent, i, where)
   return i
 end
 
-function OPS.insert(bt, root, op, byid, map, where)
-  local parent = target(op, byid, "parent", where)
+function OPS.insert(ctx, op, where)
+  local parent = target(op, ctx.byid, "parent", where)
   local i = position(parent, op.index, where)
-  local n = make.node(bt, op.node, where)
+  local n = make.node(ctx.bt, op.node, where)
   table.insert(parent, i, n)
-  settle(parent, n, map)
+  settle(parent, n, ctx.map)
 end
 
-function OPS.wrap(bt, root, op, byid, map, where)
-  local n = target(op, byid, nil, where)
-  local w = make.node(bt, op.with, where)
-  local parent, i = parentof(root, n)
+function OPS.wrap(ctx, op, where)
+  local n = target(op, ctx.byid, nil, where)
+  local w = make.node(ctx.bt, op.with, where)
+  local parent, i = parentof(ctx.root, n)
   w[#w + 1] = n
   if not parent then return w end -- the new root
   parent[i] = w
-  settle(parent, w, map)
+  settle(parent, w, ctx.map)
 end
 
-function OPS.move(bt, root, op, byid, map, where)
-  local n = target(op, byid, nil, where)
-  local to = target(op, byid, "parent", where)
+function OPS.move(ctx, op, where)
+  local n = target(op, ctx.byid, nil, where)
+  local to = target(op, ctx.byid, "parent", where)
   for _, e in ipairs(walk(n)) do
     if e.node == to then error(where .. ": a node cannot move into itself", 0) end
   end
-  local parent, i = parentof(root, n)
+  local parent, i = parentof(ctx.root, n)
   if not parent then error(where .. ": the root cannot move", 0) end
-  settle(parent, n, map)
-  if n.name == nil and map[n] then n.name = map[n].name end
+  settle(parent, n, ctx.map)
+  if n.name == nil and ctx.map[n] then n.name = ctx.map[n].name end
   table.remove(parent, i)
   local at = position(to, op.index, where)
   table.insert(to, at, n)
-  settle(to, n, map)
+  settle(to, n, ctx.map)
 end
 
-function OPS.delete(bt, root, op, byid, map, where)
-  local n = target(op, byid, nil, where)
-  local parent, i = parentof(root, n)
+function OPS.delete(ctx, op, where)
+  local n = target(op, ctx.byid, nil, where)
+  local parent, i = parentof(ctx.root, n)
   if not parent then error(where .. ": the root cannot be deleted", 0) end
-  settle(parent, n, map)
+  settle(parent, n, ctx.map)
   table.remove(parent, i)
 end
 
-function OPS.duplicate(bt, root, op, byid, map, where)
-  local n = target(op, byid, nil, where)
-  local parent, i = parentof(root, n)
+function OPS.duplicate(ctx, op, where)
+  local n = target(op, ctx.byid, nil, where)
+  local parent, i = parentof(ctx.root, n)
   if not parent then error(where .. ": the root cannot be duplicated", 0) end
   local c = copy(n)
   c.name = nil
   table.insert(parent, i + 1, c)
-  settle(parent, c, map)
+  settle(parent, c, ctx.map)
 end
 
-function OPS.set(bt, root, op, byid, map, where)
-  local n = target(op, byid, nil, where)
+function OPS.set(ctx, op, where)
+  local n = target(op, ctx.byid, nil, where)
   local k, v = op.key, op.value
   if v == cjson.null then v = nil end
   if type(k) ~= "string" or k == "" or k == "type" then
@@ -103,7 +103,7 @@ function OPS.set(bt, root, op, byid, map, where)
     error(where .. ": value must be a number, string, boolean or null", 0)
   end
   if k == "code" and script.source[n] then -- a script's text
-    local ok, res = pcall(bt.script, v)
+    local ok, res = pcall(ctx.bt.script, v)
     if not ok then error(where .. ": " .. tostring(res), 0) end
     for key in pairs(n) do if key ~= "name" then n[key] = nil end end
     for key, x in pairs(res) do n[key] = x end
@@ -117,31 +117,67 @@ function OPS.set(bt, root, op, byid, map, where)
   n[k] = v
 end
 
--- run(bt, root, map, ops): ops on a copy of the definition root (map: its
--- labels): the new root and the labels of its nodes that were root's, or
--- nil and the refusal ("op N (kind, node 'path'): ...").
-function M.run(bt, root, map, ops)
+-- Whether a tree named id exists in the game, but one extract made (so
+-- an extraction undone can be made again): a subtree by that name
+-- compiles (the probe is compiled under the tree's own name, as each
+-- edit's check is).
+local function taken(ctx, id)
+  if ctx.made[id] then return false end
+  return (pcall(ctx.bt.tree, { type = "subtree", tree = id },
+                { name = ctx.name }))
+end
+
+-- extract { node, id }: the node and its children become a tree of their
+-- own named id (bt.tree), and a subtree of it takes their place, named as
+-- the node was (docs/DEBUGGER.md, "Extract a subtree").
+function OPS.extract(ctx, op, where)
+  local n = target(op, ctx.byid, nil, where)
+  local parent, i = parentof(ctx.root, n)
+  if not parent then
+    error(where .. ": the root cannot be extracted (it is the tree)", 0)
+  end
+  local id = op.id
+  if type(id) ~= "string" or #id > 100 or not id:match("^[%a_][%w_.%-]*$") then
+    error(where .. ": id must be a tree's name (a letter or _, then " ..
+          "letters, digits, _ . -)", 0)
+  end
+  if taken(ctx, id) then
+    error(where .. ": a tree named " .. named(id) .. " exists", 0)
+  end
+  settle(parent, n, ctx.map)
+  if n.name == nil and ctx.map[n] then n.name = ctx.map[n].name end
+  local ok, tree = pcall(ctx.bt.tree, n, { name = id })
+  if not ok then error(where .. ": " .. tostring(tree), 0) end
+  ctx.made[id] = tree
+  parent[i] = { type = "subtree", tree = tree, name = n.name }
+end
+
+-- run(bt, root, map, ops [, name, made]): ops on a copy of the definition
+-- root (map: its labels; name: its tree's; made: the trees extract made,
+-- id -> tree): the new root, or nil and the refusal ("op N (kind, node
+-- 'path'): ...").
+function M.run(bt, root, map, ops, name, made)
   local seen = {}
-  local new = copy(root, seen)
-  local labels, byid = {}, {}
+  local ctx = { bt = bt, root = copy(root, seen), map = {}, byid = {},
+                name = name, made = made or {} }
   for i, e in ipairs(walk(root)) do
-    byid[i] = seen[e.node]
-    labels[seen[e.node]] = map[e.node]
+    ctx.byid[i] = seen[e.node]
+    ctx.map[seen[e.node]] = map[e.node]
   end
   for i, op in ipairs(ops) do
     local f = type(op) == "table" and OPS[op.op]
     if not f then
       return nil, "op " .. i .. ": op must be insert, wrap, move, " ..
-                  "delete, duplicate or set"
+                  "delete, duplicate, extract or set"
     end
-    local n = byid[op.node] or byid[op.parent]
+    local n = ctx.byid[op.node] or ctx.byid[op.parent]
     local where = "op " .. i .. " (" .. op.op ..
-                  (n and ", " .. node.place(labels, n) or "") .. ")"
-    local ok, res = pcall(f, bt, new, op, byid, labels, where)
+                  (n and ", " .. node.place(ctx.map, n) or "") .. ")"
+    local ok, res = pcall(f, ctx, op, where)
     if not ok then return nil, tostring(res) end
-    if res then new = res end
+    if res then ctx.root = res end
   end
-  return new, labels
+  return ctx.root
 end
 
 return M

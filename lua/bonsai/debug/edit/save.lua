@@ -32,10 +32,11 @@ end
 
 -- The draft's text (t: the tree compiled from it) in the format of its
 -- file: true and the text, or false and why.
-local function text(d, t, old)
+local function text(E, d, t, old)
   local fmt = file.format(d.file, old)
   if fmt == "lua" then
-    return pcall(luatext, d.root, d.opts, d.map, old)
+    return pcall(luatext, d.root, d.opts, d.map, old,
+                 function(tree) return E:fileof(tree) end)
   elseif fmt then
     return pcall(t.export, t, fmt)
   end
@@ -55,7 +56,7 @@ function M.save(E, cmd)
   local ok, t = E:compile(d, d.root)
   if not ok then return nil, tostring(t) end
   local out
-  ok, out = text(d, t, old or nil)
+  ok, out = text(E, d, t, old or nil)
   if not ok then return nil, "cannot save: " .. tostring(out) end
   local err
   ok, err = file.replace(d.file, out)
