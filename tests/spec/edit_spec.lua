@@ -541,6 +541,49 @@ return {
     assert.equal("guard/patrol/walk", t2:nodes()[4].path)
   end)
 
+  it("save an edge-list tree through its exporter", function()
+    local tree, path = setup([[
+# patrol
+Sequence[1]
+Sequence[1]->look[2]
+Sequence[1]->walk[3]
+]], "bt")
+    local a = agent(tree)
+    D.add(a)
+    a:tick(1)
+    local doc = ok(D.command { cmd = "tree", tree = tree.name })
+    assert.equal("edges", doc.format)
+    doc = ok(D.command { cmd = "edit", tree = tree.name, version = 1, ops = {
+      { op = "insert", parent = 1, index = 1,
+        node = { type = "wait", params = { seconds = 2 } } },
+      { op = "wrap", node = id(doc, "Sequence[1]/walk[3]"),
+        with = { type = "timeout", params = { seconds = 9 } } } } })
+    ok(D.command { cmd = "save", tree = tree.name, version = 2,
+                   stamp = doc.stamp })
+    assert.equal("# patrol\n" .. -- (the file's own comment kept)
+                 "Sequence[1]\n" ..
+                 "Sequence[1]->Wait[wait_1]{2}\n" ..
+                 "Sequence[1]->look[2]\n" ..
+                 "Sequence[1]->Timeout[timeout_1]{9}\n" ..
+                 "Timeout[timeout_1]->walk[3]\n", readfile(path))
+    -- the file's names (Type[id]) are the nodes' own: walk[3] moved
+    -- under the timeout (a new path) is aborted, the sequence starts over
+    calls = {}
+    a:tick(1)
+    assert.same({ "abort walk" }, calls)
+    assert.same({ "Sequence[1]", "Wait[wait_1]" }, a:running())
+    -- a node the format cannot hold: the save is refused, the file kept
+    doc = ok(D.command { cmd = "tree", tree = tree.name })
+    doc = ok(D.command { cmd = "edit", tree = tree.name,
+                         version = doc.version, ops = {
+      { op = "insert", parent = 1, node = { type = "is_set",
+                                            params = { key = "k" } } } } })
+    local _, err = D.command { cmd = "save", tree = tree.name,
+                               version = doc.version, stamp = doc.stamp }
+    assert.equal("cannot save: export edges: Sequence[1]/is_set_1: " ..
+                 "'is_set' has no edge-list equivalent", err)
+  end)
+
   it("save a behavior3 tree through its exporter", function()
     local tree, path = setup([[
 {

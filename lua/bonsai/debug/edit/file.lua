@@ -28,6 +28,7 @@ function M.format(path, text)
     end
     return "behavior3"
   end
+  if ext == "bt" then return "edges" end
   if ext == "lua" then return "lua" end
   return nil
 end

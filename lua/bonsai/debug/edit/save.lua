@@ -30,6 +30,18 @@ local function current(E, d, cmd)
   return old or false
 end
 
+-- An edge list's text with the comment lines that opened the old one in
+-- place of the exporter's (a file's own notes kept).
+local function comments(old, text)
+  local head = {}
+  for line in (old or ""):gmatch("([^\n]*)\n") do
+    if not line:match("^%s*#") and not line:match("^%s*%-%-") then break end
+    head[#head + 1] = line .. "\n"
+  end
+  if #head == 0 then return text end
+  return table.concat(head) .. text:gsub("^#[^\n]*\n", "", 1)
+end
+
 -- The draft's text (t: the tree compiled from it) in the format of its
 -- file: true and the text, or false and why.
 local function text(E, d, t, old)
@@ -38,7 +50,9 @@ local function text(E, d, t, old)
     return pcall(luatext, d.root, d.opts, d.map, old,
                  function(tree) return E:fileof(tree) end)
   elseif fmt then
-    return pcall(t.export, t, fmt)
+    local ok, out = pcall(t.export, t, fmt)
+    if ok and fmt == "edges" then out = comments(old, out) end
+    return ok, out
   end
   return false, "no exporter for " .. d.file
 end
