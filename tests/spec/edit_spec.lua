@@ -601,6 +601,8 @@ Sequence[1]->walk[3]
     assert.equal("behavior3", doc.format)
     doc = ok(D.command { cmd = "edit", tree = tree.name, version = 1, ops = {
       { op = "move", node = 3, parent = 1, index = 1 } } })
+    -- the unnamed node moved keeps its name (its path moves, no more)
+    assert.equal("patrol/walk", doc.root.children[1].path)
     ok(D.command { cmd = "save", tree = tree.name, version = 2,
                    stamp = doc.stamp })
     local saved = cjson.decode(readfile(path))
@@ -608,6 +610,38 @@ Sequence[1]->walk[3]
     assert.equal("Sequence", root.name)
     assert.same({ "look", "walk" }, { saved.nodes[root.children[2]].name,
                                       saved.nodes[root.children[1]].name })
+    -- a subtree extracted: the format has none in the same file, refused
+    local text = readfile(path)
+    doc = ok(D.command { cmd = "edit", tree = tree.name, version = 3, ops = {
+      { op = "extract", node = 2, id = "walking" } } })
+    local _, err = D.command { cmd = "save", tree = tree.name, version = 4,
+                               stamp = doc.stamp }
+    assert.equal("cannot save: export behavior3: patrol/walk: 'subtree' " ..
+                 "has no behavior3 equivalent", err)
+    assert.equal(text, readfile(path))
+  end)
+
+  it("refuse to write into a Lua file a subtree of another file's tree",
+     function()
+    write(dir .. "/trees/part.lua", [[
+return { type = "sequence", name = "part", { type = "action", leaf = "look" } }
+]])
+    local tree, path = setup(([[
+local part = bt.load(%q)
+return { type = "selector", name = "whole", { type = "subtree", tree = part },
+  { type = "action", leaf = "walk", name = "walk" } }
+]]):format(dir .. "/trees/part.lua"))
+    D.add(agent(tree))
+    local doc = ok(D.command { cmd = "tree", tree = tree.name })
+    doc = ok(D.command { cmd = "edit", tree = tree.name, version = 1, ops = {
+      { op = "set", node = id(doc, "whole/walk"), key = "name",
+        value = "walking" } } })
+    local _, err = D.command { cmd = "save", tree = tree.name, version = 2,
+                               stamp = doc.stamp }
+    assert.equal("cannot save: node 'whole/part': its tree 'part' is the " ..
+                 "file " .. dir .. "/trees/part.lua's: the page cannot " ..
+                 "write it into this file", err)
+    assert.matches("bt.load", readfile(path), 1, true)
   end)
 
   it("save a tree of the current behavior3 editor in its own format",

@@ -66,8 +66,8 @@ function OPS.move(ctx, op, where)
   end
   local parent, i = parentof(ctx.root, n)
   if not parent then error(where .. ": the root cannot move", 0) end
-  settle(parent, n, ctx.map)
   if n.name == nil and ctx.map[n] then n.name = ctx.map[n].name end
+  settle(parent, n, ctx.map) -- (it keeps its name: its path moves, no more)
   table.remove(parent, i)
   local at = position(to, op.index, where)
   table.insert(to, at, n)
@@ -144,8 +144,8 @@ function OPS.extract(ctx, op, where)
   if taken(ctx, id) then
     error(where .. ": a tree named " .. named(id) .. " exists", 0)
   end
-  settle(parent, n, ctx.map)
   if n.name == nil and ctx.map[n] then n.name = ctx.map[n].name end
+  settle(parent, n, ctx.map)
   local ok, tree = pcall(ctx.bt.tree, n, { name = id })
   if not ok then error(where .. ": " .. tostring(tree), 0) end
   ctx.made[id] = tree
