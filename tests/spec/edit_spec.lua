@@ -207,6 +207,27 @@ describe("bt.debug's editing commands", function()
     assert.equal("nothing to redo", err)
   end)
 
+  it("leave the game's tree the one bt.subtree finds by its name",
+     function()
+    local tree = setup()
+    D.add(agent(tree))
+    local doc = ok(D.command { cmd = "tree", tree = tree.name })
+    -- each edit is checked by compiling the draft under the tree's name,
+    -- and so is an extraction's probe: the draft (then nothing, once
+    -- collected) would answer for the name
+    ok(D.command { cmd = "edit", tree = tree.name, version = 1, ops = {
+      { op = "delete", node = id(doc, "guard/chase") },
+      { op = "extract", node = id(doc, "guard/patrol/walk"), id = "w" } } })
+    collectgarbage()
+    collectgarbage()
+    local user = bt.tree(bt.sequence { name = "user", bt.subtree(tree.name) },
+                         { name = "user" })
+    local paths = {}
+    for _, nd in ipairs(user:nodes()) do paths[#paths + 1] = nd.path end
+    assert.is_truthy(table.concat(paths, " "):find("guard/chase/strike", 1,
+                                                     true))
+  end)
+
   it("preview the migration over live agents, apply (running nodes kept, " ..
      "switched at the next tick) and roll back", function()
     local tree = setup()

@@ -64,9 +64,12 @@ function E:fileof(tree)
 end
 
 -- Compiles a definition with d's options: true and the tree, or false
--- and why.
+-- and why. bt.tree registers what it makes under the tree's name (for
+-- bt.subtree by name): the game's tree takes its place back.
 function E:compile(d, root)
-  return pcall(self.bt.tree, root, d.opts)
+  local ok, t = pcall(self.bt.tree, root, d.opts)
+  d.tree:_register()
+  return ok, t
 end
 
 -- The draft of the tree a command names (made from the running

@@ -28,7 +28,7 @@ function M.edit(E, cmd)
   if type(cmd.ops) ~= "table" or #cmd.ops == 0 or #cmd.ops > max then
     return nil, "ops must be a list of 1 to " .. max .. " operations"
   end
-  local root, err = ops.run(E.bt, d.root, d.map, cmd.ops, d.tree.name,
+  local root, err = ops.run(E.bt, d.root, d.map, cmd.ops, d.tree,
                              E.made)
   if not root then return nil, err end
   local ok, t = E:compile(d, root)

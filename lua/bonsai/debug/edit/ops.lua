@@ -14,9 +14,9 @@ local settle, named, plain = make.settle, node.named, node.plain
 local M = {}
 
 -- The operations, each f(ctx, op, where) on the copy: ctx = { bt, root,
--- byid (the page's ids -> its node tables), map (node -> its label), name
--- (the tree's), made (id -> tree: the trees extract made) }; one that
--- returns a node makes it the new root.
+-- byid (the page's ids -> its node tables), map (node -> its label), tree
+-- and name (the tree edited, its name), made (id -> tree: the trees
+-- extract made) }; one that returns a node makes it the new root.
 local OPS = {}
 M.OPS = OPS
 
@@ -123,8 +123,10 @@ end
 -- edit's check is).
 local function taken(ctx, id)
   if ctx.made[id] then return false end
-  return (pcall(ctx.bt.tree, { type = "subtree", tree = id },
-                { name = ctx.name }))
+  local ok = pcall(ctx.bt.tree, { type = "subtree", tree = id },
+                   { name = ctx.name })
+  ctx.tree:_register() -- (the probe took the tree's name)
+  return ok
 end
 
 -- extract { node, id }: the node and its children become a tree of their
@@ -152,14 +154,14 @@ function OPS.extract(ctx, op, where)
   parent[i] = { type = "subtree", tree = tree, name = n.name }
 end
 
--- run(bt, root, map, ops [, name, made]): ops on a copy of the definition
--- root (map: its labels; name: its tree's; made: the trees extract made,
--- id -> tree): the new root, or nil and the refusal ("op N (kind, node
--- 'path'): ...").
-function M.run(bt, root, map, ops, name, made)
+-- run(bt, root, map, ops, tree, made): ops on a copy of the definition
+-- root (map: its labels; tree: the tree edited; made: the trees extract
+-- made, id -> tree): the new root, or nil and the refusal ("op N (kind,
+-- node 'path'): ...").
+function M.run(bt, root, map, ops, tree, made)
   local seen = {}
   local ctx = { bt = bt, root = copy(root, seen), map = {}, byid = {},
-                name = name, made = made or {} }
+                tree = tree, name = tree.name, made = made }
   for i, e in ipairs(walk(root)) do
     ctx.byid[i] = seen[e.node]
     ctx.map[seen[e.node]] = map[e.node]
