@@ -515,6 +515,28 @@ return {
                              node = id(undone, "guard/patrol") } } })
   end)
 
+  it("write the trees of subtrees as locals whose names are no Lua word",
+     function()
+    local lua_text = require("bonsai.debug.edit").lua_text
+    local a = bt.tree({ type = "action", leaf = "look" }, { name = "bt" })
+    local b = bt.tree({ type = "action", leaf = "look" }, { name = "end" })
+    local text = lua_text({ type = "sequence",
+      { type = "subtree", tree = a }, { type = "subtree", tree = b } }, {},
+      {}, nil)
+    assert.equal([[
+-- Written by the live page (bonsai.debug.edit).
+local bt_2 = bt.tree({ type = "action", leaf = "look" }, { name = "bt" })
+local end_2 = bt.tree({ type = "action", leaf = "look" }, { name = "end" })
+return {
+  type = "sequence",
+  { type = "subtree", tree = bt_2 },
+  { type = "subtree", tree = end_2 },
+}
+]], text)
+    local root = bt.import(text, "lua")
+    assert.equal("sequence/end/look", bt.tree(root):nodes()[5].path)
+  end)
+
   it("extract a subtree of a BT.CPP tree: a BehaviorTree of its own and " ..
      "a SubTree in its place", function()
     local tree, path = setup([[

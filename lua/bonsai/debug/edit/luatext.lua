@@ -89,10 +89,10 @@ local function options(opts, extra)
   return #o > 0 and ", { " .. table.concat(o, ", ") .. " }" or ""
 end
 
--- Lua's reserved words (not a local's name).
+-- Lua's reserved words and the file's bt (not a local's name).
 local RESERVED = {}
 for w in ([[and break do else elseif end false for function goto if in
-  local nil not or repeat return then true until while]]):gmatch("%a+") do
+  local nil not or repeat return then true until while bt]]):gmatch("%a+") do
   RESERVED[w] = true
 end
 
