@@ -71,9 +71,51 @@ function M.resolve(name, base, dirs)
   return nil
 end
 
+-- M.resolve_dir(name, base, dirs): as M.resolve, for a directory: one of
+-- dirs itself is inside too.
+function M.resolve_dir(name, base, dirs)
+  local full = M.resolve(name, base, dirs)
+  if full then return full end
+  local path = name
+  if path:sub(1, 1) ~= "/" and base ~= "" then
+    path = base:gsub("/*$", "") .. "/" .. path
+  end
+  full = M.normal(path)
+  for _, dir in ipairs(dirs) do
+    if full == dir then return full end
+  end
+  return nil
+end
+
 -- The directory of a file's path as written ("" for none).
 function M.dir(path)
   return path:match("^(.*)/[^/]*$") or ""
+end
+
+M.MAX_FOLDER = 1024 -- tree files one library folder may hold
+
+-- M.folder(path, exts): the names in the directory path of the files whose
+-- extension is one of exts (a set: [".xml"] = true), sorted, without
+-- hidden files (a name starting with ".") nor subdirectories; nil when
+-- path is no directory, or nil and a message when it holds more than
+-- M.MAX_FOLDER of them.
+function M.folder(path, exts)
+  local names = core._dir(path == "" and "." or path)
+  if not names then return nil end
+  local out = {}
+  for _, name in ipairs(names) do
+    local ext = name:match("%.[^./]*$")
+    if ext and exts[ext] and name:sub(1, 1) ~= "." and
+       not core._dir(path == "" and name or path .. "/" .. name) then
+      out[#out + 1] = name
+    end
+  end
+  if #out > M.MAX_FOLDER then
+    return nil, path .. ": more than " .. M.MAX_FOLDER .. " tree files " ..
+                "in one folder"
+  end
+  table.sort(out)
+  return out
 end
 
 -- M.read(path [, max]): the bytes of a regular file of at most max bytes

@@ -11,6 +11,7 @@ local loaders = require "bonsai.loaders"
 local M = {}
 local watched = {}   -- file path -> "mtime:size" when last seen (or false)
 local watchdirs = {} -- directory -> true
+local listings = {}  -- library folder of a watched tree -> its files
 
 -- "mtime:size" of a file, or nil and a message.
 local function stamp(path)
@@ -24,13 +25,27 @@ local function known(name)
   return loaders.registry[name:match("%.[^./]*$") or ""] ~= nil
 end
 
+-- The tree files of a library folder, one string ("" when it is gone).
+local function listing(dir)
+  local names = {}
+  for _, name in ipairs(core._dir(dir == "" and "." or dir) or {}) do
+    if known(name) and name:sub(1, 1) ~= "." then names[#names + 1] = name end
+  end
+  table.sort(names)
+  return table.concat(names, "\n")
+end
+
 -- A file just (re)loaded by bt.load/bt.reload counts as seen now, and
--- so do the subtree files it uses, if it is watched.
+-- so do the subtree files it uses and the library folders it listed, if
+-- it is watched.
 local function seen(path)
   if watched[path] == nil then return end
   watched[path] = stamp(path)
   for _, dep in ipairs(loaders.deps[path] or {}) do
     if watched[dep] == nil then watched[dep] = stamp(dep) end
+  end
+  for _, dir in ipairs(loaders.folders[path] or {}) do
+    listings[dir] = listing(dir)
   end
 end
 loaders.on_load(seen)
@@ -66,11 +81,12 @@ function M.watching(path)
   return dir ~= nil and watchdirs[dir] == true
 end
 
--- The trees loaded from f or from a file that uses f.
-local function users(f)
+-- The trees loaded from f or from a file that uses f (of the table
+-- loaders.deps, or loaders.folders for a library folder f).
+local function users(f, uses)
   local list = {}
   if loaders.loaded[f] then list[1] = f end
-  for path, deps in pairs(loaders.deps) do
+  for path, deps in pairs(uses or loaders.deps) do
     for _, dep in ipairs(deps) do
       if dep == f and path ~= f and loaders.loaded[path] then
         list[#list + 1] = path
@@ -95,10 +111,14 @@ function M.poll()
     local now = stamp(f)
     if now and now ~= old then changed[#changed + 1] = f; watched[f] = now end
   end
+  for dir, old in pairs(listings) do -- a tree file added or removed
+    local now = listing(dir)
+    if now ~= old then changed[#changed + 1] = dir; listings[dir] = now end
+  end
   table.sort(changed)
   local reloaded, failed, done = {}, {}, {}
   for _, f in ipairs(changed) do
-    local list = users(f)
+    local list = listings[f] and users(f, loaders.folders) or users(f)
     if #list == 0 and f:match("%.lua$") then list = { f } end
     for _, path in ipairs(list) do
       if not done[path] then

@@ -390,8 +390,8 @@ describe("BehaviorTree.CPP files with includes and models", function()
       "is outside the directories allowed (d; bt.load's include_dirs " ..
       "option adds others)", import(inc("a/../../x.xml"), {}))
     -- a cycle, whatever the spelling of the path
-    assert.equal("d/b.xml:1:24: node 'include': include recursion through " ..
-      "'./main.xml'", import(inc("b.xml"),
+    assert.equal("d/b.xml:1:24: node 'include': include recursion: " ..
+      "d/main.xml -> d/b.xml -> d/main.xml", import(inc("b.xml"),
         { ["d/b.xml"] = inc("./main.xml"), ["d/main.xml"] = inc("b.xml") }))
     -- depth: a chain of 40 files
     local chain = {}
@@ -661,8 +661,8 @@ describe("refused BehaviorTree.CPP files", function()
       '</BehaviorTree><BehaviorTree ID="a"><A/></BehaviorTree></root>'))
     assert.matches("node 'S': no BehaviorTree with ID 'S'",
       refused(doc('<SubTree ID="S"/>')))
-    assert.matches("t.xml:3:%d+: node 'a': subtree recursion: 'a' uses " ..
-      "itself", refused('<root main_tree_to_execute="a">\n' ..
+    assert.matches("t.xml:3:%d+: node 'a': subtree recursion: a %-> b %-> a",
+      refused('<root main_tree_to_execute="a">\n' ..
       '<BehaviorTree ID="a"><Sequence><SubTree ID="b"/></Sequence>' ..
       '</BehaviorTree>\n<BehaviorTree ID="b"><SubTree ID="a"/>' ..
       "</BehaviorTree></root>"))

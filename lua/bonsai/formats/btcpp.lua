@@ -673,6 +673,23 @@ local function external(ctx, e, scope, id)
   return { type = "subtree", tree = id, name = e.attrs.name, remap = remap }
 end
 
+-- The cycle a SubTree of tree id closes, from where it starts: "a -> b ->
+-- a", each tree with its file when they are not all in one file.
+local function cycle(ctx, id)
+  local from = #ctx.chain
+  while ctx.chain[from] ~= id do from = from - 1 end
+  local ids, files, several = {}, {}, false
+  for i = from, #ctx.chain + 1 do
+    local x = ctx.chain[i] or id
+    ids[#ids + 1], files[#ids + 1] = x, ctx.trees[x].file or ctx.file
+    several = several or files[#ids] ~= files[1]
+  end
+  for i, x in ipairs(ids) do
+    ids[i] = several and x .. " (" .. files[i] .. ")" or x
+  end
+  return table.concat(ids, " -> ")
+end
+
 -- A SubTree element: the subtree's root, expanded here with a scope that
 -- maps its blackboard keys (ports, _autoremap) onto the caller's.
 local function subtree(ctx, e, scope)
@@ -681,9 +698,7 @@ local function subtree(ctx, e, scope)
   local def = ctx.trees[id]
   if not def and ctx.bt.subtree then return external(ctx, e, scope, id) end
   if not def then where(ctx, e, "no BehaviorTree with ID '" .. id .. "'") end
-  if ctx.active[id] then
-    where(ctx, e, "subtree recursion: '" .. id .. "' uses itself")
-  end
+  if ctx.active[id] then where(ctx, e, "subtree recursion: " .. cycle(ctx, id)) end
   local auto = e.attrs._autoremap
   if auto ~= nil and auto ~= "true" and auto ~= "false" and auto ~= "1" and
      auto ~= "0" then
@@ -715,7 +730,9 @@ local function subtree(ctx, e, scope)
     if e.attrs[k] == nil then port(k, text) end
   end
   ctx.active[id] = true
+  ctx.chain[#ctx.chain + 1] = id
   local n = convert(ctx, def, inner)
+  ctx.chain[#ctx.chain] = nil
   ctx.active[id] = nil
   -- named as Groot2 shows it: the SubTree's name, its root's, else (a
   -- root with children; a leaf keeps its own) its ID
@@ -930,8 +947,13 @@ local function included(ctx, e, file, depth)
           "directories allowed (" .. table.concat(ctx.include_dirs, ", ") ..
           "; bt.load's include_dirs option adds others)")
   end
-  if ctx.including[full] then
-    where(ctx, e, "include recursion through '" .. e.attrs.path .. "'")
+  if ctx.including[full] then -- the whole cycle, from where it starts
+    local from = #ctx.stack
+    while ctx.stack[from] ~= full do from = from - 1 end
+    local chain = {}
+    for i = from, #ctx.stack do chain[#chain + 1] = ctx.stack[i] end
+    chain[#chain + 1] = full
+    where(ctx, e, "include recursion: " .. table.concat(chain, " -> "))
   end
   if ctx.collected[full] then return nil end
   if depth >= MAX_INCLUDES then
@@ -989,7 +1011,9 @@ local function collect(ctx, root, file, depth)
       local full, text = included(ctx, e, file, depth)
       if full then
         ctx.including[full] = true
+        ctx.stack[#ctx.stack + 1] = full
         collect(ctx, xml.parse(text, full), full, depth + 1)
+        ctx.stack[#ctx.stack] = nil
         ctx.including[full] = nil
       end
     else
@@ -998,28 +1022,49 @@ local function collect(ctx, root, file, depth)
   end
 end
 
--- The files of opts.library (a list of paths, relative to the file's
--- directory), collected as if the file included each: their trees and
--- models are the file's, under the same confinement (include_dirs), bounds
--- and dependencies (bt.poll reloads on a change to any), each file once
--- (one the file includes too is not read again).
+-- The files of opts.library (a path or a list of paths, relative to the
+-- file's directory; a folder stands for the .xml files directly in it, in
+-- name order, its subfolders not), collected as if the file included each:
+-- their trees and models are the file's, under the same confinement
+-- (include_dirs), bounds and dependencies (bt.poll reloads on a change to
+-- any, and on a file added to or removed from a folder), each file once
+-- (the loaded file, or one it includes, is not read again).
 local function library(ctx, root, file, list)
   if list == nil then return end
+  if type(list) == "string" then list = { list } end
   if type(list) ~= "table" then
-    error(file .. ": library must be a list of files (got " .. type(list) ..
-          ")", 0)
+    error(file .. ": library must be a file, a folder or a list of them " ..
+          "(got " .. type(list) .. ")", 0)
   end
-  for i, path in ipairs(list) do
-    if type(path) ~= "string" or path == "" then
-      error(file .. ": library: file " .. i .. " must be a path", 0)
-    end
+  local function add(path)
     local e = { tag = "library", attrs = { path = path }, line = root.line,
                 col = root.col, file = file }
     local full, text = included(ctx, e, file, 0)
     if full then
       ctx.including[full] = true
+      ctx.stack[#ctx.stack + 1] = full
       collect(ctx, xml.parse(text, full), full, 1)
+      ctx.stack[#ctx.stack] = nil
       ctx.including[full] = nil
+    end
+  end
+  for i, path in ipairs(list) do
+    if type(path) ~= "string" or path == "" then
+      error(file .. ": library: entry " .. i .. " must be a path", 0)
+    end
+    local dir = paths.resolve_dir(path, paths.dir(file), ctx.include_dirs)
+    local names, err
+    if dir then names, err = paths.folder(dir, { [".xml"] = true }) end
+    if err then error(file .. ": library: " .. err, 0) end
+    if names then
+      ctx.folders[#ctx.folders + 1] = dir
+      local base = path:gsub("/*$", "")
+      for _, name in ipairs(names) do
+        local full = paths.normal((dir == "" and "" or dir .. "/") .. name)
+        if not ctx.collected[full] then add(base .. "/" .. name) end
+      end
+    elseif not (dir and ctx.collected[dir]) then -- a file read already
+      add(path) -- is not read again (a path outside is refused there)
     end
   end
 end
@@ -1039,7 +1084,8 @@ function M.parse(text, opts)
                 models = {}, count = 0, depth = 0, instances = 0, active = {},
                 including = {}, read = opts.read, deps = opts.deps or {},
                 unnamed = 0, anonymous = {}, included = 0,
-                collected = {} }
+                collected = {}, stack = { paths.normal(file) },
+                chain = {}, folders = opts.folders or {} }
   ctx.include_dirs = paths.dirs(opts.include_dirs or { paths.dir(file) },
                                 file)
   local root = xml.parse(text, file)
@@ -1065,7 +1111,7 @@ function M.parse(text, opts)
     error(file .. ": main tree '" .. tostring(main) .. "' not found (the " ..
           "file has " .. (#ctx.order > 0 and ids() or "none") .. ")", 0)
   end
-  ctx.active[main] = true
+  ctx.active[main], ctx.chain[1] = true, main
   -- a tree without an ID is named after the file by bt.load
   return convert(ctx, ctx.trees[main], nil),
          { name = not ctx.anonymous[main] and main or nil }
