@@ -761,15 +761,44 @@ describe("behavior3-ts's Watchdog, retries, AlwaysRunning, JustSuccess " ..
                  "exit A success", t:step(a, 1))
   end)
 
-  it("Math and WaitForEvent are refused with the reason", function()
+  it("Math is refused with the reason", function()
     local function why(name, kids)
       return refused(current { id = 1, name = name, children = kids })
     end
     assert.matches("node 'Math': computes with functions", why("Math"))
-    assert.matches("node 'WaitForEvent': waits for an event of the game's",
-                   why("WaitForEvent"))
     assert.matches("node 'Now': is a leaf of behavior3's runtime over the " ..
                    "game's own values", why("Now"))
+  end)
+end)
+
+describe("behavior3-ts's WaitForEvent", function()
+  it("runs until the agent gets the event, then succeeds, tick by tick",
+     function()
+    leaves { A = "S", B = "S" }
+    local a = agent(current { id = 1, name = "Sequence", children = {
+      { id = 2, name = "A" },
+      { id = 3, name = "WaitForEvent", args = { event = "hello" } },
+      { id = 4, name = "B" } } })
+    assert.equal("running | enter A; tick A; exit A success", t:step(a, 1))
+    a:send("other")
+    assert.equal("running |", t:step(a, 1))
+    assert.equal(bt.RUNNING, a:tick(1)) -- no timeout: it waits on
+    a:send("hello", "world")
+    assert.equal("success | enter B; tick B; exit B success", t:step(a, 1))
+  end)
+
+  it("is refused without an event, and exports as it was read", function()
+    assert.equal("t.json: $.root.args: node 'WaitForEvent': needs an " ..
+      "'event' (the name of the event it waits for)",
+      refused(current { id = 1, name = "WaitForEvent" }))
+    assert.equal("t.json: $.root.args: node 'WaitForEvent': needs an " ..
+      "'event' (the name of the event it waits for)",
+      refused(current { id = 1, name = "WaitForEvent", args = { event = 3 } }))
+    local text = bt.tree(bt.import(current { id = 1, name = "WaitForEvent",
+      args = { event = "hello" } }, "behavior3", { file = "t.json" }),
+      { name = "W" }):export("behavior3-current")
+    assert.matches('"name":"WaitForEvent"', text, 1, true)
+    assert.matches('"event":"hello"', text, 1, true)
   end)
 end)
 

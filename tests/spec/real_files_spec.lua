@@ -1,6 +1,6 @@
 -- real_files_spec: every tree file of tests/trees taken from a public
 -- project (Nav2, BehaviorTree.CPP, behavior3lua, behavior3editor,
--- behavior3go; sources in each folder's README) loads and ticks with the
+-- behavior3go, behavior3-ts; sources in each folder's README) loads and ticks with the
 -- nodes the project defines (helpers/real_nodes.lua), to the outcome its
 -- semantics give; a file still refused is listed with the exact reason and
 -- shows as pending.
@@ -108,6 +108,50 @@ describe("behavior3editor's sample workspace", function()
       "subtree2.json: $.root.children[1].args: node 'Cmp': needs one of " ..
       "gt, ge, eq, lt, le" },
   }, 0.5)
+end)
+
+describe("behavior3-ts's examples, with the events its test dispatches",
+         function()
+  setup(real.behavior3)
+  local TS = "tests/trees/behavior3ts/example/"
+  -- ticks the tree three times, sending hello (payload "world") and
+  -- testOff before the second tick, as behavior3-ts's test/main.ts
+  -- dispatches them between ticks; the statuses, the log and bb.args
+  local function run3(tree)
+    local world = { log = {} }
+    local a = bt.agent(tree, { owner = world })
+    local s = { a:tick(1) }
+    a:send("hello", "world")
+    a:send("testOff")
+    s[2], s[3] = a:tick(1), a:tick(1)
+    return s, world.log, a.bb.args
+  end
+  local function both(file, statuses, log, args)
+    local path = TS .. file
+    it(path .. " ticks as behavior3-ts runs it, and exports to the " ..
+       "current editor and back, ticking the same", function()
+      local tree = assert(bt.load(path))
+      assert.same({ statuses, log, args }, { run3(tree) })
+      local copy = bt.tree(bt.import(tree:export("behavior3-current"),
+                                     "behavior3", { file = path }))
+      assert.same({ statuses, log, args }, { run3(copy) })
+    end)
+  end
+  -- its Listens start in the first run (afterRunTree fires after it); in
+  -- the second tick, hello and testOff run their children first
+  local listen = { "Log -------------> Listen", "Log <------------- Listen",
+                   "Log after run" }
+  local log = { listen[1], listen[2], listen[3], "Log hello!!!",
+                "Log off test!" }
+  for _ = 1, 2 do
+    for _, l in ipairs(listen) do log[#log + 1] = l end
+  end
+  both("test-listen.json", { bt.SUCCESS, bt.SUCCESS, bt.SUCCESS }, log,
+       "world")
+  -- WaitForEvent: running until hello, then the last Log; a new run
+  both("test-wait-for-event.json", { bt.RUNNING, bt.SUCCESS, bt.RUNNING },
+       { "Log -------------> WaitForEvent", "Log <------------- WaitForEvent",
+         "Log -------------> WaitForEvent" }, nil)
 end)
 
 describe("behavior3lua's sample workspace", function()

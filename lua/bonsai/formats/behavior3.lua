@@ -714,6 +714,18 @@ current.builtin.Listen = function(ctx, path, spec, kids)
   end
   return controls.listener(state, k)
 end
+-- behavior3-ts's WaitForEvent: running until the game's event args.event
+-- is dispatched, then success (behavior3-ts's node has no timeout: it only
+-- logs every 5 s that it still waits, and writes nothing): bt.wait_event,
+-- the agent's event (a:send) heard at its next tick.
+current.builtin.WaitForEvent = function(ctx, path, spec)
+  local event = type(spec.args) == "table" and spec.args.event or nil
+  if type(event) ~= "string" or event == "" then
+    fail(ctx, path .. ".args", spec.name, "needs an 'event' (the name of " ..
+         "the event it waits for)")
+  end
+  return ctx.bt.wait_event(event)
+end
 -- behavior3-ts's actions that succeed, fail.
 current.builtin.JustSuccess = function() return leaves.always("success") end
 current.builtin.JustFailure = function() return leaves.always("failure") end
@@ -885,6 +897,7 @@ current.children.RetryUntilSuccess, current.children.RetryUntilFailure = 1, 1
 current.children.AlwaysRunning = 1
 current.children.IsNull, current.children.NotNull = 0, 0
 current.children.Clear = 0
+current.children.WaitForEvent = 0
 
 current.refused = {
   Delay = "runs its child later, outside the tree, and succeeds at once " ..
@@ -892,9 +905,6 @@ current.refused = {
   Math = "computes with functions (abs, floor, sin, random, min, max, " ..
          "sum...), which Bonsai's scripts do not call (a game may provide " ..
          "it with bt.define or bt.register)",
-  WaitForEvent = "waits for an event of the game's own, dispatched by its " ..
-                 "behavior3 context, which Bonsai has not (a game may " ..
-                 "provide it with bt.register)",
 }
 -- behavior3's leaves over the game's own values: the game provides them.
 for _, name in ipairs { "Includes", "Push",
