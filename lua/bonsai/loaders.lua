@@ -19,7 +19,7 @@ local formats = {
 -- The options bt.import and bt.load take, per format (any other is
 -- refused; bt.load checks them when its loader is the format's built-in).
 local import_options = {
-  behavior3 = "file read deps dir include_dirs tree",
+  behavior3 = "file read deps dir include_dirs tree library",
   btcpp = "file read deps main include_dirs library",
   edges = "file",
   lua = "file",

@@ -118,6 +118,42 @@ function M.folder(path, exts)
   return out
 end
 
+-- M.library(list, base, dirs, exts, what): the entries of a load's library
+-- option (a path or a list of paths of files and folders, relative to the
+-- directory base): a list of { path = as written, full = resolved (nil
+-- when outside dirs: the reader refuses it) }, a folder standing for its
+-- files of the extensions exts (M.folder), and the list of the folders;
+-- what (the loaded file) begins the messages of a bad option.
+function M.library(list, base, dirs, exts, what)
+  local entries, folders = {}, {}
+  if list == nil then return entries, folders end
+  if type(list) == "string" then list = { list } end
+  if type(list) ~= "table" then
+    error(what .. ": library must be a file, a folder or a list of them " ..
+          "(got " .. type(list) .. ")", 0)
+  end
+  for i, path in ipairs(list) do
+    if type(path) ~= "string" or path == "" then
+      error(what .. ": library: entry " .. i .. " must be a path", 0)
+    end
+    local full = M.resolve_dir(path, base, dirs)
+    local names, err
+    if full then names, err = M.folder(full, exts) end
+    if err then error(what .. ": library: " .. err, 0) end
+    if names then
+      folders[#folders + 1] = full
+      local written = path:gsub("/*$", "")
+      for _, name in ipairs(names) do
+        entries[#entries + 1] = { path = written .. "/" .. name,
+          full = M.normal((full == "" and "" or full .. "/") .. name) }
+      end
+    else
+      entries[#entries + 1] = { path = path, full = full }
+    end
+  end
+  return entries, folders
+end
+
 -- M.read(path [, max]): the bytes of a regular file of at most max bytes
 -- (default M.MAX_SIZE), or nil and a message.
 function M.read(path, max)

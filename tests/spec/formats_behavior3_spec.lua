@@ -482,7 +482,7 @@ describe("refused behavior3 files", function()
         name = "Inverter", child = "2" }, ["2"] = { id = "2", name = "a" } } },
     } } }
     assert.equal("t.json: $.data.trees[2].nodes[\"2\"]: node 'a': subtree " ..
-                 "recursion: tree 'a' uses itself", refused(project))
+                 "recursion: a -> b -> a", refused(project))
     local dir = os.tmpname()
     os.remove(dir)
     assert(os.execute("mkdir '" .. dir .. "'"))
@@ -493,7 +493,7 @@ describe("refused behavior3 files", function()
     local tree, err = bt.load(dir .. "/x.json")
     assert.is_nil(tree)
     assert.equal(dir .. "/x.json: $.root.children[1]: node 'X': subtree " ..
-                 "recursion through 'x.json'", err)
+                 "recursion: " .. dir .. "/x.json -> " .. dir .. "/x.json", err)
     os.execute("rm -rf '" .. dir .. "'")
   end)
 end)
@@ -1004,5 +1004,109 @@ describe("behavior3lua's RepeatUntilSuccess and RepeatUntilFailure with "
     a.bb.loops = 10
     assert.equal("running | enter A; tick A; exit A success", t:step(a, 1))
     assert.equal("success | enter A; tick A; exit A failure", t:step(a, 1))
+  end)
+end)
+
+describe("a library of behavior3 files (bt.load's library)", function()
+  local dir
+  before_each(function()
+    dir = os.tmpname()
+    os.remove(dir)
+    assert(os.execute("mkdir -p '" .. dir .. "/lib'"))
+  end)
+  after_each(function() os.execute("rm -rf '" .. dir .. "'") end)
+  local writes = 0
+  local function write(name, text)
+    writes = writes + 1 -- a longer file each time: the change always shows
+    local f = assert(io.open(dir .. "/" .. name, "w"))
+    f:write(text, (" "):rep(writes))
+    f:close()
+    return dir .. "/" .. name
+  end
+  -- a classic tree of id `id` whose root is a node named `name`
+  local function tree(id, name)
+    return cjson.encode { id = id, title = id, root = "1",
+                          nodes = { ["1"] = { id = "1", name = name } } }
+  end
+
+  it("refers to a classic tree of another file by id, and names a cycle " ..
+     "whole with the files", function()
+    leaves { A = "S" }
+    local main = write("main.json", tree("Main", "Guard"))
+    write("lib/guard.json", tree("Guard", "A"))
+    local tr = assert(bt.load(main, { library = "lib" }))
+    assert.equal("Main", tr.name)
+    assert.equal("success | enter A; tick A; exit A success",
+                 t:step(bt.agent(tr), 1))
+    -- a project in the library: Guard -> Chase -> Main
+    write("lib/guard.json", cjson.encode { data = { trees = {
+      cjson.decode(tree("Guard", "Chase")),
+      cjson.decode(tree("Chase", "Main")) } } })
+    local _, err = bt.load(main, { library = "lib" })
+    assert.equal(dir .. "/lib/guard.json: $.data.trees[2].nodes[\"1\"]: " ..
+      "node 'Main': subtree recursion: Main (" .. dir .. "/main.json) -> " ..
+      "Guard (" .. dir .. "/lib/guard.json) -> Chase (" .. dir ..
+      "/lib/guard.json) -> Main (" .. dir .. "/main.json)", err)
+  end)
+
+  it("names a cycle of current editor files whole", function()
+    local function file(name, path)
+      return current { id = 1, name = "Not", children = { { id = 2,
+                       name = "S", path = path } } }
+    end
+    local a = write("a.json", file("a", "lib/b.json"))
+    write("lib/b.json", file("b", "lib/c.json"))
+    write("lib/c.json", file("c", "a.json"))
+    local _, err = bt.load(a, { dir = dir, library = "lib" })
+    assert.equal(dir .. "/lib/c.json: $.root.children[1]: node 'S': " ..
+      "subtree recursion: " .. dir .. "/a.json -> " .. dir ..
+      "/lib/b.json -> " .. dir .. "/lib/c.json -> " .. dir .. "/a.json", err)
+    -- the cycle from the tree chosen in the library
+    _, err = bt.load(a, { dir = dir, library = "lib", tree = "lib/b.json" })
+    assert.matches("subtree recursion: " .. dir .. "/lib/b.json %-> " ..
+                   dir .. "/lib/c.json %-> " .. dir .. "/a.json %-> " ..
+                   dir .. "/lib/b.json$", err)
+  end)
+
+  it("reloads at bt.poll when a file is added to a library folder",
+     function()
+    leaves { A = "S", B = "F" }
+    local main = write("main.json", tree("Main", "Guard"))
+    write("lib/a.json", tree("Other", "A"))
+    local _, err = bt.load(main, { library = "lib" })
+    assert.matches("node 'Guard': unknown node type", err)
+    write("lib/guard.json", tree("Guard", "A"))
+    local tr = assert(bt.load(main, { library = "lib" }))
+    assert.is_true(bt.watch(main))
+    local ag = bt.agent(tr)
+    assert.equal(bt.SUCCESS, ag:tick(1))
+    -- guard.json removed, the same tree in a new file: seen, reloaded
+    os.remove(dir .. "/lib/guard.json")
+    write("lib/guard2.json", tree("Guard", "B"))
+    assert.same({ main }, (bt.poll()))
+    assert.equal(bt.FAILURE, ag:tick(1))
+  end)
+
+  it("refuses a file outside, a file of the other format, a bad option",
+     function()
+    local main = write("main.json", tree("Main", "A"))
+    local _, err = bt.load(main, { library = "../x.json" })
+    assert.equal(main .. ": library: '../x.json' is outside the " ..
+      "directories allowed (" .. dir .. "; bt.load's include_dirs option " ..
+      "adds others)", err)
+    write("lib/cur.json", current { id = 1, name = "A" })
+    _, err = bt.load(main, { library = "lib" })
+    assert.equal(dir .. "/lib/cur.json: $: a current behavior3 editor's " ..
+      "file in the library of a classic file (a library holds files of one " ..
+      "format)", err)
+    write("lib/cur.json", "[1]")
+    _, err = bt.load(main, { library = "lib" })
+    assert.equal(dir .. "/lib/cur.json: $: not a behavior3 file (a JSON " ..
+      "object expected)", err)
+    _, err = bt.load(main, { library = { "lib", 7 } })
+    assert.equal(main .. ": library: entry 2 must be a path", err)
+    assert.has_error(function() bt.load(main, { libary = "lib" }) end,
+      "bt.load (behavior3) has no option 'libary' (did you mean " ..
+      "'library'?)")
   end)
 end)

@@ -110,6 +110,44 @@ describe("behavior3editor's sample workspace", function()
   }, 0.5)
 end)
 
+describe("behavior3editor's sample workspace as a library", function()
+  setup(real.behavior3)
+  local hero = B3 .. "workdir/hero.json"
+  local function log(tree) -- its status and log once it stops running
+    local s, _, calls = ticks(tree, {}, 0.5, 20)
+    return s, calls
+  end
+
+  it("creates any tree of its folders by name or workspace path", function()
+    local o = { dir = B3, library = "workdir", tree = "subtree1" }
+    local tree = assert(bt.load(hero, o))
+    assert.equal("subtree1", tree.name)
+    assert.same({ bt.SUCCESS, { "Log hello" } }, { log(tree) })
+    o.library, o.tree = { "workdir", "workdir/sub" }, "workdir/sub/subtree1.json"
+    assert.same({ bt.SUCCESS, { "Log d" } }, { log(assert(bt.load(hero, o))) })
+    -- the loaded file itself, by its name
+    o.tree = "hero"
+    assert.equal("hero", assert(bt.load(hero, o)).name)
+    -- its test-vars uses test-subtree by path: resolved in the workspace
+    o.library, o.tree = "vars/", "test-vars"
+    local _, calls = log(assert(bt.load(hero, o)))
+    assert.equal("Log hello", calls[1])
+  end)
+
+  it("refuses a name two files have, and one none has, listing them",
+     function()
+    local _, err = bt.load(hero, { dir = B3, library = { "workdir",
+                                   "workdir/sub" }, tree = "subtree1" })
+    assert.equal(hero .. ": several trees are named 'subtree1' " ..
+      "(workdir/subtree1.json, workdir/sub/subtree1.json): choose one by " ..
+      "its path", err)
+    _, err = bt.load(hero, { dir = B3, library = "workdir", tree = "boss" })
+    assert.equal(hero .. ": no tree 'boss' in the file nor its library " ..
+      "(workdir/hero.json, workdir/monster.json, workdir/subtree1.json, " ..
+      "workdir/subtree2.json)", err)
+  end)
+end)
+
 describe("behavior3-ts's examples, with the events its test dispatches",
          function()
   setup(real.behavior3)
@@ -192,6 +230,31 @@ describe("behavior3go's examples", function()
   rows[#rows + 1] = { "testwork/testwork.b3", bt.SUCCESS, 6, "job 0-0",
                       "job 0-1", "job 0-2" }
   check(GO, rows, 0.25)
+
+  -- a library of the examples' projects (include_dirs: the folder above
+  -- each): any tree of them created by its title or id
+  it("create any tree of a library of projects by title or id, refusing " ..
+     "a tree id two files give", function()
+    local o = { include_dirs = { GO }, library = { "../subtree/example.b3" },
+                tree = "child" }
+    local child = assert(bt.load(GO .. "memsubtree/memsubtree.b3", o))
+    assert.equal("child", child.name)
+    local world = { log = {} }
+    assert.equal(bt.SUCCESS, bt.agent(child, { owner = world }):tick(0.25))
+    assert.same({ "call child!!" }, world.log)
+    o.tree = "e11044d9-5f06-4785-ae99-aaf710bc2469"
+    assert.equal("child", assert(bt.load(GO .. "memsubtree/memsubtree.b3",
+                                         o)).name)
+    -- the project's own selected tree stays the main one without `tree`
+    o.tree = nil
+    assert.equal("submem", assert(bt.load(GO .. "memsubtree/memsubtree.b3",
+                                          o)).name)
+    local _, err = bt.load(GO .. "subtree/example.b3", { include_dirs = { GO },
+      library = { "../load_from_project" } })
+    assert.equal(GO .. "load_from_project/project.json: $.trees[1]: " ..
+      "duplicate tree id '67e3047e-0942-4d55-8443-9f28dc50b660' (also in " ..
+      GO .. "subtree/example.b3)", err)
+  end)
 
   local function logs(file, n)
     local world = { log = {} }

@@ -673,23 +673,6 @@ local function external(ctx, e, scope, id)
   return { type = "subtree", tree = id, name = e.attrs.name, remap = remap }
 end
 
--- The cycle a SubTree of tree id closes, from where it starts: "a -> b ->
--- a", each tree with its file when they are not all in one file.
-local function cycle(ctx, id)
-  local from = #ctx.chain
-  while ctx.chain[from] ~= id do from = from - 1 end
-  local ids, files, several = {}, {}, false
-  for i = from, #ctx.chain + 1 do
-    local x = ctx.chain[i] or id
-    ids[#ids + 1], files[#ids + 1] = x, ctx.trees[x].file or ctx.file
-    several = several or files[#ids] ~= files[1]
-  end
-  for i, x in ipairs(ids) do
-    ids[i] = several and x .. " (" .. files[i] .. ")" or x
-  end
-  return table.concat(ids, " -> ")
-end
-
 -- A SubTree element: the subtree's root, expanded here with a scope that
 -- maps its blackboard keys (ports, _autoremap) onto the caller's.
 local function subtree(ctx, e, scope)
@@ -698,7 +681,10 @@ local function subtree(ctx, e, scope)
   local def = ctx.trees[id]
   if not def and ctx.bt.subtree then return external(ctx, e, scope, id) end
   if not def then where(ctx, e, "no BehaviorTree with ID '" .. id .. "'") end
-  if ctx.active[id] then where(ctx, e, "subtree recursion: " .. cycle(ctx, id)) end
+  if ctx.active[id] then
+    where(ctx, e, "subtree recursion: " .. kit.cycle(ctx.chain, id,
+      function(x) return ctx.trees[x].file or ctx.file end))
+  end
   local auto = e.attrs._autoremap
   if auto ~= nil and auto ~= "true" and auto ~= "false" and auto ~= "1" and
      auto ~= "0" then
@@ -947,13 +933,8 @@ local function included(ctx, e, file, depth)
           "directories allowed (" .. table.concat(ctx.include_dirs, ", ") ..
           "; bt.load's include_dirs option adds others)")
   end
-  if ctx.including[full] then -- the whole cycle, from where it starts
-    local from = #ctx.stack
-    while ctx.stack[from] ~= full do from = from - 1 end
-    local chain = {}
-    for i = from, #ctx.stack do chain[#chain + 1] = ctx.stack[i] end
-    chain[#chain + 1] = full
-    where(ctx, e, "include recursion: " .. table.concat(chain, " -> "))
+  if ctx.including[full] then
+    where(ctx, e, "include recursion: " .. kit.cycle(ctx.stack, full))
   end
   if ctx.collected[full] then return nil end
   if depth >= MAX_INCLUDES then
@@ -1030,41 +1011,21 @@ end
 -- any, and on a file added to or removed from a folder), each file once
 -- (the loaded file, or one it includes, is not read again).
 local function library(ctx, root, file, list)
-  if list == nil then return end
-  if type(list) == "string" then list = { list } end
-  if type(list) ~= "table" then
-    error(file .. ": library must be a file, a folder or a list of them " ..
-          "(got " .. type(list) .. ")", 0)
-  end
-  local function add(path)
-    local e = { tag = "library", attrs = { path = path }, line = root.line,
-                col = root.col, file = file }
-    local full, text = included(ctx, e, file, 0)
-    if full then
-      ctx.including[full] = true
-      ctx.stack[#ctx.stack + 1] = full
-      collect(ctx, xml.parse(text, full), full, 1)
-      ctx.stack[#ctx.stack] = nil
-      ctx.including[full] = nil
-    end
-  end
-  for i, path in ipairs(list) do
-    if type(path) ~= "string" or path == "" then
-      error(file .. ": library: entry " .. i .. " must be a path", 0)
-    end
-    local dir = paths.resolve_dir(path, paths.dir(file), ctx.include_dirs)
-    local names, err
-    if dir then names, err = paths.folder(dir, { [".xml"] = true }) end
-    if err then error(file .. ": library: " .. err, 0) end
-    if names then
-      ctx.folders[#ctx.folders + 1] = dir
-      local base = path:gsub("/*$", "")
-      for _, name in ipairs(names) do
-        local full = paths.normal((dir == "" and "" or dir .. "/") .. name)
-        if not ctx.collected[full] then add(base .. "/" .. name) end
+  local entries, folders = paths.library(list, paths.dir(file),
+    ctx.include_dirs, { [".xml"] = true }, file)
+  for _, dir in ipairs(folders) do ctx.folders[#ctx.folders + 1] = dir end
+  for _, entry in ipairs(entries) do
+    if not (entry.full and ctx.collected[entry.full]) then -- read once
+      local e = { tag = "library", attrs = { path = entry.path },
+                  line = root.line, col = root.col, file = file }
+      local full, text = included(ctx, e, file, 0) -- refuses one outside
+      if full then
+        ctx.including[full] = true
+        ctx.stack[#ctx.stack + 1] = full
+        collect(ctx, xml.parse(text, full), full, 1)
+        ctx.stack[#ctx.stack] = nil
+        ctx.including[full] = nil
       end
-    elseif not (dir and ctx.collected[dir]) then -- a file read already
-      add(path) -- is not read again (a path outside is refused there)
     end
   end
 end
