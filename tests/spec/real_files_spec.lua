@@ -1,6 +1,6 @@
 -- real_files_spec: every tree file of tests/trees taken from a public
 -- project (Nav2, BehaviorTree.CPP, behavior3lua, behavior3editor,
--- behavior3go, behavior3-ts; sources in each folder's README) loads and ticks with the
+-- behavior3go, behavior3-ts, MoveIt Pro; sources in each folder's README) loads and ticks with the
 -- nodes the project defines (helpers/real_nodes.lua), to the outcome its
 -- semantics give; a file still refused is listed with the exact reason and
 -- shows as pending.
@@ -361,6 +361,70 @@ describe("BehaviorTree.CPP's examples and test trees", function()
   -- the game allows the folder above (formats_btcpp_spec has the refusal)
   rows[8].opts = { include_dirs = { CPP .. "tests/trees" } }
   check(CPP .. "tests/trees/", rows, 0.25)
+end)
+
+-- MoveIt Pro's objectives: one tree a file, SubTrees referring across
+-- files by ID with literal and {key} ports; the folder is the library,
+-- as MoveIt Pro registers every objective file of its config package
+local MP = "tests/trees/moveit_pro/objectives/"
+describe("MoveIt Pro's objectives, their folder as the library", function()
+  setup(real.moveit_pro)
+  local lib = { library = "." }
+  local rows = {}
+  for _, r in ipairs {
+    { "clear_snapshot", 1 }, { "close_gripper", 1 },
+    -- MoveToWaypoint twice, again and again (KeepRunningUntilFailure)
+    { "cycle_between_waypoints", 20, bt.RUNNING },
+    { "find_cuboids", 1 }, { "inspect_surface", 1 },
+    { "interpolate_to_joint_state", 1 },
+    -- picks and places until a failure: none here
+    { "looping_pick_and_place_object", 20, bt.RUNNING },
+    { "move_to_joint_state", 1 }, { "move_to_named_pose", 1 },
+    { "move_to_pose", 1 }, { "open_gripper", 1 }, { "pick_object", 1 },
+    { "pick_place_object", 1 }, { "push_button", 1 },
+    { "reactivate_gripper", 1 },
+    { "request_teleoperation", 20, bt.RUNNING },
+    { "solution_detect_april_tag_pose", 1 },
+    { "solution_detect_april_tag_pose_and_pick_object", 1 },
+    { "solution_pick_apriltag_annotated_object", 1 },
+    { "solution_pick_apriltag_annotated_object_subtree", 1 },
+    { "solution_pick_from_pose_with_mtc", 1 },
+    { "solution_pick_object_using_pose", 1 }, { "take_snapshot", 1 },
+    { "teleoperate", 20, bt.RUNNING },
+    { "wait_for_trajectory_approval_if_user_available", 1 },
+  } do
+    rows[#rows + 1] = { r[1] .. ".xml", r[3] or bt.SUCCESS, r[2], opts = lib }
+  end
+  check(MP, rows, 0.25)
+
+  it("teleoperate through four files, as the operator switches modes",
+     function()
+    -- Teleoperate -> Request Teleoperation (its literal ports) -> Close
+    -- Gripper, Open Gripper, Move to Joint State, each in its own file
+    local world = { log = {}, mode = { 7, 6, 3, 0 } }
+    local a = bt.agent(assert(bt.load(MP .. "teleoperate.xml", lib)),
+                       { owner = world })
+    local function tick()
+      world.log = {}
+      local s = a:tick(0.25)
+      return s, table.concat(world.log, ", ")
+    end
+    assert.same({ bt.RUNNING, "MoveGripperAction 0.7929" }, { tick() })
+    assert.same({ bt.RUNNING, "MoveGripperAction 0.0" }, { tick() })
+    assert.same({ bt.RUNNING, "RetrieveJointStateParameter, " ..
+      "InitializeMTCTask, SetupMTCCurrentState, SetupMTCMoveToJointState, " ..
+      "PlanMTCTask, ExecuteMTCTask, PublishEmpty" }, { tick() })
+    assert.same({ bt.RUNNING, "" }, { tick() })
+  end)
+
+  it("refuse a tree without its library, naming the tree it misses",
+     function()
+    local _, err = bt.load(MP .. "teleoperate.xml")
+    assert.equal(MP .. "teleoperate.xml:5:5: node 'Request Teleoperation': " ..
+      "no BehaviorTree with ID 'Request Teleoperation' in the file; a tree " ..
+      "outside it (bt.subtree by name) shares the caller's keys: write " ..
+      "_autoremap=\"true\"", err)
+  end)
 end)
 
 describe("Nav2's navigation trees", function()

@@ -316,6 +316,17 @@ end
 
 local function ms(s) return text(s * 1000) end
 
+-- A leaf's argument as text that reads back as the same value, of the
+-- same type: a whole float keeps its ".0" (position="0.0" stays a float
+-- where Lua tells floats from integers).
+local function argtext(v)
+  if type(v) == "number" and not isinteger(v) and v == math.floor(v) and
+     math.abs(v) < 2^53 then
+    return string.format("%.1f", v)
+  end
+  return text(v)
+end
+
 -- The count a parallel policy stands for.
 local function count(p, n)
   if p == nil or p == "all" then return n end
@@ -1185,7 +1196,7 @@ local function emit(n, out, depth, model, path, queue)
       if ty == "table" or ty == "function" or ty == "userdata" then
         fail("argument '" .. k .. "' of leaf '" .. leaf .. "' is a " .. type(v))
       end
-      attrs[k] = text(v)
+      attrs[k] = argtext(v)
     end
     for k, key in pairs(refs or {}) do attrs[k] = "{" .. key .. "}" end
     local m = model[leaf]
