@@ -32,9 +32,14 @@ end
 
 -- Checks each row {file, status, ticks, first calls..., opts = , world = ,
 -- bb = } under dir; rows with refused = "reason" must be refused with it.
+-- The public files this spec loads: path -> "ticks" or "refused" (the
+-- README's count is checked against it at the end).
+local counted = {}
+
 local function check(dir, rows, dt)
   for _, row in ipairs(rows) do
     local path = dir .. row[1]
+    counted[path] = row.refused and "refused" or "ticks"
     if row.refused then
       it(path .. " is refused: " .. row.refused, function()
         local tree, err = bt.load(path, row.opts)
@@ -186,6 +191,7 @@ describe("behavior3-ts's examples, with the events its test dispatches",
   end
   both("test-listen.json", { bt.SUCCESS, bt.SUCCESS, bt.SUCCESS }, log,
        "world")
+  counted[TS .. "test-listen.json"] = "ticks" -- the other is not public
   -- WaitForEvent: running until hello, then the last Log; a new run
   both("test-wait-for-event.json", { bt.RUNNING, bt.SUCCESS, bt.RUNNING },
        { "Log -------------> WaitForEvent", "Log <------------- WaitForEvent",
@@ -497,4 +503,21 @@ describe("Nav2's navigation trees", function()
       "ValidatePath, FollowPath, FollowPath", calls)
   end)
 
+end)
+
+describe("the README's count of public tree files", function()
+  it("is the count of this spec's run", function()
+    local total, ticking = 0, 0
+    for _, what in pairs(counted) do
+      total = total + 1
+      if what == "ticks" then ticking = ticking + 1 end
+    end
+    local f = assert(io.open("README.md"))
+    local readme = f:read("*a"):gsub("%s+", " ")
+    f:close()
+    local n, k, r = readme:match("Of (%d+) tree files from public " ..
+      "projects %b() ?,? ?(%d+) load and tick; the other (%d+) are refused")
+    assert.same({ total, ticking, total - ticking },
+                { tonumber(n), tonumber(k), tonumber(r) })
+  end)
 end)
