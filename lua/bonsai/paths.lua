@@ -121,7 +121,8 @@ end
 -- M.library(list, base, dirs, exts, what): the entries of a load's library
 -- option (a path or a list of paths of files and folders, relative to the
 -- directory base): a list of { path = as written, full = resolved (nil
--- when outside dirs: the reader refuses it) }, a folder standing for its
+-- when outside dirs: the reader refuses it), folder = the folder it was
+-- found in (M.check: a link in it must not lead out) }, a folder standing for its
 -- files of the extensions exts (M.folder), and the list of the folders;
 -- what (the loaded file) begins the messages of a bad option.
 function M.library(list, base, dirs, exts, what)
@@ -145,7 +146,8 @@ function M.library(list, base, dirs, exts, what)
       local written = path:gsub("/*$", "")
       for _, name in ipairs(names) do
         entries[#entries + 1] = { path = written .. "/" .. name,
-          full = M.normal((full == "" and "" or full .. "/") .. name) }
+          full = M.normal((full == "" and "" or full .. "/") .. name),
+          folder = full }
       end
     else
       entries[#entries + 1] = { path = path, full = full }
@@ -165,25 +167,27 @@ end
 -- files, comes from what was read), M.MAX_SIZE bytes in all, and, given
 -- dirs (the load's allowed directories, resolved), refuses a path whose
 -- real location (symbolic links followed) lies outside all of them.
-function M.reader()
-  local texts, left, real = {}, M.MAX_SIZE, {}
-  local function realdir(d)
-    if real[d] == nil then real[d] = core._realpath(d == "" and "." or d) or false end
-    return real[d]
+-- M.check(path, dirs [, what]): true when the real location of path
+-- (symbolic links followed) lies in one of dirs (resolved), else nil and a
+-- message ("PATH: leads outside WHAT (to REAL)"; what: "the directories
+-- allowed" unless given).
+function M.check(path, dirs, what)
+  local where, err = core._realpath(path)
+  if not where then return nil, err end
+  for _, d in ipairs(dirs) do
+    local r = core._realpath(d == "" and "." or d)
+    if r and (where == r or within(where, r)) then return true end
   end
+  return nil, path .. ": leads outside " .. (what or
+              "the directories allowed") .. " (to " .. where .. ")"
+end
+
+function M.reader()
+  local texts, left = {}, M.MAX_SIZE
   return function(path, dirs)
     if dirs then
-      local where, err = core._realpath(path)
-      if not where then return nil, err end
-      local inside = false
-      for _, d in ipairs(dirs) do
-        local r = realdir(d)
-        if r and (where == r or within(where, r)) then inside = true break end
-      end
-      if not inside then
-        return nil, path .. ": leads outside the directories allowed (to " ..
-                    where .. ")"
-      end
+      local ok, err = M.check(path, dirs)
+      if not ok then return nil, err end
     end
     local text = texts[path]
     if text then return text end

@@ -1103,6 +1103,14 @@ describe("a library of behavior3 files (bt.load's library)", function()
     _, err = bt.load(main, { library = "lib" })
     assert.equal(dir .. "/lib/cur.json: $: not a behavior3 file (a JSON " ..
       "object expected)", err)
+    -- a link in a library folder to a file outside it
+    os.remove(dir .. "/lib/cur.json")
+    write("beside.json", tree("B", "A"))
+    assert(os.execute("ln -s ../beside.json '" .. dir .. "/lib/l.json'"))
+    _, err = bt.load(main, { library = "lib" })
+    assert.matches("^" .. main:gsub("%p", "%%%0") .. ": library: " ..
+      dir:gsub("%p", "%%%0") .. "/lib/l.json: leads outside its folder " ..
+      dir:gsub("%p", "%%%0") .. "/lib %(to .*/beside.json%)$", err)
     _, err = bt.load(main, { library = { "lib", 7 } })
     assert.equal(main .. ": library: entry 2 must be a path", err)
     assert.has_error(function() bt.load(main, { libary = "lib" }) end,

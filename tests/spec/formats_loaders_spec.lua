@@ -322,5 +322,15 @@ describe("a folder as a library of BehaviorTree.CPP files", function()
     os.execute("rm -rf '" .. out .. "'")
     assert.matches("cannot include: .*leads outside the directories " ..
                    "allowed", err)
+    -- a link in the folder to a file beside it: allowed to the loaded
+    -- file, but not in the folder given
+    os.remove(dir .. "/lib/out")
+    write("shared.xml", tree("X", "<AlwaysSuccess/>"))
+    assert(os.execute("ln -s ../shared.xml '" .. dir .. "/lib/x.xml'"))
+    local top = write("top.xml", tree("Top", '<SubTree ID="X"/>'))
+    _, err = bt.load(top, { library = "lib" })
+    assert.matches("node 'library': cannot include: " .. dir ..
+      "/lib/x.xml: leads outside its folder " .. dir .. "/lib %(to .*" ..
+      "/shared.xml%)", err)
   end)
 end)

@@ -1159,6 +1159,11 @@ local function library(ctx, library)
     if not seen[full] then
       seen[full] = true
       if not ctx.read then error(ctx.file .. ": library: no file to read", 0) end
+      if entry.folder then -- a link in a folder leads nowhere else
+        local ok, err = paths.check(full, { entry.folder },
+                                    "its folder " .. entry.folder)
+        if not ok then error(ctx.file .. ": library: " .. err, 0) end
+      end
       local text, err = ctx.read(full, ctx.dirs)
       if not text then error(ctx.file .. ": library: " .. tostring(err), 0) end
       local data = decode(text, full)

@@ -1029,6 +1029,12 @@ local function library(ctx, root, file, list)
     if not (entry.full and ctx.collected[entry.full]) then -- read once
       local e = { tag = "library", attrs = { path = entry.path },
                   line = root.line, col = root.col, file = file }
+      local ok, err = true, nil
+      if entry.folder then -- a link in a folder leads nowhere else
+        ok, err = paths.check(entry.full, { entry.folder },
+                              "its folder " .. entry.folder)
+      end
+      if not ok then where(ctx, e, "cannot include: " .. err) end
       local full, text = included(ctx, e, file, 0) -- refuses one outside
       if full then
         ctx.including[full] = true
