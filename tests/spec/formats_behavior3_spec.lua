@@ -1008,21 +1008,11 @@ describe("behavior3lua's RepeatUntilSuccess and RepeatUntilFailure with "
 end)
 
 describe("a library of behavior3 files (bt.load's library)", function()
-  local dir
-  before_each(function()
-    dir = os.tmpname()
-    os.remove(dir)
-    assert(os.execute("mkdir -p '" .. dir .. "/lib'"))
-  end)
-  after_each(function() os.execute("rm -rf '" .. dir .. "'") end)
-  local writes = 0
-  local function write(name, text)
-    writes = writes + 1 -- a longer file each time: the change always shows
-    local f = assert(io.open(dir .. "/" .. name, "w"))
-    f:write(text, (" "):rep(writes))
-    f:close()
-    return dir .. "/" .. name
-  end
+  local scratch = require("helpers.scratch")("lib")
+  local write = scratch.write
+  local dir -- this test's directory
+  before_each(function() scratch.make(); dir = scratch.dir end)
+  after_each(scratch.remove)
   -- a classic tree of id `id` whose root is a node named `name`
   local function tree(id, name)
     return cjson.encode { id = id, title = id, root = "1",

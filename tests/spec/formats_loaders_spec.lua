@@ -9,22 +9,11 @@ local trace = require "helpers.trace"
 local t
 before_each(function() t = trace.new() end)
 
-local dir
-before_each(function()
-  dir = os.tmpname()
-  os.remove(dir)
-  assert(os.execute("mkdir '" .. dir .. "'"))
-end)
-after_each(function() os.execute("rm -rf '" .. dir .. "'") end)
-
-local writes = 0
-local function write(name, text)
-  writes = writes + 1 -- a longer file each time: the change always shows
-  local f = assert(io.open(dir .. "/" .. name, "w"))
-  f:write(text, (" "):rep(writes))
-  f:close()
-  return dir .. "/" .. name
-end
+local scratch = require("helpers.scratch")()
+local write = scratch.write
+local dir -- this test's directory
+before_each(function() scratch.make(); dir = scratch.dir end)
+after_each(scratch.remove)
 
 describe("bt.loaders", function()
   it("adds a format to bt.load, bt.reload, bt.watch and bt.poll", function()
