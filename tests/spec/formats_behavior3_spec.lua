@@ -1028,6 +1028,13 @@ describe("a library of behavior3 files (bt.load's library)", function()
     assert.equal("Main", tr.name)
     assert.equal("success | enter A; tick A; exit A success",
                  t:step(bt.agent(tr), 1))
+    -- exported into one file, the library's tree in it
+    for _, fmt in ipairs { "behavior3", "behavior3-current" } do
+      local copy = bt.tree(bt.import(tr:export(fmt), "behavior3",
+                                     { file = "x.json" }))
+      assert.equal("success | enter A; tick A; exit A success",
+                   t:step(bt.agent(copy), 1))
+    end
     -- a project in the library: Guard -> Chase -> Main
     write("lib/guard.json", cjson.encode { data = { trees = {
       cjson.decode(tree("Guard", "Chase")),
