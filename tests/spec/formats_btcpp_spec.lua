@@ -716,6 +716,24 @@ describe("refused BehaviorTree.CPP files", function()
 end)
 
 describe("tree:export('btcpp')", function()
+  it("writes a leaf's numbers back as the same numbers of the same type",
+     function()
+    local mathtype = require("helpers.luaver").mathtype
+    local seen = {}
+    bt.register("Grip", function(_, _, args)
+      seen[#seen + 1] = { args.position, mathtype(args.position),
+                          args.force, mathtype(args.force), args.w }
+      return true
+    end)
+    local tree = bt.tree(bt.import(doc('<Grip position="0.0" force="3" ' ..
+                                       'w="0.7929"/>'), "btcpp"))
+    bt.agent(tree):tick(1)
+    bt.agent(bt.tree(bt.import(tree:export("btcpp"), "btcpp"))):tick(1)
+    -- "float" where Lua tells floats from integers (5.3+)
+    assert.same({ 0, mathtype(0.0), 3, "integer", 0.7929 }, seen[1])
+    assert.same(seen[1], seen[2])
+  end)
+
   it("writes a file that loads back to the same behaviour", function()
     leaves { A = "SFRS", B = "RRFS", C = "FS" }
     local text = doc('<ReactiveFallback name="top">' ..

@@ -416,7 +416,7 @@ describe("MoveIt Pro's objectives, their folder as the library", function()
       return s, table.concat(world.log, ", ")
     end
     assert.same({ bt.RUNNING, "MoveGripperAction 0.7929" }, { tick() })
-    assert.same({ bt.RUNNING, "MoveGripperAction 0.0" }, { tick() })
+    assert.same({ bt.RUNNING, "MoveGripperAction 0" }, { tick() })
     assert.same({ bt.RUNNING, "RetrieveJointStateParameter, " ..
       "InitializeMTCTask, SetupMTCCurrentState, SetupMTCMoveToJointState, " ..
       "PlanMTCTask, ExecuteMTCTask, PublishEmpty" }, { tick() })

@@ -223,7 +223,7 @@ function M.moveit_pro()
     bt.register(name, function(a) note(a, name) return true end)
   end
   bt.register("MoveGripperAction", function(a, _, args)
-    note(a, "MoveGripperAction " .. tostring(args.position))
+    note(a, string.format("MoveGripperAction %g", args.position))
     return true
   end)
   bt.register("IsUserAvailable", bt.condition(function(a)
