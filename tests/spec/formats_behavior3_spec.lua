@@ -1110,6 +1110,27 @@ describe("a library of behavior3 files (bt.load's library)", function()
       dir:gsub("%p", "%%%0") .. "/lib %(to .*/beside.json%)$", err)
     _, err = bt.load(main, { library = { "lib", 7 } })
     assert.equal(main .. ": library: entry 2 must be a path", err)
+    os.remove(dir .. "/lib/l.json")
+    _, err = bt.load(main, { library = "lib/nope.json" })
+    assert.matches("^" .. main:gsub("%p", "%%%0") .. ": library: .*" ..
+                   "nope.json: No such file or directory$", err)
+    write("lib/odd.json", '{"a": 1}')
+    _, err = bt.load(main, { library = "lib" })
+    assert.equal(dir .. "/lib/odd.json: $: not a behavior3 file (no " ..
+                 "'root' or 'trees')", err)
+    os.remove(dir .. "/lib/odd.json")
+    _, err = bt.load(main, { library = "lib", tree = "Boss" })
+    assert.equal(main .. ": $: no tree 'Boss' in the file nor its library",
+                 err)
+    -- a current editor's file with a classic one in its library
+    local cur = write("cur.json", current { id = 1, name = "A" })
+    write("lib/classic.json", tree("C", "A"))
+    _, err = bt.load(cur, { library = "lib" })
+    assert.equal(dir .. "/lib/classic.json: $: a classic behavior3 file " ..
+      "in the library of a current editor's file (a library holds files " ..
+      "of one format)", err)
+    _, err = bt.load(cur, { tree = 3 })
+    assert.equal(cur .. ": tree must be a name (got number)", err)
     assert.has_error(function() bt.load(main, { libary = "lib" }) end,
       "bt.load (behavior3) has no option 'libary' (did you mean " ..
       "'library'?)")

@@ -294,6 +294,15 @@ describe("a folder as a library of BehaviorTree.CPP files", function()
     assert.equal("running | tick L.Look", t:step(a, 1))
   end)
 
+  it("refuses a folder of more than 1,024 tree files", function()
+    local main = write("main.xml", tree("Main", "<AlwaysSuccess/>"))
+    assert(os.execute("cd '" .. dir .. "/lib' && for i in $(seq 1025); " ..
+                      "do : > t$i.xml; done"))
+    local _, err = bt.load(main, { library = "lib" })
+    assert.equal(main .. ": library: " .. dir .. "/lib: more than 1024 " ..
+                 "tree files in one folder", err)
+  end)
+
   it("reads nothing outside the folders allowed, nor through a link",
      function()
     local main = write("lib/main.xml", tree("Main", '<SubTree ID="X"/>'))

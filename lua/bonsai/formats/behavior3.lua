@@ -513,7 +513,7 @@ local function parse_classic(ctx, data, select, docs)
                                                   trees[1].title or "1"))
   if not ctx.trees[main] then
     fail(ctx, "$", nil, "no tree '" .. tostring(main) .. "'" ..
-         (#docs > 0 and " in the file nor its library" or ""))
+         (ctx.library and " in the file nor its library" or ""))
   end
   -- named by its title: the editor gives each tree a UUID as its id
   local title = ctx.trees[main].title
@@ -1158,7 +1158,6 @@ local function library(ctx, library)
     end
     if not seen[full] then
       seen[full] = true
-      if not ctx.read then error(ctx.file .. ": library: no file to read", 0) end
       if entry.folder then -- a link in a folder leads nowhere else
         local ok, err = paths.check(full, { entry.folder },
                                     "its folder " .. entry.folder)
@@ -1235,6 +1234,7 @@ function M.parse(text, opts)
     error(file .. ": $: not a behavior3 file (a JSON object expected)", 0)
   end
   local docs = library(ctx, opts.library)
+  ctx.library = opts.library ~= nil
   local current = type(data.root) == "table"
   for _, d in ipairs(docs) do
     if (type(d.data.root) == "table") ~= current then
