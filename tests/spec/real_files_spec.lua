@@ -1,6 +1,6 @@
 -- real_files_spec: every tree file of tests/trees taken from a public
 -- project (Nav2, BehaviorTree.CPP, behavior3lua, behavior3editor,
--- behavior3go, behavior3-ts, MoveIt Pro; sources in each folder's README) loads and ticks with the
+-- behavior3go, behavior3-ts, MoveIt Pro, a RoboMaster sentry; sources in each folder's README) loads and ticks with the
 -- nodes the project defines (helpers/real_nodes.lua), to the outcome its
 -- semantics give; a file still refused is listed with the exact reason and
 -- shows as pending.
@@ -430,6 +430,45 @@ describe("MoveIt Pro's objectives, their folder as the library", function()
       "no BehaviorTree with ID 'Request Teleoperation' in the file; a tree " ..
       "outside it (bt.subtree by name) shares the caller's keys: write " ..
       "_autoremap=\"true\"", err)
+  end)
+end)
+
+-- SMBU PolarBear's RoboMaster sentry: the action server registers every
+-- file of behavior_trees/ (models.xml holds Groot2's models only) and runs
+-- the tree a goal names: a folder as the library, main any tree of it
+local PB = "tests/trees/pb2025_sentry/behavior_trees/"
+describe("a RoboMaster sentry's trees, their folder as the library",
+         function()
+  setup(real.pb2025_sentry)
+  local rows = {}
+  for _, r in ipairs {
+    -- its match tree spins and heads for its goal, again and again
+    { "rmul_2025.xml", "rmul_2025", bt.RUNNING, 20 },
+    { "rmul_2025.xml", "check_robot_status", bt.SUCCESS, 1 },
+    -- from the other file of the folder
+    { "rmul_2025.xml", "test_go_to_supply", bt.RUNNING, 20 },
+    { "dev_rm.xml", "rmul_supply", bt.SUCCESS, 1 },
+    { "dev_rm.xml", "test_attack_pose", bt.RUNNING, 20 },
+    { "dev_rm.xml", "test_attacked_feedback", bt.RUNNING, 20 },
+    { "dev_rm.xml", "test_gimbal_absolute", bt.SUCCESS, 1 },
+    { "dev_rm.xml", "test_gimbal_velocity", bt.SUCCESS, 1 },
+    { "dev_rm.xml", "test_is_detect_enemy", bt.SUCCESS, 1 },
+    { "dev_rm.xml", "check_game_start", bt.SUCCESS, 1 },
+  } do
+    rows[#rows + 1] = { r[1], r[3], r[4],
+                        opts = { library = ".", main = r[2] } }
+  end
+  check(PB, rows, 0.25)
+
+  it("refuse to guess the tree to run, listing the file's and the " ..
+     "library's", function()
+    local _, err = bt.load(PB .. "rmul_2025.xml", { library = "." })
+    assert.equal(PB .. "rmul_2025.xml: several BehaviorTree elements " ..
+      "(check_game_start, check_robot_status, rmul_2025) and no " ..
+      "main_tree_to_execute: choose one with bt.load(path, { main = ID }) " ..
+      "(its library has rmul_supply, test_attack_pose, " ..
+      "test_attacked_feedback, test_gimbal_absolute, test_gimbal_velocity, " ..
+      "test_go_to_supply, test_is_detect_enemy)", err)
   end)
 end)
 

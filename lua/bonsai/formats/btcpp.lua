@@ -1078,10 +1078,14 @@ function M.parse(text, opts)
   end
   if not main then
     if own ~= 1 then
+      local others = {} -- the library's trees, which main may choose too
+      for i = own + 1, #ctx.order do others[#others + 1] = ctx.order[i] end
       error(file .. ": " .. (own == 0 and "no BehaviorTree element" or
-            "several BehaviorTree elements (" .. ids() .. ") and no " ..
+            "several BehaviorTree elements (" ..
+            table.concat(ctx.order, ", ", 1, own) .. ") and no " ..
             "main_tree_to_execute: choose one with bt.load(path, " ..
-            "{ main = ID })"), 0)
+            "{ main = ID })") .. (#others > 0 and " (its library has " ..
+            table.concat(others, ", ") .. ")" or ""), 0)
     end
     main = ctx.order[1]
   end

@@ -262,6 +262,25 @@ function M.moveit_pro()
   end
 end
 
+-- SMBU PolarBear's sentry (pb2025_sentry_behavior): conditions on the
+-- referee's and the vision's messages read the world (a field of their
+-- name; true unless set), publishers and goals succeed; each logs its ID.
+function M.pb2025_sentry()
+  for _, name in ipairs { "IsGameStatus", "IsStatusOK", "IsRfidDetected",
+                          "IsDetectEnemy", "IsAttacked",
+                          "CalculateAttackPose" } do
+    bt.register(name, bt.condition(function(a)
+      note(a, name)
+      return a.owner[name] ~= false
+    end))
+  end
+  for _, name in ipairs { "PublishSpinSpeed", "PublishTwist", "PubNav2Goal",
+                          "SendNav2Goal", "PublishGimbalAbsolute",
+                          "PublishGimbalVelocity" } do
+    bt.register(name, function(a) note(a, name) return true end)
+  end
+end
+
 -- behavior3lua's and behavior3editor's sample workspaces (behavior3lua's
 -- sample/process and the editor's node-config.b3-setting): the hero and
 -- monster leaves. The world holds hp and the enemy's distance (none: no
