@@ -7,6 +7,7 @@
 -- nothing of it.
 local core = require "bonsai.core"
 local loaders = require "bonsai.loaders"
+local paths = require "bonsai.paths"
 
 local M = {}
 local watched = {}   -- file path -> "mtime:size" when last seen (or false)
@@ -35,17 +36,27 @@ local function listing(dir)
   return table.concat(names, "\n")
 end
 
+-- Whether dir (resolved, as bonsai.paths resolves it) is watched.
+local function dirwatched(dir)
+  for d in pairs(watchdirs) do
+    if paths.normal(d) == dir then return true end
+  end
+  return false
+end
+
 -- A file just (re)loaded by bt.load/bt.reload counts as seen now, and
 -- so do the subtree files it uses and the library folders it listed, if
--- it is watched.
+-- it is watched; a library folder that is watched itself is listed too.
 local function seen(path)
-  if watched[path] == nil then return end
-  watched[path] = stamp(path)
-  for _, dep in ipairs(loaders.deps[path] or {}) do
-    if watched[dep] == nil then watched[dep] = stamp(dep) end
+  local mine = watched[path] ~= nil
+  if mine then
+    watched[path] = stamp(path)
+    for _, dep in ipairs(loaders.deps[path] or {}) do
+      if watched[dep] == nil then watched[dep] = stamp(dep) end
+    end
   end
   for _, dir in ipairs(loaders.folders[path] or {}) do
-    listings[dir] = listing(dir)
+    if mine or dirwatched(dir) then listings[dir] = listing(dir) end
   end
 end
 loaders.on_load(seen)
@@ -53,6 +64,9 @@ loaders.on_load(seen)
 -- bt.watch(file_or_dir): bt.poll() will reload the file, or the files of
 -- the directory (new ones included), when they change on disk.
 function M.watch(path)
+  if type(path) == "string" and path:match("[^/]/+$") then
+    path = path:gsub("/+$", "") -- "trees/" is "trees": its files' paths
+  end
   local names = core._dir(path)
   if names then
     watchdirs[path] = true
@@ -67,8 +81,8 @@ function M.watch(path)
     if not st then return nil, err end
     watched[path] = st
   end
-  for f in pairs(loaders.loaded) do -- the subtree files of watched trees
-    if watched[f] ~= nil then seen(f) end
+  for f in pairs(loaders.loaded) do -- the files and folders they use
+    seen(f)
   end
   return true
 end

@@ -294,6 +294,28 @@ describe("a folder as a library of BehaviorTree.CPP files", function()
     assert.equal("running | tick L.Look", t:step(a, 1))
   end)
 
+  it("sees a file added to a watched library folder, the tree's own file " ..
+     "not watched", function()
+    t:register { ["L.Look"] = "R" }
+    local main = write("main.xml", tree("Main", '<SubTree ID="Guard"/>'))
+    local tr, err = bt.load(main, { library = "lib" })
+    assert.is_nil(tr)
+    assert.matches("no BehaviorTree with ID 'Guard'", err)
+    -- the load failed: bt.load again once the folder is watched
+    assert.is_true(bt.watch(dir .. "/lib/"))
+    write("lib/other.xml", tree("Other", "<L.Look/>"))
+    assert.is_nil((bt.load(main, { library = "lib" })))
+    write("lib/guard.xml", tree("Guard", "<L.Look/>"))
+    -- not loaded yet: nothing to reload, the new file is seen
+    assert.same({}, (bt.poll()))
+    tr = assert(bt.load(main, { library = "lib" }))
+    write("lib/guard.xml", tree("Guard", "<L.Look/>") .. " ")
+    assert.same({ main }, (bt.poll()))
+    os.remove(dir .. "/lib/other.xml") -- a file gone from the folder
+    assert.same({ main }, (bt.poll()))
+    assert.equal("running | enter L.Look; tick L.Look", t:step(bt.agent(tr), 1))
+  end)
+
   it("refuses a folder of more than 1,024 tree files", function()
     local main = write("main.xml", tree("Main", "<AlwaysSuccess/>"))
     assert(os.execute("cd '" .. dir .. "/lib' && for i in $(seq 1025); " ..
