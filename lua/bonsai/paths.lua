@@ -3,7 +3,8 @@
 -- stay inside the directories the game allows, first as written ("." and
 -- ".." resolved: neither "../" nor an absolute path escapes), then as the
 -- disk resolves it (a symbolic link inside that leads outside is
--- refused); and any file is read only when it is a regular file (a FIFO
+-- refused; a file found in a library folder must lie in that folder); and
+-- any file is read only when it is a regular file (a FIFO
 -- or a device is refused, never waited on) and only up to a bound,
 -- whatever its size says (docs/FORMATS.md, "Which files a tree file may
 -- read").
@@ -56,33 +57,18 @@ function M.dirs(list, what)
   return out
 end
 
--- M.resolve(name, base, dirs): the path a file names (relative to the
--- directory base, "" for the current one), resolved, or nil when it lies
--- outside every directory of dirs.
-function M.resolve(name, base, dirs)
+-- M.resolve(name, base, dirs [, folder]): the path a file names (relative
+-- to the directory base, "" for the current one), resolved, or nil when it
+-- lies outside every directory of dirs; with folder, the path of a folder,
+-- which may be one of dirs itself.
+function M.resolve(name, base, dirs, folder)
   local path = name
   if path:sub(1, 1) ~= "/" and base ~= "" then
     path = base:gsub("/*$", "") .. "/" .. path
   end
   local full = M.normal(path)
   for _, dir in ipairs(dirs) do
-    if within(full, dir) then return full end
-  end
-  return nil
-end
-
--- M.resolve_dir(name, base, dirs): as M.resolve, for a directory: one of
--- dirs itself is inside too.
-function M.resolve_dir(name, base, dirs)
-  local full = M.resolve(name, base, dirs)
-  if full then return full end
-  local path = name
-  if path:sub(1, 1) ~= "/" and base ~= "" then
-    path = base:gsub("/*$", "") .. "/" .. path
-  end
-  full = M.normal(path)
-  for _, dir in ipairs(dirs) do
-    if full == dir then return full end
+    if within(full, dir) or (folder and full == dir) then return full end
   end
   return nil
 end
@@ -122,9 +108,10 @@ end
 -- option (a path or a list of paths of files and folders, relative to the
 -- directory base): a list of { path = as written, full = resolved (nil
 -- when outside dirs: the reader refuses it), folder = the folder it was
--- found in (M.check: a link in it must not lead out) }, a folder standing for its
--- files of the extensions exts (M.folder), and the list of the folders;
--- what (the loaded file) begins the messages of a bad option.
+-- found in, if any (M.check: a link in it must not lead out) }, a folder
+-- standing for its files of the extensions exts (M.folder); and the list
+-- of the folders. what (the loaded file) begins the messages of a bad
+-- option.
 function M.library(list, base, dirs, exts, what)
   local entries, folders = {}, {}
   if list == nil then return entries, folders end
@@ -137,7 +124,7 @@ function M.library(list, base, dirs, exts, what)
     if type(path) ~= "string" or path == "" then
       error(what .. ": library: entry " .. i .. " must be a path", 0)
     end
-    local full = M.resolve_dir(path, base, dirs)
+    local full = M.resolve(path, base, dirs, true)
     local names, err
     if full then names, err = M.folder(full, exts) end
     if err then error(what .. ": library: " .. err, 0) end
@@ -162,11 +149,6 @@ function M.read(path, max)
   return core._readfile(path, max or M.MAX_SIZE)
 end
 
--- M.reader(): the file reader of one load, read(path [, dirs]) -> text or
--- nil, message. It reads each file once (a file used twice, or by two
--- files, comes from what was read), M.MAX_SIZE bytes in all, and, given
--- dirs (the load's allowed directories, resolved), refuses a path whose
--- real location (symbolic links followed) lies outside all of them.
 -- M.check(path, dirs [, what]): true when the real location of path
 -- (symbolic links followed) lies in one of dirs (resolved), else nil and a
 -- message ("PATH: leads outside WHAT (to REAL)"; what: "the directories
@@ -182,6 +164,11 @@ function M.check(path, dirs, what)
               "the directories allowed") .. " (to " .. where .. ")"
 end
 
+-- M.reader(): the file reader of one load, read(path [, dirs]) -> text or
+-- nil, message. It reads each file once (a file used twice, or by two
+-- files, comes from what was read), M.MAX_SIZE bytes in all, and, given
+-- dirs (the load's allowed directories, resolved), refuses a path whose
+-- real location (symbolic links followed) lies outside all of them.
 function M.reader()
   local texts, left = {}, M.MAX_SIZE
   return function(path, dirs)
