@@ -1143,8 +1143,8 @@ end
 -- the loaded file's), read and decoded: a list of { full =, data = },
 -- without the loaded file; each a dependency, its folders listed for
 -- bt.poll.
-local function library(ctx, library)
-  local entries, folders = paths.library(library, ctx.dir or
+local function library(ctx, list)
+  local entries, folders = paths.library(list, ctx.dir or
     paths.dir(ctx.file), ctx.dirs, { [".json"] = true, [".b3"] = true },
     ctx.file)
   for _, dir in ipairs(folders) do ctx.folders[#ctx.folders + 1] = dir end
@@ -1266,12 +1266,13 @@ function M.parse(text, opts)
     local name = doc.data.name
     return node, { name = type(name) == "string" and name or nil }
   end
-  if type(data.root) == "string" or type(data.nodes) == "table" or
-     type(data.trees) == "table" or type(data.data) == "table" then
+  local function classic(x) -- a classic tree or project
+    return type(x.root) == "string" or type(x.nodes) == "table" or
+           type(x.trees) == "table" or type(x.data) == "table"
+  end
+  if classic(data) then
     for _, d in ipairs(docs) do
-      local x = d.data
-      if not (type(x.root) == "string" or type(x.nodes) == "table" or
-              type(x.trees) == "table" or type(x.data) == "table") then
+      if not classic(d.data) then
         error(d.full .. ": $: not a behavior3 file (no 'root' or 'trees')", 0)
       end
     end
