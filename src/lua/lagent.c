@@ -1021,6 +1021,20 @@ static int agent_held(lua_State *L) {
   return 1;
 }
 
+/* a:pass(on): lets the agent switch though its tree is held (true), until
+** the tree's hold ends, or takes the pass back (false); a:passes() */
+static int agent_pass(lua_State *L) {
+  bonsai_agent *a = agentof(checkagent(L, 1));
+  luaL_checkany(L, 2);
+  bonsai_agent_pass(a, lua_toboolean(L, 2));
+  return 0;
+}
+
+static int agent_passes(lua_State *L) {
+  lua_pushboolean(L, bonsai_agent_passes(agentof(checkagent(L, 1))));
+  return 1;
+}
+
 static int agent_status(lua_State *L) {
   lb_pushstatus(L, bonsai_agent_status(agentof(checkagent(L, 1))));
   return 1;
@@ -1205,6 +1219,8 @@ static const luaL_Reg agent_methods[] = {
     {"remove_interrupt", agent_remove_interrupt},
     {"hold", agent_hold},
     {"held", agent_held},
+    {"pass", agent_pass},
+    {"passes", agent_passes},
     {NULL, NULL}};
 
 /* a.tree, a.time and the methods: what an agent table does not hold
