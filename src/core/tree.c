@@ -52,6 +52,7 @@ static bonsai_tree *newtree(bonsai_env *env, Blueprint *bp, const char *name,
   t->plan = NULL;
   t->agents = NULL;
   t->prof = NULL;
+  t->held = 0;
   t->share = share;
   bs_env_retain(env);
   return t;

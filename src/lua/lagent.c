@@ -1010,9 +1010,8 @@ static int agent_sleeping(lua_State *L) {
 /* a:hold(on): keeps the agent on the version it runs across reloads (true)
 ** or lets it switch at its next tick (false); a:held() */
 static int agent_hold(lua_State *L) {
-  bonsai_agent *a = agentof(checkagent(L, 1));
-  luaL_checkany(L, 2);
-  bonsai_agent_hold(a, lua_toboolean(L, 2));
+  int on = (luaL_checkany(L, 2), lua_toboolean(L, 2));
+  bonsai_agent_hold(agentof(checkagent(L, 1)), on); /* (checkagent pushes) */
   return 0;
 }
 
@@ -1024,9 +1023,8 @@ static int agent_held(lua_State *L) {
 /* a:pass(on): lets the agent switch though its tree is held (true), until
 ** the tree's hold ends, or takes the pass back (false); a:passes() */
 static int agent_pass(lua_State *L) {
-  bonsai_agent *a = agentof(checkagent(L, 1));
-  luaL_checkany(L, 2);
-  bonsai_agent_pass(a, lua_toboolean(L, 2));
+  int on = (luaL_checkany(L, 2), lua_toboolean(L, 2));
+  bonsai_agent_pass(agentof(checkagent(L, 1)), on); /* (checkagent pushes) */
   return 0;
 }
 
