@@ -249,32 +249,8 @@ describe("a condition script inside a remapping subtree", function()
     n = n + 1
     return prefix .. n
   end
-  -- The Lua functions called in 100 ticks of an agent of tree (hp = hp),
-  -- the collector stopped, busted's own and the LuaJIT path's loop left
-  -- out (as formats_btcpp_spec counts an XML pre-condition's).
-  local sethook, getinfo = debug.sethook, debug.getinfo
-  local function ours(source)
-    return source == "=bonsai dispatch" or
-           source:find("bonsai/luajit.lua", 1, true) ~= nil
-  end
-  local function lua_calls(tree, hp)
-    local a = bt.agent(tree)
-    a.bb.hp = hp or 10
-    local calls = 0
-    collectgarbage()
-    collectgarbage("stop")
-    sethook(function()
-      local f = getinfo(2, "S")
-      if f.what == "Lua" and not f.source:find("/busted/", 1, true) and
-         not ours(f.source) then
-        calls = calls + 1
-      end
-    end, "c")
-    for _ = 1, 100 do a:tick(1) end
-    sethook()
-    collectgarbage("restart")
-    return calls
-  end
+  local count = require "helpers.lua_calls"
+  local function lua_calls(tree, hp) return count(bt, tree, hp) end
   local function attack() return bt.action(function() return "success" end) end
 
   it("has its keys renamed as it compiles: a comparison is the C check it "
