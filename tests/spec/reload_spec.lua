@@ -260,6 +260,35 @@ describe("holding agents on their versions", function()
     tree:hold(false)
   end)
 
+  it("keeps held agents on the LuaJIT path's stepped ticks", function()
+    if not bt.config().ffi then
+      pending("the LuaJIT path is off here (not LuaJIT, or BONSAI_FFI=0)")
+      return
+    end
+    local stats = require("bonsai.core")._step.stats
+    local function root(leaf) -- (no abort callback: a tree that steps)
+      return bt.sequence { bt.condition(function() return true end),
+                           bt.action(leaf) }
+    end
+    local seen = {}
+    local function v(n)
+      return function() seen[#seen + 1] = n; return "running" end
+    end
+    local tree = bt.tree(root(v(1)))
+    local list = { bt.agent(tree), bt.agent(tree), bt.agent(tree) }
+    bt.tick_all(list, 1)
+    list[1]:hold(true)
+    tree:hold(true)
+    list[3]:pass(true)
+    assert.is_true(tree:reload(root(v(2))))
+    bt.tick_all(list, 1) -- (the switch of 3 is not stepped: it may abort)
+    local before = stats()
+    seen = {}
+    for _ = 1, 3 do bt.tick_all(list, 1) end
+    assert.equal(9, stats() - before) -- every tick, the held ones' too
+    assert.same({ 1, 1, 2, 1, 1, 2, 1, 1, 2 }, seen)
+  end)
+
   it("refuses a call without its argument, or on another value", function()
     local tree, list = three()
     assert.has_error(function() tree:hold() end)
