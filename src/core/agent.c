@@ -462,7 +462,8 @@ BS_NOINLINE static int switchfirst(bonsai_agent *a, const bonsai_host *h) {
 static BS_ALWAYS_INLINE int begin(bonsai_agent *a, double dt,
                                   const bonsai_host *h) {
   int s;
-  if (bs_agent_stale(a) && (s = switchfirst(a, h)) != BONSAI_OK)
+  if (bs_unlikely(bs_agent_stale(a)) &&
+      (s = switchfirst(a, h)) != BONSAI_OK)
     return s;
   return start(a, dt, h);
 }
