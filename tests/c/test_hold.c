@@ -176,6 +176,30 @@ static void held_save(void **state) {
   bonsai_tree_release(t);
 }
 
+/* Leaves A (succeeds), B and C (run); the tree root(A, B) and n agents of
+** it, each ticked once: all run B. */
+static bonsai_tree *running_b(bonsai_agent **list, int n) {
+  bonsai_tree *t;
+  int k;
+  leaf("A", "S");
+  leaf("B", "R");
+  leaf("C", "R");
+  t = build("sequence:root(A, B)");
+  for (k = 0; k < n; k++) {
+    list[k] = bonsai_agent_new(t, NULL, NULL);
+    STEP(list[k], 1, R, "enter A; tick A; exit A success; enter B; tick B");
+  }
+  return t;
+}
+
+/* Frees n agents, then the tree. */
+static void free_all(bonsai_tree *t, bonsai_agent **list, int n) {
+  int k;
+  for (k = 0; k < n; k++)
+    bonsai_agent_free(list[k]);
+  bonsai_tree_release(t);
+}
+
 /* A held tree: a reload makes the new version, but every agent ticks the
 ** version it runs (none is stale), tick by tick, across two reloads; an
 ** agent made meanwhile starts on the version current then, and is held
@@ -183,18 +207,12 @@ static void held_save(void **state) {
 ** its running nodes matched (B, dropped by the second version and back in
 ** the third, is kept). */
 static void tree_held_across_reloads(void **state) {
-  bonsai_tree *t;
-  bonsai_agent *a1, *a2, *late;
+  bonsai_agent *list[3], *a1, *a2, *late;
+  bonsai_tree *t = running_b(list, 2);
   unsigned long long v1;
   (void)state;
-  leaf("A", "S");
-  leaf("B", "R");
-  leaf("C", "R");
-  t = build("sequence:root(A, B)");
-  a1 = bonsai_agent_new(t, NULL, NULL);
-  a2 = bonsai_agent_new(t, NULL, NULL);
-  STEP(a1, 1, R, "enter A; tick A; exit A success; enter B; tick B");
-  STEP(a2, 1, R, "enter A; tick A; exit A success; enter B; tick B");
+  a1 = list[0];
+  a2 = list[1];
   v1 = bonsai_agent_version_id(a1);
   assert_int_equal(bonsai_tree_held(t), 0);
   bonsai_tree_hold(t, 1);
@@ -226,10 +244,8 @@ static void tree_held_across_reloads(void **state) {
   assert_true(same_version(a1));
   assert_true(same_version(a2));
   assert_true(same_version(late));
-  bonsai_agent_free(a1);
-  bonsai_agent_free(a2);
-  bonsai_agent_free(late);
-  bonsai_tree_release(t);
+  list[2] = late;
+  free_all(t, list, 3);
 }
 
 /* An agent given a pass switches at its next tick, running nodes kept
@@ -238,19 +254,10 @@ static void tree_held_across_reloads(void **state) {
 ** nothing through. Ending the hold takes every pass back: the next hold
 ** keeps everyone. */
 static void tree_pass(void **state) {
-  bonsai_tree *t;
-  bonsai_agent *a1, *a2, *a3;
+  bonsai_agent *list[3];
+  bonsai_tree *t = running_b(list, 3);
+  bonsai_agent *a1 = list[0], *a2 = list[1], *a3 = list[2];
   (void)state;
-  leaf("A", "S");
-  leaf("B", "R");
-  leaf("C", "R");
-  t = build("sequence:root(A, B)");
-  a1 = bonsai_agent_new(t, NULL, NULL);
-  a2 = bonsai_agent_new(t, NULL, NULL);
-  a3 = bonsai_agent_new(t, NULL, NULL);
-  STEP(a1, 1, R, "enter A; tick A; exit A success; enter B; tick B");
-  STEP(a2, 1, R, "enter A; tick A; exit A success; enter B; tick B");
-  STEP(a3, 1, R, "enter A; tick A; exit A success; enter B; tick B");
   bonsai_tree_hold(t, 1);
   bonsai_agent_pass(a1, 1);
   assert_int_equal(bonsai_agent_passes(a1), 1);
@@ -280,10 +287,7 @@ static void tree_pass(void **state) {
   assert_false(same_version(a1));
   bonsai_tree_hold(t, 0);
   STEP(a1, 1, R, "abort B; enter C; tick C");
-  bonsai_agent_free(a1);
-  bonsai_agent_free(a2);
-  bonsai_agent_free(a3);
-  bonsai_tree_release(t);
+  free_all(t, list, 3);
 }
 
 /* The two holds compose: an agent kept by its own hold stays whatever its
@@ -291,17 +295,10 @@ static void tree_pass(void **state) {
 ** its tree holds it stays until the tree lets it through (a pass or the
 ** tree's release). */
 static void holds_compose(void **state) {
-  bonsai_tree *t;
-  bonsai_agent *ag, *other;
+  bonsai_agent *list[2];
+  bonsai_tree *t = running_b(list, 2);
+  bonsai_agent *ag = list[0], *other = list[1];
   (void)state;
-  leaf("A", "S");
-  leaf("B", "R");
-  leaf("C", "R");
-  t = build("sequence:root(A, B)");
-  ag = bonsai_agent_new(t, NULL, NULL);
-  other = bonsai_agent_new(t, NULL, NULL);
-  STEP(ag, 1, R, "enter A; tick A; exit A success; enter B; tick B");
-  STEP(other, 1, R, "enter A; tick A; exit A success; enter B; tick B");
   bonsai_agent_hold(ag, 1);
   bonsai_tree_hold(t, 1);
   bonsai_agent_pass(ag, 1);
@@ -331,9 +328,7 @@ static void holds_compose(void **state) {
   bonsai_agent_hold(other, 0);
   STEP(other, 1, R, "tick B"); /* first -> third: B kept */
   assert_true(same_version(other));
-  bonsai_agent_free(ag);
-  bonsai_agent_free(other);
-  bonsai_tree_release(t);
+  free_all(t, list, 2);
 }
 
 /* The host lets a held tree go: its agents keep it (and the version each
@@ -381,16 +376,11 @@ static void tree_freed_while_held(void **state) {
 ** version and switches, nodes kept, when the tree lets it go. Neither
 ** hold nor pass is saved. */
 static void tree_held_save(void **state) {
-  bonsai_tree *t;
-  bonsai_agent *held, *fresh;
+  bonsai_agent *list[2], *held, *fresh;
+  bonsai_tree *t = running_b(list, 1);
   Saved s = {NULL, 0};
   (void)state;
-  leaf("A", "S");
-  leaf("B", "R");
-  leaf("C", "R");
-  t = build("sequence:root(A, B)");
-  held = bonsai_agent_new(t, NULL, NULL);
-  STEP(held, 1, R, "enter A; tick A; exit A success; enter B; tick B");
+  held = list[0];
   bonsai_tree_hold(t, 1);
   reload(t, "sequence:root(C, A, B)");
   assert_int_equal(bonsai_agent_save(held, NULL, saved_put, &s), BONSAI_OK);
@@ -410,9 +400,8 @@ static void tree_held_save(void **state) {
   STEP(held, 1, R, "tick B"); /* v1 -> v2: B kept */
   assert_true(same_version(held));
   free(s.p);
-  bonsai_agent_free(held);
-  bonsai_agent_free(fresh);
-  bonsai_tree_release(t);
+  list[1] = fresh;
+  free_all(t, list, 2);
 }
 
 /* A stepped tick of a host that calls its leaves itself. */
