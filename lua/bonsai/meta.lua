@@ -343,8 +343,9 @@ function Tree:force(node, status, ticks) end
 
 ---Text that the editor of that format opens ("behavior3": the classic
 ---behavior3editor's tree, laid out; "behavior3-current": the current
----behavior3 editor's tree file).
----@param format "behavior3"|"behavior3-current"|"btcpp"
+---behavior3 editor's tree file; "edges": an edge list, as bt.load reads
+---a .bt file).
+---@param format "behavior3"|"behavior3-current"|"btcpp"|"edges"
 ---@return string
 function Tree:export(format) end
 

@@ -64,11 +64,19 @@ local function resolve(scope, key)
   return "key", key
 end
 
--- A port's text: "key", k for "{k}" ("{=}": the port's own name), else
+-- The key a port's text "{k}" names ("{=}": the port's own name; "{}":
+-- ""), or nil for a literal. Ports, SubTree ports and the SubTrees of
+-- trees outside the file read their keys here.
+local function portref(name, text)
+  local ref = text:match("^{(.*)}$")
+  if ref == "=" then return name end
+  return ref
+end
+
+-- A port's text: "key", k for "{k}" (seen through the scope), else
 -- "value", v.
 local function port(scope, name, text)
-  local ref = text:match("^{(.*)}$")
-  if ref == "=" then ref = name end
+  local ref = portref(name, text)
   if ref then
     if ref == "" then return "value", text end
     return resolve(scope, ref)
@@ -530,12 +538,15 @@ local NAMES = kit.names("BehaviorTree.CPP", {
     if not attrs.code then fail("this check has no script equivalent") end
   end },
 
-  -- a tree by name (bt.subtree), its keys the caller's
+  -- a tree by name (bt.subtree), its keys the caller's; or a tree of its
+  -- own (the live page's extract): written in the file (emit queues it)
   { "SubTree", "subtree", nil, function(n, attrs, fail)
-    if type(n.tree) ~= "string" or n.args then
+    local own = type(n.tree) == "userdata" and n.tree:_source() and
+                n.tree.name
+    if (type(n.tree) ~= "string" and not own) or n.args then
       fail("'subtree' has no BehaviorTree.CPP equivalent")
     end
-    attrs.ID, attrs._autoremap = n.tree, "true"
+    attrs.ID, attrs._autoremap = own or n.tree, "true"
     for inner, outer in pairs(n.remap or {}) do
       attrs[inner] = "{" .. outer .. "}"
     end
@@ -671,8 +682,7 @@ local function external(ctx, e, scope, id)
     if k:sub(1, 1) == "_" and not harmless[k] and k ~= "_autoremap" then
       editor(ctx, e, k)
     elseif not harmless[k] and k ~= "_autoremap" then
-      local ref = e.attrs[k]:match("^{(.*)}$")
-      if ref == "=" then ref = k end
+      local ref = portref(k, e.attrs[k])
       if not ref or ref == "" or ref:sub(1, 1) == "@" then
         where(ctx, e, "port '" .. k .. "' of a tree outside the file must " ..
               "be a {key}")
@@ -706,8 +716,7 @@ local function subtree(ctx, e, scope)
                   parent = scope,
                   prefix = id .. "#" .. ctx.instances .. "." }
   local function port(k, text)
-    local ref = text:match("^{(.*)}$")
-    if ref == "=" then ref = k end
+    local ref = portref(k, text)
     if ref and ref ~= "" then
       inner.map[k] = { key = ref }
     else
@@ -1228,6 +1237,11 @@ local function emit(n, out, depth, model, path, queue)
            "has no BehaviorTree.CPP equivalent"))
     end
     id = row[4] and row[4](n, attrs, fail) or row[1]
+    if n.type == "subtree" and type(n.tree) == "userdata" and
+       not queue[attrs.ID] then -- its tree, written after the main one
+      queue[attrs.ID] = { root = n.tree:_source().root }
+      queue[#queue + 1] = attrs.ID
+    end
   end
   for attr, field in pairs(scripted) do -- pre- and post-conditions
     local v = n[field]
@@ -1276,7 +1290,11 @@ function M.export(root, opts)
     local id = queue[i]
     if id ~= name then
       out[#out + 1] = '  <BehaviorTree ID="' .. xml.escape(id) .. '">'
-      raw(queue[id], out, 2)
+      if queue[id].root then -- a tree of the game's (emitted)
+        emit(queue[id].root, out, 2, model, id, queue)
+      else -- as the file wrote it
+        raw(queue[id], out, 2)
+      end
       out[#out + 1] = "  </BehaviorTree>"
     end
     i = i + 1
