@@ -10,28 +10,6 @@ local record = require "bonsai.record"
 
 local M = {}
 
--- The blackboard's keys changed since seen (key -> value), as { key =
--- value for the trace }, and the keys unset, sorted (each nil if none);
--- and the blackboard now.
-local function changes(agent, seen)
-  local changed, unset, now = nil, nil, {}
-  for k, v in agent.bb:pairs() do
-    now[k] = v
-    if seen[k] ~= v then
-      changed = changed or {}
-      changed[k] = record.value(v)
-    end
-  end
-  for k in pairs(seen) do
-    if now[k] == nil then
-      unset = unset or {}
-      unset[#unset + 1] = k
-    end
-  end
-  if unset then table.sort(unset) end
-  return changed, unset, now
-end
-
 -- Arms the hook of agent (st: its bonsai.record agent) for its next tick.
 function M.start(agent, st)
   local run = { steps = {}, codes = {} } -- the status events seen
@@ -43,9 +21,9 @@ function M.start(agent, st)
       run.steps, run.codes = {}, {}
     elseif kind == "status" then
       local changed, unset
-      changed, unset, seen = changes(agent, seen)
-      if changed or unset then
-        run.steps[#run.steps + 1] = { #run.codes, changed or {}, unset }
+      changed, unset, seen = record.bbdiff(agent, seen)
+      if next(changed) or unset then
+        run.steps[#run.steps + 1] = { #run.codes, changed, unset }
       end
       run.codes[#run.codes + 1] = code
     end
