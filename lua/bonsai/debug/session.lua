@@ -44,8 +44,8 @@ function M.new(bt, limits)
   -- (the recorder's sink, one function per session to attach and detach;
   -- and its writer: a line of the stream is sent to every page and kept
   -- for the pages to come when they must see it)
-  S.sink = function(agent, status, err, ev)
-    return S:after_tick(agent, status, err, ev)
+  S.sink = function(agent, status, err, ev) -- (no method lookup per tick)
+    return Session.after_tick(S, agent, status, err, ev)
   end
   S.emit = function(line)
     S.catchup:keep(line)
