@@ -1,7 +1,7 @@
 -- bonsai.http: the small HTTP/1.1 server under the live debugger
--- (bonsai.debug); it knows nothing of trees. All of it is non-blocking, on
--- lua-socket: poll(), called once a frame, accepts, reads and writes what
--- the sockets allow at once and returns.
+-- (bonsai.debug); it knows nothing of trees. A Server object (M.new), all
+-- of it non-blocking, on lua-socket: S:poll(), called once a frame,
+-- accepts, reads and writes what the sockets allow at once and returns.
 -- It runs on the developer's machine, where any web page the developer
 -- visits can reach it, so (docs/DEBUGGER.md, "Security"):
 -- - a request for another Host than the server's own names (DNS
