@@ -1477,9 +1477,24 @@ static int tree_source(lua_State *L) {
   return 1;
 }
 
+/* tree:_register(): the tree is again the one bt.subtree finds by its name
+** (bt.tree registers each tree it makes under its name: a check that
+** compiles a draft under that name, as the live page's do, took its
+** place). */
+static int tree_register(lua_State *L) {
+  LTree *lt = lb_checktree(L, 1);
+  if (lt->t == NULL)
+    return luaL_error(L, "released tree");
+  lua_getiuservalue(L, lua_upvalueindex(1), LB_TREES);
+  lua_pushvalue(L, 1);
+  lua_setfield(L, -2, bonsai_tree_name(lt->t));
+  return 0;
+}
+
 /* ltrace.c adds tree:nodes. */
 static const luaL_Reg tree_methods[] = {{"dump", tree_dump},
                                         {"_source", tree_source},
+                                        {"_register", tree_register},
                                         {"reload", tree_reload},
                                         {"share", tree_share},
                                         {NULL, NULL}};

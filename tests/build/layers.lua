@@ -157,7 +157,7 @@ local PRIVATE_USED = {
     "a recording's subscriptions, kept on the agent" },
   { { "^bonsai%.debug%.stepper$" }, { _on_event = true },
     "the step through a tick: a hook on each status event of one tick" },
-  { { "^bonsai%.debug%.edit$" }, "*", "waits for live-edit (#40)" },
+  { { "^bonsai%.debug%.edit" }, "*", "waits for live-edit (#40)" },
 }
 local function private_ok(m, name)
   for _, u in ipairs(PRIVATE_USED) do
@@ -170,7 +170,7 @@ end
 -- Each is printed, and left out of the rules and of the circles, until the
 -- code no longer has it (then its line goes).
 local WAITING = {
-  { "^bonsai%.debug%.edit$", { "^bonsai%.paths$", "^bonsai%.core$", "^bonsai%.script$" },
+  { "^bonsai%.debug%.edit", { "^bonsai%.paths$", "^bonsai%.core$", "^bonsai%.script$" },
     "the editor's file confinement, scripts and kind rows (#35: to pass in)" },
   { "^bonsai%.record$", { "^bonsai%.core$" },
     "the recorder's status names (#35: bt.STATUS, once bonsai.record stops being a lazy require of bonsai)" },
