@@ -214,15 +214,14 @@ end
 
 -- The session as a module that adds commands sees it (bonsai.debug.edit's
 -- add(E, bt)): E.commands, the command table; E.recording(), the
--- Recording (the agents and their versions) or nil; E.byid(id), an
--- agent; E.close(), called first when the session closes (the module
--- wraps it to drop what it holds).
+-- Recording (the agents and their versions) or nil; E.close(), called
+-- first when the session closes (the module wraps it to drop what it
+-- holds).
 function Session:extension()
   local S = self
   self.extended = {
     commands = self.commands,
     recording = function() return S.rec end,
-    byid = function(id) return S.byid[id] end,
     close = function() end,
   }
   return self.extended
