@@ -68,6 +68,7 @@ build = {
         "src/lua/lsave.c",
         "src/lua/lsleep.c",
         "src/lua/lstep.c",
+        "src/lua/ltick.c",
         "src/lua/ltree.c",
       },
       incdirs = { "include" },

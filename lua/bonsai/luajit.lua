@@ -208,7 +208,7 @@ local function build(core)
 
   ------------------------------------------------------------------ loops
 
-  -- bt.tick_all's Lua loop of one depth (lagent.c's 'stepped'): ticks the
+  -- bt.tick_all's Lua loop of one depth (ltick.c's 'stepped'): ticks the
   -- entries of list from i to n, each agent's calls in one flat loop (a
   -- loop nested in it would stop the trace); returns at the end, or at an
   -- entry it does not step ("classic") or whose tick failed ("failed"),

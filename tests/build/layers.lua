@@ -172,8 +172,6 @@ end
 local WAITING = {
   { "^bonsai%.debug%.edit", { "^bonsai%.paths$", "^bonsai%.core$", "^bonsai%.script$" },
     "the editor's file confinement, scripts and kind rows (#35: to pass in)" },
-  { "^bonsai%.record$", { "^bonsai%.core$" },
-    "the recorder's status names (#35: bt.STATUS, once bonsai.record stops being a lazy require of bonsai)" },
 }
 
 -- The text of a Lua file without its comments (strings kept).

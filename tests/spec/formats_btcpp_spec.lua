@@ -1081,35 +1081,8 @@ describe("LoopInt, LoopDouble, LoopString, LoopBool", function()
 end)
 
 describe("a pre-condition read from XML", function()
-  -- The Lua functions called in 100 ticks of an agent of tree (hp = 10),
-  -- the collector stopped (no finalizer counted). Busted's own functions
-  -- are not counted: under LuaJIT its insulated environment's __index is
-  -- called a varying number of times (1 to 10) around the hook.
-  local sethook, getinfo = debug.sethook, debug.getinfo
-  -- the LuaJIT path's own functions (its loop and dispatch), which call
-  -- the leaves: not a call of the tree's
-  local function ours(source)
-    return source == "=bonsai dispatch" or
-           source:find("bonsai/luajit.lua", 1, true) ~= nil
-  end
-  local function lua_calls(tree, hp)
-    local a = bt.agent(tree)
-    a.bb.hp = hp or 10
-    local n = 0
-    collectgarbage()
-    collectgarbage("stop")
-    sethook(function()
-      local f = getinfo(2, "S")
-      if f.what == "Lua" and not f.source:find("/busted/", 1, true) and
-         not ours(f.source) then
-        n = n + 1
-      end
-    end, "c")
-    for _ = 1, 100 do a:tick(1) end
-    sethook()
-    collectgarbage("restart")
-    return n
-  end
+  local count = require "helpers.lua_calls"
+  local function lua_calls(tree, hp) return count(bt, tree, hp) end
   local function attack() return bt.action(function() return "success" end) end
 
   it("is the C check Lua's skip_if makes: no Lua call of its own",

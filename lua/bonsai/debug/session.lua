@@ -115,7 +115,7 @@ end
 -- page, streaming it unless record is false; returns its id.
 function Session:add(agent, o)
   if not self.rec then
-    self.rec = record.new(self.emit, self.bt.VERSION)
+    self.rec = record.new(self.emit, self.bt)
     self.rec:header()
   end
   local st = self.rec:add(agent)

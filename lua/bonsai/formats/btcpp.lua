@@ -64,11 +64,19 @@ local function resolve(scope, key)
   return "key", key
 end
 
--- A port's text: "key", k for "{k}" ("{=}": the port's own name), else
+-- The key a port's text "{k}" names ("{=}": the port's own name; "{}":
+-- ""), or nil for a literal. Ports, SubTree ports and the SubTrees of
+-- trees outside the file read their keys here.
+local function portref(name, text)
+  local ref = text:match("^{(.*)}$")
+  if ref == "=" then return name end
+  return ref
+end
+
+-- A port's text: "key", k for "{k}" (seen through the scope), else
 -- "value", v.
 local function port(scope, name, text)
-  local ref = text:match("^{(.*)}$")
-  if ref == "=" then ref = name end
+  local ref = portref(name, text)
   if ref then
     if ref == "" then return "value", text end
     return resolve(scope, ref)
@@ -674,8 +682,7 @@ local function external(ctx, e, scope, id)
     if k:sub(1, 1) == "_" and not harmless[k] and k ~= "_autoremap" then
       editor(ctx, e, k)
     elseif not harmless[k] and k ~= "_autoremap" then
-      local ref = e.attrs[k]:match("^{(.*)}$")
-      if ref == "=" then ref = k end
+      local ref = portref(k, e.attrs[k])
       if not ref or ref == "" or ref:sub(1, 1) == "@" then
         where(ctx, e, "port '" .. k .. "' of a tree outside the file must " ..
               "be a {key}")
@@ -709,8 +716,7 @@ local function subtree(ctx, e, scope)
                   parent = scope,
                   prefix = id .. "#" .. ctx.instances .. "." }
   local function port(k, text)
-    local ref = text:match("^{(.*)}$")
-    if ref == "=" then ref = k end
+    local ref = portref(k, text)
     if ref and ref ~= "" then
       inner.map[k] = { key = ref }
     else
