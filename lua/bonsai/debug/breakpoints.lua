@@ -8,10 +8,13 @@ local M = {}
 local Breakpoints = {}
 Breakpoints.__index = Breakpoints
 
-function M.new()
+-- new(names): no breakpoints; names: the status names by number
+-- (bt.STATUS), which rules use.
+function M.new(names)
   return setmetatable({
-    trees = {}, -- tree name -> node path -> { [rule] = true }
-    count = 0,  -- rules in all
+    trees = {},     -- tree name -> node path -> { [rule] = true }
+    count = 0,      -- rules in all
+    names = names,
   }, Breakpoints)
 end
 
@@ -52,9 +55,6 @@ function Breakpoints:forget(id)
   end
 end
 
-local STATUS = { [0] = "idle", "running", "success", "failure", "aborted",
-                 "skipped", "aborting" }
-
 -- Whether a node's rules stop agent id on an event with status s.
 local function stops(rules, s, id)
   return rules["*@*"] or rules[s .. "@*"] or rules["*@" .. id] or
@@ -71,7 +71,7 @@ function Breakpoints:stop(st, codes)
     local nd = st.v.nodes[id + 1]
     local rules = nd and marks[nd.path]
     if code % 2 == 0 and rules and
-       stops(rules, STATUS[math.floor(code / 2) % 8], st.id) then
+       stops(rules, self.names[math.floor(code / 2) % 8], st.id) then
       return id
     end
   end

@@ -61,7 +61,7 @@ function Session:forget_all()
   self.byid = setmetatable({}, { __mode = "v" }) -- agent id -> agent
   self.offered = {}               -- ids offered and not yet gone
   self.catchup = catchup.new()
-  self.breaks = breakpoints.new()
+  self.breaks = breakpoints.new(self.bt.STATUS)
   self.watches = watches.new()
 end
 
