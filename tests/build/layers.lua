@@ -155,7 +155,9 @@ local PRIVATE_USED = {
     "the module's helpers for messages, shared with its tools" },
   { { "^bonsai%.record$" }, { _kept = true },
     "a recording's subscriptions, kept on the agent" },
-  { { "^bonsai%.debug" }, "*", "waits for live-edit (#40)" },
+  { { "^bonsai%.debug%.stepper$" }, { _on_event = true },
+    "the step through a tick: a hook on each status event of one tick" },
+  { { "^bonsai%.debug%.edit" }, "*", "waits for live-edit (#40)" },
 }
 local function private_ok(m, name)
   for _, u in ipairs(PRIVATE_USED) do
@@ -168,8 +170,8 @@ end
 -- Each is printed, and left out of the rules and of the circles, until the
 -- code no longer has it (then its line goes).
 local WAITING = {
-  { "^bonsai%.debug", { "^bonsai%.paths$", "^bonsai%.core$", "^bonsai%.script$" },
-    "the debugger's file confinement, scripts and kind rows (#35: to pass in)" },
+  { "^bonsai%.debug%.edit", { "^bonsai%.paths$", "^bonsai%.core$", "^bonsai%.script$" },
+    "the editor's file confinement, scripts and kind rows (#35: to pass in)" },
 }
 
 -- The text of a Lua file without its comments (strings kept).
