@@ -66,8 +66,17 @@ BS_NOINLINE static StepRun *grow(bonsai_agent *a, unsigned k) {
 }
 
 static inline StepRun *level(bonsai_agent *a, unsigned k) {
-  if (bs_likely(k == 0 && a->step != NULL))
-    return &a->step->run;
+  bonsai_env *env;
+  if (bs_likely(k == 0)) {
+    if (a->step != NULL)
+      return &a->step->run;
+    env = a->tree->env; /* a record from the environment's: every tick's */
+    if (bs_likely(env->freesteps != NULL)) {
+      a->step = env->freesteps;
+      env->freesteps = a->step->nextfree;
+      return &a->step->run;
+    }
+  }
   return grow(a, k);
 }
 

@@ -2354,13 +2354,38 @@ BS_NOINLINE static int step_other(bonsai_agent *a, StepRun *r, int result) {
   return s;
 }
 
+/* The plain stepped copy. */
+BS_NOINLINE static int step_plain(bonsai_agent *a, int result) {
+  return run(a, BS_NONE, 0, 0, 1, result);
+}
+
 /* A run keeps the copy it began in (as the C stack keeps it for the other
-** copies), a watched tick its watch. The plain copy is inlined here. */
+** copies), a watched tick its watch. The plain copy's commonest moments of
+** a running action, as run() makes them, without entering it: the tick
+** resumed at the action (its tick handed out), and the action's tick
+** returning running where the next tick resumes (nothing above it told). */
 int bs_vm_step(bonsai_agent *a, int result) {
   StepRun *r = a->step->top;
-  if (bs_likely(r->copy == 0))
-    return run(a, BS_NONE, 0, 0, 1, result);
-  return step_other(a, r, result);
+  const Node *n;
+  uint32_t i;
+  if (bs_unlikely(r->copy != 0))
+    return step_other(a, r, result);
+  if (result == RUNNING && r->at == BS_AT_TICK) {
+    n = &a->bp->nodes[i = r->i];
+    if (n->kind == BONSAI_ACTION && n->up == BS_NONE) {
+      r->at = BS_AT_NONE;
+      a->current = a->resume = i;
+      return RUNNING;
+    }
+  } else if (r->at == BS_AT_NONE && r->from == BS_NONE &&
+             (i = a->resume) != 0) {
+    n = &a->bp->nodes[i];
+    if (n->kind == BONSAI_ACTION) {
+      bs_assert(a->state[i] == RUNNING);
+      return handout(a, leafof(a, n), i, BONSAI_EV_TICK, 0, BS_AT_TICK);
+    }
+  }
+  return step_plain(a, result);
 }
 
 /* }====================================================== */
