@@ -167,11 +167,25 @@ BS_NOINLINE static int stepbelow(bonsai_agent *a, unsigned k, int result) {
   return go(a, result);
 }
 
-int bonsai_agent_step(bonsai_agent *a, unsigned k, int result) {
+static inline int stepat(bonsai_agent *a, unsigned k, int result) {
   if (a->nstep == 0 || k + 1u != a->nstep || a->stepping ||
       a->step->top->at == BS_AT_NONE)
     return stepbelow(a, k, result);
   return go(a, result);
+}
+
+int bonsai_agent_step(bonsai_agent *a, unsigned k, int result) {
+  return stepat(a, k, result);
+}
+
+int bonsai_agent_stepnext(bonsai_agent *a, unsigned k, int result,
+                          const bonsai_call **call, bonsai_leaf_fn *fn) {
+  int s = stepat(a, k, result);
+  if (s == BONSAI_STEP) { /* (the run at level k handed it out) */
+    *call = &a->step->call;
+    *fn = a->step->fn;
+  }
+  return s;
 }
 
 const bonsai_call *bonsai_agent_stepcall(const bonsai_agent *a,
