@@ -912,8 +912,9 @@ BS_NOINLINE static uint32_t rank(bonsai_agent *a, uint32_t i) {
 ** after c is no longer reached, so it is cut off. OK, ELEAF, or RUNNING:
 ** its abort is latent, and the node waits (then it ends with s, or when c
 ** runs, is ticked again). */
-static int reactive_end(bonsai_agent *a, const Node *nd, uint8_t *st,
-                        uint32_t i, uint32_t c, int s) {
+static BS_ALWAYS_INLINE int reactive_end(bonsai_agent *a, const Node *nd,
+                                         uint8_t *st, uint32_t i, uint32_t c,
+                                         int s) {
   uint32_t r = W0(i);
   W0(i) = s == RUNNING ? c : BS_NONE;
   if (r != BS_NONE && r != c && LIVE(st[r]))
