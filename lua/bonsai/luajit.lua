@@ -101,9 +101,13 @@ local function bind(core)
   -- A control node's 'c' (its callback handed out: lstep.c gave its node
   -- and the version): kept in its agent's extras by node, with its node and
   -- version in its private part (lleaf.c); made or brought up to the
-  -- version by _step.control.
+  -- version by _step.control. The extras of a state are at [0] of its
+  -- environment table where it has one (LuaJIT, 5.1: lcompat.h's
+  -- lb_getbeside), else in the context's extras table.
+  local getfenv = debug.getfenv
   function S.cof(a, ud)
-    local x = extras[ud]
+    local e, x = getfenv(ud), nil
+    if type(e) == "table" then x = rawget(e, 0) else x = extras[ud] end
     local c = x and x[O.node + 1]
     if type(c) == "table" then
       local refs = rawget(c, CREFS)
