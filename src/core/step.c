@@ -76,6 +76,8 @@ static inline StepRun *level(bonsai_agent *a, unsigned k) {
       env->freesteps = a->step->nextfree;
       return &a->step->run;
     }
+  } else if (k == 1 && a->step != NULL && a->step->run.next != NULL) {
+    return a->step->run.next; /* a control node's child's run */
   }
   return grow(a, k);
 }
