@@ -2391,7 +2391,7 @@ int bs_vm_step(bonsai_agent *a, int result) {
     n = &a->bp->nodes[i];
     if (n->kind == BONSAI_ACTION) {
       bs_assert(a->state[i] == RUNNING);
-      return handout(a, leafof(a, n), i, BONSAI_EV_TICK, 0, BS_AT_TICK);
+      return stepleaf(a, n, i, a->state, BS_AT_NONE, 0, 0); /* its tick */
     }
   }
   return step_plain(a, result);
