@@ -3,8 +3,8 @@
 // (bonsai.debug.edit): the tree as an outline (collapse, search), the
 // selected node's parameters in typed fields from its kind's row, its
 // conditions checked as they are typed, a palette to insert or wrap with,
-// move, duplicate, delete; undo and redo; a preview of what the live
-// agents would do; apply, roll back, save. The game checks every change
+// move, duplicate, delete, extract a subtree; undo and redo; a preview of
+// what the live agents would do; apply, roll back, save. The game checks every change
 // as it checks a file (a refused change shows its place and changes
 // nothing). Uses viewer.js's $, ui, command and showMessage.
 'use strict';
@@ -325,6 +325,28 @@ function editInspect() {
   go.onclick = () => editOp([{ op: 'move', node: n.id, parent: Number(sel.value) }]);
   into.append(sel, go);
   box.appendChild(into);
+  box.appendChild(editExtractRow(n, parent));
+}
+
+// Extract a subtree: the node and its children become a tree of their own
+// (named in the field, the node's name by default) and a subtree of it
+// takes their place.
+function editExtractRow(n, parent) {
+  const row = document.createElement('div');
+  row.className = 'acts';
+  const name = document.createElement('input');
+  name.id = 'edit-extract-id';
+  name.placeholder = 'new tree\'s name';
+  name.value = (n.name || n.label || '').replace(/[^\w.-]/g, '_');
+  name.disabled = !parent;
+  const go = document.createElement('button');
+  go.textContent = 'Extract subtree';
+  go.id = 'edit-extract';
+  go.title = 'Move this node and its children into a tree of their own, a subtree of it in their place';
+  go.disabled = !parent;
+  go.onclick = () => editOp([{ op: 'extract', node: n.id, id: name.value }]);
+  row.append(name, go);
+  return row;
 }
 
 // The palette: a type, its parameters in typed fields, and where the new

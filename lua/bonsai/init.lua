@@ -119,8 +119,10 @@ end
 -- The scripts of pre- and post-conditions (skip_if, run_while, on_success...
 -- on any node), compiled when bt.tree walks the node tables: fn, or fn and
 -- the check (key, op, value) that a comparison of a key is, run in C; then
--- the keys it reads or writes (space-separated, seen through map: a
--- remapping subtree's inner key -> the caller's). With field "script":
+-- the keys it reads or writes (space-separated). Inside a remapping
+-- subtree (map: its inner key -> the caller's) the keys are renamed as the
+-- script compiles, as an importer's subtree scope renames them: the
+-- function reads the caller's keys, a comparison stays a check in C. With field "script":
 -- the keys of node's own script (its field `script`), or nil and why it
 -- is refused. Given a function (a condition a format compiled), its
 -- source and keys when a script made it, else nil. Given node, a string's
@@ -134,11 +136,12 @@ core._script(function(code, field, node, map)
     if not src or type(src.code) ~= "string" then return nil end
     return src.code, table.concat(src.keys or {}, " ")
   end
-  local f, err, key, op, value, list = scripts().condition(code, field)
+  local rename = type(map) == "table" and function(k)
+    local outer = map[k]
+    return "key", type(outer) == "string" and outer or k
+  end or nil
+  local f, err, key, op, value, list = scripts().condition(code, field, rename)
   if not f then return nil, err end
-  for i, k in ipairs(list) do
-    list[i] = type(map) == "table" and type(map[k]) == "string" and map[k] or k
-  end
   local written = node and scripts().written[node]
   return f, key, op, value, table.concat(list, " "),
          written and written[field]

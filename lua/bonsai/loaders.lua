@@ -19,7 +19,7 @@ local formats = {
 -- The options bt.import and bt.load take, per format (any other is
 -- refused; bt.load checks them when its loader is the format's built-in).
 local import_options = {
-  behavior3 = "file read deps dir include_dirs tree",
+  behavior3 = "file read deps dir include_dirs tree library",
   btcpp = "file read deps main include_dirs library",
   edges = "file",
   lua = "file",
@@ -28,6 +28,7 @@ local import_options = {
 local M = {
   loaded = {},  -- path -> tree loaded from it
   deps = {},    -- path -> files it used (subtree files), for bt.poll
+  folders = {}, -- path -> library folders it read (bt.poll lists them)
   options = {}, -- path -> the options of bt.load(path, opts), for reloads
   registry = {}, -- bt.loaders: ".ext" -> loader
 }
@@ -100,10 +101,10 @@ local function fileloader(name)
     local o = {}
     for k, v in pairs(opts or {}) do o[k] = v end
     o.file, o.bt = path, bt
-    o.deps = o.deps or {}
+    o.deps, o.folders = o.deps or {}, o.folders or {}
     o.read = o.read or read
     local node, topts = format(name).parse(text, o)
-    M.deps[path] = o.deps
+    M.deps[path], M.folders[path] = o.deps, o.folders
     return node, topts
   end
   formatof[load] = name

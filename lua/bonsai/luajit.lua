@@ -231,7 +231,7 @@ local function dispatcher(S)
   end
 end
 
--- bt.tick_all's Lua loops (lagent.c's 'stepped'): make() gives a loop of
+-- bt.tick_all's Lua loops (ltick.c's 'stepped'): make() gives a loop of
 -- one depth, which ticks the entries of list from i to n, each agent's
 -- calls in one flat loop (a loop nested in it would stop the trace);
 -- returns at the end, or at an entry it does not step ("classic") or

@@ -149,9 +149,9 @@ function Control:abort(i) end
 ---Options of bt.load, handed to the file's loader.
 ---@class (exact) bonsai.LoadOpts
 ---@field main? string the BehaviorTree.CPP tree to run (a file of several, or of its library)
----@field library? string[] BehaviorTree.CPP files whose trees the file's SubTrees may use by ID, read as if the file included each (relative to its directory; docs/FORMATS.md)
+---@field library? string|string[] files and folders whose trees the file may use and `main`/`tree` may create: a folder stands for its tree files (.xml for BehaviorTree.CPP, .json and .b3 for behavior3; not its subfolders); BehaviorTree.CPP's read as if the file included each, by ID; behavior3's classic trees by id or title, current editor files by name or workspace path (relative to the file's directory, or `dir`; docs/FORMATS.md "Libraries of files")
 ---@field include_dirs? string[] the directories a BehaviorTree.CPP <include> or a behavior3 subtree `path` may read (default: the file's own directory tree, or `dir`'s; docs/FORMATS.md "Which files a tree file may read")
----@field tree? string the behavior3 project's tree (its id or title)
+---@field tree? string the behavior3 tree to create: a project's or its library's tree (id or title), or a current editor file of the library (its name, or its path in the workspace)
 ---@field dir? string the behavior3 workspace directory subtree `path`s are relative to (default: the file's)
 
 ---@class (exact) bonsai.TreeOpts
@@ -343,8 +343,9 @@ function Tree:force(node, status, ticks) end
 
 ---Text that the editor of that format opens ("behavior3": the classic
 ---behavior3editor's tree, laid out; "behavior3-current": the current
----behavior3 editor's tree file).
----@param format "behavior3"|"behavior3-current"|"btcpp"
+---behavior3 editor's tree file; "edges": an edge list, as bt.load reads
+---a .bt file).
+---@param format "behavior3"|"behavior3-current"|"btcpp"|"edges"
 ---@return string
 function Tree:export(format) end
 

@@ -117,34 +117,29 @@ end
 M.encode = encodeline
 
 -- Events: each [node, status, again] (and 1 after them when a fault
--- forced the status) is encoded once by cjson and kept, by its code; a
--- tick's list is those texts joined.
-local STATUS = require("bonsai.core").STATUS -- by number
-local function event(code)
-  return { floor(code / 32), STATUS[floor(code / 2) % 8], code % 2,
-           floor(code / 16) % 2 == 1 and 1 or nil }
-end
-local triples = {}
-local function triple(code)
-  local s = triples[code]
+-- forced the status) is encoded once by cjson and kept, by its code and
+-- the status names (bt.STATUS, by number) of the recording; a tick's list
+-- is those texts joined.
+local triples = setmetatable({}, { __mode = "k" }) -- names -> code -> text
+local function triple(code, names)
+  local known = triples[names]
+  if known == nil then
+    known = {}
+    triples[names] = known
+  end
+  local s = known[code]
   if s == nil then
-    s = encode(event(code))
-    triples[code] = s
+    s = encode { floor(code / 32), names[floor(code / 2) % 8], code % 2,
+                 floor(code / 16) % 2 == 1 and 1 or nil }
+    known[code] = s
   end
   return s
 end
 
-local function eventsjson(codes)
+local function eventsjson(codes, names)
   local parts = {}
-  for i = 1, #codes do parts[i] = triple(codes[i]) end
+  for i = 1, #codes do parts[i] = triple(codes[i], names) end
   return "[" .. table.concat(parts, ",") .. "]"
-end
-
--- The events of a tick line as { { node, status, again[, 1] }, ... }.
-function M.events(line)
-  local out = {}
-  for i, code in ipairs(line.codes) do out[i] = event(code) end
-  return out
 end
 
 -- Recordings --------------------------------------------------------------
@@ -152,11 +147,13 @@ end
 local Recording = {}
 Recording.__index = Recording
 
--- A recording: emit(text) receives each line (without its newline).
-function M.new(emit, version)
+-- A recording: emit(text) receives each line (without its newline); bt:
+-- the module (its VERSION and STATUS).
+function M.new(emit, bt)
   return setmetatable({
     emit = emit,
-    bonsai = version,
+    bonsai = bt.VERSION,
+    status = bt.STATUS, -- the status names by number
     nagents = 0,
     ids = setmetatable({}, { __mode = "k" }),  -- agent -> state
     versions = {},   -- blueprint id -> { tree = name, version = n }
@@ -287,7 +284,7 @@ function Recording:write(line)
   line.codes = nil
   self.ticks = self.ticks + 1
   self.emit(splice(encodeline(line, { "state", "steps", "faults" }), "events",
-                   eventsjson(codes)))
+                   eventsjson(codes, self.status)))
   line.codes = codes
 end
 
@@ -339,7 +336,7 @@ function M.record(bt, path, agents)
   local f = assert(io.open(path, "w"))
   f:setvbuf("full")
   local self = setmetatable({ file = f, agents = {} }, Recorder)
-  self.rec = M.new(function(s) f:write(s, "\n") end, bt.VERSION)
+  self.rec = M.new(function(s) f:write(s, "\n") end, bt)
   self.sink = function(agent, status, err, ev)
     self.rec:write(self.rec:line(agent, status, err, ev))
   end

@@ -7,10 +7,12 @@
 -- nothing of it.
 local core = require "bonsai.core"
 local loaders = require "bonsai.loaders"
+local paths = require "bonsai.paths"
 
 local M = {}
 local watched = {}   -- file path -> "mtime:size" when last seen (or false)
 local watchdirs = {} -- directory -> true
+local listings = {}  -- library folder of a watched tree -> its files
 
 -- "mtime:size" of a file, or nil and a message.
 local function stamp(path)
@@ -24,13 +26,37 @@ local function known(name)
   return loaders.registry[name:match("%.[^./]*$") or ""] ~= nil
 end
 
+-- The tree files of a library folder, one string ("" when it is gone).
+local function listing(dir)
+  local names = {}
+  for _, name in ipairs(core._dir(dir == "" and "." or dir) or {}) do
+    if known(name) and name:sub(1, 1) ~= "." then names[#names + 1] = name end
+  end
+  table.sort(names)
+  return table.concat(names, "\n")
+end
+
+-- Whether dir (resolved, as bonsai.paths resolves it) is watched.
+local function dirwatched(dir)
+  for d in pairs(watchdirs) do
+    if paths.normal(d) == dir then return true end
+  end
+  return false
+end
+
 -- A file just (re)loaded by bt.load/bt.reload counts as seen now, and
--- so do the subtree files it uses, if it is watched.
+-- so do the subtree files it uses and the library folders it listed, if
+-- it is watched; a library folder that is watched itself is listed too.
 local function seen(path)
-  if watched[path] == nil then return end
-  watched[path] = stamp(path)
-  for _, dep in ipairs(loaders.deps[path] or {}) do
-    if watched[dep] == nil then watched[dep] = stamp(dep) end
+  local mine = watched[path] ~= nil
+  if mine then
+    watched[path] = stamp(path)
+    for _, dep in ipairs(loaders.deps[path] or {}) do
+      if watched[dep] == nil then watched[dep] = stamp(dep) end
+    end
+  end
+  for _, dir in ipairs(loaders.folders[path] or {}) do
+    if mine or dirwatched(dir) then listings[dir] = listing(dir) end
   end
 end
 loaders.on_load(seen)
@@ -38,6 +64,9 @@ loaders.on_load(seen)
 -- bt.watch(file_or_dir): bt.poll() will reload the file, or the files of
 -- the directory (new ones included), when they change on disk.
 function M.watch(path)
+  if type(path) == "string" and path:match("[^/]/+$") then
+    path = path:gsub("/+$", "") -- "trees/" is "trees": its files' paths
+  end
   local names = core._dir(path)
   if names then
     watchdirs[path] = true
@@ -52,8 +81,8 @@ function M.watch(path)
     if not st then return nil, err end
     watched[path] = st
   end
-  for f in pairs(loaders.loaded) do -- the subtree files of watched trees
-    if watched[f] ~= nil then seen(f) end
+  for f in pairs(loaders.loaded) do -- the files and folders they use
+    seen(f)
   end
   return true
 end
@@ -66,11 +95,12 @@ function M.watching(path)
   return dir ~= nil and watchdirs[dir] == true
 end
 
--- The trees loaded from f or from a file that uses f.
-local function users(f)
+-- The trees loaded from f or from a file that uses f (of the table
+-- loaders.deps, or loaders.folders for a library folder f).
+local function users(f, uses)
   local list = {}
   if loaders.loaded[f] then list[1] = f end
-  for path, deps in pairs(loaders.deps) do
+  for path, deps in pairs(uses or loaders.deps) do
     for _, dep in ipairs(deps) do
       if dep == f and path ~= f and loaders.loaded[path] then
         list[#list + 1] = path
@@ -95,10 +125,14 @@ function M.poll()
     local now = stamp(f)
     if now and now ~= old then changed[#changed + 1] = f; watched[f] = now end
   end
+  for dir, old in pairs(listings) do -- a tree file added or removed
+    local now = listing(dir)
+    if now ~= old then changed[#changed + 1] = dir; listings[dir] = now end
+  end
   table.sort(changed)
   local reloaded, failed, done = {}, {}, {}
   for _, f in ipairs(changed) do
-    local list = users(f)
+    local list = listings[f] and users(f, loaders.folders) or users(f)
     if #list == 0 and f:match("%.lua$") then list = { f } end
     for _, path in ipairs(list) do
       if not done[path] then

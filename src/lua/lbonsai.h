@@ -42,7 +42,7 @@
                     ** have one (see lb_getbeside) */
 #define LB_TICKING 6 /* the bt.tick_all calls under way: [depth] = true
                      ** (nested calls stack up); [-depth] = the batch
-                     ** function of that depth (lagent.c) */
+                     ** function of that depth (ltick.c) */
 #define LB_TREES 7  /* weak values: tree name -> tree (bt.subtree by name) */
 #define LB_VIEW 8   /* view(bb, map): a remapping view (init.lua) */
 #define LB_SCRIPT 9 /* script(code, field): a condition's function, or nil
@@ -153,7 +153,7 @@ typedef struct LAgent {
   uint8_t tasks;  /* it has had task coroutines or bt.control 'c' tables
                   ** (in its extras, by node): a switch to another version
                   ** moves them */
-  uint8_t failing; /* bt.tick_all keeps its last error (lagent.c: streak) */
+  uint8_t failing; /* bt.tick_all keeps its last error (ltick.c: streak) */
 } LAgent;
 
 /* The C agent, right after the header, and back. */
@@ -389,13 +389,44 @@ int lb_istree(lua_State *L); /* bt.istree(x) */
 /* stack: context. Makes the tree metatable and methods. */
 void lb_open_tree(lua_State *L);
 
-/* lagent.c */
+/* Agent tables, inline: the tick engine reads them for every agent of
+** every tick. */
+/* The state userdata of the agent table at idx (known to be a table),
+** pushed; NULL if idx does not hold an agent of this context. Its 'magic'
+** (the context's address) identifies it without a metatable lookup. */
+static lb_inline LAgent *lb_stateof(lua_State *L, int idx,
+                                    const LBonsai *lb) {
+  LAgent *la;
+  if (lua_rawgeti(L, idx, 1) != LUA_TUSERDATA ||
+      lua_rawlen(L, -1) < sizeof(LAgent))
+    return NULL;
+  la = (LAgent *)lua_touserdata(L, -1);
+  return la->magic == lb ? la : NULL;
+}
+/* The agent table at idx: its state, pushed; or NULL (nil pushed, or what
+** its [1] holds) for anything but an agent of this context. */
+static inline LAgent *lb_toagent(lua_State *L, int idx) {
+  if (lua_type(L, idx) != LUA_TTABLE) {
+    lua_pushnil(L);
+    return NULL;
+  }
+  return lb_stateof(L, idx, lb_context(L));
+}
+/* The same, or raises. */
+static inline LAgent *lb_checkagent(lua_State *L, int idx) {
+  LAgent *la = lb_toagent(L, idx);
+  if (la == NULL)
+    luaL_typeerror(L, idx, BS_AGENT_T);
+  return la;
+}
+
+/* lagent.c: the agent object */
 int lb_agent(lua_State *L); /* bt.agent(tree [, opts]) */
-/* The agent table at idx: its state, pushed; or raises. */
-LAgent *lb_checkagent(lua_State *L, int idx);
-/* The same, or NULL (nil pushed, or what its [1] holds) for anything but
-** an agent of this context. */
-LAgent *lb_toagent(lua_State *L, int idx);
+/* stack: context. Makes the agent and agent state metatables, and the
+** agent methods that only read or set it. */
+void lb_open_agent(lua_State *L);
+
+/* ltick.c: the tick engine */
 /* Pushes a complete leaf stack for the agent table ai (state si, ci: the
 ** context) and points t at it. */
 void lb_pushcontext(lua_State *L, LTick *t, int ai, int si, int ci);
@@ -416,9 +447,9 @@ void lb_step_recover(lua_State *L, int ai, int si, int ci);
 ** agent whose last tick there failed, which pbatch ticks). */
 int lb_stepable(const LBonsai *lb, const LAgent *la);
 int lb_sleep(lua_State *L);    /* bt.sleep(seconds) */
-/* stack: context. Makes the agent and agent state metatables, and the
-** agent methods. */
-void lb_open_agent(lua_State *L);
+/* stack: context. Adds a:tick, a:abort and a:reset to the agent methods
+** (after lb_open_agent). */
+void lb_open_tick(lua_State *L);
 
 /* lstep.c: the LuaJIT path's entry points */
 /* stack: context, module. Adds core._step. */

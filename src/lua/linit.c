@@ -210,8 +210,9 @@ static void metatables(lua_State *L) {
   }
 }
 
-/* bonsai_lua.h. The types first, each by its own file; ltrace.c and
-** lsave.c add their methods to the tables that ltree.c and lagent.c made. */
+/* bonsai_lua.h. The types first, each by its own file; ltick.c, lsave.c,
+** levents.c and ltrace.c add their methods to the tables that ltree.c and
+** lagent.c made. */
 int luaopen_bonsai_core(lua_State *L) {
   LBonsai *lb;
   luaL_checkversion(L);
@@ -219,6 +220,7 @@ int luaopen_bonsai_core(lua_State *L) {
   lb_open_control(L);
   lb_open_tree(L);
   lb_open_agent(L);
+  lb_open_tick(L);
   lb_open_blackboard(L);
   lb_open_save(L);
   lb_open_events(L);

@@ -798,7 +798,7 @@ static int childop(lua_State *L, int abort) {
   if (lua_rawget(L, 1) != LUA_TTABLE) /* 3: refs */
     return luaL_error(L, "%s: not a control node's 'c'", what);
   lua_rawgeti(L, 3, 1); /* 4: agent */
-  lua_rawgeti(L, 3, 2); /* 5: state, known by its magic (as lagent.c does) */
+  lua_rawgeti(L, 3, 2); /* 5: state, known by its magic (as ltick.c does) */
   lua_rawgeti(L, 3, 3);
   ch.node = (unsigned)lua_tointeger(L, -1);
   lua_pop(L, 1);

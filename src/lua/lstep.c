@@ -85,7 +85,7 @@ static int code(LBonsai *lb, bonsai_agent *a, int r) {
 /* Entry point: begins a stepped tick of la by dt; with 'all' (bt.tick_all)
 ** a sleeping agent is skipped, as bt.tick_all skips it, and one whose last
 ** tick there failed takes the lua_call path, which counts its errors in a
-** row and forgets them after a tick without one (lagent.c: streak). */
+** row and forgets them after a tick without one (ltick.c: streak). */
 static int step_begin(LBonsai *lb, LAgent *la, double dt, int all) {
   bonsai_agent *a = agentof(la);
   bonsai_host h;
@@ -328,7 +328,7 @@ static int s_stats(lua_State *L) {
 }
 
 /* _step.use(stepper | nil): bt.tick_all's Lua loops are stepper.make's
-** (lagent.c); nil: the lua_call path. */
+** (ltick.c); nil: the lua_call path. */
 static int s_use(lua_State *L) {
   lua_settop(L, 1);
   if (!lua_isnil(L, 1))

@@ -9,7 +9,7 @@
 ** behind bt.debug's step through a tick.
 ** Nothing here runs for an agent that is not traced, hooked or frozen.
 ** lb_open_trace adds these methods to those of agents (lagent.c) and trees
-** (ltree.c); lagent.c reads the 'frozen' and 'hooked' flags set here.
+** (ltree.c); ltick.c reads the 'frozen' and 'hooked' flags set here.
 */
 #include <string.h>
 

@@ -441,20 +441,24 @@ static void utility(Walk *w, int idx, int place) {
 ** script, compiled by init.lua's script maker (a pre-condition that is one
 ** comparison of a key becomes a check, evaluated in C), or a function
 ** fn(agent, bb) whose result is taken as true or false. Inside a remapping
-** subtree they see the blackboard through the view, as leaves do. */
+** subtree a script's keys are renamed as it compiles (the script maker
+** gets the map: a comparison is still a check in C), and a function sees
+** the blackboard through the view, as leaves do. */
 /* Gives the node added last the function at the top (popped) as its
-** condition k, seeing the view when the walk is inside a remapping
-** subtree. */
-static void whenfn(Walk *w, int k) {
+** condition k; with view, seeing the view when the walk is inside a
+** remapping subtree (a script's function has its keys renamed already). */
+static void whenfn(Walk *w, int k, int view) {
   lua_State *L = w->L;
   bonsai_leaf_fn fn = lb_leaf_call;
   void *data = lb_utilitydef(L, w->values, ++w->nvalues);
-  if (ctxfield(w, "map") == LUA_TTABLE) { /* it sees the view */
-    data = LEAFDATA(remapped(w, lua_gettop(L), 0, w->nvalues,
-                             LEAF_NARGS(data)), 0, 0);
-    fn = lb_remap_call;
+  if (view) {
+    if (ctxfield(w, "map") == LUA_TTABLE) { /* it sees the view */
+      data = LEAFDATA(remapped(w, lua_gettop(L), 0, w->nvalues,
+                               LEAF_NARGS(data)), 0, 0);
+      fn = lb_remap_call;
+    }
+    lua_pop(L, 1);
   }
-  lua_pop(L, 1);
   bonsai_def_when(w->def, k, fn, data);
 }
 
@@ -470,13 +474,12 @@ static void conditions(Walk *w, int idx, int place) {
     }
     if (ty == LUA_TSTRING) { /* fn, key, op, value (a check), the keys,
                               ** the code the file wrote (or nil) */
-      int top = lua_gettop(L) - 1, map;
+      int top = lua_gettop(L) - 1;
       lua_getiuservalue(L, lua_upvalueindex(1), LB_SCRIPT);
       lua_pushvalue(L, top + 1); /* code */
       lua_pushstring(L, f);
       lua_pushvalue(L, idx);
-      ctxfield(w, "map");
-      map = !lua_isnil(L, -1);
+      ctxfield(w, "map"); /* its keys renamed through it */
       if (lua_pcall(L, 4, 6, 0) != LUA_OK) { /* nil, the error */
         lua_pushnil(L);
         lua_insert(L, -2);
@@ -485,14 +488,14 @@ static void conditions(Walk *w, int idx, int place) {
         lua_pushfstring(L, "'%s': %s", f, luaL_tolstring(L, top + 3, NULL));
         walkerror(w, place, "%s", lua_tostring(L, -1));
       }
-      if (lua_type(L, top + 3) == LUA_TSTRING && !map) { /* in C */
+      if (lua_type(L, top + 3) == LUA_TSTRING) { /* in C */
         bonsai_value v;
         lb_tovalue(L, top + 5, &v);
         bonsai_def_when_check(w->def, k, lua_tostring(L, top + 3),
                               lua_tostring(L, top + 4), v);
       } else {
         lua_pushvalue(L, top + 2);
-        whenfn(w, k);
+        whenfn(w, k, 0);
       }
       checkdef(w);
       bonsai_def_text(w->def, k, lua_tostring(L, lua_type(L, top + 7) ==
@@ -507,7 +510,7 @@ static void conditions(Walk *w, int idx, int place) {
       walkerror(w, place, "%s", lua_tostring(L, -1));
     }
     lua_pushvalue(L, -1); /* kept for its text, below */
-    whenfn(w, k);
+    whenfn(w, k, 1);
     checkdef(w);
     /* a function compiled from a script (a file's): its source and keys */
     lua_getiuservalue(L, lua_upvalueindex(1), LB_SCRIPT);
@@ -1477,9 +1480,24 @@ static int tree_source(lua_State *L) {
   return 1;
 }
 
+/* tree:_register(): the tree is again the one bt.subtree finds by its name
+** (bt.tree registers each tree it makes under its name: a check that
+** compiles a draft under that name, as the live page's do, took its
+** place). */
+static int tree_register(lua_State *L) {
+  LTree *lt = lb_checktree(L, 1);
+  if (lt->t == NULL)
+    return luaL_error(L, "released tree");
+  lua_getiuservalue(L, lua_upvalueindex(1), LB_TREES);
+  lua_pushvalue(L, 1);
+  lua_setfield(L, -2, bonsai_tree_name(lt->t));
+  return 0;
+}
+
 /* ltrace.c adds tree:nodes. */
 static const luaL_Reg tree_methods[] = {{"dump", tree_dump},
                                         {"_source", tree_source},
+                                        {"_register", tree_register},
                                         {"reload", tree_reload},
                                         {"share", tree_share},
                                         {NULL, NULL}};

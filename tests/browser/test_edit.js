@@ -292,6 +292,32 @@ async function main() {
       await shot(page, '7-rolled-back');
     });
 
+    await check('extract a subtree: patrol becomes a tree of its own, a subtree in its place', async () => {
+      await select(page, 'guard/patrol');
+      await page.fill('#edit-extract-id', 'patrolling');
+      await page.click('#edit-extract');
+      await page.waitForSelector('#edit-tree li[data-path="guard/patrol"] >> text=subtree tree="patrolling"');
+      assert.deepEqual(await outline(page), ['0:guard', '1:chase', '2:is_set[1]', '2:strike',
+        '1:patrol']);
+      await page.click('#edit-preview-go');
+      // the walkers' running nodes inside the extracted part gain a level
+      // (guard/patrol/patrol/walk): aborted; the chasers keep striking
+      await page.waitForFunction(() => /4 agents abort guard\/patrol\/walk, 2 agents keep guard\/chase\/strike/
+        .test((document.getElementById('edit-summary') || {}).textContent));
+      await page.click('#edit-apply');
+      await page.waitForSelector('#edit-status.ok >> text=Applied: every agent');
+      const s = await stateAfter(game, 2);
+      for (const i of [2, 3, 4, 5]) {
+        assert.deepEqual(s.agents[i].running, ['guard', 'patrol', 'patrol', 'walk']);
+        assert.equal(s.agents[i].enters.walk, before.agents[i].enters.walk + 1, 'walk entered again');
+      }
+      for (const i of [0, 1]) {
+        assert.deepEqual(s.agents[i].running, ['guard', 'chase', 'strike']);
+        assert.equal(s.agents[i].enters.strike, 1, 'strike kept');
+      }
+      await shot(page, '9-extracted');
+    });
+
     await check('the blackboard: a key unset and a typed value set from the page', async () => {
       await page.click('#mode-agent');
       await page.click('#agent-list li >> text=guard 1');

@@ -170,8 +170,6 @@ end
 local WAITING = {
   { "^bonsai%.debug", { "^bonsai%.paths$", "^bonsai%.core$", "^bonsai%.script$" },
     "the debugger's file confinement, scripts and kind rows (#35: to pass in)" },
-  { "^bonsai%.record$", { "^bonsai%.core$" },
-    "the recorder's status names (#35: bt.STATUS, once bonsai.record stops being a lazy require of bonsai)" },
 }
 
 -- The text of a Lua file without its comments (strings kept).

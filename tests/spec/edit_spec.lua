@@ -207,6 +207,27 @@ describe("bt.debug's editing commands", function()
     assert.equal("nothing to redo", err)
   end)
 
+  it("leave the game's tree the one bt.subtree finds by its name",
+     function()
+    local tree = setup()
+    D.add(agent(tree))
+    local doc = ok(D.command { cmd = "tree", tree = tree.name })
+    -- each edit is checked by compiling the draft under the tree's name,
+    -- and so is an extraction's probe: the draft (then nothing, once
+    -- collected) would answer for the name
+    ok(D.command { cmd = "edit", tree = tree.name, version = 1, ops = {
+      { op = "delete", node = id(doc, "guard/chase") },
+      { op = "extract", node = id(doc, "guard/patrol/walk"), id = "w" } } })
+    collectgarbage()
+    collectgarbage()
+    local user = bt.tree(bt.sequence { name = "user", bt.subtree(tree.name) },
+                         { name = "user" })
+    local paths = {}
+    for _, nd in ipairs(user:nodes()) do paths[#paths + 1] = nd.path end
+    assert.is_truthy(table.concat(paths, " "):find("guard/chase/strike", 1,
+                                                     true))
+  end)
+
   it("preview the migration over live agents, apply (running nodes kept, " ..
      "switched at the next tick) and roll back", function()
     local tree = setup()
@@ -415,6 +436,197 @@ return {
     assert.equal("wait", t2:nodes()[2].type)
   end)
 
+  it("extract a subtree: a tree of its own, a subtree in its place, " ..
+     "applied, saved as Lua and as BT.CPP XML, undone", function()
+    local tree, path = setup()
+    local a = agent(tree, { blackboard = { enemy = true } })
+    local b = agent(tree)
+    D.add(a)
+    D.add(b)
+    bt.tick_all({ a, b }, 1)
+    local doc = ok(D.command { cmd = "tree", tree = tree.name })
+    local patrol = id(doc, "guard/patrol")
+    -- refused: the root, a name taken, a name that is none
+    local bad = {
+      { id(doc, "guard"), "x", "op 1 (extract, node 'guard'): the root " ..
+        "cannot be extracted (it is the tree)" },
+      { patrol, tree.name, "op 1 (extract, node 'guard/patrol'): a tree " ..
+        "named '" .. tree.name .. "' exists" },
+      { patrol, "1x", "op 1 (extract, node 'guard/patrol'): id must be a " ..
+        "tree's name (a letter or _, then letters, digits, _ . -)" },
+    }
+    for _, c in ipairs(bad) do
+      local _, err = D.command { cmd = "edit", tree = tree.name, version = 1,
+                                 ops = { { op = "extract", node = c[1],
+                                           id = c[2] } } }
+      assert.equal(c[3], err)
+    end
+    doc = ok(D.command { cmd = "edit", tree = tree.name, version = 1, ops = {
+      { op = "extract", node = patrol, id = "patrolling" } } })
+    local sub = doc.root.children[2]
+    assert.same({ "subtree", "patrol", "guard/patrol", { tree = "patrolling" } },
+                { sub.type, sub.name, sub.path, sub.params })
+    assert.is_nil(sub.children)
+    -- the walker's running nodes inside the extracted part gain a level
+    -- (guard/patrol/patrol/walk): aborted; the chaser keeps its strike
+    local p = ok(D.command { cmd = "preview", tree = tree.name })
+    assert.equal("1 agent aborts guard/patrol/walk, " ..
+                 "1 agent keeps guard/chase/strike", p.summary)
+    ok(D.command { cmd = "apply", tree = tree.name, version = 2 })
+    calls = {}
+    bt.tick_all({ a, b }, 1)
+    assert.same({ "abort walk", "look", "enter walk", "walk" }, calls)
+    assert.same({ "guard", "patrol", "patrol", "walk" }, b:running())
+    assert.same({ "guard", "chase", "strike" }, a:running())
+    -- saved as Lua: the tree made by bt.tree before the root, by its local
+    doc = ok(D.command { cmd = "save", tree = tree.name, version = 2,
+                         stamp = doc.stamp })
+    assert.equal([[
+-- Written by the live page (bonsai.debug.edit).
+local patrolling = bt.tree({
+  type = "sequence",
+  name = "patrol",
+  { type = "action", name = "look", leaf = "look" },
+  { type = "action", name = "walk", leaf = "walk" },
+}, { name = "patrolling" })
+return {
+  type = "selector",
+  name = "guard",
+  {
+    type = "sequence",
+    name = "chase",
+    { type = "is_set", key = "enemy" },
+    { type = "action", name = "strike", leaf = "strike" },
+  },
+  { type = "subtree", name = "patrol", tree = patrolling },
+}
+]], readfile(path))
+    calls = {}
+    bt.tick_all({ a, b }, 1) -- the file's version: the same paths, kept
+    assert.same({ "walk" }, calls)
+    assert.same({ "tree", "patrolling" },
+                { "tree", doc.root.children[2].params.tree })
+    -- undone (the draft), and extracted again under the same name
+    doc = ok(D.command { cmd = "tree", tree = tree.name })
+    local undone = ok(D.command { cmd = "undo", tree = tree.name })
+    assert.equal("sequence", undone.root.children[2].type)
+    ok(D.command { cmd = "edit", tree = tree.name, version = undone.version,
+                   ops = { { op = "extract", id = "patrolling",
+                             node = id(undone, "guard/patrol") } } })
+  end)
+
+  it("write the trees of subtrees as locals whose names are no Lua word",
+     function()
+    local lua_text = require("bonsai.debug.edit").lua_text
+    local a = bt.tree({ type = "action", leaf = "look" }, { name = "bt" })
+    local b = bt.tree({ type = "action", leaf = "look" }, { name = "end" })
+    local text = lua_text({ type = "sequence",
+      { type = "subtree", tree = a }, { type = "subtree", tree = b } }, {},
+      {}, nil)
+    assert.equal([[
+-- Written by the live page (bonsai.debug.edit).
+local bt_2 = bt.tree({ type = "action", leaf = "look" }, { name = "bt" })
+local end_2 = bt.tree({ type = "action", leaf = "look" }, { name = "end" })
+return {
+  type = "sequence",
+  { type = "subtree", tree = bt_2 },
+  { type = "subtree", tree = end_2 },
+}
+]], text)
+    local root = bt.import(text, "lua")
+    assert.equal("sequence/end/look", bt.tree(root):nodes()[5].path)
+  end)
+
+  it("extract a subtree of a BT.CPP tree: a BehaviorTree of its own and " ..
+     "a SubTree in its place", function()
+    local tree, path = setup([[
+<root BTCPP_format="4" main_tree_to_execute="Guard">
+  <BehaviorTree ID="Guard">
+    <Fallback name="guard">
+      <Sequence name="patrol">
+        <look/>
+        <walk/>
+      </Sequence>
+    </Fallback>
+  </BehaviorTree>
+</root>
+]], "xml")
+    local a = agent(tree)
+    D.add(a)
+    a:tick(1)
+    local doc = ok(D.command { cmd = "tree", tree = tree.name })
+    doc = ok(D.command { cmd = "edit", tree = tree.name, version = 1, ops = {
+      { op = "extract", node = id(doc, "guard/patrol"), id = "Patrol" } } })
+    ok(D.command { cmd = "apply", tree = tree.name, version = 2 })
+    a:tick(1)
+    assert.same({ "guard", "patrol", "patrol", "walk" }, a:running())
+    doc = ok(D.command { cmd = "save", tree = tree.name, version = 2,
+                         stamp = doc.stamp })
+    local text = readfile(path)
+    assert.matches([[
+    <Fallback name="guard">
+      <SubTree ID="Patrol" _autoremap="true" name="patrol"/>
+    </Fallback>
+  </BehaviorTree>
+  <BehaviorTree ID="Patrol">
+    <Sequence name="patrol">
+      <look/>
+      <walk/>
+    </Sequence>
+  </BehaviorTree>]], text, 1, true)
+    -- loaded back, the SubTree of the file is expanded in place (as the
+    -- format's own are): the paths of before the extraction
+    calls = {}
+    a:tick(1)
+    assert.same({ "abort walk", "look", "enter walk", "walk" }, calls)
+    assert.same({ "guard", "patrol", "walk" }, a:running())
+    local t2 = assert(bt.load(path))
+    assert.equal("guard/patrol/walk", t2:nodes()[4].path)
+  end)
+
+  it("save an edge-list tree through its exporter", function()
+    local tree, path = setup([[
+# patrol
+Sequence[1]
+Sequence[1]->look[2]
+Sequence[1]->walk[3]
+]], "bt")
+    local a = agent(tree)
+    D.add(a)
+    a:tick(1)
+    local doc = ok(D.command { cmd = "tree", tree = tree.name })
+    assert.equal("edges", doc.format)
+    doc = ok(D.command { cmd = "edit", tree = tree.name, version = 1, ops = {
+      { op = "insert", parent = 1, index = 1,
+        node = { type = "wait", params = { seconds = 2 } } },
+      { op = "wrap", node = id(doc, "Sequence[1]/walk[3]"),
+        with = { type = "timeout", params = { seconds = 9 } } } } })
+    ok(D.command { cmd = "save", tree = tree.name, version = 2,
+                   stamp = doc.stamp })
+    assert.equal("# patrol\n" .. -- (the file's own comment kept)
+                 "Sequence[1]\n" ..
+                 "Sequence[1]->Wait[wait_1]{2}\n" ..
+                 "Sequence[1]->look[2]\n" ..
+                 "Sequence[1]->Timeout[timeout_1]{9}\n" ..
+                 "Timeout[timeout_1]->walk[3]\n", readfile(path))
+    -- the file's names (Type[id]) are the nodes' own: walk[3] moved
+    -- under the timeout (a new path) is aborted, the sequence starts over
+    calls = {}
+    a:tick(1)
+    assert.same({ "abort walk" }, calls)
+    assert.same({ "Sequence[1]", "Wait[wait_1]" }, a:running())
+    -- a node the format cannot hold: the save is refused, the file kept
+    doc = ok(D.command { cmd = "tree", tree = tree.name })
+    doc = ok(D.command { cmd = "edit", tree = tree.name,
+                         version = doc.version, ops = {
+      { op = "insert", parent = 1, node = { type = "is_set",
+                                            params = { key = "k" } } } } })
+    local _, err = D.command { cmd = "save", tree = tree.name,
+                               version = doc.version, stamp = doc.stamp }
+    assert.equal("cannot save: export edges: Sequence[1]/is_set_1: " ..
+                 "'is_set' has no edge-list equivalent", err)
+  end)
+
   it("save a behavior3 tree through its exporter", function()
     local tree, path = setup([[
 {
@@ -432,6 +644,8 @@ return {
     assert.equal("behavior3", doc.format)
     doc = ok(D.command { cmd = "edit", tree = tree.name, version = 1, ops = {
       { op = "move", node = 3, parent = 1, index = 1 } } })
+    -- the unnamed node moved keeps its name (its path moves, no more)
+    assert.equal("patrol/walk", doc.root.children[1].path)
     ok(D.command { cmd = "save", tree = tree.name, version = 2,
                    stamp = doc.stamp })
     local saved = cjson.decode(readfile(path))
@@ -439,6 +653,38 @@ return {
     assert.equal("Sequence", root.name)
     assert.same({ "look", "walk" }, { saved.nodes[root.children[2]].name,
                                       saved.nodes[root.children[1]].name })
+    -- a subtree extracted: the format has none in the same file, refused
+    local text = readfile(path)
+    doc = ok(D.command { cmd = "edit", tree = tree.name, version = 3, ops = {
+      { op = "extract", node = 2, id = "walking" } } })
+    local _, err = D.command { cmd = "save", tree = tree.name, version = 4,
+                               stamp = doc.stamp }
+    assert.equal("cannot save: export behavior3: patrol/walk: 'subtree' " ..
+                 "has no behavior3 equivalent", err)
+    assert.equal(text, readfile(path))
+  end)
+
+  it("refuse to write into a Lua file a subtree of another file's tree",
+     function()
+    write(dir .. "/trees/part.lua", [[
+return { type = "sequence", name = "part", { type = "action", leaf = "look" } }
+]])
+    local tree, path = setup(([[
+local part = bt.load(%q)
+return { type = "selector", name = "whole", { type = "subtree", tree = part },
+  { type = "action", leaf = "walk", name = "walk" } }
+]]):format(dir .. "/trees/part.lua"))
+    D.add(agent(tree))
+    local doc = ok(D.command { cmd = "tree", tree = tree.name })
+    doc = ok(D.command { cmd = "edit", tree = tree.name, version = 1, ops = {
+      { op = "set", node = id(doc, "whole/walk"), key = "name",
+        value = "walking" } } })
+    local _, err = D.command { cmd = "save", tree = tree.name, version = 2,
+                               stamp = doc.stamp }
+    assert.equal("cannot save: node 'whole/part': its tree 'part' is the " ..
+                 "file " .. dir .. "/trees/part.lua's: the page cannot " ..
+                 "write it into this file", err)
+    assert.matches("bt.load", readfile(path), 1, true)
   end)
 
   it("save a tree of the current behavior3 editor in its own format",

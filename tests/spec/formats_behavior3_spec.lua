@@ -482,7 +482,7 @@ describe("refused behavior3 files", function()
         name = "Inverter", child = "2" }, ["2"] = { id = "2", name = "a" } } },
     } } }
     assert.equal("t.json: $.data.trees[2].nodes[\"2\"]: node 'a': subtree " ..
-                 "recursion: tree 'a' uses itself", refused(project))
+                 "recursion: a -> b -> a", refused(project))
     local dir = os.tmpname()
     os.remove(dir)
     assert(os.execute("mkdir '" .. dir .. "'"))
@@ -493,7 +493,7 @@ describe("refused behavior3 files", function()
     local tree, err = bt.load(dir .. "/x.json")
     assert.is_nil(tree)
     assert.equal(dir .. "/x.json: $.root.children[1]: node 'X': subtree " ..
-                 "recursion through 'x.json'", err)
+                 "recursion: " .. dir .. "/x.json -> " .. dir .. "/x.json", err)
     os.execute("rm -rf '" .. dir .. "'")
   end)
 end)
@@ -761,15 +761,44 @@ describe("behavior3-ts's Watchdog, retries, AlwaysRunning, JustSuccess " ..
                  "exit A success", t:step(a, 1))
   end)
 
-  it("Math and WaitForEvent are refused with the reason", function()
+  it("Math is refused with the reason", function()
     local function why(name, kids)
       return refused(current { id = 1, name = name, children = kids })
     end
     assert.matches("node 'Math': computes with functions", why("Math"))
-    assert.matches("node 'WaitForEvent': waits for an event of the game's",
-                   why("WaitForEvent"))
     assert.matches("node 'Now': is a leaf of behavior3's runtime over the " ..
                    "game's own values", why("Now"))
+  end)
+end)
+
+describe("behavior3-ts's WaitForEvent", function()
+  it("runs until the agent gets the event, then succeeds, tick by tick",
+     function()
+    leaves { A = "S", B = "S" }
+    local a = agent(current { id = 1, name = "Sequence", children = {
+      { id = 2, name = "A" },
+      { id = 3, name = "WaitForEvent", args = { event = "hello" } },
+      { id = 4, name = "B" } } })
+    assert.equal("running | enter A; tick A; exit A success", t:step(a, 1))
+    a:send("other")
+    assert.equal("running |", t:step(a, 1))
+    assert.equal(bt.RUNNING, a:tick(1)) -- no timeout: it waits on
+    a:send("hello", "world")
+    assert.equal("success | enter B; tick B; exit B success", t:step(a, 1))
+  end)
+
+  it("is refused without an event, and exports as it was read", function()
+    assert.equal("t.json: $.root.args: node 'WaitForEvent': needs an " ..
+      "'event' (the name of the event it waits for)",
+      refused(current { id = 1, name = "WaitForEvent" }))
+    assert.equal("t.json: $.root.args: node 'WaitForEvent': needs an " ..
+      "'event' (the name of the event it waits for)",
+      refused(current { id = 1, name = "WaitForEvent", args = { event = 3 } }))
+    local text = bt.tree(bt.import(current { id = 1, name = "WaitForEvent",
+      args = { event = "hello" } }, "behavior3", { file = "t.json" }),
+      { name = "W" }):export("behavior3-current")
+    assert.matches('"name":"WaitForEvent"', text, 1, true)
+    assert.matches('"event":"hello"', text, 1, true)
   end)
 end)
 
@@ -975,5 +1004,135 @@ describe("behavior3lua's RepeatUntilSuccess and RepeatUntilFailure with "
     a.bb.loops = 10
     assert.equal("running | enter A; tick A; exit A success", t:step(a, 1))
     assert.equal("success | enter A; tick A; exit A failure", t:step(a, 1))
+  end)
+end)
+
+describe("a library of behavior3 files (bt.load's library)", function()
+  local scratch = require("helpers.scratch")("lib")
+  local write = scratch.write
+  local dir -- this test's directory
+  before_each(function() scratch.make(); dir = scratch.dir end)
+  after_each(scratch.remove)
+  -- a classic tree of id `id` whose root is a node named `name`
+  local function tree(id, name)
+    return cjson.encode { id = id, title = id, root = "1",
+                          nodes = { ["1"] = { id = "1", name = name } } }
+  end
+
+  it("refers to a classic tree of another file by id, and names a cycle " ..
+     "whole with the files", function()
+    leaves { A = "S" }
+    local main = write("main.json", tree("Main", "Guard"))
+    write("lib/guard.json", tree("Guard", "A"))
+    local tr = assert(bt.load(main, { library = "lib" }))
+    assert.equal("Main", tr.name)
+    assert.equal("success | enter A; tick A; exit A success",
+                 t:step(bt.agent(tr), 1))
+    -- exported into one file, the library's tree in it
+    for _, fmt in ipairs { "behavior3", "behavior3-current" } do
+      local copy = bt.tree(bt.import(tr:export(fmt), "behavior3",
+                                     { file = "x.json" }))
+      assert.equal("success | enter A; tick A; exit A success",
+                   t:step(bt.agent(copy), 1))
+    end
+    -- a project in the library: Guard -> Chase -> Main
+    write("lib/guard.json", cjson.encode { data = { trees = {
+      cjson.decode(tree("Guard", "Chase")),
+      cjson.decode(tree("Chase", "Main")) } } })
+    local _, err = bt.load(main, { library = "lib" })
+    assert.equal(dir .. "/lib/guard.json: $.data.trees[2].nodes[\"1\"]: " ..
+      "node 'Main': subtree recursion: Main (" .. dir .. "/main.json) -> " ..
+      "Guard (" .. dir .. "/lib/guard.json) -> Chase (" .. dir ..
+      "/lib/guard.json) -> Main (" .. dir .. "/main.json)", err)
+  end)
+
+  it("names a cycle of current editor files whole", function()
+    local function file(name, path)
+      return current { id = 1, name = "Not", children = { { id = 2,
+                       name = "S", path = path } } }
+    end
+    local a = write("a.json", file("a", "lib/b.json"))
+    write("lib/b.json", file("b", "lib/c.json"))
+    write("lib/c.json", file("c", "a.json"))
+    local _, err = bt.load(a, { dir = dir, library = "lib" })
+    assert.equal(dir .. "/lib/c.json: $.root.children[1]: node 'S': " ..
+      "subtree recursion: " .. dir .. "/a.json -> " .. dir ..
+      "/lib/b.json -> " .. dir .. "/lib/c.json -> " .. dir .. "/a.json", err)
+    -- the cycle from the tree chosen in the library
+    _, err = bt.load(a, { dir = dir, library = "lib", tree = "lib/b.json" })
+    assert.matches("subtree recursion: " .. dir .. "/lib/b.json %-> " ..
+                   dir .. "/lib/c.json %-> " .. dir .. "/a.json %-> " ..
+                   dir .. "/lib/b.json$", err)
+  end)
+
+  it("reloads at bt.poll when a file is added to a library folder",
+     function()
+    leaves { A = "S", B = "F" }
+    local main = write("main.json", tree("Main", "Guard"))
+    write("lib/a.json", tree("Other", "A"))
+    local _, err = bt.load(main, { library = "lib" })
+    assert.matches("node 'Guard': unknown node type", err)
+    write("lib/guard.json", tree("Guard", "A"))
+    local tr = assert(bt.load(main, { library = "lib" }))
+    assert.is_true(bt.watch(main))
+    local ag = bt.agent(tr)
+    assert.equal(bt.SUCCESS, ag:tick(1))
+    -- guard.json removed, the same tree in a new file: seen, reloaded
+    os.remove(dir .. "/lib/guard.json")
+    write("lib/guard2.json", tree("Guard", "B"))
+    assert.same({ main }, (bt.poll()))
+    assert.equal(bt.FAILURE, ag:tick(1))
+  end)
+
+  it("refuses a file outside, a file of the other format, a bad option",
+     function()
+    local main = write("main.json", tree("Main", "A"))
+    local _, err = bt.load(main, { library = "../x.json" })
+    assert.equal(main .. ": library: '../x.json' is outside the " ..
+      "directories allowed (" .. dir .. "; bt.load's include_dirs option " ..
+      "adds others)", err)
+    write("lib/cur.json", current { id = 1, name = "A" })
+    _, err = bt.load(main, { library = "lib" })
+    assert.equal(dir .. "/lib/cur.json: $: a current behavior3 editor's " ..
+      "file in the library of a classic file (a library holds files of one " ..
+      "format)", err)
+    write("lib/cur.json", "[1]")
+    _, err = bt.load(main, { library = "lib" })
+    assert.equal(dir .. "/lib/cur.json: $: not a behavior3 file (a JSON " ..
+      "object expected)", err)
+    -- a link in a library folder to a file outside it
+    os.remove(dir .. "/lib/cur.json")
+    write("beside.json", tree("B", "A"))
+    assert(os.execute("ln -s ../beside.json '" .. dir .. "/lib/l.json'"))
+    _, err = bt.load(main, { library = "lib" })
+    assert.matches("^" .. main:gsub("%p", "%%%0") .. ": library: " ..
+      dir:gsub("%p", "%%%0") .. "/lib/l.json: leads outside its folder " ..
+      dir:gsub("%p", "%%%0") .. "/lib %(to .*/beside.json%)$", err)
+    _, err = bt.load(main, { library = { "lib", 7 } })
+    assert.equal(main .. ": library: entry 2 must be a path", err)
+    os.remove(dir .. "/lib/l.json")
+    _, err = bt.load(main, { library = "lib/nope.json" })
+    assert.matches("^" .. main:gsub("%p", "%%%0") .. ": library: .*" ..
+                   "nope.json: No such file or directory$", err)
+    write("lib/odd.json", '{"a": 1}')
+    _, err = bt.load(main, { library = "lib" })
+    assert.equal(dir .. "/lib/odd.json: $: not a behavior3 file (no " ..
+                 "'root' or 'trees')", err)
+    os.remove(dir .. "/lib/odd.json")
+    _, err = bt.load(main, { library = "lib", tree = "Boss" })
+    assert.equal(main .. ": $: no tree 'Boss' in the file nor its library",
+                 err)
+    -- a current editor's file with a classic one in its library
+    local cur = write("cur.json", current { id = 1, name = "A" })
+    write("lib/classic.json", tree("C", "A"))
+    _, err = bt.load(cur, { library = "lib" })
+    assert.equal(dir .. "/lib/classic.json: $: a classic behavior3 file " ..
+      "in the library of a current editor's file (a library holds files " ..
+      "of one format)", err)
+    _, err = bt.load(cur, { tree = 3 })
+    assert.equal(cur .. ": tree must be a name (got number)", err)
+    assert.has_error(function() bt.load(main, { libary = "lib" }) end,
+      "bt.load (behavior3) has no option 'libary' (did you mean " ..
+      "'library'?)")
   end)
 end)

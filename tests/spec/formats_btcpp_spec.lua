@@ -390,8 +390,8 @@ describe("BehaviorTree.CPP files with includes and models", function()
       "is outside the directories allowed (d; bt.load's include_dirs " ..
       "option adds others)", import(inc("a/../../x.xml"), {}))
     -- a cycle, whatever the spelling of the path
-    assert.equal("d/b.xml:1:24: node 'include': include recursion through " ..
-      "'./main.xml'", import(inc("b.xml"),
+    assert.equal("d/b.xml:1:24: node 'include': include recursion: " ..
+      "d/main.xml -> d/b.xml -> d/main.xml", import(inc("b.xml"),
         { ["d/b.xml"] = inc("./main.xml"), ["d/main.xml"] = inc("b.xml") }))
     -- depth: a chain of 40 files
     local chain = {}
@@ -661,8 +661,8 @@ describe("refused BehaviorTree.CPP files", function()
       '</BehaviorTree><BehaviorTree ID="a"><A/></BehaviorTree></root>'))
     assert.matches("node 'S': no BehaviorTree with ID 'S'",
       refused(doc('<SubTree ID="S"/>')))
-    assert.matches("t.xml:3:%d+: node 'a': subtree recursion: 'a' uses " ..
-      "itself", refused('<root main_tree_to_execute="a">\n' ..
+    assert.matches("t.xml:3:%d+: node 'a': subtree recursion: a %-> b %-> a",
+      refused('<root main_tree_to_execute="a">\n' ..
       '<BehaviorTree ID="a"><Sequence><SubTree ID="b"/></Sequence>' ..
       '</BehaviorTree>\n<BehaviorTree ID="b"><SubTree ID="a"/>' ..
       "</BehaviorTree></root>"))
@@ -716,6 +716,24 @@ describe("refused BehaviorTree.CPP files", function()
 end)
 
 describe("tree:export('btcpp')", function()
+  it("writes a leaf's numbers back as the same numbers of the same type",
+     function()
+    local mathtype = require("helpers.luaver").mathtype
+    local seen = {}
+    bt.register("Grip", function(_, _, args)
+      seen[#seen + 1] = { args.position, mathtype(args.position),
+                          args.force, mathtype(args.force), args.w }
+      return true
+    end)
+    local tree = bt.tree(bt.import(doc('<Grip position="0.0" force="3" ' ..
+                                       'w="0.7929"/>'), "btcpp"))
+    bt.agent(tree):tick(1)
+    bt.agent(bt.tree(bt.import(tree:export("btcpp"), "btcpp"))):tick(1)
+    -- "float" where Lua tells floats from integers (5.3+)
+    assert.same({ 0, mathtype(0.0), 3, "integer", 0.7929 }, seen[1])
+    assert.same(seen[1], seen[2])
+  end)
+
   it("writes a file that loads back to the same behaviour", function()
     leaves { A = "SFRS", B = "RRFS", C = "FS" }
     local text = doc('<ReactiveFallback name="top">' ..
@@ -1063,35 +1081,8 @@ describe("LoopInt, LoopDouble, LoopString, LoopBool", function()
 end)
 
 describe("a pre-condition read from XML", function()
-  -- The Lua functions called in 100 ticks of an agent of tree (hp = 10),
-  -- the collector stopped (no finalizer counted). Busted's own functions
-  -- are not counted: under LuaJIT its insulated environment's __index is
-  -- called a varying number of times (1 to 10) around the hook.
-  local sethook, getinfo = debug.sethook, debug.getinfo
-  -- the LuaJIT path's own functions (its loop and dispatch), which call
-  -- the leaves: not a call of the tree's
-  local function ours(source)
-    return source == "=bonsai dispatch" or
-           source:find("bonsai/luajit.lua", 1, true) ~= nil
-  end
-  local function lua_calls(tree, hp)
-    local a = bt.agent(tree)
-    a.bb.hp = hp or 10
-    local n = 0
-    collectgarbage()
-    collectgarbage("stop")
-    sethook(function()
-      local f = getinfo(2, "S")
-      if f.what == "Lua" and not f.source:find("/busted/", 1, true) and
-         not ours(f.source) then
-        n = n + 1
-      end
-    end, "c")
-    for _ = 1, 100 do a:tick(1) end
-    sethook()
-    collectgarbage("restart")
-    return n
-  end
+  local count = require "helpers.lua_calls"
+  local function lua_calls(tree, hp) return count(bt, tree, hp) end
   local function attack() return bt.action(function() return "success" end) end
 
   it("is the C check Lua's skip_if makes: no Lua call of its own",

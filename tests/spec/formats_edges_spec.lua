@@ -291,3 +291,125 @@ describe("edges' RandomSelector", function()
     bt.tree(root) -- a valid definition
   end)
 end)
+
+describe("the edge-list exporter", function()
+  -- Imports text, ticks an agent on it (the leaves' scripts set by setup,
+  -- on a new trace) and returns each tick's trace and the tree's export.
+  local function run(text, ticks, setup)
+    t = trace.new()
+    setup()
+    local root, o = bt.import(text, "edges", { file = "t.bt" })
+    local opts = { name = "t" }
+    for k, v in pairs(o or {}) do opts[k] = v end
+    local tree = bt.tree(root, opts)
+    local a = bt.agent(tree)
+    local log = {}
+    for i = 1, ticks do log[i] = t:step(a, 1) end
+    local types = {}
+    for _, nd in ipairs(tree:nodes()) do types[#types + 1] = nd.type end
+    return log, tree:export("edges"), types
+  end
+
+  -- import -> export -> import ticks the same, tick by tick; the export of
+  -- the export is itself.
+  local function roundtrip(text, ticks, setup)
+    local log1, out1, types1 = run(text, ticks, setup)
+    local log2, out2, types2 = run(out1, ticks, setup)
+    assert.same(log1, log2)
+    assert.same(types1, types2)
+    assert.equal(out1, out2)
+    return out1, log1
+  end
+
+  it("writes tests/trees/guard.bt back as it was (comments aside), " ..
+     "ticking the same", function()
+    local f = assert(io.open("tests/trees/guard.bt"))
+    local text = f:read("*a")
+    f:close()
+    local out = roundtrip(text, 8, function()
+      conditions { SeeEnemy = "FFFS", IsTired = "FFFFFS", IsDead = "F" }
+      leaves { Attack = "RRS", Patrol = "SR", Rest = "R", Die = "R" }
+    end)
+    local want = { "# t: written by Bonsai's edge-list exporter" }
+    for line in text:gmatch("[^\n]+") do
+      if not line:match("^%s*#") and not line:match("^%s*%-%-") then
+        want[#want + 1] = line
+      end
+    end
+    assert.equal(table.concat(want, "\n") .. "\n", out)
+  end)
+
+  it("writes every kind the format maps, a shared node, leaf args and " ..
+     "a node the game defined, ticking the same", function()
+    bt.define("Twice", function(args, kids)
+      return bt.repeater { times = 2, name = args.name, kids[1] }
+    end)
+    local out, log = roundtrip([[
+ReactiveSequence[1]
+ReactiveSequence[1]->Parallel[2]{all,one}
+Parallel[2]->IfThenElse[3]
+IfThenElse[3]->C[4]
+IfThenElse[3]->Inverter[5]
+Inverter[5]->A[6]{x=1, who = bob}
+IfThenElse[3]->Succeeder[7]
+Succeeder[7]->Failer[8]
+Failer[8]->Retry[9]{2}
+Retry[9]->B[10]
+Parallel[2]->WhileDoElse[11]
+WhileDoElse[11]->C[4]
+WhileDoElse[11]->Limit[12]{3}
+Limit[12]->TimeLimit[13]{5}
+TimeLimit[13]->Cooldown[14]{1}
+Cooldown[14]->RunOnce[15]{then_skip}
+RunOnce[15]->A[6]
+ReactiveSequence[1]->RandomSelector[16]{seed}
+RandomSelector[16]->SkipUnlessUpdated[17]{hp}
+SkipUnlessUpdated[17]->Wait[18]{0.5}
+RandomSelector[16]->WaitValueUpdate[19]{hp}
+WaitValueUpdate[19]->RepeatUntilFail[20]
+RepeatUntilFail[20]->Twice[21]
+Twice[21]->B[10]
+ReactiveSequence[1]->Selector[22]
+Selector[22]->Timeout[23]{9}
+Timeout[23]->Repeat[24]{2}
+Repeat[24]->{C[25],B[10]}
+]], 6, function()
+      leaves { A = "SR", B = "RSF" }
+      conditions { C = "SFS" }
+    end)
+    assert.matches("WhileDoElse[11]->C[26]\n", out, 1, true) -- shared: its own
+    assert.matches("Twice[21]->B[", out, 1, true)
+    assert.matches("Inverter[5]->A[6]{who=bob,x=1}\n", out, 1, true)
+    assert.matches("Repeat[24]->{C[25],B[", out, 1, true)
+    assert.equal(6, #log)
+  end)
+
+  it("gives a node the page named its name as id", function()
+    leaves { A = "S" }
+    local tree = bt.tree(bt.sequence { name = "chase",
+      bt.named("wait_1", bt.wait(2)), bt.named("A[3]", bt.action("A")) },
+      { name = "g" })
+    assert.equal("# g: written by Bonsai's edge-list exporter\n" ..
+                 "Sequence[chase]\n" ..
+                 "Sequence[chase]->Wait[wait_1]{2}\n" ..
+                 "Sequence[chase]->A[3]\n", tree:export("edges"))
+  end)
+
+  it("refuses what an edge list cannot hold, naming the node", function()
+    leaves { A = "S" }
+    local function refusal(root)
+      local ok, err = pcall(bt.tree(root, { name = "g" }).export,
+                            bt.tree(root, { name = "g" }), "edges")
+      assert.is_false(ok)
+      return err
+    end
+    assert.equal("export edges: g/is_set[1]: 'is_set' has no edge-list " ..
+                 "equivalent", refusal(bt.sequence { name = "g",
+                   bt.is_set "k" }))
+    assert.equal("export edges: g/A: 'skip_if' has no edge-list equivalent",
+      refusal(bt.sequence { name = "g", bt.named("A",
+        { type = "action", leaf = "A", skip_if = "hp < 3" }) }))
+    assert.equal("export edges: g: 'wait' has no edge-list equivalent",
+      refusal(bt.parallel { name = "g", wait = true, bt.action("A") }))
+  end)
+end)

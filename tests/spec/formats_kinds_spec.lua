@@ -49,6 +49,7 @@ describe("every format's name table", function()
     { "behavior3 current", formats.behavior3.names[2], function(n)
       return formats.behavior3.export(n, { current = true })
     end },
+    { "edges", formats.edges.names[1], formats.edges.export },
   }
   for _, e in ipairs(exporters) do
     local name, names, export = e[1], e[2], e[3]

@@ -9,22 +9,11 @@ local trace = require "helpers.trace"
 local t
 before_each(function() t = trace.new() end)
 
-local dir
-before_each(function()
-  dir = os.tmpname()
-  os.remove(dir)
-  assert(os.execute("mkdir '" .. dir .. "'"))
-end)
-after_each(function() os.execute("rm -rf '" .. dir .. "'") end)
-
-local writes = 0
-local function write(name, text)
-  writes = writes + 1 -- a longer file each time: the change always shows
-  local f = assert(io.open(dir .. "/" .. name, "w"))
-  f:write(text, (" "):rep(writes))
-  f:close()
-  return dir .. "/" .. name
-end
+local scratch = require("helpers.scratch")()
+local write = scratch.write
+local dir -- this test's directory
+before_each(function() scratch.make(); dir = scratch.dir end)
+after_each(scratch.remove)
 
 describe("bt.loaders", function()
   it("adds a format to bt.load, bt.reload, bt.watch and bt.poll", function()
@@ -210,11 +199,158 @@ describe("a library of BehaviorTree.CPP files (bt.load's library)", function()
                    "allowed", err)
     _, err = bt.load(main, { library = { "nope.xml" } })
     assert.matches("node 'library': cannot include: .*nope.xml", err)
+    -- the loaded file itself is read once: naming it reads nothing more
     _, err = bt.load(main, { library = { "main.xml" } })
-    assert.matches("include recursion through 'main.xml'", err)
-    _, err = bt.load(main, { library = "guard.xml" })
-    assert.matches("library must be a list of files %(got string%)", err)
+    assert.matches("node 'Guard': no BehaviorTree with ID 'Guard'", err)
+    -- a library file that includes the loaded file closes a cycle
+    write("back.xml", '<root BTCPP_format="4"><include path="main.xml"/>' ..
+          "</root>")
+    _, err = bt.load(main, { library = { "back.xml" } })
+    assert.equal(dir .. "/back.xml:1:24: node 'include': include " ..
+                 "recursion: " .. dir .. "/main.xml -> " .. dir ..
+                 "/back.xml -> " .. dir .. "/main.xml", err)
+    _, err = bt.load(main, { library = 3 })
+    assert.matches("library must be a file, a folder or a list of them " ..
+                   "%(got number%)", err)
+    _, err = bt.load(main, { library = { false } })
+    assert.matches("library: entry 1 must be a path", err)
     _, err = bt.load(main)
     assert.matches("node 'Guard': no BehaviorTree with ID 'Guard'", err)
+  end)
+
+  it("names a cycle of SubTrees whole, each tree with its file", function()
+    t:register { ["L.Go"] = "S" }
+    write("guard.xml", [[<root BTCPP_format="4"><BehaviorTree ID="Guard">
+<SubTree ID="Chase"/></BehaviorTree>
+<BehaviorTree ID="Chase"><Sequence><SubTree ID="Main"/></Sequence>
+</BehaviorTree></root>]])
+    local main = write("main.xml", MAIN)
+    local _, err = bt.load(main, { library = "guard.xml" })
+    assert.equal(dir .. "/guard.xml:3:36: node 'Main': subtree recursion: " ..
+      "Main (" .. dir .. "/main.xml) -> Guard (" .. dir .. "/guard.xml) " ..
+      "-> Chase (" .. dir .. "/guard.xml) -> Main (" .. dir .. "/main.xml)",
+      err)
+  end)
+end)
+
+describe("a folder as a library of BehaviorTree.CPP files", function()
+  local function tree(id, body)
+    return '<root BTCPP_format="4"><BehaviorTree ID="' .. id .. '">' ..
+           body .. "</BehaviorTree></root>"
+  end
+  before_each(function() assert(os.execute("mkdir '" .. dir .. "/lib'")) end)
+
+  it("reads every .xml file directly in it, the loaded file once, and " ..
+     "creates any tree by ID", function()
+    t:register { ["L.Look"] = "R", ["L.Go"] = "S" }
+    write("lib/guard.xml", tree("Guard", '<L.Look at="{target}"/>'))
+    write("lib/go.xml", tree("Go", "<L.Go/>"))
+    write("lib/notes.json", "{}") -- not a BehaviorTree.CPP file: not read
+    write("lib/.hidden.xml", "<broken") -- hidden: not read
+    assert(os.execute("mkdir '" .. dir .. "/lib/old.xml'")) -- a folder
+    assert(os.execute("mkdir '" .. dir .. "/lib/sub'")) -- nor its subfolders
+    write("lib/sub/bad.xml", "<broken")
+    local main = write("lib/main.xml", tree("Main", '<Sequence>' ..
+      '<SubTree ID="Go"/><SubTree ID="Guard" target="{enemy}"/></Sequence>'))
+    -- the folder holds the loaded file itself: read once, no cycle
+    local tr = assert(bt.load(main, { library = "." }))
+    assert.equal("Main", tr.name)
+    assert.equal("running | enter L.Go; tick L.Go; exit L.Go success; " ..
+                 "enter L.Look; tick L.Look", t:step(bt.agent(tr), 1))
+    local g = assert(bt.load(main, { library = { "./" }, main = "Go" }))
+    assert.equal("Go", g.name)
+    -- from a file outside it, a list mixing files and folders
+    local top = write("top.xml", tree("Top", '<SubTree ID="Main"/>'))
+    assert(bt.load(top, { library = { "lib", "lib/guard.xml" } }))
+    -- the export writes the trees used into one file, which loads alone
+    local text = tr:export("btcpp")
+    assert.matches('<BehaviorTree ID="Guard">', text, 1, true)
+    assert.matches('<BehaviorTree ID="Go">', text, 1, true)
+    assert.equal("running | enter L.Go; tick L.Go; exit L.Go success; " ..
+                 "enter L.Look; tick L.Look",
+                 t:step(bt.agent(bt.tree(bt.import(text, "btcpp"))), 1))
+  end)
+
+  it("sees a file added to or removed from the folder at bt.poll",
+     function()
+    t:register { ["L.Look"] = "R", ["L.Go"] = "S" }
+    local main = write("lib/main.xml", tree("Main", '<SubTree ID="Guard"/>'))
+    write("lib/guard.xml", tree("Guard", "<L.Look/>"))
+    local tr = assert(bt.load(main, { library = "." }))
+    assert.is_true(bt.watch(main))
+    local a = bt.agent(tr)
+    assert.equal("running | enter L.Look; tick L.Look", t:step(a, 1))
+    -- a new file: reloaded, though no tree uses it yet
+    write("lib/more.xml", tree("More", "<L.Go/>"))
+    assert.same({ main }, (bt.poll()))
+    assert.same({}, (bt.poll()))
+    -- the file a tree uses removed: the reload fails, the old one runs
+    os.remove(dir .. "/lib/guard.xml")
+    local reloaded, failed = bt.poll()
+    assert.same({}, reloaded)
+    assert.equal(main, failed[1].path)
+    assert.matches("node 'Guard': no BehaviorTree with ID 'Guard'",
+                   failed[1].error)
+    assert.equal("running | tick L.Look", t:step(a, 1))
+  end)
+
+  it("sees a file added to a watched library folder, the tree's own file " ..
+     "not watched", function()
+    t:register { ["L.Look"] = "R" }
+    local main = write("main.xml", tree("Main", '<SubTree ID="Guard"/>'))
+    local tr, err = bt.load(main, { library = "lib" })
+    assert.is_nil(tr)
+    assert.matches("no BehaviorTree with ID 'Guard'", err)
+    -- the load failed: bt.load again once the folder is watched
+    assert.is_true(bt.watch(dir .. "/lib/"))
+    write("lib/other.xml", tree("Other", "<L.Look/>"))
+    assert.is_nil((bt.load(main, { library = "lib" })))
+    write("lib/guard.xml", tree("Guard", "<L.Look/>"))
+    -- not loaded yet: nothing to reload, the new file is seen
+    assert.same({}, (bt.poll()))
+    tr = assert(bt.load(main, { library = "lib" }))
+    write("lib/guard.xml", tree("Guard", "<L.Look/>") .. " ")
+    assert.same({ main }, (bt.poll()))
+    os.remove(dir .. "/lib/other.xml") -- a file gone from the folder
+    assert.same({ main }, (bt.poll()))
+    assert.equal("running | enter L.Look; tick L.Look", t:step(bt.agent(tr), 1))
+  end)
+
+  it("refuses a folder of more than 1,024 tree files", function()
+    local main = write("main.xml", tree("Main", "<AlwaysSuccess/>"))
+    assert(os.execute("cd '" .. dir .. "/lib' && for i in $(seq 1025); " ..
+                      "do : > t$i.xml; done"))
+    local _, err = bt.load(main, { library = "lib" })
+    assert.equal(main .. ": library: " .. dir .. "/lib: more than 1024 " ..
+                 "tree files in one folder", err)
+  end)
+
+  it("reads nothing outside the folders allowed, nor through a link",
+     function()
+    local main = write("lib/main.xml", tree("Main", '<SubTree ID="X"/>'))
+    local _, err = bt.load(main, { library = ".." })
+    assert.matches("include '%.%.' is outside the directories allowed",
+                   err)
+    local out = os.tmpname()
+    os.remove(out)
+    assert(os.execute("mkdir '" .. out .. "'"))
+    local f = assert(io.open(out .. "/x.xml", "w"))
+    f:write(tree("X", "<AlwaysSuccess/>"))
+    f:close()
+    assert(os.execute("ln -s '" .. out .. "' '" .. dir .. "/lib/out'"))
+    _, err = bt.load(main, { library = "out" })
+    os.execute("rm -rf '" .. out .. "'")
+    assert.matches("cannot include: .*leads outside the directories " ..
+                   "allowed", err)
+    -- a link in the folder to a file beside it: allowed to the loaded
+    -- file, but not in the folder given
+    os.remove(dir .. "/lib/out")
+    write("shared.xml", tree("X", "<AlwaysSuccess/>"))
+    assert(os.execute("ln -s ../shared.xml '" .. dir .. "/lib/x.xml'"))
+    local top = write("top.xml", tree("Top", '<SubTree ID="X"/>'))
+    _, err = bt.load(top, { library = "lib" })
+    assert.matches("node 'library': cannot include: " .. dir ..
+      "/lib/x.xml: leads outside its folder " .. dir .. "/lib %(to .*" ..
+      "/shared.xml%)", err)
   end)
 end)

@@ -1,6 +1,6 @@
 -- real_files_spec: every tree file of tests/trees taken from a public
 -- project (Nav2, BehaviorTree.CPP, behavior3lua, behavior3editor,
--- behavior3go; sources in each folder's README) loads and ticks with the
+-- behavior3go, behavior3-ts, MoveIt Pro, a RoboMaster sentry; sources in each folder's README) loads and ticks with the
 -- nodes the project defines (helpers/real_nodes.lua), to the outcome its
 -- semantics give; a file still refused is listed with the exact reason and
 -- shows as pending.
@@ -32,9 +32,14 @@ end
 
 -- Checks each row {file, status, ticks, first calls..., opts = , world = ,
 -- bb = } under dir; rows with refused = "reason" must be refused with it.
+-- The public files this spec loads: path -> "ticks" or "refused" (the
+-- README's count is checked against it at the end).
+local counted = {}
+
 local function check(dir, rows, dt)
   for _, row in ipairs(rows) do
     local path = dir .. row[1]
+    counted[path] = row.refused and "refused" or "ticks"
     if row.refused then
       it(path .. " is refused: " .. row.refused, function()
         local tree, err = bt.load(path, row.opts)
@@ -110,6 +115,89 @@ describe("behavior3editor's sample workspace", function()
   }, 0.5)
 end)
 
+describe("behavior3editor's sample workspace as a library", function()
+  setup(real.behavior3)
+  local hero = B3 .. "workdir/hero.json"
+  local function log(tree) -- its status and log once it stops running
+    local s, _, calls = ticks(tree, {}, 0.5, 20)
+    return s, calls
+  end
+
+  it("creates any tree of its folders by name or workspace path", function()
+    local o = { dir = B3, library = "workdir", tree = "subtree1" }
+    local tree = assert(bt.load(hero, o))
+    assert.equal("subtree1", tree.name)
+    assert.same({ bt.SUCCESS, { "Log hello" } }, { log(tree) })
+    o.library, o.tree = { "workdir", "workdir/sub" }, "workdir/sub/subtree1.json"
+    assert.same({ bt.SUCCESS, { "Log d" } }, { log(assert(bt.load(hero, o))) })
+    -- the loaded file itself, by its name
+    o.tree = "hero"
+    assert.equal("hero", assert(bt.load(hero, o)).name)
+    -- its test-vars uses test-subtree by path: resolved in the workspace
+    o.library, o.tree = "vars/", "test-vars"
+    local _, calls = log(assert(bt.load(hero, o)))
+    assert.equal("Log hello", calls[1])
+  end)
+
+  it("refuses a name two files have, and one none has, listing them",
+     function()
+    local _, err = bt.load(hero, { dir = B3, library = { "workdir",
+                                   "workdir/sub" }, tree = "subtree1" })
+    assert.equal(hero .. ": several trees are named 'subtree1' " ..
+      "(workdir/subtree1.json, workdir/sub/subtree1.json): choose one by " ..
+      "its path", err)
+    _, err = bt.load(hero, { dir = B3, library = "workdir", tree = "boss" })
+    assert.equal(hero .. ": no tree 'boss' in the file nor its library " ..
+      "(workdir/hero.json, workdir/monster.json, workdir/subtree1.json, " ..
+      "workdir/subtree2.json)", err)
+  end)
+end)
+
+describe("behavior3-ts's examples, with the events its test dispatches",
+         function()
+  setup(real.behavior3)
+  local TS = "tests/trees/behavior3ts/example/"
+  -- ticks the tree three times, sending hello (payload "world") and
+  -- testOff before the second tick, as behavior3-ts's test/main.ts
+  -- dispatches them between ticks; the statuses, the log and bb.args
+  local function run3(tree)
+    local world = { log = {} }
+    local a = bt.agent(tree, { owner = world })
+    local s = { a:tick(1) }
+    a:send("hello", "world")
+    a:send("testOff")
+    s[2], s[3] = a:tick(1), a:tick(1)
+    return s, world.log, a.bb.args
+  end
+  local function both(file, statuses, log, args)
+    local path = TS .. file
+    it(path .. " ticks as behavior3-ts runs it, and exports to the " ..
+       "current editor and back, ticking the same", function()
+      local tree = assert(bt.load(path))
+      assert.same({ statuses, log, args }, { run3(tree) })
+      local copy = bt.tree(bt.import(tree:export("behavior3-current"),
+                                     "behavior3", { file = path }))
+      assert.same({ statuses, log, args }, { run3(copy) })
+    end)
+  end
+  -- its Listens start in the first run (afterRunTree fires after it); in
+  -- the second tick, hello and testOff run their children first
+  local listen = { "Log -------------> Listen", "Log <------------- Listen",
+                   "Log after run" }
+  local log = { listen[1], listen[2], listen[3], "Log hello!!!",
+                "Log off test!" }
+  for _ = 1, 2 do
+    for _, l in ipairs(listen) do log[#log + 1] = l end
+  end
+  both("test-listen.json", { bt.SUCCESS, bt.SUCCESS, bt.SUCCESS }, log,
+       "world")
+  counted[TS .. "test-listen.json"] = "ticks" -- the other is not public
+  -- WaitForEvent: running until hello, then the last Log; a new run
+  both("test-wait-for-event.json", { bt.RUNNING, bt.SUCCESS, bt.RUNNING },
+       { "Log -------------> WaitForEvent", "Log <------------- WaitForEvent",
+         "Log -------------> WaitForEvent" }, nil)
+end)
+
 describe("behavior3lua's sample workspace", function()
   setup(function()
     real.behavior3()
@@ -148,6 +236,31 @@ describe("behavior3go's examples", function()
   rows[#rows + 1] = { "testwork/testwork.b3", bt.SUCCESS, 6, "job 0-0",
                       "job 0-1", "job 0-2" }
   check(GO, rows, 0.25)
+
+  -- a library of the examples' projects (include_dirs: the folder above
+  -- each): any tree of them created by its title or id
+  it("create any tree of a library of projects by title or id, refusing " ..
+     "a tree id two files give", function()
+    local o = { include_dirs = { GO }, library = { "../subtree/example.b3" },
+                tree = "child" }
+    local child = assert(bt.load(GO .. "memsubtree/memsubtree.b3", o))
+    assert.equal("child", child.name)
+    local world = { log = {} }
+    assert.equal(bt.SUCCESS, bt.agent(child, { owner = world }):tick(0.25))
+    assert.same({ "call child!!" }, world.log)
+    o.tree = "e11044d9-5f06-4785-ae99-aaf710bc2469"
+    assert.equal("child", assert(bt.load(GO .. "memsubtree/memsubtree.b3",
+                                         o)).name)
+    -- the project's own selected tree stays the main one without `tree`
+    o.tree = nil
+    assert.equal("submem", assert(bt.load(GO .. "memsubtree/memsubtree.b3",
+                                          o)).name)
+    local _, err = bt.load(GO .. "subtree/example.b3", { include_dirs = { GO },
+      library = { "../load_from_project" } })
+    assert.equal(GO .. "load_from_project/project.json: $.trees[1]: " ..
+      "duplicate tree id '67e3047e-0942-4d55-8443-9f28dc50b660' (also in " ..
+      GO .. "subtree/example.b3)", err)
+  end)
 
   local function logs(file, n)
     local world = { log = {} }
@@ -256,6 +369,109 @@ describe("BehaviorTree.CPP's examples and test trees", function()
   check(CPP .. "tests/trees/", rows, 0.25)
 end)
 
+-- MoveIt Pro's objectives: one tree a file, SubTrees referring across
+-- files by ID with literal and {key} ports; the folder is the library,
+-- as MoveIt Pro registers every objective file of its config package
+local MP = "tests/trees/moveit_pro/objectives/"
+describe("MoveIt Pro's objectives, their folder as the library", function()
+  setup(real.moveit_pro)
+  local lib = { library = "." }
+  local rows = {}
+  for _, r in ipairs {
+    { "clear_snapshot", 1 }, { "close_gripper", 1 },
+    -- MoveToWaypoint twice, again and again (KeepRunningUntilFailure)
+    { "cycle_between_waypoints", 20, bt.RUNNING },
+    { "find_cuboids", 1 }, { "inspect_surface", 1 },
+    { "interpolate_to_joint_state", 1 },
+    -- picks and places until a failure: none here
+    { "looping_pick_and_place_object", 20, bt.RUNNING },
+    { "move_to_joint_state", 1 }, { "move_to_named_pose", 1 },
+    { "move_to_pose", 1 }, { "open_gripper", 1 }, { "pick_object", 1 },
+    { "pick_place_object", 1 }, { "push_button", 1 },
+    { "reactivate_gripper", 1 },
+    { "request_teleoperation", 20, bt.RUNNING },
+    { "solution_detect_april_tag_pose", 1 },
+    { "solution_detect_april_tag_pose_and_pick_object", 1 },
+    { "solution_pick_apriltag_annotated_object", 1 },
+    { "solution_pick_apriltag_annotated_object_subtree", 1 },
+    { "solution_pick_from_pose_with_mtc", 1 },
+    { "solution_pick_object_using_pose", 1 }, { "take_snapshot", 1 },
+    { "teleoperate", 20, bt.RUNNING },
+    { "wait_for_trajectory_approval_if_user_available", 1 },
+  } do
+    rows[#rows + 1] = { r[1] .. ".xml", r[3] or bt.SUCCESS, r[2], opts = lib }
+  end
+  check(MP, rows, 0.25)
+
+  it("teleoperate through four files, as the operator switches modes",
+     function()
+    -- Teleoperate -> Request Teleoperation (its literal ports) -> Close
+    -- Gripper, Open Gripper, Move to Joint State, each in its own file
+    local world = { log = {}, mode = { 7, 6, 3, 0 } }
+    local a = bt.agent(assert(bt.load(MP .. "teleoperate.xml", lib)),
+                       { owner = world })
+    local function tick()
+      world.log = {}
+      local s = a:tick(0.25)
+      return s, table.concat(world.log, ", ")
+    end
+    assert.same({ bt.RUNNING, "MoveGripperAction 0.7929" }, { tick() })
+    assert.same({ bt.RUNNING, "MoveGripperAction 0" }, { tick() })
+    assert.same({ bt.RUNNING, "RetrieveJointStateParameter, " ..
+      "InitializeMTCTask, SetupMTCCurrentState, SetupMTCMoveToJointState, " ..
+      "PlanMTCTask, ExecuteMTCTask, PublishEmpty" }, { tick() })
+    assert.same({ bt.RUNNING, "" }, { tick() })
+  end)
+
+  it("refuse a tree without its library, naming the tree it misses",
+     function()
+    local _, err = bt.load(MP .. "teleoperate.xml")
+    assert.equal(MP .. "teleoperate.xml:5:5: node 'Request Teleoperation': " ..
+      "no BehaviorTree with ID 'Request Teleoperation' in the file; a tree " ..
+      "outside it (bt.subtree by name) shares the caller's keys: write " ..
+      "_autoremap=\"true\"", err)
+  end)
+end)
+
+-- SMBU PolarBear's RoboMaster sentry: the action server registers every
+-- file of behavior_trees/ (models.xml holds Groot2's models only) and runs
+-- the tree a goal names: a folder as the library, main any tree of it
+local PB = "tests/trees/pb2025_sentry/behavior_trees/"
+describe("a RoboMaster sentry's trees, their folder as the library",
+         function()
+  setup(real.pb2025_sentry)
+  local rows = {}
+  for _, r in ipairs {
+    -- its match tree spins and heads for its goal, again and again
+    { "rmul_2025.xml", "rmul_2025", bt.RUNNING, 20 },
+    { "rmul_2025.xml", "check_robot_status", bt.SUCCESS, 1 },
+    -- from the other file of the folder
+    { "rmul_2025.xml", "test_go_to_supply", bt.RUNNING, 20 },
+    { "dev_rm.xml", "rmul_supply", bt.SUCCESS, 1 },
+    { "dev_rm.xml", "test_attack_pose", bt.RUNNING, 20 },
+    { "dev_rm.xml", "test_attacked_feedback", bt.RUNNING, 20 },
+    { "dev_rm.xml", "test_gimbal_absolute", bt.SUCCESS, 1 },
+    { "dev_rm.xml", "test_gimbal_velocity", bt.SUCCESS, 1 },
+    { "dev_rm.xml", "test_is_detect_enemy", bt.SUCCESS, 1 },
+    { "dev_rm.xml", "check_game_start", bt.SUCCESS, 1 },
+  } do
+    rows[#rows + 1] = { r[1], r[3], r[4],
+                        opts = { library = ".", main = r[2] } }
+  end
+  check(PB, rows, 0.25)
+
+  it("refuse to guess the tree to run, listing the file's and the " ..
+     "library's", function()
+    local _, err = bt.load(PB .. "rmul_2025.xml", { library = "." })
+    assert.equal(PB .. "rmul_2025.xml: several BehaviorTree elements " ..
+      "(check_game_start, check_robot_status, rmul_2025) and no " ..
+      "main_tree_to_execute: choose one with bt.load(path, { main = ID }) " ..
+      "(its library has rmul_supply, test_attack_pose, " ..
+      "test_attacked_feedback, test_gimbal_absolute, test_gimbal_velocity, " ..
+      "test_go_to_supply, test_is_detect_enemy)", err)
+  end)
+end)
+
 describe("Nav2's navigation trees", function()
   setup(real.nav2)
   local rows = {}
@@ -326,4 +542,21 @@ describe("Nav2's navigation trees", function()
       "ValidatePath, FollowPath, FollowPath", calls)
   end)
 
+end)
+
+describe("the README's count of public tree files", function()
+  it("is the count of this spec's run", function()
+    local total, ticking = 0, 0
+    for _, what in pairs(counted) do
+      total = total + 1
+      if what == "ticks" then ticking = ticking + 1 end
+    end
+    local f = assert(io.open("README.md"))
+    local readme = f:read("*a"):gsub("%s+", " ")
+    f:close()
+    local n, k, r = readme:match("Of (%d+) tree files from public " ..
+      "projects %b() ?,? ?(%d+) load and tick; the other (%d+) are refused")
+    assert.same({ total, ticking, total - ticking },
+                { tonumber(n), tonumber(k), tonumber(r) })
+  end)
 end)

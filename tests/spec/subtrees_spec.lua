@@ -243,6 +243,54 @@ describe("subtree", function()
   end)
 end)
 
+describe("a condition script inside a remapping subtree", function()
+  local n = 0
+  local function fresh(prefix)
+    n = n + 1
+    return prefix .. n
+  end
+  local count = require "helpers.lua_calls"
+  local function lua_calls(tree, hp) return count(bt, tree, hp) end
+  local function attack() return bt.action(function() return "success" end) end
+
+  it("has its keys renamed as it compiles: a comparison is the C check it "
+     .. "is outside, with no Lua call of its own", function()
+    local bare, name = fresh "bare", fresh "guarded"
+    keep[#keep + 1] = bt.tree(bt.sequence { attack() }, { name = bare })
+    keep[#keep + 1] = bt.tree(bt.sequence { skip_if = "life < 3", attack() },
+                              { name = name })
+    -- the same subtree without the condition (its leaf sees the view,
+    -- made by one Lua call)
+    local plain = lua_calls(bt.tree(bt.subtree(bare,
+                                               { remap = { life = "hp" } })))
+    local tree = bt.tree(bt.subtree(name, { remap = { life = "hp" } }))
+    assert.equal(plain, lua_calls(tree)) -- 100 more through the view
+    if not jit then -- skipped on the caller's hp: no Lua call at all
+      assert.equal(0, lua_calls(tree, 1))
+    end
+    local a = bt.agent(tree, { blackboard = { hp = 1, life = 10 } })
+    assert.equal("skipped", a:tick(1)) -- the caller's hp, not its life
+    a.bb.hp = 5
+    assert.equal("success", a:tick(1))
+    assert.matches('skip_if "life < 3"', a.tree:dump(a), 1, true)
+  end)
+
+  it("reads and writes the caller's keys in several statements, once "
+     .. "renamed (a remap that swaps two keys)", function()
+    local leaf = bt.action(function() return "failure" end)
+    leaf.success_if = "a == 1 && b == 2"
+    leaf.on_success = "x := a; a := b + 10"
+    local name = fresh "swapped"
+    keep[#keep + 1] = bt.tree(bt.sequence { leaf }, { name = name })
+    local a = agent_of(bt.subtree(name, { remap = { a = "b", b = "a" } }),
+                       { blackboard = { a = 2, b = 1 } })
+    assert.equal("success", a:tick(1)) -- inner a, b: the caller's b, a
+    assert.equal(1, a.bb.x) -- a key not remapped is the caller's
+    assert.equal(12, a.bb.b) -- inner a := inner b + 10
+    assert.equal(2, a.bb.a)
+  end)
+end)
+
 describe("subtree reloads", function()
   local n = 0
   local function fresh(prefix)

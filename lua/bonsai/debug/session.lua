@@ -314,7 +314,7 @@ function M.new(bt, limits)
   -- page, streaming it unless record is false; returns its id.
   function S.add(agent, o)
     if not rec then
-      rec = record.new(emit, bt.VERSION)
+      rec = record.new(emit, bt)
       rec:header()
     end
     local st = rec:add(agent)

@@ -408,9 +408,10 @@ local function classic_node(ctx, tree, tpath, id, path)
   elseif CLASSIC.by_name[name] then
     node = CLASSIC.by_name[name][3](ctx, here, spec)
   elseif ctx.trees[name] then -- another tree of the project as a subtree
-    if ctx.active[name] then
-      fail(ctx, here, name, "subtree recursion: tree '" .. name ..
-           "' uses itself")
+    local t = ctx.trees[name]
+    if ctx.active[t] then
+      fail(ctx, here, name, "subtree recursion: " .. kit.cycle(ctx.chain, t,
+        function(x) return ctx.tfile[x] end, ctx.label))
     end
     node = ctx.subtree(name, here)
   elseif category == "composite" or category == "decorator" then
@@ -436,65 +437,83 @@ local function classic_node(ctx, tree, tpath, id, path)
   return leave(ctx, node)
 end
 
--- A classic tree or project: the root node.
-local function parse_classic(ctx, data, select)
+-- The trees and custom nodes of a decoded classic tree or project (of
+-- file) into ctx: trees by id and by title (the editor's ids are UUIDs),
+-- each tree's JSON path (tpath) and file (tfile); the list of its trees.
+local function classic_trees(ctx, data, file)
   local project = data.data or data
-  local trees
-  local tpath
+  local trees, tpath
   if type(project.trees) == "table" then
     trees = project.trees
     tpath = (data.data and "$.data" or "$") .. ".trees"
   else
     trees = { data }
   end
-  local custom = {}
   local function customs(list, path)
     if list == nil then return end
-    if type(list) ~= "table" then fail(ctx, path, nil, "must be a list") end
+    if type(list) ~= "table" then
+      kit.fail(kit.at(file, path), nil, "must be a list")
+    end
     for i, c in ipairs(list) do
       if type(c) ~= "table" or type(c.name) ~= "string" then
-        fail(ctx, path .. "[" .. i .. "]", nil, "a custom node needs a name")
+        kit.fail(kit.at(file, path .. "[" .. i .. "]"), nil,
+                 "a custom node needs a name")
       end
-      custom[c.name] = c
+      ctx.custom[c.name] = c
     end
   end
   customs(project.custom_nodes, (data.data and "$.data" or "$") ..
           ".custom_nodes")
-  ctx.custom, ctx.trees, ctx.active = custom, {}, {}
-  local paths = {}
   for i, t in ipairs(trees) do
     local p = tpath and (tpath .. "[" .. i .. "]") or "$"
-    if type(t) ~= "table" then fail(ctx, p, nil, "a tree must be an object") end
-    if type(t.nodes) ~= "table" then fail(ctx, p, nil, "needs 'nodes'") end
-    if type(t.root) ~= "string" then
-      fail(ctx, p, nil, "needs a 'root' id")
-    end
+    local function bad(msg) kit.fail(kit.at(file, p), nil, msg) end
+    if type(t) ~= "table" then bad("a tree must be an object") end
+    if type(t.nodes) ~= "table" then bad("needs 'nodes'") end
+    if type(t.root) ~= "string" then bad("needs a 'root' id") end
     customs(t.custom_nodes, p .. ".custom_nodes")
     local id = t.id or t.title or tostring(i)
     if ctx.trees[id] then
-      fail(ctx, p, nil, "duplicate tree id '" .. id .. "'")
+      bad("duplicate tree id '" .. id .. "'" .. (ctx.tfile[ctx.trees[id]] ~=
+          file and " (also in " .. ctx.tfile[ctx.trees[id]] .. ")" or ""))
     end
-    ctx.trees[id], paths[id] = t, p
+    ctx.trees[id], ctx.tpath[t], ctx.tfile[t] = t, p, file
     if t.title and t.title ~= id and not ctx.trees[t.title] then
-      ctx.trees[t.title], paths[t.title] = t, p
+      ctx.trees[t.title] = t
     end
+  end
+  return trees, project
+end
+
+-- A classic tree or project, and the classic files of its library (docs:
+-- { full =, data = }): the root node of the tree select names (an id or a
+-- title of any of them), else of the project's selected tree, else of its
+-- first.
+local function parse_classic(ctx, data, select, docs)
+  ctx.custom, ctx.trees, ctx.active, ctx.chain = {}, {}, {}, {}
+  ctx.tpath, ctx.tfile = {}, {}
+  local trees, project = classic_trees(ctx, data, ctx.file)
+  for _, d in ipairs(docs) do classic_trees(ctx, d.data, d.full) end
+  function ctx.label(t)
+    return type(t.title) == "string" and t.title ~= "" and t.title or t.id
   end
   ctx.visiting, ctx.parent = {}, {}
   function ctx.subtree(id, _)
     local t = ctx.trees[id]
-    ctx.active[id] = true
+    ctx.active[t], ctx.chain[#ctx.chain + 1] = true, t
     -- each use of a subtree is a copy: its nodes may have other parents
-    local visiting, parent = ctx.visiting, ctx.parent
-    ctx.visiting, ctx.parent = {}, {}
-    local n = classic_node(ctx, t, paths[id], t.root, paths[id] .. ".root")
-    ctx.visiting, ctx.parent = visiting, parent
-    ctx.active[id] = nil
+    local visiting, parent, file = ctx.visiting, ctx.parent, ctx.file
+    ctx.visiting, ctx.parent, ctx.file = {}, {}, ctx.tfile[t]
+    local p = ctx.tpath[t]
+    local n = classic_node(ctx, t, p, t.root, p .. ".root")
+    ctx.visiting, ctx.parent, ctx.file = visiting, parent, file
+    ctx.active[t], ctx.chain[#ctx.chain] = nil, nil
     return n
   end
   local main = select or project.selectedTree or (trees[1] and (trees[1].id or
                                                   trees[1].title or "1"))
   if not ctx.trees[main] then
-    fail(ctx, "$", nil, "no tree '" .. tostring(main) .. "'")
+    fail(ctx, "$", nil, "no tree '" .. tostring(main) .. "'" ..
+         (ctx.library and " in the file nor its library" or ""))
   end
   -- named by its title: the editor gives each tree a UUID as its id
   local title = ctx.trees[main].title
@@ -714,6 +733,18 @@ current.builtin.Listen = function(ctx, path, spec, kids)
   end
   return controls.listener(state, k)
 end
+-- behavior3-ts's WaitForEvent: running until the game's event args.event
+-- is dispatched, then success (behavior3-ts's node has no timeout: it only
+-- logs every 5 s that it still waits, and writes nothing): bt.wait_event,
+-- the agent's event (a:send) heard at its next tick.
+current.builtin.WaitForEvent = function(ctx, path, spec)
+  local event = type(spec.args) == "table" and spec.args.event or nil
+  if type(event) ~= "string" or event == "" then
+    fail(ctx, path .. ".args", spec.name, "needs an 'event' (the name of " ..
+         "the event it waits for)")
+  end
+  return ctx.bt.wait_event(event)
+end
 -- behavior3-ts's actions that succeed, fail.
 current.builtin.JustSuccess = function() return leaves.always("success") end
 current.builtin.JustFailure = function() return leaves.always("failure") end
@@ -885,6 +916,7 @@ current.children.RetryUntilSuccess, current.children.RetryUntilFailure = 1, 1
 current.children.AlwaysRunning = 1
 current.children.IsNull, current.children.NotNull = 0, 0
 current.children.Clear = 0
+current.children.WaitForEvent = 0
 
 current.refused = {
   Delay = "runs its child later, outside the tree, and succeeds at once " ..
@@ -892,9 +924,6 @@ current.refused = {
   Math = "computes with functions (abs, floor, sin, random, min, max, " ..
          "sum...), which Bonsai's scripts do not call (a game may provide " ..
          "it with bt.define or bt.register)",
-  WaitForEvent = "waits for an event of the game's own, dispatched by its " ..
-                 "behavior3 context, which Bonsai has not (a game may " ..
-                 "provide it with bt.register)",
 }
 -- behavior3's leaves over the game's own values: the game provides them.
 for _, name in ipairs { "Includes", "Push",
@@ -984,7 +1013,8 @@ local function subfile(ctx, jpath, spec)
          "; bt.load's include_dirs option adds others)")
   end
   if ctx.files[full] then
-    fail(ctx, jpath, spec.name, "subtree recursion through '" .. p .. "'")
+    fail(ctx, jpath, spec.name, "subtree recursion: " ..
+         kit.cycle(ctx.chain, full))
   end
   if ctx.depth >= MAX_FILES then
     fail(ctx, jpath, spec.name, "subtree files nested too deep")
@@ -1005,7 +1035,9 @@ local function subfile(ctx, jpath, spec)
   end
   local file, depth, ids = ctx.file, ctx.depth, ctx.ids
   ctx.file, ctx.depth, ctx.files[full], ctx.ids = full, depth + 1, true, {}
+  ctx.chain[#ctx.chain + 1] = full
   local node = current_node(ctx, data.root, "$.root")
+  ctx.chain[#ctx.chain] = nil
   ctx.file, ctx.depth, ctx.files[full], ctx.ids = file, depth, nil, ids
   return node
 end
@@ -1106,11 +1138,84 @@ function current_node(ctx, spec, path)
   return leave(ctx, keep(node, spec, kids))
 end
 
+-- The files of opts.library (bonsai.paths.library: files and folders of
+-- .json and .b3 files, relative to the workspace directory dir, else to
+-- the loaded file's), read and decoded: a list of { full =, data = },
+-- without the loaded file; each a dependency, its folders listed for
+-- bt.poll.
+local function library(ctx, list)
+  local entries, folders = paths.library(list, ctx.dir or
+    paths.dir(ctx.file), ctx.dirs, { [".json"] = true, [".b3"] = true },
+    ctx.file)
+  for _, dir in ipairs(folders) do ctx.folders[#ctx.folders + 1] = dir end
+  local docs, seen = {}, { [paths.normal(ctx.file)] = true }
+  for _, entry in ipairs(entries) do
+    local full = entry.full
+    if not full then
+      error(ctx.file .. ": library: '" .. entry.path .. "' is outside the " ..
+            "directories allowed (" .. table.concat(ctx.dirs, ", ") ..
+            "; bt.load's include_dirs option adds others)", 0)
+    end
+    if not seen[full] then
+      seen[full] = true
+      if entry.folder then -- a link in a folder leads nowhere else
+        local ok, err = paths.check(full, { entry.folder },
+                                    "its folder " .. entry.folder)
+        if not ok then error(ctx.file .. ": library: " .. err, 0) end
+      end
+      local text, err = ctx.read(full, ctx.dirs)
+      if not text then error(ctx.file .. ": library: " .. tostring(err), 0) end
+      local data = decode(text, full)
+      if type(data) ~= "table" or data[1] ~= nil then
+        error(full .. ": $: not a behavior3 file (a JSON object expected)", 0)
+      end
+      ctx.deps[#ctx.deps + 1] = full
+      docs[#docs + 1] = { full = full, path = entry.path, data = data }
+    end
+  end
+  return docs
+end
+
+-- The current editor's file of the library that tree names: its path
+-- relative to the workspace as the editor writes it ("workdir/hero.json"),
+-- or its name when one file has it; the loaded file's own data, or the
+-- doc chosen; refused when none or several have it.
+local function chosen(ctx, data, docs, tree)
+  local base = ctx.dir or paths.dir(ctx.file)
+  local function rel(full)
+    local b = paths.normal(base)
+    return b ~= "" and full:sub(1, #b + 1) == b .. "/" and
+           full:sub(#b + 2) or full
+  end
+  local all = { { full = paths.normal(ctx.file), data = data } }
+  for _, d in ipairs(docs) do all[#all + 1] = d end
+  local found, names = {}, {}
+  for _, d in ipairs(all) do
+    local r = rel(d.full)
+    names[#names + 1] = r
+    if r == tree or paths.normal(tree) == r or
+       r:gsub("%.[^./]*$", "") == tree or d.data.name == tree then
+      found[#found + 1] = d
+    end
+  end
+  if #found == 1 then return found[1] end
+  if #found == 0 then
+    error(ctx.file .. ": no tree '" .. tree .. "' in the file nor its " ..
+          "library (" .. table.concat(names, ", ") .. ")", 0)
+  end
+  local list = {}
+  for i, d in ipairs(found) do list[i] = rel(d.full) end
+  error(ctx.file .. ": several trees are named '" .. tree .. "' (" ..
+        table.concat(list, ", ") .. "): choose one by its path", 0)
+end
+
 -- parse(text, opts): the root node. opts: file, bt, read, deps; tree (the
--- id or title of a project's tree to load instead of the selected one);
--- dir (the workspace directory subtree paths are relative to);
--- include_dirs (the directories subtree files may come from; default:
--- dir, else the file's own directory, and those below).
+-- id or title of a project's tree to load instead of the selected one; a
+-- current editor file's name or workspace path); library (files and
+-- folders whose trees the file may use and tree may choose); dir (the
+-- workspace directory subtree paths are relative to); include_dirs (the
+-- directories subtree files may come from; default: dir, else the file's
+-- own directory, and those below).
 function M.parse(text, opts)
   local file = opts.file or "json"
   local data = decode(text, file)
@@ -1121,25 +1226,57 @@ function M.parse(text, opts)
   local ctx = { file = file, bt = opts.bt, count = 0, level = 0,
                 read = opts.read,
                 deps = opts.deps or {}, files = {}, depth = 0, ids = {},
-                dir = opts.dir, used = {},
+                dir = opts.dir, used = {}, chain = {},
+                folders = opts.folders or {},
                 dirs = paths.dirs(opts.include_dirs or
                                   { opts.dir or paths.dir(file) }, file) }
   if type(data) ~= "table" or data[1] ~= nil then
     error(file .. ": $: not a behavior3 file (a JSON object expected)", 0)
   end
-  if type(data.root) == "table" then
-    ctx.files[paths.normal(file)] = true
-    local node = current_node(ctx, data.root, "$.root")
+  local docs = library(ctx, opts.library)
+  ctx.library = opts.library ~= nil
+  local current = type(data.root) == "table"
+  for _, d in ipairs(docs) do
+    if (type(d.data.root) == "table") ~= current then
+      error(d.full .. ": $: " .. (current and "a classic behavior3 file " ..
+            "in the library of a current editor's file" or "a current " ..
+            "behavior3 editor's file in the library of a classic file") ..
+            " (a library holds files of one format)", 0)
+    end
+  end
+  if current then
+    local doc = { full = paths.normal(file), data = data }
+    if opts.tree ~= nil then
+      if type(opts.tree) ~= "string" then
+        error(file .. ": tree must be a name (got " .. type(opts.tree) ..
+              ")", 0)
+      end
+      doc = chosen(ctx, data, docs, opts.tree)
+    end
+    for _, d in ipairs(docs) do ctx.used[d.full] = d.data end
+    ctx.file = doc.data == data and file or doc.full
+    ctx.files[doc.full] = true
+    ctx.chain[1] = doc.full
+    local node = current_node(ctx, doc.data.root, "$.root")
     if ctx.listen then -- the tree's events, for its Listens
       local root = node
       node = controls.listen(ctx.bt, root, ctx.listen)
       M.listened[node] = root
     end
-    return node, { name = type(data.name) == "string" and data.name or nil }
+    local name = doc.data.name
+    return node, { name = type(name) == "string" and name or nil }
   end
-  if type(data.root) == "string" or type(data.nodes) == "table" or
-     type(data.trees) == "table" or type(data.data) == "table" then
-    return parse_classic(ctx, data, opts.tree)
+  local function classic(x) -- a classic tree or project
+    return type(x.root) == "string" or type(x.nodes) == "table" or
+           type(x.trees) == "table" or type(x.data) == "table"
+  end
+  if classic(data) then
+    for _, d in ipairs(docs) do
+      if not classic(d.data) then
+        error(d.full .. ": $: not a behavior3 file (no 'root' or 'trees')", 0)
+      end
+    end
+    return parse_classic(ctx, data, opts.tree, docs)
   end
   error(file .. ": $: not a behavior3 file (no 'root' or 'trees')", 0)
 end

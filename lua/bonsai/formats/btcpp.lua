@@ -64,11 +64,19 @@ local function resolve(scope, key)
   return "key", key
 end
 
--- A port's text: "key", k for "{k}" ("{=}": the port's own name), else
+-- The key a port's text "{k}" names ("{=}": the port's own name; "{}":
+-- ""), or nil for a literal. Ports, SubTree ports and the SubTrees of
+-- trees outside the file read their keys here.
+local function portref(name, text)
+  local ref = text:match("^{(.*)}$")
+  if ref == "=" then return name end
+  return ref
+end
+
+-- A port's text: "key", k for "{k}" (seen through the scope), else
 -- "value", v.
 local function port(scope, name, text)
-  local ref = text:match("^{(.*)}$")
-  if ref == "=" then ref = name end
+  local ref = portref(name, text)
   if ref then
     if ref == "" then return "value", text end
     return resolve(scope, ref)
@@ -316,6 +324,17 @@ end
 
 local function ms(s) return text(s * 1000) end
 
+-- A leaf's argument as text that reads back as the same value, of the
+-- same type: a whole float keeps its ".0" (position="0.0" stays a float
+-- where Lua tells floats from integers).
+local function argtext(v)
+  if type(v) == "number" and not isinteger(v) and v == math.floor(v) and
+     math.abs(v) < 2^53 then
+    return string.format("%.1f", v)
+  end
+  return text(v)
+end
+
 -- The count a parallel policy stands for.
 local function count(p, n)
   if p == nil or p == "all" then return n end
@@ -519,12 +538,15 @@ local NAMES = kit.names("BehaviorTree.CPP", {
     if not attrs.code then fail("this check has no script equivalent") end
   end },
 
-  -- a tree by name (bt.subtree), its keys the caller's
+  -- a tree by name (bt.subtree), its keys the caller's; or a tree of its
+  -- own (the live page's extract): written in the file (emit queues it)
   { "SubTree", "subtree", nil, function(n, attrs, fail)
-    if type(n.tree) ~= "string" or n.args then
+    local own = type(n.tree) == "userdata" and n.tree:_source() and
+                n.tree.name
+    if (type(n.tree) ~= "string" and not own) or n.args then
       fail("'subtree' has no BehaviorTree.CPP equivalent")
     end
-    attrs.ID, attrs._autoremap = n.tree, "true"
+    attrs.ID, attrs._autoremap = own or n.tree, "true"
     for inner, outer in pairs(n.remap or {}) do
       attrs[inner] = "{" .. outer .. "}"
     end
@@ -660,8 +682,7 @@ local function external(ctx, e, scope, id)
     if k:sub(1, 1) == "_" and not harmless[k] and k ~= "_autoremap" then
       editor(ctx, e, k)
     elseif not harmless[k] and k ~= "_autoremap" then
-      local ref = e.attrs[k]:match("^{(.*)}$")
-      if ref == "=" then ref = k end
+      local ref = portref(k, e.attrs[k])
       if not ref or ref == "" or ref:sub(1, 1) == "@" then
         where(ctx, e, "port '" .. k .. "' of a tree outside the file must " ..
               "be a {key}")
@@ -682,7 +703,8 @@ local function subtree(ctx, e, scope)
   if not def and ctx.bt.subtree then return external(ctx, e, scope, id) end
   if not def then where(ctx, e, "no BehaviorTree with ID '" .. id .. "'") end
   if ctx.active[id] then
-    where(ctx, e, "subtree recursion: '" .. id .. "' uses itself")
+    where(ctx, e, "subtree recursion: " .. kit.cycle(ctx.chain, id,
+      function(x) return ctx.trees[x].file or ctx.file end))
   end
   local auto = e.attrs._autoremap
   if auto ~= nil and auto ~= "true" and auto ~= "false" and auto ~= "1" and
@@ -694,8 +716,7 @@ local function subtree(ctx, e, scope)
                   parent = scope,
                   prefix = id .. "#" .. ctx.instances .. "." }
   local function port(k, text)
-    local ref = text:match("^{(.*)}$")
-    if ref == "=" then ref = k end
+    local ref = portref(k, text)
     if ref and ref ~= "" then
       inner.map[k] = { key = ref }
     else
@@ -715,7 +736,9 @@ local function subtree(ctx, e, scope)
     if e.attrs[k] == nil then port(k, text) end
   end
   ctx.active[id] = true
+  ctx.chain[#ctx.chain + 1] = id
   local n = convert(ctx, def, inner)
+  ctx.chain[#ctx.chain] = nil
   ctx.active[id] = nil
   -- named as Groot2 shows it: the SubTree's name, its root's, else (a
   -- root with children; a leaf keeps its own) its ID
@@ -931,7 +954,7 @@ local function included(ctx, e, file, depth)
           "; bt.load's include_dirs option adds others)")
   end
   if ctx.including[full] then
-    where(ctx, e, "include recursion through '" .. e.attrs.path .. "'")
+    where(ctx, e, "include recursion: " .. kit.cycle(ctx.stack, full))
   end
   if ctx.collected[full] then return nil end
   if depth >= MAX_INCLUDES then
@@ -989,7 +1012,9 @@ local function collect(ctx, root, file, depth)
       local full, text = included(ctx, e, file, depth)
       if full then
         ctx.including[full] = true
+        ctx.stack[#ctx.stack + 1] = full
         collect(ctx, xml.parse(text, full), full, depth + 1)
+        ctx.stack[#ctx.stack] = nil
         ctx.including[full] = nil
       end
     else
@@ -998,28 +1023,35 @@ local function collect(ctx, root, file, depth)
   end
 end
 
--- The files of opts.library (a list of paths, relative to the file's
--- directory), collected as if the file included each: their trees and
--- models are the file's, under the same confinement (include_dirs), bounds
--- and dependencies (bt.poll reloads on a change to any), each file once
--- (one the file includes too is not read again).
+-- The files of opts.library (a path or a list of paths, relative to the
+-- file's directory; a folder stands for the .xml files directly in it, in
+-- name order, its subfolders not), collected as if the file included each:
+-- their trees and models are the file's, under the same confinement
+-- (include_dirs), bounds and dependencies (bt.poll reloads on a change to
+-- any, and on a file added to or removed from a folder), each file once
+-- (the loaded file, or one it includes, is not read again).
 local function library(ctx, root, file, list)
-  if list == nil then return end
-  if type(list) ~= "table" then
-    error(file .. ": library must be a list of files (got " .. type(list) ..
-          ")", 0)
-  end
-  for i, path in ipairs(list) do
-    if type(path) ~= "string" or path == "" then
-      error(file .. ": library: file " .. i .. " must be a path", 0)
-    end
-    local e = { tag = "library", attrs = { path = path }, line = root.line,
-                col = root.col, file = file }
-    local full, text = included(ctx, e, file, 0)
-    if full then
-      ctx.including[full] = true
-      collect(ctx, xml.parse(text, full), full, 1)
-      ctx.including[full] = nil
+  local entries, folders = paths.library(list, paths.dir(file),
+    ctx.include_dirs, { [".xml"] = true }, file)
+  for _, dir in ipairs(folders) do ctx.folders[#ctx.folders + 1] = dir end
+  for _, entry in ipairs(entries) do
+    if not (entry.full and ctx.collected[entry.full]) then -- read once
+      local e = { tag = "library", attrs = { path = entry.path },
+                  line = root.line, col = root.col, file = file }
+      local ok, err = true, nil
+      if entry.folder then -- a link in a folder leads nowhere else
+        ok, err = paths.check(entry.full, { entry.folder },
+                              "its folder " .. entry.folder)
+      end
+      if not ok then where(ctx, e, "cannot include: " .. err) end
+      local full, text = included(ctx, e, file, 0) -- refuses one outside
+      if full then
+        ctx.including[full] = true
+        ctx.stack[#ctx.stack + 1] = full
+        collect(ctx, xml.parse(text, full), full, 1)
+        ctx.stack[#ctx.stack] = nil
+        ctx.including[full] = nil
+      end
     end
   end
 end
@@ -1039,7 +1071,8 @@ function M.parse(text, opts)
                 models = {}, count = 0, depth = 0, instances = 0, active = {},
                 including = {}, read = opts.read, deps = opts.deps or {},
                 unnamed = 0, anonymous = {}, included = 0,
-                collected = {} }
+                collected = {}, stack = { paths.normal(file) },
+                chain = {}, folders = opts.folders or {} }
   ctx.include_dirs = paths.dirs(opts.include_dirs or { paths.dir(file) },
                                 file)
   local root = xml.parse(text, file)
@@ -1054,10 +1087,14 @@ function M.parse(text, opts)
   end
   if not main then
     if own ~= 1 then
+      local others = {} -- the library's trees, which main may choose too
+      for i = own + 1, #ctx.order do others[#others + 1] = ctx.order[i] end
       error(file .. ": " .. (own == 0 and "no BehaviorTree element" or
-            "several BehaviorTree elements (" .. ids() .. ") and no " ..
+            "several BehaviorTree elements (" ..
+            table.concat(ctx.order, ", ", 1, own) .. ") and no " ..
             "main_tree_to_execute: choose one with bt.load(path, " ..
-            "{ main = ID })"), 0)
+            "{ main = ID })") .. (#others > 0 and " (its library has " ..
+            table.concat(others, ", ") .. ")" or ""), 0)
     end
     main = ctx.order[1]
   end
@@ -1065,7 +1102,7 @@ function M.parse(text, opts)
     error(file .. ": main tree '" .. tostring(main) .. "' not found (the " ..
           "file has " .. (#ctx.order > 0 and ids() or "none") .. ")", 0)
   end
-  ctx.active[main] = true
+  ctx.active[main], ctx.chain[1] = true, main
   -- a tree without an ID is named after the file by bt.load
   return convert(ctx, ctx.trees[main], nil),
          { name = not ctx.anonymous[main] and main or nil }
@@ -1178,7 +1215,7 @@ local function emit(n, out, depth, model, path, queue)
       if ty == "table" or ty == "function" or ty == "userdata" then
         fail("argument '" .. k .. "' of leaf '" .. leaf .. "' is a " .. type(v))
       end
-      attrs[k] = text(v)
+      attrs[k] = argtext(v)
     end
     for k, key in pairs(refs or {}) do attrs[k] = "{" .. key .. "}" end
     local m = model[leaf]
@@ -1200,6 +1237,11 @@ local function emit(n, out, depth, model, path, queue)
            "has no BehaviorTree.CPP equivalent"))
     end
     id = row[4] and row[4](n, attrs, fail) or row[1]
+    if n.type == "subtree" and type(n.tree) == "userdata" and
+       not queue[attrs.ID] then -- its tree, written after the main one
+      queue[attrs.ID] = { root = n.tree:_source().root }
+      queue[#queue + 1] = attrs.ID
+    end
   end
   for attr, field in pairs(scripted) do -- pre- and post-conditions
     local v = n[field]
@@ -1248,7 +1290,11 @@ function M.export(root, opts)
     local id = queue[i]
     if id ~= name then
       out[#out + 1] = '  <BehaviorTree ID="' .. xml.escape(id) .. '">'
-      raw(queue[id], out, 2)
+      if queue[id].root then -- a tree of the game's (emitted)
+        emit(queue[id].root, out, 2, model, id, queue)
+      else -- as the file wrote it
+        raw(queue[id], out, 2)
+      end
       out[#out + 1] = "  </BehaviorTree>"
     end
     i = i + 1

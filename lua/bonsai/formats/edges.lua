@@ -19,7 +19,8 @@ local MAX_NODES, MAX_DEPTH = kit.MAX_NODES, kit.MAX_DEPTH -- after sharing
 -- "composite" | "branches" (2 or 3 children) | "decorator" | "leaf",
 -- param = how the {param} is read }; the kinds refused, by name. Edges
 -- written ->{...} make filters; the one PriorityNode, the priority section.
--- The format is read only: the first row of a kind is its name.
+-- The exporter writes a kind under its first row's name (or under the name
+-- a node imported from the file had: ActiveSelector stays ActiveSelector).
 local NAMES = kit.names("edges", {
   { "Sequence", "sequence", shape = "composite" },
   { "Selector", "selector", shape = "composite" },
@@ -167,6 +168,8 @@ function build(ctx, n, kind, stack)
                           n.label)
     if not ok then fail(ctx, n.line, n.label, res) end
     node = res
+    leaves.origin[node] = { format = "edges", name = n.type, param = n.param,
+                            children = kids } -- (for the exporter)
   elseif not ty then -- a registered leaf
     if #n.kids > 0 then
       fail(ctx, n.kids[1].line, n.label, "unknown node type with children" ..
@@ -328,8 +331,248 @@ function M.parse(text, opts)
   return node, topts
 end
 
-function M.export()
-  error("export edges: not supported (export to 'btcpp' or 'behavior3')", 0)
+-- Export ----------------------------------------------------------------------
+
+-- A node's place in the exporter's messages.
+local function xfail(path, msg)
+  error("export edges: " .. path .. ": " .. msg, 0)
+end
+
+-- A value of a {param} as the reader gives it back (leaves.value), or nil
+-- when the text cannot hold it (a separator, a string read as a number).
+local function param_text(v)
+  if type(v) == "boolean" then return tostring(v) end
+  if type(v) == "number" then
+    local t = (tointeger(v) and ("%d"):format(v)) or ("%.17g"):format(v)
+    if leaves.value(t) == v then return t end
+    return nil
+  end
+  if type(v) == "string" and not v:find("[,{}=\n#]") and
+     not v:find("%-%-") and v == v:match("^%s*(.-)%s*$") and
+     leaves.value(v) == v then
+    return v
+  end
+end
+
+-- The node fields a row writes in its {param}, besides type and name.
+local PARAM_FIELDS = { times = { "times" }, seconds = { "seconds" },
+  policies = { "success", "failure" }, key = { "key" },
+  then_skip = { "then_skip" } }
+
+-- The fields of a leaf an edge list writes: its name, the leaf, its args.
+local LEAF_FIELDS = { type = true, name = true, leaf = true, args = true }
+
+-- What node n is written as: { type = the file's name, param = text or
+-- nil, kids = { nodes }, leaf = "action" | "condition" | nil }; raises
+-- for what the format cannot hold, with n's path.
+local function shape_of(n, path)
+  local o = leaves.origin[n]
+  if o and o.format == "edges" then -- a node of the game's (bt.define)
+    return { type = o.name, param = o.param, kids = o.children or {} }
+  end
+  local kind, leaf, a, refs = leaves.named(n)
+  if leaf then
+    if refs and next(refs) then
+      xfail(path, "leaf '" .. leaf .. "' reads blackboard ports, which " ..
+            "an edge list cannot write")
+    end
+    for k in pairs(leaves.origin[n] and {} or n) do
+      if type(k) ~= "number" and not LEAF_FIELDS[k] then
+        xfail(path, "'" .. tostring(k) .. "' has no edge-list equivalent")
+      end
+    end
+    local items, keys = {}, {}
+    for i, v in ipairs(a or {}) do
+      items[i] = param_text(v) or
+                 xfail(path, "argument " .. i .. " cannot be written")
+    end
+    for k in pairs(a or {}) do
+      if type(k) ~= "number" or k < 1 or k > #(a or {}) then
+        if type(k) ~= "string" or not k:match("^[%a_][%w_]*$") then
+          xfail(path, "argument '" .. tostring(k) .. "' cannot be written")
+        end
+        keys[#keys + 1] = k
+      end
+    end
+    table.sort(keys)
+    for _, k in ipairs(keys) do
+      items[#items + 1] = k .. "=" .. (param_text(a[k]) or
+        xfail(path, "argument '" .. k .. "' cannot be written"))
+    end
+    return { type = leaf, param = #items > 0 and table.concat(items, ",") or
+             nil, kids = {}, leaf = kind }
+  end
+  local row = NAMES.by_kind[n.type]
+  if not row or not row.shape then
+    xfail(path, "'" .. tostring(n.type) .. "' " .. (NAMES.refused[n.type] or
+          "has no edge-list equivalent"))
+  end
+  local known = { type = true, name = true }
+  for _, f in ipairs(PARAM_FIELDS[row.param] or {}) do known[f] = true end
+  for k in pairs(n) do
+    if type(k) ~= "number" and not known[k] then
+      xfail(path, "'" .. tostring(k) .. "' has no edge-list equivalent")
+    end
+  end
+  local param
+  if row.param == "policies" then
+    local s, f = n.success, n.failure
+    if s ~= nil or f ~= nil then
+      param = (s ~= nil and tostring(s) or "") .. "," ..
+              (f ~= nil and tostring(f) or "")
+    end
+  elseif row.param == "then_skip" then
+    param = n.then_skip and "then_skip" or nil
+  elseif row.param then
+    param = param_text(n[row.param])
+    if param == nil then
+      xfail(path, "needs its '" .. row.param .. "' written as text")
+    end
+  end
+  local kids = {}
+  for i, c in ipairs(n) do kids[i] = c end
+  local ty = type(n.name) == "string" and n.name:match("^([%a_][%w_.]*)%[")
+  if not (ty and NAMES.by_name[ty] and NAMES.by_name[ty][2] == n.type) then
+    ty = row[1] -- (else the name the file gave it: ActiveSelector[1])
+  end
+  return { type = ty, param = param, kids = kids }
+end
+
+-- The id node n names for itself written as type ty: "Type[id]" gives
+-- id, a bare name ("chase") is one; nil for other names.
+local function ownid(n, ty)
+  return type(n.name) == "string" and
+    (n.name:match("^" .. ty:gsub("%p", "%%%0") .. "%[([%w_]+)%]$") or
+     n.name:match("^([%w_]+)$"))
+end
+
+-- The writer: the lines written, the ids given to nodes, the ids nodes
+-- claim (their own, the first node in pre-order to claim one has it).
+local function writer()
+  local w = { lines = {}, ids = {}, claimed = {}, taken = {}, next = 1 }
+  -- The reference of node n (written as type ty), with its {param} where
+  -- it first appears; its id its own when it claimed it, else the first
+  -- number no node claimed or has.
+  function w.ref(n, ty, param)
+    local id = w.ids[n]
+    local first = id == nil
+    if first then
+      id = ownid(n, ty)
+      if not id or w.claimed[id] ~= n or w.taken[id] then
+        while w.claimed[tostring(w.next)] or w.taken[tostring(w.next)] do
+          w.next = w.next + 1
+        end
+        id = tostring(w.next)
+      end
+      w.taken[id] = true
+      w.ids[n] = id
+    end
+    return ty .. "[" .. id .. "]" .. (first and param and
+                                      "{" .. param .. "}" or "")
+  end
+  return w
+end
+
+-- The ids the nodes under n claim, in pre-order (what cannot be written
+-- is left to the writing pass, which says why).
+local function claim(w, n)
+  if type(n) ~= "table" then return end
+  if n.type == "filter" and not leaves.origin[n] then
+    for _, c in ipairs(n.conditions or {}) do claim(w, c) end
+    return claim(w, n[1])
+  end
+  local ok, sh = pcall(shape_of, n, "")
+  if not ok then return end
+  local own = ownid(n, sh.type)
+  if own and not w.claimed[own] then w.claimed[own] = n end
+  for _, c in ipairs(sh.kids) do claim(w, c) end
+end
+
+local emit
+
+-- Writes the edge from parent ref p to child c (a filter: its conditions
+-- and child in braces), then what lies below.
+local function edge(w, p, c, path)
+  if type(c) == "table" and c.type == "filter" and not leaves.origin[c] then
+    for k in pairs(c) do
+      if type(k) ~= "number" and k ~= "type" and k ~= "conditions" then
+        xfail(path, "a filter's '" .. tostring(k) .. "' has no edge-list " ..
+              "equivalent")
+      end
+    end
+    if #c ~= 1 then xfail(path, "a filter needs one child") end
+    local items, below = {}, {}
+    for i, cond in ipairs(c.conditions or {}) do
+      local sp = path .. "/condition[" .. i .. "]"
+      local sh = shape_of(cond, sp)
+      if sh.leaf == "action" then
+        xfail(sp, "an action among a filter's conditions (it would read " ..
+              "back as a condition)")
+      end
+      items[#items + 1] = w.ref(cond, sh.type, sh.param)
+      below[#below + 1] = { cond, sh, sp }
+    end
+    local sp = path .. "/" .. tostring(type(c[1]) == "table" and
+                                       (c[1].name or c[1].type))
+    local sh = shape_of(c[1], sp)
+    items[#items + 1] = w.ref(c[1], sh.type, sh.param)
+    below[#below + 1] = { c[1], sh, sp }
+    w.lines[#w.lines + 1] = p .. "->{" .. table.concat(items, ",") .. "}"
+    for _, b in ipairs(below) do emit(w, b[1], b[2], b[3]) end
+    return
+  end
+  if type(c) ~= "table" or type(c.type) ~= "string" then
+    xfail(path, "not a node")
+  end
+  local sh = shape_of(c, path)
+  if sh.leaf == "condition" then
+    xfail(path, "a condition outside a filter's conditions (it would " ..
+          "read back as an action)")
+  end
+  w.lines[#w.lines + 1] = p .. "->" .. w.ref(c, sh.type, sh.param)
+  emit(w, c, sh, path)
+end
+
+-- The edges below node n (sh: its shape).
+function emit(w, n, sh, path)
+  local p = w.ref(n, sh.type)
+  for i, c in ipairs(sh.kids) do
+    edge(w, p, c, path .. "/" .. (type(c) == "table" and
+      (c.name or tostring(c.type) .. "[" .. i .. "]") or "[" .. i .. "]"))
+  end
+end
+
+-- export(root, opts): the edge-list text of a tree (opts.opts: its tree
+-- options, whose priority section is written as the PriorityNode's
+-- filters). Names "Type[id]" keep their ids; other nodes get numbers (a
+-- node named "chase" becomes Type[chase]).
+function M.export(root, opts)
+  local topts = opts and opts.opts or {}
+  local w = writer()
+  claim(w, root)
+  for _, f in ipairs(topts.priority or {}) do claim(w, f) end
+  local path = tostring(root.name or root.type)
+  if root.type == "filter" then xfail(path, "a filter cannot be the root") end
+  local sh = shape_of(root, path)
+  if sh.leaf == "condition" then
+    xfail(path, "a condition cannot be the root")
+  end
+  local head = "# " .. tostring(opts and opts.name or "tree") ..
+               ": written by Bonsai's edge-list exporter"
+  w.lines[1] = head
+  w.lines[2] = w.ref(root, sh.type, sh.param)
+  emit(w, root, sh, path)
+  if topts.priority and #topts.priority > 0 then
+    local prio = {}
+    local p = w.ref(prio, "PriorityNode")
+    for i, f in ipairs(topts.priority) do
+      if type(f) ~= "table" or f.type ~= "filter" then
+        xfail("priority[" .. i .. "]", "the priority section holds filters")
+      end
+      edge(w, p, f, "priority[" .. i .. "]")
+    end
+  end
+  return table.concat(w.lines, "\n") .. "\n"
 end
 
 return M

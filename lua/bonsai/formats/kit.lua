@@ -18,6 +18,27 @@ function M.at(file, line, col)
          string.format("%s:%d", file, line)
 end
 
+-- The cycle x closes on stack (a list of what is being expanded, the
+-- outermost first, x among them), whole, from where it starts: "a -> b ->
+-- a"; label(v) names each (default: v itself); fileof(v), when given, is
+-- its file, written after each name when they are not all in one file
+-- ("a (x.xml) -> b (y.xml) -> a (x.xml)").
+function M.cycle(stack, x, fileof, label)
+  local from = #stack
+  while stack[from] ~= x and from > 1 do from = from - 1 end
+  local names, files, several = {}, {}, false
+  for i = from, #stack + 1 do
+    local n = stack[i] or x
+    names[#names + 1] = label and label(n) or n
+    files[#names] = fileof and fileof(n)
+    several = several or files[#names] ~= files[1]
+  end
+  for i, n in ipairs(names) do
+    if several then names[i] = n .. " (" .. tostring(files[i]) .. ")" end
+  end
+  return table.concat(names, " -> ")
+end
+
 -- Raises "PLACE: node 'NODE' ('NAME'): MSG": NODE the node's type or id
 -- (nil: "PLACE: MSG"), NAME its name when it has one of its own.
 function M.fail(place, node, msg, name)

@@ -189,6 +189,98 @@ function M.btcpp()
   end)
 end
 
+-- MoveIt Pro's Behaviors (the objectives of moveit_pro_training_ws's
+-- ur_base_config): each talks to a robot, a camera or the web UI; here it
+-- logs its ID and succeeds. IsUserAvailable reads world.user;
+-- DoTeleoperateAction runs while the operator teleoperates, writing the
+-- mode the operator chose (world.mode, a list: one mode per tick of the
+-- agent, the last kept) to its current_teleop_mode port; MoveGripperAction logs its
+-- position; ForEachString and ForEachCollisionObject (decorators) run
+-- their child once per item of their vector_in port (a list on the
+-- blackboard, or a literal "a;b"), the item written to their out port,
+-- one run after the other while they succeed (BehaviorTree.CPP's LoopNode).
+local MOVEIT_ACTIONS = {
+  "MoveToWaypoint", "ExecuteMTCTask", "SetupMTCCurrentState",
+  "PlanMTCTask", "InitializeMTCTask", "WaitForUserTrajectoryApproval",
+  "PublishEmpty", "ResetPlanningSceneObjects", "LoadObjectiveParameters",
+  "GetPoseFromUser", "GetPointCloud", "SetupMTCUpdateGroupCollisionRule",
+  "GetImage", "GetCameraInfo", "GetApriltagDetectionPose",
+  "FindSingularCuboids", "WaitForDuration", "UpdatePlanningSceneService",
+  "TransformPoseFrame", "SetupMtcPickFromPose", "SetupMTCMoveToPose",
+  "SetupMTCMoveToJointState", "OffsetPose", "MoveToPose",
+  "CreateStampedPose", "ClearSnapshot", "SplitMTCSolution",
+  "SetupMTCPickCuboid", "SaveCurrentState", "RetrieveJointStateParameter",
+  "ModifyObjectInPlanningScene", "GetClosestObjectToPose",
+  "CallTriggerService", "UpdatePlanningScene", "TeleoperateTwist",
+  "TeleoperateJointJog", "SetupMTCPickObject", "SetupMTCMoveAlongFrameAxis",
+  "SetupMTCInterpolateToJointState", "SetupMTCCartesianMoveToJointState",
+  "SendPointCloudToUI", "RetrieveWaypoint", "RetrievePoseParameter",
+  "IsForceWithinThreshold", "IsConstraintSatisfied", "GetStringFromUser",
+  "CheckCuboidSimilarity",
+}
+function M.moveit_pro()
+  for _, name in ipairs(MOVEIT_ACTIONS) do
+    bt.register(name, function(a) note(a, name) return true end)
+  end
+  bt.register("MoveGripperAction", function(a, _, args)
+    note(a, string.format("MoveGripperAction %g", args.position))
+    return true
+  end)
+  bt.register("IsUserAvailable", bt.condition(function(a)
+    note(a, "IsUserAvailable")
+    return a.owner.user == true
+  end))
+  local ticked = setmetatable({}, { __mode = "k" }) -- agent -> its ticks
+  bt.register("DoTeleoperateAction", function(a, _, args)
+    local modes = a.owner.mode or {}
+    ticked[a] = (ticked[a] or 0) + 1
+    args.current_teleop_mode = modes[math.min(ticked[a], #modes)] or 0
+    return RUNNING
+  end)
+  for _, name in ipairs { "ForEachString", "ForEachCollisionObject" } do
+    bt.define(name, function(args, children)
+      return control(args, children, {
+        enter = function(c) c.memory.i = 1 end,
+        tick = function(c, _, bb)
+          local m, items = c.memory, {}
+          local k = key(args.vector_in)
+          if k then items = bb[k] or {}
+          else
+            for item in tostring(args.vector_in):gmatch("[^;]+") do
+              items[#items + 1] = item
+            end
+          end
+          while m.i <= #items do
+            bb[key(args.out)] = items[m.i]
+            local s = c:tick(1)
+            if s ~= SUCCESS then return s end
+            m.i = m.i + 1
+          end
+          return SUCCESS
+        end })
+    end)
+  end
+end
+
+-- SMBU PolarBear's sentry (pb2025_sentry_behavior): conditions on the
+-- referee's and the vision's messages read the world (a field of their
+-- name; true unless set), publishers and goals succeed; each logs its ID.
+function M.pb2025_sentry()
+  for _, name in ipairs { "IsGameStatus", "IsStatusOK", "IsRfidDetected",
+                          "IsDetectEnemy", "IsAttacked",
+                          "CalculateAttackPose" } do
+    bt.register(name, bt.condition(function(a)
+      note(a, name)
+      return a.owner[name] ~= false
+    end))
+  end
+  for _, name in ipairs { "PublishSpinSpeed", "PublishTwist", "PubNav2Goal",
+                          "SendNav2Goal", "PublishGimbalAbsolute",
+                          "PublishGimbalVelocity" } do
+    bt.register(name, function(a) note(a, name) return true end)
+  end
+end
+
 -- behavior3lua's and behavior3editor's sample workspaces (behavior3lua's
 -- sample/process and the editor's node-config.b3-setting): the hero and
 -- monster leaves. The world holds hp and the enemy's distance (none: no

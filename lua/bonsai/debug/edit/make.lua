@@ -1,0 +1,100 @@
+-- bonsai.debug.edit.make: the node tables the page creates: a node made
+-- from the page's description (a kind, a bt.define'd type, a registered
+-- leaf or a script), and the names that keep paths stable (a new node
+-- gets one no sibling has; its unnamed siblings keep the names they had).
+local cjson = require "cjson.safe"
+local core = require "bonsai.core"
+local script = require "bonsai.script"
+local node = require "bonsai.debug.edit.node"
+
+local isnode, copy, named, plain = node.isnode, node.copy, node.named,
+                                   node.plain
+
+local M = {}
+
+local KINDS = {}     -- kind name -> its row of core.KINDS
+for _, row in ipairs(core.KINDS) do KINDS[row.name] = row end
+
+-- The node table of a description's type (its params given), or raises.
+local function typed(bt, spec, ps, where)
+  if spec.type == "script" then
+    if type(spec.code) ~= "string" then
+      error(where .. ": a script node needs its code", 0)
+    end
+    local ok, res = pcall(bt.script, spec.code)
+    if not ok then error(where .. ": " .. tostring(res), 0) end
+    return res
+  elseif KINDS[spec.type] then
+    local n = { type = spec.type }
+    for k, v in pairs(ps or {}) do n[k] = v end
+    return n
+  elseif bt._registered and bt._registered[spec.type] then
+    return { type = "action", leaf = spec.type }
+  elseif bt._defined and bt._defined[spec.type] then
+    local ok, res = pcall(bt.node, spec.type, copy(ps or {}), {})
+    if not ok then error(where .. ": " .. tostring(res), 0) end
+    return copy(res)
+  end
+  error(where .. ": no node type " .. named(spec.type) ..
+        " (a kind, a bt.define'd type or a registered leaf)", 0)
+end
+
+-- A node table made from a page's description: { type, name, params =
+-- { k = v }, code (a script), children = { descriptions } }; raises with
+-- where.
+function M.node(bt, spec, where)
+  if type(spec) ~= "table" or type(spec.type) ~= "string" then
+    error(where .. ": the node must be an object with a type", 0)
+  end
+  local ps = spec.params
+  if ps ~= nil and type(ps) ~= "table" then
+    error(where .. ": params must be an object", 0)
+  end
+  for k, v in pairs(ps or {}) do
+    if type(k) ~= "string" or not plain(v) then
+      error(where .. ": parameter " .. named(k) .. " must be a number, " ..
+            "string or boolean", 0)
+    end
+  end
+  local n = typed(bt, spec, ps, where)
+  if spec.name ~= nil and spec.name ~= cjson.null then
+    if type(spec.name) ~= "string" or spec.name == "" then
+      error(where .. ": name must be a non-empty string", 0)
+    end
+    n.name = spec.name
+  end
+  if spec.children ~= nil then
+    if type(spec.children) ~= "table" then
+      error(where .. ": children must be a list", 0)
+    end
+    for i, c in ipairs(spec.children) do
+      n[#n + 1] = M.node(bt, c, where .. ", child " .. i)
+    end
+  end
+  return n
+end
+
+-- Stable identity: a node the page creates gets a name (its type and a
+-- number no sibling has), and its unnamed siblings get the names they
+-- had (their default names count places), so no path shifts.
+function M.settle(parent, n, map)
+  for _, c in ipairs(parent) do
+    if isnode(c) and c ~= n and c.name == nil and map[c] and
+       not script.source[c] then
+      c.name = map[c].name
+    end
+  end
+  if n.name == nil then
+    local taken = {}
+    for _, c in ipairs(parent) do
+      if isnode(c) and c.name then taken[c.name] = true end
+    end
+    local base = script.source[n] and "script" or
+                 (n.leaf and tostring(n.leaf)) or n.type
+    local k = 1
+    while taken[base .. "_" .. k] do k = k + 1 end
+    n.name = base .. "_" .. k
+  end
+end
+
+return M
