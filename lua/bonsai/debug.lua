@@ -10,7 +10,6 @@
 -- (watches, breakpoints) and so is what the game pays for it after each
 -- tick (docs/DEBUGGER.md, "Security").
 
-local paths = require "bonsai.paths"
 local session = require "bonsai.debug.session"
 local webserver = require "bonsai.debug.server"
 
@@ -30,10 +29,14 @@ M.SWEEP = 1              -- seconds between looks for agents collected
 
 -- The viewer's files: installed beside this module (bonsai/viewer/, by
 -- LuaRocks and meson install), else the checkout's viewer/ next to lua/.
+-- (Only whether index.html opens is asked: the files are read, with
+-- bt.readfile's checks, when served.)
 local function viewerdir()
   local src = debug.getinfo(1, "S").source
   local here = src:match("^@(.*)[/\\][^/\\]*$") or "."
-  if paths.read(here .. "/viewer/index.html", M.MAX_FILE) then
+  local f = io.open(here .. "/viewer/index.html", "rb")
+  if f then
+    f:close()
     return here .. "/viewer"
   end
   local dir = src:match("^@(.*)[/\\]lua[/\\]bonsai[/\\][^/\\]*$")
@@ -44,17 +47,18 @@ M.viewerdir = viewerdir
 function M.new(bt)
   local D = {}
   local S = session.new(bt, M)
-  require("bonsai.debug.edit").add(S, bt) -- the page's editing commands
+  require("bonsai.debug.edit").add(S:extension(), bt) -- the page's editing
+                                                      -- commands
   local server -- the bonsai.debug.server, or nil
 
   -- bt.debug.add(agent [, { record = false }]): offers an agent to the
   -- page, streaming it unless record is false; returns its id.
-  D.add = S.add
+  function D.add(agent, o) return S:add(agent, o) end
   -- bt.debug.remove(agent): no longer offered or streamed.
-  D.remove = S.remove
+  function D.remove(agent) return S:remove(agent) end
   -- bt.debug.command(cmd): the page's commands, from Lua: true (or what
   -- the command answers), or nil and why; never raises.
-  D.command = S.command
+  function D.command(cmd) return S:command(cmd) end
 
   -- bt.debug.serve{ port = P, host = "127.0.0.1", allow_remote = false,
   -- hosts = { names }, token = T, root = viewer dir, agents = { ... },
@@ -64,8 +68,8 @@ function M.new(bt)
     o = o or {}
     assert(not server, "bt.debug: already serving")
     local ok, s = pcall(webserver.new, { session = S, limits = M,
-      host = o.host, port = o.port, token = o.token, hosts = o.hosts,
-      allow_remote = o.allow_remote, root = o.root or viewerdir(),
+      read = bt.readfile, host = o.host, port = o.port, token = o.token,
+      hosts = o.hosts, allow_remote = o.allow_remote, root = o.root or viewerdir(),
       file = o.file })
     if not ok then error("bt.debug: " .. tostring(s), 2) end
     server = s
@@ -78,17 +82,17 @@ function M.new(bt)
   -- Returns the number of connected clients.
   function D.poll()
     if not server then return 0 end
-    S.poll()
-    server.poll()
-    return (server.clients())
+    S:poll()
+    server:poll()
+    return (server:clients())
   end
 
   -- bt.debug.close(): closes every connection and the server; agents are
   -- no longer streamed and frozen ones are released.
   function D.close()
-    if server then server.close() end
+    if server then server:close() end
     server = nil
-    S.close()
+    S:close()
     D.port, D.url = nil, nil
   end
 
@@ -96,7 +100,7 @@ function M.new(bt)
   -- pages that follow the stream (/events)
   function D.clients()
     if not server then return 0, 0 end
-    return server.clients()
+    return server:clients()
   end
 
   return D

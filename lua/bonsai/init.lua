@@ -354,6 +354,9 @@ local watch = require "bonsai.watch"
 bt.watch, bt.poll = watch.watch, watch.poll
 -- (bonsai.debug.edit: which file a tree came from, which files are watched)
 bt._files = { loaded = loaders.loaded, watching = watch.watching }
+-- bt.readfile(path [, max]): a regular file's bytes, bounded (bonsai.paths;
+-- docs/FORMATS.md, "Which files a tree file may read")
+bt.readfile = require("bonsai.paths").read
 
 -- The methods of the C types (core._metatables: tree, agent, blackboard,
 -- control), to which the methods written in Lua are added below.

@@ -44,35 +44,38 @@ local ASLEEP, CLASSIC, FAILED, SLOW, TICKET = 6, 7, 8, 16, 17
 local NAMES = { [0] = "idle", "running", "success", "failure", "aborted",
                 "skipped" }
 
--- Makes the path for bonsai.core (core: the module table): its functions
--- and tables, kept for the life of the Lua state; put() installs them in
--- bonsai.core's tables, take() puts the lua_call path's back.
-local function build(core)
+-- The values every part of the path shares (S): bonsai.core's _step (X),
+-- the entry points and what they hand out, and the helpers the dispatch
+-- and the loops call. Each part reads them into locals of its own, so the
+-- functions it makes keep them as constant upvalues (which the JIT folds).
+local function bind(core)
   declare()
   local X = core._step
-  local CTX = ffi.cast("void *", X.context)
-  local O = ffi.cast("bonsai_stepout *", X.out)
   local api = ffi.cast("bonsai_stepapi *", X.api)
-  local begin, on, child, time = api.begin, api.on, api.child, api.time
-  local asleep, note = api.asleep, X.note
-  local call, control, status = X.call, X.control, X.status
-  local named, CREFS, extras = X.named, X.key, X.extras
-  local rawget, type, floor = rawget, type, math.floor
-  local running = coroutine.running
+  local S = {
+    X = X, CTX = ffi.cast("void *", X.context),
+    O = ffi.cast("bonsai_stepout *", X.out),
+    begin = api.begin, on = api.on, child = api.child, time = api.time,
+    asleep = api.asleep, note = X.note, call = X.call,
+    named = X.named, CREFS = X.key, extras = X.extras,
+  }
+  local O, status, control = S.O, X.status, X.control
+  local named, CREFS, extras = S.named, S.CREFS, S.extras
+  local rawget, type = rawget, type
 
   -- An agent is given to the entry points as the userdata at its [1] (the
   -- FFI passes its address), and only when it is an agent's state: its
   -- metatable's mark (getmetatable gives it) is the states' (lstep.c);
   -- anything else takes the lua_call path.
   local MARK = X.mark
-  local function isstate(ud)
+  function S.isstate(ud)
     return type(ud) == "userdata" and getmetatable(ud) == MARK
   end
 
   -- An agent's blackboard, by its state (as a tick fetches it); weak
   -- values too: a weak key keeps its value one collection longer.
   local bbs = setmetatable({}, { __mode = "kv" })
-  local function bbof(ud)
+  function S.bbof(ud)
     local bb = bbs[ud]
     if bb == nil then bb = X.bb(ud); bbs[ud] = bb end
     return bb
@@ -87,9 +90,10 @@ local function build(core)
     if r == nil and O.strict == 0 then return 3 end
     return status(r)
   end
+  S.conv = conv
   -- A control node's tick: "skipped" too; nil is an error, bt.strict or
   -- not (lleaf.c's lb_control_call).
-  local function convc(r)
+  function S.convc(r)
     if r == "skipped" then return 5 end
     if r == nil then return status(r, true) end
     return conv(r)
@@ -97,9 +101,13 @@ local function build(core)
   -- A control node's 'c' (its callback handed out: lstep.c gave its node
   -- and the version): kept in its agent's extras by node, with its node and
   -- version in its private part (lleaf.c); made or brought up to the
-  -- version by _step.control.
-  local function cof(a, ud)
-    local x = extras[ud]
+  -- version by _step.control. The extras of a state are at [0] of its
+  -- environment table where it has one (LuaJIT, 5.1: lcompat.h's
+  -- lb_getbeside), else in the context's extras table.
+  local getfenv = debug.getfenv
+  function S.cof(a, ud)
+    local e, x = getfenv(ud), nil
+    if type(e) == "table" then x = rawget(e, 0) else x = extras[ud] end
     local c = x and x[O.node + 1]
     if type(c) == "table" then
       local refs = rawget(c, CREFS)
@@ -107,92 +115,108 @@ local function build(core)
     end
     return control(a, ud)
   end
+  return S
+end
 
-  -- The dispatch of a version: dispatch(code, a, ud) makes the call with
-  -- that ticket (the functions of values table V, or of the named leaves)
-  -- and returns its result for the core; an unknown ticket or a call of
-  -- another kind is made by _step.call. Generated once per values table,
-  -- a branch per ticket, each with a call site of its own; the functions
-  -- are read from their table at each call (a named one may be
-  -- re-registered), with the parameters they declare (as many as
-  -- the lua_call path gives them: agent, bb, args, status).
-  local function args(f, ev, control)
-    local info = debug.getinfo(f, "u")
-    local max = control and 4 or (ev == 2 and 4 or 3)
-    local n = (info.isvararg or not info.nparams) and max or
-              math.min(info.nparams, max)
-    local t = control and { "cof(a, ud)", "a", "bbof(ud)", "V[O.args]" }
-              or { "a", "bbof(ud)", "V[O.args]", "NAMES[O.status]" }
-    return table.concat(t, ", ", 1, n)
-  end
-  local function branch(code, V)
-    local t = code - TICKET
-    local isnamed, ev, ctl, key = t % 2, floor(t / 2) % 4, floor(t / 8) % 2,
-                                  floor(t / 16)
-    local F = isnamed == 1 and named or V
-    local f = F[key]
-    if type(f) ~= "function" then return nil end
-    local fn = (isnamed == 1 and "N[" or "V[") .. key .. "]"
-    local callf = fn .. "(" .. args(f, ev, ctl == 1) .. ")"
-    if ev ~= 0 then return callf .. "; return 0" end
-    return "return " .. (ctl == 1 and "convc(" or "conv(") .. callf .. ")"
-  end
-  local function generate(V, tickets)
-    local codes, body, lines = {}, {}, nil
-    for _, code in ipairs(tickets) do
-      local b = branch(code, V)
-      if b and not body[code] then body[code] = b; codes[#codes + 1] = code end
+-- The arguments a dispatch passes to f, the function of callback ev of a
+-- leaf (of a control node with 'control'), as its source text: as many as
+-- it declares, as many as the lua_call path gives it (agent, bb, args,
+-- status).
+local function args(f, ev, control)
+  local info = debug.getinfo(f, "u")
+  local max = control and 4 or (ev == 2 and 4 or 3)
+  local n = (info.isvararg or not info.nparams) and max or
+            math.min(info.nparams, max)
+  local t = control and { "cof(a, ud)", "a", "bbof(ud)", "V[O.args]" }
+            or { "a", "bbof(ud)", "V[O.args]", "NAMES[O.status]" }
+  return table.concat(t, ", ", 1, n)
+end
+
+-- The source of the call with ticket 'code' (the functions of values
+-- table V, or of the named leaves N), or nil when it is no function.
+local function branch(code, V, named)
+  local t = code - TICKET
+  local isnamed, ev, ctl, key = t % 2, math.floor(t / 2) % 4,
+                                math.floor(t / 8) % 2, math.floor(t / 16)
+  local F = isnamed == 1 and named or V
+  local f = F[key]
+  if type(f) ~= "function" then return nil end
+  local fn = (isnamed == 1 and "N[" or "V[") .. key .. "]"
+  local callf = fn .. "(" .. args(f, ev, ctl == 1) .. ")"
+  if ev ~= 0 then return callf .. "; return 0" end
+  return "return " .. (ctl == 1 and "convc(" or "conv(") .. callf .. ")"
+end
+
+-- The source of a dispatch of the tickets 'codes' (sorted), their calls
+-- in body: a binary search over the tickets, in functions of at most 64
+-- (a function's jumps, constants and locals are bounded), kept in D; the
+-- last line returns the top one.
+local function emit(codes, body)
+  local floor = math.floor
+  local parts, nfun, lines = {}, 0, nil
+  local function tree(lo, hi, ind)
+    if lo == hi then
+      lines[#lines + 1] = ind .. ("if code == %d then %s end"):format(
+        codes[lo], body[codes[lo]])
+      lines[#lines + 1] = ind .. "return slow(a, ud)"
+      return
     end
-    table.sort(codes)
-    -- a binary search over the tickets, in functions of at most 64 (a
-    -- function's jumps, constants and locals are bounded), kept in D
-    local function tree(lo, hi, ind)
-      if lo == hi then
-        lines[#lines + 1] = ind .. ("if code == %d then %s end"):format(
-          codes[lo], body[codes[lo]])
-        lines[#lines + 1] = ind .. "return slow(a, ud)"
-        return
-      end
+    local mid = floor((lo + hi) / 2)
+    lines[#lines + 1] = ind .. ("if code <= %d then"):format(codes[mid])
+    tree(lo, mid, ind .. "  ")
+    lines[#lines + 1] = ind .. "end"
+    tree(mid + 1, hi, ind)
+  end
+  local function fun(lo, hi)
+    lines = {}
+    if hi - lo < 64 then
+      tree(lo, hi, "  ")
+    else
       local mid = floor((lo + hi) / 2)
-      lines[#lines + 1] = ind .. ("if code <= %d then"):format(codes[mid])
-      tree(lo, mid, ind .. "  ")
-      lines[#lines + 1] = ind .. "end"
-      tree(mid + 1, hi, ind)
+      local left, right = fun(lo, mid), fun(mid + 1, hi)
+      lines = { ("  if code <= %d then return D[%d](code, a, ud, V) end"):format(
+                  codes[mid], left),
+                ("  return D[%d](code, a, ud, V)"):format(right) }
     end
-    local parts, nfun = {}, 0
-    local function fun(lo, hi)
-      local k
-      lines = {}
-      if hi - lo < 64 then
-        tree(lo, hi, "  ")
-      else
-        local mid = floor((lo + hi) / 2)
-        local left, right = fun(lo, mid), fun(mid + 1, hi)
-        lines = { ("  if code <= %d then return D[%d](code, a, ud, V) end"):format(
-                    codes[mid], left),
-                  ("  return D[%d](code, a, ud, V)"):format(right) }
-      end
-      nfun = nfun + 1
-      k = nfun
-      parts[#parts + 1] = ("D[%d] = function(code, a, ud, V)\n%s\nend\n"):format(
-        k, table.concat(lines, "\n"))
-      return k
-    end
-    if #codes == 0 then return function(_, a, ud) return call(a, ud) end end
-    local top = fun(1, #codes)
-    local src = "local N, O, NAMES, conv, convc, cof, bbof, slow = ...\n" ..
-                "local D = {}\n" .. table.concat(parts) ..
-                ("return D[%d]\n"):format(top)
-    return assert(loadstring(src, "=bonsai dispatch"))(named, O, NAMES,
-      conv, convc, cof, bbof, call)
+    nfun = nfun + 1
+    parts[#parts + 1] = ("D[%d] = function(code, a, ud, V)\n%s\nend\n"):format(
+      nfun, table.concat(lines, "\n"))
+    return nfun
   end
+  local top = fun(1, #codes)
+  return "local N, O, NAMES, conv, convc, cof, bbof, slow = ...\n" ..
+         "local D = {}\n" .. table.concat(parts) ..
+         ("return D[%d]\n"):format(top)
+end
 
-  -- The dispatch of the version that agent (state ud) runs, id ver, and
-  -- its values table: by values table (the dispatch does not hold it, so
-  -- the entry goes with the version), and the values table by id.
+-- The dispatch of a version: dispatch(code, a, ud) makes the call with
+-- that ticket (the functions of values table V, or of the named leaves)
+-- and returns its result for the core; an unknown ticket or a call of
+-- another kind is made by _step.call. Generated once per values table, a
+-- branch per ticket, each with a call site of its own; the functions are
+-- read from their table at each call (a named one may be re-registered).
+local function generate(S, V, tickets)
+  local codes, body = {}, {}
+  for _, code in ipairs(tickets) do
+    local b = branch(code, V, S.named)
+    if b and not body[code] then body[code] = b; codes[#codes + 1] = code end
+  end
+  table.sort(codes)
+  local call = S.call
+  if #codes == 0 then return function(_, a, ud) return call(a, ud) end end
+  return assert(loadstring(emit(codes, body), "=bonsai dispatch"))(
+    S.named, S.O, NAMES, S.conv, S.convc, S.cof, S.bbof, call)
+end
+
+-- dispatch(ud, ver): the dispatch of the version that agent (state ud)
+-- runs, id ver, and its values table: by values table (the dispatch does
+-- not hold it, so the entry goes with the version), and the values table
+-- by id.
+local function dispatcher(S)
+  local X = S.X
   local byvalues = setmetatable({}, { __mode = "k" })
   local byver = setmetatable({}, { __mode = "v" })
-  local function dispatch(ud, ver)
+  return function(ud, ver)
     local V = byver[ver]
     if V == nil then
       V = X.values(ud)
@@ -200,25 +224,28 @@ local function build(core)
     end
     local d = byvalues[V]
     if d == nil then
-      d = generate(V, X.tickets(ud))
+      d = generate(S, V, X.tickets(ud))
       byvalues[V] = d
     end
     return d, V
   end
+end
 
-  ------------------------------------------------------------------ loops
-
-  -- bt.tick_all's Lua loop of one depth (ltick.c's 'stepped'): ticks the
-  -- entries of list from i to n, each agent's calls in one flat loop (a
-  -- loop nested in it would stop the trace); returns at the end, or at an
-  -- entry it does not step ("classic") or whose tick failed ("failed"),
-  -- and the sleepers it found without the list's sleep cache. pos holds
-  -- the tick under way: agent, entry, state. The sleep cache (sc, its
-  -- anchors: entry i's agent table at 2i - 1, its state at 2i) is used
-  -- and kept as pbatch does (lsleep.c): an entry it knows is skipped
-  -- while that same table is there and its state sleeps, without reading
-  -- the table's [1].
-  local function make()
+-- bt.tick_all's Lua loops (ltick.c's 'stepped'): make() gives a loop of
+-- one depth, which ticks the entries of list from i to n, each agent's
+-- calls in one flat loop (a loop nested in it would stop the trace);
+-- returns at the end, or at an entry it does not step ("classic") or
+-- whose tick failed ("failed"), and the sleepers it found without the
+-- list's sleep cache. pos holds the tick under way: agent, entry, state.
+-- The sleep cache (sc, its anchors: entry i's agent table at 2i - 1, its
+-- state at 2i) is used and kept as pbatch does (lsleep.c): an entry it
+-- knows is skipped while that same table is there and its state sleeps,
+-- without reading the table's [1].
+local function looper(S, dispatch)
+  local CTX, O, begin, on, asleep, note = S.CTX, S.O, S.begin, S.on,
+                                          S.asleep, S.note
+  local isstate, rawget, type = S.isstate, rawget, type
+  return function()
     -- the version's values table is held weakly (it holds the leaves, which
     -- may hold the list or its agents, which hold the tree, which holds it)
     local ver, disp, last = -1, nil, setmetatable({}, { __mode = "v" })
@@ -273,9 +300,16 @@ local function build(core)
     end
     return { loop, {} }
   end
+end
 
-  -- a:tick: the calls of the tick, unrolled (a loop would stop the trace
-  -- of the game's loop around a:tick), then a loop for long ticks.
+-- a:tick and the agents' __index (ctick, cindex: the lua_call path's).
+local function ticker(S, dispatch, ctick, cindex, methods)
+  local X, CTX, O, begin, on, time = S.X, S.CTX, S.O, S.begin, S.on, S.time
+  local isstate, rawget, type = S.isstate, rawget, type
+  local running = coroutine.running
+
+  -- the calls of the tick, unrolled (a loop would stop the trace of the
+  -- game's loop around a:tick), then a loop for long ticks
   local tver, tdisp, tlast = -1, nil, setmetatable({}, { __mode = "v" })
   local function more(a, ud, code, disp, V)
     while code >= SLOW do code = on(CTX, ud, 0, disp(code, a, ud, V)) end
@@ -284,7 +318,7 @@ local function build(core)
   local function steps(a, ud, dt)
     local code = begin(CTX, ud, dt, 0)
     if code < SLOW then return code end
-    local V = tlast[1] -- (held weakly, as make's)
+    local V = tlast[1] -- (held weakly, as looper's)
     if O.version ~= tver or V == nil then
       tdisp, V = dispatch(ud, O.version)
       tver, tlast[1] = O.version, V
@@ -306,11 +340,6 @@ local function build(core)
     if code < SLOW then return code end
     return more(a, ud, on(CTX, ud, 0, disp(code, a, ud, V)), disp, V)
   end
-
-  local registry = debug.getregistry()
-  local agentmt = registry["bonsai.agent"]
-  local methods = agentmt.methods
-  local ctick, cindex = methods.tick, agentmt.__index
 
   -- After the stepped tick: an error out of it (recovered here, raised
   -- naming tree and node), a tick that failed, or one not stepped.
@@ -349,11 +378,15 @@ local function build(core)
     end
     return cindex(a, k)
   end
+  return tick, index
+end
 
-  -- c:tick(k): the child's run stepped, a level above the control node's.
-  local cmt = registry["bonsai.control"]
-  local cmethods = cmt.__index
-  local cctick = cmethods.tick
+-- c:tick(k): the child's run stepped, a level above the control node's
+-- (cctick: the lua_call path's).
+local function controller(S, dispatch, cctick)
+  local X, CTX, O, on, child = S.X, S.CTX, S.O, S.on, S.child
+  local isstate, CREFS, crecover = S.isstate, S.CREFS, X.crecover
+  local rawget, type, floor = rawget, type, math.floor
   local function cmore(a, ud, level, code, disp, V)
     while code >= SLOW do code = on(CTX, ud, level, disp(code, a, ud, V)) end
     return code
@@ -366,8 +399,7 @@ local function build(core)
     end
     return code
   end
-  local crecover = X.crecover
-  local function ctick_(c, k)
+  return function(c, k)
     local refs = type(c) == "table" and type(k) == "number" and
                  rawget(c, CREFS)
     local ud = type(refs) == "table" and refs[2]
@@ -390,15 +422,30 @@ local function build(core)
     end
     return cctick(c, k) -- CLASSIC
   end
+end
 
-  local stepper = { make = make }
+-- Makes the path for bonsai.core (core: the module table): its functions
+-- and tables, kept for the life of the Lua state; put() installs them in
+-- bonsai.core's tables, take() puts the lua_call path's back.
+local function build(core)
+  local S = bind(core)
+  local dispatch = dispatcher(S)
+  local registry = debug.getregistry()
+  local agentmt = registry["bonsai.agent"]
+  local methods = agentmt.methods
+  local ctick, cindex = methods.tick, agentmt.__index
+  local tick, index = ticker(S, dispatch, ctick, cindex, methods)
+  local cmethods = registry["bonsai.control"].__index
+  local cctick = cmethods.tick
+  local ctick_ = controller(S, dispatch, cctick)
+  local stepper = { make = looper(S, dispatch) }
   return {
     put = function()
-      X.use(stepper)
+      S.X.use(stepper)
       methods.tick, agentmt.__index, cmethods.tick = tick, index, ctick_
     end,
     take = function()
-      X.use(nil)
+      S.X.use(nil)
       methods.tick, agentmt.__index, cmethods.tick = ctick, cindex, cctick
     end,
   }

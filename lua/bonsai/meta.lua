@@ -1138,6 +1138,16 @@ function bt.watch(path) end
 ---@return { path: string, error: string }[] failed
 function bt.poll() end
 
+---The bytes of a regular file, read with the bounds of tree files: a
+---FIFO, a device, a socket or a directory is refused (never waited on),
+---and so is a file of more than max bytes (default 8 MiB), counted as
+---they arrive; the debugger reads its files with it.
+---@param path string
+---@param max? integer
+---@return string|nil bytes
+---@return string? message
+function bt.readfile(path, max) end
+
 ---A tree definition from text; returns the root node (not yet a tree).
 ---@param text string
 ---@param format bonsai.Format

@@ -243,6 +243,7 @@ local function bbdiff(agent, old)
   if n == 0 and old and next(old) == nil then now = old end
   return changed, unset, now
 end
+M.bbdiff = bbdiff -- (bonsai.debug.stepper: the keys changed at each event)
 
 -- The tick line of one tick of agent (status, or err when it raised; ev:
 -- its events, see dispatch). Returns the line as a table whose 'codes' are

@@ -62,8 +62,19 @@ BS_NOINLINE static StepRun *grow(bonsai_agent *a, unsigned k) {
 }
 
 static inline StepRun *level(bonsai_agent *a, unsigned k) {
-  if (bs_likely(k == 0 && a->step != NULL))
-    return &a->step->run;
+  bonsai_env *env;
+  if (bs_likely(k == 0)) {
+    if (a->step != NULL)
+      return &a->step->run;
+    env = a->tree->env; /* a record from the environment's: every tick's */
+    if (bs_likely(env->freesteps != NULL)) {
+      a->step = env->freesteps;
+      env->freesteps = a->step->nextfree;
+      return &a->step->run;
+    }
+  } else if (k == 1 && a->step != NULL && a->step->run.next != NULL) {
+    return a->step->run.next; /* a control node's child's run */
+  }
   return grow(a, k);
 }
 
@@ -154,11 +165,25 @@ BS_NOINLINE static int stepbelow(bonsai_agent *a, unsigned k, int result) {
   return go(a, result);
 }
 
-int bonsai_agent_step(bonsai_agent *a, unsigned k, int result) {
+static inline int stepat(bonsai_agent *a, unsigned k, int result) {
   if (a->nstep == 0 || k + 1u != a->nstep || a->stepping ||
       a->step->top->at == BS_AT_NONE)
     return stepbelow(a, k, result);
   return go(a, result);
+}
+
+int bonsai_agent_step(bonsai_agent *a, unsigned k, int result) {
+  return stepat(a, k, result);
+}
+
+int bonsai_agent_stepnext(bonsai_agent *a, unsigned k, int result,
+                          const bonsai_call **call, bonsai_leaf_fn *fn) {
+  int s = stepat(a, k, result);
+  if (s == BONSAI_STEP) { /* (the run at level k handed it out) */
+    *call = &a->step->call;
+    *fn = a->step->fn;
+  }
+  return s;
 }
 
 const bonsai_call *bonsai_agent_stepcall(const bonsai_agent *a,

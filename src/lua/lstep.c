@@ -36,30 +36,41 @@ static int ticket(const void *d, int ev, int control) {
   return LB_TICKET + (int)(key << 4 | control << 3 | ev << 1 | LEAF_NAMED(d));
 }
 
-/* What stepping call result r of agent a returns: the call handed out
-** (what the Lua side reads of it in lb->out), or the end of a run. The end
-** of a tick ends its LTick. */
-static int code(LBonsai *lb, bonsai_agent *a, int r) {
-  if (r == BONSAI_STEP) {
-    LStepOut *o = &lb->out;
-    bonsai_leaf_fn fn;
-    unsigned level;
-    const bonsai_call *c = bonsai_agent_stepcall(a, &fn, &level);
-    o->level = (int32_t)level;
-    o->node = (int32_t)c->node;
-    o->status = c->status;
-    o->args = (int32_t)(intptr_t)c->args;
-    if (fn == lb_leaf_call)
-      return ticket(c->data, c->event, 0);
-    if (fn == lb_control_call) { /* its 'c' is known by node and version */
-      o->version = (double)bonsai_agent_version_id(a);
-      return ticket(c->data, c->event, 1);
-    }
-    return LB_SLOW;
+/* What the call c handed out by agent a's run at 'level' returns (what
+** the Lua side reads of it in lb->out). */
+static int handed(LBonsai *lb, bonsai_agent *a, const bonsai_call *c,
+                  bonsai_leaf_fn fn, unsigned level) {
+  LStepOut *o = &lb->out;
+  o->level = (int32_t)level;
+  o->node = (int32_t)c->node;
+  o->status = c->status;
+  o->args = (int32_t)(intptr_t)c->args;
+  if (fn == lb_leaf_call)
+    return ticket(c->data, c->event, 0);
+  if (fn == lb_control_call) { /* its 'c' is known by node and version */
+    o->version = (double)bonsai_agent_version_id(a);
+    return ticket(c->data, c->event, 1);
   }
+  return LB_SLOW;
+}
+
+/* What the end of a run with r returns. The end of a tick ends its LTick. */
+static int over(LBonsai *lb, bonsai_agent *a, int r) {
   if (!bonsai_agent_busy(a))
     lb_step_untick(lb, a);
   return r >= 0 ? r : LB_FAILED;
+}
+
+/* What stepping call result r of agent a returns: the call handed out, or
+** the end of a run. */
+static int code(LBonsai *lb, bonsai_agent *a, int r) {
+  if (r == BONSAI_STEP) {
+    bonsai_leaf_fn fn;
+    unsigned level;
+    const bonsai_call *c = bonsai_agent_stepcall(a, &fn, &level);
+    return handed(lb, a, c, fn, level);
+  }
+  return over(lb, a, r);
 }
 
 /*
@@ -102,10 +113,15 @@ static int step_begin(LBonsai *lb, LAgent *la, double dt, int all) {
 /* Entry point: the call handed out at 'level' returned r (la is under way:
 ** it was checked when its tick began). */
 static int step_on(LBonsai *lb, LAgent *la, int level, int r) {
+  bonsai_agent *a = agentof(la);
+  const bonsai_call *c;
+  bonsai_leaf_fn fn;
   if (la->magic != lb || level < 0)
     return LB_FAILED;
-  return code(lb, agentof(la), bonsai_agent_step(agentof(la), (unsigned)level,
-                                                 r));
+  r = bonsai_agent_stepnext(a, (unsigned)level, r, &c, &fn);
+  if (r == BONSAI_STEP)
+    return handed(lb, a, c, fn, (unsigned)level);
+  return over(lb, a, r);
 }
 
 /* Entry point: c:tick(k + 1) of control node 'node'. */

@@ -155,7 +155,15 @@ local PRIVATE_USED = {
     "the module's helpers for messages, shared with its tools" },
   { { "^bonsai%.record$" }, { _kept = true },
     "a recording's subscriptions, kept on the agent" },
-  { { "^bonsai%.debug" }, "*", "waits for live-edit (#40)" },
+  { { "^bonsai%.debug%.stepper$" }, { _on_event = true },
+    "the step through a tick: a hook on each status event of one tick" },
+  { { "^bonsai%.debug%.edit" }, { _source = true, _register = true },
+    "the editor drafts from the definition a tree keeps, and puts the " ..
+    "game's tree back under its name after compiling a draft" },
+  { { "^bonsai%.debug%.edit" }, { _files = true, _registered = true,
+                                   _defined = true },
+    "the editor's palette (registered leaves, defined types) and the " ..
+    "files it may save (those bt.watch watches)" },
 }
 local function private_ok(m, name)
   for _, u in ipairs(PRIVATE_USED) do
@@ -168,8 +176,9 @@ end
 -- Each is printed, and left out of the rules and of the circles, until the
 -- code no longer has it (then its line goes).
 local WAITING = {
-  { "^bonsai%.debug", { "^bonsai%.paths$", "^bonsai%.core$", "^bonsai%.script$" },
-    "the debugger's file confinement, scripts and kind rows (#35: to pass in)" },
+  { "^bonsai%.debug%.edit", { "^bonsai%.script$" },
+    "the editor copies a script node with its provenance (the text and " ..
+    "the importer's renaming the exporters read): no public door yet" },
 }
 
 -- The text of a Lua file without its comments (strings kept).

@@ -14,12 +14,6 @@
 -- reload), that the books agree with the library, and that bt.memory() is
 -- back to its value after setup once everything is dropped.
 local bt = require "bonsai"
--- On LuaJIT the LuaJIT path is installed (bonsai is loaded with the
--- compiler on) and then runs interpreted: refused allocations inside
--- LuaJIT's trace compiler are LuaJIT's own failure paths, which made the
--- sweep under ASan fail now and then with a jump to address 0; the sweep
--- checks Bonsai's (the stepped loops, the dispatch, the entry points)
-if jit then jit.off() jit.flush() end
 
 local S = {}
 local O           -- objects made by run(), and the books

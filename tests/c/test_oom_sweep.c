@@ -4,16 +4,16 @@
 ** runs on the LuaJIT path) with a lua_Alloc that refuses the N-th
 ** allocation (mode "one"), or every allocation from the N-th on (mode
 ** "all"), runs tests/c/oom_scenario.lua for every N the scenario's run
-** makes, in both modes. After each run the allocator grants everything
-** again and the scenario checks that its objects still work; lua_close
-** must then give back every byte (on Lua 5.4: LuaJIT's own failure paths
-** are known to keep a few bytes, docs/LUA_VERSIONS.md, so there the
-** scenario's check of bt.memory() is the measure).
+** makes, in both modes (on LuaJIT, only the allocations Bonsai makes
+** itself are counted and refused: see luajits). After each run the
+** allocator grants everything again and the scenario checks that its
+** objects still work; lua_close must then give back every byte.
 **   test_oom_sweep [FIRST-LAST] [one|all] [--without reload]
 ** (default: every N, both modes; --without reload leaves the reloads out of
 ** the scenario while a fix is pending). OOM_TRACE=1 in the environment makes
 ** the scenario print the allocation count at each step.
 */
+#define _GNU_SOURCE /* dladdr */
 #include <stdio.h>
 #include <stdlib.h>
 #ifdef OOM_BACKTRACE
@@ -36,9 +36,7 @@
 #define LUA_OK 0
 #endif
 #if defined(LUA_JITLIBNAME)
-#define EXACT 0 /* lua_close's bytes are LuaJIT's to give back */
-#else
-#define EXACT 1
+#include <dlfcn.h>
 #endif
 
 enum { MODE_ONE, MODE_ALL };
@@ -56,6 +54,33 @@ typedef struct Heap {
   long refused;
 } Heap;
 
+/*
+** Whether the allocator was called by LuaJIT itself (its interpreter,
+** compiler, collector or C API), from the return address into the caller.
+** Those are never refused: LuaJIT 2.1 before its fix of November 2022
+** (LuaJIT issue #906, commit ca8d3257; Debian 12 ships the version of March
+** 2022) raises "not enough memory" from a Lua function's bytecode (a table
+** constructor, BC_TDUP) with the stack top unset, which overwrites the
+** stack and crashes in the unwinder (lj_err_mem -> err_unwind), with the
+** compiler on or off. Bonsai's own allocations (the core's and the
+** binding's, through the allocator the binding takes from lua_getallocf)
+** are refused as on 5.4; those LuaJIT makes for the binding's Lua API calls
+** are refused by the sweep on 5.4.
+*/
+#if defined(LUA_JITLIBNAME)
+static int luajits(const void *caller) {
+  lua_State *(*fn)(lua_Alloc, void *) = lua_newstate;
+  void *f;
+  Dl_info c, lj;
+  memcpy(&f, &fn, sizeof f); /* (ISO C has no cast from a function) */
+  return dladdr(caller, &c) != 0 && dladdr(f, &lj) != 0 &&
+         c.dli_fbase == lj.dli_fbase;
+}
+#define REFUSABLE() (!luajits(__builtin_return_address(0)))
+#else
+#define REFUSABLE() 1
+#endif
+
 /* An allocation is a call that asks for a new block or a larger one;
 ** shrinking and freeing always succeed. */
 static void *heap_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
@@ -67,7 +92,7 @@ static void *heap_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
     h->inuse -= old;
     return NULL;
   }
-  if (h->armed && nsize > old) {
+  if (h->armed && nsize > old && REFUSABLE()) {
     long n = ++h->count;
     if (h->failat > 0 && (n == h->failat ||
                           (h->mode == MODE_ALL && n > h->failat))) {
@@ -173,7 +198,7 @@ static long run(long failat, int mode) {
     return -1;
   }
   lua_close(L);
-  if (EXACT && h.inuse != 0) {
+  if (h.inuse != 0) {
     fprintf(stderr, "N=%ld mode=%s: %lu bytes not given back at lua_close\n",
             failat, mode == MODE_ONE ? "one" : "all",
             (unsigned long)h.inuse);
@@ -201,6 +226,10 @@ int main(int argc, char **argv) {
   total = run(0, MODE_ONE);
   if (total < 0)
     return 1;
+  if (total == 0) { /* a sweep of nothing would pass whatever happens */
+    fprintf(stderr, "the run made no allocation the sweep may refuse\n");
+    return 1;
+  }
   if (last < 0 || last > total)
     last = total;
   for (mode = m0; mode <= m1; mode++)

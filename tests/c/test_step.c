@@ -39,16 +39,29 @@ static int make(bonsai_agent *ag, unsigned *level) {
 }
 
 /* A tick as a stepping host makes it: BONSAI_ENOSTEP falls back to
-** bonsai_agent_tick. */
+** bonsai_agent_tick. Every other call goes on with bonsai_agent_stepnext,
+** whose call and function must be bonsai_agent_stepcall's. */
 static int stepped(bonsai_agent *ag, double dt) {
-  int r = STEPPING(bonsai_agent_step_begin(ag, dt, NULL));
+  int r = STEPPING(bonsai_agent_step_begin(ag, dt, NULL)), n = 0;
   if (r == BONSAI_ENOSTEP)
     return bonsai_agent_tick(ag, dt);
   while (r == BONSAI_STEP) {
     unsigned level;
     int x = make(ag, &level);
     assert_int_equal(level, 0);
-    r = STEPPING(bonsai_agent_step(ag, level, x));
+    if (++n % 2 == 0) {
+      const bonsai_call *c = NULL;
+      bonsai_leaf_fn fn = NULL, fn2;
+      r = STEPPING(bonsai_agent_stepnext(ag, level, x, &c, &fn));
+      if (r == BONSAI_STEP) {
+        assert_ptr_equal(c, bonsai_agent_stepcall(ag, &fn2, NULL));
+        assert_ptr_equal(fn, fn2);
+      } else {
+        assert_null(c); /* untouched */
+      }
+    } else {
+      r = STEPPING(bonsai_agent_step(ag, level, x));
+    }
   }
   return r;
 }
@@ -339,8 +352,12 @@ static void hands_out_calls(void **state) {
   /* resumed at the running action: its tick, then the condition's */
   assert_int_equal(bonsai_agent_step_begin(ag, 1, NULL), BONSAI_STEP);
   assert_int_equal(bonsai_agent_stepcall(ag, NULL, NULL)->node, 1);
-  assert_int_equal(bonsai_agent_step(ag, 0, S), BONSAI_STEP);
-  c = bonsai_agent_stepcall(ag, &fn, NULL);
+  c = NULL;
+  assert_int_equal(bonsai_agent_stepnext(ag, 1, S, &c, &fn), BONSAI_EARG);
+  assert_null(c);
+  assert_int_equal(bonsai_agent_stepnext(ag, 0, S, &c, &fn), BONSAI_STEP);
+  assert_ptr_equal(c, bonsai_agent_stepcall(ag, NULL, NULL));
+  assert_ptr_equal(fn, trace_leaf);
   assert_ptr_equal(c->data, b);
   assert_int_equal(c->node, 2);
   assert_int_equal(bonsai_agent_step(ag, 0, F), F);

@@ -195,6 +195,29 @@ describe("a file read for a tree", function()
                    msg)
   end)
 
+  it("is read by bt.readfile with the same checks (the tools' reader)",
+     function()
+    local file = write("mod/a.txt", "abc\0def")
+    assert.equal("abc\0def", bt.readfile(file))
+    assert.equal("abc\0def", bt.readfile(file, 7))
+    assert.same({ nil, file .. ": file too large (7 bytes, at most 6)" },
+                { bt.readfile(file, 6) })
+    sh("mkfifo '" .. root .. "/mod/fifo'")
+    assert.same({ nil, root .. "/mod/fifo: not a regular file (a FIFO)" },
+                { bt.readfile(root .. "/mod/fifo") })
+    assert.same({ nil, root .. "/mod: not a regular file (a directory)" },
+                { bt.readfile(root .. "/mod") })
+    local none, err = bt.readfile(root .. "/none")
+    assert.is_nil(none)
+    assert.matches("/none: ", err)
+    -- the default bound is a load's (8 MB)
+    local max = paths.MAX_SIZE
+    finally(function() paths.MAX_SIZE = max end)
+    paths.MAX_SIZE = 5
+    assert.equal(file .. ": file too large (7 bytes, at most 5)",
+                 select(2, bt.readfile(file)))
+  end)
+
   it("is refused by bt.reload and bt.poll as by bt.load, and the old " ..
      "version keeps running", function()
     local file = write("mod/t.xml", XML_MAIN:format(""))

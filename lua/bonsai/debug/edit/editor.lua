@@ -4,7 +4,6 @@
 -- trees it holds and the agents it lets through (apply to some agents),
 -- and what the commands share (the
 -- tree a command names, its draft, the draft as data for the page).
-local paths = require "bonsai.paths"
 local node = require "bonsai.debug.edit.node"
 local file = require "bonsai.debug.edit.file"
 
@@ -99,7 +98,7 @@ function E:draft(name)
   if not ok then return nil, tostring(t) end
   d.map = labels(d.root, t)
   d.live = src.root
-  if path then d.stamp = file.stamp(paths.read(path)) end
+  if path then d.stamp = file.stamp(self.bt.readfile(path)) end
   self.drafts[name] = d
   return d
 end
@@ -129,7 +128,7 @@ function E:describe(d)
   local h = self:heldids(d)
   return { tree = d.tree.name, version = d.serial, file = d.file,
            held = #h > 0 and h or nil, -- (absent: none)
-           format = d.file and file.format(d.file, paths.read(d.file)),
+           format = d.file and file.format(d.file, self.bt.readfile(d.file)),
            stamp = d.stamp, applied = d.root == d.live,
            undo = #d.undo, redo = #d.redo, rollback = #d.applied,
            root = node.data(d.root, d.map) }

@@ -3,7 +3,6 @@
 -- leaf or a script), and the names that keep paths stable (a new node
 -- gets one no sibling has; its unnamed siblings keep the names they had).
 local cjson = require "cjson.safe"
-local core = require "bonsai.core"
 local script = require "bonsai.script"
 local node = require "bonsai.debug.edit.node"
 
@@ -12,8 +11,13 @@ local isnode, copy, named, plain = node.isnode, node.copy, node.named,
 
 local M = {}
 
-local KINDS = {}     -- kind name -> its row of core.KINDS
-for _, row in ipairs(core.KINDS) do KINDS[row.name] = row end
+-- Whether name is a kind of the core's table (bt.KINDS).
+local function kind(bt, name)
+  for _, row in ipairs(bt.KINDS) do
+    if row.name == name then return true end
+  end
+  return false
+end
 
 -- The node table of a description's type (its params given), or raises.
 local function typed(bt, spec, ps, where)
@@ -24,7 +28,7 @@ local function typed(bt, spec, ps, where)
     local ok, res = pcall(bt.script, spec.code)
     if not ok then error(where .. ": " .. tostring(res), 0) end
     return res
-  elseif KINDS[spec.type] then
+  elseif kind(bt, spec.type) then
     local n = { type = spec.type }
     for k, v in pairs(ps or {}) do n[k] = v end
     return n

@@ -3,7 +3,6 @@
 -- and registered leaves, a script node, each with the parameters it takes
 -- and their types for the page's fields) and script (a script's parse
 -- error, as it is typed).
-local core = require "bonsai.core"
 local script = require "bonsai.script"
 
 local M = {}
@@ -43,7 +42,7 @@ end
 -- palette: { palette = { { type, class, params, from } }, conditions }.
 function M.palette(E)
   local list = {}
-  for _, row in ipairs(core.KINDS) do
+  for _, row in ipairs(E.bt.KINDS) do
     if row.class ~= "hidden" and row.name ~= "control" then
       list[#list + 1] = { type = row.name, class = row.class,
                           params = params(row), from = "kind" }

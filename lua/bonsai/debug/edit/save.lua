@@ -2,7 +2,6 @@
 -- its tree came from, in its format (an exporter's, or canonical Lua),
 -- only inside the watched folders, refused when the file changed since
 -- the page read it; the tree then runs what the file says, loaded once.
-local paths = require "bonsai.paths"
 local node = require "bonsai.debug.edit.node"
 local file = require "bonsai.debug.edit.file"
 local luatext = require "bonsai.debug.edit.luatext"
@@ -21,7 +20,7 @@ local function current(E, d, cmd)
     return nil, "refused: " .. path .. " is not in a folder the game " ..
            "watches (bt.watch): the page writes nowhere else"
   end
-  local old = paths.read(path)
+  local old = E.bt.readfile(path)
   if file.stamp(old) ~= d.stamp or cmd.stamp ~= d.stamp then
     return nil, "stale save: " .. path .. " changed since this page " ..
       "read it (another page or an editor saved it): reload the tree " ..
