@@ -817,18 +817,30 @@ BONSAI_API int bonsai_agent_switch(bonsai_agent *agent,
                                    unsigned n);
 
 /*
-** Holding an agent on its version (to try a reload on some agents first):
-** bonsai_agent_hold(agent, 1) and the agent keeps running the version it
-** runs whatever reloads come (bonsai_agent_stale says 0, a tick, an abort
-** or a reset does not switch it; that version stays alive while it runs
-** it). bonsai_agent_hold(agent, 0) releases it: at its next tick (abort,
-** reset, or bonsai_agent_switch) it switches to the tree's current version,
-** the newest, in one step from the version it held, running nodes matched
-** as for any reload. New agents start on the current version; a save does
-** not record the hold. bonsai_agent_held says whether the agent is held.
+** Holding agents on their versions (to try a reload on some agents first).
+** bonsai_agent_hold(agent, 1) keeps that agent on the version it runs
+** whatever reloads come; bonsai_tree_hold(tree, 1) keeps every agent of the
+** tree on the version it runs, but those given a pass
+** (bonsai_agent_pass(agent, 1)), which switch as if the tree were not
+** held. An agent is kept by its own hold, or by its tree's unless it has a
+** pass: a pass does not undo the agent's own hold. While kept,
+** bonsai_agent_stale says 0 and a tick, an abort or a reset does not switch
+** it; the version stays alive while it runs it. Once nothing keeps it
+** (bonsai_agent_hold(agent, 0), bonsai_tree_hold(tree, 0), a pass), at its
+** next tick (abort, reset, or bonsai_agent_switch) it switches to the
+** tree's current version, the newest, in one step from the version it
+** held, running nodes matched as for any reload. Ending a tree's hold
+** takes every pass of its agents back (a pass lets an agent through one
+** hold). New agents start on the current version; a save records neither
+** hold nor pass. bonsai_agent_held, bonsai_tree_held and
+** bonsai_agent_passes say whether each is set.
 */
 BONSAI_API void bonsai_agent_hold(bonsai_agent *agent, int on);
 BONSAI_API int bonsai_agent_held(const bonsai_agent *agent);
+BONSAI_API void bonsai_tree_hold(bonsai_tree *tree, int on);
+BONSAI_API int bonsai_tree_held(const bonsai_tree *tree);
+BONSAI_API void bonsai_agent_pass(bonsai_agent *agent, int on);
+BONSAI_API int bonsai_agent_passes(const bonsai_agent *agent);
 
 /*
 ** Control nodes at work. During the TICK callback of control node 'node'

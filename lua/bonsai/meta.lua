@@ -291,6 +291,18 @@ function Tree:dump(a) end
 ---@return string? message when the old version keeps running
 function Tree:reload(root, opts) end
 
+---Holds every agent of the tree on the version it runs (true): reloads
+---make new versions, but only agents with a pass (a:pass) switch to them;
+---false releases the tree (every pass taken back), and each agent switches
+---to the newest version at its next tick, its running nodes matched by
+---path as for any reload (an agent's own hold, a:hold, still keeps it).
+---@param on boolean
+function Tree:hold(on) end
+
+---Whether the tree holds its agents on their versions (tree:hold).
+---@return boolean
+function Tree:held() end
+
 ---Graphviz text of the tree, with a's statuses if given.
 ---@param a? bonsai.Agent
 ---@return string
@@ -462,13 +474,24 @@ function Agent:wake() end
 ---Holds the agent on the version of its tree it runs (true): reloads do
 ---not switch it until it is released (false), and at its next tick after
 ---the release it switches to the newest version, its running nodes matched
----by path as for any reload.
+---by path as for any reload (unless its tree holds it: tree:hold).
 ---@param on boolean
 function Agent:hold(on) end
 
----Whether the agent is held on its version (a:hold).
+---Whether the agent is held on its version by its own hold (a:hold).
 ---@return boolean
 function Agent:held() end
+
+---Gives the agent a pass through its tree's hold (true): it switches at
+---its next tick as if the tree were not held (its own hold still keeps
+---it); false takes the pass back. Ending the tree's hold takes every pass
+---back.
+---@param on boolean
+function Agent:pass(on) end
+
+---Whether the agent has a pass through its tree's hold (a:pass).
+---@return boolean
+function Agent:passes() end
 
 ---Seconds of sleep left, or nil.
 ---@return number?

@@ -23,15 +23,6 @@
 #include "tree.h"
 #include "vm.h"
 
-/* True when the tree was reloaded and the agent has not switched yet (a
-** tick reads only its own blueprint until then), unless it is held on its
-** version (bonsai_agent_hold): every path that switches an agent asks
-** this, so a held one switches nowhere, and at its first tick after the
-** release switches to the newest version. */
-#define bs_agent_stale(a)                                                      \
-  (bs_atomic_get(&(a)->bp->replaced) && !(a)->held &&                          \
-   (a)->bp != bs_tree_current((a)->tree))
-
 #define HEADSIZE ((sizeof(bonsai_agent) + 7) & ~(size_t)7)
 /* The state block inside the agent's own allocation; after a reload to a
 ** larger version the state may live in a block of its own. */
@@ -291,6 +282,10 @@ void bonsai_agent_hold(bonsai_agent *a, int on) { a->held = on != 0; }
 
 int bonsai_agent_held(const bonsai_agent *a) { return a->held; }
 
+void bonsai_agent_pass(bonsai_agent *a, int on) { a->pass = on != 0; }
+
+int bonsai_agent_passes(const bonsai_agent *a) { return a->pass; }
+
 int bonsai_agent_switch(bonsai_agent *a, const bonsai_host *h, unsigned *map,
                         unsigned n) {
   uint32_t oldn = a->bp->n, k;
@@ -467,7 +462,8 @@ BS_NOINLINE static int switchfirst(bonsai_agent *a, const bonsai_host *h) {
 static BS_ALWAYS_INLINE int begin(bonsai_agent *a, double dt,
                                   const bonsai_host *h) {
   int s;
-  if (bs_agent_stale(a) && (s = switchfirst(a, h)) != BONSAI_OK)
+  if (bs_unlikely(bs_agent_stale(a)) &&
+      (s = switchfirst(a, h)) != BONSAI_OK)
     return s;
   return start(a, dt, h);
 }

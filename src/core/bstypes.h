@@ -171,6 +171,8 @@ struct bonsai_tree {
   struct Plan *plan;  /* cached migration plan to bp (reload.h) */
   struct bonsai_agent *agents; /* its agents, linked by tnext (profile.c) */
   struct Prof *prof;  /* its profile (profile.c), or NULL */
+  uint8_t held;       /* its agents keep the versions they run across
+                      ** reloads, but those with a pass (bonsai_tree_hold) */
 };
 
 /* A control node's callback under way (vm.c): on the C stack of its call,
@@ -261,6 +263,8 @@ struct bonsai_agent {
   uint32_t inlinecap; /* bytes of state inside the agent's allocation */
   uint8_t held;     /* keeps the version it runs across reloads
                     ** (bonsai_agent_hold) */
+  uint8_t pass;     /* switches though its tree is held (bonsai_agent_pass;
+                    ** cleared when the tree's hold ends) */
   Frame *ctl;       /* the innermost control callback under way, or NULL */
   Frame *run;       /* the innermost one whose child's run is under way:
                     ** live whenever a host catches a non-local exit

@@ -19,10 +19,6 @@
 #include "tree.h"
 #include "vm.h"
 
-/* As agent.c's: the tree was reloaded and the agent has not switched. */
-#define bs_agent_stale(a)                                                      \
-  (bs_atomic_get(&(a)->bp->replaced) && (a)->bp != bs_tree_current((a)->tree))
-
 /*
 ** Whether the agent's ticks can be stepped: its version needs no callback
 ** a stepped tick cannot hand out (abort callbacks, functions as conditions

@@ -52,6 +52,7 @@ static bonsai_tree *newtree(bonsai_env *env, Blueprint *bp, const char *name,
   t->plan = NULL;
   t->agents = NULL;
   t->prof = NULL;
+  t->held = 0;
   t->share = share;
   bs_env_retain(env);
   return t;
@@ -153,6 +154,18 @@ int bonsai_tree_adopt(bonsai_tree *t, bonsai_tree *other) {
   bs_bp_retain(bp);
   return bs_tree_set(t, bp, bp->host, bp->hostlen);
 }
+
+/* Ending the hold takes every pass back: a pass lets an agent through one
+** hold, not through the next. */
+void bonsai_tree_hold(bonsai_tree *t, int on) {
+  bonsai_agent *a;
+  t->held = on != 0;
+  if (!t->held)
+    for (a = t->agents; a != NULL; a = a->tnext)
+      a->pass = 0;
+}
+
+int bonsai_tree_held(const bonsai_tree *t) { return t->held; }
 
 /* Drops a tree's hold on its share; the last tree frees the entry. */
 static void unshare(Share *s) {

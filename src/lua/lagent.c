@@ -34,14 +34,26 @@ static int agent_sleeping(lua_State *L) {
 /* a:hold(on): keeps the agent on the version it runs across reloads (true)
 ** or lets it switch at its next tick (false); a:held() */
 static int agent_hold(lua_State *L) {
-  bonsai_agent *a = agentof(lb_checkagent(L, 1));
-  luaL_checkany(L, 2);
-  bonsai_agent_hold(a, lua_toboolean(L, 2));
+  int on = (luaL_checkany(L, 2), lua_toboolean(L, 2));
+  bonsai_agent_hold(agentof(lb_checkagent(L, 1)), on); /* (it pushes) */
   return 0;
 }
 
 static int agent_held(lua_State *L) {
   lua_pushboolean(L, bonsai_agent_held(agentof(lb_checkagent(L, 1))));
+  return 1;
+}
+
+/* a:pass(on): lets the agent switch though its tree is held (true), until
+** the tree's hold ends, or takes the pass back (false); a:passes() */
+static int agent_pass(lua_State *L) {
+  int on = (luaL_checkany(L, 2), lua_toboolean(L, 2));
+  bonsai_agent_pass(agentof(lb_checkagent(L, 1)), on); /* (it pushes) */
+  return 0;
+}
+
+static int agent_passes(lua_State *L) {
+  lua_pushboolean(L, bonsai_agent_passes(agentof(lb_checkagent(L, 1))));
   return 1;
 }
 
@@ -227,6 +239,8 @@ static const luaL_Reg agent_methods[] = {
     {"remove_interrupt", agent_remove_interrupt},
     {"hold", agent_hold},
     {"held", agent_held},
+    {"pass", agent_pass},
+    {"passes", agent_passes},
     {NULL, NULL}};
 
 /* a.tree, a.time and the methods: what an agent table does not hold

@@ -1494,11 +1494,28 @@ static int tree_register(lua_State *L) {
   return 0;
 }
 
+/* tree:hold(on): keeps every agent of the tree on the version it runs
+** across reloads, but those with a pass (a:pass), or lets them switch at
+** their next tick (false: the passes are taken back); tree:held() */
+static int tree_hold(lua_State *L) {
+  LTree *lt = lb_checktree(L, 1);
+  luaL_checkany(L, 2);
+  bonsai_tree_hold(lt->t, lua_toboolean(L, 2));
+  return 0;
+}
+
+static int tree_held(lua_State *L) {
+  lua_pushboolean(L, bonsai_tree_held(lb_checktree(L, 1)->t));
+  return 1;
+}
+
 /* ltrace.c adds tree:nodes. */
 static const luaL_Reg tree_methods[] = {{"dump", tree_dump},
                                         {"_source", tree_source},
                                         {"_register", tree_register},
                                         {"reload", tree_reload},
+                                        {"hold", tree_hold},
+                                        {"held", tree_held},
                                         {"share", tree_share},
                                         {NULL, NULL}};
 

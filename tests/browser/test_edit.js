@@ -5,7 +5,8 @@
 // tree as a user would: a refused edit (its place shown, nothing changed),
 // a guard condition inserted, a parameter changed, a branch moved, a
 // preview, apply to the selected agent only (the others held on their
-// version: the population view shows both), apply to all; then checks from the game's side (its answers on
+// version, a guard the page was never offered too: the population view
+// shows both versions), apply to all; then checks from the game's side (its answers on
 // its standard output) that the agents switched at their next tick with
 // their running nodes kept (walk and strike not entered again), saves and
 // checks the file on disk against the expected text and that the game's
@@ -207,6 +208,10 @@ async function main() {
         assert.equal(a.paths.includes('guard/chase/brave'), i === 2, 'guard ' + (i + 1) + '\'s version');
         assert.equal(a.held, i !== 2, 'guard ' + (i + 1) + ' held');
       });
+      // the stray, never offered to the page, is held too (its tree is)
+      assert.equal(s.stray.held, true, 'the stray held');
+      assert.ok(!s.stray.paths.includes('guard/chase/brave'), 'the stray\'s version');
+      assert.deepEqual(s.stray.running, ['guard', 'patrol', 'walk']);
       // guard 3 walks on, not entered again; the others run as before
       assert.deepEqual(s.agents[2].running, ['guard', 'patrol', 'walk']);
       assert.deepEqual(s.agents[2].enters, before.agents[2].enters);
@@ -228,6 +233,12 @@ async function main() {
       const s = await stateAfter(game, 2);
       for (const a of s.agents) assert.ok(a.paths.includes('guard/chase/brave'), 'new version');
       for (const a of s.agents) assert.equal(a.held, false);
+      // the stray switched too, its walk kept (entered once, never aborted)
+      assert.equal(s.stray.held, false, 'the stray released');
+      assert.ok(s.stray.paths.includes('guard/chase/brave'), 'the stray on the new version');
+      assert.deepEqual(s.stray.running, ['guard', 'patrol', 'walk']);
+      assert.equal(s.stray.enters.walk, 1);
+      assert.equal(s.stray.aborts.walk, undefined);
       // the chasers strike on: strike is kept (same path and type, its
       // sequence keeps its place at it), not entered again, not aborted;
       // brave is checked when the chase starts over

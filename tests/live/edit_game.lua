@@ -10,10 +10,12 @@
 -- a line each, the commands of its standard input:
 --   state   {"frame":F,"reloads":R,"agents":[{"running":[...],"paths":[...],
 --            "enters":{"walk":N,...},"aborts":{...},"bb":{"hp":...,
---            "enemy":...},"held":B}]}: what each agent runs now (names, and
---            its version's paths), whether it is held on its version
---            (apply to the selected agent), how often each leaf was entered or aborted,
---            its hp and enemy, the reloads bt.poll made
+--            "enemy":...},"held":B}],"stray":{...}}: what each agent runs
+--            now (names, and its version's paths), whether it is held on
+--            its version (apply to the selected agent: its own hold, or
+--            its tree's without a pass), how often each leaf was entered
+--            or aborted, its hp and enemy, the reloads bt.poll made; the
+--            same of the stray, a guard never offered to the page
 --   frames N  after N more frames: "done frames N"
 -- and runs until its input closes; alone it runs for 60 seconds.
 local here = arg[0]:match("^(.*)/tests/live/[^/]*$") or "."
@@ -52,24 +54,35 @@ for i = 1, 6 do
                                blackboard = { hp = 100 * i,
                                               enemy = i <= 2 and "wolf" or nil } })
 end
+-- A seventh guard the game ticks but never offers to the debugger: the
+-- page cannot see it, and an apply to the selected agent holds it all the
+-- same (its tree is held).
+local stray = bt.agent(tree, { owner = { name = "stray", enters = {},
+                                          aborts = {} },
+                               blackboard = { hp = 700 } })
+local ticked = { stray }
+for i, a in ipairs(agents) do ticked[i + 1] = a end
 local _, url = bt.debug.serve { port = 0, agents = agents }
 print("live: " .. url)
 io.stdout:flush()
 
 local frame, reloads, waits = 0, 0, {}
 
-local function state()
-  local out = { frame = frame, reloads = reloads, agents = {} }
-  for i, a in ipairs(agents) do
-    local paths = {}
-    for _, n in ipairs(tree:nodes(a)) do
-      if not n.hidden then paths[#paths + 1] = n.path end
-    end
-    out.agents[i] = { running = a:running(), paths = paths,
-                      enters = a.owner.enters, aborts = a.owner.aborts,
-                      held = a:held(),
-                      bb = { hp = a.bb.hp, enemy = a.bb.enemy } }
+local function described(a)
+  local paths = {}
+  for _, n in ipairs(tree:nodes(a)) do
+    if not n.hidden then paths[#paths + 1] = n.path end
   end
+  return { running = a:running(), paths = paths,
+           enters = a.owner.enters, aborts = a.owner.aborts,
+           held = a:held() or (a.tree:held() and not a:passes()),
+           bb = { hp = a.bb.hp, enemy = a.bb.enemy } }
+end
+
+local function state()
+  local out = { frame = frame, reloads = reloads, agents = {},
+                stray = described(stray) }
+  for i, a in ipairs(agents) do out.agents[i] = described(a) end
   return cjson.encode(out)
 end
 
@@ -99,7 +112,7 @@ while driven or socket.gettime() - start < 60 do
   local done, failed = bt.poll()
   reloads = reloads + #done
   for _, f in ipairs(failed) do io.stderr:write(f.error, "\n") end
-  local errors = bt.tick_all(agents, dt)
+  local errors = bt.tick_all(ticked, dt)
   if errors then io.stderr:write(errors[1].error, "\n") end
   bt.debug.poll()
   for i = #waits, 1, -1 do

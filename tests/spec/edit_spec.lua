@@ -307,12 +307,13 @@ describe("bt.debug's editing commands", function()
     _, err = D.command { cmd = "apply", tree = tree.name, version = 2,
                          agents = "2" }
     assert.equal("agents must be a list of agent numbers", err)
-    assert.is_false(agents[1]:held()) -- (a refused apply holds nobody)
+    assert.is_false(tree:held()) -- (a refused apply holds nothing)
     doc = ok(D.command { cmd = "apply", tree = tree.name, version = 2,
                          agents = { 2 } })
     assert.same({ 1, 3 }, doc.held)
-    assert.is_true(agents[1]:held())
-    assert.is_false(agents[2]:held())
+    assert.is_true(tree:held()) -- the tree held, agent 2 let through
+    assert.is_true(agents[2]:passes())
+    assert.is_false(agents[1]:passes())
     local _, v = tree:nodes()
     -- agent 2 switches at its next tick, its walk kept (not entered), on
     -- the new callbacks; 1 and 3 keep the old version's, tick after tick
@@ -327,7 +328,7 @@ describe("bt.debug's editing commands", function()
     -- apply to all: the holds go, and 1 and 3 switch at their next tick
     doc = ok(D.command { cmd = "apply", tree = tree.name, version = 2 })
     assert.is_nil(doc.held)
-    assert.is_false(agents[1]:held())
+    assert.is_false(tree:held())
     assert.equal("run", tick(1))
     assert.equal("run", tick(3))
     assert.equal(v, select(2, tree:nodes(agents[3])))
@@ -364,11 +365,78 @@ describe("bt.debug's editing commands", function()
                              key = "leaf", value = "run" } } })
     ok(D.command { cmd = "apply", tree = tree.name, version = doc.version + 1,
                    agents = { 1 } })
-    assert.is_true(agents[2]:held())
+    assert.is_true(tree:held())
     D.close()
     D = nil
-    assert.is_false(agents[2]:held())
+    assert.is_false(tree:held())
     assert.equal("run", tick(2))
+  end)
+
+  it("apply to one holds the agents the game never offered the session " ..
+     "too; apply to all, rollback and save move them", function()
+    local tree, path = setup()
+    local shown, unseen = agent(tree), agent(tree) -- unseen: never D.add'd
+    D.add(shown)
+    local function tick(a)
+      calls = {}
+      a:tick(1)
+      return table.concat(calls, "; ")
+    end
+    assert.equal("look; enter walk; walk", tick(shown))
+    assert.equal("look; enter walk; walk", tick(unseen))
+    local _, v1 = tree:nodes()
+    local doc = ok(D.command { cmd = "tree", tree = tree.name })
+    ok(D.command { cmd = "edit", tree = tree.name, version = 1, ops = {
+      { op = "set", node = id(doc, "guard/patrol/walk"), key = "leaf",
+        value = "run" } } })
+    doc = ok(D.command { cmd = "apply", tree = tree.name, version = 2,
+                         agents = { 1 } })
+    assert.is_nil(doc.held) -- (the page lists the agents it shows)
+    for _ = 1, 3 do -- the one chosen runs the draft; unseen stays, tick by tick
+      assert.equal("run", tick(shown))
+      assert.equal("walk", tick(unseen))
+    end
+    assert.equal(v1, select(2, tree:nodes(unseen)))
+    assert.is_false(unseen:passes())
+    -- rollback while held: the chosen one goes back, unseen stays where it
+    -- was (the rolled-back version is the one it runs, in content)
+    ok(D.command { cmd = "rollback", tree = tree.name })
+    assert.equal("walk", tick(shown))
+    assert.equal("walk", tick(unseen))
+    assert.equal(v1, select(2, tree:nodes(unseen)))
+    -- apply to all: unseen switches at its next tick, its walk kept
+    doc = ok(D.command { cmd = "tree", tree = tree.name })
+    ok(D.command { cmd = "edit", tree = tree.name, version = doc.version,
+                   ops = { { op = "set", node = id(doc, "guard/patrol/walk"),
+                             key = "leaf", value = "run" } } })
+    ok(D.command { cmd = "apply", tree = tree.name, version = doc.version + 1,
+                   agents = { 1 } })
+    assert.equal("walk", tick(unseen))
+    doc = ok(D.command { cmd = "apply", tree = tree.name,
+                         version = doc.version + 1 })
+    assert.is_false(tree:held())
+    assert.equal("run", tick(unseen)) -- (walk kept: not entered, not aborted)
+    assert.equal(select(2, tree:nodes()), select(2, tree:nodes(unseen)))
+    assert.same({ "guard", "patrol", "walk" }, unseen:running())
+    -- a save while the tree is held: the file is written, the tree runs it,
+    -- and unseen stays on its version until apply to all
+    doc = ok(D.command { cmd = "tree", tree = tree.name })
+    ok(D.command { cmd = "edit", tree = tree.name, version = doc.version,
+                   ops = { { op = "set", node = id(doc, "guard/patrol/walk"),
+                             key = "leaf", value = "walk" } } })
+    doc = ok(D.command { cmd = "apply", tree = tree.name,
+                         version = doc.version + 1, agents = { 1 } })
+    assert.equal("walk", tick(shown))
+    assert.equal("run", tick(unseen))
+    ok(D.command { cmd = "save", tree = tree.name, version = doc.version,
+                   stamp = doc.stamp })
+    assert.matches('"walk"', readfile(path))
+    assert.equal("run", tick(unseen))
+    assert.is_true(tree:held())
+    D.close() -- a page that goes away releases the tree
+    D = nil
+    assert.is_false(tree:held())
+    assert.equal("walk", tick(unseen))
   end)
 
   it("save a Lua tree as canonical Lua DSL, applied once", function()

@@ -183,6 +183,122 @@ describe("tree:reload", function()
   end)
 end)
 
+describe("holding agents on their versions", function()
+  -- Three agents of one tree running B; a function to read each one's
+  -- version (through tree:dump's leaf names: A..B is the first version).
+  local function three()
+    local tree = bt.tree(bt.sequence { t:action("A", "S"), t:action("B", "R") },
+                         { name = "T" })
+    local list = { bt.agent(tree), bt.agent(tree), bt.agent(tree) }
+    for _, a in ipairs(list) do
+      assert.equal("running | enter A; tick A; exit A success; enter B; tick B",
+                   t:step(a, 1))
+    end
+    return tree, list
+  end
+
+  it("tree:hold(true): a reload makes the version, no agent takes it",
+     function()
+    local tree, list = three()
+    assert.is_false(tree:held())
+    tree:hold(true)
+    assert.is_true(tree:held())
+    assert.is_true(tree:reload(bt.sequence { t:action("C", "R"),
+                                             t:action("B", "R") }))
+    for _ = 1, 2 do -- tick by tick, on either path (bt.tick_all, a:tick)
+      assert.is_nil(bt.tick_all(list, 1))
+      assert.equal("tick B; tick B; tick B", t:take())
+      assert.equal("running | tick B", t:step(list[1], 1))
+    end
+    local late = bt.agent(tree) -- a new agent starts on the new version
+    assert.equal("running | enter C; tick C", t:step(late, 1))
+    tree:hold(false)
+    assert.is_false(tree:held())
+    assert.is_nil(bt.tick_all(list, 1)) -- each switches, B kept
+    assert.equal("tick B; tick B; tick B", t:take())
+    assert.is_true(tree:reload(bt.sequence { t:action("C", "R") }))
+    assert.equal("running | abort B; enter C; tick C", t:step(list[2], 1))
+  end)
+
+  it("a:pass(true) lets one agent through, until the hold ends",
+     function()
+    local tree, list = three()
+    tree:hold(true)
+    list[2]:pass(true)
+    assert.is_true(list[2]:passes())
+    assert.is_false(list[1]:passes())
+    assert.is_true(tree:reload(bt.sequence { t:action("C", "R") }))
+    assert.is_nil(bt.tick_all(list, 1))
+    assert.equal("tick B; abort B; enter C; tick C; tick B", t:take())
+    tree:hold(false) -- the passes go with the hold
+    assert.is_false(list[2]:passes())
+    tree:hold(true)
+    assert.is_true(tree:reload(bt.sequence { t:action("D", "R") }))
+    assert.equal("running | tick C", t:step(list[2], 1))
+    assert.equal("running | tick B", t:step(list[1], 1))
+    tree:hold(false)
+    assert.equal("running | abort B; enter D; tick D", t:step(list[1], 1))
+    assert.equal("running | abort C; enter D; tick D", t:step(list[2], 1))
+  end)
+
+  it("an agent's own hold and its tree's compose", function()
+    local tree, list = three()
+    local a = list[1]
+    a:hold(true)
+    tree:hold(true)
+    a:pass(true) -- a pass does not undo the agent's own hold
+    assert.is_true(tree:reload(bt.sequence { t:action("C", "R") }))
+    assert.equal("running | tick B", t:step(a, 1))
+    tree:hold(false)
+    assert.equal("running | tick B", t:step(a, 1))
+    assert.is_true(a:held())
+    tree:hold(true)
+    a:hold(false) -- its tree holds it now
+    assert.equal("running | tick B", t:step(a, 1))
+    a:pass(true)
+    assert.equal("running | abort B; enter C; tick C", t:step(a, 1))
+    tree:hold(false)
+  end)
+
+  it("keeps held agents on the LuaJIT path's stepped ticks", function()
+    if not bt.config().ffi then
+      pending("the LuaJIT path is off here (not LuaJIT, or BONSAI_FFI=0)")
+      return
+    end
+    local stats = require("bonsai.core")._step.stats
+    local function root(leaf) -- (no abort callback: a tree that steps)
+      return bt.sequence { bt.condition(function() return true end),
+                           bt.action(leaf) }
+    end
+    local seen = {}
+    local function v(n)
+      return function() seen[#seen + 1] = n; return "running" end
+    end
+    local tree = bt.tree(root(v(1)))
+    local list = { bt.agent(tree), bt.agent(tree), bt.agent(tree) }
+    bt.tick_all(list, 1)
+    list[1]:hold(true)
+    tree:hold(true)
+    list[3]:pass(true)
+    assert.is_true(tree:reload(root(v(2))))
+    bt.tick_all(list, 1) -- (the switch of 3 is not stepped: it may abort)
+    local before = stats()
+    seen = {}
+    for _ = 1, 3 do bt.tick_all(list, 1) end
+    assert.equal(9, stats() - before) -- every tick, the held ones' too
+    assert.same({ 1, 1, 2, 1, 1, 2, 1, 1, 2 }, seen)
+  end)
+
+  it("refuses a call without its argument, or on another value", function()
+    local tree, list = three()
+    assert.has_error(function() tree:hold() end)
+    assert.has_error(function() list[1]:pass() end)
+    assert.has_error(function() list[1]:hold() end) -- (held it, before)
+    assert.has_error(function() tree.hold({}, true) end)
+    assert.has_error(function() list[1].pass(tree, true) end)
+  end)
+end)
+
 describe("a running node that still exists", function()
   it("is not entered again and keeps running", function()
     local tree = bt.tree(bt.sequence { t:action("A", "S"), t:action("B", "R") },

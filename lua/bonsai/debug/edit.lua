@@ -1,18 +1,18 @@
 -- bonsai.debug.edit: editing the running game's trees from the live page
 -- (docs/DEBUGGER.md, "Editing"). It adds commands to a debug session, each
 -- a function of the session's editor (edit/editor.lua: the drafts, one
--- per tree, and the agents held): tree, edit, undo, redo (edit/history:
+-- per tree, and the trees held): tree, edit, undo, redo (edit/history:
 -- tree operations on a draft, edit/ops and edit/make, each batch checked
 -- as bt.tree checks a definition); palette and script (edit/palette: what
 -- can be inserted, a script's parse error as it is typed); preview (a dry
 -- run of the reload's migration over the live agents); apply and rollback
--- (edit/apply: tree:reload with the draft, to some agents first, the
--- others held on the version they run, a:hold); save (edit/save: the
--- draft written to the file the tree came from, in its format, only
--- inside the watched folders, refused when the file changed since the
--- page read it). The draft keeps the definition's own tables: an inline
--- Lua function is carried along untouched; only a save to a Lua file
--- refuses it (the page cannot write a function).
+-- (edit/apply: tree:reload with the draft, to some agents first: the
+-- tree held, tree:hold, and those agents let through, a:pass); save
+-- (edit/save: the draft written to the file the tree came from, in its
+-- format, only inside the watched folders, refused when the file changed
+-- since the page read it). The draft keeps the definition's own tables:
+-- an inline Lua function is carried along untouched; only a save to a Lua
+-- file refuses it (the page cannot write a function).
 local Editor = require "bonsai.debug.edit.editor"
 
 local M = {}

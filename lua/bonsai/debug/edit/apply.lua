@@ -1,7 +1,8 @@
 -- bonsai.debug.edit.apply: the commands that change what runs: apply (the
--- draft becomes the running version, tree:reload; to some agents first,
--- the others held on the version they run, a:hold) and rollback (the
--- version before the last apply runs again and becomes the draft).
+-- draft becomes the running version, tree:reload; to some agents first:
+-- the tree held, tree:hold, and those agents given a pass, a:pass) and
+-- rollback (the version before the last apply runs again and becomes the
+-- draft).
 local node = require "bonsai.debug.edit.node"
 local preview = require "bonsai.debug.edit.preview"
 
@@ -15,27 +16,32 @@ local function reload(d, root)
   return true
 end
 
--- Holds every agent of d's tree the session shows but those of only, on
--- the version it runs: the set of agents held now.
-local function holdothers(E, d, only)
-  local hold = {}
-  for agent, st in pairs(E.S.recording().ids) do
-    if st.v.tree == d.tree.name and agent.tree == d.tree and
-       not only[agent] and not agent:held() then
-      agent:hold(true)
-      hold[agent] = true
+-- Holds d's tree and lets exactly the agents of only through: every other
+-- agent of the tree, whether the game offered it to the session or not,
+-- stays on the version it runs (those let through by an earlier apply
+-- included: their passes are taken back).
+local function holdbut(E, d, only)
+  d.tree:hold(true)
+  E.holding[d.tree] = true
+  for agent in pairs(E.passed) do
+    if agent.tree == d.tree and not only[agent] then
+      agent:pass(false)
+      E.passed[agent] = nil
     end
   end
-  return hold
+  for agent in pairs(only) do
+    agent:pass(true)
+    E.passed[agent] = true
+  end
 end
 
 -- apply: { tree, version [, agents] }: the draft becomes the running
 -- version (each agent switches at its next tick, running nodes matched by
--- path kept). With agents = { ids }, only those switch: every other agent
--- of the tree the session shows is held on the version it runs, to
--- compare on the population view; a later apply to all releases them, and
--- they switch to the newest version at their next tick. An agent the game
--- never offered the debugger is not held: it switches as any agent does.
+-- path kept). With agents = { ids }, only those switch: the tree is held
+-- (every agent of it stays on the version it runs, those the game never
+-- offered the debugger included) and they are let through, to compare on
+-- the population view; a later apply to all releases the tree, and every
+-- agent switches to the newest version at its next tick.
 function M.apply(E, cmd)
   local d, why = E:draft(cmd.tree)
   if not d then return nil, why end
@@ -45,33 +51,20 @@ function M.apply(E, cmd)
   local only
   only, why = preview.chosen(E, d, cmd.agents)
   if only == false then return nil, why end
-  local hold = only and holdothers(E, d, only) or {} -- (undone on failure)
   if d.root ~= d.live then -- (else the draft runs: only holds change)
     local before = d.tree:_source()
-    local ok, err = reload(d, d.root)
-    if not ok then
-      for agent in pairs(hold) do agent:hold(false) end
-      return nil, err
-    end
+    local ok, err = reload(d, d.root) -- (no agent switches before its tick)
+    if not ok then return nil, err end
     E:push(d.applied, before.root)
   end
-  for agent in pairs(hold) do E.held[agent] = true end
-  if only then -- the chosen ones switch (they may have been held)
-    for agent in pairs(only) do
-      if E.held[agent] then
-        agent:hold(false)
-        E.held[agent] = nil
-      end
-    end
-  else
-    E:release(d.tree)
-  end
+  if only then holdbut(E, d, only) else E:release(d.tree) end
   return E:describe(d)
 end
 
 -- rollback: { tree }: the version before the last apply runs again, and
--- becomes the draft. Agents held on an older version stay on it; an
--- apply to all releases them, and they switch to the rolled-back version.
+-- becomes the draft. While an apply to some holds the tree, only the agents
+-- let through go back; the others stay on the version they run, and an
+-- apply to all releases them to the rolled-back version.
 function M.rollback(E, cmd)
   local d, why = E:draft(cmd.tree)
   if not d then return nil, why end

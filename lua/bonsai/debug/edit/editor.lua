@@ -1,7 +1,8 @@
 -- bonsai.debug.edit.editor: the editor of one debug session, an object:
 -- its drafts (one per tree: the definition being edited, its undo and
 -- redo history, the versions applied before, the file it came from), the
--- agents it holds on an older version, and what the commands share (the
+-- trees it holds and the agents it lets through (apply to some agents),
+-- and what the commands share (the
 -- tree a command names, its draft, the draft as data for the page).
 local node = require "bonsai.debug.edit.node"
 local file = require "bonsai.debug.edit.file"
@@ -19,23 +20,30 @@ function E.new(S, bt, limits)
     drafts = {}, -- tree name -> { tree, root, opts, serial, undo, redo,
                  -- applied = { definitions before each apply }, file,
                  -- stamp (of the file when read), map, live }
-    -- Agents this session holds on an older version (apply to some
-    -- agents): agent -> true. A closed session releases them (a page that
-    -- goes away leaves no agent behind).
-    held = setmetatable({}, { __mode = "k" }),
+    -- The trees this session holds (apply to some agents): tree -> true,
+    -- and the agents it lets through their tree's hold: agent -> true. A
+    -- closed session releases them (a page that goes away leaves no agent
+    -- behind).
+    holding = setmetatable({}, { __mode = "k" }),
+    passed = setmetatable({}, { __mode = "k" }),
     -- The trees extract made: id -> tree (kept by the drafts that use
     -- them).
     made = setmetatable({}, { __mode = "v" }),
   }, E)
 end
 
--- Releases the agents held on tree's older versions (every tree's: nil).
+-- Releases the trees this session holds (every one: tree nil): each agent
+-- switches to the newest version at its next tick (the passes go with the
+-- hold).
 function E:release(tree)
-  for agent in pairs(self.held) do
-    if tree == nil or agent.tree == tree then
-      agent:hold(false)
-      self.held[agent] = nil
+  for t in pairs(self.holding) do
+    if tree == nil or t == tree then
+      t:hold(false)
+      self.holding[t] = nil
     end
+  end
+  for agent in pairs(self.passed) do
+    if tree == nil or agent.tree == tree then self.passed[agent] = nil end
   end
 end
 
@@ -101,12 +109,15 @@ function E:push(list, entry)
   if #list > self.limits.MAX_HISTORY then table.remove(list, 1) end
 end
 
--- The agents held on an older version of d's tree: their ids, sorted.
+-- The agents of d's tree the session shows that its hold keeps on the
+-- version they run (not let through): their ids, sorted.
 function E:heldids(d)
   local list, rec = {}, self.S.recording()
-  for agent in pairs(self.held) do
-    local st = rec and rec.ids[agent]
-    if st and agent.tree == d.tree then list[#list + 1] = st.id end
+  if not self.holding[d.tree] or not rec then return list end
+  for agent, st in pairs(rec.ids) do
+    if agent.tree == d.tree and not agent:passes() then
+      list[#list + 1] = st.id
+    end
   end
   table.sort(list)
   return list
