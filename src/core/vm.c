@@ -912,9 +912,8 @@ BS_NOINLINE static uint32_t rank(bonsai_agent *a, uint32_t i) {
 ** after c is no longer reached, so it is cut off. OK, ELEAF, or RUNNING:
 ** its abort is latent, and the node waits (then it ends with s, or when c
 ** runs, is ticked again). */
-static BS_ALWAYS_INLINE int reactive_end(bonsai_agent *a, const Node *nd,
-                                         uint8_t *st, uint32_t i, uint32_t c,
-                                         int s) {
+static int reactive_end(bonsai_agent *a, const Node *nd, uint8_t *st,
+                        uint32_t i, uint32_t c, int s) {
   uint32_t r = W0(i);
   W0(i) = s == RUNNING ? c : BS_NONE;
   if (r != BS_NONE && r != c && LIVE(st[r]))
@@ -922,13 +921,6 @@ static BS_ALWAYS_INLINE int reactive_end(bonsai_agent *a, const Node *nd,
   return BONSAI_OK;
 }
 
-/* The same, called: inlined in the ancestors' loop of run() too, it slowed
-** the paths around it (W2 by 3% under Lua 5.4). */
-BS_NOINLINE static int reactive_end_call(bonsai_agent *a, const Node *nd,
-                                         uint8_t *st, uint32_t i, uint32_t c,
-                                         int s) {
-  return reactive_end(a, nd, st, i, c, s);
-}
 
 /* }====================================================== */
 
@@ -2151,7 +2143,7 @@ done: /* node i finished its tick with status s; control moves on */
         uint32_t p = nd[c].parent;
         int r;
         if ((nd[p].flags & NF_REACTIVE) &&
-            (r = reactive_end_call(a, nd, st, p, c, s)) != BONSAI_OK) {
+            (r = reactive_end(a, nd, st, p, c, s)) != BONSAI_OK) {
           if (r != RUNNING)
             return fail(a);
           break; /* p waits for the branch it cut off */
