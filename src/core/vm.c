@@ -921,7 +921,6 @@ static int reactive_end(bonsai_agent *a, const Node *nd, uint8_t *st,
   return BONSAI_OK;
 }
 
-
 /* }====================================================== */
 
 /*
