@@ -116,6 +116,47 @@ function bt.enums(t)
   scripts().add_enums(t)
 end
 
+-- bt.script_of(node): the kind ("script" or "condition") and the code of
+-- the script a node table was made from (bt.script, bt.script_condition,
+-- a file's script node), or nil (no script made it).
+function bt.script_of(n)
+  local s = package.loaded["bonsai.script"] -- (no script made yet: none)
+  local src = s and type(n) == "table" and s.source[n]
+  if not src then return nil end
+  return src.kind, src.code
+end
+
+-- bt.parse_script(code): true when code parses as a script, else nil and
+-- the message ("at character N: ..."), as an editor checks it while typed.
+function bt.parse_script(code)
+  local ok, err = scripts().parse(code)
+  if ok then return true end
+  return nil, err
+end
+
+-- bt.copy(node [, seen]): a definition's deep copy: node tables and their
+-- inner tables copied (metatables kept), functions, userdata (trees) and
+-- other values shared, a script node's provenance kept (the copy is the
+-- same script to bt.script_of and to the exporters); seen, given, is
+-- filled with original table -> its copy.
+local function deepcopy(t, seen)
+  if type(t) ~= "table" then return t end
+  if seen[t] then return seen[t] end
+  local c = {}
+  seen[t] = c
+  for k, v in pairs(t) do c[k] = deepcopy(v, seen) end
+  local s = package.loaded["bonsai.script"]
+  if s and s.source[t] then s.source[c] = s.source[t] end
+  return setmetatable(c, getmetatable(t))
+end
+
+function bt.copy(n, seen)
+  if seen ~= nil and type(seen) ~= "table" then
+    error("bt.copy: seen must be a table, got " .. type(seen), 2)
+  end
+  return deepcopy(n, seen or {})
+end
+
 -- The scripts of pre- and post-conditions (skip_if, run_while, on_success...
 -- on any node), compiled when bt.tree walks the node tables: fn, or fn and
 -- the check (key, op, value) that a comparison of a key is, run in C; then

@@ -1225,4 +1225,29 @@ function bt.script_condition(code) end
 ---@param t table<string, number>
 function bt.enums(t) end
 
+---The kind ("script" or "condition") and the code of the script a node
+---table was made from (bt.script, bt.script_condition, a file's script
+---node; kept by bt.copy), or nil for a node no script made.
+---@param node any
+---@return "script"|"condition"|nil kind
+---@return string? code
+function bt.script_of(node) end
+
+---Whether code parses as a script (as an editor checks it while typed):
+---true, or nil and the message ("at character N: ...").
+---@param code any
+---@return true|nil ok
+---@return string? message
+function bt.parse_script(code) end
+
+---A definition's deep copy: node tables and their inner tables copied
+---(metatables kept), functions, userdata (trees) and other values shared,
+---a script node's provenance kept (bt.script_of, the exporters). seen,
+---given, is filled with original table -> its copy.
+---@generic T
+---@param node T
+---@param seen? table<table, table>
+---@return T
+function bt.copy(node, seen) end
+
 return bt

@@ -175,11 +175,7 @@ end
 -- Known breaches still to mend: { from, to, what is left } (to: patterns).
 -- Each is printed, and left out of the rules and of the circles, until the
 -- code no longer has it (then its line goes).
-local WAITING = {
-  { "^bonsai%.debug%.edit", { "^bonsai%.script$" },
-    "the editor copies a script node with its provenance (the text and " ..
-    "the importer's renaming the exporters read): no public door yet" },
-}
+local WAITING = {}
 
 -- The text of a Lua file without its comments (strings kept).
 local function code(path)

@@ -439,6 +439,43 @@ describe("bt.debug's editing commands", function()
     assert.equal("walk", tick(unseen))
   end)
 
+  it("change a script's code, the node keeping its name and place, " ..
+     "then save it as bt.script", function()
+    local tree, path = setup([[
+return bt.sequence { name = "count",
+  bt.named("step", bt.script("n := n + 1")),
+  bt.named("look", bt.action("look")),
+}
+]])
+    local a = agent(tree, { blackboard = { n = 0 } })
+    D.add(a)
+    a:tick(1)
+    assert.equal(1, a.bb.n)
+    local doc = ok(D.command { cmd = "tree", tree = tree.name })
+    local step = id(doc, "count/step")
+    assert.equal("n := n + 1", doc.root.children[1].script)
+    -- a script that does not parse is refused with its place
+    local _, err = D.command { cmd = "edit", tree = tree.name, version = 1,
+      ops = { { op = "set", node = step, key = "code", value = "n := " } } }
+    assert.matches("count/step: at character 6 of \"n := \"", err)
+    -- twice in one batch: the second set finds the node the first made
+    doc = ok(D.command { cmd = "edit", tree = tree.name, version = 1, ops = {
+      { op = "set", node = step, key = "code", value = "n := n + 5" },
+      { op = "set", node = step, key = "code", value = "n := n + 10" } } })
+    local d = doc.root.children[1]
+    assert.same({ "step", "count/step", "n := n + 10", "script" },
+                { d.name, d.path, d.script, d.kind })
+    assert.equal("look", doc.root.children[2].name)
+    ok(D.command { cmd = "apply", tree = tree.name, version = 2 })
+    a:tick(1)
+    assert.equal(11, a.bb.n)
+    ok(D.command { cmd = "save", tree = tree.name, version = 2,
+                   stamp = doc.stamp })
+    local text = readfile(path)
+    assert.truthy(text:find('bt.named("step", bt.script("n := n + 10"))', 1,
+                            true), text)
+  end)
+
   it("save a Lua tree as canonical Lua DSL, applied once", function()
     local tree, path = setup()
     local a = agent(tree)

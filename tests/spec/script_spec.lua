@@ -370,6 +370,74 @@ describe("bt.enums", function()
   end)
 end)
 
+describe("the doors for tools: bt.script_of, bt.parse_script, bt.copy",
+         function()
+  it("bt.script_of gives the kind and code a node was made from, else nil",
+     function()
+    assert.same({ "script", "n := 1" }, { bt.script_of(bt.script("n := 1")) })
+    assert.same({ "condition", "hp > 5" },
+                { bt.script_of(bt.script_condition("hp > 5")) }) -- a check
+    assert.same({ "condition", "a && b" },
+                { bt.script_of(bt.script_condition("a && b")) })
+    assert.is_nil(bt.script_of(bt.condition(function() return true end)))
+    assert.is_nil(bt.script_of({ type = "action", script = "n := 1" }))
+    assert.is_nil(bt.script_of("n := 1"))
+    assert.is_nil(bt.script_of(nil))
+  end)
+
+  it("bt.parse_script says whether text parses, with the error's place",
+     function()
+    assert.same({ true }, { bt.parse_script("hp := hp + 1; ok := true") })
+    local ok, err = bt.parse_script("hp := hp +")
+    assert.is_nil(ok)
+    assert.equal("at character 11: syntax error at the end", err)
+    ok, err = bt.parse_script("a := (1")
+    assert.is_nil(ok)
+    assert.matches("^at character %d+: ", err)
+    ok, err = bt.parse_script(42)
+    assert.is_nil(ok)
+    assert.equal("a script is a string (got number)", err)
+    assert.same({ nil, "empty script" }, { bt.parse_script("") })
+  end)
+
+  it("bt.copy copies tables, shares functions and trees, keeps scripts",
+     function()
+    local fn = function() return "success" end
+    local sub = bt.tree(bt.action(fn), { name = "copied_sub" })
+    local s = bt.script("n := n + 1")
+    local root = bt.sequence { name = "root", s, bt.action(fn, { 1, 2 }),
+      { type = "subtree", tree = sub } }
+    local seen = {}
+    local c = bt.copy(root, seen)
+    assert.are_not.equal(root, c)
+    assert.same(root, c)
+    assert.equal(getmetatable(root), getmetatable(c))
+    assert.equal(c, seen[root])
+    assert.equal(c[1], seen[s])
+    assert.are_not.equal(root[2].args, c[2].args)
+    assert.same({ 1, 2 }, c[2].args)
+    assert.equal(fn, c[2].fn)
+    assert.equal(sub, c[3].tree)
+    assert.same({ "script", "n := n + 1" }, { bt.script_of(c[1]) })
+    -- the copy changes apart, and runs as the original
+    c[2].args[1] = 9
+    assert.equal(1, root[2].args[1])
+    local a = agent_of(c, { n = 1 })
+    assert.equal(bt.SUCCESS, a:tick())
+    assert.equal(2, a.bb:get("n"))
+    -- a table met twice is copied once (a cycle too)
+    local t = { type = "action", leaf = "x" }
+    t.self = t
+    local ct = bt.copy({ type = "sequence", t, t })
+    assert.equal(ct[1], ct[2])
+    assert.equal(ct[1], ct[1].self)
+    assert.are_not.equal(t, ct[1])
+    assert.equal(5, bt.copy(5))
+    assert.has_error(function() bt.copy(root, 1) end,
+                     "bt.copy: seen must be a table, got number")
+  end)
+end)
+
 describe("run-time errors", function()
   it("name the node and the key of a wrong type", function()
     local a = agent_of(bt.sequence { name = "s",

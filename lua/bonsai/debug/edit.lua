@@ -20,7 +20,8 @@ local M = {}
 M.MAX_OPS = 256      -- operations in one edit command
 M.MAX_HISTORY = 64   -- drafts kept for undo, versions kept for rollback
 
-M.lua_text = require "bonsai.debug.edit.luatext" -- (root, opts, map, old)
+-- (root, opts, map, old, external, bt)
+M.lua_text = require "bonsai.debug.edit.luatext"
 
 -- The modules of the commands, each a table name -> f(editor, cmd).
 local COMMANDS = {

@@ -9,8 +9,8 @@ local preview = require "bonsai.debug.edit.preview"
 local M = {}
 
 -- The tree runs root (a copy of it: the draft stays the page's).
-local function reload(d, root)
-  local ok, err = d.tree:reload(node.copy(root), d.opts)
+local function reload(E, d, root)
+  local ok, err = d.tree:reload(E.bt.copy(root), d.opts)
   if not ok then return nil, err end
   d.live = root
   return true
@@ -53,7 +53,7 @@ function M.apply(E, cmd)
   if only == false then return nil, why end
   if d.root ~= d.live then -- (else the draft runs: only holds change)
     local before = d.tree:_source()
-    local ok, err = reload(d, d.root) -- (no agent switches before its tick)
+    local ok, err = reload(E, d, d.root) -- (no agent switches before its tick)
     if not ok then return nil, err end
     E:push(d.applied, before.root)
   end
@@ -70,8 +70,8 @@ function M.rollback(E, cmd)
   if not d then return nil, why end
   local prev = d.applied[#d.applied]
   if not prev then return nil, "nothing applied to roll back" end
-  local root = node.copy(prev)
-  local ok, err = reload(d, root)
+  local root = E.bt.copy(prev)
+  local ok, err = reload(E, d, root)
   if not ok then return nil, err end
   d.applied[#d.applied] = nil
   E:push(d.undo, { root = d.root, map = d.map })

@@ -7,7 +7,7 @@
 local node = require "bonsai.debug.edit.node"
 local file = require "bonsai.debug.edit.file"
 
-local copy, labels, named = node.copy, node.labels, node.named
+local labels, named = node.labels, node.named
 
 local E = {}
 E.__index = E
@@ -92,6 +92,7 @@ function E:draft(name)
                 "tables (a shared tree): it cannot be edited here"
   end
   local path = self:fileof(tree)
+  local copy = self.bt.copy
   d = { tree = tree, root = copy(src.root), opts = copy(src.opts or {}),
         serial = 1, undo = {}, redo = {}, applied = {}, file = path }
   local ok, t = self:compile(d, d.root)
@@ -131,7 +132,7 @@ function E:describe(d)
            format = d.file and file.format(d.file, self.bt.readfile(d.file)),
            stamp = d.stamp, applied = d.root == d.live,
            undo = #d.undo, redo = #d.redo, rollback = #d.applied,
-           root = node.data(d.root, d.map) }
+           root = node.data(d.root, d.map, self.bt) }
 end
 
 return E

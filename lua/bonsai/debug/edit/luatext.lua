@@ -4,7 +4,6 @@
 -- of extracted subtrees as locals made by bt.tree before it, the comment
 -- lines that opened the old text kept.
 local node = require "bonsai.debug.edit.node"
-local script = require "bonsai.script"
 
 local isnode, place, plain = node.isnode, node.place, node.plain
 
@@ -48,10 +47,10 @@ end
 -- Node n as Lua at indentation ind: a table (on one line when a leaf fits
 -- in 100 columns), or a script node as bt.script.
 local function write(n, ind, w)
-  local src = script.source[n]
-  if src then
-    local f = src.kind == "script" and "bt.script" or "bt.script_condition"
-    local s = f .. "(" .. value(src.code) .. ")"
+  local kind, code = w.script_of(n)
+  if kind then
+    local f = kind == "script" and "bt.script" or "bt.script_condition"
+    local s = f .. "(" .. value(code) .. ")"
     if n.name then s = "bt.named(" .. value(n.name) .. ", " .. s .. ")" end
     return s
   end
@@ -131,8 +130,10 @@ end
 -- bt.load; scripts as bt.script. The comment lines that open the old text
 -- are kept (else a line says who wrote it). Raises with the place of a
 -- node it cannot write (an inline function, a table, a tree of another
--- file: external(tree) -> its path or nil).
-local function text(root, opts, map, old, external)
+-- file: external(tree) -> its path or nil). bt: the bonsai module, which
+-- tells a script node (bt.script_of; without it, a script node is refused
+-- as an inline function).
+local function text(root, opts, map, old, external, bt)
   local out = {}
   for line in (old or ""):gmatch("([^\n]*)\n") do
     if not line:match("^%-%-") then break end
@@ -141,7 +142,8 @@ local function text(root, opts, map, old, external)
   if #out == 0 then
     out[1] = "-- Written by the live page (bonsai.debug.edit)."
   end
-  local w = { map = map, ident = {}, used = {} }
+  local w = { map = map, ident = {}, used = {},
+              script_of = bt and bt.script_of or function() end }
   for _, t in ipairs(trees(root, w, {}, external)) do
     out[#out + 1] = "local " .. w.ident[t.tree] .. " = bt.tree(" ..
       write(t.src.root, "", w) .. options(t.src.opts, "name = " ..

@@ -3,11 +3,9 @@
 -- leaf or a script), and the names that keep paths stable (a new node
 -- gets one no sibling has; its unnamed siblings keep the names they had).
 local cjson = require "cjson.safe"
-local script = require "bonsai.script"
 local node = require "bonsai.debug.edit.node"
 
-local isnode, copy, named, plain = node.isnode, node.copy, node.named,
-                                   node.plain
+local isnode, named, plain = node.isnode, node.named, node.plain
 
 local M = {}
 
@@ -35,9 +33,9 @@ local function typed(bt, spec, ps, where)
   elseif bt._registered and bt._registered[spec.type] then
     return { type = "action", leaf = spec.type }
   elseif bt._defined and bt._defined[spec.type] then
-    local ok, res = pcall(bt.node, spec.type, copy(ps or {}), {})
+    local ok, res = pcall(bt.node, spec.type, bt.copy(ps or {}), {})
     if not ok then error(where .. ": " .. tostring(res), 0) end
-    return copy(res)
+    return bt.copy(res)
   end
   error(where .. ": no node type " .. named(spec.type) ..
         " (a kind, a bt.define'd type or a registered leaf)", 0)
@@ -80,11 +78,12 @@ end
 
 -- Stable identity: a node the page creates gets a name (its type and a
 -- number no sibling has), and its unnamed siblings get the names they
--- had (their default names count places), so no path shifts.
-function M.settle(parent, n, map)
+-- had (their default names count places), so no path shifts (bt: the
+-- bonsai module, which tells a script node).
+function M.settle(parent, n, map, bt)
   for _, c in ipairs(parent) do
     if isnode(c) and c ~= n and c.name == nil and map[c] and
-       not script.source[c] then
+       not bt.script_of(c) then
       c.name = map[c].name
     end
   end
@@ -93,7 +92,7 @@ function M.settle(parent, n, map)
     for _, c in ipairs(parent) do
       if isnode(c) and c.name then taken[c.name] = true end
     end
-    local base = script.source[n] and "script" or
+    local base = bt.script_of(n) and "script" or
                  (n.leaf and tostring(n.leaf)) or n.type
     local k = 1
     while taken[base .. "_" .. k] do k = k + 1 end

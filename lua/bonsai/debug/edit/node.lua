@@ -1,8 +1,8 @@
 -- bonsai.debug.edit.node: a definition's node tables as the editor sees
--- them: which values are nodes, a draft's deep copy, its nodes in
--- pre-order, the names and paths the compiled tree gives them, and the
--- definition as data for the page (its nodes numbered in pre-order).
-local script = require "bonsai.script"
+-- them: which values are nodes, its nodes in pre-order, the names and
+-- paths the compiled tree gives them, and the definition as data for the
+-- page (its nodes numbered in pre-order). A draft's deep copy is bt.copy
+-- (a script node's provenance kept).
 
 local M = {}
 
@@ -17,22 +17,6 @@ function M.isnode(v)
   return type(v) == "table" and type(rawget(v, "type")) == "string"
 end
 local isnode = M.isnode
-
--- A node table's copy, its inner tables copied too (functions and the
--- script source they came from kept), so a draft never changes the
--- definition the tree runs. seen: old table -> its copy (given to read
--- back which copy is which).
-local function copy(n, seen)
-  if type(n) ~= "table" then return n end
-  seen = seen or {}
-  if seen[n] then return seen[n] end
-  local c = {}
-  seen[n] = c
-  for k, v in pairs(n) do c[k] = copy(v, seen) end
-  if script.source[n] then script.source[c] = script.source[n] end
-  return setmetatable(c, getmetatable(n))
-end
-M.copy = copy
 
 -- The nodes of a definition in pre-order (def[1], def[1][1], ...), each
 -- as { node, parent, index }.
@@ -91,20 +75,20 @@ end
 -- One node as data, its children left out: { id, type, name (given),
 -- label and path (compiled), params = { k = plain value; a subtree's
 -- tree by its name }, script (code of bt.script), inline (fields holding
--- Lua functions) }.
-local function one(n, id, map)
+-- Lua functions) }; bt: the bonsai module (bt.script_of).
+local function one(n, id, map, bt)
   local d = { id = id, type = n.type, name = n.name, params = {},
               inline = {} }
   local l = map[n]
   if l then d.label, d.path = l.name, l.path end
-  local src = script.source[n]
-  if src then d.script, d.kind = src.code, src.kind end
+  local kind, code = bt.script_of(n)
+  if kind then d.script, d.kind = code, kind end
   for k, v in pairs(n) do
     if type(k) == "string" and not STRUCT[k] then
       if M.plain(v) then d.params[k] = v
       elseif k == "tree" and n.type == "subtree" and type(v) == "userdata" then
         d.params.tree = v.name -- a tree of its own (extracted)
-      elseif type(v) == "function" and not src then
+      elseif type(v) == "function" and not kind then
         d.inline[#d.inline + 1] = k
       end
     end
@@ -116,12 +100,13 @@ local function one(n, id, map)
 end
 
 -- A definition as data for the page: each node as one() makes it, with
--- its children (absent: none), ids in pre-order from 1.
-function M.data(root, map)
+-- its children (absent: none), ids in pre-order from 1 (bt: the bonsai
+-- module).
+function M.data(root, map, bt)
   local id = 0
   local function go(n)
     id = id + 1
-    local d = one(n, id, map)
+    local d = one(n, id, map, bt)
     d.children = {}
     for _, c in ipairs(n) do
       if isnode(c) then d.children[#d.children + 1] = go(c) end

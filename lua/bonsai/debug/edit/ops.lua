@@ -3,13 +3,11 @@
 -- definition, or the first refusal with its place. Whether the result
 -- holds as a tree is the caller's check (bt.tree).
 local cjson = require "cjson.safe"
-local script = require "bonsai.script"
 local node = require "bonsai.debug.edit.node"
 local make = require "bonsai.debug.edit.make"
 
-local isnode, copy, walk, parentof = node.isnode, node.copy, node.walk,
-                                     node.parentof
-local settle, named, plain = make.settle, node.named, node.plain
+local isnode, walk, parentof = node.isnode, node.walk, node.parentof
+local named, plain = node.named, node.plain
 
 local M = {}
 
@@ -45,7 +43,7 @@ function OPS.insert(ctx, op, where)
   local i = position(parent, op.index, where)
   local n = make.node(ctx.bt, op.node, where)
   table.insert(parent, i, n)
-  settle(parent, n, ctx.map)
+  make.settle(parent, n, ctx.map, ctx.bt)
 end
 
 function OPS.wrap(ctx, op, where)
@@ -55,7 +53,7 @@ function OPS.wrap(ctx, op, where)
   w[#w + 1] = n
   if not parent then return w end -- the new root
   parent[i] = w
-  settle(parent, w, ctx.map)
+  make.settle(parent, w, ctx.map, ctx.bt)
 end
 
 function OPS.move(ctx, op, where)
@@ -67,18 +65,19 @@ function OPS.move(ctx, op, where)
   local parent, i = parentof(ctx.root, n)
   if not parent then error(where .. ": the root cannot move", 0) end
   if n.name == nil and ctx.map[n] then n.name = ctx.map[n].name end
-  settle(parent, n, ctx.map) -- (it keeps its name: its path moves, no more)
+  -- (it keeps its name: its path moves, no more)
+  make.settle(parent, n, ctx.map, ctx.bt)
   table.remove(parent, i)
   local at = position(to, op.index, where)
   table.insert(to, at, n)
-  settle(to, n, ctx.map)
+  make.settle(to, n, ctx.map, ctx.bt)
 end
 
 function OPS.delete(ctx, op, where)
   local n = target(op, ctx.byid, nil, where)
   local parent, i = parentof(ctx.root, n)
   if not parent then error(where .. ": the root cannot be deleted", 0) end
-  settle(parent, n, ctx.map)
+  make.settle(parent, n, ctx.map, ctx.bt)
   table.remove(parent, i)
 end
 
@@ -86,10 +85,24 @@ function OPS.duplicate(ctx, op, where)
   local n = target(op, ctx.byid, nil, where)
   local parent, i = parentof(ctx.root, n)
   if not parent then error(where .. ": the root cannot be duplicated", 0) end
-  local c = copy(n)
+  local c = ctx.bt.copy(n)
   c.name = nil
   table.insert(parent, i + 1, c)
-  settle(parent, c, ctx.map)
+  make.settle(parent, c, ctx.map, ctx.bt)
+end
+
+-- Node n replaced by node r (n's name kept): wherever the draft holds it
+-- (or as the root), among the page's ids and in the labels.
+local function replace(ctx, n, r)
+  r.name = n.name
+  for _, e in ipairs(walk(ctx.root)) do
+    if e.node == n and e.parent then e.parent[e.index] = r end
+  end
+  if ctx.root == n then ctx.root = r end
+  for id, x in pairs(ctx.byid) do
+    if x == n then ctx.byid[id] = r end
+  end
+  ctx.map[r] = ctx.map[n]
 end
 
 function OPS.set(ctx, op, where)
@@ -102,12 +115,10 @@ function OPS.set(ctx, op, where)
   if v ~= nil and not plain(v) then
     error(where .. ": value must be a number, string, boolean or null", 0)
   end
-  if k == "code" and script.source[n] then -- a script's text
+  if k == "code" and ctx.bt.script_of(n) then -- a script's text
     local ok, res = pcall(ctx.bt.script, v)
     if not ok then error(where .. ": " .. tostring(res), 0) end
-    for key in pairs(n) do if key ~= "name" then n[key] = nil end end
-    for key, x in pairs(res) do n[key] = x end
-    script.source[n] = script.source[res]
+    replace(ctx, n, res)
     return
   end
   if type(n[k]) == "function" then
@@ -147,7 +158,7 @@ function OPS.extract(ctx, op, where)
     error(where .. ": a tree named " .. named(id) .. " exists", 0)
   end
   if n.name == nil and ctx.map[n] then n.name = ctx.map[n].name end
-  settle(parent, n, ctx.map)
+  make.settle(parent, n, ctx.map, ctx.bt)
   local ok, tree = pcall(ctx.bt.tree, n, { name = id })
   if not ok then error(where .. ": " .. tostring(tree), 0) end
   ctx.made[id] = tree
@@ -160,7 +171,7 @@ end
 -- node 'path'): ...").
 function M.run(bt, root, map, ops, tree, made)
   local seen = {}
-  local ctx = { bt = bt, root = copy(root, seen), map = {}, byid = {},
+  local ctx = { bt = bt, root = bt.copy(root, seen), map = {}, byid = {},
                 tree = tree, name = tree.name, made = made }
   for i, e in ipairs(walk(root)) do
     ctx.byid[i] = seen[e.node]

@@ -3,8 +3,6 @@
 -- and registered leaves, a script node, each with the parameters it takes
 -- and their types for the page's fields) and script (a script's parse
 -- error, as it is typed).
-local script = require "bonsai.script"
-
 local M = {}
 
 -- The conditions every node takes (scripts; docs/DEBUGGER.md).
@@ -65,7 +63,7 @@ end
 -- "at character N: ...", at = N }.
 function M.script(E, cmd)
   if type(cmd.text) ~= "string" then return nil, "text must be a string" end
-  local ok, err = script.parse(cmd.text)
+  local ok, err = E.bt.parse_script(cmd.text)
   if ok then return { ok = true } end
   return { error = err, at = tonumber(tostring(err):match("character (%d+)")) }
 end

@@ -47,7 +47,7 @@ local function text(E, d, t, old)
   local fmt = file.format(d.file, old)
   if fmt == "lua" then
     return pcall(luatext, d.root, d.opts, d.map, old,
-                 function(tree) return E:fileof(tree) end)
+                 function(tree) return E:fileof(tree) end, E.bt)
   elseif fmt then
     local ok, out = pcall(t.export, t, fmt)
     if ok and fmt == "edges" then out = comments(old, out) end
@@ -81,7 +81,7 @@ function M.save(E, cmd)
   local good, msg = E.bt.reload(d.file)
   if not good then return nil, "saved, but reloading failed: " .. msg end
   E:push(d.applied, before.root)
-  d.root = node.copy(d.tree:_source().root)
+  d.root = E.bt.copy(d.tree:_source().root)
   d.live = d.root
   d.map = node.labels(d.root, d.tree)
   d.serial = d.serial + 1
