@@ -251,7 +251,7 @@ describe("bt.debug's editing commands", function()
     -- nothing ran yet
     calls = {}
     local _, err = D.command { cmd = "apply", tree = tree.name, version = 1 }
-    assert.matches("stale apply", err)
+    assert.matches("stale apply: the draft of tree '.-' is at version 2", err)
     ok(D.command { cmd = "apply", tree = tree.name, version = 2 })
     assert.same({}, calls) -- (at their next tick)
     bt.tick_all(agents, 1)
@@ -469,6 +469,9 @@ return bt.sequence { name = "count",
     ok(D.command { cmd = "apply", tree = tree.name, version = 2 })
     a:tick(1)
     assert.equal(11, a.bb.n)
+    _, err = D.command { cmd = "save", tree = tree.name, version = 1,
+                         stamp = doc.stamp }
+    assert.matches("stale save: the draft of tree '.-' is at version 2", err)
     ok(D.command { cmd = "save", tree = tree.name, version = 2,
                    stamp = doc.stamp })
     local text = readfile(path)

@@ -43,11 +43,8 @@ end
 -- the population view; a later apply to all releases the tree, and every
 -- agent switches to the newest version at its next tick.
 function M.apply(E, cmd)
-  local d, why = E:draft(cmd.tree)
+  local d, why = E:at(cmd, "apply")
   if not d then return nil, why end
-  if cmd.version ~= d.serial then
-    return nil, "stale apply: the draft is at version " .. d.serial
-  end
   local only
   only, why = preview.chosen(E, d, cmd.agents)
   if only == false then return nil, why end

@@ -124,6 +124,20 @@ function E:heldids(d)
   return list
 end
 
+-- at(cmd, what): the draft of cmd.tree when it is at cmd.version, the
+-- version the page saw; else nil and why ("stale edit", "stale apply",
+-- "stale save": another page changed it).
+function E:at(cmd, what)
+  local d, why = self:draft(cmd.tree)
+  if not d then return nil, why end
+  if cmd.version ~= d.serial then
+    return nil, "stale " .. what .. ": the draft of tree " ..
+      named(d.tree.name) .. " is at version " .. d.serial ..
+      " (another page edited it): reload it"
+  end
+  return d
+end
+
 -- The draft as the page gets it.
 function E:describe(d)
   local h = self:heldids(d)

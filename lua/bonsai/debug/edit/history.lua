@@ -17,13 +17,8 @@ end
 -- that version, then checked; the new draft, or nil and why (the place:
 -- the op's number and its node's path; the draft is unchanged).
 function M.edit(E, cmd)
-  local d, why = E:draft(cmd.tree)
+  local d, why = E:at(cmd, "edit")
   if not d then return nil, why end
-  if cmd.version ~= d.serial then
-    return nil, "stale edit: the draft of tree " .. node.named(d.tree.name) ..
-      " is at version " .. d.serial .. " (another page edited it): " ..
-      "reload it"
-  end
   local max = E.limits.MAX_OPS
   if type(cmd.ops) ~= "table" or #cmd.ops == 0 or #cmd.ops > max then
     return nil, "ops must be a list of 1 to " .. max .. " operations"

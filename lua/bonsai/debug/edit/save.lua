@@ -58,11 +58,8 @@ end
 
 -- save: { tree, version, stamp }: the new draft (what the file now says).
 function M.save(E, cmd)
-  local d, why = E:draft(cmd.tree)
+  local d, why = E:at(cmd, "save")
   if not d then return nil, why end
-  if cmd.version ~= d.serial then
-    return nil, "stale save: the draft is at version " .. d.serial
-  end
   local old
   old, why = current(E, d, cmd)
   if old == nil then return nil, why end
