@@ -242,17 +242,28 @@ function M.new(o)
           local ok, f = pcall(C.call, inst, "figures", {}, 1)
           if ok then C.note(inst, f) end
         elseif n % 5 == 0 and inst.role == "replica" and inst.state == "up"
-            and not inst.broken and inst.set.master.state == "up" then
-          local set = inst.set
-          local okr, rs = pcall(C.call, inst, "status", {}, 2)
-          local okm, ms = pcall(C.call, set.master, "status", {}, 2)
-          if okr and okm and inst.following == set.master.uri and inst.lives == life then
-            inst.broken = diagnose(set, inst, h, rs, ms)
-            inst.lag = h.lag
-          else -- (a new master: the replica follows it from now on)
-            h.connected, h.moved, h.timeouts = clock.monotonic(), clock.monotonic(), nil
-            h.history, inst.lag = {}, 0
-          end
+            and not inst.broken and inst.set.master.state == "up"
+            and not h.asking then
+          -- in a fiber of its own: a master that stopped answering holds
+          -- the call to it up to 2 s, and the pings that say this replica
+          -- is alive must go on meanwhile (else a stopped master takes
+          -- its replica with it, and no one may take over)
+          h.asking = true
+          fiber.create(function()
+            local set = inst.set
+            local master = set.master
+            local okr, rs = pcall(C.call, inst, "status", {}, 2)
+            local okm, ms = pcall(C.call, master, "status", {}, 2)
+            if okr and okm and inst.following == master.uri and inst.lives == life
+                and set.master == master then
+              inst.broken = diagnose(set, inst, h, rs, ms)
+              inst.lag = h.lag
+            else -- (a new master: the replica follows it from now on)
+              h.connected, h.moved, h.timeouts = clock.monotonic(), clock.monotonic(), nil
+              h.history, inst.lag = {}, 0
+            end
+            h.asking = nil
+          end)
         end
         fiber.sleep(0.2)
       end
