@@ -54,7 +54,8 @@
 
 /* A node's leaf: named ones from the agent's environment (whatever
 ** environment compiled the tree), the others from the blueprint. */
-static const Leaf *leafof(const bonsai_agent *a, const Node *n) {
+static BS_ALWAYS_INLINE const Leaf *leafof(const bonsai_agent *a,
+                                            const Node *n) {
   return (n->flags & NF_NAMED) ? &a->tree->env->leaves[n->leaf]
                                : &a->bp->leaves[n->leaf];
 }
