@@ -151,7 +151,6 @@ static int start(bonsai_agent *a, double dt, const bonsai_host *h) {
   return BONSAI_OK;
 }
 
-
 /* One step of a switch to the tree's current version: the running nodes
 ** that do not carry over are aborted (callbacks protected; they may reload
 ** the tree again, so the agent can still be stale afterwards). *planp gets
@@ -453,7 +452,8 @@ void bonsai_agent_recover(bonsai_agent *a, const char *msg,
                           const bonsai_host *h) {
   if (!a->busy)
     return;
-  bs_agent_stepdone(a); /* a stepped tick's runs are over: callbacks run again */
+  bs_agent_stepdone(a); /* a stepped tick's runs are over: callbacks run
+                        ** again */
   a->stepping = 0;
   bs_agent_sethost(a, h);
   bs_vm_recover(a, msg != NULL ? msg : "(no message)");
@@ -508,7 +508,8 @@ int bonsai_agent_reset(bonsai_agent *a) {
 */
 
 void bonsai_agent_sleep(bonsai_agent *a, double seconds) {
-  /* (not while an abort takes its time: bs_agent_finish() says so after a tick) */
+  /* (not while an abort takes its time: bs_agent_finish says so after a
+  ** tick) */
   a->wake = seconds > 0 && a->latent == NULL ? a->time + seconds : 0;
 }
 

@@ -2263,10 +2263,8 @@ BS_NOINLINE static int run_conds(bonsai_agent *a) {
   return s;
 }
 
-/* Before the tree runs: an agent whose root is aborting waits for it (an
-** interrupt's latent abort); guards whose keys changed and event guards
-** whose event was delivered take over. Returns 0 when the tick goes on,
-** else the tick's status. */
+/* What bs_vm_before (vm.h) does when its tests say there is something to
+** do before the tree runs. */
 int bs_vm_prologue(bonsai_agent *a) {
   int s;
   if (a->latent != NULL && a->state[0] == ABORTING) {
