@@ -717,9 +717,13 @@ BONSAI_API const bonsai_call *bonsai_agent_stepcall(const bonsai_agent *agent,
                                                     unsigned *level);
 BONSAI_API int bonsai_control_step(bonsai_agent *agent, unsigned node,
                                    unsigned k, void *host);
-/* bonsai_agent_step and, when it returns BONSAI_STEP, the call handed out
-** in *call and its function in *fn (its level is 'level'): both in one
-** call, for a host's loop. */
+/* bonsai_agent_step_begin and bonsai_agent_step and, when they return
+** BONSAI_STEP, the call handed out in *call and its function in *fn (its
+** level is 0 and 'level'): each in one call, for a host's loop. */
+BONSAI_API int bonsai_agent_stepfirst(bonsai_agent *agent, double dt,
+                                      const bonsai_host *host,
+                                      const bonsai_call **call,
+                                      bonsai_leaf_fn *fn);
 BONSAI_API int bonsai_agent_stepnext(bonsai_agent *agent, unsigned level,
                                      int result, const bonsai_call **call,
                                      bonsai_leaf_fn *fn);

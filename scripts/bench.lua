@@ -220,6 +220,25 @@ local function fresh(src, ...)
   return assert(load_(src, "=loop" .. nloops))(...)
 end
 
+-- The stepped shape's bound (issue #36), on LuaJIT: an empty C function
+-- called through the FFI (libc's abs), and the leaves of a floor each
+-- called after one such call: what stepping a C VM through the FFI costs
+-- at the least (a crossing per leaf, and one to begin each agent's tick)
+-- when the VM itself costs nothing.
+local empty = (function()
+  local ok, ffi = pcall(require, "ffi")
+  if not ok or not jit then return nil end
+  ffi.cdef "int abs(int);"
+  local C = ffi.C
+  return function() return C.abs(-1) end
+end)()
+
+local function crossing(leaves)
+  local e, t = empty, {}
+  for k, f in pairs(leaves) do t[k] = function(s) e(); return f(s) end end
+  return t
+end
+
 -- Resets every agent of a list.
 local function reset_all(agents)
   for i = 1, #agents do agents[i]:reset() end
@@ -248,6 +267,13 @@ local function w1_run(variant, n, count, prep)
         for i = 1, n do local s = st[i]; w1_step(s); f(s) end
       end
     end
+  elseif variant == "bound" then
+    step = fresh([[local n, st, w1_step, f, e = ...
+      return function(k)
+        for _ = 1, k do
+          for i = 1, n do local s = st[i]; w1_step(s); e(); f(s) end
+        end
+      end]], n, st, w1_step, w1_floor(crossing(w1_leaves_state(count))), empty)
   elseif variant == "cloop" then
     local leaves, list, loop = w1_leaves_agent(count), {}, benchc.w1_loop
     for i = 1, n do list[i] = { owner = st[i] } end
@@ -394,12 +420,15 @@ local function w3_run(variant, n, depth, count)
   local st = {}
   for i = 1, n do st[i] = { n = 0 } end
   local step, agents
-  if variant == "floor" then
+  if variant == "floor" or variant == "bound" then
     local hold = function(s) if count then count.n = count.n + 1 end
       s.n = s.n + 1; return RUNNING end
-    step = function(k)
-      for _ = 1, k do for i = 1, n do hold(st[i]) end end
-    end
+    local e = variant == "bound" and empty or nil
+    if e then hold = crossing({ hold })[1] end
+    step = fresh(([[local n, st, hold, e = ...
+      return function(k)
+        for _ = 1, k do for i = 1, n do E hold(st[i]) end end
+      end]]):gsub("E", e and "e();" or ""), n, st, hold, e)
   else
     local hold = function(a) if count then count.n = count.n + 1 end
       local s = a.owner; s.n = s.n + 1; return RUNNING end
@@ -573,6 +602,14 @@ local function variant(label, make, target, floor)
   return { label = label, make = make, target = target, floor = floor }
 end
 
+-- The stepped shape's bound (the floor with a C call through the FFI per
+-- leaf and per agent-tick), with the JIT's figures in its row.
+local function bound(make)
+  local v = variant("bound: floor + an FFI call per leaf and per tick", make)
+  v.jit = true
+  return v
+end
+
 -- A variant of the LuaJIT path (ffi) or the lua_call path, with the JIT's
 -- figures in its row.
 local function jvariant(label, make, ffi, target)
@@ -707,6 +744,7 @@ end
 -- bt.control sequence against the built-in one with one running child.
 function sections.jw1()
   compare("W1", { variant("Lua floor", w1("floor"), nil, true),
+    bound(w1("bound")),
     jvariant("bt.tick_all", w1("tick_all"), true, "<= 2.0"),
     jvariant("a:tick loop", w1("tick"), true, "<= 2.5"),
     jvariant("bt.tick_all", w1("tick_all"), false),
@@ -724,6 +762,7 @@ end
 
 function sections.jw3()
   compare("W3 depth 100", { variant("Lua floor", w3("floor"), nil, true),
+    bound(w3("bound")),
     jvariant("bt.tick_all", w3("tick_all", 100), true, "<= 4"),
     jvariant("a:tick loop", w3("tick", 100), true),
     jvariant("bt.tick_all", w3("tick_all", 100), false) },

@@ -76,17 +76,6 @@ typedef struct Interrupt {
   void *data;
 } Interrupt;
 
-/* A stepped tick is over: its record goes back to the environment's. */
-static void stepdone(bonsai_agent *a) {
-  bonsai_env *env = a->tree->env;
-  a->nstep = 0;
-  if (a->step != NULL) {
-    a->step->nextfree = env->freesteps;
-    env->freesteps = a->step;
-    a->step = NULL;
-  }
-}
-
 void bonsai_agent_done(bonsai_agent *a) {
   bonsai_env *env = a->tree->env;
   bonsai_agent_clearerr(a);
@@ -98,7 +87,7 @@ void bonsai_agent_done(bonsai_agent *a) {
   bs_trace_free(a);
   bs_prof_leave(a);
   bs_fault_drop(a);
-  stepdone(a);
+  bs_agent_stepdone(a);
   if (--env->nagents == 0) /* the records kept for stepped ticks go too */
     bs_env_freesteps(env);
   bs_events_free(a);
@@ -142,12 +131,6 @@ void bonsai_agent_free(bonsai_agent *a) {
 ** =======================================================
 */
 
-/* The host of the operation starting (NULL: none, when it ends). */
-static void sethost(bonsai_agent *a, const bonsai_host *h) {
-  a->hostud = h != NULL ? h->ud : NULL;
-  a->raises = h != NULL && (h->flags & BONSAI_HOST_RAISES) != 0;
-}
-
 /* The one test of a tick's dt (NaN fails it), inlined where a tick starts. */
 #define DT_OK(dt) ((dt) >= 0)
 
@@ -164,41 +147,9 @@ static int start(bonsai_agent *a, double dt, const bonsai_host *h) {
     return BONSAI_EBUSY;
   if (!DT_OK(dt))
     return BONSAI_EARG;
-  if (a->failed)
-    bonsai_agent_clearerr(a);
-  a->time += dt;
-  a->serial++;
-  a->busy = 1;
-  a->current = BS_NONE;
-  sethost(a, h);
+  bs_agent_start(a, dt, h);
   return BONSAI_OK;
 }
-
-/* After a tick (or a failed one): the agent is free again; the events
-** delivered to the tick are gone, and one sent during it wakes it; it does
-** not sleep while an abort takes its time (its callback is called at every
-** tick). */
-static int finish(bonsai_agent *a, int status) {
-  if (bs_unlikely(a->events != NULL)) {
-    bs_events_clear(a);
-    if (a->events->count > 0)
-      a->wake = 0;
-  }
-  if (bs_unlikely(a->latent != NULL))
-    a->wake = 0;
-  a->busy = 0;
-  if (a->step != NULL) /* stepped runs left in it are over (step.c) */
-    stepdone(a);
-  a->last = (uint8_t)(status < 0 ? BONSAI_ABORTED : status);
-  sethost(a, NULL);
-  return status;
-}
-
-void bs_agent_start(bonsai_agent *a, double dt, const bonsai_host *h) {
-  (void)start(a, dt, h);
-}
-
-int bs_agent_finish(bonsai_agent *a, int status) { return finish(a, status); }
 
 /* One step of a switch to the tree's current version: the running nodes
 ** that do not carry over are aborted (callbacks protected; they may reload
@@ -295,9 +246,9 @@ int bonsai_agent_switch(bonsai_agent *a, const bonsai_host *h, unsigned *map,
     return BONSAI_EBUSY;
   if (!bs_agent_stale(a))
     return BONSAI_OK;
-  sethost(a, h);
+  bs_agent_sethost(a, h);
   r = step(a, &plan);
-  sethost(a, NULL);
+  bs_agent_sethost(a, NULL);
   if (map != NULL && n >= oldn)
     for (k = 0; k < oldn; k++) /* no plan: everything restarted */
       map[k] = plan != NULL ? plan->map[k] : BONSAI_NONE;
@@ -476,7 +427,7 @@ int bonsai_agent_run(bonsai_agent *a, double dt, const bonsai_host *h) {
     bs_events_deliver(a); /* the queued events are this tick's */
   if (!hasinterrupts(a, h) || (s = interrupts(a, h)) == 0)
     s = bs_vm_tick(a);
-  return finish(a, s);
+  return bs_agent_finish(a, s);
 }
 
 int bonsai_agent_tick(bonsai_agent *a, double dt) {
@@ -490,10 +441,10 @@ int bonsai_agent_doze(bonsai_agent *a, double dt, const bonsai_host *h) {
   if (!hasinterrupts(a, h) || (s = interrupts(a, h)) == 0) {
     /* it sleeps on: no tick of its tree */
     a->serial--;
-    finish(a, a->last);
+    bs_agent_finish(a, a->last);
     return 0;
   }
-  finish(a, s);
+  bs_agent_finish(a, s);
   return s == BONSAI_ABORTED ? 1 : s;
 }
 
@@ -501,11 +452,12 @@ void bonsai_agent_recover(bonsai_agent *a, const char *msg,
                           const bonsai_host *h) {
   if (!a->busy)
     return;
-  stepdone(a); /* a stepped tick's runs are over: callbacks run again */
+  bs_agent_stepdone(a); /* a stepped tick's runs are over: callbacks run
+                        ** again */
   a->stepping = 0;
-  sethost(a, h);
+  bs_agent_sethost(a, h);
   bs_vm_recover(a, msg != NULL ? msg : "(no message)");
-  finish(a, BONSAI_ELEAF);
+  bs_agent_finish(a, BONSAI_ELEAF);
 }
 
 int bonsai_agent_busy(const bonsai_agent *a) { return a->busy; }
@@ -518,9 +470,9 @@ int bonsai_agent_abort_hosted(bonsai_agent *a, const bonsai_host *h) {
     return r == BONSAI_ENOMEM ? r : BONSAI_ELEAF;
   bonsai_agent_clearerr(a);
   a->busy = 1;
-  sethost(a, h);
+  bs_agent_sethost(a, h);
   r = abortall(a);
-  sethost(a, NULL);
+  bs_agent_sethost(a, NULL);
   a->busy = 0;
   return r;
 }
@@ -556,7 +508,8 @@ int bonsai_agent_reset(bonsai_agent *a) {
 */
 
 void bonsai_agent_sleep(bonsai_agent *a, double seconds) {
-  /* (not while an abort takes its time: finish() says so after a tick) */
+  /* (not while an abort takes its time: bs_agent_finish says so after a
+  ** tick) */
   a->wake = seconds > 0 && a->latent == NULL ? a->time + seconds : 0;
 }
 

@@ -125,8 +125,8 @@ int bonsai_agent_stepable(const bonsai_agent *a, const bonsai_host *h) {
   return !a->busy && !bs_agent_stale(a) && stepok(a, h);
 }
 
-int bonsai_agent_step_begin(bonsai_agent *a, double dt,
-                            const bonsai_host *h) {
+/* bonsai_agent_step_begin, inlined in bonsai_agent_stepfirst. */
+static inline int begin(bonsai_agent *a, double dt, const bonsai_host *h) {
   int s;
   if (bs_agent_stale(a) && !a->busy) /* a switch runs abort callbacks */
     return h != NULL && (h->flags & BONSAI_HOST_SWITCHES) ? BONSAI_ESTALE
@@ -148,6 +148,21 @@ int bonsai_agent_step_begin(bonsai_agent *a, double dt,
   push(a, BS_NONE, NULL); /* level 0 is allocated */
   bs_vm_stepcall(a);
   return go(a, 0);
+}
+
+int bonsai_agent_step_begin(bonsai_agent *a, double dt,
+                            const bonsai_host *h) {
+  return begin(a, dt, h);
+}
+
+int bonsai_agent_stepfirst(bonsai_agent *a, double dt, const bonsai_host *h,
+                           const bonsai_call **call, bonsai_leaf_fn *fn) {
+  int s = begin(a, dt, h);
+  if (s == BONSAI_STEP) {
+    *call = &a->step->call;
+    *fn = a->step->fn;
+  }
+  return s;
 }
 
 /* bonsai_agent_step at a level below the innermost, or not waiting. */

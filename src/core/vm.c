@@ -54,21 +54,10 @@
 
 /* A node's leaf: named ones from the agent's environment (whatever
 ** environment compiled the tree), the others from the blueprint. */
-static const Leaf *leafof(const bonsai_agent *a, const Node *n) {
+static BS_ALWAYS_INLINE const Leaf *leafof(const bonsai_agent *a,
+                                            const Node *n) {
   return (n->flags & NF_NAMED) ? &a->tree->env->leaves[n->leaf]
                                : &a->bp->leaves[n->leaf];
-}
-
-/* The parts of a call record that stay the same through an operation. */
-static void callrecord(const bonsai_agent *a, bonsai_call *c) {
-  c->agent = (bonsai_agent *)a;
-  c->owner = a->owner;
-  c->host = a->hostud;
-  c->mayraise = a->raises && !a->protect;
-  c->write = NULL;
-  c->wud = NULL;
-  c->saved = NULL;
-  c->savedlen = 0;
 }
 
 /* A callback that a stepping function would have to call (step.c): they
@@ -121,7 +110,7 @@ int bs_vm_leafstate(bonsai_agent *a, uint32_t i, bonsai_call *c) {
   if (n->kind != BONSAI_ACTION || a->state[i] != RUNNING ||
       !(leafof(a, n)->flags & BONSAI_LEAF_SAVE))
     return BONSAI_OK;
-  callrecord(a, &rec);
+  bs_vm_callrecord(a, &rec);
   rec.mayraise = 0;
   rec.write = c->write;
   rec.wud = c->wud;
@@ -349,7 +338,7 @@ BS_NOINLINE static int runcond(bonsai_agent *a, uint32_t i, int k) {
     return checkcond(a, i, &a->bp->checks[(uintptr_t)l->data]);
   if (bs_unlikely(a->stepping))
     return refused(a, i), BONSAI_ELEAF;
-  callrecord(a, &c);
+  bs_vm_callrecord(a, &c);
   c.data = l->data;
   c.args = NULL;
   c.event = BONSAI_EV_TICK;
@@ -494,7 +483,7 @@ static int callabort(bonsai_agent *a, uint32_t i, int status) {
     return r == RUNNING && status != RUNNING ? BONSAI_OK : r;
   }
   f = leafof(a, n)->flags;
-  callrecord(a, &c);
+  bs_vm_callrecord(a, &c);
   if (f & BONSAI_LEAF_ABORT) {
     r = fire(a, n, i, BONSAI_EV_ABORT, status, &c);
     if (r == RUNNING)
@@ -868,7 +857,7 @@ BS_NOINLINE static uint32_t rank(bonsai_agent *a, uint32_t i) {
     bs_setstatus(a, st, i, RUNNING);
     W0(i) = BS_NONE;
   }
-  callrecord(a, &c);
+  bs_vm_callrecord(a, &c);
   c.args = NULL;
   c.event = BONSAI_EV_UTILITY;
   c.status = 0;
@@ -1079,7 +1068,7 @@ static int control_call(bonsai_agent *a, uint32_t i, int ev, int status,
   bonsai_call c;
   Frame f;
   int r;
-  callrecord(a, &c);
+  bs_vm_callrecord(a, &c);
   f.prev = a->ctl;
   f.node = i;
   f.budget = BONSAI_CONTROL_TICKS + 2 * n->nchild;
@@ -1817,14 +1806,9 @@ static BS_ALWAYS_INLINE int step(bonsai_agent *a, const Node *nd, uint8_t *st,
 ** need another callback is not stepped (step.c), and fire() refuses one.
 */
 
-void bs_vm_stepcall(bonsai_agent *a) {
-  callrecord(a, &a->step->call);
-  a->step->call.utility = NULL;
-}
-
 /* Hands out event ev of node i's leaf l, as fire() would call it (the
 ** parts of the call record that stay the same through a run are set when
-** it starts: bs_vm_stepcall); the run stops at 'at'. */
+** it starts: bs_vm_stepcall, vm.h); the run stops at 'at'. */
 static int handout(bonsai_agent *a, const Leaf *l, uint32_t i, int ev,
                    int status, int at) {
   Stepping *p = a->step;
@@ -1996,7 +1980,7 @@ static BS_ALWAYS_INLINE int run(bonsai_agent *a, uint32_t from,
   int s, at = BS_AT_NONE;
   bonsai_call cl;
   if (!stepped)
-    callrecord(a, &cl);
+    bs_vm_callrecord(a, &cl);
   if (stepped) { /* on from where it stopped, or from its start */
     StepRun *r = a->step->top;
     if ((at = r->at) != BS_AT_NONE) {
@@ -2279,11 +2263,9 @@ BS_NOINLINE static int run_conds(bonsai_agent *a) {
   return s;
 }
 
-/* Before the tree runs: an agent whose root is aborting waits for it (an
-** interrupt's latent abort); guards whose keys changed and event guards
-** whose event was delivered take over. Returns 0 when the tick goes on,
-** else the tick's status. */
-BS_NOINLINE static int prologue(bonsai_agent *a) {
+/* What bs_vm_before (vm.h) does when its tests say there is something to
+** do before the tree runs. */
+int bs_vm_prologue(bonsai_agent *a) {
   int s;
   if (a->latent != NULL && a->state[0] == ABORTING) {
     uint32_t to;
@@ -2315,15 +2297,6 @@ BS_NOINLINE static int prologue(bonsai_agent *a) {
 ** plain one (the door of every status store and the conditions compiled
 ** out) unless it is watched (traced, profiled, with faults, with latent
 ** aborts under way) or its version has conditions. */
-int bs_vm_before(bonsai_agent *a) {
-  a->wake = 0; /* the tree runs: a leaf sleeps again if it wants */
-  if (a->latent != NULL ||
-      (a->bp->nwatch != 0 && bs_bb_changed(a->bb, a->seen)) ||
-      (a->events != NULL && a->events->nnow != 0))
-    return prologue(a);
-  return 0;
-}
-
 int bs_vm_tick(bonsai_agent *a) {
   static int (*const copies[])(bonsai_agent *) = {run_plain, run_watched,
                                                   run_conds};

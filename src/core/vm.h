@@ -5,6 +5,8 @@
 #define bonsai_vm_h
 
 #include "bstypes.h"
+#include "blackboard.h"
+#include "events.h"
 
 /* Status byte of node i and its data block. */
 #define bs_status(a, i) ((a)->state[i])
@@ -56,22 +58,50 @@ enum { BS_AT_NONE, BS_AT_ENTER, BS_AT_TICK, BS_AT_EXIT, BS_AT_CENTER,
 ** Returns the run's status, BONSAI_ELEAF, or BS_HANDED. Calls no
 ** callback (a->stepping is set by the caller). */
 BS_INTERNAL int bs_vm_step(bonsai_agent *a, int result);
+
+/* The parts of a call record that stay the same through an operation. */
+static inline void bs_vm_callrecord(const bonsai_agent *a, bonsai_call *c) {
+  c->agent = (bonsai_agent *)a;
+  c->owner = a->owner;
+  c->host = a->hostud;
+  c->mayraise = a->raises && !a->protect;
+  c->write = NULL;
+  c->wud = NULL;
+  c->saved = NULL;
+  c->savedlen = 0;
+}
+
 /* Fills the parts of a->step->call that stay the same through a run, as
 ** it starts. */
-BS_INTERNAL void bs_vm_stepcall(bonsai_agent *a);
+static inline void bs_vm_stepcall(bonsai_agent *a) {
+  bs_vm_callrecord(a, &a->step->call);
+  a->step->call.utility = NULL;
+}
 
-/* The child k of control node 'node' that bonsai_control_tick would run
-** (the frame of the node's tick callback, the child, the budget checked),
-** or BS_NONE with *r BONSAI_EARG, or BONSAI_ELEAF (recorded, the frame
-** marked failed). *pf: the frame. */
 /* What a tick does before the tree runs (bs_vm_tick's, a stepped tick's:
-** step.c): guards whose keys changed take over... 0, or the tick's status
-** when it ends there. */
-BS_INTERNAL int bs_vm_before(bonsai_agent *a);
+** step.c): an agent whose root is aborting waits for it (an interrupt's
+** latent abort); guards whose keys changed and event guards whose event
+** was delivered take over. 0 when the tick goes on, else the tick's status
+** (BONSAI_ELEAF: it failed). Most ticks need none of it: the tests here
+** are inlined where a tick starts, bs_vm_prologue does the rest. */
+BS_INTERNAL int bs_vm_prologue(bonsai_agent *a);
+static inline int bs_vm_before(bonsai_agent *a) {
+  a->wake = 0; /* the tree runs: a leaf sleeps again if it wants */
+  if (a->latent != NULL ||
+      (a->bp->nwatch != 0 && bs_bb_changed(a->bb, a->seen)) ||
+      (a->events != NULL && a->events->nnow != 0))
+    return bs_vm_prologue(a);
+  return 0;
+}
+
 /* A child's run of control node frame f begins (host: the host's data
 ** under it, or NULL) and ends (bonsai_control_tick's; a stepped one's). */
 BS_INTERNAL void bs_vm_run_begin(bonsai_agent *a, Frame *f, void *host);
 BS_INTERNAL void bs_vm_run_end(bonsai_agent *a, Frame *f);
+/* The child k of control node 'node' that bonsai_control_tick would run
+** (the frame of the node's tick callback, the child, the budget checked),
+** or BS_NONE with *r BONSAI_EARG, or BONSAI_ELEAF (recorded, the frame
+** marked failed). *pf: the frame. */
 BS_INTERNAL uint32_t bs_vm_child(bonsai_agent *a, unsigned node, unsigned k,
                                  Frame **pf, int *r);
 /* The SAVE or RESTORE event (c->event, with c->write and c->wud, or

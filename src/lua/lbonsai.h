@@ -434,11 +434,32 @@ void lb_pushcontext(lua_State *L, LTick *t, int ai, int si, int ci);
 ** node (in the version it belonged to): "tree 't' node 'path': msg". */
 const char *lb_pusherror(lua_State *L, bonsai_agent *a);
 int lb_tick_all(lua_State *L); /* bt.tick_all(list, dt [, opts]) */
-/* Stepped ticks (lstep.c) and lb->ticking: the LTick of a stepped tick of
-** a beginning (NULL: too deeply nested), and its end (with the stepped
-** ticks nested in it, left by an error). */
-LTick *lb_step_tick(LBonsai *lb, bonsai_agent *a);
-void lb_step_untick(LBonsai *lb, const bonsai_agent *a);
+/* Stepped ticks (lstep.c) keep lb->ticking as a tick from C does: each has
+** an LTick of its own, in the context, while it is under way. The LTick of
+** a stepped tick of a beginning (NULL: too deeply nested), and its end
+** (with the stepped ticks nested in it, left by an error). */
+static inline LTick *lb_step_tick(LBonsai *lb, bonsai_agent *a) {
+  LTick *t;
+  if (lb->fdepth == LB_FDEPTH)
+    return NULL;
+  t = &lb->ftick[lb->fdepth++];
+  t->a = a;
+  t->lb = lb;
+  t->L = NULL;
+  t->outer = lb->ticking;
+  lb->ticking = t;
+  return t;
+}
+
+static inline void lb_step_untick(LBonsai *lb, const bonsai_agent *a) {
+  int d = lb->fdepth;
+  while (d > 0 && lb->ftick[d - 1].a != a)
+    d--;
+  if (d == 0)
+    return; /* not under way */
+  lb->ticking = lb->ftick[d - 1].outer;
+  lb->fdepth = d - 1;
+}
 /* After a Lua error out of a stepped tick of the agent table at ai (state
 ** si, ci: the context), message at the top: the agent recovered, the
 ** message replaced by one that names the tree and node. */

@@ -88,6 +88,8 @@ static int code(LBonsai *lb, bonsai_agent *a, int r) {
 ** row and forgets them after a tick without one (ltick.c: streak). */
 static int step_begin(LBonsai *lb, LAgent *la, double dt, int all) {
   bonsai_agent *a = agentof(la);
+  const bonsai_call *c;
+  bonsai_leaf_fn fn;
   bonsai_host h;
   int r;
   if (la->magic != lb || la->frozen || la->hooked || la->ninterrupts != 0 ||
@@ -99,7 +101,7 @@ static int step_begin(LBonsai *lb, LAgent *la, double dt, int all) {
     return LB_CLASSIC;
   h.flags = BONSAI_HOST_RAISES | BONSAI_HOST_SWITCHES;
   h.interrupt = NULL;
-  r = bonsai_agent_step_begin(a, dt, &h);
+  r = bonsai_agent_stepfirst(a, dt, &h, &c, &fn);
   if (r == BONSAI_ENOSTEP || r == BONSAI_EBUSY || r == BONSAI_EARG ||
       r == BONSAI_ESTALE) {
     lb_step_untick(lb, a);
@@ -107,7 +109,9 @@ static int step_begin(LBonsai *lb, LAgent *la, double dt, int all) {
   }
   lb->out.version = (double)bonsai_agent_version_id(a);
   lb->nstepped++;
-  return code(lb, a, r);
+  if (r == BONSAI_STEP)
+    return handed(lb, a, c, fn, 0);
+  return over(lb, a, r);
 }
 
 /* Entry point: the call handed out at 'level' returned r (la is under way:

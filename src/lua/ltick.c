@@ -316,34 +316,6 @@ static void recover(lua_State *L, Job *j, int ai, int si, int ci) {
   recovered(L, j->la, &j->t, ai, si, ci);
 }
 
-/*
-** Stepped ticks (lstep.c) keep lb->ticking as tickone does: each has an
-** LTick of its own, in the context, while it is under way.
-*/
-
-LTick *lb_step_tick(LBonsai *lb, bonsai_agent *a) {
-  LTick *t;
-  if (lb->fdepth == LB_FDEPTH)
-    return NULL;
-  t = &lb->ftick[lb->fdepth++];
-  t->a = a;
-  t->lb = lb;
-  t->L = NULL;
-  t->outer = lb->ticking;
-  lb->ticking = t;
-  return t;
-}
-
-void lb_step_untick(LBonsai *lb, const bonsai_agent *a) {
-  int d = lb->fdepth;
-  while (d > 0 && lb->ftick[d - 1].a != a)
-    d--;
-  if (d == 0)
-    return; /* not under way */
-  lb->ticking = lb->ftick[d - 1].outer;
-  lb->fdepth = d - 1;
-}
-
 void lb_step_recover(lua_State *L, int ai, int si, int ci) {
   LAgent *la = (LAgent *)lua_touserdata(L, si);
   LTick t;

@@ -39,10 +39,25 @@ static int make(bonsai_agent *ag, unsigned *level) {
 }
 
 /* A tick as a stepping host makes it: BONSAI_ENOSTEP falls back to
-** bonsai_agent_tick. Every other call goes on with bonsai_agent_stepnext,
-** whose call and function must be bonsai_agent_stepcall's. */
+** bonsai_agent_tick. Every other tick begins with bonsai_agent_stepfirst
+** and every other call goes on with bonsai_agent_stepnext, whose call and
+** function must be bonsai_agent_stepcall's. */
 static int stepped(bonsai_agent *ag, double dt) {
-  int r = STEPPING(bonsai_agent_step_begin(ag, dt, NULL)), n = 0;
+  static int ticks;
+  int r, n = 0;
+  if (++ticks % 2 == 0) {
+    const bonsai_call *c = NULL;
+    bonsai_leaf_fn fn = NULL, fn2;
+    r = STEPPING(bonsai_agent_stepfirst(ag, dt, NULL, &c, &fn));
+    if (r == BONSAI_STEP) {
+      assert_ptr_equal(c, bonsai_agent_stepcall(ag, &fn2, NULL));
+      assert_ptr_equal(fn, fn2);
+    } else {
+      assert_null(c); /* untouched */
+    }
+  } else {
+    r = STEPPING(bonsai_agent_step_begin(ag, dt, NULL));
+  }
   if (r == BONSAI_ENOSTEP)
     return bonsai_agent_tick(ag, dt);
   while (r == BONSAI_STEP) {
