@@ -38,23 +38,31 @@ static int make(bonsai_agent *ag, unsigned *level) {
   return fn(&copy);
 }
 
+/* What bonsai_agent_stepfirst or bonsai_agent_stepnext gave with result
+** r: bonsai_agent_stepcall's call and function when one was handed out,
+** else nothing (c left NULL). */
+static void gave(bonsai_agent *ag, int r, const bonsai_call *c,
+                 bonsai_leaf_fn fn) {
+  bonsai_leaf_fn fn2;
+  if (r == BONSAI_STEP) {
+    assert_ptr_equal(c, bonsai_agent_stepcall(ag, &fn2, NULL));
+    assert_ptr_equal(fn, fn2);
+  } else {
+    assert_null(c); /* untouched */
+  }
+}
+
 /* A tick as a stepping host makes it: BONSAI_ENOSTEP falls back to
 ** bonsai_agent_tick. Every other tick begins with bonsai_agent_stepfirst
-** and every other call goes on with bonsai_agent_stepnext, whose call and
-** function must be bonsai_agent_stepcall's. */
+** and every other call goes on with bonsai_agent_stepnext. */
 static int stepped(bonsai_agent *ag, double dt) {
   static int ticks;
+  const bonsai_call *c = NULL;
+  bonsai_leaf_fn fn = NULL;
   int r, n = 0;
   if (++ticks % 2 == 0) {
-    const bonsai_call *c = NULL;
-    bonsai_leaf_fn fn = NULL, fn2;
     r = STEPPING(bonsai_agent_stepfirst(ag, dt, NULL, &c, &fn));
-    if (r == BONSAI_STEP) {
-      assert_ptr_equal(c, bonsai_agent_stepcall(ag, &fn2, NULL));
-      assert_ptr_equal(fn, fn2);
-    } else {
-      assert_null(c); /* untouched */
-    }
+    gave(ag, r, c, fn);
   } else {
     r = STEPPING(bonsai_agent_step_begin(ag, dt, NULL));
   }
@@ -65,15 +73,9 @@ static int stepped(bonsai_agent *ag, double dt) {
     int x = make(ag, &level);
     assert_int_equal(level, 0);
     if (++n % 2 == 0) {
-      const bonsai_call *c = NULL;
-      bonsai_leaf_fn fn = NULL, fn2;
+      c = NULL;
       r = STEPPING(bonsai_agent_stepnext(ag, level, x, &c, &fn));
-      if (r == BONSAI_STEP) {
-        assert_ptr_equal(c, bonsai_agent_stepcall(ag, &fn2, NULL));
-        assert_ptr_equal(fn, fn2);
-      } else {
-        assert_null(c); /* untouched */
-      }
+      gave(ag, r, c, fn);
     } else {
       r = STEPPING(bonsai_agent_step(ag, level, x));
     }
