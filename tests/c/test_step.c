@@ -454,6 +454,8 @@ static void not_stepped(void **state) {
 ** BONSAI_ENOSTEP (the switch would run abort callbacks). */
 static void stale(void **state) {
   bonsai_host h = {NULL, BONSAI_HOST_SWITCHES, NULL};
+  const bonsai_call *c = NULL, *c2 = NULL;
+  bonsai_leaf_fn fn = NULL, fn2 = NULL;
   bonsai_agent *ag;
   bonsai_def *d;
   (void)state;
@@ -466,8 +468,25 @@ static void stale(void **state) {
   bonsai_def_free(d);
   assert_int_equal(bonsai_agent_step_begin(ag, 1, &h), BONSAI_ESTALE);
   assert_int_equal(bonsai_agent_step_begin(ag, 1, NULL), BONSAI_ENOSTEP);
+  /* bonsai_agent_stepfirst refuses as bonsai_agent_step_begin does, and
+  ** then hands nothing out */
+  assert_int_equal(bonsai_agent_stepfirst(ag, 1, &h, &c, &fn), BONSAI_ESTALE);
+  assert_int_equal(bonsai_agent_stepfirst(ag, 1, NULL, &c, &fn),
+                   BONSAI_ENOSTEP);
+  assert_null(c);
+  assert_null(fn);
   assert_int_equal(bonsai_agent_tick(ag, 1), R); /* it switches */
-  assert_int_equal(bonsai_agent_step_begin(ag, 1, &h), BONSAI_STEP);
+  assert_int_equal(bonsai_agent_stepfirst(ag, -1, &h, &c, &fn), BONSAI_EARG);
+  assert_null(c);
+  assert_int_equal(bonsai_agent_stepfirst(ag, 1, &h, &c, &fn), BONSAI_STEP);
+  assert_ptr_equal(c, bonsai_agent_stepcall(ag, &fn2, NULL));
+  assert_ptr_equal(fn, fn2);
+  assert_int_equal(c->event, BONSAI_EV_TICK);
+  /* under way: a second beginning is refused, the call kept */
+  assert_int_equal(bonsai_agent_stepfirst(ag, 1, &h, &c2, &fn2),
+                   BONSAI_EBUSY);
+  assert_null(c2);
+  assert_ptr_equal(c, bonsai_agent_stepcall(ag, NULL, NULL));
   assert_int_equal(bonsai_agent_step(ag, 0, S), S);
   bonsai_agent_free(ag);
   trace_take(&trace);
